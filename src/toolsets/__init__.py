@@ -1,0 +1,93 @@
+"""toolsets: give LLM agents tools from MCP servers, OpenAPI specs and Python functions.
+
+Everything is a `Tool`, and tools come from a `Toolset`. See the README for a tour.
+"""
+
+from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
+from toolsets._content import Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role
+from toolsets._context import (
+    Cancellation,
+    EventActions,
+    Invocation,
+    State,
+    ToolConfirmation,
+    ToolContext,
+)
+from toolsets._declaration import ToolAnnotations, ToolDeclaration
+from toolsets._errors import (
+    ConnectionError,
+    ServiceNotConfiguredError,
+    SpecError,
+    ToolCallError,
+    ToolDefinitionError,
+    ToolNotFoundError,
+    ToolsetError,
+)
+from toolsets._function_tool import FunctionTool, tool
+from toolsets._json import JsonObject, JsonValue
+from toolsets._request import LlmRequest
+from toolsets._results import error_result, invalid_arguments_result, is_error_result
+from toolsets._services import (
+    ArtifactService,
+    InMemoryArtifactService,
+    InMemoryMemoryService,
+    MemoryEntry,
+    MemoryService,
+)
+from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, Tool
+from toolsets._toolset import BaseToolset, StaticToolset, Toolset
+from toolsets._wrappers import RenamedTool, combined, filtered, prefixed, renamed
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LONG_RUNNING_NOTE",
+    "ArtifactService",
+    "AuthConfig",
+    "AuthCredential",
+    "BaseTool",
+    "BaseToolset",
+    "Blob",
+    "Cancellation",
+    "ConnectionError",
+    "Content",
+    "CredentialKind",
+    "EventActions",
+    "FileData",
+    "FunctionCall",
+    "FunctionResponse",
+    "FunctionTool",
+    "InMemoryArtifactService",
+    "InMemoryMemoryService",
+    "Invocation",
+    "JsonObject",
+    "JsonValue",
+    "LlmRequest",
+    "MemoryEntry",
+    "MemoryService",
+    "Part",
+    "RenamedTool",
+    "Role",
+    "ServiceNotConfiguredError",
+    "SpecError",
+    "State",
+    "StaticToolset",
+    "Tool",
+    "ToolAnnotations",
+    "ToolCallError",
+    "ToolConfirmation",
+    "ToolContext",
+    "ToolDeclaration",
+    "ToolDefinitionError",
+    "ToolNotFoundError",
+    "Toolset",
+    "ToolsetError",
+    "combined",
+    "error_result",
+    "filtered",
+    "invalid_arguments_result",
+    "is_error_result",
+    "prefixed",
+    "renamed",
+    "tool",
+]

@@ -1,0 +1,95 @@
+"""What a tool needs to authenticate, and the credential it is given.
+
+Secrets never appear in a ``repr`` (and so never in logs or tracebacks that print one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["AuthConfig", "AuthCredential", "CredentialKind"]
+
+CredentialKind = Literal["api_key", "basic", "bearer", "oauth2"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuthCredential:
+    """A credential, as the user (or an auth flow) supplies it.
+
+    Build one with the class methods; the secret fields are kept out of ``repr``.
+    """
+
+    kind: CredentialKind
+    """Which kind of credential this is."""
+    secret: str = field(repr=False)
+    """The API key, the password (basic), or the (access) token."""
+    username: str | None = None
+    """The user name, for ``basic``."""
+    refresh_token: str | None = field(default=None, repr=False)
+    """An OAuth2 refresh token, when one was issued."""
+    expires_at: float | None = None
+    """When an OAuth2 access token expires (Unix time), when known."""
+    scopes: tuple[str, ...] = ()
+    """The OAuth2 scopes granted."""
+
+    def __post_init__(self) -> None:
+        if not self.secret:
+            raise ValueError(f"an {self.kind} credential needs a non-empty secret")
+        if self.kind == "basic" and self.username is None:
+            raise ValueError("a basic credential needs a username")
+
+    @classmethod
+    def api_key(cls, key: str) -> AuthCredential:
+        """An API key."""
+        return cls(kind="api_key", secret=key)
+
+    @classmethod
+    def basic(cls, username: str, password: str) -> AuthCredential:
+        """HTTP basic credentials."""
+        return cls(kind="basic", secret=password, username=username)
+
+    @classmethod
+    def bearer(cls, token: str) -> AuthCredential:
+        """A bearer token."""
+        return cls(kind="bearer", secret=token)
+
+    @classmethod
+    def oauth2(
+        cls,
+        access_token: str,
+        *,
+        refresh_token: str | None = None,
+        expires_at: float | None = None,
+        scopes: tuple[str, ...] = (),
+    ) -> AuthCredential:
+        """An OAuth2 access token, with what came with it."""
+        return cls(
+            kind="oauth2",
+            secret=access_token,
+            refresh_token=refresh_token,
+            expires_at=expires_at,
+            scopes=scopes,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuthConfig:
+    """What a tool needs to authenticate: one security scheme and the scopes it asks for.
+
+    ``scheme`` uses the OpenAPI Security Scheme Object's vocabulary (``type``: ``apiKey``,
+    ``http``, ``oauth2``, ``openIdConnect``, ...), the lingua franca of API auth.
+    """
+
+    scheme_name: str
+    """The scheme's name, e.g. the key under ``components.securitySchemes``."""
+    scheme: Mapping[str, Any] = field(default_factory=dict)
+    """The security scheme object."""
+    scopes: tuple[str, ...] = ()
+    """The OAuth2 / OpenID Connect scopes needed."""
+
+    @property
+    def key(self) -> str:
+        """A stable key for storing the credential obtained for this config."""
+        return self.scheme_name + ("|" + " ".join(sorted(self.scopes)) if self.scopes else "")

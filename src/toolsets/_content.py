@@ -1,0 +1,135 @@
+"""Conversation content: what users, models and tools say to each other.
+
+A `Content` is one turn (a role and its parts); a `Part` holds exactly one kind of
+payload: text, inline bytes, a file reference, a function call or a function response.
+All are frozen values.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolsets._json import JsonValue
+
+__all__ = ["Blob", "Content", "FileData", "FunctionCall", "FunctionResponse", "Part", "Role"]
+
+Role = Literal["user", "model", "tool", "system"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Blob:
+    """Bytes carried inline, with their media type."""
+
+    mime_type: str
+    """Media type, e.g. ``image/png``."""
+    data: bytes = field(repr=False)
+    """The raw bytes (not base64)."""
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The blob as JSON, its bytes base64-encoded."""
+        return {"mime_type": self.mime_type, "data": base64.b64encode(self.data).decode("ascii")}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileData:
+    """A reference to content stored elsewhere."""
+
+    uri: str
+    """Where the file is, e.g. ``https://...`` or ``file://...``."""
+    mime_type: str | None = None
+    """Media type, when known."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FunctionCall:
+    """A model's request to call a tool."""
+
+    name: str
+    """The tool's name, as declared to the model."""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    """The arguments the model produced (not yet validated)."""
+    id: str | None = None
+    """The call id; the agent loop fills it in when the model gave none."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FunctionResponse:
+    """A tool's answer to one `FunctionCall`."""
+
+    name: str
+    """The tool's name."""
+    response: JsonValue
+    """The tool's result (``{"error": ...}`` when the call failed in a way the model
+    should see)."""
+    id: str | None = None
+    """The id of the call this answers."""
+    will_continue: bool = False
+    """True when the call is still pending (long-running, or waiting for the user)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Part:
+    """One piece of a turn. Exactly one payload field is set."""
+
+    text: str | None = None
+    """Plain text."""
+    inline_data: Blob | None = None
+    """Bytes carried inline (an image, audio, a file's content)."""
+    file_data: FileData | None = None
+    """A reference to a file stored elsewhere."""
+    function_call: FunctionCall | None = None
+    """A call the model asks for."""
+    function_response: FunctionResponse | None = None
+    """A tool's answer."""
+    thought: bool = False
+    """True for a model's reasoning text, which is not part of its answer."""
+
+    def __post_init__(self) -> None:
+        payloads = (
+            self.text,
+            self.inline_data,
+            self.file_data,
+            self.function_call,
+            self.function_response,
+        )
+        count = sum(p is not None for p in payloads)
+        if count != 1:
+            raise ValueError(f"a Part holds exactly one payload, got {count}")
+
+    @classmethod
+    def from_text(cls, text: str) -> Part:
+        """A text part."""
+        return cls(text=text)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, mime_type: str) -> Part:
+        """An inline-data part."""
+        return cls(inline_data=Blob(mime_type=mime_type, data=data))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Content:
+    """One turn of a conversation."""
+
+    role: Role
+    """Who speaks: ``user``, ``model``, ``tool`` or ``system``."""
+    parts: Sequence[Part] = ()
+    """What is said, in order."""
+
+    @classmethod
+    def user(cls, text: str) -> Content:
+        """A user turn holding one text part."""
+        return cls(role="user", parts=(Part(text=text),))
+
+    @property
+    def text(self) -> str:
+        """The concatenated text of the non-thought text parts (``""`` if none)."""
+        return "".join(p.text for p in self.parts if p.text is not None and not p.thought)
+
+    @property
+    def function_calls(self) -> tuple[FunctionCall, ...]:
+        """The function calls in this turn, in order."""
+        return tuple(p.function_call for p in self.parts if p.function_call is not None)

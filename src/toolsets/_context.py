@@ -1,0 +1,344 @@
+"""The context a tool runs in: who is calling, the session state, and the actions it sets.
+
+An `Invocation` is the read-only view of one agent run (app, user, session, agent, the
+user's message, state, the caller's scopes, services). A `ToolContext` is one tool call
+inside it: the invocation plus the call's id, its cancellation flag and the
+`EventActions` the tool sets. Outside any agent, ``ToolContext()`` gives a standalone context.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._content import Content, Part
+from toolsets._errors import ServiceNotConfiguredError
+from toolsets._json import JsonValue
+from toolsets._services import ArtifactService, MemoryEntry, MemoryService
+
+__all__ = [
+    "Cancellation",
+    "EventActions",
+    "Invocation",
+    "State",
+    "ToolConfirmation",
+    "ToolContext",
+]
+
+
+class Cancellation:
+    """A flag that tells a tool its invocation was cancelled.
+
+    Async tools are cancelled by anyio directly; this is for work anyio cannot interrupt,
+    such as a sync function running in a worker thread, which can poll ``cancelled``.
+    Call ``cancel`` from the event loop's thread.
+    """
+
+    def __init__(self) -> None:
+        self._cancelled = False
+        self._reason: str | None = None
+        self._event: anyio.Event | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """True once ``cancel`` was called. Safe to read from any thread."""
+        return self._cancelled
+
+    @property
+    def reason(self) -> str | None:
+        """Why it was cancelled, if a reason was given."""
+        return self._reason
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Mark as cancelled (idempotent; the first reason wins)."""
+        if self._cancelled:
+            return
+        self._cancelled = True
+        self._reason = reason
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        """Return once cancelled."""
+        if self._cancelled:
+            return
+        if self._event is None:
+            self._event = anyio.Event()
+        await self._event.wait()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolConfirmation:
+    """A request for the user's consent to a call, or the user's answer to one."""
+
+    hint: str = ""
+    """What the user is asked, e.g. ``"Delete 3 files?"``."""
+    confirmed: bool = False
+    """The user's decision."""
+    payload: JsonValue = None
+    """Extra data the user sent with the answer (e.g. edited arguments)."""
+
+
+@dataclass(kw_only=True)
+class EventActions:
+    """What a tool asks the agent loop to do once the call returns."""
+
+    state_delta: dict[str, Any] = field(default_factory=dict)
+    """Session state keys to set."""
+    artifact_delta: dict[str, int] = field(default_factory=dict)
+    """Artifacts saved during the call: file name → new version."""
+    skip_summarization: bool = False
+    """End the turn with the tool's response as the answer, without another model call."""
+    transfer_to_agent: str | None = None
+    """Hand the rest of the invocation to the agent of this name."""
+    escalate: bool = False
+    """Stop, and break out of an enclosing loop agent."""
+    long_running: bool = False
+    """The call is not finished: its result will be submitted later."""
+    requested_auth_configs: dict[str, AuthConfig] = field(default_factory=dict)
+    """Credentials requested from the user: function call id → what is needed."""
+    requested_tool_confirmations: dict[str, ToolConfirmation] = field(default_factory=dict)
+    """Confirmations requested from the user: function call id → the request."""
+
+
+class State(Mapping[str, Any]):
+    """The session state as a tool sees it: reads see the tool's own writes first; writes
+    go to the state delta only, so nothing is persisted until the agent loop applies it.
+    """
+
+    def __init__(self, base: Mapping[str, Any], delta: dict[str, Any]) -> None:
+        self._base = base
+        self._delta = delta
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._delta:
+            return self._delta[key]
+        return self._base[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._delta[key] = value
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._delta
+        yield from (k for k in self._base if k not in self._delta)
+
+    def __len__(self) -> int:
+        return len(self._delta) + sum(1 for k in self._base if k not in self._delta)
+
+    def update(self, values: Mapping[str, Any]) -> None:
+        """Set several keys at once."""
+        self._delta.update(values)
+
+    @property
+    def has_delta(self) -> bool:
+        """True when the tool has written anything."""
+        return bool(self._delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain-dict copy of the merged state."""
+        return dict(self.items())
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, kw_only=True)
+class Invocation:
+    """One run of an agent for one user message, as tools may see it (read-only)."""
+
+    app_name: str = "toolsets"
+    """The application's name."""
+    user_id: str = "user"
+    """The user on whose behalf tools run."""
+    session_id: str = field(default_factory=_new_id)
+    """The conversation."""
+    invocation_id: str = field(default_factory=_new_id)
+    """This run."""
+    agent_name: str | None = None
+    """The agent currently running, if any."""
+    user_content: Content | None = None
+    """The user's message that started this run."""
+    state: Mapping[str, Any] = field(default_factory=dict)
+    """The session state before this call's own writes."""
+    scopes: frozenset[str] = frozenset()
+    """What the caller is allowed to do; checked against tools' ``required_scopes``."""
+    artifact_service: ArtifactService | None = None
+    """Where artifacts are stored, if configured."""
+    memory_service: MemoryService | None = None
+    """Long-term memory, if configured."""
+
+
+class ToolContext:
+    """The context of one tool call (or of listing tools, with no call id).
+
+    ``ToolContext()`` works standalone, outside any agent; pass an `Invocation` to say who
+    is calling and which services exist.
+    """
+
+    def __init__(
+        self,
+        invocation: Invocation | None = None,
+        *,
+        function_call_id: str | None = None,
+        auth_credential: AuthCredential | None = None,
+        tool_confirmation: ToolConfirmation | None = None,
+    ) -> None:
+        self.invocation = invocation if invocation is not None else Invocation()
+        """The run this call belongs to."""
+        self.function_call_id = function_call_id
+        """The id of the call being run; None while tools are being listed."""
+        self.auth_credential = auth_credential
+        """The credential obtained for the tool's ``auth_config``, once there is one."""
+        self.tool_confirmation = tool_confirmation
+        """The user's answer, when the call is resumed after asking for confirmation."""
+        self.actions = EventActions()
+        """What the tool asks the agent loop to do afterwards."""
+        self.state = State(self.invocation.state, self.actions.state_delta)
+        """The session state; writes are recorded in ``actions.state_delta``."""
+        self.cancellation = Cancellation()
+        """Set when this call is cancelled (a timeout, or the run was cancelled)."""
+
+    def for_call(
+        self,
+        function_call_id: str,
+        *,
+        auth_credential: AuthCredential | None = None,
+        tool_confirmation: ToolConfirmation | None = None,
+    ) -> ToolContext:
+        """A context for one call in the same invocation, with its own fresh actions."""
+        return ToolContext(
+            self.invocation,
+            function_call_id=function_call_id,
+            auth_credential=auth_credential,
+            tool_confirmation=tool_confirmation,
+        )
+
+    # The read-only view, flattened for convenience.
+    @property
+    def app_name(self) -> str:
+        """The application's name."""
+        return self.invocation.app_name
+
+    @property
+    def user_id(self) -> str:
+        """The user on whose behalf the tool runs."""
+        return self.invocation.user_id
+
+    @property
+    def session_id(self) -> str:
+        """The conversation."""
+        return self.invocation.session_id
+
+    @property
+    def invocation_id(self) -> str:
+        """The run."""
+        return self.invocation.invocation_id
+
+    @property
+    def agent_name(self) -> str | None:
+        """The agent running the tool, if any."""
+        return self.invocation.agent_name
+
+    @property
+    def user_content(self) -> Content | None:
+        """The user's message that started the run."""
+        return self.invocation.user_content
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        """What the caller is allowed to do."""
+        return self.invocation.scopes
+
+    # Asking the user.
+    def _call_id(self, what: str) -> str:
+        if self.function_call_id is None:
+            raise ValueError(f"{what} needs a function call id; use ctx.for_call(id)")
+        return self.function_call_id
+
+    def request_credential(self, auth_config: AuthConfig) -> None:
+        """Ask the user for a credential; the call pauses until one is submitted."""
+        self.actions.requested_auth_configs[self._call_id("request_credential")] = auth_config
+
+    def request_confirmation(self, *, hint: str = "", payload: JsonValue = None) -> None:
+        """Ask the user to confirm this call; it pauses until they answer."""
+        call_id = self._call_id("request_confirmation")
+        self.actions.requested_tool_confirmations[call_id] = ToolConfirmation(
+            hint=hint, payload=payload
+        )
+
+    # Services.
+    def _artifacts(self) -> ArtifactService:
+        service = self.invocation.artifact_service
+        if service is None:
+            raise ServiceNotConfiguredError("artifact_service")
+        return service
+
+    async def save_artifact(self, filename: str, artifact: Part) -> int:
+        """Store a new version of ``filename`` and record it in ``actions.artifact_delta``.
+
+        Names starting with ``user:`` are shared by all the user's sessions.
+
+        Returns:
+            The new version number (0 for the first).
+
+        Raises:
+            ServiceNotConfiguredError: no artifact service is configured.
+        """
+        version = await self._artifacts().save_artifact(
+            app_name=self.app_name,
+            user_id=self.user_id,
+            session_id=self.session_id,
+            filename=filename,
+            artifact=artifact,
+        )
+        self.actions.artifact_delta[filename] = version
+        return version
+
+    async def load_artifact(self, filename: str, version: int | None = None) -> Part | None:
+        """The given version of ``filename`` (default: the latest), or None.
+
+        Raises:
+            ServiceNotConfiguredError: no artifact service is configured.
+        """
+        return await self._artifacts().load_artifact(
+            app_name=self.app_name,
+            user_id=self.user_id,
+            session_id=self.session_id,
+            filename=filename,
+            version=version,
+        )
+
+    async def list_artifacts(self) -> list[str]:
+        """The artifact names visible from this session.
+
+        Raises:
+            ServiceNotConfiguredError: no artifact service is configured.
+        """
+        return await self._artifacts().list_artifact_keys(
+            app_name=self.app_name, user_id=self.user_id, session_id=self.session_id
+        )
+
+    async def search_memory(self, query: str) -> Sequence[MemoryEntry]:
+        """The user's remembered entries relevant to ``query``, most relevant first.
+
+        Raises:
+            ServiceNotConfiguredError: no memory service is configured.
+        """
+        service = self.invocation.memory_service
+        if service is None:
+            raise ServiceNotConfiguredError("memory_service")
+        return await service.search_memory(
+            app_name=self.app_name, user_id=self.user_id, query=query
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolContext(user_id={self.user_id!r}, session_id={self.session_id!r}, "
+            f"function_call_id={self.function_call_id!r})"
+        )

@@ -1,0 +1,114 @@
+"""The one exception tree of toolsets.
+
+What the *model* should see (bad arguments, an HTTP 4xx, an MCP ``isError``) is returned
+as a result, ``{"error": ...}``; these exceptions are for the *operator*: bugs in a tool
+definition, a broken spec, a server that cannot be reached, a service that was never
+configured. Each carries the offending thing as an attribute, so callers (and tests)
+branch on data, not on message text::
+
+    ToolsetError
+    ├── ToolDefinitionError        a tool or toolset is defined wrongly (.tool_name)
+    ├── ToolNotFoundError          no tool of that name (.name, .available)
+    ├── SpecError                  a spec document is broken (.pointer)
+    ├── ConnectionError            a tool server cannot be reached (.target); also a
+    │                              builtins.ConnectionError
+    ├── ToolCallError              a tool call failed for a reason that is not the
+    │                              model's to fix (.tool_name)
+    └── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
+
+Foreign exceptions (mcp, httpx2, openapi-core, pydantic) are translated into this tree at
+the one boundary where they are met, with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+
+__all__ = [
+    "ConnectionError",
+    "ServiceNotConfiguredError",
+    "SpecError",
+    "ToolCallError",
+    "ToolDefinitionError",
+    "ToolNotFoundError",
+    "ToolsetError",
+]
+
+
+class ToolsetError(Exception):
+    """Base class of every exception raised by toolsets."""
+
+
+class ToolDefinitionError(ToolsetError):
+    """A tool or toolset is defined in a way that cannot work.
+
+    Raised when a tool is built (an unsupported parameter, a duplicate name in one
+    toolset), never while the model is calling it.
+    """
+
+    def __init__(self, message: str, *, tool_name: str | None = None) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        """The tool the problem is about, when there is one."""
+
+
+class ToolNotFoundError(ToolsetError):
+    """No tool of the given name is offered."""
+
+    def __init__(self, name: str, available: Iterable[str] = ()) -> None:
+        self.name = name
+        """The name that was asked for."""
+        self.available = tuple(sorted(available))
+        """The names that are offered, sorted."""
+        listing = ", ".join(self.available) if self.available else "none"
+        super().__init__(f"no tool named {name!r}; available: {listing}")
+
+
+class SpecError(ToolsetError):
+    """A specification document (OpenAPI, a config file) is broken.
+
+    ``pointer`` is the JSON pointer (RFC 6901) of the offending node, ``""`` for the
+    whole document.
+    """
+
+    def __init__(self, message: str, *, pointer: str = "", source: str | None = None) -> None:
+        self.pointer = pointer
+        """JSON pointer of the broken node."""
+        self.source = source
+        """Where the document came from (a path or URL), when known."""
+        where = f"{source}#{pointer}" if source else f"#{pointer}"
+        super().__init__(f"{where}: {message}")
+
+
+class ConnectionError(ToolsetError, builtins.ConnectionError):
+    """A tool server (MCP, HTTP) cannot be reached or went away.
+
+    Also an instance of the built-in ``ConnectionError``, so existing handlers catch it.
+    """
+
+    def __init__(self, message: str, *, target: str | None = None) -> None:
+        super().__init__(message)
+        self.target = target
+        """The server (command line or URL) that failed, with no credentials in it."""
+
+
+class ToolCallError(ToolsetError):
+    """A tool call failed for a reason the model cannot fix (a fault, not bad input)."""
+
+    def __init__(self, message: str, *, tool_name: str) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        """The tool whose call failed."""
+
+
+class ServiceNotConfiguredError(ToolsetError):
+    """A tool used a context service (artifacts, memory, ...) that was not configured."""
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+        """The missing service, e.g. ``"artifact_service"``."""
+        super().__init__(
+            f"this ToolContext has no {service}; pass {service}=... when creating the "
+            "context (or to the Runner that creates it)"
+        )

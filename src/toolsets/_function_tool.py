@@ -1,0 +1,355 @@
+"""Python functions as tools: the schema from type hints and the docstring."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
+
+import anyio
+import anyio.to_thread
+import docstring_parser
+import pydantic
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import core_schema
+
+from toolsets._auth import AuthConfig
+from toolsets._context import ToolContext
+from toolsets._declaration import ToolAnnotations
+from toolsets._errors import ToolCallError, ToolDefinitionError
+from toolsets._json import JsonValue, to_json_value
+from toolsets._results import invalid_arguments_result
+from toolsets._tool import BaseTool
+
+__all__ = ["FunctionTool", "tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_NO_RESPONSE_SCHEMA: tuple[object, ...] = (inspect.Signature.empty, None, type(None), Any)
+
+
+# Keywords whose values are maps of name → schema, and keywords whose values are data.
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+_DATA = frozenset({"default", "examples", "example", "const", "enum"})
+
+
+def _strip_titles(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _strip_titles(item)
+    elif isinstance(node, dict):
+        if isinstance(node.get("title"), str):
+            del node["title"]
+        for key, value in node.items():
+            if key in _DATA:
+                continue
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                for sub in value.values():
+                    _strip_titles(sub)
+            else:
+                _strip_titles(value)
+
+
+class _SchemaWithoutTitles(GenerateJsonSchema):
+    """Pydantic's schema minus the generated titles, which only cost the model tokens."""
+
+    def generate(
+        self, schema: core_schema.CoreSchema, mode: JsonSchemaMode = "validation"
+    ) -> JsonSchemaValue:
+        out = super().generate(schema, mode)
+        _strip_titles(out)
+        return out
+
+
+@dataclass(frozen=True)
+class _Param:
+    field: str  # the pydantic field name (always a valid identifier)
+    name: str  # the parameter's name, as the model sees it
+    positional_only: bool
+
+
+def _is_context(annotation: Any) -> bool:
+    if annotation is ToolContext:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _is_context(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return len(args) == 1 and _is_context(args[0])
+    return False
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(_hinted(fn))
+
+
+def _hinted(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose annotations describe calling ``fn``."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isbuiltin(fn):
+        return fn
+    call: Callable[..., Any] = type(fn).__call__  # a callable object
+    return call
+
+
+def _describe(doc: docstring_parser.Docstring) -> str:
+    paragraphs = [doc.short_description, doc.long_description]
+    if doc.returns is not None and doc.returns.description:
+        paragraphs.append(f"Returns: {doc.returns.description}")
+    return "\n\n".join(p.strip() for p in paragraphs if p and p.strip())
+
+
+class FunctionTool(BaseTool, Generic[P, R]):
+    """A Python function (sync or async) as a tool.
+
+    The parameter schema comes from the type hints (via pydantic) and the per-parameter
+    descriptions from the docstring (Google, NumPy, reST or Epydoc style). Arguments are
+    validated before the call: invalid ones come back as ``{"error": ...}`` naming each
+    field, and the function is not called. A parameter annotated `ToolContext` receives
+    the context and never appears in the schema. Sync functions run in a worker thread
+    so they cannot block the event loop; they can poll ``ctx.cancellation.cancelled``.
+
+    The tool is still callable as the plain function.
+
+    Args:
+        fn: The function.
+        name: The tool's name (default: the function's ``__name__``).
+        description: What it does (default: from the docstring).
+        run_in_thread: Run a sync function in a worker thread (default). Turn off only
+            for functions that return at once.
+        read_only: The function does not change its environment (annotations shortcut).
+        **options: The other `BaseTool` options (annotations, requires_confirmation,
+            confirmation_hint, is_long_running, is_concurrency_safe, auth_config,
+            required_scopes, title).
+
+    Raises:
+        ToolDefinitionError: a parameter or return type cannot be described in JSON
+            Schema, or the signature has ``*args`` / ``**kwargs``.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R] | Callable[P, Awaitable[R]],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        run_in_thread: bool = True,
+        read_only: bool | None = None,
+        title: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        is_long_running: bool = False,
+        is_concurrency_safe: bool | None = None,
+        requires_confirmation: bool | Callable[[Mapping[str, Any]], bool] = False,
+        confirmation_hint: str | Callable[[Mapping[str, Any]], str] | None = None,
+        auth_config: AuthConfig | None = None,
+        required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
+    ) -> None:
+        tool_name = name if name is not None else getattr(fn, "__name__", None)
+        if not tool_name:
+            raise ToolDefinitionError(f"{fn!r} has no __name__; pass name=...")
+        self.fn = fn
+        """The wrapped function."""
+        self._is_async = _is_async(fn)
+        self._run_in_thread = run_in_thread
+        if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: generator functions are not supported; return a value",
+                tool_name=tool_name,
+            )
+
+        try:
+            signature = inspect.signature(fn)
+            hints = typing.get_type_hints(_hinted(fn), include_extras=True)
+        except (NameError, TypeError, ValueError) as exc:
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: cannot read the signature's type hints: {exc}",
+                tool_name=tool_name,
+            ) from exc
+        doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+        param_docs = {p.arg_name: p.description for p in doc.params if p.description}
+
+        self._params: list[_Param] = []
+        self._context_param: tuple[str, bool] | None = None
+        fields: dict[str, Any] = {}
+        for index, param in enumerate(signature.parameters.values()):
+            annotation = hints.get(param.name, Any)
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ToolDefinitionError(
+                    f"tool {tool_name!r}: *args and **kwargs cannot be described to a "
+                    f"model; declare each parameter (found {param})",
+                    tool_name=tool_name,
+                )
+            if _is_context(annotation):
+                self._context_param = (param.name, param.kind is param.POSITIONAL_ONLY)
+                continue
+            field = f"p{index}"
+            self._params.append(_Param(field, param.name, param.kind is param.POSITIONAL_ONLY))
+            default = ... if param.default is param.empty else param.default
+            # Passing description=None would erase one given in Annotated[..., Field()].
+            described = {"description": param_docs[param.name]} if param.name in param_docs else {}
+            fields[field] = (annotation, pydantic.Field(default, alias=param.name, **described))
+        if self._context_param is not None and self._context_param[1] and self._params:
+            # A positional-only context would have to be passed by position in order.
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: make the ToolContext parameter keyword-capable",
+                tool_name=tool_name,
+            )
+
+        try:
+            self._arguments_model: type[pydantic.BaseModel] = pydantic.create_model(
+                f"{tool_name}_arguments",
+                __config__=pydantic.ConfigDict(extra="forbid", populate_by_name=False),
+                **fields,
+            )
+            parameters = self._arguments_model.model_json_schema(
+                schema_generator=_SchemaWithoutTitles
+            )
+        except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError) as exc:
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: a parameter type has no JSON Schema: {exc}",
+                tool_name=tool_name,
+            ) from exc
+        parameters.setdefault("properties", {})
+
+        return_hint = hints.get("return", inspect.Signature.empty)
+        response_schema: dict[str, Any] | None = None
+        if not any(return_hint is t for t in _NO_RESPONSE_SCHEMA):
+            try:
+                response_schema = pydantic.TypeAdapter(return_hint).json_schema(
+                    schema_generator=_SchemaWithoutTitles
+                )
+            except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError) as exc:
+                raise ToolDefinitionError(
+                    f"tool {tool_name!r}: the return type {return_hint!r} has no JSON "
+                    "Schema; return JSON-compatible data or drop the annotation",
+                    tool_name=tool_name,
+                ) from exc
+
+        if read_only is not None:
+            base = annotations if annotations is not None else ToolAnnotations()
+            annotations = ToolAnnotations(
+                read_only=read_only,
+                destructive=base.destructive,
+                idempotent=base.idempotent,
+                open_world=base.open_world,
+            )
+        super().__init__(
+            tool_name,
+            description if description is not None else _describe(doc),
+            parameters=parameters,
+            response_schema=response_schema,
+            title=title,
+            annotations=annotations,
+            is_long_running=is_long_running,
+            is_concurrency_safe=is_concurrency_safe,
+            requires_confirmation=requires_confirmation,
+            confirmation_hint=confirmation_hint,
+            auth_config=auth_config,
+            required_scopes=required_scopes,
+        )
+        self.__wrapped__ = fn  # lets inspect.signature(tool) show the function's
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R | Awaitable[R]:
+        """Call the plain function."""
+        return self.fn(*args, **kwargs)
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        """Validate ``args``, call the function, and return its result as JSON."""
+        received: object = args  # typed as a Mapping, but it is whatever the model sent
+        if not isinstance(received, Mapping):
+            return invalid_arguments_result(
+                self.name, [("", f"expected a JSON object, got {type(received).__name__}")]
+            )
+        try:
+            validated = self._arguments_model.model_validate(dict(args))
+        except pydantic.ValidationError as exc:
+            return invalid_arguments_result(self.name, _problems(exc))
+
+        positional: list[Any] = []
+        keywords: dict[str, Any] = {}
+        for param in self._params:
+            value = getattr(validated, param.field)
+            if param.positional_only:
+                positional.append(value)
+            else:
+                keywords[param.name] = value
+        if self._context_param is not None:
+            keywords[self._context_param[0]] = ctx
+
+        fn = cast(Callable[..., Any], self.fn)
+        if self._is_async:
+            result = await fn(*positional, **keywords)
+        elif self._run_in_thread:
+            call = functools.partial(fn, *positional, **keywords)
+            try:
+                result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                ctx.cancellation.cancel("the tool call was cancelled")
+                raise
+        else:
+            result = fn(*positional, **keywords)
+
+        try:
+            return to_json_value(result)
+        except TypeError as exc:
+            raise ToolCallError(
+                f"tool {self.name!r} returned a value JSON cannot carry: {exc}",
+                tool_name=self.name,
+            ) from exc
+
+
+def _problems(exc: pydantic.ValidationError) -> list[tuple[str, str]]:
+    problems = []
+    for error in exc.errors(include_url=False):
+        path = ".".join(str(part) for part in error["loc"])
+        message = error["msg"]
+        if error["type"] not in ("missing", "extra_forbidden"):
+            shown = repr(error.get("input"))
+            message += f" (got {shown[:77] + '...' if len(shown) > 80 else shown})"
+        problems.append((path, message))
+    return problems
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    run_in_thread: bool = True,
+    read_only: bool | None = None,
+    title: str | None = None,
+    annotations: ToolAnnotations | None = None,
+    is_long_running: bool = False,
+    is_concurrency_safe: bool | None = None,
+    requires_confirmation: bool | Callable[[Mapping[str, Any]], bool] = False,
+    confirmation_hint: str | Callable[[Mapping[str, Any]], str] | None = None,
+    auth_config: AuthConfig | None = None,
+    required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+
+
+def tool(
+    fn: Callable[P, R] | None = None, /, **options: Any
+) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
+    """Make a function a `FunctionTool`: ``@tool`` or ``@tool(name=..., ...)``.
+
+    The options are `FunctionTool`'s.
+    """
+    if fn is not None:
+        return FunctionTool(fn, **options)
+
+    def decorate(inner: Callable[P, R]) -> FunctionTool[P, R]:
+        return FunctionTool(inner, **options)
+
+    return decorate

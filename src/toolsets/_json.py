@@ -1,0 +1,29 @@
+"""JSON value types, and the conversion of Python results into them."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import pydantic_core
+
+__all__ = ["JsonObject", "JsonValue", "to_json_value"]
+
+JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
+"""Any value that JSON can carry."""
+
+JsonObject: TypeAlias = "dict[str, JsonValue]"
+"""A JSON object."""
+
+
+def to_json_value(value: Any) -> JsonValue:
+    """Convert a Python value (pydantic models, dataclasses, enums, dates, bytes, ...) to
+    plain JSON types.
+
+    Raises:
+        TypeError: the value holds something JSON cannot represent.
+    """
+    try:
+        result: JsonValue = pydantic_core.to_jsonable_python(value, bytes_mode="base64")
+    except pydantic_core.PydanticSerializationError as exc:
+        raise TypeError(str(exc)) from exc
+    return result

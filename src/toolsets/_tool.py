@@ -1,0 +1,197 @@
+"""The tool contract: the `Tool` protocol and the `BaseTool` defaults."""
+
+from __future__ import annotations
+
+import abc
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from toolsets._auth import AuthConfig
+from toolsets._context import ToolContext
+from toolsets._declaration import EMPTY_PARAMETERS, ToolAnnotations, ToolDeclaration
+from toolsets._json import JsonValue
+from toolsets._request import LlmRequest
+
+__all__ = ["LONG_RUNNING_NOTE", "BaseTool", "Tool"]
+
+LONG_RUNNING_NOTE = (
+    "This tool starts a long-running operation and may first return a pending status. "
+    "While a call is pending, do not call the tool again for the same request."
+)
+"""Appended to a long-running tool's description, so the model does not call it twice."""
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything a model can call (or, if passive, anything that shapes the request).
+
+    Implement it directly, or subclass `BaseTool` for the defaults.
+    """
+
+    @property
+    def name(self) -> str:
+        """The name the model calls the tool by."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What the tool does."""
+        ...
+
+    def declaration(self) -> ToolDeclaration | None:
+        """The declaration offered to the model; None for a passive tool."""
+        ...
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        """Run the tool. ``args`` is the model's arguments and must not be mutated.
+
+        A failure the model should see (bad arguments, an API's 4xx) is returned as
+        ``{"error": ...}``; a fault the operator should see is raised.
+        """
+        ...
+
+    @property
+    def is_long_running(self) -> bool:
+        """The call starts work whose result arrives later."""
+        ...
+
+    def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
+        """Whether the user must approve this call before it runs."""
+        ...
+
+    def confirmation_hint(self, args: Mapping[str, Any]) -> str:
+        """What the user is asked when confirmation is required."""
+        ...
+
+    @property
+    def auth_config(self) -> AuthConfig | None:
+        """The credential the tool needs, if any; the agent obtains it before running."""
+        ...
+
+    @property
+    def is_read_only(self) -> bool:
+        """The tool does not change its environment."""
+        ...
+
+    @property
+    def is_concurrency_safe(self) -> bool:
+        """Calls may run concurrently with other calls of the same model turn."""
+        ...
+
+    @property
+    def required_scopes(self) -> frozenset[str]:
+        """Scopes the caller must hold (see `Invocation.scopes`)."""
+        ...
+
+    @property
+    def response_schema(self) -> Mapping[str, Any] | None:
+        """JSON Schema of the result, when known."""
+        ...
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        """Prepare the model request; the usual job is ``req.add_tool(self)``."""
+        ...
+
+
+class BaseTool(abc.ABC):
+    """Defaults for every `Tool` member; subclasses implement `run`.
+
+    Args:
+        name: The name the model calls the tool by.
+        description: What the tool does, for the model.
+        parameters: JSON Schema (type ``object``) of the arguments.
+        response_schema: JSON Schema of the result, when known.
+        title: A human-readable name.
+        annotations: Behaviour hints; ``read_only=True`` makes the tool read-only.
+        is_long_running: The tool starts work whose result arrives later.
+        is_concurrency_safe: May run alongside other calls; defaults to read-only-ness.
+        requires_confirmation: True, or a predicate over the arguments, to make the user
+            approve calls before they run.
+        confirmation_hint: What the user is asked (text or a function of the arguments).
+        auth_config: The credential the tool needs.
+        required_scopes: Scopes the caller must hold.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        *,
+        parameters: Mapping[str, Any] | None = None,
+        response_schema: Mapping[str, Any] | None = None,
+        title: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        is_long_running: bool = False,
+        is_concurrency_safe: bool | None = None,
+        requires_confirmation: bool | Callable[[Mapping[str, Any]], bool] = False,
+        confirmation_hint: str | Callable[[Mapping[str, Any]], str] | None = None,
+        auth_config: AuthConfig | None = None,
+        required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.parameters: Mapping[str, Any] = (
+            parameters if parameters is not None else dict(EMPTY_PARAMETERS)
+        )
+        self.response_schema = response_schema
+        self.title = title
+        self.annotations = annotations if annotations is not None else ToolAnnotations()
+        self.is_long_running = is_long_running
+        self.is_concurrency_safe = (
+            is_concurrency_safe if is_concurrency_safe is not None else self.is_read_only
+        )
+        self.auth_config = auth_config
+        self.required_scopes = frozenset(required_scopes)
+        self._requires_confirmation = requires_confirmation
+        self._confirmation_hint = confirmation_hint
+        # Fail at definition time, not when the model first sees the tool.
+        BaseTool.declaration(self)
+
+    @property
+    def is_read_only(self) -> bool:
+        """True when the annotations say so."""
+        return self.annotations.read_only is True
+
+    def declaration(self) -> ToolDeclaration | None:
+        """Name, description (with a note if long-running), parameters and hints."""
+        description = self.description
+        if self.is_long_running:
+            description = (
+                f"{description}\n\n{LONG_RUNNING_NOTE}" if description else (LONG_RUNNING_NOTE)
+            )
+        return ToolDeclaration(
+            name=self.name,
+            description=description,
+            parameters=self.parameters,
+            response=self.response_schema,
+            title=self.title,
+            annotations=self.annotations,
+        )
+
+    @abc.abstractmethod
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        """Run the tool; see `Tool.run`."""
+
+    def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
+        """As configured: always, never, or per a predicate over the arguments."""
+        rule = self._requires_confirmation
+        return rule(args) if callable(rule) else rule
+
+    def confirmation_hint(self, args: Mapping[str, Any]) -> str:
+        """As configured, else a sentence naming the tool and its arguments."""
+        hint = self._confirmation_hint
+        if callable(hint):
+            return hint(args)
+        if hint is not None:
+            return hint
+        shown = json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)
+        return f"Allow the tool {self.name!r} to run with arguments {shown}?"
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        """Offer this tool to the model (passive tools override this)."""
+        if self.declaration() is not None:
+            req.add_tool(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

@@ -1,0 +1,121 @@
+"""Where tools come from: the `Toolset` protocol, its defaults, and `StaticToolset`."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
+from typing import Any, Protocol, Self, runtime_checkable
+
+from toolsets._context import ToolContext
+from toolsets._errors import ToolDefinitionError, ToolNotFoundError
+from toolsets._function_tool import FunctionTool
+from toolsets._tool import Tool
+
+__all__ = ["BaseToolset", "StaticToolset", "Toolset"]
+
+
+@runtime_checkable
+class Toolset(Protocol):
+    """A source of tools: an MCP server, an OpenAPI spec, a list of functions, ...
+
+    ``list_tools`` may answer differently per context (per user, per session). A
+    toolset that holds resources (a process, a connection) opens them on first use or
+    on ``async with``, and releases them in ``shutdown``, which is idempotent and may be
+    called from any task.
+    """
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        """The tools offered in this context, in a stable order."""
+        ...
+
+    async def shutdown(self) -> None:
+        """Release every resource; safe to call twice, and from any task."""
+        ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class BaseToolset(abc.ABC):
+    """Defaults for `Toolset`: ``async with`` calls ``shutdown`` on exit."""
+
+    @abc.abstractmethod
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        """The tools offered in this context."""
+
+    async def shutdown(self) -> None:
+        """Nothing to release by default."""
+        return None
+
+    async def get_tool(self, name: str, ctx: ToolContext | None = None) -> Tool:
+        """The tool called ``name``.
+
+        Raises:
+            ToolNotFoundError: no such tool; ``.available`` lists the names offered.
+        """
+        tools = await self.list_tools(ctx)
+        for candidate in tools:
+            if candidate.name == name:
+                return candidate
+        raise ToolNotFoundError(name, (t.name for t in tools))
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.shutdown()
+
+
+def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
+    """A `Tool` as is; a plain function wrapped in a `FunctionTool`."""
+    if isinstance(candidate, Tool):
+        return candidate
+    if callable(candidate):
+        return FunctionTool(candidate)
+    raise ToolDefinitionError(f"{candidate!r} is neither a Tool nor a function")
+
+
+class StaticToolset(BaseToolset):
+    """A fixed list of tools, to which more can be pushed.
+
+    Plain functions are wrapped in `FunctionTool`. Names must be unique.
+    """
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self.push(*tools)
+
+    def push(self, *tools: Tool | Callable[..., Any]) -> None:
+        """Add tools.
+
+        Raises:
+            ToolDefinitionError: a name is already taken (nothing is added then).
+        """
+        new = [as_tool(t) for t in tools]
+        seen = set(self._tools)
+        for t in new:
+            if t.name in seen:
+                raise ToolDefinitionError(
+                    f"this toolset already has a tool named {t.name!r}", tool_name=t.name
+                )
+            seen.add(t.name)
+        self._tools.update((t.name, t) for t in new)
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        """Every tool, in the order pushed."""
+        return tuple(self._tools.values())
+
+    def __repr__(self) -> str:
+        return f"StaticToolset({list(self._tools)!r})"

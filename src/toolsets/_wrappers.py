@@ -1,0 +1,278 @@
+"""Composition by wrapping: filter, prefix, rename and combine toolsets.
+
+Each wrapper is itself a toolset; ``async with`` and ``shutdown`` reach the wrapped ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Callable, Collection, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+
+from toolsets._auth import AuthConfig
+from toolsets._context import ToolContext
+from toolsets._declaration import ToolDeclaration
+from toolsets._errors import ToolDefinitionError
+from toolsets._json import JsonValue
+from toolsets._request import LlmRequest
+from toolsets._tool import Tool
+from toolsets._toolset import BaseToolset, Toolset
+
+__all__ = ["RenamedTool", "combined", "filtered", "prefixed", "renamed"]
+
+logger = logging.getLogger("toolsets")
+
+ToolPredicate = Callable[[Tool, ToolContext], bool]
+
+
+class RenamedTool:
+    """A tool offered under another name; everything else is the wrapped tool's."""
+
+    def __init__(self, tool: Tool, name: str) -> None:
+        self.tool = tool
+        """The wrapped tool."""
+        self.name = name
+        # Validate the new name now, not when the model first sees it.
+        self.declaration()
+
+    @property
+    def original_name(self) -> str:
+        """The wrapped tool's own name."""
+        return self.tool.name
+
+    @property
+    def description(self) -> str:
+        return self.tool.description
+
+    def declaration(self) -> ToolDeclaration | None:
+        inner = self.tool.declaration()
+        return None if inner is None else dataclasses.replace(inner, name=self.name)
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return await self.tool.run(args, ctx)
+
+    @property
+    def is_long_running(self) -> bool:
+        return self.tool.is_long_running
+
+    def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
+        return self.tool.requires_confirmation(args)
+
+    def confirmation_hint(self, args: Mapping[str, Any]) -> str:
+        return self.tool.confirmation_hint(args)
+
+    @property
+    def auth_config(self) -> AuthConfig | None:
+        return self.tool.auth_config
+
+    @property
+    def is_read_only(self) -> bool:
+        return self.tool.is_read_only
+
+    @property
+    def is_concurrency_safe(self) -> bool:
+        return self.tool.is_concurrency_safe
+
+    @property
+    def required_scopes(self) -> frozenset[str]:
+        return self.tool.required_scopes
+
+    @property
+    def response_schema(self) -> Mapping[str, Any] | None:
+        return self.tool.response_schema
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        # A passive tool edits the request itself; a callable one is offered under the
+        # new name (the wrapped tool's own process_llm_request would use the old one).
+        if self.tool.declaration() is None:
+            await self.tool.process_llm_request(req, ctx)
+        else:
+            req.add_tool(self)
+
+    def __repr__(self) -> str:
+        return f"RenamedTool({self.tool!r}, name={self.name!r})"
+
+
+class _Wrapper(BaseToolset):
+    """A toolset over one other; entering and shutting down reach the wrapped one."""
+
+    def __init__(self, toolset: Toolset) -> None:
+        self.wrapped = toolset
+        """The toolset underneath."""
+
+    async def shutdown(self) -> None:
+        await self.wrapped.shutdown()
+
+    async def __aenter__(self) -> Self:
+        await self.wrapped.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.wrapped.__aexit__(exc_type, exc, tb)
+
+
+class _Filtered(_Wrapper):
+    def __init__(self, toolset: Toolset, keep: Collection[str] | ToolPredicate) -> None:
+        super().__init__(toolset)
+        self._names: frozenset[str] | None = None
+        self._predicate: ToolPredicate | None = None
+        if callable(keep):
+            self._predicate = keep
+        elif isinstance(keep, str):
+            raise TypeError("filtered() takes a collection of names, not one string")
+        else:
+            self._names = frozenset(keep)
+        self._warned: frozenset[str] = frozenset()
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        tools = await self.wrapped.list_tools(ctx)
+        if self._predicate is not None:
+            context = ctx if ctx is not None else ToolContext()
+            return tuple(t for t in tools if self._predicate(t, context))
+        assert self._names is not None
+        missing = self._names - {t.name for t in tools} - self._warned
+        if missing:
+            # Tools can come and go (MCP list changes); a typo should still be visible.
+            logger.warning("filtered(): no tools named %s", ", ".join(sorted(missing)))
+            self._warned |= missing
+        return tuple(t for t in tools if t.name in self._names)
+
+    def __repr__(self) -> str:
+        keep = self._predicate if self._predicate is not None else sorted(self._names or ())
+        return f"filtered({self.wrapped!r}, {keep!r})"
+
+
+class _Renamed(_Wrapper):
+    def __init__(self, toolset: Toolset, rename: Callable[[str], str], label: str) -> None:
+        super().__init__(toolset)
+        self._rename = rename
+        self._label = label
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        out: list[Tool] = []
+        seen: set[str] = set()
+        for t in await self.wrapped.list_tools(ctx):
+            new_name = self._rename(t.name)
+            if new_name in seen:
+                raise ToolDefinitionError(
+                    f"{self._label}: two tools would be named {new_name!r}",
+                    tool_name=new_name,
+                )
+            seen.add(new_name)
+            out.append(t if new_name == t.name else RenamedTool(t, new_name))
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        return f"{self._label}({self.wrapped!r})"
+
+
+class _Combined(BaseToolset):
+    def __init__(self, toolsets: Sequence[Toolset]) -> None:
+        self.toolsets = tuple(toolsets)
+        """The combined toolsets, in order."""
+        self._stack: contextlib.AsyncExitStack | None = None
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        results: list[Sequence[Tool]] = [() for _ in self.toolsets]
+
+        async def list_one(index: int, toolset: Toolset) -> None:
+            results[index] = await toolset.list_tools(ctx)
+
+        async with anyio.create_task_group() as tg:
+            for index, toolset in enumerate(self.toolsets):
+                tg.start_soon(list_one, index, toolset)
+
+        out: list[Tool] = []
+        owner: dict[str, int] = {}
+        for index, tools in enumerate(results):
+            for t in tools:
+                if t.name in owner:
+                    raise ToolDefinitionError(
+                        f"combined(): toolsets #{owner[t.name]} and #{index} both offer "
+                        f"{t.name!r}; wrap one in prefixed() or renamed()",
+                        tool_name=t.name,
+                    )
+                owner[t.name] = index
+                out.append(t)
+        return tuple(out)
+
+    async def shutdown(self) -> None:
+        # Every toolset gets its chance to release its resources even if an earlier one
+        # fails; the failures are raised together afterwards.
+        errors: list[Exception] = []
+        for toolset in self.toolsets:
+            try:
+                await toolset.shutdown()
+            except Exception as exc:  # collected, re-raised below
+                errors.append(exc)
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ExceptionGroup("combined(): several toolsets failed to shut down", errors)
+
+    async def __aenter__(self) -> Self:
+        async with contextlib.AsyncExitStack() as stack:
+            for toolset in self.toolsets:
+                await stack.enter_async_context(toolset)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.__aexit__(exc_type, exc, tb)
+        else:
+            await self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"combined({', '.join(repr(t) for t in self.toolsets)})"
+
+
+def filtered(toolset: Toolset, keep: Collection[str] | ToolPredicate) -> BaseToolset:
+    """Only the tools named in ``keep``, or for which ``keep(tool, ctx)`` is true.
+
+    The predicate sees the listing context, so the selection can differ per user.
+    Names that match no tool are logged as a warning (once each).
+    """
+    return _Filtered(toolset, keep)
+
+
+def prefixed(toolset: Toolset, prefix: str, *, separator: str = "_") -> BaseToolset:
+    """Every tool renamed to ``prefix + separator + name``."""
+    if not prefix:
+        raise ValueError("prefixed() needs a non-empty prefix")
+    return _Renamed(toolset, lambda name: f"{prefix}{separator}{name}", f"prefixed[{prefix}]")
+
+
+def renamed(toolset: Toolset, names: Mapping[str, str]) -> BaseToolset:
+    """Tools renamed by ``names`` (old → new); the others keep their names.
+
+    Raises (when listing):
+        ToolDefinitionError: two tools would end up with the same name.
+    """
+    mapping = dict(names)
+    return _Renamed(toolset, lambda name: mapping.get(name, name), "renamed")
+
+
+def combined(*toolsets: Toolset) -> BaseToolset:
+    """All tools of several toolsets, in order; they are listed concurrently.
+
+    Raises (when listing):
+        ToolDefinitionError: two toolsets offer the same name (prefix one of them).
+    """
+    return _Combined(toolsets)
