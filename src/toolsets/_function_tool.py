@@ -193,8 +193,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
             self._params.append(_Param(field, param.name, param.kind is param.POSITIONAL_ONLY))
             default = ... if param.default is param.empty else param.default
             # Passing description=None would erase one given in Annotated[..., Field()].
-            described = {"description": param_docs[param.name]} if param.name in param_docs else {}
-            fields[field] = (annotation, pydantic.Field(default, alias=param.name, **described))
+            if param.name in param_docs:
+                info = pydantic.Field(default, alias=param.name, description=param_docs[param.name])
+            else:
+                info = pydantic.Field(default, alias=param.name)
+            fields[field] = (annotation, info)
         if self._context_param is not None and self._context_param[1] and self._params:
             # A positional-only context would have to be passed by position in order.
             raise ToolDefinitionError(
@@ -265,12 +268,12 @@ class FunctionTool(BaseTool, Generic[P, R]):
         received: object = args  # typed as a Mapping, but it is whatever the model sent
         if not isinstance(received, Mapping):
             return invalid_arguments_result(
-                self.name, [("", f"expected a JSON object, got {type(received).__name__}")]
+                [("", f"expected a JSON object, got {type(received).__name__}")]
             )
         try:
             validated = self._arguments_model.model_validate(dict(args))
         except pydantic.ValidationError as exc:
-            return invalid_arguments_result(self.name, _problems(exc))
+            return invalid_arguments_result(_problems(exc))
 
         positional: list[Any] = []
         keywords: dict[str, Any] = {}

@@ -14,13 +14,13 @@ def error_result(message: str, **details: JsonValue) -> dict[str, JsonValue]:
     return {"error": message, **details}
 
 
-def invalid_arguments_result(
-    tool_name: str, problems: Iterable[tuple[str, str]]
-) -> dict[str, JsonValue]:
+def invalid_arguments_result(problems: Iterable[tuple[str, str]]) -> dict[str, JsonValue]:
     """The result for arguments that do not fit the tool's schema.
 
+    The message names no tool: the model knows which call it made, and a wrapped tool's
+    own name (before `prefixed` or `renamed`) would only confuse it.
+
     Args:
-        tool_name: The tool that was called.
         problems: ``(field path, what is wrong)`` pairs; the path is dotted
             (``items.0.name``), ``""`` for the arguments object itself.
 
@@ -33,8 +33,7 @@ def invalid_arguments_result(
         fields[key] = f"{fields[key]}; {problem}" if key in fields else problem
     listing = "; ".join(f"{path}: {problem}" for path, problem in fields.items())
     return error_result(
-        f"Invalid arguments for tool {tool_name!r}: {listing}. "
-        "Fix these fields and call the tool again.",
+        f"Invalid arguments: {listing}. Fix these fields and call the tool again.",
         fields=dict(fields),
     )
 

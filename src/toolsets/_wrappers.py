@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
-import anyio
-
 from toolsets._auth import AuthConfig
+from toolsets._concurrency import gather
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
@@ -183,15 +183,9 @@ class _Combined(BaseToolset):
         self._stack: contextlib.AsyncExitStack | None = None
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
-        results: list[Sequence[Tool]] = [() for _ in self.toolsets]
-
-        async def list_one(index: int, toolset: Toolset) -> None:
-            results[index] = await toolset.list_tools(ctx)
-
-        async with anyio.create_task_group() as tg:
-            for index, toolset in enumerate(self.toolsets):
-                tg.start_soon(list_one, index, toolset)
-
+        results = await gather(
+            [functools.partial(toolset.list_tools, ctx) for toolset in self.toolsets]
+        )
         out: list[Tool] = []
         owner: dict[str, int] = {}
         for index, tools in enumerate(results):

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import pytest
+
+from toolsets import AuthConfig, AuthCredential
+
+
+def test_secrets_never_appear_in_a_repr() -> None:
+    credentials = [
+        AuthCredential.api_key("key-SECRET-1"),
+        AuthCredential.basic("ann", "pw-SECRET-2"),
+        AuthCredential.bearer("tok-SECRET-3"),
+        AuthCredential.oauth2("acc-SECRET-4", refresh_token="ref-SECRET-5", scopes=("read",)),
+    ]
+    for credential in credentials:
+        shown = repr(credential) + str(credential)
+        assert "SECRET" not in shown, shown
+        assert credential.kind in shown
+
+
+def test_the_factories_fill_the_right_fields() -> None:
+    basic = AuthCredential.basic("ann", "pw")
+    assert (basic.kind, basic.username, basic.secret) == ("basic", "ann", "pw")
+    oauth = AuthCredential.oauth2("acc", refresh_token="ref", expires_at=10.0, scopes=("a",))
+    assert (oauth.kind, oauth.secret, oauth.refresh_token, oauth.expires_at, oauth.scopes) == (
+        "oauth2",
+        "acc",
+        "ref",
+        10.0,
+        ("a",),
+    )
+    assert AuthCredential.api_key("k").kind == "api_key"
+    assert AuthCredential.bearer("t").kind == "bearer"
+
+
+def test_an_empty_secret_or_a_basic_credential_without_user_is_rejected() -> None:
+    with pytest.raises(ValueError, match="non-empty secret"):
+        AuthCredential.bearer("")
+    with pytest.raises(ValueError, match="username"):
+        AuthCredential(kind="basic", secret="pw")
+
+
+def test_auth_config_key_is_stable_across_scope_order() -> None:
+    one = AuthConfig(scheme_name="oauth", scheme={"type": "oauth2"}, scopes=("b", "a"))
+    two = AuthConfig(scheme_name="oauth", scheme={"type": "oauth2"}, scopes=("a", "b"))
+    assert one.key == two.key == "oauth|a b"
+    assert AuthConfig(scheme_name="key").key == "key"

@@ -1,0 +1,57 @@
+"""Every README snippet and every example runs, as a user would run it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SNIPPETS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+def run_python(args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONWARNINGS": "error", "COLUMNS": "120"}
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env
+    )
+
+
+def test_the_readme_has_snippets_and_the_repo_has_examples() -> None:
+    assert len(SNIPPETS) >= 3
+    assert all("# → " in code for code in SNIPPETS), "every snippet promises output"
+    assert EXAMPLES
+
+
+@pytest.mark.parametrize("code", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
+def test_a_readme_snippet_runs_and_prints_what_its_comments_promise(code: str) -> None:
+    done = run_python(["-c", code])
+    assert done.returncode == 0, done.stderr
+    # "print(...)  # → text" promises a printed line equal to text ("..." ends a prefix).
+    promised = re.findall(r"^\s*print\(.*\)\s*# → (.+)$", code, re.M)
+    assert len(promised) == code.count("# → "), "a promise the pattern did not read"
+    printed = done.stdout.splitlines()
+    for expected in promised:
+        if expected.endswith("..."):
+            assert any(line.startswith(expected[:-3]) for line in printed), (expected, printed)
+        else:
+            assert expected in printed, (expected, printed)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_an_example_runs(example: Path) -> None:
+    done = run_python([str(example)])
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_quickstart_example_shows_a_result_an_action_and_a_field_error() -> None:
+    out = run_python([str(ROOT / "examples" / "quickstart.py")]).stdout
+    assert "units_convert_distance" in out
+    assert "26.219" in out
+    assert "'marathon.txt': 0" in out
+    assert '"to_unit"' in out

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import builtins
+
+import pytest
+
+import toolsets
+from toolsets import (
+    ConnectionError,
+    ServiceNotConfiguredError,
+    SpecError,
+    ToolCallError,
+    ToolDefinitionError,
+    ToolNotFoundError,
+    ToolsetError,
+)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ToolDefinitionError("bad", tool_name="t"),
+        ToolNotFoundError("t", ["a"]),
+        SpecError("broken", pointer="/paths/~1pets/get"),
+        ConnectionError("down", target="http://127.0.0.1:1/mcp"),
+        ToolCallError("failed", tool_name="t"),
+        ServiceNotConfiguredError("memory_service"),
+    ],
+)
+def test_every_error_is_a_toolset_error(error: ToolsetError) -> None:
+    assert isinstance(error, ToolsetError)
+
+
+def test_the_tree_is_drawn_in_the_module_docstring() -> None:
+    from toolsets import _errors
+
+    doc = _errors.__doc__
+    assert doc is not None
+    for name in _errors.__all__:
+        assert name in doc, name
+
+
+def test_connection_error_is_also_the_builtin_one() -> None:
+    error = ConnectionError("down", target="stdio: python server.py")
+    assert isinstance(error, builtins.ConnectionError)
+    assert error.target == "stdio: python server.py"
+    assert str(error) == "down"
+    with pytest.raises(builtins.ConnectionError):
+        raise error
+
+
+def test_spec_error_names_the_json_pointer_and_source() -> None:
+    error = SpecError("missing 'responses'", pointer="/paths/~1pets/get", source="pets.yaml")
+    assert error.pointer == "/paths/~1pets/get"
+    assert error.source == "pets.yaml"
+    assert str(error) == "pets.yaml#/paths/~1pets/get: missing 'responses'"
+    assert str(SpecError("empty")) == "#: empty"
+
+
+def test_tool_not_found_lists_the_sorted_names() -> None:
+    error = ToolNotFoundError("x", ["b", "a"])
+    assert (error.name, error.available) == ("x", ("a", "b"))
+    assert str(error) == "no tool named 'x'; available: a, b"
+    assert str(ToolNotFoundError("x")) == "no tool named 'x'; available: none"
+
+
+def test_the_package_exposes_the_base_class() -> None:
+    assert toolsets.ToolsetError is ToolsetError

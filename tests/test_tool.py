@@ -1,0 +1,226 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from toolsets import (
+    LONG_RUNNING_NOTE,
+    AuthConfig,
+    BaseTool,
+    JsonValue,
+    LlmRequest,
+    Tool,
+    ToolAnnotations,
+    ToolContext,
+    ToolDeclaration,
+    ToolDefinitionError,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+class Echo(BaseTool):
+    """A minimal tool: everything but run comes from BaseTool."""
+
+    def __init__(self, name: str = "echo", **options: Any) -> None:
+        super().__init__(
+            name,
+            "Echo the text back.",
+            parameters={
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+            },
+            **options,
+        )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return {"text": args["text"]}
+
+
+class InstructionOnly(BaseTool):
+    """A passive tool: no declaration; it edits the request instead."""
+
+    def declaration(self) -> ToolDeclaration | None:
+        return None
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        raise AssertionError("a passive tool is never called")
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        req.append_instructions(f"The user is {ctx.user_id}.")
+
+
+def test_base_tool_defaults() -> None:
+    t = Echo()
+    assert isinstance(t, Tool)
+    assert t.is_long_running is False
+    assert t.is_read_only is False
+    assert t.is_concurrency_safe is False
+    assert t.auth_config is None
+    assert t.required_scopes == frozenset()
+    assert t.response_schema is None
+    assert t.requires_confirmation({"text": "x"}) is False
+    assert repr(t) == "Echo(name='echo')"
+
+
+def test_the_declaration_carries_name_description_parameters_and_hints() -> None:
+    t = Echo(
+        response_schema={"type": "object"},
+        title="Echo",
+        annotations=ToolAnnotations(read_only=True, idempotent=True, open_world=False),
+    )
+    decl = t.declaration()
+    assert decl == ToolDeclaration(
+        name="echo",
+        description="Echo the text back.",
+        parameters=t.parameters,
+        response={"type": "object"},
+        title="Echo",
+        annotations=ToolAnnotations(read_only=True, idempotent=True, open_world=False),
+    )
+    assert decl.to_json() == {
+        "name": "echo",
+        "description": "Echo the text back.",
+        "parameters": dict(t.parameters),
+        "response": {"type": "object"},
+        "title": "Echo",
+        "annotations": {"read_only": True, "idempotent": True, "open_world": False},
+    }
+
+
+def test_read_only_annotation_makes_the_tool_read_only_and_concurrency_safe() -> None:
+    t = Echo(annotations=ToolAnnotations(read_only=True))
+    assert t.is_read_only
+    assert t.is_concurrency_safe
+
+
+def test_concurrency_safety_can_be_set_apart_from_read_only() -> None:
+    assert Echo(is_concurrency_safe=True).is_concurrency_safe
+    assert not Echo(
+        annotations=ToolAnnotations(read_only=True), is_concurrency_safe=False
+    ).is_concurrency_safe
+
+
+def test_a_long_running_tool_tells_the_model_not_to_call_again_while_pending() -> None:
+    decl = Echo(is_long_running=True).declaration()
+    assert decl is not None
+    assert decl.description == f"Echo the text back.\n\n{LONG_RUNNING_NOTE}"
+    assert Echo().declaration().description == "Echo the text back."  # type: ignore[union-attr]
+
+
+def test_confirmation_can_be_always_never_or_decided_per_call() -> None:
+    assert Echo(requires_confirmation=True).requires_confirmation({"text": "a"})
+    risky = Echo(requires_confirmation=lambda args: args["text"].startswith("rm"))
+    assert risky.requires_confirmation({"text": "rm -rf"})
+    assert not risky.requires_confirmation({"text": "ls"})
+
+
+def test_the_confirmation_hint_is_configurable_with_a_readable_default() -> None:
+    assert Echo().confirmation_hint({"text": "hi"}) == (
+        'Allow the tool \'echo\' to run with arguments {"text": "hi"}?'
+    )
+    assert Echo(confirmation_hint="Sure?").confirmation_hint({"text": "hi"}) == "Sure?"
+    per_call = Echo(confirmation_hint=lambda args: f"Echo {args['text']!r}?")
+    assert per_call.confirmation_hint({"text": "hi"}) == "Echo 'hi'?"
+
+
+def test_auth_config_and_required_scopes_are_kept() -> None:
+    config = AuthConfig(scheme_name="token", scheme={"type": "http", "scheme": "bearer"})
+    t = Echo(auth_config=config, required_scopes=["admin", "admin", "write"])  # type: ignore[arg-type]
+    assert t.auth_config is config
+    assert t.required_scopes == frozenset({"admin", "write"})
+
+
+@pytest.mark.parametrize("bad", ["", "has space", "x" * 129, "emoji😀"])
+def test_an_illegal_name_is_rejected_when_the_tool_is_made(bad: str) -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        Echo(bad)
+    assert info.value.tool_name == bad
+
+
+def test_a_non_object_parameter_schema_is_rejected() -> None:
+    class Bad(Echo):
+        def __init__(self) -> None:
+            BaseTool.__init__(self, "bad", parameters={"type": "string"})
+
+    with pytest.raises(ToolDefinitionError, match="type 'object'") as info:
+        Bad()
+    assert info.value.tool_name == "bad"
+
+
+async def test_process_llm_request_adds_the_declaration_by_default() -> None:
+    req = LlmRequest()
+    t = Echo()
+    await t.process_llm_request(req, ToolContext())
+    assert req.tools == {"echo": t}
+    assert list(req.declarations) == ["echo"]
+    assert req.declarations["echo"] == t.declaration()
+
+
+async def test_a_passive_tool_changes_the_request_instead_of_declaring_itself() -> None:
+    from toolsets import Invocation
+
+    req = LlmRequest(system_instruction="Be brief.")
+    await InstructionOnly("who").process_llm_request(req, ToolContext(Invocation(user_id="ann")))
+    assert req.tools == {}
+    assert req.system_instruction == "Be brief.\n\nThe user is ann."
+
+
+async def test_two_tools_with_one_name_cannot_share_a_request() -> None:
+    req = LlmRequest()
+    await Echo().process_llm_request(req, ToolContext())
+    with pytest.raises(ToolDefinitionError) as info:
+        await Echo().process_llm_request(req, ToolContext())
+    assert info.value.tool_name == "echo"
+
+
+def test_a_passive_tool_cannot_be_added_as_a_callable_one() -> None:
+    with pytest.raises(ToolDefinitionError):
+        LlmRequest().add_tool(InstructionOnly("who"))
+
+
+async def test_run_returns_the_result() -> None:
+    assert await Echo().run({"text": "hi"}, ToolContext()) == {"text": "hi"}
+
+
+def test_a_class_implementing_the_protocol_without_base_tool_is_a_tool() -> None:
+    class Minimal:
+        name = "m"
+        description = ""
+        is_long_running = False
+        auth_config = None
+        is_read_only = True
+        is_concurrency_safe = True
+        required_scopes: frozenset[str] = frozenset()
+        response_schema = None
+
+        def declaration(self) -> ToolDeclaration | None:
+            return ToolDeclaration(name="m")
+
+        async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+            return None
+
+        def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
+            return False
+
+        def confirmation_hint(self, args: Mapping[str, Any]) -> str:
+            return ""
+
+        async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+            req.add_tool(self)
+
+    tool: Tool = Minimal()
+    assert isinstance(tool, Tool)
+
+
+def test_the_request_joins_instructions_and_contents() -> None:
+    from toolsets import Content
+
+    req = LlmRequest()
+    req.append_instructions("One.", "", "Two.")
+    req.extend_contents([Content.user("hi")])
+    assert req.system_instruction == "One.\n\nTwo."
+    assert [c.text for c in req.contents] == ["hi"]
