@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import functools
 import inspect
 import threading
 import time
@@ -597,3 +598,118 @@ async def test_a_long_running_function_tool_warns_the_model_in_its_description()
     assert decl.description.startswith("Start a job.")
     assert "do not call the tool again" in decl.description
     assert start_job.description == "Start a job."
+
+
+# --- signatures of every shape ----------------------------------------------------------
+
+
+async def test_string_annotations_resolve_even_with_a_type_checking_only_context_import() -> None:
+    from tests.deferred_annotations import count_items
+
+    t = FunctionTool(count_items)
+    decl = t.declaration()
+    assert decl is not None
+    assert list(decl.parameters["properties"]) == ["items"]
+    ctx = ToolContext()
+    assert await t.run({"items": [{"name": "a", "qty": 2}, {"name": "b"}]}, ctx) == 3
+    assert ctx.actions.state_delta == {"counted_for": "user"}
+
+
+async def test_decorated_functions_keep_their_hints_and_their_asyncness() -> None:
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @functools.lru_cache
+    def multiply(x: int, y: int) -> int:
+        return x * y
+
+    @logged
+    async def fetch(key: str) -> str:
+        await anyio.lowlevel.checkpoint()
+        return f"value of {key}"
+
+    cached = FunctionTool(multiply)
+    decl = cached.declaration()
+    assert decl is not None
+    assert decl.parameters["properties"] == {"x": {"type": "integer"}, "y": {"type": "integer"}}
+    assert await cached.run({"x": "2", "y": 3}, ToolContext()) == 6
+    assert await FunctionTool(fetch).run({"key": "k"}, ToolContext()) == "value of k"
+
+
+async def test_bound_methods_and_static_methods_are_tools_but_unbound_methods_are_refused() -> None:
+    class Shop:
+        def __init__(self) -> None:
+            self.stock = {"tea": 3}
+
+        def count(self, item: str) -> int:
+            return self.stock.get(item, 0)
+
+        @staticmethod
+        def double(x: int) -> int:
+            return 2 * x
+
+    assert await FunctionTool(Shop().count).run({"item": "tea"}, ToolContext()) == 3
+    static = FunctionTool(Shop.__dict__["double"], name="double")
+    assert await static.run({"x": 4}, ToolContext()) == 8
+    with pytest.raises(ToolDefinitionError, match="bound method"):
+        FunctionTool(Shop.count)
+
+
+async def test_a_positional_only_context_is_passed_in_its_position() -> None:
+    def f(a: int, ctx: ToolContext, /, b: int = 0) -> list[Any]:
+        return [a, isinstance(ctx, ToolContext), b]
+
+    assert await FunctionTool(f).run({"a": 1, "b": 2}, ToolContext()) == [1, True, 2]
+
+
+async def test_argument_errors_name_real_fields_not_union_members() -> None:
+    def f(x: int | str, m: Address | int) -> None:
+        return None
+
+    result = await FunctionTool(f).run(
+        {"x": [1], "m": {"street": "Main", "zip": "12345"}}, ToolContext()
+    )
+    assert isinstance(result, dict)
+    assert set(result["fields"]) == {"x", "m", "m.zip_code"}  # type: ignore[arg-type]
+
+
+async def test_an_alias_given_in_annotated_is_the_name_the_model_uses() -> None:
+    def f(source: Annotated[str, pydantic.Field(alias="from")]) -> str:
+        return source
+
+    t = FunctionTool(f)
+    decl = t.declaration()
+    assert decl is not None
+    assert list(decl.parameters["properties"]) == ["from"]
+    assert await t.run({"from": "here"}, ToolContext()) == "here"
+
+
+async def test_values_of_any_typed_parameters_are_copies() -> None:
+    def f(payload: Any) -> str:
+        payload["changed"] = True
+        return "ok"
+
+    args = {"payload": {"a": [1]}}
+    assert await FunctionTool(f).run(args, ToolContext()) == "ok"
+    assert args == {"payload": {"a": [1]}}
+
+
+async def test_numbers_are_accepted_for_string_parameters() -> None:
+    def f(order_id: str) -> str:
+        return order_id
+
+    assert await FunctionTool(f).run({"order_id": 12345}, ToolContext()) == "12345"
+
+
+def test_a_default_json_cannot_show_is_a_definition_error() -> None:
+    sentinel = object()
+
+    def f(x: Any = sentinel) -> None:
+        return None
+
+    with pytest.raises(ToolDefinitionError):
+        FunctionTool(f)

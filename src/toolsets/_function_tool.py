@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import types
 import typing
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
@@ -14,7 +16,13 @@ import anyio
 import anyio.to_thread
 import docstring_parser
 import pydantic
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import (
+    GenerateJsonSchema,
+    JsonSchemaMode,
+    JsonSchemaValue,
+    PydanticJsonSchemaWarning,
+)
 from pydantic_core import core_schema
 
 from toolsets._auth import AuthConfig
@@ -31,6 +39,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _NO_RESPONSE_SCHEMA: tuple[object, ...] = (inspect.Signature.empty, None, type(None), Any)
+
+# Extra arguments are rejected (a model inventing parameters should hear about it), and
+# numbers are accepted for strings: models often send an id as 123 instead of "123".
+_ARGUMENTS_CONFIG = pydantic.ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
 # Keywords whose values are maps of name → schema, and keywords whose values are data.
@@ -68,9 +80,18 @@ class _SchemaWithoutTitles(GenerateJsonSchema):
 
 @dataclass(frozen=True)
 class _Param:
-    field: str  # the pydantic field name (always a valid identifier)
-    name: str  # the parameter's name, as the model sees it
+    name: str  # the Python parameter's name
     positional_only: bool
+    field: str | None  # the arguments model's field; None for the injected context
+
+
+def _user_alias(annotation: Any) -> str | None:
+    """An alias given in ``Annotated[..., Field(alias=...)]``: the name the model sees."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        for meta in typing.get_args(annotation)[1:]:
+            if isinstance(meta, FieldInfo) and isinstance(meta.alias, str):
+                return meta.alias
+    return None
 
 
 def _is_context(annotation: Any) -> bool:
@@ -86,17 +107,15 @@ def _is_context(annotation: Any) -> bool:
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(_hinted(fn))
-
-
-def _hinted(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The function whose annotations describe calling ``fn``."""
     while isinstance(fn, functools.partial):
         fn = fn.func
-    if inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isbuiltin(fn):
-        return fn
-    call: Callable[..., Any] = type(fn).__call__  # a callable object
-    return call
+    fn = inspect.unwrap(fn)
+    if inspect.iscoroutinefunction(fn):
+        return True
+    if inspect.isfunction(fn) or inspect.ismethod(fn):
+        return False
+    # A callable object: its class's __call__ decides.
+    return inspect.iscoroutinefunction(type(fn).__call__)
 
 
 def _describe(doc: docstring_parser.Docstring) -> str:
@@ -165,9 +184,10 @@ class FunctionTool(BaseTool, Generic[P, R]):
             )
 
         try:
-            signature = inspect.signature(fn)
-            hints = typing.get_type_hints(_hinted(fn), include_extras=True)
-        except (NameError, TypeError, ValueError) as exc:
+            # ToolContext is offered as a local so that modules importing it only under
+            # TYPE_CHECKING still resolve their string annotations.
+            signature = inspect.signature(fn, eval_str=True, locals={"ToolContext": ToolContext})
+        except (NameError, TypeError, ValueError, SyntaxError) as exc:
             raise ToolDefinitionError(
                 f"tool {tool_name!r}: cannot read the signature's type hints: {exc}",
                 tool_name=tool_name,
@@ -176,52 +196,60 @@ class FunctionTool(BaseTool, Generic[P, R]):
         param_docs = {p.arg_name: p.description for p in doc.params if p.description}
 
         self._params: list[_Param] = []
-        self._context_param: tuple[str, bool] | None = None
         fields: dict[str, Any] = {}
         for index, param in enumerate(signature.parameters.values()):
-            annotation = hints.get(param.name, Any)
+            annotation = Any if param.annotation is param.empty else param.annotation
+            positional_only = param.kind is param.POSITIONAL_ONLY
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise ToolDefinitionError(
                     f"tool {tool_name!r}: *args and **kwargs cannot be described to a "
                     f"model; declare each parameter (found {param})",
                     tool_name=tool_name,
                 )
+            if index == 0 and param.name in ("self", "cls") and param.annotation is param.empty:
+                raise ToolDefinitionError(
+                    f"tool {tool_name!r} is an unbound method; make the tool from the bound "
+                    "method instead, e.g. FunctionTool(instance.method)",
+                    tool_name=tool_name,
+                )
             if _is_context(annotation):
-                self._context_param = (param.name, param.kind is param.POSITIONAL_ONLY)
+                self._params.append(_Param(param.name, positional_only, None))
                 continue
             field = f"p{index}"
-            self._params.append(_Param(field, param.name, param.kind is param.POSITIONAL_ONLY))
+            self._params.append(_Param(param.name, positional_only, field))
             default = ... if param.default is param.empty else param.default
+            alias = _user_alias(annotation) or param.name
             # Passing description=None would erase one given in Annotated[..., Field()].
             if param.name in param_docs:
-                info = pydantic.Field(default, alias=param.name, description=param_docs[param.name])
+                info = pydantic.Field(default, alias=alias, description=param_docs[param.name])
             else:
-                info = pydantic.Field(default, alias=param.name)
+                info = pydantic.Field(default, alias=alias)
             fields[field] = (annotation, info)
-        if self._context_param is not None and self._context_param[1] and self._params:
-            # A positional-only context would have to be passed by position in order.
-            raise ToolDefinitionError(
-                f"tool {tool_name!r}: make the ToolContext parameter keyword-capable",
-                tool_name=tool_name,
-            )
 
         try:
-            self._arguments_model: type[pydantic.BaseModel] = pydantic.create_model(
-                f"{tool_name}_arguments",
-                __config__=pydantic.ConfigDict(extra="forbid", populate_by_name=False),
-                **fields,
-            )
-            parameters = self._arguments_model.model_json_schema(
-                schema_generator=_SchemaWithoutTitles
-            )
-        except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError) as exc:
+            with warnings.catch_warnings():
+                # e.g. a default value that JSON cannot show: a definition error here.
+                warnings.simplefilter("error", PydanticJsonSchemaWarning)
+                self._arguments_model: type[pydantic.BaseModel] = pydantic.create_model(
+                    f"{tool_name}_arguments",
+                    __config__=_ARGUMENTS_CONFIG,
+                    **fields,
+                )
+                parameters = self._arguments_model.model_json_schema(
+                    schema_generator=_SchemaWithoutTitles
+                )
+        except (
+            pydantic.PydanticSchemaGenerationError,
+            pydantic.PydanticUserError,
+            PydanticJsonSchemaWarning,
+        ) as exc:
             raise ToolDefinitionError(
-                f"tool {tool_name!r}: a parameter type has no JSON Schema: {exc}",
+                f"tool {tool_name!r}: a parameter cannot be described in JSON Schema: {exc}",
                 tool_name=tool_name,
             ) from exc
         parameters.setdefault("properties", {})
 
-        return_hint = hints.get("return", inspect.Signature.empty)
+        return_hint = signature.return_annotation
         response_schema: dict[str, Any] | None = None
         if not any(return_hint is t for t in _NO_RESPONSE_SCHEMA):
             try:
@@ -270,21 +298,22 @@ class FunctionTool(BaseTool, Generic[P, R]):
             return invalid_arguments_result(
                 [("", f"expected a JSON object, got {type(received).__name__}")]
             )
+        # A deep copy: values of Any-typed parameters reach the function as they are,
+        # and the function must not be able to change the caller's arguments.
+        arguments = copy.deepcopy(dict(received))
         try:
-            validated = self._arguments_model.model_validate(dict(args))
+            validated = self._arguments_model.model_validate(arguments)
         except pydantic.ValidationError as exc:
-            return invalid_arguments_result(_problems(exc))
+            return invalid_arguments_result(_problems(exc, arguments))
 
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
         for param in self._params:
-            value = getattr(validated, param.field)
+            value = ctx if param.field is None else getattr(validated, param.field)
             if param.positional_only:
                 positional.append(value)
             else:
                 keywords[param.name] = value
-        if self._context_param is not None:
-            keywords[self._context_param[0]] = ctx
 
         fn = cast(Callable[..., Any], self.fn)
         if self._is_async:
@@ -298,6 +327,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 raise
         else:
             result = fn(*positional, **keywords)
+        if inspect.isawaitable(result):  # e.g. a sync wrapper around a coroutine function
+            result = await result
 
         try:
             return to_json_value(result)
@@ -308,10 +339,34 @@ class FunctionTool(BaseTool, Generic[P, R]):
             ) from exc
 
 
-def _problems(exc: pydantic.ValidationError) -> list[tuple[str, str]]:
+def _has(node: Any, part: int | str) -> bool:
+    if isinstance(node, Mapping):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+
+
+def _field_path(loc: tuple[int | str, ...], arguments: Any, error_type: str) -> str:
+    """The path of the failing value in the model's arguments.
+
+    Pydantic's locations also name union members (``x.int``, ``m.Item.name``), which do
+    not exist in the arguments; they are left out by walking the arguments themselves.
+    """
+    parts: list[str] = []
+    node = arguments
+    for position, part in enumerate(loc):
+        if _has(node, part):
+            node = node[part]
+        elif not (position == len(loc) - 1 and error_type == "missing"):
+            continue  # a union member's tag: not in the arguments
+        # (a missing field is, by definition, not in the arguments: it is kept)
+        parts.append(str(part))
+    return ".".join(parts)
+
+
+def _problems(exc: pydantic.ValidationError, arguments: Any) -> list[tuple[str, str]]:
     problems = []
     for error in exc.errors(include_url=False):
-        path = ".".join(str(part) for part in error["loc"])
+        path = _field_path(error["loc"], arguments, error["type"])
         message = error["msg"]
         if error["type"] not in ("missing", "extra_forbidden"):
             shown = repr(error.get("input"))
