@@ -45,3 +45,21 @@ def test_auth_config_key_is_stable_across_scope_order() -> None:
     two = AuthConfig(scheme_name="oauth", scheme={"type": "oauth2"}, scopes=("a", "b"))
     assert one.key == two.key == "oauth|a b"
     assert AuthConfig(scheme_name="key").key == "key"
+
+
+def test_secrets_never_reach_a_tool_result() -> None:
+    from toolsets._json import to_json_value
+
+    credential = AuthCredential.oauth2("acc-SECRET", refresh_token="ref-SECRET", scopes=("a",))
+    result = to_json_value({"oops": credential})
+    assert "SECRET" not in str(result)
+    assert result == {
+        "oops": {
+            "kind": "oauth2",
+            "secret": "**********",
+            "username": None,
+            "refresh_token": "**********",
+            "expires_at": None,
+            "scopes": ["a"],
+        }
+    }

@@ -40,3 +40,11 @@ def test_blobs_are_base64_in_json_and_hidden_in_repr() -> None:
 def test_to_json_value_rejects_what_json_cannot_carry() -> None:
     with pytest.raises(TypeError):
         to_json_value(object())
+
+
+def test_nan_and_infinity_become_null_because_json_cannot_carry_them() -> None:
+    assert to_json_value({"a": float("nan"), "b": [float("inf")], "c": 1.5}) == {
+        "a": None,
+        "b": [None],
+        "c": 1.5,
+    }

@@ -253,3 +253,38 @@ def test_the_context_repr_shows_no_state_or_credentials() -> None:
     assert "ann" in shown
     assert "hunter2" not in shown
     assert "s3cret-token" not in shown
+
+
+def test_cancelling_the_run_cancels_every_calls_flag_but_not_the_reverse() -> None:
+    invocation = Invocation()
+    first = ToolContext(invocation).for_call("c1")
+    second = ToolContext(invocation).for_call("c2")
+    first.cancellation.cancel("timeout")
+    assert first.cancellation.cancelled
+    assert not second.cancellation.cancelled
+    assert not invocation.cancellation.cancelled
+    invocation.cancellation.cancel("user pressed stop")
+    assert second.cancellation.cancelled
+    assert second.cancellation.reason == "user pressed stop"
+    assert first.cancellation.reason == "timeout"
+    late = ToolContext(invocation).for_call("c3")
+    assert late.cancellation.cancelled
+
+
+def test_changing_a_mutable_state_value_in_place_is_a_write_and_spares_the_session() -> None:
+    base = {"items": [1], "config": {"depth": 1}}
+    ctx = ToolContext(Invocation(state=base))
+    ctx.state["items"].append(2)
+    ctx.state["config"]["depth"] = 2
+    assert ctx.state["items"] == [1, 2]
+    assert ctx.actions.state_delta == {"items": [1, 2], "config": {"depth": 2}}
+    assert base == {"items": [1], "config": {"depth": 1}}
+    snapshot = ctx.state.to_dict()
+    snapshot["items"].append(3)
+    assert ctx.state["items"] == [1, 2]
+
+
+def test_deleting_a_state_key_is_refused_with_the_alternative() -> None:
+    ctx = ToolContext(Invocation(state={"a": 1}))
+    with pytest.raises(TypeError, match=r"ctx.state\['a'\] = None"):
+        del ctx.state["a"]  # type: ignore[attr-defined]

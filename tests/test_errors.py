@@ -66,3 +66,24 @@ def test_tool_not_found_lists_the_sorted_names() -> None:
 
 def test_the_package_exposes_the_base_class() -> None:
     assert toolsets.ToolsetError is ToolsetError
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ToolDefinitionError("bad", tool_name="t"),
+        ToolNotFoundError("t", ["a", "b"]),
+        SpecError("broken", pointer="/paths", source="x.yaml"),
+        ConnectionError("down", target="http://127.0.0.1:1"),
+        ToolCallError("failed", tool_name="t"),
+        ServiceNotConfiguredError("memory_service"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_errors_survive_pickling_with_their_attributes(error: ToolsetError) -> None:
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error)
+    assert str(copy) == str(error)
+    assert copy.__dict__ == error.__dict__

@@ -108,6 +108,7 @@ def test_a_long_running_tool_tells_the_model_not_to_call_again_while_pending() -
     decl = Echo(is_long_running=True).declaration()
     assert decl is not None
     assert decl.description == f"Echo the text back.\n\n{LONG_RUNNING_NOTE}"
+    assert Echo(is_long_running=True).description == decl.description
     assert Echo().declaration().description == "Echo the text back."  # type: ignore[union-attr]
 
 
@@ -224,3 +225,36 @@ def test_the_request_joins_instructions_and_contents() -> None:
     req.extend_contents([Content.user("hi")])
     assert req.system_instruction == "One.\n\nTwo."
     assert [c.text for c in req.contents] == ["hi"]
+
+
+def test_a_subclass_may_compute_any_member_as_a_property() -> None:
+    class Dynamic(Echo):
+        @property
+        def description(self) -> str:
+            return "computed"
+
+        @property
+        def is_long_running(self) -> bool:
+            return True
+
+        @property
+        def required_scopes(self) -> frozenset[str]:
+            return frozenset({"x"})
+
+    t = Dynamic()
+    decl = t.declaration()
+    assert decl is not None
+    assert decl.description == "computed"
+    assert t.is_long_running
+    assert t.required_scopes == {"x"}
+
+
+def test_tools_without_parameters_do_not_share_one_schema_object() -> None:
+    class NoArgs(BaseTool):
+        async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+            return None
+
+    a, b = NoArgs("a"), NoArgs("b")
+    a.parameters["properties"]["injected"] = {}  # type: ignore[index]
+    assert b.parameters == {"type": "object", "properties": {}}
+    assert ToolDeclaration(name="c").parameters == {"type": "object", "properties": {}}

@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from toolsets import (
@@ -79,6 +80,7 @@ class Recorder(BaseToolset):
         return self.tools
 
     async def shutdown(self) -> None:
+        await anyio.lowlevel.checkpoint()  # where a cancellation would be delivered
         self.log.append("shutdown")
         if self.fail_shutdown:
             raise OSError("cannot close")
@@ -350,3 +352,38 @@ async def test_an_argument_error_from_a_renamed_tool_does_not_name_the_hidden_to
     assert isinstance(result, dict)
     assert set(result["fields"]) == {"city", "town"}  # type: ignore[arg-type]
     assert "forecast" not in str(result)
+
+
+async def test_a_renamed_tool_keeps_what_the_wrapped_tool_adds_to_the_request() -> None:
+    class SearchWithInstructions(BaseTool):
+        async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+            return []
+
+        async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+            req.append_instructions("Cite your sources.")
+            req.config["temperature"] = 0
+            req.add_tool(self)
+
+    inner = SearchWithInstructions("search")
+    req = LlmRequest(system_instruction="Be brief.")
+    (wrapped,) = await prefixed(StaticToolset([inner]), "web").list_tools()
+    await wrapped.process_llm_request(req, ToolContext())
+    assert list(req.declarations) == ["web_search"]
+    assert req.tools["web_search"] is wrapped
+    assert req.system_instruction == "Be brief.\n\nCite your sources."
+    assert req.config == {"temperature": 0}
+
+
+async def test_a_renamed_long_running_tool_keeps_the_note_in_its_description() -> None:
+    (wrapped,) = await prefixed(StaticToolset([deploy]), "ops").list_tools()
+    assert wrapped.description == deploy.description
+    assert "do not call the tool again" in wrapped.description
+
+
+async def test_combined_shutdown_from_a_cancelled_scope_still_reaches_every_toolset() -> None:
+    first, second = Recorder([]), Recorder([])
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await combined(first, second).shutdown()
+    assert first.log == ["shutdown"]
+    assert second.log == ["shutdown"]

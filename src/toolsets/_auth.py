@@ -1,6 +1,7 @@
 """What a tool needs to authenticate, and the credential it is given.
 
-Secrets never appear in a ``repr`` (and so never in logs or tracebacks that print one).
+Secrets never appear in a ``repr`` (and so never in logs or tracebacks that print one),
+nor in JSON made by pydantic (and so never in a tool result sent to a model).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pydantic_core import SchemaSerializer, core_schema
 
 __all__ = ["AuthConfig", "AuthCredential", "CredentialKind"]
 
@@ -72,6 +75,27 @@ class AuthCredential:
             expires_at=expires_at,
             scopes=scopes,
         )
+
+
+MASK = "**********"
+
+
+def _masked(credential: AuthCredential) -> dict[str, Any]:
+    return {
+        "kind": credential.kind,
+        "secret": MASK,
+        "username": credential.username,
+        "refresh_token": None if credential.refresh_token is None else MASK,
+        "expires_at": credential.expires_at,
+        "scopes": list(credential.scopes),
+    }
+
+
+# pydantic-core consults this when it serializes an object of the class, e.g. a tool
+# result that (by mistake) holds a credential: the secrets come out masked.
+AuthCredential.__pydantic_serializer__ = SchemaSerializer(  # type: ignore[attr-defined]
+    core_schema.any_schema(serialization=core_schema.plain_serializer_function_ser_schema(_masked))
+)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,9 @@ inside it: the invocation plus the call's id, its cancellation flag and the
 
 from __future__ import annotations
 
+import copy
 import uuid
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,17 +34,24 @@ __all__ = [
 
 
 class Cancellation:
-    """A flag that tells a tool its invocation was cancelled.
+    """A flag that tells a tool its call (or its whole run) was cancelled.
 
     Async tools are cancelled by anyio directly; this is for work anyio cannot interrupt,
     such as a sync function running in a worker thread, which can poll ``cancelled``.
+    A call's flag is the child of its run's: cancelling the run cancels every call.
     Call ``cancel`` from the event loop's thread.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, parent: Cancellation | None = None) -> None:
         self._cancelled = False
         self._reason: str | None = None
         self._event: anyio.Event | None = None
+        self._children: weakref.WeakSet[Cancellation] = weakref.WeakSet()
+        if parent is not None:
+            if parent.cancelled:
+                self.cancel(parent.reason)
+            else:
+                parent._children.add(self)
 
     @property
     def cancelled(self) -> bool:
@@ -55,13 +64,16 @@ class Cancellation:
         return self._reason
 
     def cancel(self, reason: str | None = None) -> None:
-        """Mark as cancelled (idempotent; the first reason wins)."""
+        """Mark this flag and its children as cancelled (idempotent; the first reason
+        wins)."""
         if self._cancelled:
             return
         self._cancelled = True
         self._reason = reason
         if self._event is not None:
             self._event.set()
+        for child in list(self._children):
+            child.cancel(reason)
 
     async def wait(self) -> None:
         """Return once cancelled."""
@@ -106,9 +118,17 @@ class EventActions:
     """Confirmations requested from the user: function call id → the request."""
 
 
+_MUTABLE = (dict, list, set, bytearray)
+
+
 class State(Mapping[str, Any]):
     """The session state as a tool sees it: reads see the tool's own writes first; writes
     go to the state delta only, so nothing is persisted until the agent loop applies it.
+
+    Reading a mutable value (a dict, list, set) copies it into the delta first, so that
+    changing it in place (``ctx.state["items"].append(x)``) is recorded as a write and
+    never alters the session's state behind the agent loop's back. Keys cannot be
+    deleted; set them to None.
     """
 
     def __init__(self, base: Mapping[str, Any], delta: dict[str, Any]) -> None:
@@ -118,10 +138,19 @@ class State(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         if key in self._delta:
             return self._delta[key]
-        return self._base[key]
+        value = self._base[key]
+        if isinstance(value, _MUTABLE):
+            value = self._delta[key] = copy.deepcopy(value)
+        return value
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._delta[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError(f"state keys cannot be deleted; set ctx.state[{key!r}] = None instead")
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._delta or key in self._base
 
     def __iter__(self) -> Iterator[str]:
         yield from self._delta
@@ -136,12 +165,13 @@ class State(Mapping[str, Any]):
 
     @property
     def has_delta(self) -> bool:
-        """True when the tool has written anything."""
+        """True when the tool has written (or read a mutable value, see above)."""
         return bool(self._delta)
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain-dict copy of the merged state."""
-        return dict(self.items())
+        """A deep copy of the merged state, as a plain dict."""
+        merged = {**self._base, **self._delta}
+        return copy.deepcopy(merged)
 
 
 def _new_id() -> str:
@@ -172,6 +202,8 @@ class Invocation:
     """Where artifacts are stored, if configured."""
     memory_service: MemoryService | None = None
     """Long-term memory, if configured."""
+    cancellation: Cancellation = field(default_factory=Cancellation)
+    """Set when the run is cancelled; every call's own flag follows it."""
 
 
 class ToolContext:
@@ -201,8 +233,8 @@ class ToolContext:
         """What the tool asks the agent loop to do afterwards."""
         self.state = State(self.invocation.state, self.actions.state_delta)
         """The session state; writes are recorded in ``actions.state_delta``."""
-        self.cancellation = Cancellation()
-        """Set when this call is cancelled (a timeout, or the run was cancelled)."""
+        self.cancellation = Cancellation(self.invocation.cancellation)
+        """Set when this call is cancelled: its own timeout, or the whole run."""
 
     def for_call(
         self,

@@ -10,10 +10,13 @@ from typing import Any
 from toolsets._errors import ToolDefinitionError
 from toolsets._json import JsonValue
 
-__all__ = ["EMPTY_PARAMETERS", "ToolAnnotations", "ToolDeclaration"]
+__all__ = ["ToolAnnotations", "ToolDeclaration", "empty_parameters"]
 
-EMPTY_PARAMETERS: Mapping[str, Any] = {"type": "object", "properties": {}}
-"""The parameter schema of a tool that takes no arguments."""
+
+def empty_parameters() -> dict[str, Any]:
+    """A new parameter schema for a tool that takes no arguments."""
+    return {"type": "object", "properties": {}}
+
 
 _NAME = re.compile(r"^[A-Za-z0-9_.:/-]{1,128}$")
 
@@ -54,7 +57,7 @@ class ToolDeclaration:
     """The name the model calls the tool by."""
     description: str = ""
     """What the tool does, for the model."""
-    parameters: Mapping[str, Any] = field(default_factory=lambda: dict(EMPTY_PARAMETERS))
+    parameters: Mapping[str, Any] = field(default_factory=empty_parameters)
     """JSON Schema of the arguments; always an object schema."""
     response: Mapping[str, Any] | None = None
     """JSON Schema of the result, when known."""

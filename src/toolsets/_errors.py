@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "ConnectionError",
@@ -38,6 +39,18 @@ __all__ = [
 
 class ToolsetError(Exception):
     """Base class of every exception raised by toolsets."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default pickling calls cls(*self.args), which keyword-only attributes do
+        # not survive; errors must cross process boundaries (anyio.to_process) intact.
+        return (_rebuild, (type(self), str(self), self.__dict__))
+
+
+def _rebuild(cls: type[ToolsetError], message: str, state: dict[str, Any]) -> ToolsetError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
 
 
 class ToolDefinitionError(ToolsetError):

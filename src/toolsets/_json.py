@@ -17,13 +17,16 @@ JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 def to_json_value(value: Any) -> JsonValue:
     """Convert a Python value (pydantic models, dataclasses, enums, dates, bytes, ...) to
-    plain JSON types.
+    plain JSON types. Bytes become base64; NaN and infinities, which JSON cannot carry,
+    become None.
 
     Raises:
         TypeError: the value holds something JSON cannot represent.
     """
     try:
-        result: JsonValue = pydantic_core.to_jsonable_python(value, bytes_mode="base64")
+        result: JsonValue = pydantic_core.to_jsonable_python(
+            value, bytes_mode="base64", inf_nan_mode="null"
+        )
     except pydantic_core.PydanticSerializationError as exc:
         raise TypeError(str(exc)) from exc
     return result

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from toolsets._auth import AuthConfig
 from toolsets._context import ToolContext
-from toolsets._declaration import EMPTY_PARAMETERS, ToolAnnotations, ToolDeclaration
+from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parameters
 from toolsets._json import JsonValue
 from toolsets._request import LlmRequest
 
@@ -129,40 +129,90 @@ class BaseTool(abc.ABC):
         auth_config: AuthConfig | None = None,
         required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
     ) -> None:
-        self.name = name
-        self.description = description
-        self.parameters: Mapping[str, Any] = (
-            parameters if parameters is not None else dict(EMPTY_PARAMETERS)
+        self._name = name
+        self._description = description
+        self._parameters: Mapping[str, Any] = (
+            parameters if parameters is not None else empty_parameters()
         )
-        self.response_schema = response_schema
-        self.title = title
-        self.annotations = annotations if annotations is not None else ToolAnnotations()
-        self.is_long_running = is_long_running
-        self.is_concurrency_safe = (
-            is_concurrency_safe if is_concurrency_safe is not None else self.is_read_only
-        )
-        self.auth_config = auth_config
-        self.required_scopes = frozenset(required_scopes)
+        self._response_schema = response_schema
+        self._title = title
+        self._annotations = annotations if annotations is not None else ToolAnnotations()
+        self._is_long_running = is_long_running
+        self._is_concurrency_safe = is_concurrency_safe
+        self._auth_config = auth_config
+        self._required_scopes = frozenset(required_scopes)
         self._requires_confirmation = requires_confirmation
         self._confirmation_hint = confirmation_hint
         # Fail at definition time, not when the model first sees the tool.
         BaseTool.declaration(self)
+
+    # Read-only properties, so that a subclass may compute any of them instead.
+    @property
+    def name(self) -> str:
+        """The name the model calls the tool by."""
+        return self._name
+
+    @property
+    def description(self) -> str:
+        """What the tool does; a long-running tool's ends with `LONG_RUNNING_NOTE`."""
+        if not self.is_long_running:
+            return self._description
+        if not self._description:
+            return LONG_RUNNING_NOTE
+        return f"{self._description}\n\n{LONG_RUNNING_NOTE}"
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        """JSON Schema (type ``object``) of the arguments."""
+        return self._parameters
+
+    @property
+    def response_schema(self) -> Mapping[str, Any] | None:
+        """JSON Schema of the result, when known."""
+        return self._response_schema
+
+    @property
+    def title(self) -> str | None:
+        """A human-readable name."""
+        return self._title
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        """Behaviour hints."""
+        return self._annotations
+
+    @property
+    def is_long_running(self) -> bool:
+        """The call starts work whose result arrives later."""
+        return self._is_long_running
 
     @property
     def is_read_only(self) -> bool:
         """True when the annotations say so."""
         return self.annotations.read_only is True
 
+    @property
+    def is_concurrency_safe(self) -> bool:
+        """As configured; by default, read-only tools are concurrency-safe."""
+        if self._is_concurrency_safe is None:
+            return self.is_read_only
+        return self._is_concurrency_safe
+
+    @property
+    def auth_config(self) -> AuthConfig | None:
+        """The credential the tool needs, if any."""
+        return self._auth_config
+
+    @property
+    def required_scopes(self) -> frozenset[str]:
+        """Scopes the caller must hold."""
+        return self._required_scopes
+
     def declaration(self) -> ToolDeclaration | None:
-        """Name, description (with a note if long-running), parameters and hints."""
-        description = self.description
-        if self.is_long_running:
-            description = (
-                f"{description}\n\n{LONG_RUNNING_NOTE}" if description else (LONG_RUNNING_NOTE)
-            )
+        """Name, description, parameters, response schema, title and hints."""
         return ToolDeclaration(
             name=self.name,
-            description=description,
+            description=self.description,
             parameters=self.parameters,
             response=self.response_schema,
             title=self.title,

@@ -13,6 +13,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
+import anyio
+
 from toolsets._auth import AuthConfig
 from toolsets._concurrency import gather
 from toolsets._context import ToolContext
@@ -87,12 +89,25 @@ class RenamedTool:
         return self.tool.response_schema
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
-        # A passive tool edits the request itself; a callable one is offered under the
-        # new name (the wrapped tool's own process_llm_request would use the old one).
-        if self.tool.declaration() is None:
-            await self.tool.process_llm_request(req, ctx)
-        else:
-            req.add_tool(self)
+        # The wrapped tool prepares a scratch copy of the request, so that whatever else
+        # it does (instructions, contents) is kept while its own declaration is offered
+        # under the new name.
+        scratch = LlmRequest(
+            model=req.model,
+            contents=list(req.contents),
+            system_instruction=req.system_instruction,
+            config=dict(req.config),
+        )
+        await self.tool.process_llm_request(scratch, ctx)
+        for name, declaration in scratch.declarations.items():
+            offered = scratch.tools[name]
+            if offered is self.tool:
+                req.add_tool(self, dataclasses.replace(declaration, name=self.name))
+            else:
+                req.add_tool(offered, declaration)
+        req.contents = scratch.contents
+        req.system_instruction = scratch.system_instruction
+        req.config = scratch.config
 
     def __repr__(self) -> str:
         return f"RenamedTool({self.tool!r}, name={self.name!r})"
@@ -201,14 +216,16 @@ class _Combined(BaseToolset):
         return tuple(out)
 
     async def shutdown(self) -> None:
-        # Every toolset gets its chance to release its resources even if an earlier one
-        # fails; the failures are raised together afterwards.
+        # Every toolset gets its chance to release its resources, even when an earlier
+        # one fails or the caller is being cancelled (hence the shield: each toolset
+        # bounds its own shutdown); the failures are raised together afterwards.
         errors: list[Exception] = []
-        for toolset in self.toolsets:
-            try:
-                await toolset.shutdown()
-            except Exception as exc:  # collected, re-raised below
-                errors.append(exc)
+        with anyio.CancelScope(shield=True):
+            for toolset in self.toolsets:
+                try:
+                    await toolset.shutdown()
+                except Exception as exc:  # collected, re-raised below
+                    errors.append(exc)
         if len(errors) == 1:
             raise errors[0]
         if errors:
