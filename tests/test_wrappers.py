@@ -387,3 +387,13 @@ async def test_combined_shutdown_from_a_cancelled_scope_still_reaches_every_tool
         await combined(first, second).shutdown()
     assert first.log == ["shutdown"]
     assert second.log == ["shutdown"]
+
+
+async def test_renamed_warns_once_about_old_names_that_match_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    toolset = renamed(StaticToolset([ping]), {"pong": "x", "ping": "p"})
+    with caplog.at_level(logging.WARNING, logger="toolsets"):
+        assert names(await toolset.list_tools()) == ["p"]
+        assert names(await toolset.list_tools()) == ["p"]
+    assert [r.getMessage() for r in caplog.records] == ["renamed(): no tools named pong"]

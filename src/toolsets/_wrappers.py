@@ -168,16 +168,30 @@ class _Filtered(_Wrapper):
 
 
 class _Renamed(_Wrapper):
-    def __init__(self, toolset: Toolset, rename: Callable[[str], str], label: str) -> None:
+    """Renames by a prefix (a string) or by a mapping of old to new names."""
+
+    def __init__(self, toolset: Toolset, rename: str | dict[str, str], label: str) -> None:
         super().__init__(toolset)
         self._rename = rename
         self._label = label
+        self._warned: frozenset[str] = frozenset()
+
+    def _new_name(self, name: str) -> str:
+        if isinstance(self._rename, str):
+            return self._rename + name
+        return self._rename.get(name, name)
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        tools = await self.wrapped.list_tools(ctx)
+        if isinstance(self._rename, dict):
+            missing = set(self._rename) - {t.name for t in tools} - self._warned
+            if missing:
+                logger.warning("renamed(): no tools named %s", ", ".join(sorted(missing)))
+                self._warned |= missing
         out: list[Tool] = []
         seen: set[str] = set()
-        for t in await self.wrapped.list_tools(ctx):
-            new_name = self._rename(t.name)
+        for t in tools:
+            new_name = self._new_name(t.name)
             if new_name in seen:
                 raise ToolDefinitionError(
                     f"{self._label}: two tools would be named {new_name!r}",
@@ -267,17 +281,17 @@ def prefixed(toolset: Toolset, prefix: str, *, separator: str = "_") -> BaseTool
     """Every tool renamed to ``prefix + separator + name``."""
     if not prefix:
         raise ValueError("prefixed() needs a non-empty prefix")
-    return _Renamed(toolset, lambda name: f"{prefix}{separator}{name}", f"prefixed[{prefix}]")
+    return _Renamed(toolset, f"{prefix}{separator}", f"prefixed[{prefix}]")
 
 
 def renamed(toolset: Toolset, names: Mapping[str, str]) -> BaseToolset:
-    """Tools renamed by ``names`` (old → new); the others keep their names.
+    """Tools renamed by ``names`` (old → new); the others keep their names. Old names
+    that match no tool are logged as a warning (once each).
 
     Raises (when listing):
         ToolDefinitionError: two tools would end up with the same name.
     """
-    mapping = dict(names)
-    return _Renamed(toolset, lambda name: mapping.get(name, name), "renamed")
+    return _Renamed(toolset, dict(names), "renamed")
 
 
 def combined(*toolsets: Toolset) -> BaseToolset:
