@@ -17,6 +17,7 @@ import pytest
 
 from toolsets import (
     FunctionTool,
+    JsonValue,
     StaticToolset,
     ToolAnnotations,
     ToolCallError,
@@ -713,3 +714,13 @@ def test_a_default_json_cannot_show_is_a_definition_error() -> None:
 
     with pytest.raises(ToolDefinitionError):
         FunctionTool(f)
+
+
+async def test_a_tool_annotated_with_json_value_has_a_response_schema() -> None:
+    def f() -> dict[str, JsonValue]:
+        return {"a": [1, {"b": None}]}
+
+    t = FunctionTool(f)
+    assert t.response_schema is not None
+    assert t.response_schema["type"] == "object"
+    assert await t.run({}, ToolContext()) == {"a": [1, {"b": None}]}

@@ -242,6 +242,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             pydantic.PydanticSchemaGenerationError,
             pydantic.PydanticUserError,
             PydanticJsonSchemaWarning,
+            RecursionError,  # e.g. an implicitly recursive type alias
         ) as exc:
             raise ToolDefinitionError(
                 f"tool {tool_name!r}: a parameter cannot be described in JSON Schema: {exc}",
@@ -256,7 +257,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 response_schema = pydantic.TypeAdapter(return_hint).json_schema(
                     schema_generator=_SchemaWithoutTitles
                 )
-            except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError) as exc:
+            except (
+                pydantic.PydanticSchemaGenerationError,
+                pydantic.PydanticUserError,
+                RecursionError,
+            ) as exc:
                 raise ToolDefinitionError(
                     f"tool {tool_name!r}: the return type {return_hint!r} has no JSON "
                     "Schema; return JSON-compatible data or drop the annotation",

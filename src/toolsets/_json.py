@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 import pydantic_core
+from pydantic import JsonValue
 
 __all__ = ["JsonObject", "JsonValue", "to_json_value"]
 
-JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
-"""Any value that JSON can carry."""
+# JsonValue is pydantic's: the same recursive union for type checkers, and one pydantic
+# can build a schema for at run time (a tool may well be annotated "-> JsonValue").
 
 JsonObject: TypeAlias = "dict[str, JsonValue]"
 """A JSON object."""

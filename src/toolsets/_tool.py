@@ -244,4 +244,5 @@ class BaseTool(abc.ABC):
             req.add_tool(self)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r})"
+        # getattr: repr must work on a tool whose __init__ failed part-way (tracebacks).
+        return f"{type(self).__name__}(name={getattr(self, '_name', None)!r})"

@@ -1,0 +1,548 @@
+"""Agents: the LLM agent's dispatch cycle, and the workflow agents that arrange others."""
+
+from __future__ import annotations
+
+import abc
+import contextvars
+import dataclasses
+import functools
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from toolsets._concurrency import gather
+from toolsets._content import Content, FunctionCall, FunctionResponse, Part
+from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
+from toolsets._errors import ToolDefinitionError, ToolsetError
+from toolsets._function_tool import FunctionTool
+from toolsets._request import LlmRequest
+from toolsets._tool import Tool
+from toolsets._toolset import Toolset
+from toolsets.agent._contents import build_contents
+from toolsets.agent._dispatch import (
+    AfterTool,
+    BeforeTool,
+    Callbacks,
+    CallOutcome,
+    Dispatcher,
+    OnToolError,
+)
+from toolsets.agent._events import (
+    ConfirmationRequest,
+    CredentialRequest,
+    Event,
+    LongRunningRequest,
+    PendingRequest,
+)
+from toolsets.agent._llm import Llm
+from toolsets.agent._run import RunContext
+
+__all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
+    "BaseAgent",
+    "LlmAgent",
+    "LoopAgent",
+    "SequentialAgent",
+    "current_run",
+]
+
+DEFAULT_TOOL_TIMEOUT = 60.0
+"""Seconds a tool call may take unless the agent or the tool says otherwise."""
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+
+current_run: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
+    "toolsets_current_run", default=None
+)
+"""The run a tool is called from (for tools that run agents themselves: AgentTool)."""
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if callable(value):
+        return [value]
+    return list(value)
+
+
+class BaseAgent(abc.ABC):
+    """An agent in a tree: a name, a description, sub-agents, and a `run`.
+
+    Names are unique in a tree; an agent has at most one parent.
+    """
+
+    def __init__(
+        self, name: str, *, description: str = "", sub_agents: Sequence[BaseAgent] = ()
+    ) -> None:
+        if not _NAME.match(name) or name == "user":
+            raise ValueError(
+                f"invalid agent name {name!r}: use letters, digits, _ and -, start with a "
+                "letter or _, at most 64 characters, and not 'user'"
+            )
+        self.name = name
+        """The agent's name, unique in its tree."""
+        self.description = description
+        """What the agent does (other agents read it to decide on a transfer)."""
+        self.sub_agents: tuple[BaseAgent, ...] = tuple(sub_agents)
+        """The agents below this one."""
+        self.parent: BaseAgent | None = None
+        """The agent above this one, if any."""
+        for sub in self.sub_agents:
+            if sub.parent is not None:
+                raise ValueError(
+                    f"agent {sub.name!r} already belongs to {sub.parent.name!r}; an agent "
+                    "has one parent"
+                )
+            sub.parent = self
+        seen: set[str] = set()
+        for agent in self.walk():
+            if agent.name in seen:
+                raise ValueError(f"two agents in one tree are named {agent.name!r}")
+            seen.add(agent.name)
+
+    def walk(self) -> Iterable[BaseAgent]:
+        """This agent and every agent below it, depth first."""
+        yield self
+        for sub in self.sub_agents:
+            yield from sub.walk()
+
+    @property
+    def root_agent(self) -> BaseAgent:
+        """The top of the tree."""
+        agent = self
+        while agent.parent is not None:
+            agent = agent.parent
+        return agent
+
+    def find_agent(self, name: str) -> BaseAgent | None:
+        """The agent of that name in this subtree."""
+        return next((a for a in self.walk() if a.name == name), None)
+
+    def path_to(self, name: str) -> list[str] | None:
+        """Agent names from this one down to ``name``, or None if it is not below."""
+        if self.name == name:
+            return [self.name]
+        for sub in self.sub_agents:
+            rest = sub.path_to(name)
+            if rest is not None:
+                return [self.name, *rest]
+        return None
+
+    @abc.abstractmethod
+    def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        """Run for this invocation, yielding events (already recorded unless partial)."""
+
+    def _resume_child(self, ctx: RunContext) -> int:
+        """Where to start among the sub-agents when resuming through this agent."""
+        if ctx.resume is None:
+            return 0
+        nxt = ctx.resume.next_on_path(self.name)
+        names = [s.name for s in self.sub_agents]
+        return names.index(nxt) if nxt in names else 0
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class LlmAgent(BaseAgent):
+    """An agent driven by a model, calling tools until it has a final answer.
+
+    Each step: the tools prepare the request (``process_llm_request``), the model is
+    called, call ids are filled in, and each call goes through confirmation → auth →
+    run, wrapped by the callbacks; the results are recorded with their actions and the
+    model is called again, until it answers without calls, a tool ends the turn
+    (``skip_summarization``, ``escalate``, ``transfer_to_agent``), the run pauses for
+    the user, or a limit is reached.
+
+    Args:
+        name: Unique in the tree.
+        model: The `Llm` to call.
+        instruction: The system instruction, or a function of the `Invocation` making it.
+        description: What this agent does, for agents that may transfer to it.
+        tools: Tools, toolsets, and plain functions (wrapped as `FunctionTool`).
+        sub_agents: Agents this one may transfer to.
+        before_tool: Callback(s) before each call; see `BeforeTool`.
+        after_tool: Callback(s) after each call; see `AfterTool`.
+        on_tool_error: Callback(s) when a tool raises; see `OnToolError`.
+        max_iterations: Model calls this agent may make for one user message.
+        tool_timeout: Seconds a tool call may take (a tool's own ``timeout`` wins).
+        output_key: Save the final answer's text in the session state under this key.
+        generate_config: Provider options put in every request (temperature, ...).
+        transfer: Offer the ``transfer_to_agent`` tool when there are agents to transfer
+            to (sub-agents, and an LLM parent).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        model: Llm,
+        *,
+        instruction: str | Callable[[Invocation], str] = "",
+        description: str = "",
+        tools: Sequence[Tool | Toolset | Callable[..., Any]] = (),
+        sub_agents: Sequence[BaseAgent] = (),
+        before_tool: BeforeTool | Sequence[BeforeTool] | None = None,
+        after_tool: AfterTool | Sequence[AfterTool] | None = None,
+        on_tool_error: OnToolError | Sequence[OnToolError] | None = None,
+        max_iterations: int = 25,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        output_key: str | None = None,
+        generate_config: Mapping[str, Any] | None = None,
+        transfer: bool = True,
+    ) -> None:
+        super().__init__(name, description=description, sub_agents=sub_agents)
+        if max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1")
+        if tool_timeout <= 0:
+            raise ValueError("tool_timeout must be positive")
+        self.model = model
+        self.instruction = instruction
+        self._tools: list[Tool] = []
+        self._toolsets: list[Toolset] = []
+        for item in tools:
+            if isinstance(item, Tool):
+                self._tools.append(item)
+            elif isinstance(item, Toolset):
+                self._toolsets.append(item)
+            elif callable(item):
+                self._tools.append(FunctionTool(item))
+            else:
+                raise ToolDefinitionError(f"{item!r} is not a tool, a toolset or a function")
+        self.callbacks = Callbacks(
+            before_tool=tuple(_as_list(before_tool)),
+            after_tool=tuple(_as_list(after_tool)),
+            on_tool_error=tuple(_as_list(on_tool_error)),
+        )
+        self.max_iterations = max_iterations
+        self.tool_timeout = tool_timeout
+        self.output_key = output_key
+        self.generate_config = dict(generate_config or {})
+        self.transfer = transfer
+
+    # --- the pieces of a step -----------------------------------------------------------
+
+    def transfer_targets(self) -> dict[str, str]:
+        """Agents this one may hand over to: name → description."""
+        if not self.transfer:
+            return {}
+        targets = {sub.name: sub.description for sub in self.sub_agents}
+        if isinstance(self.parent, LlmAgent):
+            targets[self.parent.name] = self.parent.description
+        return targets
+
+    async def tools(self, ctx: ToolContext) -> list[Tool]:
+        """Every tool offered in this context (toolsets are listed concurrently)."""
+        listed = await gather(
+            [functools.partial(toolset.list_tools, ctx) for toolset in self._toolsets]
+        )
+        tools: list[Tool] = [*self._tools]
+        for group in listed:
+            tools.extend(group)
+        targets = self.transfer_targets()
+        if targets:
+            from toolsets.agent._builtins import TransferToAgentTool
+
+            tools.append(TransferToAgentTool(targets))
+        return tools
+
+    async def _prepare(self, ctx: RunContext) -> tuple[LlmRequest, ToolContext]:
+        tool_ctx = ToolContext(ctx.invocation(self.name))
+        instruction = self.instruction
+        request = LlmRequest(
+            model=None,
+            contents=build_contents(ctx.session.events, self.name, ctx.branch),
+            system_instruction=instruction(tool_ctx.invocation)
+            if callable(instruction)
+            else instruction,
+            config=dict(self.generate_config),
+        )
+        for tool in await self.tools(tool_ctx):
+            await tool.process_llm_request(request, tool_ctx)
+        return request, tool_ctx
+
+    def _dispatcher(self, ctx: RunContext, tools: Mapping[str, Tool]) -> Dispatcher:
+        return Dispatcher(
+            ctx=ctx,
+            agent_name=self.name,
+            tools=tools,
+            callbacks=self.callbacks,
+            default_timeout=self.tool_timeout,
+            transfer_targets=frozenset(a.name for a in ctx.root_agent.walk()),
+        )
+
+    async def _dispatch_all(
+        self, dispatcher: Dispatcher, calls: Sequence[FunctionCall]
+    ) -> list[CallOutcome]:
+        # Consecutive concurrency-safe calls run side by side; any other call runs alone,
+        # in order. Results keep the calls' order.
+        outcomes: list[CallOutcome] = []
+        batch: list[FunctionCall] = []
+
+        async def flush() -> None:
+            if batch:
+                outcomes.extend(
+                    await gather([functools.partial(dispatcher.dispatch, c) for c in batch])
+                )
+                batch.clear()
+
+        for call in calls:
+            if dispatcher.is_concurrency_safe(call):
+                batch.append(call)
+                continue
+            await flush()
+            outcomes.append(await dispatcher.dispatch(call))
+        await flush()
+        return outcomes
+
+    def _tool_event(
+        self,
+        ctx: RunContext,
+        outcomes: Sequence[CallOutcome],
+        waiting: Sequence[PendingRequest] = (),
+    ) -> Event:
+        actions = EventActions()
+        pending = list(waiting)
+        for outcome in outcomes:
+            actions.state_delta.update(outcome.actions.state_delta)
+            actions.artifact_delta.update(outcome.actions.artifact_delta)
+            actions.skip_summarization |= outcome.actions.skip_summarization
+            actions.escalate |= outcome.actions.escalate
+            if outcome.actions.transfer_to_agent is not None:
+                actions.transfer_to_agent = outcome.actions.transfer_to_agent
+            if outcome.pending is not None:
+                pending.append(outcome.pending)
+        actions.long_running = any(isinstance(p, LongRunningRequest) for p in pending)
+        parts = tuple(Part(function_response=o.response) for o in outcomes)
+        return ctx.event(
+            author=self.name,
+            content=Content(role="tool", parts=parts) if parts else None,
+            actions=actions,
+            pending=tuple(pending),
+            resume_state=dict(ctx.agent_states) if pending else {},
+        )
+
+    async def _after_tool_event(
+        self, ctx: RunContext, event: Event, turn: _Turn
+    ) -> AsyncIterator[Event]:
+        """Record a tool-response event and act on its actions."""
+        await ctx.append(event)
+        yield event
+        if event.pending:
+            ctx.paused = True
+            turn.ended = True
+            return
+        if event.actions.escalate:
+            ctx.escalated = True
+            turn.ended = True
+        if event.actions.skip_summarization:
+            turn.ended = True
+        target = event.actions.transfer_to_agent
+        if target is not None:
+            turn.ended = True
+            agent = ctx.root_agent.find_agent(target)
+            assert agent is not None  # the dispatcher checked the name
+            async for handed_over in agent.run(ctx):
+                yield handed_over
+
+    # --- the cycle ----------------------------------------------------------------------
+
+    async def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        if ctx.resume is not None:
+            nxt = ctx.resume.next_on_path(self.name)
+            if nxt is not None:  # we had handed over to the agent that paused
+                child = self.find_agent(nxt)
+                assert child is not None
+                async for event in child.run(ctx):
+                    yield event
+                return
+            turn = _Turn()
+            async for event in self._resume(ctx, turn):
+                yield event
+            if turn.ended or ctx.stopped:
+                return
+        async for event in self._loop(ctx):
+            yield event
+
+    async def _loop(self, ctx: RunContext) -> AsyncIterator[Event]:
+        for _ in range(self.max_iterations):
+            if ctx.stopped:
+                return
+            if ctx.counter.llm_calls >= ctx.run_config.max_llm_calls:
+                async for event in self._fail(
+                    ctx,
+                    "max_llm_calls",
+                    f"the run reached its limit of {ctx.run_config.max_llm_calls} model calls",
+                ):
+                    yield event
+                return
+            request, _ = await self._prepare(ctx)
+            ctx.counter.llm_calls += 1
+            final = None
+            async for response in self.model.generate(request, stream=ctx.run_config.streaming):
+                if response.partial:
+                    yield ctx.event(author=self.name, content=response.content, partial=True)
+                else:
+                    final = response
+            if final is None:
+                raise ToolsetError(f"model {self.model.model!r} ended without a final response")
+            if final.error_code is not None:
+                async for event in self._fail(
+                    ctx, final.error_code, final.error_message or "the model failed", final.usage
+                ):
+                    yield event
+                return
+
+            content = _with_call_ids(final.content)
+            calls = content.function_calls if content is not None else ()
+            actions = EventActions()
+            if not calls and self.output_key is not None and content is not None:
+                actions.state_delta[self.output_key] = content.text
+            model_event = ctx.event(
+                author=self.name, content=content, actions=actions, usage=final.usage
+            )
+            await ctx.append(model_event)
+            yield model_event
+            if not calls:
+                return
+
+            token = current_run.set(ctx)
+            try:
+                outcomes = await self._dispatch_all(self._dispatcher(ctx, request.tools), calls)
+            finally:
+                current_run.reset(token)
+            turn = _Turn()
+            async for emitted in self._after_tool_event(ctx, self._tool_event(ctx, outcomes), turn):
+                yield emitted
+            if turn.ended or ctx.stopped:
+                return
+        async for event in self._fail(
+            ctx,
+            "max_iterations",
+            f"agent {self.name!r} reached its limit of {self.max_iterations} model calls "
+            "for one message",
+        ):
+            yield event
+
+    async def _fail(
+        self, ctx: RunContext, code: str, message: str, usage: Any = None
+    ) -> AsyncIterator[Event]:
+        event = ctx.event(author=self.name, error_code=code, error_message=message, usage=usage)
+        await ctx.append(event)
+        yield event
+        ctx.ended = True
+
+    async def _resume(self, ctx: RunContext, turn: _Turn) -> AsyncIterator[Event]:
+        resume = ctx.resume
+        assert resume is not None
+        ctx.resume = None
+        answers = resume.answers
+        _, tool_ctx = await self._prepare(ctx)
+        tools = {t.name: t for t in await self.tools(tool_ctx)}
+        dispatcher = self._dispatcher(ctx, tools)
+        outcomes: list[CallOutcome] = []
+        waiting: list[PendingRequest] = []
+        token = current_run.set(ctx)
+        try:
+            for request in resume.event.pending:
+                call_id = request.function_call_id
+                call = FunctionCall(id=call_id, name=request.tool_name, args=request.args)
+                if call_id not in answers.ids:
+                    waiting.append(request)
+                elif isinstance(request, ConfirmationRequest):
+                    outcomes.append(
+                        await dispatcher.dispatch(
+                            call, confirmation=answers.confirmations[call_id], resumed=True
+                        )
+                    )
+                elif isinstance(request, CredentialRequest):
+                    # It passed the confirmation gate (if any) before asking for this.
+                    outcomes.append(
+                        await dispatcher.dispatch(
+                            call,
+                            confirmation=ToolConfirmation(confirmed=True),
+                            credential=answers.credentials[call_id],
+                            resumed=True,
+                        )
+                    )
+                else:
+                    response = FunctionResponse(
+                        id=call_id, name=request.tool_name, response=answers.results[call_id]
+                    )
+                    outcomes.append(CallOutcome(response=response))
+        finally:
+            current_run.reset(token)
+        event = self._tool_event(ctx, outcomes, waiting)
+        async for emitted in self._after_tool_event(ctx, event, turn):
+            yield emitted
+
+
+@dataclasses.dataclass
+class _Turn:
+    ended: bool = False
+    """Set when this agent's turn is over (a pause, escalation, transfer, or a result
+    to be returned as is)."""
+
+
+def _with_call_ids(content: Content | None) -> Content | None:
+    """The model's content with an id on every function call (models may omit them);
+    recorded with the event, the ids stay stable across pause and resume."""
+    if content is None or all(p.function_call is None or p.function_call.id for p in content.parts):
+        return content
+    parts = []
+    for part in content.parts:
+        call = part.function_call
+        if call is not None and not call.id:
+            call = dataclasses.replace(call, id=f"call_{uuid.uuid4().hex[:24]}")
+            part = Part(function_call=call)
+        parts.append(part)
+    return Content(role=content.role, parts=tuple(parts))
+
+
+class SequentialAgent(BaseAgent):
+    """Runs its sub-agents one after the other, once each."""
+
+    async def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        for sub in self.sub_agents[self._resume_child(ctx) :]:
+            async for event in sub.run(ctx):
+                yield event
+            if ctx.stopped or ctx.escalated:
+                return
+
+
+class LoopAgent(BaseAgent):
+    """Runs its sub-agents in order, again and again, until one escalates (e.g. with
+    `exit_loop`) or ``max_iterations`` rounds are done (None: until an escalation or the
+    run's ``max_llm_calls``)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        description: str = "",
+        sub_agents: Sequence[BaseAgent] = (),
+        max_iterations: int | None = None,
+    ) -> None:
+        super().__init__(name, description=description, sub_agents=sub_agents)
+        if max_iterations is not None and max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1 (or None)")
+        self.max_iterations = max_iterations
+
+    async def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        start = self._resume_child(ctx)
+        saved = ctx.agent_states.get(self.name)
+        iteration = int(saved["iteration"]) if isinstance(saved, dict) else 0
+        while self.max_iterations is None or iteration < self.max_iterations:
+            ctx.agent_states[self.name] = {"iteration": iteration}
+            for sub in self.sub_agents[start:]:
+                async for event in sub.run(ctx):
+                    yield event
+                if ctx.escalated:
+                    ctx.escalated = False  # the loop is what an escalation breaks
+                    ctx.agent_states.pop(self.name, None)
+                    return
+                if ctx.stopped:
+                    return
+            start = 0
+            iteration += 1
+        ctx.agent_states.pop(self.name, None)

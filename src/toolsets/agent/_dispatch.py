@@ -1,0 +1,303 @@
+"""Dispatching one function call: before_tool → scopes → confirmation → auth → run →
+after_tool, with on_tool_error around the run. Internal to the agent loop."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, TypeVar
+
+import anyio
+
+from toolsets._auth import AuthCredential
+from toolsets._content import FunctionCall, FunctionResponse
+from toolsets._context import EventActions, ToolConfirmation, ToolContext
+from toolsets._json import JsonValue
+from toolsets._results import error_result
+from toolsets._tool import Tool
+from toolsets.agent._events import (
+    ConfirmationRequest,
+    CredentialRequest,
+    LongRunningRequest,
+    PendingRequest,
+)
+from toolsets.agent._run import RunContext
+
+__all__ = [
+    "AfterTool",
+    "BeforeTool",
+    "CallOutcome",
+    "Callbacks",
+    "Dispatcher",
+    "OnToolError",
+]
+
+BeforeTool: TypeAlias = Callable[
+    [Tool, dict[str, Any], ToolContext], "JsonValue | Awaitable[JsonValue]"
+]
+"""Called before a tool runs with a copy of the arguments it may change in place (to
+rewrite the call); returning anything but None skips the tool and uses that as its
+result."""
+AfterTool: TypeAlias = Callable[
+    [Tool, Mapping[str, Any], ToolContext, JsonValue], "JsonValue | Awaitable[JsonValue]"
+]
+"""Called with the tool's result; returning anything but None replaces it."""
+OnToolError: TypeAlias = Callable[
+    [Tool, Mapping[str, Any], ToolContext, Exception], "JsonValue | Awaitable[JsonValue]"
+]
+"""Called when the tool raised (or timed out); returning anything but None is used as
+the result; otherwise the model is told the error."""
+
+T = TypeVar("T")
+
+WAITING_FOR_CONFIRMATION: JsonValue = {"status": "waiting for the user's confirmation"}
+WAITING_FOR_CREDENTIAL: JsonValue = {"status": "waiting for the user's credentials"}
+DECLINED = "The user declined this call; it did not run."
+
+
+@dataclass(frozen=True, kw_only=True)
+class Callbacks:
+    """The tool callbacks of one agent; each list is tried in order, first non-None wins."""
+
+    before_tool: Sequence[BeforeTool] = ()
+    after_tool: Sequence[AfterTool] = ()
+    on_tool_error: Sequence[OnToolError] = ()
+
+
+@dataclass(kw_only=True)
+class CallOutcome:
+    """What dispatching one call produced."""
+
+    response: FunctionResponse
+    """The final result, or a placeholder with ``will_continue`` when pending."""
+    actions: EventActions = field(default_factory=EventActions)
+    """The actions the tool set."""
+    pending: PendingRequest | None = None
+    """What the call waits for, if anything."""
+
+
+async def _first(callbacks: Sequence[Callable[..., Any]], *args: Any) -> JsonValue:
+    for callback in callbacks:
+        value = callback(*args)
+        if inspect.isawaitable(value):
+            value = await value
+        if value is not None:
+            result: JsonValue = value
+            return result
+    return None
+
+
+def describe_error(tool_name: str, error: Exception) -> str:
+    """What the model is told about an exception: the real cause, in one line."""
+    if isinstance(error, TimeoutError):
+        return f"The tool {tool_name!r} timed out: {error or 'no result in time'}"
+    return f"The tool {tool_name!r} failed: {type(error).__name__}: {error}"
+
+
+class Dispatcher:
+    """Runs the calls of one model turn for one agent."""
+
+    def __init__(
+        self,
+        *,
+        ctx: RunContext,
+        agent_name: str,
+        tools: Mapping[str, Tool],
+        callbacks: Callbacks,
+        default_timeout: float,
+        transfer_targets: frozenset[str],
+    ) -> None:
+        self._ctx = ctx
+        self._agent_name = agent_name
+        self._tools = tools
+        self._callbacks = callbacks
+        self._default_timeout = default_timeout
+        self._transfer_targets = transfer_targets
+        self._invocation = ctx.invocation(agent_name)
+
+    def _response(self, call_id: str, name: str, result: JsonValue) -> FunctionResponse:
+        return FunctionResponse(id=call_id, name=name, response=result)
+
+    def is_concurrency_safe(self, call: FunctionCall) -> bool:
+        """Whether this call may run alongside others."""
+        tool = self._tools.get(call.name)
+        return tool is not None and tool.is_concurrency_safe
+
+    async def dispatch(
+        self,
+        call: FunctionCall,
+        *,
+        confirmation: ToolConfirmation | None = None,
+        credential: AuthCredential | None = None,
+        resumed: bool = False,
+    ) -> CallOutcome:
+        """Run one call through the gates.
+
+        ``resumed`` calls come back from a pause with their (already rewritten)
+        arguments and the user's answer; ``before_tool`` is not run again for them.
+        """
+        assert call.id is not None
+        tool = self._tools.get(call.name)
+        if tool is None:
+            available = ", ".join(sorted(self._tools)) or "none"
+            return CallOutcome(
+                response=self._response(
+                    call.id,
+                    call.name,
+                    error_result(
+                        f"There is no tool named {call.name!r}. Available tools: {available}."
+                    ),
+                )
+            )
+        ctx = ToolContext(
+            self._invocation,
+            function_call_id=call.id,
+            auth_credential=credential,
+            tool_confirmation=confirmation,
+        )
+        # The model's arguments stay as recorded in its event; the callbacks and the
+        # tool work on a copy.
+        args: dict[str, Any] = copy.deepcopy(dict(call.args))
+
+        if not resumed:
+            ready = await _first(self._callbacks.before_tool, tool, args, ctx)
+            if ready is not None:
+                return await self._finish(tool, call.id, args, ctx, ready)
+
+        missing = tool.required_scopes - self._ctx.run_config.scopes
+        if missing:
+            return CallOutcome(
+                response=self._response(
+                    call.id,
+                    tool.name,
+                    error_result(
+                        f"Not permitted: calling {tool.name!r} needs the scopes "
+                        f"{', '.join(sorted(missing))}, which this user does not have."
+                    ),
+                )
+            )
+
+        if confirmation is not None and not confirmation.confirmed:
+            return CallOutcome(response=self._response(call.id, tool.name, error_result(DECLINED)))
+        if confirmation is None and tool.requires_confirmation(args):
+            return self._waiting(
+                call.id,
+                tool.name,
+                WAITING_FOR_CONFIRMATION,
+                ConfirmationRequest(
+                    function_call_id=call.id,
+                    tool_name=tool.name,
+                    args=args,
+                    hint=tool.confirmation_hint(args),
+                ),
+            )
+
+        config = tool.auth_config
+        if config is not None:
+            store = self._ctx.credential_store
+            where = {"app_name": self._ctx.app_name, "user_id": self._ctx.session.user_id}
+            if credential is not None:
+                await store.put(**where, config=config, credential=credential)
+            else:
+                credential = await store.get(**where, config=config)
+            if credential is None:
+                return self._waiting(
+                    call.id,
+                    tool.name,
+                    WAITING_FOR_CREDENTIAL,
+                    CredentialRequest(
+                        function_call_id=call.id,
+                        tool_name=tool.name,
+                        args=args,
+                        auth_config=config,
+                    ),
+                )
+            ctx.auth_credential = credential
+
+        result = await self._run(tool, args, ctx)
+        return await self._finish(tool, call.id, args, ctx, result)
+
+    def _waiting(
+        self, call_id: str, name: str, placeholder: JsonValue, request: PendingRequest
+    ) -> CallOutcome:
+        response = FunctionResponse(id=call_id, name=name, response=placeholder, will_continue=True)
+        return CallOutcome(response=response, pending=request)
+
+    async def _run(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> JsonValue:
+        timeout = getattr(tool, "timeout", None) or self._default_timeout
+        try:
+            with anyio.fail_after(timeout):
+                return await tool.run(args, ctx)
+        except anyio.get_cancelled_exc_class():
+            ctx.cancellation.cancel("the run was cancelled")
+            raise
+        except Exception as error:  # the agent's on_tool_error boundary
+            if isinstance(error, TimeoutError):
+                ctx.cancellation.cancel(f"timed out after {timeout:g} s")
+                error = TimeoutError(f"no result within {timeout:g} s")
+            recovered = await _first(self._callbacks.on_tool_error, tool, args, ctx, error)
+            if recovered is not None:
+                return recovered
+            return error_result(describe_error(tool.name, error))
+
+    async def _finish(
+        self, tool: Tool, call_id: str, args: dict[str, Any], ctx: ToolContext, result: JsonValue
+    ) -> CallOutcome:
+        replaced = await _first(self._callbacks.after_tool, tool, args, ctx, result)
+        if replaced is not None:
+            result = replaced
+        actions = ctx.actions
+
+        target = actions.transfer_to_agent
+        if target is not None and target not in self._transfer_targets:
+            actions.transfer_to_agent = None
+            names = ", ".join(sorted(self._transfer_targets)) or "none"
+            result = error_result(
+                f"There is no agent named {target!r} to transfer to. Agents: {names}."
+            )
+
+        # A tool may ask for confirmation or credentials while running: it pauses and
+        # runs again, with the answer in its context, when the run is resumed.
+        if call_id in actions.requested_tool_confirmations:
+            asked = actions.requested_tool_confirmations.pop(call_id)
+            return CallOutcome(
+                response=FunctionResponse(
+                    id=call_id,
+                    name=tool.name,
+                    response=WAITING_FOR_CONFIRMATION,
+                    will_continue=True,
+                ),
+                actions=actions,
+                pending=ConfirmationRequest(
+                    function_call_id=call_id,
+                    tool_name=tool.name,
+                    args=args,
+                    hint=asked.hint or tool.confirmation_hint(args),
+                    payload=asked.payload,
+                ),
+            )
+        if call_id in actions.requested_auth_configs:
+            config = actions.requested_auth_configs.pop(call_id)
+            return CallOutcome(
+                response=FunctionResponse(
+                    id=call_id, name=tool.name, response=WAITING_FOR_CREDENTIAL, will_continue=True
+                ),
+                actions=actions,
+                pending=CredentialRequest(
+                    function_call_id=call_id, tool_name=tool.name, args=args, auth_config=config
+                ),
+            )
+
+        if tool.is_long_running or actions.long_running:
+            return CallOutcome(
+                response=FunctionResponse(
+                    id=call_id, name=tool.name, response=result, will_continue=True
+                ),
+                actions=actions,
+                pending=LongRunningRequest(
+                    function_call_id=call_id, tool_name=tool.name, args=args, interim=result
+                ),
+            )
+        return CallOutcome(response=self._response(call_id, tool.name, result), actions=actions)

@@ -1,0 +1,151 @@
+"""One run of an agent tree for one user message (internal)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolsets._auth import AuthCredential
+from toolsets._content import Content
+from toolsets._context import Cancellation, Invocation, ToolConfirmation
+from toolsets._json import JsonValue
+from toolsets._services import ArtifactService, MemoryService
+from toolsets.agent._credentials import CredentialStore
+from toolsets.agent._events import Event
+from toolsets.agent._session import Session, SessionService
+
+if TYPE_CHECKING:
+    from toolsets.agent._agents import BaseAgent
+
+__all__ = ["Answers", "RunConfig", "RunContext"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """Limits and options for one run."""
+
+    max_llm_calls: int = 100
+    """Model calls allowed in the whole run, across agents; then the run ends with an
+    error event (``error_code="max_llm_calls"``)."""
+    streaming: bool = False
+    """Ask models to stream; partial events are yielded (and not recorded)."""
+    scopes: frozenset[str] = frozenset()
+    """What the caller may do; a tool whose ``required_scopes`` are not all here is not
+    run (the model is told why)."""
+
+    def __post_init__(self) -> None:
+        if self.max_llm_calls < 1:
+            raise ValueError("max_llm_calls must be at least 1")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answers:
+    """What the caller submits to resume a paused run, by function call id."""
+
+    confirmations: Mapping[str, ToolConfirmation] = field(default_factory=dict)
+    """Answers to confirmation requests."""
+    credentials: Mapping[str, AuthCredential] = field(default_factory=dict)
+    """Answers to credential requests."""
+    results: Mapping[str, JsonValue] = field(default_factory=dict)
+    """Final results of long-running calls."""
+
+    @property
+    def ids(self) -> set[str]:
+        """Every call id answered."""
+        return {*self.confirmations, *self.credentials, *self.results}
+
+
+@dataclass
+class _Counter:
+    llm_calls: int = 0
+
+
+@dataclass(kw_only=True)
+class RunContext:
+    """Everything one run needs; agents pass it down, sub-invocations branch it."""
+
+    app_name: str
+    session: Session
+    session_service: SessionService
+    artifact_service: ArtifactService | None
+    memory_service: MemoryService | None
+    credential_store: CredentialStore
+    invocation_id: str
+    user_content: Content | None
+    run_config: RunConfig
+    root_agent: BaseAgent
+    branch: str | None = None
+    cancellation: Cancellation = field(default_factory=Cancellation)
+    resume: Resume | None = None
+    agent_states: dict[str, Any] = field(default_factory=dict)
+    paused: bool = False
+    """Set when an agent paused the run: every enclosing agent stops."""
+    ended: bool = False
+    """Set when the run must stop (an error, a limit): every enclosing agent stops."""
+    escalated: bool = False
+    """Set when a tool escalated; the nearest enclosing loop agent breaks and clears it."""
+    counter: _Counter = field(default_factory=_Counter)
+
+    @property
+    def stopped(self) -> bool:
+        """True once nothing more may run."""
+        return self.paused or self.ended
+
+    async def append(self, event: Event) -> Event:
+        """Record ``event`` in the session (partial events are not recorded)."""
+        return await self.session_service.append_event(self.session, event)
+
+    def event(self, **fields: Any) -> Event:
+        """A new event of this run."""
+        return Event(invocation_id=self.invocation_id, branch=self.branch, **fields)
+
+    def invocation(self, agent_name: str) -> Invocation:
+        """The read-only view tools get."""
+        return Invocation(
+            app_name=self.app_name,
+            user_id=self.session.user_id,
+            session_id=self.session.id,
+            invocation_id=self.invocation_id,
+            agent_name=agent_name,
+            user_content=self.user_content,
+            state=self.session.state,
+            scopes=self.run_config.scopes,
+            artifact_service=self.artifact_service,
+            memory_service=self.memory_service,
+            cancellation=self.cancellation,
+        )
+
+    def branched(self, branch: str, user_content: Content, root: BaseAgent) -> RunContext:
+        """A sub-invocation of ``root``, sharing session, services, the model-call budget
+        and cancellation."""
+        return dataclasses.replace(
+            self,
+            branch=branch,
+            user_content=user_content,
+            root_agent=root,
+            resume=None,
+            agent_states={},
+            paused=False,
+            ended=False,
+            escalated=False,
+        )
+
+
+@dataclass(kw_only=True)
+class Resume:
+    """A paused run being resumed: the pausing event, the answers, the path to the agent."""
+
+    event: Event
+    answers: Answers
+    path: list[str]
+    """Agent names from the root to the agent that paused."""
+
+    def next_on_path(self, agent_name: str) -> str | None:
+        """The child of ``agent_name`` on the way to the paused agent (None if it is the
+        paused agent itself or not on the path)."""
+        if agent_name not in self.path:
+            return None
+        index = self.path.index(agent_name)
+        return self.path[index + 1] if index + 1 < len(self.path) else None

@@ -1,0 +1,210 @@
+"""Sessions: a conversation's events and state, and the service that stores them.
+
+State keys are scoped by prefix: ``app:`` keys are shared by every session of the app,
+``user:`` keys by every session of the user, ``temp:`` keys live only for the current
+run (never stored), and other keys belong to the session.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from toolsets._errors import ToolsetError
+from toolsets.agent._events import Event
+
+__all__ = [
+    "APP_PREFIX",
+    "TEMP_PREFIX",
+    "USER_PREFIX",
+    "InMemorySessionService",
+    "Session",
+    "SessionNotFoundError",
+    "SessionService",
+]
+
+APP_PREFIX = "app:"
+USER_PREFIX = "user:"
+TEMP_PREFIX = "temp:"
+
+
+class SessionNotFoundError(ToolsetError, LookupError):
+    """No session with that id exists for that app and user."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        """The id that was asked for."""
+        super().__init__(f"no session {session_id!r}; create it first (Runner.create_session)")
+
+
+@dataclass(kw_only=True)
+class Session:
+    """One conversation: its events, in order, and its state (all scopes merged)."""
+
+    id: str
+    """The session's id."""
+    app_name: str
+    """The application."""
+    user_id: str
+    """The user."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """The state: app, user and session keys merged (and temp keys during a run)."""
+    events: list[Event] = field(default_factory=list)
+    """Everything recorded, oldest first."""
+    last_update_time: float = field(default_factory=time.time)
+    """When the last event was appended (Unix time)."""
+
+
+@runtime_checkable
+class SessionService(Protocol):
+    """Stores sessions; `append_event` is the one way state changes."""
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """A new session (with a generated id unless one is given)."""
+        ...
+
+    async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session:
+        """The session, with its events and merged state.
+
+        Raises:
+            SessionNotFoundError: there is none.
+        """
+        ...
+
+    async def list_sessions(self, *, app_name: str, user_id: str) -> list[str]:
+        """The ids of the user's sessions."""
+        ...
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Remove the session (no error if there is none)."""
+        ...
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Record ``event`` (unless partial) and apply its state delta, to the store and
+        to ``session``."""
+        ...
+
+
+def split_delta(delta: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A state delta split into its app, user and session parts (temp keys dropped)."""
+    app: dict[str, Any] = {}
+    user: dict[str, Any] = {}
+    own: dict[str, Any] = {}
+    for key, value in delta.items():
+        if key.startswith(TEMP_PREFIX):
+            continue
+        if key.startswith(APP_PREFIX):
+            app[key] = value
+        elif key.startswith(USER_PREFIX):
+            user[key] = value
+        else:
+            own[key] = value
+    return app, user, own
+
+
+def without_temp(event: Event) -> Event:
+    """The event as stored: ``temp:`` keys removed from its state delta."""
+    delta = event.actions.state_delta
+    if not any(key.startswith(TEMP_PREFIX) for key in delta):
+        return event
+    kept = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
+    actions = dataclasses.replace(event.actions, state_delta=kept)
+    return dataclasses.replace(event, actions=actions)
+
+
+@dataclass
+class _Stored:
+    session: Session  # its state holds the session's own keys only
+
+
+class InMemorySessionService:
+    """A `SessionService` in this process's memory."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[tuple[str, str, str], _Stored] = {}
+        self._app_state: dict[str, dict[str, Any]] = {}
+        self._user_state: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def _merged(self, stored: Session) -> Session:
+        state = {
+            **self._app_state.get(stored.app_name, {}),
+            **self._user_state.get((stored.app_name, stored.user_id), {}),
+            **stored.state,
+        }
+        return Session(
+            id=stored.id,
+            app_name=stored.app_name,
+            user_id=stored.user_id,
+            state=copy.deepcopy(state),
+            events=list(stored.events),
+            last_update_time=stored.last_update_time,
+        )
+
+    def _apply(
+        self, app_name: str, user_id: str, own: dict[str, Any], delta: Mapping[str, Any]
+    ) -> None:
+        app, user, session = split_delta(delta)
+        if app:
+            self._app_state.setdefault(app_name, {}).update(copy.deepcopy(app))
+        if user:
+            self._user_state.setdefault((app_name, user_id), {}).update(copy.deepcopy(user))
+        own.update(copy.deepcopy(session))
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: Mapping[str, Any] | None = None,
+    ) -> Session:
+        sid = session_id if session_id is not None else uuid.uuid4().hex
+        key = (app_name, user_id, sid)
+        if key in self._sessions:
+            raise ValueError(f"session {sid!r} already exists")
+        stored = Session(id=sid, app_name=app_name, user_id=user_id)
+        self._apply(app_name, user_id, stored.state, state or {})
+        self._sessions[key] = _Stored(stored)
+        return self._merged(stored)
+
+    async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session:
+        stored = self._sessions.get((app_name, user_id, session_id))
+        if stored is None:
+            raise SessionNotFoundError(session_id)
+        return self._merged(stored.session)
+
+    async def list_sessions(self, *, app_name: str, user_id: str) -> list[str]:
+        return [sid for (app, user, sid) in self._sessions if app == app_name and user == user_id]
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        self._sessions.pop((app_name, user_id, session_id), None)
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if event.partial:
+            return event
+        # The live session sees every key, temp ones included, for the rest of the run.
+        session.state.update(event.actions.state_delta)
+        session.events.append(event)
+        session.last_update_time = event.timestamp
+        stored = self._sessions.get((session.app_name, session.user_id, session.id))
+        if stored is None:
+            raise SessionNotFoundError(session.id)
+        kept = without_temp(event)
+        self._apply(
+            session.app_name, session.user_id, stored.session.state, kept.actions.state_delta
+        )
+        stored.session.events.append(kept)
+        stored.session.last_update_time = event.timestamp
+        return event
