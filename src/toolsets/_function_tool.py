@@ -146,7 +146,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         read_only: The function does not change its environment (annotations shortcut).
         **options: The other `BaseTool` options (annotations, requires_confirmation,
             confirmation_hint, is_long_running, is_concurrency_safe, auth_config,
-            required_scopes, title).
+            required_scopes, title, timeout).
 
     Raises:
         ToolDefinitionError: a parameter or return type cannot be described in JSON
@@ -169,6 +169,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         confirmation_hint: str | Callable[[Mapping[str, Any]], str] | None = None,
         auth_config: AuthConfig | None = None,
         required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
+        timeout: float | None = None,
     ) -> None:
         tool_name = name if name is not None else getattr(fn, "__name__", None)
         if not tool_name:
@@ -289,6 +290,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             confirmation_hint=confirmation_hint,
             auth_config=auth_config,
             required_scopes=required_scopes,
+            timeout=timeout,
         )
         self.__wrapped__ = fn  # lets inspect.signature(tool) show the function's
 
@@ -399,6 +401,7 @@ def tool(
     confirmation_hint: str | Callable[[Mapping[str, Any]], str] | None = None,
     auth_config: AuthConfig | None = None,
     required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
+    timeout: float | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 

@@ -111,6 +111,7 @@ class BaseTool(abc.ABC):
         confirmation_hint: What the user is asked (text or a function of the arguments).
         auth_config: The credential the tool needs.
         required_scopes: Scopes the caller must hold.
+        timeout: Seconds a call may take; None leaves it to the agent's default.
     """
 
     def __init__(
@@ -128,8 +129,12 @@ class BaseTool(abc.ABC):
         confirmation_hint: str | Callable[[Mapping[str, Any]], str] | None = None,
         auth_config: AuthConfig | None = None,
         required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
+        timeout: float | None = None,
     ) -> None:
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"tool {name!r}: timeout must be positive, got {timeout}")
         self._name = name
+        self._timeout = timeout
         self._description = description
         self._parameters: Mapping[str, Any] = (
             parameters if parameters is not None else empty_parameters()
@@ -207,6 +212,11 @@ class BaseTool(abc.ABC):
     def required_scopes(self) -> frozenset[str]:
         """Scopes the caller must hold."""
         return self._required_scopes
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a call may take; None leaves it to the agent's default."""
+        return self._timeout
 
     def declaration(self) -> ToolDeclaration | None:
         """Name, description, parameters, response schema, title and hints."""

@@ -88,6 +88,12 @@ class RenamedTool:
     def response_schema(self) -> Mapping[str, Any] | None:
         return self.tool.response_schema
 
+    @property
+    def timeout(self) -> float | None:
+        """The wrapped tool's own timeout, if it has one."""
+        timeout: float | None = getattr(self.tool, "timeout", None)
+        return timeout
+
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         # The wrapped tool prepares a scratch copy of the request, so that whatever else
         # it does (instructions, contents) is kept while its own declaration is offered

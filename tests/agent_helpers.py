@@ -1,0 +1,35 @@
+"""Shared helpers for the agent tests: run a message, collect events, read responses."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from toolsets import FunctionCall, FunctionResponse, JsonValue
+from toolsets.agent import Event, Runner
+
+
+async def collect(events: AsyncIterator[Event]) -> list[Event]:
+    return [event async for event in events]
+
+
+async def start(runner: Runner, message: str, user_id: str = "u") -> tuple[str, list[Event]]:
+    """A new session, one message; returns the session id and the events."""
+    session = await runner.create_session(user_id=user_id)
+    events = await collect(runner.run(user_id=user_id, session_id=session.id, message=message))
+    return session.id, events
+
+
+def responses(events: Sequence[Event]) -> list[FunctionResponse]:
+    return [r for e in events for r in e.function_responses]
+
+
+def response_of(events: Sequence[Event], name: str) -> JsonValue:
+    """The (last) response of the tool ``name``."""
+    found = [r.response for r in responses(events) if r.name == name]
+    assert found, f"no response from {name}"
+    return found[-1]
+
+
+def call(tool_name: str, /, **args: Any) -> FunctionCall:
+    return FunctionCall(name=tool_name, args=args)
