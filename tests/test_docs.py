@@ -55,3 +55,13 @@ def test_the_quickstart_example_shows_a_result_an_action_and_a_field_error() -> 
     assert "26.219" in out
     assert "'marathon.txt': 0" in out
     assert '"to_unit"' in out
+
+
+def test_the_offline_agent_example_runs_the_whole_cycle() -> None:
+    out = run_python([str(ROOT / "examples" / "agent_offline.py")]).stdout
+    assert "get_weather → \"sunny, 24 °C\"" in out
+    assert '"fields": {"km"' in out
+    assert "(waiting)" in out
+    assert "Book a trip to Lisbon for 3 nights?" in out
+    assert "TRIP-0042" in out
+    assert "'booking': 'Lisbon, 3 nights'" in out

@@ -20,6 +20,11 @@ async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
     callers can catch the library's own errors directly. Several simultaneous failures
     are raised as the group.
     """
+    # A task group costs more than most calls it would run: none is needed for 0 or 1.
+    if not calls:
+        return []
+    if len(calls) == 1:
+        return [await calls[0]()]
     results: list[T | None] = [None] * len(calls)
 
     async def run(index: int, call: Callable[[], Awaitable[T]]) -> None:

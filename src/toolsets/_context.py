@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import uuid
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,45 +42,58 @@ class Cancellation:
     """
 
     def __init__(self, parent: Cancellation | None = None) -> None:
+        # The link to the parent is read lazily: most calls never look at their flag, so
+        # nothing is registered with the parent unless someone waits.
+        self._parent = parent
         self._cancelled = False
         self._reason: str | None = None
         self._event: anyio.Event | None = None
-        self._children: weakref.WeakSet[Cancellation] = weakref.WeakSet()
-        if parent is not None:
-            if parent.cancelled:
-                self.cancel(parent.reason)
-            else:
-                parent._children.add(self)
+        self._waiting_children: set[Cancellation] = set()
 
     @property
     def cancelled(self) -> bool:
-        """True once ``cancel`` was called. Safe to read from any thread."""
-        return self._cancelled
+        """True once this flag or an ancestor was cancelled. Safe to read from any
+        thread."""
+        return self._cancelled or (self._parent is not None and self._parent.cancelled)
 
     @property
     def reason(self) -> str | None:
-        """Why it was cancelled, if a reason was given."""
-        return self._reason
+        """Why it was cancelled (its own reason first, else its ancestor's)."""
+        if self._cancelled:
+            return self._reason
+        return self._parent.reason if self._parent is not None else None
 
     def cancel(self, reason: str | None = None) -> None:
-        """Mark this flag and its children as cancelled (idempotent; the first reason
-        wins)."""
+        """Mark as cancelled, with its descendants (idempotent; the first reason wins)."""
         if self._cancelled:
             return
         self._cancelled = True
         self._reason = reason
+        self._wake()
+
+    def _wake(self) -> None:
         if self._event is not None:
             self._event.set()
-        for child in list(self._children):
-            child.cancel(reason)
+        for child in list(self._waiting_children):
+            child._wake()
 
     async def wait(self) -> None:
-        """Return once cancelled."""
-        if self._cancelled:
+        """Return once cancelled (by this flag or an ancestor)."""
+        if self.cancelled:
             return
         if self._event is None:
             self._event = anyio.Event()
-        await self._event.wait()
+        chain: list[tuple[Cancellation, Cancellation]] = []
+        node = self
+        while node._parent is not None:
+            chain.append((node._parent, node))
+            node._parent._waiting_children.add(node)
+            node = node._parent
+        try:
+            await self._event.wait()
+        finally:
+            for parent, child in chain:
+                parent._waiting_children.discard(child)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import inspect
 import types
@@ -27,9 +26,9 @@ from pydantic_core import core_schema
 
 from toolsets._auth import AuthConfig
 from toolsets._context import ToolContext
-from toolsets._declaration import ToolAnnotations
+from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import ToolCallError, ToolDefinitionError
-from toolsets._json import JsonValue, to_json_value
+from toolsets._json import JsonValue, copy_json, to_json_value
 from toolsets._results import invalid_arguments_result
 from toolsets._tool import BaseTool
 
@@ -293,6 +292,12 @@ class FunctionTool(BaseTool, Generic[P, R]):
             timeout=timeout,
         )
         self.__wrapped__ = fn  # lets inspect.signature(tool) show the function's
+        # Everything a declaration is made of is fixed by now; it is asked for each turn.
+        self._declaration = BaseTool.declaration(self)
+
+    def declaration(self) -> ToolDeclaration | None:
+        """The declaration, made once."""
+        return self._declaration
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R | Awaitable[R]:
         """Call the plain function."""
@@ -307,7 +312,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             )
         # A deep copy: values of Any-typed parameters reach the function as they are,
         # and the function must not be able to change the caller's arguments.
-        arguments = copy.deepcopy(dict(received))
+        arguments = copy_json(dict(received))
         try:
             validated = self._arguments_model.model_validate(arguments)
         except pydantic.ValidationError as exc:

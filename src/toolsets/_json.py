@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, TypeAlias
 
 import pydantic_core
 from pydantic import JsonValue
 
-__all__ = ["JsonObject", "JsonValue", "to_json_value"]
+__all__ = ["JsonObject", "JsonValue", "copy_json", "to_json_value"]
 
 # JsonValue is pydantic's: the same recursive union for type checkers, and one pydantic
 # can build a schema for at run time (a tool may well be annotated "-> JsonValue").
@@ -31,3 +32,18 @@ def to_json_value(value: Any) -> JsonValue:
     except pydantic_core.PydanticSerializationError as exc:
         raise TypeError(str(exc)) from exc
     return result
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of JSON-shaped data, several times faster than ``copy.deepcopy``
+    (which it falls back to for anything that is not a dict, list or JSON atom)."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    if isinstance(value, _ATOMS):
+        return value
+    return copy.deepcopy(value)

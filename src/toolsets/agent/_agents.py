@@ -6,10 +6,10 @@ import abc
 import contextvars
 import dataclasses
 import functools
+import os
 import re
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsets._concurrency import gather
 from toolsets._content import Content, FunctionCall, FunctionResponse, Part
@@ -19,7 +19,6 @@ from toolsets._function_tool import FunctionTool
 from toolsets._request import LlmRequest
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
-from toolsets.agent._contents import build_contents
 from toolsets.agent._dispatch import (
     AfterTool,
     BeforeTool,
@@ -37,6 +36,9 @@ from toolsets.agent._events import (
 )
 from toolsets.agent._llm import Llm
 from toolsets.agent._run import RunContext
+
+if TYPE_CHECKING:
+    from toolsets.agent._builtins import TransferToAgentTool
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
@@ -219,6 +221,7 @@ class LlmAgent(BaseAgent):
         self.output_key = output_key
         self.generate_config = dict(generate_config or {})
         self.transfer = transfer
+        self._transfer: TransferToAgentTool | None = None
 
     # --- the pieces of a step -----------------------------------------------------------
 
@@ -239,19 +242,29 @@ class LlmAgent(BaseAgent):
         tools: list[Tool] = [*self._tools]
         for group in listed:
             tools.extend(group)
-        targets = self.transfer_targets()
-        if targets:
+        transfer = self._transfer_tool()
+        if transfer is not None:
+            tools.append(transfer)
+        return tools
+
+    def _transfer_tool(self) -> Tool | None:
+        # Made on first use, when the tree is complete (a parent is set after its
+        # children are made), and kept: a tree does not change afterwards.
+        if self._transfer is None:
+            targets = self.transfer_targets()
+            if not targets:
+                return None
             from toolsets.agent._builtins import TransferToAgentTool
 
-            tools.append(TransferToAgentTool(targets))
-        return tools
+            self._transfer = TransferToAgentTool(targets)
+        return self._transfer
 
     async def _prepare(self, ctx: RunContext) -> tuple[LlmRequest, ToolContext]:
         tool_ctx = ToolContext(ctx.invocation(self.name))
         instruction = self.instruction
         request = LlmRequest(
             model=None,
-            contents=build_contents(ctx.session.events, self.name, ctx.branch),
+            contents=ctx.history(self.name).contents(ctx.session.events),
             system_instruction=instruction(tool_ctx.invocation)
             if callable(instruction)
             else instruction,
@@ -268,7 +281,7 @@ class LlmAgent(BaseAgent):
             tools=tools,
             callbacks=self.callbacks,
             default_timeout=self.tool_timeout,
-            transfer_targets=frozenset(a.name for a in ctx.root_agent.walk()),
+            transfer_targets=ctx.agent_names,
         )
 
     async def _dispatch_all(
@@ -493,7 +506,7 @@ def _with_call_ids(content: Content | None) -> Content | None:
     for part in content.parts:
         call = part.function_call
         if call is not None and not call.id:
-            call = dataclasses.replace(call, id=f"call_{uuid.uuid4().hex[:24]}")
+            call = FunctionCall(name=call.name, args=call.args, id=f"call_{os.urandom(12).hex()}")
             part = Part(function_call=call)
         parts.append(part)
     return Content(role=content.role, parts=tuple(parts))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from toolsets._content import Content, FunctionResponse, Part
 from toolsets.agent._events import Event
 
-__all__ = ["build_contents"]
+__all__ = ["History", "build_contents"]
 
 
 def _as_context(event: Event) -> Content | None:
@@ -38,38 +38,99 @@ def build_contents(events: Sequence[Event], agent_name: str, branch: str | None)
     visible = [
         e
         for e in events
-        if not e.partial and e.branch == branch and e.content is not None and e.error_code is None
+        if e.content is not None and e.branch == branch and not e.partial and e.error_code is None
     ]
-    final: dict[str, FunctionResponse] = {}
-    for event in visible:
-        for response in event.function_responses:
-            if response.id is not None and not response.will_continue:
-                final[response.id] = response
+    placeholders = {
+        part.function_response.id
+        for e in visible
+        if e.author == agent_name
+        for part in e.content.parts  # type: ignore[union-attr]
+        if part.function_response is not None and part.function_response.will_continue
+    }
+    final: dict[str | None, FunctionResponse] = {}
+    if placeholders:
+        for event in visible:
+            for part in event.content.parts:  # type: ignore[union-attr]
+                answer = part.function_response
+                if answer is not None and answer.id in placeholders and not answer.will_continue:
+                    final[answer.id] = answer
 
     contents: list[Content] = []
-    moved: set[str] = set()  # final responses already placed where their placeholder was
+    moved: set[str | None] = set()  # final results already placed where their placeholder was
     for event in visible:
-        assert event.content is not None
+        content = event.content
+        assert content is not None
         if event.author == "user":
-            contents.append(event.content)
-            continue
-        if event.author != agent_name:
+            contents.append(content)
+        elif event.author != agent_name:
             context = _as_context(event)
             if context is not None:
                 contents.append(context)
-            continue
-        parts: list[Part] = []
-        for part in event.content.parts:
-            answer = part.function_response
-            if answer is not None and answer.id is not None:
-                if answer.will_continue:
-                    if answer.id in final:
-                        parts.append(Part(function_response=final[answer.id]))
-                        moved.add(answer.id)
-                    continue  # still pending: the model is not called meanwhile
-                if answer.id in moved:
-                    continue
-            parts.append(part)
-        if parts:
-            contents.append(Content(role=event.content.role, parts=tuple(parts)))
+        elif not placeholders:
+            contents.append(content)
+        else:
+            parts = _settled(content, final, moved)
+            if parts:
+                contents.append(Content(role=content.role, parts=parts))
     return contents
+
+
+def _settled(
+    content: Content, final: dict[str | None, FunctionResponse], moved: set[str | None]
+) -> tuple[Part, ...]:
+    parts: list[Part] = []
+    for part in content.parts:
+        answer = part.function_response
+        if answer is not None and answer.id is not None:
+            if answer.will_continue:
+                if answer.id in final:
+                    parts.append(Part(function_response=final[answer.id]))
+                    moved.add(answer.id)
+                continue  # still pending: the model is not called meanwhile
+            if answer.id in moved:
+                continue
+        parts.append(part)
+    return tuple(parts)
+
+
+def _has_placeholder(event: Event, agent_name: str) -> bool:
+    if event.author != agent_name or event.content is None:
+        return False
+    return any(
+        p.function_response is not None and p.function_response.will_continue
+        for p in event.content.parts
+    )
+
+
+class History:
+    """`build_contents` kept up to date as a run appends events, so each model turn
+    costs only the new events (a run's events are only ever appended)."""
+
+    def __init__(self, agent_name: str, branch: str | None) -> None:
+        self._agent_name = agent_name
+        self._branch = branch
+        self._seen = 0
+        self._contents: list[Content] = []
+        self._settling = False  # a placeholder is involved: rebuild in full each time
+
+    def contents(self, events: Sequence[Event]) -> list[Content]:
+        """The turns to send now (a new list the caller may change)."""
+        new = events[self._seen :]
+        self._seen = len(events)
+        if self._settling or any(_has_placeholder(e, self._agent_name) for e in new):
+            self._settling = True
+            self._contents = build_contents(events, self._agent_name, self._branch)
+            return list(self._contents)
+        for event in new:
+            content = event.content
+            if content is None or event.branch != self._branch or event.partial:
+                continue
+            if event.error_code is not None:
+                continue
+            if event.author == "user" or event.author == self._agent_name:
+                self._contents.append(content)
+            else:
+                context = _as_context(event)
+                if context is not None:
+                    self._contents.append(context)
+        return list(self._contents)

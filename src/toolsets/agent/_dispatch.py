@@ -3,7 +3,6 @@ after_tool, with on_tool_error around the run. Internal to the agent loop."""
 
 from __future__ import annotations
 
-import copy
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ import anyio
 from toolsets._auth import AuthCredential
 from toolsets._content import FunctionCall, FunctionResponse
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
-from toolsets._json import JsonValue
+from toolsets._json import JsonValue, copy_json
 from toolsets._results import error_result
 from toolsets._tool import Tool
 from toolsets.agent._events import (
@@ -79,6 +78,7 @@ class CallOutcome:
 
 
 async def _first(callbacks: Sequence[Callable[..., Any]], *args: Any) -> JsonValue:
+    """The first non-None answer of ``callbacks`` (called in order), or None."""
     for callback in callbacks:
         value = callback(*args)
         if inspect.isawaitable(value):
@@ -159,9 +159,9 @@ class Dispatcher:
         )
         # The model's arguments stay as recorded in its event; the callbacks and the
         # tool work on a copy.
-        args: dict[str, Any] = copy.deepcopy(dict(call.args))
+        args: dict[str, Any] = copy_json(dict(call.args))
 
-        if not resumed:
+        if not resumed and self._callbacks.before_tool:
             ready = await _first(self._callbacks.before_tool, tool, args, ctx)
             if ready is not None:
                 return await self._finish(tool, call.id, args, ctx, ready)
@@ -228,26 +228,36 @@ class Dispatcher:
     async def _run(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> JsonValue:
         timeout = getattr(tool, "timeout", None) or self._default_timeout
         try:
-            with anyio.fail_after(timeout):
-                return await tool.run(args, ctx)
+            # A bare cancel scope: anyio.fail_after's wrapper costs a third more per call.
+            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+                result = await tool.run(args, ctx)
         except anyio.get_cancelled_exc_class():
             ctx.cancellation.cancel("the run was cancelled")
             raise
         except Exception as error:  # the agent's on_tool_error boundary
-            if isinstance(error, TimeoutError):
-                ctx.cancellation.cancel(f"timed out after {timeout:g} s")
-                error = TimeoutError(f"no result within {timeout:g} s")
-            recovered = await _first(self._callbacks.on_tool_error, tool, args, ctx, error)
-            if recovered is not None:
-                return recovered
-            return error_result(describe_error(tool.name, error))
+            return await self._recover(tool, args, ctx, error)
+        if scope.cancelled_caught:
+            ctx.cancellation.cancel(f"timed out after {timeout:g} s")
+            return await self._recover(
+                tool, args, ctx, TimeoutError(f"no result within {timeout:g} s")
+            )
+        return result
+
+    async def _recover(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext, error: Exception
+    ) -> JsonValue:
+        recovered = await _first(self._callbacks.on_tool_error, tool, args, ctx, error)
+        if recovered is not None:
+            return recovered
+        return error_result(describe_error(tool.name, error))
 
     async def _finish(
         self, tool: Tool, call_id: str, args: dict[str, Any], ctx: ToolContext, result: JsonValue
     ) -> CallOutcome:
-        replaced = await _first(self._callbacks.after_tool, tool, args, ctx, result)
-        if replaced is not None:
-            result = replaced
+        if self._callbacks.after_tool:
+            replaced = await _first(self._callbacks.after_tool, tool, args, ctx, result)
+            if replaced is not None:
+                result = replaced
         actions = ctx.actions
 
         target = actions.transfer_to_agent

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,7 +72,7 @@ PendingRequest = ConfirmationRequest | CredentialRequest | LongRunningRequest
 
 
 def _event_id() -> str:
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # as unique as a uuid4, at a fifth of the cost
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ from toolsets._content import Content
 from toolsets._context import Cancellation, Invocation, ToolConfirmation
 from toolsets._json import JsonValue
 from toolsets._services import ArtifactService, MemoryService
+from toolsets.agent._contents import History
 from toolsets.agent._credentials import CredentialStore
 from toolsets.agent._events import Event
 from toolsets.agent._session import Session, SessionService
@@ -87,6 +89,13 @@ class RunContext:
     escalated: bool = False
     """Set when a tool escalated; the nearest enclosing loop agent breaks and clears it."""
     counter: _Counter = field(default_factory=_Counter)
+    _invocations: dict[str, Invocation] = field(default_factory=dict)
+    _histories: dict[str, History] = field(default_factory=dict)
+
+    @functools.cached_property
+    def agent_names(self) -> frozenset[str]:
+        """Every agent name in the tree (the valid transfer targets)."""
+        return frozenset(agent.name for agent in self.root_agent.walk())
 
     @property
     def stopped(self) -> bool:
@@ -102,7 +111,21 @@ class RunContext:
         return Event(invocation_id=self.invocation_id, branch=self.branch, **fields)
 
     def invocation(self, agent_name: str) -> Invocation:
-        """The read-only view tools get."""
+        """The read-only view tools get (one per agent: its fields do not change during
+        the run, and ``state`` is the live session state)."""
+        view = self._invocations.get(agent_name)
+        if view is None:
+            view = self._invocations[agent_name] = self._make_invocation(agent_name)
+        return view
+
+    def history(self, agent_name: str) -> History:
+        """What ``agent_name``'s model sees of this branch, kept up to date."""
+        found = self._histories.get(agent_name)
+        if found is None:
+            found = self._histories[agent_name] = History(agent_name, self.branch)
+        return found
+
+    def _make_invocation(self, agent_name: str) -> Invocation:
         return Invocation(
             app_name=self.app_name,
             user_id=self.session.user_id,
@@ -130,6 +153,8 @@ class RunContext:
             paused=False,
             ended=False,
             escalated=False,
+            _invocations={},
+            _histories={},
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -133,7 +133,7 @@ class Runner:
         if paused is not None:
             await self._abandon(session, paused)
         content = Content.user(message) if isinstance(message, str) else message
-        invocation_id = f"inv_{uuid.uuid4().hex[:24]}"
+        invocation_id = f"inv_{os.urandom(12).hex()}"
         await self.session_service.append_event(
             session, Event(author="user", invocation_id=invocation_id, content=content)
         )

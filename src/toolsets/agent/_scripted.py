@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -10,6 +9,7 @@ from typing import TypeAlias
 
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._errors import ToolsetError
+from toolsets._json import copy_json
 from toolsets._request import LlmRequest
 from toolsets.agent._llm import FinishReason, LlmResponse
 
@@ -53,6 +53,8 @@ class ScriptedModel:
         respond: Instead of steps, a function of the request returning a step (sync or
             async), for answers that depend on what the model is sent.
         name: The model's name.
+        record: Keep a copy of every request in ``requests`` (turn off to measure the
+            loop without the copying).
 
     Every request is kept in ``requests`` (a copy), for tests to inspect. Streaming
     yields the text word by word as partial responses, then the whole response.
@@ -64,12 +66,15 @@ class ScriptedModel:
         *,
         respond: Callable[[LlmRequest], Step | Awaitable[Step]] | None = None,
         name: str = "scripted",
+        record: bool = True,
     ) -> None:
         self._steps = list(steps)
         if respond is not None and self._steps:
             raise ValueError("give steps or respond, not both")
         self._respond = respond
         self._name = name
+        self._record = record
+        self._calls = 0
         self.requests: list[LlmRequest] = []
         """Every request received, oldest first."""
 
@@ -85,16 +90,18 @@ class ScriptedModel:
     async def generate(
         self, request: LlmRequest, *, stream: bool = False
     ) -> AsyncIterator[LlmResponse]:
-        self.requests.append(
-            LlmRequest(
-                model=request.model,
-                contents=list(request.contents),
-                system_instruction=request.system_instruction,
-                config=copy.deepcopy(request.config),
-                tools=dict(request.tools),
-                declarations=dict(request.declarations),
+        self._calls += 1
+        if self._record:
+            self.requests.append(
+                LlmRequest(
+                    model=request.model,
+                    contents=list(request.contents),
+                    system_instruction=request.system_instruction,
+                    config=copy_json(request.config),
+                    tools=dict(request.tools),
+                    declarations=dict(request.declarations),
+                )
             )
-        )
         if self._respond is not None:
             step = self._respond(request)
             if inspect.isawaitable(step):
@@ -103,8 +110,8 @@ class ScriptedModel:
             step = self._steps.pop(0)
         else:
             raise ScriptExhaustedError(
-                f"the scripted model was called {len(self.requests)} times but had only "
-                f"{len(self.requests) - 1} steps"
+                f"the scripted model was called {self._calls} times but had only "
+                f"{self._calls - 1} steps"
             )
         response = _response(step)
         if stream and response.content is not None and response.content.text:

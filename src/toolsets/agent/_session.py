@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._errors import ToolsetError
+from toolsets._json import copy_json
 from toolsets.agent._events import Event
 
 __all__ = [
@@ -124,6 +126,55 @@ def without_temp(event: Event) -> Event:
     return dataclasses.replace(event, actions=actions)
 
 
+def _copy_part(part: Part) -> Part:
+    call = part.function_call
+    if call is not None:
+        return Part(
+            function_call=FunctionCall(name=call.name, args=copy_json(dict(call.args)), id=call.id)
+        )
+    answer = part.function_response
+    if answer is not None:
+        return Part(
+            function_response=FunctionResponse(
+                name=answer.name,
+                response=copy_json(answer.response),
+                id=answer.id,
+                will_continue=answer.will_continue,
+            )
+        )
+    return part  # text and data parts hold only immutable values
+
+
+def copy_event(event: Event) -> Event:
+    """A copy sharing nothing mutable with ``event`` (actions, arguments, results), so
+    what a caller does to one never reaches the other."""
+    # copy.copy and object.__setattr__ rather than dataclasses.replace: this runs for
+    # every event of a session each time one is read, and replace is several times
+    # slower; the frozen fields are set on the fresh copy only.
+    actions = copy.copy(event.actions)
+    actions.state_delta = copy_json(actions.state_delta)
+    actions.artifact_delta = dict(actions.artifact_delta)
+    actions.requested_auth_configs = dict(actions.requested_auth_configs)
+    actions.requested_tool_confirmations = dict(actions.requested_tool_confirmations)
+    copied = copy.copy(event)
+    object.__setattr__(copied, "actions", actions)
+    content = event.content
+    if content is not None and any(
+        p.function_call is not None or p.function_response is not None for p in content.parts
+    ):
+        parts = tuple(_copy_part(p) for p in content.parts)
+        object.__setattr__(copied, "content", Content(role=content.role, parts=parts))
+    if event.pending:
+        pending = tuple(
+            dataclasses.replace(request, args=copy_json(dict(request.args)))
+            for request in event.pending
+        )
+        object.__setattr__(copied, "pending", pending)
+    if event.resume_state:
+        object.__setattr__(copied, "resume_state", copy_json(dict(event.resume_state)))
+    return copied
+
+
 @dataclass
 class _Stored:
     session: Session  # its state holds the session's own keys only
@@ -147,20 +198,23 @@ class InMemorySessionService:
             id=stored.id,
             app_name=stored.app_name,
             user_id=stored.user_id,
-            state=copy.deepcopy(state),
-            events=list(stored.events),
+            state=copy_json(state),
+            events=[copy_event(e) for e in stored.events],
             last_update_time=stored.last_update_time,
         )
 
     def _apply(
         self, app_name: str, user_id: str, own: dict[str, Any], delta: Mapping[str, Any]
     ) -> None:
+        if not delta:
+            return
         app, user, session = split_delta(delta)
         if app:
-            self._app_state.setdefault(app_name, {}).update(copy.deepcopy(app))
+            self._app_state.setdefault(app_name, {}).update(copy_json(app))
         if user:
-            self._user_state.setdefault((app_name, user_id), {}).update(copy.deepcopy(user))
-        own.update(copy.deepcopy(session))
+            self._user_state.setdefault((app_name, user_id), {}).update(copy_json(user))
+        if session:
+            own.update(copy_json(session))
 
     async def create_session(
         self,
@@ -201,6 +255,7 @@ class InMemorySessionService:
         stored = self._sessions.get((session.app_name, session.user_id, session.id))
         if stored is None:
             raise SessionNotFoundError(session.id)
+        # Stored as is: readers get copies (get_session), so nothing they do reaches it.
         kept = without_temp(event)
         self._apply(
             session.app_name, session.user_id, stored.session.state, kept.actions.state_delta

@@ -1,0 +1,136 @@
+"""Tool names a provider accepts, mapped exactly to and from the tools' own names."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from toolsets._errors import ToolDefinitionError
+
+__all__ = ["ToolNameMap", "legal_tool_name"]
+
+_ILLEGAL = re.compile(r"[^A-Za-z0-9_-]")
+_HASH_LENGTH = 8
+_DEFAULT_MAX_LENGTH = 64
+
+
+def _hash(text: str) -> str:
+    # A content hash, not Python's hash(): it must not change between processes, or a
+    # conversation stored with one process could not be mapped back by the next.
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
+
+
+def _is_legal(name: str, max_length: int) -> bool:
+    return 0 < len(name) <= max_length and not _ILLEGAL.search(name)
+
+
+def _with_suffix(base: str, name: str, max_length: int, attempt: int = 0) -> str:
+    seed = name if attempt == 0 else f"{name}#{attempt}"
+    suffix = "_" + _hash(seed)
+    return base[: max_length - len(suffix)] + suffix
+
+
+def legal_tool_name(name: str, *, max_length: int = _DEFAULT_MAX_LENGTH) -> str:
+    """``name`` made legal for providers that accept ``^[A-Za-z0-9_-]{1,max_length}$``.
+
+    A legal name comes back unchanged. Otherwise every illegal character becomes ``_``,
+    and a name that is too long is cut short and given a hash of the original, so two
+    long names that share a prefix stay apart. Distinct names can still meet (``a.b``
+    and ``a:b``); `ToolNameMap` resolves that for a whole set of names.
+    """
+    if _is_legal(name, max_length):
+        return name
+    base = _ILLEGAL.sub("_", name) or "_"
+    if len(base) <= max_length:
+        return base
+    return _with_suffix(base, name, max_length)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolNameMap:
+    """A one-to-one map between tools' own names and names a provider accepts.
+
+    Build one with `build`. Names that are already legal keep their name; the others
+    get `legal_tool_name`, plus a hash suffix when that would clash with another name.
+    The result depends only on the names and their order, so the same declarations
+    always give the same provider names.
+    """
+
+    _to_provider: Mapping[str, str] = field(default_factory=dict)
+    _from_provider: Mapping[str, str] = field(default_factory=dict)
+    max_length: int = _DEFAULT_MAX_LENGTH
+    """The longest name the provider accepts."""
+
+    def __repr__(self) -> str:
+        return f"ToolNameMap({self.as_dict()!r}, max_length={self.max_length})"
+
+    @classmethod
+    def build(cls, names: Iterable[str], *, max_length: int = _DEFAULT_MAX_LENGTH) -> ToolNameMap:
+        """Map ``names`` (the tools' own, distinct names) to provider-legal ones.
+
+        Args:
+            names: The tools' names, in declaration order.
+            max_length: The provider's limit (64 for OpenAI and Anthropic).
+
+        Raises:
+            ToolDefinitionError: a name occurs twice.
+            ValueError: ``max_length`` leaves no room for a hash suffix.
+        """
+        if max_length <= _HASH_LENGTH + 1:
+            raise ValueError(f"max_length must be over {_HASH_LENGTH + 1}, got {max_length}")
+        ordered = list(names)
+        seen: set[str] = set()
+        for name in ordered:
+            if name in seen:
+                raise ToolDefinitionError(f"two tools are named {name!r}", tool_name=name)
+            seen.add(name)
+        # Legal names are claimed first, so a legal name never changes because some
+        # other name happens to sanitize to it.
+        to_provider = {n: n for n in ordered if _is_legal(n, max_length)}
+        taken = set(to_provider)
+        for name in ordered:
+            if name in to_provider:
+                continue
+            base = _ILLEGAL.sub("_", name) or "_"
+            candidate = legal_tool_name(name, max_length=max_length)
+            attempt = 0
+            while candidate in taken:
+                candidate = _with_suffix(base, name, max_length, attempt)
+                attempt += 1
+            to_provider[name] = candidate
+            taken.add(candidate)
+        ordered_map = {n: to_provider[n] for n in ordered}
+        return cls(
+            _to_provider=MappingProxyType(ordered_map),
+            _from_provider=MappingProxyType({v: k for k, v in ordered_map.items()}),
+            max_length=max_length,
+        )
+
+    def to_provider(self, name: str) -> str:
+        """The provider name for the tool ``name``.
+
+        A name outside the map (a tool from earlier in the conversation that is no
+        longer offered) is made legal with `legal_tool_name` but not recorded.
+        """
+        mapped = self._to_provider.get(name)
+        if mapped is not None:
+            return mapped
+        return legal_tool_name(name, max_length=self.max_length)
+
+    def from_provider(self, name: str) -> str:
+        """The tool's own name for a provider name; an unknown name comes back unchanged,
+        so the agent can tell the model that no such tool exists."""
+        return self._from_provider.get(name, name)
+
+    def as_dict(self) -> dict[str, str]:
+        """``{own name: provider name}`` for every tool, in declaration order."""
+        return dict(self._to_provider)
+
+    def __len__(self) -> int:
+        return len(self._to_provider)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._to_provider

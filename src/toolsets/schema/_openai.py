@@ -1,0 +1,254 @@
+"""The OpenAI dialect: function tools and parameter schemas that Chat Completions accepts.
+
+OpenAI, and the servers that copy its API (vLLM, llama.cpp, Ollama), take a JSON Schema
+per function, but reject or mishandle parts of what MCP servers and OpenAPI specs
+produce: references into definitions they do not resolve, object schemas without
+``properties``, arrays without ``items``, names with dots or slashes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import unquote
+
+from toolsets._declaration import ToolDeclaration
+from toolsets._errors import SpecError
+from toolsets.schema._names import ToolNameMap
+
+__all__ = ["DROPPED_KEYWORDS", "openai_parameters", "to_openai_tools"]
+
+DROPPED_KEYWORDS = frozenset({"$schema", "$id", "$comment", "$anchor", "$dynamicAnchor"})
+"""Keywords removed from every schema: they identify or annotate the document for
+tooling, tell the model nothing, and some OpenAI-compatible servers reject them.
+(``examples``, ``title``, ``format`` and unknown ``x-`` keywords are kept: they help the
+model and are accepted.)"""
+
+# Keywords whose value is a map of names to subschemas.
+# ("dependencies" is draft 4-7; its array values are copied as they are.)
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "dependencies"})
+# Keywords whose value is one subschema.
+_SCHEMAS = frozenset(
+    {
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "additionalItems",
+        "unevaluatedItems",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+    }
+)
+# Keywords whose value is a list of subschemas.
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+# Definition blocks: only reachable through "$ref", so they are not walked in place;
+# what is still needed after inlining comes back as one top-level "$defs".
+_DEFINITIONS = frozenset({"$defs", "definitions"})
+
+
+def _copy_data(value: Any) -> Any:
+    # Keyword values that are data (enum, default, examples, const) are copied, so
+    # nothing in the result is shared with the caller's schema.
+    if isinstance(value, Mapping):
+        return {k: _copy_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copy_data(v) for v in value]
+    return value
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _has_type(schema: Mapping[str, Any], name: str) -> bool:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return declared == name
+    return isinstance(declared, list) and name in declared
+
+
+class _Normalizer:
+    """One pass over one schema; definitions are normalized at most once each."""
+
+    def __init__(self, root: Mapping[str, Any], source: str | None) -> None:
+        self._root = root
+        self._source = source
+        # Finished definitions, by pointer: each is built once however often it is used.
+        self._done: dict[str, Any] = {}
+        # Definitions being built, innermost last: a reference to one of these is a cycle.
+        self._active: list[str] = []
+        self._recursive: dict[str, str] = {}  # pointer -> name under the output "$defs"
+        self._def_names: set[str] = set()
+
+    def run(self) -> dict[str, Any]:
+        built = self._schema(self._root, "")
+        # A copy: the root may be a definition that is also used (and shared) below.
+        out = dict(built) if isinstance(built, dict) else {}
+        out["type"] = "object"
+        if not isinstance(out.get("properties"), dict):
+            out["properties"] = {}
+        if self._recursive:
+            out["$defs"] = {name: self._done[ptr] for ptr, name in self._recursive.items()}
+        return out
+
+    def _schema(self, schema: Any, pointer: str) -> Any:
+        if not isinstance(schema, Mapping):
+            # Boolean schemas mean "anything" / "nothing"; other values are left for
+            # the provider to judge rather than silently changed.
+            return _copy_data(schema)
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            return self._reference(schema, ref, pointer)
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key in DROPPED_KEYWORDS or key in _DEFINITIONS:
+                continue
+            at = f"{pointer}/{_escape(key)}"
+            if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+                out[key] = {n: self._schema(s, f"{at}/{_escape(n)}") for n, s in value.items()}
+            elif key in _SCHEMAS:
+                out[key] = self._schema(value, at)
+            elif key in _SCHEMA_LISTS and isinstance(value, list | tuple):
+                out[key] = [self._schema(s, f"{at}/{i}") for i, s in enumerate(value)]
+            elif key == "items":
+                if isinstance(value, list | tuple):  # draft 4-2019 tuple form
+                    out[key] = [self._schema(s, f"{at}/{i}") for i, s in enumerate(value)]
+                else:
+                    out[key] = self._schema(value, at)
+            else:
+                out[key] = _copy_data(value)
+        if _has_type(out, "object") and "properties" not in out:
+            out["properties"] = {}
+        if _has_type(out, "array") and "items" not in out and "prefixItems" not in out:
+            # OpenAI rejects an array schema without "items"; {} means what absence did.
+            out["items"] = {}
+        return out
+
+    def _reference(self, schema: Mapping[str, Any], ref: str, pointer: str) -> Any:
+        target_pointer = unquote(ref[1:])
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        if target_pointer == "":
+            # A reference to the root stays one: the result's root is the same schema.
+            return self._merge({"$ref": "#"}, siblings, pointer)
+        if target_pointer in self._active or target_pointer in self._recursive:
+            return self._merge({"$ref": self._def_ref(target_pointer)}, siblings, pointer)
+        built = self._done.get(target_pointer)
+        if built is None:
+            target = self._resolve(target_pointer, ref, pointer)
+            self._active.append(target_pointer)
+            try:
+                built = self._schema(target, target_pointer)
+            finally:
+                self._active.pop()
+            self._done[target_pointer] = built
+        if target_pointer in self._recursive:
+            return self._merge({"$ref": self._def_ref(target_pointer)}, siblings, pointer)
+        if not siblings:
+            return built
+        if not isinstance(built, dict):
+            return self._merge({"allOf": [built]}, siblings, pointer)
+        return self._merge(dict(built), siblings, pointer)
+
+    def _merge(self, base: dict[str, Any], siblings: Mapping[str, Any], pointer: str) -> Any:
+        # Keywords beside "$ref" (a description, a default) refine the referenced schema,
+        # and win over the definition's own.
+        if siblings:
+            base.update(self._schema(siblings, pointer))
+        return base
+
+    def _def_ref(self, target_pointer: str) -> str:
+        name = self._recursive.get(target_pointer)
+        if name is None:
+            parts = target_pointer.split("/")
+            is_definition = len(parts) == 3 and parts[1] in _DEFINITIONS
+            raw = parts[2] if is_definition else target_pointer.strip("/")
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", raw.replace("~1", "/").replace("~0", "~"))
+            name = name or "_"
+            unique, n = name, 1
+            while unique in self._def_names:
+                n += 1
+                unique = f"{name}_{n}"
+            self._def_names.add(unique)
+            self._recursive[target_pointer] = unique
+            name = unique
+        return f"#/$defs/{_escape(name)}"
+
+    def _resolve(self, target_pointer: str, ref: str, pointer: str) -> Any:
+        node: Any = self._root
+        for token in target_pointer.split("/")[1:]:
+            key = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, Mapping) and key in node:
+                node = node[key]
+            elif isinstance(node, list | tuple) and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+            else:
+                raise SpecError(
+                    f"$ref {ref!r} points at nothing",
+                    pointer=f"{pointer}/$ref",
+                    source=self._source,
+                )
+        return node
+
+
+def openai_parameters(schema: Mapping[str, Any], *, source: str | None = None) -> dict[str, Any]:
+    """A parameter schema that OpenAI-compatible servers accept, built from ``schema``.
+
+    The result is a new schema (``schema`` is never changed, and nothing in the result
+    is shared with it):
+
+    - the top level is ``{"type": "object", "properties": {...}, ...}``;
+    - local ``$ref`` (``#/$defs/...``, ``#/definitions/...``, any JSON pointer) are
+      replaced by what they point at; keywords beside a ``$ref`` override the
+      definition's own. A definition that refers to itself, directly or through
+      others, cannot be inlined: it is kept under a top-level ``$defs`` and its
+      references point there. References to other documents are left as they are;
+    - object schemas without ``properties`` get an empty one, array schemas without
+      ``items`` get ``{}`` (OpenAI rejects both as they are);
+    - the keywords in `DROPPED_KEYWORDS` are removed, and definition blocks that
+      nothing uses are dropped. Everything else (descriptions, ``enum``, ``default``,
+      ``required``, ``anyOf``, ``format``, ``examples``) is kept.
+
+    Each definition is normalized once; a definition used in several places is one
+    shared object in the result. Treat the result as immutable, like the declaration's.
+
+    Args:
+        schema: A JSON Schema of an object (a tool's parameters).
+        source: What the schema belongs to, named in errors (e.g. ``tool:search``).
+
+    Raises:
+        SpecError: a local ``$ref`` points at nothing (``pointer`` is where the
+            reference is, within ``schema``).
+    """
+    return _Normalizer(schema, source).run()
+
+
+def to_openai_tools(
+    declarations: Iterable[ToolDeclaration],
+) -> tuple[list[dict[str, Any]], ToolNameMap]:
+    """Chat Completions ``tools`` for ``declarations``, and the map of their names.
+
+    Returns:
+        ``[{"type": "function", "function": {"name", "description", "parameters"}}]``
+        with provider-legal names, and the `ToolNameMap` to turn the names in the
+        model's calls back into the declarations' own.
+
+    Raises:
+        ToolDefinitionError: two declarations have the same name.
+        SpecError: a parameter schema has a broken local ``$ref``.
+    """
+    decls = list(declarations)
+    names = ToolNameMap.build(d.name for d in decls)
+    tools: list[dict[str, Any]] = []
+    for decl in decls:
+        parameters = openai_parameters(decl.parameters, source=f"tool:{decl.name}")
+        function = {
+            "name": names.to_provider(decl.name),
+            "description": decl.description,
+            "parameters": parameters,
+        }
+        tools.append({"type": "function", "function": function})
+    return tools, names
