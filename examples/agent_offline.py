@@ -98,7 +98,8 @@ def show(event: Event) -> None:
         )
     for response in event.function_responses:
         note = " [yellow](waiting)[/yellow]" if response.will_continue else ""
-        console.print(f"  [green]{response.name} →[/green] {json.dumps(response.response, ensure_ascii=False)}{note}")
+        shown = json.dumps(response.response, ensure_ascii=False)
+        console.print(f"  [green]{response.name} →[/green] {shown}{note}")
     if event.text and not event.partial:
         console.print(f"[bold]{event.author}:[/bold] {event.text}")
 

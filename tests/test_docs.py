@@ -59,7 +59,7 @@ def test_the_quickstart_example_shows_a_result_an_action_and_a_field_error() -> 
 
 def test_the_offline_agent_example_runs_the_whole_cycle() -> None:
     out = run_python([str(ROOT / "examples" / "agent_offline.py")]).stdout
-    assert "get_weather → \"sunny, 24 °C\"" in out
+    assert 'get_weather → "sunny, 24 °C"' in out
     assert '"fields": {"km"' in out
     assert "(waiting)" in out
     assert "Book a trip to Lisbon for 3 nights?" in out
