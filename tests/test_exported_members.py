@@ -76,3 +76,78 @@ def test_private_modules_declare_what_they_export() -> None:
         if info.name.startswith("_"):
             module = importlib.import_module(f"toolsets.{info.name}")
             assert hasattr(module, "__all__"), info.name
+
+
+AGENT = {
+    "DEFAULT_TOOL_TIMEOUT",
+    "AfterTool",
+    "AgentTool",
+    "BaseAgent",
+    "BeforeTool",
+    "ConfirmationRequest",
+    "CredentialRequest",
+    "CredentialStore",
+    "Event",
+    "FinishReason",
+    "InMemoryCredentialStore",
+    "InMemorySessionService",
+    "Llm",
+    "LlmAgent",
+    "LlmRequest",
+    "LlmResponse",
+    "LongRunningRequest",
+    "LoopAgent",
+    "OnToolError",
+    "OpenAIChatModel",
+    "PendingRequest",
+    "RunConfig",
+    "Runner",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "SequentialAgent",
+    "Session",
+    "SessionNotFoundError",
+    "SessionService",
+    "Step",
+    "TransferToAgentTool",
+    "Usage",
+    "exit_loop",
+    "get_user_choice_tool",
+    "load_artifacts_tool",
+    "load_memory_tool",
+    "preload_memory_tool",
+    "transfer_to_agent_tool",
+}
+
+SCHEMA = {
+    "DROPPED_KEYWORDS",
+    "ToolNameMap",
+    "legal_tool_name",
+    "openai_parameters",
+    "to_openai_tools",
+}
+
+
+def test_the_agent_and_schema_packages_export_exactly_the_pinned_names() -> None:
+    import toolsets.agent
+    import toolsets.schema
+
+    assert set(toolsets.agent.__all__) == AGENT
+    assert len(toolsets.agent.__all__) == len(AGENT)
+    assert set(toolsets.schema.__all__) == SCHEMA
+    for module in (toolsets.agent, toolsets.schema):
+        for name in module.__all__:
+            assert getattr(module, name) is not None
+
+
+def test_private_modules_of_subpackages_declare_what_they_export() -> None:
+    import importlib
+    import pkgutil
+
+    import toolsets.agent
+    import toolsets.schema
+
+    for package in (toolsets.agent, toolsets.schema):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            assert hasattr(module, "__all__"), module.__name__

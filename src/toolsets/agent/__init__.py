@@ -29,6 +29,7 @@ from toolsets.agent._events import (
     PendingRequest,
 )
 from toolsets.agent._llm import FinishReason, Llm, LlmResponse, Usage
+from toolsets.agent._openai import OpenAIChatModel
 from toolsets.agent._run import RunConfig
 from toolsets.agent._runner import Runner
 from toolsets.agent._scripted import ScriptedModel, ScriptExhaustedError, Step
@@ -59,6 +60,7 @@ __all__ = [
     "LongRunningRequest",
     "LoopAgent",
     "OnToolError",
+    "OpenAIChatModel",
     "PendingRequest",
     "RunConfig",
     "Runner",
