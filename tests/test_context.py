@@ -288,3 +288,26 @@ def test_deleting_a_state_key_is_refused_with_the_alternative() -> None:
     ctx = ToolContext(Invocation(state={"a": 1}))
     with pytest.raises(TypeError, match=r"ctx.state\['a'\] = None"):
         del ctx.state["a"]  # type: ignore[attr-defined]
+
+
+async def test_a_finished_conversation_can_be_remembered_once() -> None:
+    from toolsets.agent import LlmAgent, Runner, ScriptedModel
+
+    memory = InMemoryMemoryService()
+    runner = Runner(
+        LlmAgent("a", ScriptedModel(["Your dog is called Rex."])), memory_service=memory
+    )
+    session = await runner.create_session(user_id="ann")
+    async for _ in runner.run(
+        user_id="ann", session_id=session.id, message="What is my dog called?"
+    ):
+        pass
+    done = await runner.get_session(user_id="ann", session_id=session.id)
+    assert await memory.add_session_to_memory(done) == 2
+    assert await memory.add_session_to_memory(done) == 0
+    found = await memory.search_memory(app_name="toolsets", user_id="ann", query="dog Rex")
+    assert [(e.author, e.content.text) for e in found] == [
+        ("a", "Your dog is called Rex."),
+        ("user", "What is my dog called?"),
+    ]
+    assert await memory.search_memory(app_name="toolsets", user_id="bob", query="dog") == []

@@ -162,11 +162,50 @@ def _words(text: str) -> set[str]:
     return {w.casefold() for w in _WORD.findall(text)}
 
 
+class _SessionEvent(Protocol):
+    @property
+    def author(self) -> str: ...
+    @property
+    def content(self) -> Content | None: ...
+    @property
+    def timestamp(self) -> float: ...
+    @property
+    def id(self) -> str: ...
+
+
+class _Session(Protocol):
+    @property
+    def app_name(self) -> str: ...
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def events(self) -> Sequence[_SessionEvent]: ...
+
+
 class InMemoryMemoryService:
     """A `MemoryService` in this process's memory, ranking entries by shared words."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str], list[MemoryEntry]] = {}
+        self._seen: set[str] = set()
+
+    async def add_session_to_memory(self, session: _Session) -> int:
+        """Remember the text of a session's events (a `toolsets.agent.Session`); events
+        remembered before are skipped, so calling it after every run is fine.
+
+        Returns:
+            How many entries were added.
+        """
+        added = [
+            MemoryEntry(
+                content=event.content, author=event.author, timestamp=event.timestamp, id=event.id
+            )
+            for event in session.events
+            if event.content is not None and event.content.text and event.id not in self._seen
+        ]
+        self._seen.update(entry.id for entry in added)
+        await self.add_entries(app_name=session.app_name, user_id=session.user_id, entries=added)
+        return len(added)
 
     async def add_entries(
         self, *, app_name: str, user_id: str, entries: Iterable[MemoryEntry]
