@@ -1,0 +1,31 @@
+"""MCP servers as toolsets: `McpToolset` over `Stdio` or `StreamableHttp`, on the official
+`mcp` SDK."""
+
+from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
+from toolsets.mcp._convert import convert_result
+from toolsets.mcp._toolset import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    ConfirmPolicy,
+    McpTool,
+    McpToolset,
+    ProgressHandler,
+)
+from toolsets.mcp._transports import HeaderProvider, Stdio, StreamableHttp, Transport
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "ConfirmPolicy",
+    "ElicitationHandler",
+    "HeaderProvider",
+    "McpTool",
+    "McpToolset",
+    "ProgressHandler",
+    "RootsSource",
+    "SamplingHandler",
+    "Stdio",
+    "StreamableHttp",
+    "Transport",
+    "convert_result",
+]

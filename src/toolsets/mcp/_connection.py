@@ -1,0 +1,341 @@
+"""One long-lived MCP session, owned by a task of its own (internal).
+
+The SDK's transports hold anyio cancel scopes that must be left by the task that entered
+them, so each session lives in an *owner task* that opens it, waits, and closes it; the
+calls, from any task, share the session concurrently. A transport that dies surfaces in
+the owner (as an exception group), which marks the connection dead: the next use opens a
+new one. Where that owner task lives:
+
+- inside ``async with toolset``: a task group the toolset holds;
+- on first use without ``async with``: a background thread running its own event loop
+  (`_Portal`), so that nothing is tied to the task that happened to call first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import httpx2
+import sniffio
+from anyio.abc import TaskGroup, TaskStatus
+from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+
+from toolsets._errors import ConnectionError
+from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
+
+__all__ = ["Connection", "ConnectionOptions", "Host", "is_connection_lost", "is_session_expired"]
+
+logger = logging.getLogger("toolsets.mcp")
+
+T = TypeVar("T")
+
+CLOSE_TIMEOUT = 10.0
+"""Seconds to wait for a session to close (a stdio server gets 2 s to exit on its own,
+then SIGTERM, then SIGKILL after 2 s more, from the SDK)."""
+
+CONNECTION_CLOSED = -32000
+INVALID_REQUEST = -32600
+
+
+def is_connection_lost(error: MCPError) -> bool:
+    """The server went away (a crashed process, a dropped stream)."""
+    return error.code == CONNECTION_CLOSED
+
+
+def is_session_expired(error: MCPError) -> bool:
+    """An HTTP server no longer knows our session (it restarted, or expired it): the
+    request was rejected before anything ran, so it may be sent again on a new session."""
+    return error.code == INVALID_REQUEST and error.message in (
+        "Session not found",
+        "Session terminated",
+    )
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def describe(error: BaseException) -> str:
+    """A one-line account of why a connection failed (exception groups unwrapped)."""
+    cause = _root_cause(error)
+    if isinstance(cause, BaseExceptionGroup):
+        return "; ".join(describe(e) for e in cause.exceptions)
+    text = str(cause) or type(cause).__name__
+    return f"{type(cause).__name__}: {text}" if str(cause) else text
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConnectionOptions:
+    """How to open a session (the toolset fills this in)."""
+
+    transport: Transport
+    connect_timeout: float
+    client_kwargs: dict[str, Any] = field(default_factory=dict)
+    on_list_changed: Callable[[], None] = lambda: None
+
+
+class Connection:
+    """One session. ``client`` is usable once ``ready`` is set and ``error`` is None."""
+
+    def __init__(self, options: ConnectionOptions) -> None:
+        self.options = options
+        self.client: Client | None = None
+        self.error: BaseException | None = None
+        self.ready = anyio.Event()
+        self.closed = anyio.Event()
+        self._closing = anyio.Event()
+        self.alive = True
+
+    @property
+    def target(self) -> str:
+        return self.options.transport.target
+
+    def close(self) -> None:
+        """Ask the owner task to close the session (from the owner's event loop)."""
+        self._closing.set()
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
+        transport = self.options.transport
+        if isinstance(transport, Stdio):
+            params = StdioServerParameters(
+                command=transport.command,
+                args=list(transport.args),
+                env=dict(transport.env) if transport.env is not None else None,
+                cwd=transport.cwd,
+            )
+            yield stdio_client(params)
+            return
+        assert isinstance(transport, StreamableHttp)
+        if transport.http_client is not None:
+            yield streamable_http_client(transport.url, http_client=transport.http_client)
+            return
+        timeout = httpx2.Timeout(transport.timeout, read=max(transport.timeout, 300.0))
+        async with httpx2.AsyncClient(
+            headers=dict(transport.headers), auth=transport.auth, timeout=timeout
+        ) as http_client:
+            yield streamable_http_client(transport.url, http_client=http_client)
+
+    async def own(self) -> None:
+        """The owner task's body: open, serve until closed or broken, close."""
+        try:
+            async with (
+                self._transport() as transport,
+                Client(transport, **self.options.client_kwargs) as client,
+                anyio.create_task_group() as tg,
+            ):
+                self.client = client
+                # Ready only once subscribed: a change announced before that is lost.
+                await tg.start(self._listen, client)
+                self.ready.set()
+                await self._closing.wait()
+                tg.cancel_scope.cancel()
+        except Exception as exc:  # the boundary where transport failures arrive (as groups)
+            self.error = exc
+            if self.ready.is_set():
+                logger.warning("MCP connection to %s lost: %s", self.target, describe(exc))
+        finally:
+            self.alive = False
+            self.ready.set()
+            self.closed.set()
+
+    async def _listen(
+        self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        # Protocol 2026-07-28 announces list changes only to listeners; 2025-11-25
+        # announces them as notifications (handled by the message handler instead).
+        started = False
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                task_status.started()
+                started = True
+                async for _ in events:
+                    self.options.on_list_changed()
+        except (ListenNotSupportedError, SubscriptionLost, MCPError):
+            if not started:
+                task_status.started()
+
+
+async def _make_connection(options: ConnectionOptions) -> Connection:
+    return Connection(options)
+
+
+class _Portal:
+    """A background thread with its own event loop, hosting owner tasks for toolsets used
+    without ``async with`` (so no caller's task has to stay alive for them)."""
+
+    def __init__(self) -> None:
+        self._cm: Any = None
+        self._portal: anyio.from_thread.BlockingPortal | None = None
+
+    async def start(self) -> None:
+        backend = sniffio.current_async_library()
+        self._cm = anyio.from_thread.start_blocking_portal(backend)
+        self._portal = await anyio.to_thread.run_sync(self._cm.__enter__)
+
+    async def run(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run ``fn(*args)`` on the portal's loop and wait for it without blocking ours.
+
+        (The portal's methods block, and trio forbids calling them from a loop's thread:
+        each goes through a worker thread.)"""
+        assert self._portal is not None
+        future = await anyio.to_thread.run_sync(self._portal.start_task_soon, fn, *args)
+        try:
+            return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            future.cancel()
+            raise
+
+    async def start_task(self, fn: Callable[[], Awaitable[None]]) -> None:
+        assert self._portal is not None
+        await anyio.to_thread.run_sync(self._portal.start_task_soon, fn)
+
+    async def call(self, fn: Callable[[], None]) -> None:
+        assert self._portal is not None
+        await anyio.to_thread.run_sync(self._portal.call, fn)
+
+    async def stop(self) -> None:
+        if self._cm is not None:
+            cm, self._cm, self._portal = self._cm, None, None
+            await anyio.to_thread.run_sync(cm.__exit__, None, None, None)
+
+
+class Host:
+    """Where the owner tasks of one toolset run, and the one live connection.
+
+    ``connect`` returns the live connection, opening one if needed (one at a time);
+    ``call`` runs an SDK call on it — on our loop, or through the portal.
+    """
+
+    def __init__(self, options_factory: Callable[[], ConnectionOptions]) -> None:
+        self._options_factory = options_factory
+        self._task_group: TaskGroup | None = None
+        self._portal: _Portal | None = None
+        self._connection: Connection | None = None
+        self._opened: list[Connection] = []  # every connection whose owner may still run
+        self._lock = anyio.Lock()
+
+    @property
+    def connection(self) -> Connection | None:
+        return self._connection
+
+    async def enter(self, task_group: TaskGroup) -> None:
+        """Host owner tasks in ``task_group`` (the toolset's ``async with``)."""
+        self._task_group = task_group
+
+    async def connect(self) -> Connection:
+        """The live connection, opened if there is none.
+
+        Raises:
+            ConnectionError: the server cannot be reached (or did not answer in time).
+        """
+        live = self._connection
+        if live is not None and live.alive:
+            return live
+        async with self._lock:
+            live = self._connection
+            if live is not None and live.alive:
+                return live
+            # Forget connections whose owners have finished (a long life with crashes).
+            self._opened = [c for c in self._opened if not c.closed.is_set()]
+            options = self._options_factory()
+            if self._task_group is not None:
+                connection = Connection(options)
+                self._connection = connection
+                self._opened.append(connection)
+                self._task_group.start_soon(connection.own)
+                await self._wait_ready(connection, connection.ready.wait)
+            else:
+                if self._portal is None:
+                    portal = _Portal()
+                    await portal.start()
+                    self._portal = portal
+                # Made on the portal's loop: its events belong to the loop that uses them.
+                connection = await self._portal.run(_make_connection, options)
+                self._connection = connection
+                self._opened.append(connection)
+                await self._portal.start_task(connection.own)
+                await self._wait_ready(connection, lambda: self._via_portal(connection.ready.wait))
+            if connection.error is not None or connection.client is None:
+                error = connection.error or RuntimeError("closed while connecting")
+                raise ConnectionError(
+                    f"cannot connect to MCP server {connection.target}: {describe(error)}",
+                    target=connection.target,
+                ) from error
+            return connection
+
+    async def _wait_ready(
+        self, connection: Connection, wait: Callable[[], Awaitable[None]]
+    ) -> None:
+        timeout = connection.options.connect_timeout
+        with anyio.move_on_after(timeout) as scope:
+            await wait()
+        if scope.cancelled_caught:
+            await self._close(connection)
+            raise ConnectionError(
+                f"MCP server {connection.target} did not finish connecting within {timeout:g} s",
+                target=connection.target,
+            )
+
+    async def _via_portal(self, fn: Callable[[], Awaitable[T]]) -> T:
+        assert self._portal is not None
+        return await self._portal.run(fn)
+
+    async def call(self, fn: Callable[[Client], Awaitable[T]]) -> T:
+        """Run ``fn(client)`` on the live connection (opening it if needed)."""
+        connection = await self.connect()
+        client = connection.client
+        assert client is not None
+        if self._portal is not None and self._task_group is None:
+            return await self._portal.run(fn, client)
+        return await fn(client)
+
+    async def discard(self, connection: Connection) -> None:
+        """Retire a connection found broken (or expired): the next use opens a new one,
+        and its owner task is told to close (without waiting here)."""
+        connection.alive = False
+        if self._connection is connection:
+            self._connection = None
+        if self._portal is not None and self._task_group is None:
+            await self._portal.call(connection.close)
+        else:
+            connection.close()
+
+    async def _close(self, connection: Connection) -> None:
+        await self.discard(connection)
+        with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
+            if self._portal is not None and self._task_group is None:
+                await self._portal.run(connection.closed.wait)
+            else:
+                await connection.closed.wait()
+
+    async def close(self) -> None:
+        """Close every connection this host opened (a stdio server's process ends) and
+        stop the portal; idempotent."""
+        with anyio.CancelScope(shield=True):
+            for connection in list(self._opened):
+                await self._close(connection)
+            self._opened.clear()
+            if self._portal is not None:
+                portal, self._portal = self._portal, None
+                await portal.stop()
+            self._task_group = None
+
+
+def seconds(value: float | None) -> float:
+    """A finite number of seconds (None and inf are not allowed for our timeouts)."""
+    if value is None or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"a timeout must be a positive number of seconds, got {value!r}")
+    return value

@@ -1,0 +1,515 @@
+"""`McpToolset`: an MCP server's tools, over one long-lived session."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal, Self, TypeAlias, cast
+
+import anyio
+import mcp.types as mt
+from mcp import Client, MCPError
+
+from toolsets._context import ToolContext
+from toolsets._declaration import ToolAnnotations
+from toolsets._errors import ConnectionError, ToolCallError, ToolNotFoundError
+from toolsets._json import JsonValue
+from toolsets._tool import BaseTool
+from toolsets._toolset import BaseToolset
+from toolsets.mcp._callbacks import (
+    ElicitationHandler,
+    RootsSource,
+    SamplingHandler,
+    elicitation_callback,
+    logging_callback,
+    roots_callback,
+    sampling_callback,
+)
+from toolsets.mcp._connection import (
+    ConnectionOptions,
+    Host,
+    is_connection_lost,
+    is_session_expired,
+    seconds,
+)
+from toolsets.mcp._convert import convert_result
+from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "ConfirmPolicy",
+    "McpTool",
+    "McpToolset",
+    "ProgressHandler",
+]
+
+logger = logging.getLogger("toolsets.mcp")
+
+DEFAULT_CALL_TIMEOUT = 60.0
+"""Seconds a tool call may take unless the toolset or the call says otherwise."""
+DEFAULT_CONNECT_TIMEOUT = 30.0
+"""Seconds to start a server (or reach it) and finish the handshake."""
+
+REQUEST_TIMEOUT = -32001
+_LEGAL = re.compile(r"[^A-Za-z0-9_.:/-]")
+
+ProgressHandler: TypeAlias = Callable[[str, float, float | None, str | None], Awaitable[None]]
+"""Called with (tool name, progress, total, message) as a server reports progress."""
+
+ConfirmPolicy: TypeAlias = (
+    "Literal['never', 'destructive', 'always'] | Callable[[McpTool, Mapping[str, Any]], bool]"
+)
+"""When calls need the user's approval: never, for tools the server marks destructive (by
+the MCP defaults, any tool not marked read-only or non-destructive), always, or decided
+per call."""
+
+
+def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An MCP input schema as an object schema (some servers leave out type/properties)."""
+    out = dict(schema)
+    out.setdefault("type", "object")
+    if out["type"] == "object":
+        out.setdefault("properties", {})
+    return out
+
+
+def _legal_name(name: str, taken: set[str]) -> str:
+    legal = _LEGAL.sub("_", name)[:128] or "tool"
+    if legal != name or legal in taken:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        legal = f"{legal[:119]}_{digest}"
+    return legal
+
+
+class McpTool(BaseTool):
+    """One tool of an MCP server: its declaration from the server's ``inputSchema``,
+    ``outputSchema``, title and annotations; a call goes over the toolset's session."""
+
+    def __init__(self, toolset: McpToolset, tool: mt.Tool, *, name: str | None = None) -> None:
+        hints = tool.annotations
+        read_only = hints.read_only_hint if hints else None
+        annotations = ToolAnnotations(
+            read_only=read_only,
+            destructive=hints.destructive_hint if hints else None,
+            idempotent=hints.idempotent_hint if hints else None,
+            open_world=hints.open_world_hint if hints else None,
+        )
+        self.toolset = toolset
+        """The toolset this tool belongs to."""
+        self.mcp_tool = tool
+        """The server's definition, as listed."""
+        super().__init__(
+            name or tool.name,
+            tool.description or "",
+            parameters=_parameters(tool.input_schema),
+            response_schema=tool.output_schema,
+            title=tool.title or (hints.title if hints else None),
+            annotations=annotations,
+            timeout=toolset.timeout,
+        )
+
+    @property
+    def mcp_name(self) -> str:
+        """The name the server knows the tool by."""
+        return self.mcp_tool.name
+
+    @property
+    def is_destructive(self) -> bool:
+        """Destructive by the MCP defaults: unless read-only or marked non-destructive."""
+        if self.annotations.read_only:
+            return False
+        return self.annotations.destructive is not False
+
+    def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
+        policy = self.toolset.confirm
+        if callable(policy):
+            return policy(self, args)
+        if policy == "always":
+            return True
+        return policy == "destructive" and self.is_destructive
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        """Call the tool; the server's ``isError`` comes back as ``{"error": ...}``."""
+        result = await self.toolset.call_tool(self.mcp_name, args, ctx=ctx)
+        return convert_result(result)
+
+
+class McpToolset(BaseToolset):
+    """The tools of one MCP server, over one long-lived session shared by every call.
+
+    The session opens on first use (or on ``async with``, which is faster and keeps it in
+    the caller's task group) and reopens after the server crashed or forgot the session.
+    Tools are listed once, page by page, and listed again when the server says they
+    changed. Every wait is bounded: ``connect_timeout`` for starting the server and the
+    handshake, ``timeout`` for each call (and each listing).
+
+    Args:
+        transport: `Stdio` or `StreamableHttp`.
+        timeout: Seconds a call may take (a cancelled or timed-out call is cancelled on
+            the server too; the session stays usable).
+        connect_timeout: Seconds to start or reach the server and finish the handshake.
+        confirm: When calls need the user's approval (see `ConfirmPolicy`).
+        sampling: Answers the server's sampling requests: an `Llm`, or a function.
+        elicitation: Answers the server's questions for the user: a function, or
+            ``"defaults"`` to accept each form with its schema's defaults.
+        roots: The directories the server may work in.
+        progress: Called as the server reports progress on a call.
+        log_level: The lowest level of server log messages to receive (they go to the
+            ``toolsets.mcp.server`` logger).
+        mode: The protocol era: ``"auto"`` (2026-07-28 if the server speaks it, else the
+            2025-11-25 handshake), ``"legacy"`` or ``"2026-07-28"``.
+        name: A name for errors and logs (default: the command or URL).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        timeout: float = DEFAULT_CALL_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        confirm: ConfirmPolicy = "never",
+        sampling: SamplingHandler | Any = None,
+        elicitation: ElicitationHandler | Literal["defaults"] | None = None,
+        roots: RootsSource | None = None,
+        progress: ProgressHandler | None = None,
+        log_level: mt.LoggingLevel | None = "info",
+        mode: Literal["auto", "legacy", "2026-07-28"] = "auto",
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(transport, Stdio | StreamableHttp):
+            raise TypeError(f"transport must be Stdio or StreamableHttp, not {transport!r}")
+        if confirm not in ("never", "destructive", "always") and not callable(confirm):
+            raise ValueError(
+                f"confirm must be never, destructive, always or a function: {confirm!r}"
+            )
+        self.transport = transport
+        self.timeout = seconds(timeout)
+        self.connect_timeout = seconds(connect_timeout)
+        self.confirm = confirm
+        self.name = name or transport.target
+        self._progress = progress
+        self._client_kwargs: dict[str, Any] = {
+            "mode": mode,
+            "read_timeout_seconds": None,  # each request gets its own bound instead
+            "client_info": mt.Implementation(name="toolsets", version=_version()),
+            "message_handler": self._on_message,
+            "logging_callback": logging_callback(logging.getLogger("toolsets.mcp.server")),
+            "cache": None,  # our own list cache, invalidated by list changes
+        }
+        if log_level is not None:
+            self._client_kwargs["log_level"] = log_level
+        if sampling is not None:
+            self._client_kwargs["sampling_callback"] = sampling_callback(sampling)
+        if elicitation is not None:
+            self._client_kwargs["elicitation_callback"] = elicitation_callback(elicitation)
+        if roots is not None:
+            self._client_kwargs["list_roots_callback"] = roots_callback(roots)
+        self._hosts: dict[str, Host] = {}
+        self._tools: dict[str, list[McpTool]] = {}
+        self._generation = 0  # bumped by each announced change
+        self._task_group: Any = None
+        self._entered = 0
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is None:
+            task_group = anyio.create_task_group()
+            await task_group.__aenter__()
+            self._task_group = task_group
+            for host in self._hosts.values():
+                await host.enter(task_group)
+        self._entered += 1
+        await self._host(None).connect()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._entered -= 1
+        if self._entered > 0:
+            return
+        await self.shutdown()
+        task_group, self._task_group = self._task_group, None
+        if task_group is not None:
+            await task_group.__aexit__(None, None, None)
+
+    async def shutdown(self) -> None:
+        """Close every session (ending a stdio server's process); idempotent, and safe
+        from any task. The next use opens a new session."""
+        hosts = list(self._hosts.values())
+        self._hosts.clear()
+        self._tools.clear()
+        with anyio.CancelScope(shield=True):
+            for host in hosts:
+                await host.close()
+
+    # --- sessions ---------------------------------------------------------------------
+
+    async def _headers(self, ctx: ToolContext | None) -> dict[str, str]:
+        transport = self.transport
+        if not isinstance(transport, StreamableHttp) or transport.header_provider is None:
+            return {}
+        headers = transport.header_provider(ctx)
+        if inspect.isawaitable(headers):
+            headers = await headers
+        return dict(headers)
+
+    def _host(self, key: str | None, headers: Mapping[str, str] | None = None) -> Host:
+        # One session per distinct set of per-call headers (e.g. one per user token):
+        # a session's headers are fixed when it opens.
+        key = key or ""
+        host = self._hosts.get(key)
+        if host is None:
+            extra = dict(headers or {})
+            host = self._hosts[key] = Host(lambda: self._options(extra))
+            if self._task_group is not None:
+                host._task_group = self._task_group
+        return host
+
+    async def _host_for(self, ctx: ToolContext | None) -> tuple[str, Host]:
+        headers = await self._headers(ctx)
+        if not headers:
+            return "", self._host(None)
+        key = hashlib.sha256(json.dumps(sorted(headers.items())).encode()).hexdigest()
+        return key, self._host(key, headers)
+
+    def _options(self, extra_headers: Mapping[str, str]) -> ConnectionOptions:
+        transport = self.transport
+        if extra_headers and isinstance(transport, StreamableHttp):
+            transport = StreamableHttp(
+                url=transport.url,
+                headers={**transport.headers, **extra_headers},
+                auth=transport.auth,
+                http_client=transport.http_client,
+                timeout=transport.timeout,
+            )
+        return ConnectionOptions(
+            transport=transport,
+            connect_timeout=self.connect_timeout,
+            client_kwargs=self._client_kwargs,
+            on_list_changed=self._invalidate,
+        )
+
+    def _invalidate(self) -> None:
+        self._generation += 1
+        self._tools.clear()
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            self._invalidate()
+
+    async def _request(
+        self,
+        ctx: ToolContext | None,
+        what: str,
+        fn: Callable[[Client], Awaitable[Any]],
+        limit: float,
+        *,
+        retry_expired: bool = True,
+    ) -> Any:
+        """Run one request on the session, mapping the SDK's failures into ours."""
+        _, host = await self._host_for(ctx)
+        for attempt in (1, 2):
+            connection = await host.connect()
+            try:
+                with anyio.fail_after(limit):
+                    return await host.call(fn)
+            except TimeoutError as exc:
+                raise TimeoutError(f"{what} got no answer within {limit:g} s") from exc
+            except MCPError as exc:
+                if is_session_expired(exc) and retry_expired and attempt == 1:
+                    # The server rejected the request before running it: a new session,
+                    # and the same request once more.
+                    logger.info("MCP session with %s expired; reconnecting", self.name)
+                    await host.discard(connection)
+                    continue
+                if is_connection_lost(exc):
+                    await host.discard(connection)
+                    raise ConnectionError(
+                        f"MCP server {self.name} went away during {what}; it is not retried "
+                        "because it may have run (the next call starts a new session)",
+                        target=self.transport.target,
+                    ) from exc
+                if exc.code == REQUEST_TIMEOUT:
+                    raise TimeoutError(f"{what} timed out on the server: {exc.message}") from exc
+                raise ToolCallError(
+                    f"MCP server {self.name} answered {what} with error {exc.code}: {exc.message}",
+                    tool_name=what,
+                ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # --- tools ------------------------------------------------------------------------
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[McpTool]:
+        """Every tool of the server (all pages), cached until the server announces a
+        change or the session is reopened."""
+        key, host = await self._host_for(ctx)
+        connection = host.connection
+        cached = self._tools.get(key)
+        if cached is not None and connection is not None and connection.alive:
+            return tuple(cached)
+        generation = self._generation
+        listed: list[mt.Tool] = []
+        cursor: str | None = None
+        while True:
+            page = await self._request(
+                ctx,
+                "tools/list",
+                _paged("list_tools", cursor),
+                self.timeout,
+            )
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        tools: list[McpTool] = []
+        taken: set[str] = set()
+        for tool in listed:
+            name = _legal_name(tool.name, taken)
+            if name != tool.name:
+                logger.warning("MCP tool %r of %s is offered as %r", tool.name, self.name, name)
+            taken.add(name)
+            tools.append(McpTool(self, tool, name=name))
+        if generation == self._generation:  # else a change came in while listing
+            self._tools[key] = tools
+        return tuple(tools)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ctx: ToolContext | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - bounds the request, see _request
+        progress: ProgressHandler | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> mt.CallToolResult:
+        """Call a tool by its MCP name and return the server's raw result.
+
+        Raises:
+            ConnectionError: the server cannot be reached, or went away during the call.
+            TimeoutError: no answer within the timeout (the call is cancelled).
+            ToolCallError: the server answered with a protocol error.
+        """
+        bound = seconds(timeout) if timeout is not None else self.timeout
+        report = progress or self._progress
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                await report(name, progress, total, message)
+
+        args = dict(arguments or {})
+        request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
+        result: mt.CallToolResult = await self._request(
+            ctx,
+            f"the call to {name!r}",
+            lambda client: client.call_tool(
+                name,
+                args,
+                read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
+                progress_callback=on_progress if report is not None else None,
+                meta=request_meta,
+            ),
+            bound,
+        )
+        return result
+
+    async def get_tool(self, name: str, ctx: ToolContext | None = None) -> McpTool:
+        tools = await self.list_tools(ctx)
+        for tool in tools:
+            if tool.name == name:
+                return tool
+        raise ToolNotFoundError(name, (t.name for t in tools))
+
+    # --- resources and prompts --------------------------------------------------------
+
+    async def list_resources(self, ctx: ToolContext | None = None) -> list[mt.Resource]:
+        """Every resource the server lists (all pages)."""
+        resources: list[mt.Resource] = []
+        cursor: str | None = None
+        while True:
+            page = await self._request(
+                ctx, "resources/list", _paged("list_resources", cursor), self.timeout
+            )
+            resources.extend(page.resources)
+            cursor = page.next_cursor
+            if not cursor:
+                return resources
+
+    async def read_resource(
+        self, uri: str, ctx: ToolContext | None = None
+    ) -> list[mt.TextResourceContents | mt.BlobResourceContents]:
+        """The contents of a resource."""
+        result = await self._request(
+            ctx, f"reading {uri!r}", lambda c: c.read_resource(uri), self.timeout
+        )
+        contents: list[mt.TextResourceContents | mt.BlobResourceContents] = result.contents
+        return contents
+
+    async def list_prompts(self, ctx: ToolContext | None = None) -> list[mt.Prompt]:
+        """Every prompt the server offers (all pages)."""
+        prompts: list[mt.Prompt] = []
+        cursor: str | None = None
+        while True:
+            page = await self._request(
+                ctx, "prompts/list", _paged("list_prompts", cursor), self.timeout
+            )
+            prompts.extend(page.prompts)
+            cursor = page.next_cursor
+            if not cursor:
+                return prompts
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, ctx: ToolContext | None = None
+    ) -> mt.GetPromptResult:
+        """A prompt, filled in with ``arguments``."""
+        args = dict(arguments or {})
+        result: mt.GetPromptResult = await self._request(
+            ctx, f"the prompt {name!r}", lambda c: c.get_prompt(name, args), self.timeout
+        )
+        return result
+
+    # --- what the server said about itself --------------------------------------------
+
+    async def server_info(self) -> mt.Implementation:
+        """The server's name and version (connecting if needed)."""
+        connection = await self._host(None).connect()
+        assert connection.client is not None
+        info = connection.client.server_info
+        if info is None:
+            raise ToolCallError(f"MCP server {self.name} did not say who it is", tool_name="")
+        return info
+
+    async def protocol_version(self) -> str:
+        """The protocol version negotiated with the server (connecting if needed)."""
+        connection = await self._host(None).connect()
+        assert connection.client is not None
+        return str(connection.client.protocol_version)
+
+    def __repr__(self) -> str:
+        return f"McpToolset({self.name!r})"
+
+
+def _paged(method: str, cursor: str | None) -> Callable[[Client], Awaitable[Any]]:
+    """A request for one page of a list (``client.<method>(cursor=...)``)."""
+
+    async def request(client: Client) -> Any:
+        return await getattr(client, method)(cursor=cursor)
+
+    return request
+
+
+def _version() -> str:
+    from toolsets import __version__
+
+    return __version__

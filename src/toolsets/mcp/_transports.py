@@ -1,0 +1,86 @@
+"""Where an MCP server is: a command to run (stdio) or a URL (streamable HTTP)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeAlias
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx2
+
+from toolsets._context import ToolContext
+
+__all__ = ["HeaderProvider", "Stdio", "StreamableHttp", "Transport"]
+
+HeaderProvider: TypeAlias = Callable[
+    [ToolContext | None], "Mapping[str, str] | Awaitable[Mapping[str, str]]"
+]
+"""Headers computed for each request from the caller's context (e.g. a user's token)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stdio:
+    """A server started as a subprocess, spoken to over its stdin and stdout.
+
+    Args:
+        command: The program, e.g. ``"npx"`` or ``"python"``.
+        args: Its arguments.
+        env: Extra environment variables (added to a minimal safe environment, as the
+            SDK does; pass what the server needs, e.g. an API key).
+        cwd: The working directory.
+    """
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] | None = field(default=None, repr=False)
+    cwd: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise ValueError("Stdio needs a command")
+
+    @property
+    def target(self) -> str:
+        """The command line, for errors and logs (no environment: it may hold secrets)."""
+        return " ".join([self.command, *self.args])
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamableHttp:
+    """A server reached over MCP's streamable HTTP transport.
+
+    Args:
+        url: The endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
+        headers: Headers sent with every request (e.g. an API key).
+        header_provider: Headers computed per call from the caller's `ToolContext`.
+        auth: An ``httpx2.Auth`` (e.g. the SDK's OAuth providers).
+        http_client: A client to use instead of our own (left open on shutdown).
+        timeout: Seconds to wait for the server to accept a connection and answer an
+            HTTP request (a call's own timeout is the toolset's).
+    """
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    header_provider: HeaderProvider | None = None
+    auth: httpx2.Auth | None = field(default=None, repr=False)
+    http_client: httpx2.AsyncClient | None = field(default=None, repr=False)
+    timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"StreamableHttp needs an http(s) URL, got {self.target!r}")
+
+    @property
+    def target(self) -> str:
+        """The URL without any user:password in it."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+Transport: TypeAlias = Stdio | StreamableHttp
+"""Either way of reaching a server."""

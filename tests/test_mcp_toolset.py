@@ -1,0 +1,382 @@
+"""McpToolset against our fixture server, over real stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import anyio
+import pytest
+from tests.mcp_helpers import HttpServer, alive, eventually, fixture_stdio, stdio_toolset
+
+from toolsets import (
+    ConnectionError,
+    FunctionCall,
+    ToolContext,
+    ToolNotFoundError,
+    combined,
+    prefixed,
+)
+from toolsets.agent import LlmAgent, Runner, ScriptedModel
+from toolsets.mcp import McpTool, McpToolset, StreamableHttp
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[HttpServer]:
+    server = HttpServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+async def was_cancelled(toolset: McpToolset, label: str) -> bool:
+    labels = await toolset.call_tool("cancelled_labels", {})
+    return label in labels.structured_content["result"]
+
+
+def http_toolset(server: HttpServer, **options: Any) -> McpToolset:
+    transport_options = {k: options.pop(k) for k in ("headers", "header_provider") if k in options}
+    return McpToolset(StreamableHttp(url=server.url, **transport_options), **options)
+
+
+# --- listing ----------------------------------------------------------------------------
+
+
+async def test_every_tool_is_listed_with_its_schema_output_schema_title_and_hints(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server) as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+    assert {"echo", "add", "delete_file", "media", "crash"} <= set(tools)
+    echo = tools["echo"]
+    assert isinstance(echo, McpTool)
+    decl = echo.declaration()
+    assert decl is not None
+    assert decl.parameters["properties"]["text"]["type"] == "string"
+    assert decl.parameters["required"] == ["text"]
+    assert decl.title == "Echo"
+    assert echo.description == "Echo the text back."
+    assert echo.is_read_only
+    assert echo.is_concurrency_safe
+    assert decl.annotations.idempotent is True
+    add = tools["add"]
+    assert add.response_schema is not None
+    assert add.response_schema["properties"]["total"]["type"] == "integer"
+    assert tools["delete_file"].annotations.destructive is True
+    assert not tools["delete_file"].is_concurrency_safe
+
+
+async def test_tools_listed_in_pages_are_all_listed() -> None:
+    env = {"TOOLSETS_FIXTURE_PAGE_SIZE": "3", "TOOLSETS_FIXTURE_EXTRA_TOOLS": "10"}
+    async with stdio_toolset(env) as toolset:
+        names = [t.name for t in await toolset.list_tools()]
+    assert [n for n in names if n.startswith("extra_")] == [f"extra_{i}" for i in range(10)]
+    assert len(names) == len(set(names))
+    assert "echo" in names
+
+
+async def test_the_list_is_cached_until_the_server_announces_a_change(
+    http_server: HttpServer,
+) -> None:
+    for mode in ("auto", "legacy"):  # 2026-07-28 announces by listen(), 2025-11-25 by notification
+        async with http_toolset(http_server, mode=mode) as toolset:
+            first = await toolset.list_tools()
+            assert await toolset.list_tools() == first
+            added = f"added_{mode}"
+            await toolset.call_tool("add_tool", {"name": added})
+
+            async def listed(name: str = added, ts: McpToolset = toolset) -> bool:
+                return name in [t.name for t in await ts.list_tools()]
+
+            await eventually(listed)
+            await toolset.call_tool("remove_tool", {"name": added})
+
+
+async def test_get_tool_names_the_available_tools_when_missing(http_server: HttpServer) -> None:
+    async with http_toolset(http_server) as toolset:
+        with pytest.raises(ToolNotFoundError) as info:
+            await toolset.get_tool("ehco")
+    assert "echo" in info.value.available
+
+
+# --- results ----------------------------------------------------------------------------
+
+
+async def test_results_of_every_content_type_become_json_for_the_model(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server) as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+        ctx = ToolContext()
+        assert await tools["add"].run({"a": 2, "b": 3}, ctx) == {"total": 5}
+        media = await tools["media"].run({}, ctx)
+        failed = await tools["fail"].run({"message": "no way"}, ctx)
+        explicit = await tools["error_result"].run({}, ctx)
+    assert media == {
+        "content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "mime_type": "image/png", "data": "iVBORw=="},
+            {"type": "audio", "mime_type": "audio/wav", "data": "UklGRg=="},
+            {
+                "type": "resource_link",
+                "uri": "file:///tmp/x.txt",
+                "name": "x",
+                "mime_type": "text/plain",
+            },
+            {"type": "resource", "uri": "mem://a", "mime_type": "text/plain", "text": "A"},
+            {
+                "type": "resource",
+                "uri": "mem://b",
+                "mime_type": "application/octet-stream",
+                "blob": "Qg==",
+            },
+        ]
+    }
+    assert isinstance(failed, dict)
+    assert "fail" in str(failed["error"])
+    assert explicit == {"error": "bad input: x"}
+
+
+async def test_meta_passes_through_to_the_server(http_server: HttpServer) -> None:
+    async with http_toolset(http_server) as toolset:
+        result = await toolset.call_tool("meta", {}, meta={"trace_id": "t-1"})
+    assert result.structured_content == {"trace_id": "t-1"}
+
+
+async def test_progress_notifications_reach_the_caller(http_server: HttpServer) -> None:
+    seen: list[tuple[str, float, float | None, str | None]] = []
+
+    async def progress(tool: str, done: float, total: float | None, message: str | None) -> None:
+        seen.append((tool, done, total, message))
+
+    async with http_toolset(http_server, progress=progress) as toolset:
+        await toolset.call_tool("slow", {"seconds": 0.1})
+    assert seen == [("slow", float(i), 4.0, f"step {i}") for i in range(1, 5)]
+
+
+# --- concurrency, timeouts, cancellation ------------------------------------------------
+
+
+async def test_concurrent_calls_share_one_session_and_are_not_serialized(
+    http_server: HttpServer,
+) -> None:
+    results: list[Any] = []
+    async with http_toolset(http_server) as toolset:
+
+        async def meet(group: str) -> None:
+            results.append(await toolset.call_tool("rendezvous", {"group": group, "size": 5}))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for _ in range(5):
+                    tg.start_soon(meet, f"g-{anyio.current_time()}"[:0] + "together")
+    assert [r.structured_content for r in results] == [{"result": "met"}] * 5
+
+
+async def test_a_call_over_its_timeout_is_cancelled_on_the_server_and_the_session_survives(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server, timeout=0.5) as toolset:
+        with anyio.fail_after(5), pytest.raises(TimeoutError, match=r"0\.5 s"):
+            await toolset.call_tool("sleep", {"seconds": 30, "label": "timed-out"})
+        await eventually(lambda: was_cancelled(toolset, "timed-out"))
+        echoed = await toolset.call_tool("echo", {"text": "still here"})
+    assert echoed.structured_content == {"result": "still here"}
+
+
+async def test_cancelling_the_caller_cancels_the_request_on_the_server(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server) as toolset:
+        with anyio.move_on_after(0.3):
+            await toolset.call_tool("sleep", {"seconds": 30, "label": "caller-cancelled"})
+        await eventually(lambda: was_cancelled(toolset, "caller-cancelled"))
+
+
+# --- recovery ---------------------------------------------------------------------------
+
+
+async def test_a_crashed_stdio_server_fails_the_call_clearly_and_the_next_call_restarts_it() -> (
+    None
+):
+    async with stdio_toolset() as toolset:
+        first_pid = (await toolset.call_tool("pid", {})).structured_content["result"]
+        with anyio.fail_after(10), pytest.raises(ConnectionError) as info:
+            await toolset.call_tool("crash", {})
+        assert "not retried" in str(info.value)
+        assert info.value.target == fixture_stdio().target
+        second_pid = (await toolset.call_tool("pid", {})).structured_content["result"]
+    assert second_pid != first_pid
+    assert not alive(first_pid)
+    assert not alive(second_pid), "shutdown ends the server process"
+
+
+async def test_an_unreachable_http_server_gives_a_clear_error_not_an_exception_group() -> None:
+    toolset = McpToolset(StreamableHttp(url="http://127.0.0.1:9/mcp"), connect_timeout=5)
+    with anyio.fail_after(10), pytest.raises(ConnectionError) as info:
+        await toolset.list_tools()
+    assert info.value.target == "http://127.0.0.1:9/mcp"
+    assert "ConnectError" in str(info.value)
+    await toolset.shutdown()
+
+
+async def test_a_restarted_http_server_is_reconnected_without_user_action() -> None:
+    server = HttpServer()
+    server.start()
+    try:
+        # The 2025-11-25 handshake keeps a stateful session the restarted server forgets.
+        async with McpToolset(StreamableHttp(url=server.url), mode="legacy") as toolset:
+            before = (await toolset.call_tool("pid", {})).structured_content["result"]
+            server.restart()
+            with anyio.fail_after(20):
+                after = (await toolset.call_tool("pid", {})).structured_content["result"]
+        assert after != before
+    finally:
+        server.stop()
+
+
+async def test_a_toolset_used_without_async_with_opens_on_first_use_and_shuts_down() -> None:
+    toolset = stdio_toolset()
+    tool = await toolset.get_tool("pid")
+    pid = await tool.run({}, ToolContext())
+    assert isinstance(pid, dict)
+    assert alive(pid["result"])
+    await toolset.shutdown()
+    await toolset.shutdown()
+    assert not alive(pid["result"])
+
+
+async def test_shutdown_from_another_task_is_clean_and_idempotent(http_server: HttpServer) -> None:
+    toolset = http_toolset(http_server)
+    async with toolset:
+        await toolset.list_tools()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(toolset.shutdown)
+            tg.start_soon(toolset.shutdown)
+        # Used again after a shutdown, it opens a new session.
+        assert (await toolset.call_tool("echo", {"text": "again"})).structured_content == {
+            "result": "again"
+        }
+
+
+# --- auth headers -----------------------------------------------------------------------
+
+
+async def test_static_headers_reach_the_server(http_server: HttpServer) -> None:
+    async with http_toolset(http_server, headers={"X-Api-Key": "k-1"}) as toolset:
+        seen = (await toolset.call_tool("headers", {})).structured_content
+    assert seen["x-api-key"] == "k-1"
+
+
+async def test_per_call_headers_come_from_the_callers_context(http_server: HttpServer) -> None:
+    from toolsets import Invocation
+
+    def token(ctx: ToolContext | None) -> Mapping[str, str]:
+        return {"Authorization": f"Bearer token-of-{ctx.user_id if ctx else 'nobody'}"}
+
+    async with http_toolset(http_server, header_provider=token) as toolset:
+        ann = ToolContext(Invocation(user_id="ann"))
+        bob = ToolContext(Invocation(user_id="bob"))
+        seen_ann = (await toolset.call_tool("headers", {}, ctx=ann)).structured_content
+        seen_bob = (await toolset.call_tool("headers", {}, ctx=bob)).structured_content
+    assert seen_ann["authorization"] == "Bearer token-of-ann"
+    assert seen_bob["authorization"] == "Bearer token-of-bob"
+
+
+# --- confirmation -----------------------------------------------------------------------
+
+
+async def test_destructive_tools_can_be_made_to_require_confirmation(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server, confirm="destructive") as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+    assert tools["delete_file"].requires_confirmation({"path": "a"})
+    assert not tools["echo"].requires_confirmation({"text": "a"})
+    assert not tools["append_line"].requires_confirmation({"line": "a"})
+    assert tools["slow"].requires_confirmation({}), "no hints: destructive by MCP's defaults"
+    with pytest.raises(ValueError, match="confirm"):
+        http_toolset(http_server, confirm="sometimes")  # type: ignore[arg-type]
+
+
+# --- client features --------------------------------------------------------------------
+
+
+async def test_sampling_requests_are_answered_by_a_model(http_server: HttpServer) -> None:
+    model = ScriptedModel(["4"], name="tiny")
+    async with http_toolset(http_server, sampling=model) as toolset:
+        answer = await toolset.call_tool("ask_model", {})
+    assert answer.structured_content == {"result": "tiny says 4"}
+    assert model.requests[0].contents[0].text == "What is 2+2?"
+
+
+async def test_elicitation_fills_in_the_schemas_defaults_or_declines(
+    http_server: HttpServer,
+) -> None:
+    asked: list[str] = []
+
+    async def pick(message: str, schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        asked.append(message)
+        return {"color": "red"}
+
+    async with http_toolset(http_server, elicitation=pick) as toolset:
+        answer = await toolset.call_tool("ask_user", {})
+    assert answer.structured_content == {"result": "color=red count=3"}
+    assert asked == ["Your preferences?"]
+    async with http_toolset(http_server, elicitation="defaults") as toolset:
+        answer = await toolset.call_tool("ask_user", {})
+    assert answer.structured_content == {"result": "color=blue count=3"}
+
+
+async def test_roots_are_listed_for_the_server(http_server: HttpServer, tmp_path: Any) -> None:
+    async with http_toolset(http_server, roots=[tmp_path, "file:///data"]) as toolset:
+        listed = (await toolset.call_tool("roots", {})).structured_content["result"]
+    assert listed == [tmp_path.resolve().as_uri(), "file:///data"]
+
+
+async def test_server_log_messages_go_to_python_logging(
+    http_server: HttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="toolsets.mcp.server"):
+        async with http_toolset(http_server) as toolset:
+            await toolset.call_tool("log", {"message": "disk almost full"})
+
+            async def logged() -> bool:
+                return any("disk almost full" in r.getMessage() for r in caplog.records)
+
+            await eventually(logged)
+    record = next(r for r in caplog.records if "disk almost full" in r.getMessage())
+    assert record.levelno == logging.WARNING
+
+
+async def test_resources_and_prompts_are_reachable(http_server: HttpServer) -> None:
+    async with http_toolset(http_server) as toolset:
+        resources = await toolset.list_resources()
+        contents = await toolset.read_resource("mem://greeting")
+        prompts = await toolset.list_prompts()
+        prompt = await toolset.get_prompt("review", {"code": "x = 1"})
+    assert [str(r.uri) for r in resources] == ["mem://greeting"]
+    assert [getattr(c, "text", None) for c in contents] == ["hello resource"]
+    assert [p.name for p in prompts] == ["review"]
+    assert "x = 1" in str(prompt.messages[0].content)
+
+
+# --- with the agent and the wrappers ----------------------------------------------------
+
+
+async def test_an_agent_calls_mcp_tools_through_a_prefixed_combined_toolset(
+    http_server: HttpServer,
+) -> None:
+    async with combined(prefixed(http_toolset(http_server), "fx")) as toolset:
+        model = ScriptedModel(
+            [FunctionCall(name="fx_add", args={"a": 20, "b": 22}), "The answer is 42."]
+        )
+        runner = Runner(LlmAgent("assistant", model, tools=[toolset]))
+        session = await runner.create_session(user_id="u")
+        events = [e async for e in runner.run(user_id="u", session_id=session.id, message="add")]
+    assert events[1].function_responses[0].response == {"total": 42}
+    assert events[-1].text == "The answer is 42."
+    assert "fx_echo" in model.requests[0].declarations
