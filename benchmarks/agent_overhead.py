@@ -1,33 +1,127 @@
 """The agent loop's own overhead per tool call: a no-op tool driven by a scripted model.
 
 Everything but the loop is as cheap as it gets (the model is a script, the tool does
-nothing), so the time per call is what the loop itself costs: building the request,
-dispatching through the gates and callbacks, recording events, applying actions.
+nothing), and the time spent inside the model's ``generate`` and the tool's ``run`` is
+measured (by wrapping the two objects the benchmark builds) and subtracted, so what
+remains is what the loop itself costs: building the request, dispatching through the
+gates and callbacks, recording events, applying actions.
 
-Run: python benchmarks/agent_overhead.py [--messages N] [--calls K]
+Run: python benchmarks/agent_overhead.py [--messages N] [--calls K] [--repeats R] [--no-peer]
 
 Prints microseconds per tool call for three shapes of conversation:
-  sequential  K model turns of one call each, per user message
-  batched     one model turn with K concurrency-safe calls, per user message
-  long        one session growing to N*K calls (the history is rebuilt each turn)
+  sequential  K model turns of one call each, per user message (N messages)
+  batched     one model turn with K concurrency-safe calls, per user message (N messages)
+  long        one session growing to N/10*K calls (each message reads the session back)
+
+Columns, min and median over R repeats: ``total`` is the wall time per call; ``own`` is
+that minus the time inside the model's ``generate`` and the tool's ``run`` (``model`` and
+``tool``, medians). ``(gc)`` is the time in the garbage collector (median), nearly all of
+it inside ``own``: the loop's allocations are what set it off. Sessions are made before
+the clock starts. Timings on a small shared machine vary by a third from run to run:
+compare minima, and A/B by running the whole script several times.
+
+The peer is pydantic-ai (``pydantic-ai-slim`` from PyPI, its ``FunctionModel`` test double
+and one no-op tool) in the same shapes, with N/10 messages. It runs as a subprocess in its
+own venv, made on first use (with pip; that takes a while once) under
+``$TOOLSETS_BENCH_PEERS`` (default /tmp/toolsets-bench-peers). Its ``total`` median is
+shown, with how many times ours it is. If it cannot be installed or run, the table says
+why and the benchmark goes on.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import anyio
 
-from toolsets import FunctionCall, tool
-from toolsets.agent import LlmAgent, LlmRequest, Runner, ScriptedModel, Step
+from toolsets import FunctionCall, FunctionTool, JsonValue, ToolContext
+from toolsets.agent import LlmAgent, LlmRequest, LlmResponse, Runner, ScriptedModel, Step
 
 TARGET_US = 100.0
+SHAPES = ("sequential", "batched", "long")
+PEERS_DIR = Path(os.environ.get("TOOLSETS_BENCH_PEERS", "/tmp/toolsets-bench-peers"))
+PEER_INSTALL_TIMEOUT = 600.0
+PEER_RUN_TIMEOUT = 300.0
 
 
-@tool(read_only=True, run_in_thread=False)
+@dataclass
+class Clock:
+    """Nanoseconds spent inside the model and the tool (not the loop's own time), and in
+    the garbage collector (the loop's own: its allocations are what set it off)."""
+
+    model_ns: int = 0
+    tool_ns: int = 0
+    gc_ns: int = 0
+    calls: int = 0
+    _gc_start: int = 0
+
+    def on_gc(self, phase: str, info: Mapping[str, int]) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter_ns()
+        else:
+            self.gc_ns += time.perf_counter_ns() - self._gc_start
+
+
+class _TimedStream:
+    """The model's response stream, timing each step it takes."""
+
+    def __init__(self, inner: AsyncIterator[LlmResponse], clock: Clock) -> None:
+        self._inner = inner
+        self._clock = clock
+
+    def __aiter__(self) -> _TimedStream:
+        return self
+
+    async def __anext__(self) -> LlmResponse:
+        start = time.perf_counter_ns()
+        try:
+            return await self._inner.__anext__()
+        finally:
+            self._clock.model_ns += time.perf_counter_ns() - start
+
+
+class TimedModel:
+    """A `ScriptedModel`, with the time spent inside its ``generate`` counted."""
+
+    def __init__(self, inner: ScriptedModel, clock: Clock) -> None:
+        self._inner = inner
+        self._clock = clock
+
+    @property
+    def model(self) -> str:
+        return self._inner.model
+
+    def generate(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
+        return _TimedStream(self._inner.generate(request, stream=stream), self._clock)
+
+
+class TimedTool(FunctionTool[[], None]):
+    """A `FunctionTool`, with the time spent inside its ``run`` counted."""
+
+    def __init__(self, fn: Callable[[], None], clock: Clock, **options: Any) -> None:
+        super().__init__(fn, **options)
+        self._clock = clock
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        self._clock.calls += 1
+        start = time.perf_counter_ns()
+        try:
+            return await super().run(args, ctx)
+        finally:
+            self._clock.tool_ns += time.perf_counter_ns() - start
+
+
 def noop() -> None:
     """Do nothing."""
     return None
@@ -54,57 +148,241 @@ def batched(calls: int) -> Callable[[LlmRequest], Step]:
     return respond
 
 
-async def measure(
-    respond: Callable[[LlmRequest], Step], messages: int, calls: int, one_session: bool
-) -> float:
-    """Microseconds per tool call over ``messages`` user messages."""
+@dataclass(frozen=True)
+class Sample:
+    """One repeat, in microseconds per tool call."""
+
+    total: float
+    model: float
+    tool: float
+    gc: float
+
+    @property
+    def own(self) -> float:
+        return self.total - self.model - self.tool
+
+
+async def measure(shape: str, messages: int, calls: int) -> Sample:
+    """One repeat of ``shape`` over ``messages`` user messages."""
+    clock = Clock()
+    respond = batched(calls) if shape == "batched" else sequential(calls)
     runner = Runner(
         LlmAgent(
             "bench",
-            ScriptedModel(respond=respond, record=False),
-            tools=[noop],
+            TimedModel(ScriptedModel(respond=respond, record=False), clock),
+            tools=[TimedTool(noop, clock, read_only=True, run_in_thread=False)],
             max_iterations=calls + 2,
         )
     )
-    session = await runner.create_session(user_id="u")
+    if shape == "long":
+        sessions = [await runner.create_session(user_id="u")] * messages
+    else:  # made beforehand: creating sessions is not the loop's work
+        sessions = [await runner.create_session(user_id="u") for _ in range(messages)]
+    gc.collect()  # each repeat starts from the same heap, not the last one's garbage
+    gc.callbacks.append(clock.on_gc)
+    start = time.perf_counter_ns()
+    try:
+        for session in sessions:
+            async for _ in runner.run(user_id="u", session_id=session.id, message="go"):
+                pass
+        elapsed = time.perf_counter_ns() - start
+    finally:
+        gc.callbacks.remove(clock.on_gc)
+    assert clock.calls == messages * calls, clock.calls
+    per_call = 1e-3 / clock.calls
+    return Sample(
+        elapsed * per_call,
+        clock.model_ns * per_call,
+        clock.tool_ns * per_call,
+        clock.gc_ns * per_call,
+    )
+
+
+async def measure_all(messages: int, calls: int, repeats: int) -> dict[str, list[Sample]]:
+    results: dict[str, list[Sample]] = {}
+    for shape in SHAPES:
+        count = messages if shape != "long" else max(1, messages // 10)
+        await measure(shape, max(1, count // 10), calls)  # warm-up: imports, caches
+        results[shape] = [await measure(shape, count, calls) for _ in range(repeats)]
+    return results
+
+
+# --- the peer ------------------------------------------------------------------------------
+
+PEER_SCRIPT = '''\
+"""pydantic-ai in the shapes of benchmarks/agent_overhead.py (written and run by it)."""
+
+import gc
+import json
+import sys
+import time
+from importlib.metadata import version
+
+import anyio
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart,
+)
+from pydantic_ai.models.function import FunctionModel
+
+messages, calls, repeats = (int(a) for a in sys.argv[1:4])
+
+
+def returns(message):
+    if not isinstance(message, ModelRequest):
+        return 0
+    return sum(isinstance(p, ToolReturnPart) for p in message.parts)
+
+
+def sequential(history, info):
+    since_user = 0
+    for message in reversed(history):
+        if isinstance(message, ModelRequest) and any(
+            isinstance(p, UserPromptPart) for p in message.parts
+        ):
+            break
+        since_user += returns(message)
+    if since_user < calls:
+        return ModelResponse(parts=[ToolCallPart("noop", {})])
+    return ModelResponse(parts=[TextPart("done")])
+
+
+def batched(history, info):
+    if any(isinstance(p, UserPromptPart) for p in history[-1].parts):
+        return ModelResponse(parts=[ToolCallPart("noop", {}) for _ in range(calls)])
+    return ModelResponse(parts=[TextPart("done")])
+
+
+async def measure(shape, count):
+    agent = Agent(FunctionModel(batched if shape == "batched" else sequential))
+
+    @agent.tool_plain(sequential=False)
+    async def noop() -> None:
+        """Do nothing."""
+        return None
+
+    history = None
     total_calls = 0
-    start = time.perf_counter()
-    for _ in range(messages):
-        if not one_session:
-            session = await runner.create_session(user_id="u")
-        async for event in runner.run(user_id="u", session_id=session.id, message="go"):
-            total_calls += len(event.function_responses)
-    elapsed = time.perf_counter() - start
-    assert total_calls == messages * calls, total_calls
-    return elapsed / total_calls * 1e6
+    gc.collect()
+    start = time.perf_counter_ns()
+    for _ in range(count):
+        result = await agent.run("go", message_history=history)
+        total_calls += sum(returns(m) for m in result.new_messages())
+        if shape == "long":
+            history = result.all_messages()
+    elapsed = time.perf_counter_ns() - start
+    assert total_calls == count * calls, total_calls
+    return elapsed / total_calls / 1e3
 
 
-async def main() -> None:
+async def main():
+    out = {"version": version("pydantic-ai-slim"), "shapes": {}}
+    for shape in ("sequential", "batched", "long"):
+        await measure(shape, 1)
+        out["shapes"][shape] = [await measure(shape, messages) for _ in range(repeats)]
+    print(json.dumps(out))
+
+
+anyio.run(main)
+'''
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"
+
+
+def run_peer(messages: int, calls: int, repeats: int) -> tuple[str, dict[str, list[float]]]:
+    """pydantic-ai's version and µs per call by shape; raises RuntimeError saying why not."""
+    venv = PEERS_DIR / "pydantic-ai"
+    python = venv / "bin" / "python"
+    try:
+        if not python.exists():
+            print(f"installing the peer (pydantic-ai-slim) in {venv} ...", flush=True)
+            subprocess.run(
+                [sys.executable, "-m", "venv", str(venv)],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=PEER_INSTALL_TIMEOUT,
+            )
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", "pydantic-ai-slim"],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=PEER_INSTALL_TIMEOUT,
+            )
+        script = PEERS_DIR / "pydantic_ai_overhead.py"
+        script.write_text(PEER_SCRIPT)
+        done = subprocess.run(
+            [str(python), str(script), str(messages), str(calls), str(repeats)],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=PEER_RUN_TIMEOUT,
+        )
+        out = json.loads(done.stdout)
+        return str(out["version"]), {k: list(v) for k, v in out["shapes"].items()}
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"{Path(exc.cmd[0]).name} failed: {_tail(exc.stderr)}") from exc
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError) as exc:
+        raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
+
+
+# --- the table -----------------------------------------------------------------------------
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=200)
     parser.add_argument("--calls", type=int, default=10)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--no-peer", action="store_true", help="skip pydantic-ai")
     options = parser.parse_args()
 
-    shapes = {
-        "sequential": (sequential(options.calls), False),
-        "batched": (batched(options.calls), False),
-        "long": (sequential(options.calls), True),
-    }
+    results = anyio.run(measure_all, options.messages, options.calls, options.repeats)
+
+    peer: dict[str, list[float]] = {}
+    peer_note = "peer: skipped (--no-peer)"
+    if not options.no_peer:
+        try:
+            peer_messages = max(1, options.messages // 10)
+            peer_version, peer = run_peer(peer_messages, options.calls, 3)
+            peer_note = (
+                f"peer: pydantic-ai-slim {peer_version}, {peer_messages} messages "
+                "(long: the same session size as ours), median of 3"
+            )
+        except RuntimeError as exc:
+            peer_note = f"peer unavailable: {exc}"
+
     print(
-        f"agent loop overhead per tool call ({options.messages} messages x {options.calls} calls,"
-        f" median of {options.repeats}); target < {TARGET_US:.0f} µs"
+        f"agent loop per tool call, µs ({options.messages} messages x {options.calls} calls;"
+        f" min / median of {options.repeats}); target < {TARGET_US:.0f} µs"
     )
-    print(f"{'shape':<12}{'µs/call':>10}{'vs target':>12}")
-    for name, (respond, one_session) in shapes.items():
-        messages = options.messages if not one_session else max(1, options.messages // 10)
-        runs = [
-            await measure(respond, messages, options.calls, one_session)
-            for _ in range(options.repeats)
-        ]
-        median = statistics.median(runs)
-        print(f"{name:<12}{median:>10.1f}{median / TARGET_US:>11.2f}x")
+    print(
+        f"{'shape':<11}{'total min':>10}{'med':>7}{'own min':>9}{'med':>7}{'(gc)':>6}"
+        f"{'model':>7}{'tool':>6}{'own/target':>11}{'peer':>8}{'peer/ours':>10}"
+    )
+    for shape in SHAPES:
+        samples = results[shape]
+        totals = [s.total for s in samples]
+        owns = [s.own for s in samples]
+        own = statistics.median(owns)
+        total = statistics.median(totals)
+        row = (
+            f"{shape:<11}{min(totals):>10.1f}{total:>7.1f}{min(owns):>9.1f}{own:>7.1f}"
+            f"{statistics.median(s.gc for s in samples):>6.1f}"
+            f"{statistics.median(s.model for s in samples):>7.1f}"
+            f"{statistics.median(s.tool for s in samples):>6.1f}"
+            f"{own / TARGET_US:>10.2f}x"
+        )
+        if shape in peer:
+            theirs = statistics.median(peer[shape])
+            row += f"{theirs:>8.0f}{theirs / total:>9.1f}x"
+        print(row)
+    print(peer_note)
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    main()

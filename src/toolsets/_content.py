@@ -131,4 +131,4 @@ class Content:
     @property
     def function_calls(self) -> tuple[FunctionCall, ...]:
         """The function calls in this turn, in order."""
-        return tuple(p.function_call for p in self.parts if p.function_call is not None)
+        return tuple([p.function_call for p in self.parts if p.function_call is not None])

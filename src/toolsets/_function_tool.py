@@ -9,7 +9,7 @@ import typing
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import anyio
 import anyio.to_thread
@@ -327,7 +327,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
             else:
                 keywords[param.name] = value
 
-        fn = cast(Callable[..., Any], self.fn)
+        fn: Callable[..., Any] = self.fn  # (not cast(): that builds the type on every call)
         if self._is_async:
             result = await fn(*positional, **keywords)
         elif self._run_in_thread:

@@ -6,6 +6,7 @@ import abc
 import contextvars
 import dataclasses
 import functools
+import itertools
 import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -236,12 +237,12 @@ class LlmAgent(BaseAgent):
 
     async def tools(self, ctx: ToolContext) -> list[Tool]:
         """Every tool offered in this context (toolsets are listed concurrently)."""
-        listed = await gather(
-            [functools.partial(toolset.list_tools, ctx) for toolset in self._toolsets]
-        )
         tools: list[Tool] = [*self._tools]
-        for group in listed:
-            tools.extend(group)
+        if self._toolsets:
+            for group in await gather(
+                [functools.partial(toolset.list_tools, ctx) for toolset in self._toolsets]
+            ):
+                tools.extend(group)
         transfer = self._transfer_tool()
         if transfer is not None:
             tools.append(transfer)
@@ -287,25 +288,19 @@ class LlmAgent(BaseAgent):
     async def _dispatch_all(
         self, dispatcher: Dispatcher, calls: Sequence[FunctionCall]
     ) -> list[CallOutcome]:
+        if len(calls) == 1:  # most turns: nothing to group or to run side by side
+            return [await dispatcher.dispatch(calls[0])]
         # Consecutive concurrency-safe calls run side by side; any other call runs alone,
         # in order. Results keep the calls' order.
         outcomes: list[CallOutcome] = []
-        batch: list[FunctionCall] = []
-
-        async def flush() -> None:
-            if batch:
+        for safe, group in itertools.groupby(calls, dispatcher.is_concurrency_safe):
+            if safe:
                 outcomes.extend(
-                    await gather([functools.partial(dispatcher.dispatch, c) for c in batch])
+                    await gather([functools.partial(dispatcher.dispatch, c) for c in group])
                 )
-                batch.clear()
-
-        for call in calls:
-            if dispatcher.is_concurrency_safe(call):
-                batch.append(call)
-                continue
-            await flush()
-            outcomes.append(await dispatcher.dispatch(call))
-        await flush()
+            else:
+                for call in group:
+                    outcomes.append(await dispatcher.dispatch(call))
         return outcomes
 
     def _tool_event(
@@ -317,16 +312,18 @@ class LlmAgent(BaseAgent):
         actions = EventActions()
         pending = list(waiting)
         for outcome in outcomes:
-            actions.state_delta.update(outcome.actions.state_delta)
-            actions.artifact_delta.update(outcome.actions.artifact_delta)
-            actions.skip_summarization |= outcome.actions.skip_summarization
-            actions.escalate |= outcome.actions.escalate
-            if outcome.actions.transfer_to_agent is not None:
-                actions.transfer_to_agent = outcome.actions.transfer_to_agent
+            done = outcome.actions
+            actions.state_delta.update(done.state_delta)
+            actions.artifact_delta.update(done.artifact_delta)
+            actions.skip_summarization |= done.skip_summarization
+            actions.escalate |= done.escalate
+            if done.transfer_to_agent is not None:
+                actions.transfer_to_agent = done.transfer_to_agent
             if outcome.pending is not None:
                 pending.append(outcome.pending)
-        actions.long_running = any(isinstance(p, LongRunningRequest) for p in pending)
-        parts = tuple(Part(function_response=o.response) for o in outcomes)
+        if pending:
+            actions.long_running = any(isinstance(p, LongRunningRequest) for p in pending)
+        parts = tuple([Part(function_response=o.response) for o in outcomes])
         return ctx.event(
             author=self.name,
             content=Content(role="tool", parts=parts) if parts else None,
@@ -335,45 +332,43 @@ class LlmAgent(BaseAgent):
             resume_state=dict(ctx.agent_states) if pending else {},
         )
 
-    async def _after_tool_event(
-        self, ctx: RunContext, event: Event, turn: _Turn
-    ) -> AsyncIterator[Event]:
-        """Record a tool-response event and act on its actions."""
-        await ctx.append(event)
-        yield event
+    def _act_on(self, ctx: RunContext, event: Event) -> tuple[bool, BaseAgent | None]:
+        """Act on a recorded tool-response event: whether this agent's turn is over (a
+        pause, escalation, transfer, or a result to be returned as is), and the agent to
+        hand over to, if any."""
         if event.pending:
             ctx.paused = True
-            turn.ended = True
-            return
-        if event.actions.escalate:
+            return True, None
+        actions = event.actions
+        if actions.escalate:
             ctx.escalated = True
-            turn.ended = True
-        if event.actions.skip_summarization:
-            turn.ended = True
-        target = event.actions.transfer_to_agent
-        if target is not None:
-            turn.ended = True
-            agent = ctx.root_agent.find_agent(target)
-            assert agent is not None  # the dispatcher checked the name
-            async for handed_over in agent.run(ctx):
-                yield handed_over
+        target = actions.transfer_to_agent
+        if target is None:
+            return actions.escalate or actions.skip_summarization, None
+        agent = ctx.root_agent.find_agent(target)
+        assert agent is not None  # the dispatcher checked the name
+        return True, agent
 
     # --- the cycle ----------------------------------------------------------------------
 
-    async def run(self, ctx: RunContext) -> AsyncIterator[Event]:
-        if ctx.resume is not None:
-            nxt = ctx.resume.next_on_path(self.name)
-            if nxt is not None:  # we had handed over to the agent that paused
-                child = self.find_agent(nxt)
-                assert child is not None
-                async for event in child.run(ctx):
-                    yield event
-                return
-            turn = _Turn()
-            async for event in self._resume(ctx, turn):
+    def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        # A fresh run is the loop itself, one generator less for every event to pass.
+        return self._loop(ctx) if ctx.resume is None else self._run_resumed(ctx)
+
+    async def _run_resumed(self, ctx: RunContext) -> AsyncIterator[Event]:
+        assert ctx.resume is not None
+        nxt = ctx.resume.next_on_path(self.name)
+        if nxt is not None:  # we had handed over to the agent that paused
+            child = self.find_agent(nxt)
+            assert child is not None
+            async for event in child.run(ctx):
                 yield event
-            if turn.ended or ctx.stopped:
-                return
+            return
+        turn = _Turn()
+        async for event in self._resume(ctx, turn):
+            yield event
+        if turn.ended or ctx.stopped:
+            return
         async for event in self._loop(ctx):
             yield event
 
@@ -424,10 +419,14 @@ class LlmAgent(BaseAgent):
                 outcomes = await self._dispatch_all(self._dispatcher(ctx, request.tools), calls)
             finally:
                 current_run.reset(token)
-            turn = _Turn()
-            async for emitted in self._after_tool_event(ctx, self._tool_event(ctx, outcomes), turn):
-                yield emitted
-            if turn.ended or ctx.stopped:
+            event = self._tool_event(ctx, outcomes)
+            await ctx.append(event)
+            yield event
+            ended, successor = self._act_on(ctx, event)
+            if successor is not None:
+                async for handed_over in successor.run(ctx):
+                    yield handed_over
+            if ended or ctx.stopped:
                 return
         async for event in self._fail(
             ctx,
@@ -486,8 +485,12 @@ class LlmAgent(BaseAgent):
         finally:
             current_run.reset(token)
         event = self._tool_event(ctx, outcomes, waiting)
-        async for emitted in self._after_tool_event(ctx, event, turn):
-            yield emitted
+        await ctx.append(event)
+        yield event
+        turn.ended, successor = self._act_on(ctx, event)
+        if successor is not None:
+            async for handed_over in successor.run(ctx):
+                yield handed_over
 
 
 @dataclasses.dataclass
@@ -500,16 +503,18 @@ class _Turn:
 def _with_call_ids(content: Content | None) -> Content | None:
     """The model's content with an id on every function call (models may omit them);
     recorded with the event, the ids stay stable across pause and resume."""
-    if content is None or all(p.function_call is None or p.function_call.id for p in content.parts):
-        return content
-    parts = []
+    if content is None:
+        return None
+    parts: list[Part] = []
+    filled = False
     for part in content.parts:
         call = part.function_call
         if call is not None and not call.id:
             call = FunctionCall(name=call.name, args=call.args, id=f"call_{os.urandom(12).hex()}")
             part = Part(function_call=call)
+            filled = True
         parts.append(part)
-    return Content(role=content.role, parts=tuple(parts))
+    return Content(role=content.role, parts=tuple(parts)) if filled else content
 
 
 class SequentialAgent(BaseAgent):

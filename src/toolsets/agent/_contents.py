@@ -96,10 +96,11 @@ def _settled(
 def _has_placeholder(event: Event, agent_name: str) -> bool:
     if event.author != agent_name or event.content is None:
         return False
-    return any(
-        p.function_response is not None and p.function_response.will_continue
-        for p in event.content.parts
-    )
+    for part in event.content.parts:
+        answer = part.function_response
+        if answer is not None and answer.will_continue:
+            return True
+    return False
 
 
 class History:
@@ -117,20 +118,25 @@ class History:
         """The turns to send now (a new list the caller may change)."""
         new = events[self._seen :]
         self._seen = len(events)
-        if self._settling or any(_has_placeholder(e, self._agent_name) for e in new):
-            self._settling = True
+        if not self._settling:
+            for event in new:
+                if _has_placeholder(event, self._agent_name):
+                    self._settling = True
+                    break
+                self._add(event)
+        if self._settling:
             self._contents = build_contents(events, self._agent_name, self._branch)
-            return list(self._contents)
-        for event in new:
-            content = event.content
-            if content is None or event.branch != self._branch or event.partial:
-                continue
-            if event.error_code is not None:
-                continue
-            if event.author == "user" or event.author == self._agent_name:
-                self._contents.append(content)
-            else:
-                context = _as_context(event)
-                if context is not None:
-                    self._contents.append(context)
         return list(self._contents)
+
+    def _add(self, event: Event) -> None:
+        content = event.content
+        if content is None or event.branch != self._branch or event.partial:
+            return
+        if event.error_code is not None:
+            return
+        if event.author == "user" or event.author == self._agent_name:
+            self._contents.append(content)
+        else:
+            context = _as_context(event)
+            if context is not None:
+                self._contents.append(context)

@@ -310,4 +310,6 @@ class Dispatcher:
                     function_call_id=call_id, tool_name=tool.name, args=args, interim=result
                 ),
             )
-        return CallOutcome(response=self._response(call_id, tool.name, result), actions=actions)
+        return CallOutcome(
+            response=FunctionResponse(id=call_id, name=tool.name, response=result), actions=actions
+        )

@@ -122,7 +122,7 @@ class Event:
         if self.content is None:
             return ()
         return tuple(
-            p.function_response for p in self.content.parts if p.function_response is not None
+            [p.function_response for p in self.content.parts if p.function_response is not None]
         )
 
     @property

@@ -7,7 +7,6 @@ run (never stored), and other keys belong to the session.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import time
 import uuid
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from toolsets._content import Content, FunctionCall, FunctionResponse, Part
+from toolsets._context import EventActions
 from toolsets._errors import ToolsetError
 from toolsets._json import copy_json
 from toolsets.agent._events import Event
@@ -119,11 +119,14 @@ def split_delta(delta: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 def without_temp(event: Event) -> Event:
     """The event as stored: ``temp:`` keys removed from its state delta."""
     delta = event.actions.state_delta
-    if not any(key.startswith(TEMP_PREFIX) for key in delta):
+    if not delta or not any(key.startswith(TEMP_PREFIX) for key in delta):
         return event
     kept = {k: v for k, v in delta.items() if not k.startswith(TEMP_PREFIX)}
     actions = dataclasses.replace(event.actions, state_delta=kept)
     return dataclasses.replace(event, actions=actions)
+
+
+_ATOMS = (str, int, float, bool, type(None))
 
 
 def _copy_part(part: Part) -> Part:
@@ -133,7 +136,7 @@ def _copy_part(part: Part) -> Part:
             function_call=FunctionCall(name=call.name, args=copy_json(dict(call.args)), id=call.id)
         )
     answer = part.function_response
-    if answer is not None:
+    if answer is not None and not isinstance(answer.response, _ATOMS):
         return Part(
             function_response=FunctionResponse(
                 name=answer.name,
@@ -142,37 +145,55 @@ def _copy_part(part: Part) -> Part:
                 will_continue=answer.will_continue,
             )
         )
-    return part  # text and data parts hold only immutable values
+    return part  # text, data and atom results hold only immutable values
+
+
+def _copy_content(content: Content) -> Content:
+    parts: list[Part] = []
+    copied = False
+    for part in content.parts:
+        new = _copy_part(part)
+        copied = copied or new is not part
+        parts.append(new)
+    return Content(role=content.role, parts=tuple(parts)) if copied else content
 
 
 def copy_event(event: Event) -> Event:
     """A copy sharing nothing mutable with ``event`` (actions, arguments, results), so
     what a caller does to one never reaches the other."""
-    # copy.copy and object.__setattr__ rather than dataclasses.replace: this runs for
-    # every event of a session each time one is read, and replace is several times
-    # slower; the frozen fields are set on the fresh copy only.
-    actions = copy.copy(event.actions)
-    actions.state_delta = copy_json(actions.state_delta)
-    actions.artifact_delta = dict(actions.artifact_delta)
-    actions.requested_auth_configs = dict(actions.requested_auth_configs)
-    actions.requested_tool_confirmations = dict(actions.requested_tool_confirmations)
-    copied = copy.copy(event)
-    object.__setattr__(copied, "actions", actions)
-    content = event.content
-    if content is not None and any(
-        p.function_call is not None or p.function_response is not None for p in content.parts
-    ):
-        parts = tuple(_copy_part(p) for p in content.parts)
-        object.__setattr__(copied, "content", Content(role=content.role, parts=parts))
-    if event.pending:
-        pending = tuple(
+    # Built field by field rather than with dataclasses.replace or copy.copy: this runs
+    # for every event of a session each time one is read, and both are several times
+    # slower (copy.copy also gives each copy a separate __dict__ for the collector).
+    actions = event.actions
+    return Event(
+        author=event.author,
+        invocation_id=event.invocation_id,
+        content=None if event.content is None else _copy_content(event.content),
+        actions=EventActions(
+            state_delta=copy_json(actions.state_delta) if actions.state_delta else {},
+            artifact_delta=dict(actions.artifact_delta),
+            skip_summarization=actions.skip_summarization,
+            transfer_to_agent=actions.transfer_to_agent,
+            escalate=actions.escalate,
+            long_running=actions.long_running,
+            requested_auth_configs=dict(actions.requested_auth_configs),
+            requested_tool_confirmations=dict(actions.requested_tool_confirmations),
+        ),
+        partial=event.partial,
+        pending=tuple(
             dataclasses.replace(request, args=copy_json(dict(request.args)))
             for request in event.pending
         )
-        object.__setattr__(copied, "pending", pending)
-    if event.resume_state:
-        object.__setattr__(copied, "resume_state", copy_json(dict(event.resume_state)))
-    return copied
+        if event.pending
+        else (),
+        branch=event.branch,
+        resume_state=copy_json(dict(event.resume_state)) if event.resume_state else {},
+        usage=event.usage,
+        error_code=event.error_code,
+        error_message=event.error_message,
+        id=event.id,
+        timestamp=event.timestamp,
+    )
 
 
 @dataclass
@@ -249,7 +270,9 @@ class InMemorySessionService:
         if event.partial:
             return event
         # The live session sees every key, temp ones included, for the rest of the run.
-        session.state.update(event.actions.state_delta)
+        delta = event.actions.state_delta
+        if delta:
+            session.state.update(delta)
         session.events.append(event)
         session.last_update_time = event.timestamp
         stored = self._sessions.get((session.app_name, session.user_id, session.id))
@@ -257,9 +280,10 @@ class InMemorySessionService:
             raise SessionNotFoundError(session.id)
         # Stored as is: readers get copies (get_session), so nothing they do reaches it.
         kept = without_temp(event)
-        self._apply(
-            session.app_name, session.user_id, stored.session.state, kept.actions.state_delta
-        )
+        if delta:
+            self._apply(
+                session.app_name, session.user_id, stored.session.state, kept.actions.state_delta
+            )
         stored.session.events.append(kept)
         stored.session.last_update_time = event.timestamp
         return event
