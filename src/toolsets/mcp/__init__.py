@@ -2,6 +2,7 @@
 `mcp` SDK."""
 
 from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
+from toolsets.mcp._config import load_mcp_config, read_mcp_config
 from toolsets.mcp._convert import convert_result
 from toolsets.mcp._toolset import (
     DEFAULT_CALL_TIMEOUT,
@@ -28,4 +29,6 @@ __all__ = [
     "StreamableHttp",
     "Transport",
     "convert_result",
+    "load_mcp_config",
+    "read_mcp_config",
 ]

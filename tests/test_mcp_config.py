@@ -1,0 +1,95 @@
+"""Reading {"mcpServers": {...}} config files into toolsets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from tests.mcp_helpers import SERVER
+
+from toolsets import SpecError, ToolContext
+from toolsets.mcp import Stdio, StreamableHttp, load_mcp_config, read_mcp_config
+
+pytestmark = pytest.mark.anyio
+
+
+def test_command_and_url_entries_become_transports(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GH_TOKEN", "s3cret")
+    transports = read_mcp_config(
+        {
+            "mcpServers": {
+                "files": {"command": "npx", "args": ["-y", "fs-server", "/tmp"], "cwd": "/tmp"},
+                "github": {
+                    "url": "https://api.example.com/mcp",
+                    "type": "http",
+                    "headers": {"Authorization": "Bearer ${GH_TOKEN}"},
+                },
+                "env": {"command": "srv", "env": {"KEY": "${env:GH_TOKEN}"}},
+                "off": {"command": "never", "disabled": True},
+            }
+        }
+    )
+    assert list(transports) == ["files", "github", "env"]
+    assert transports["files"] == Stdio(command="npx", args=["-y", "fs-server", "/tmp"], cwd="/tmp")
+    github = transports["github"]
+    assert isinstance(github, StreamableHttp)
+    assert github.headers == {"Authorization": "Bearer s3cret"}
+    assert "s3cret" not in repr(github)
+    env = transports["env"]
+    assert isinstance(env, Stdio)
+    assert env.env == {"KEY": "s3cret"}
+
+
+def test_vs_code_style_servers_key_is_read_too() -> None:
+    transports = read_mcp_config({"servers": {"a": {"url": "http://127.0.0.1:1/mcp"}}})
+    assert list(transports) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("config", "pointer"),
+    [
+        ({"mcpServers": {"a": {"args": []}}}, "/mcpServers/a"),
+        ({"mcpServers": {"a": {"command": 3}}}, "/mcpServers/a/command"),
+        ({"mcpServers": {"a": {"command": "x", "args": "no"}}}, "/mcpServers/a/args"),
+        ({"mcpServers": {"a/b": {"url": "ftp://x"}}}, "/mcpServers/a~1b/url"),
+        ({"mcpServers": {"a": {"url": "http://x/mcp", "type": "sse"}}}, "/mcpServers/a/type"),
+        ({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}, "/mcpServers/a/env"),
+        ({"mcpServers": {"a": {"command": "${NOT_SET_ANYWHERE}"}}}, "/mcpServers/a/command"),
+        ({"mcpServers": []}, "/mcpServers"),
+        ({}, "/servers"),
+    ],
+)
+def test_a_broken_entry_is_a_spec_error_naming_its_json_pointer(
+    config: dict[str, object], pointer: str
+) -> None:
+    with pytest.raises(SpecError) as info:
+        read_mcp_config(config)
+    assert info.value.pointer == pointer
+
+
+def test_a_file_that_is_not_json_says_where(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {,}}')
+    with pytest.raises(SpecError) as info:
+        read_mcp_config(path)
+    assert info.value.source == str(path)
+    assert "line 1" in str(info.value)
+    with pytest.raises(SpecError, match="cannot read"):
+        read_mcp_config(tmp_path / "missing.json")
+
+
+async def test_a_config_file_loads_as_one_prefixed_toolset(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    server = {"command": sys.executable, "args": [SERVER, "stdio"]}
+    path.write_text(json.dumps({"mcpServers": {"fix ture": server, "second": server}}))
+    async with load_mcp_config(path) as toolset:
+        names = [t.name for t in await toolset.list_tools()]
+        echo = await toolset.get_tool("fix_ture_echo")  # type: ignore[attr-defined]
+        assert await echo.run({"text": "hi"}, __import__("toolsets").ToolContext()) == {
+            "result": "hi"
+        }
+    assert "fix_ture_echo" in names
+    assert "second_echo" in names
+    assert len(names) == len(set(names))
