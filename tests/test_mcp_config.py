@@ -86,10 +86,8 @@ async def test_a_config_file_loads_as_one_prefixed_toolset(tmp_path: Path) -> No
     path.write_text(json.dumps({"mcpServers": {"fix ture": server, "second": server}}))
     async with load_mcp_config(path) as toolset:
         names = [t.name for t in await toolset.list_tools()]
-        echo = await toolset.get_tool("fix_ture_echo")  # type: ignore[attr-defined]
-        assert await echo.run({"text": "hi"}, __import__("toolsets").ToolContext()) == {
-            "result": "hi"
-        }
+        echo = await toolset.get_tool("fix_ture_echo")
+        assert await echo.run({"text": "hi"}, ToolContext()) == {"result": "hi"}
     assert "fix_ture_echo" in names
     assert "second_echo" in names
     assert len(names) == len(set(names))
