@@ -65,3 +65,11 @@ def test_the_offline_agent_example_runs_the_whole_cycle() -> None:
     assert "Book a trip to Lisbon for 3 nights?" in out
     assert "TRIP-0042" in out
     assert "'booking': 'Lisbon, 3 nights'" in out
+
+
+def test_the_mcp_agent_example_confirms_calls_and_survives_a_crash() -> None:
+    out = run_python([str(ROOT / "examples" / "agent_mcp.py")]).stdout
+    assert "delete_file: read-only=False needs confirmation=True" in out
+    assert "The sum is 42; deleted /tmp/report.txt." in out
+    assert "server crashed:" in out
+    assert "next call, new server: {'result': 'back'}" in out
