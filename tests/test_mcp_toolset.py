@@ -380,3 +380,18 @@ async def test_an_agent_calls_mcp_tools_through_a_prefixed_combined_toolset(
     assert events[1].function_responses[0].response == {"total": 42}
     assert events[-1].text == "The answer is 42."
     assert "fx_echo" in model.requests[0].declarations
+
+
+async def test_a_wrong_command_fails_at_async_with_and_leaves_the_task_clean() -> None:
+    from toolsets.mcp import Stdio
+
+    toolset = McpToolset(Stdio(command="no-such-command-for-toolsets"), connect_timeout=5)
+    with anyio.fail_after(10), pytest.raises(ConnectionError) as info:
+        async with toolset:
+            raise AssertionError("not reached")
+    assert info.value.target == "no-such-command-for-toolsets"
+    assert "FileNotFoundError" in str(info.value) or "No such file" in str(info.value)
+    # The task's cancel scopes are intact: timeouts still work here.
+    with anyio.move_on_after(0.01) as scope:
+        await anyio.sleep(1)
+    assert scope.cancelled_caught

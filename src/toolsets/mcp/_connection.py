@@ -231,7 +231,7 @@ class Host:
     def connection(self) -> Connection | None:
         return self._connection
 
-    async def enter(self, task_group: TaskGroup) -> None:
+    def attach(self, task_group: TaskGroup) -> None:
         """Host owner tasks in ``task_group`` (the toolset's ``async with``)."""
         self._task_group = task_group
 

@@ -215,6 +215,9 @@ class McpToolset(BaseToolset):
         self._generation = 0  # bumped by each announced change
         self._task_group: Any = None
         self._entered = 0
+        self._per_call_headers = (
+            isinstance(transport, StreamableHttp) and transport.header_provider is not None
+        )
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -224,9 +227,16 @@ class McpToolset(BaseToolset):
             await task_group.__aenter__()
             self._task_group = task_group
             for host in self._hosts.values():
-                await host.enter(task_group)
+                host.attach(task_group)
         self._entered += 1
-        await self._host(None).connect()
+        # Connect now, so that a wrong command or URL fails here rather than at the first
+        # call (with per-call headers, sessions open per caller instead).
+        if not self._per_call_headers:
+            try:
+                await self._host(None).connect()
+            except BaseException:
+                await self.__aexit__(None, None, None)
+                raise
         return self
 
     async def __aexit__(
@@ -273,7 +283,7 @@ class McpToolset(BaseToolset):
             extra = dict(headers or {})
             host = self._hosts[key] = Host(lambda: self._options(extra))
             if self._task_group is not None:
-                host._task_group = self._task_group
+                host.attach(self._task_group)
         return host
 
     async def _host_for(self, ctx: ToolContext | None) -> tuple[str, Host]:
@@ -315,6 +325,7 @@ class McpToolset(BaseToolset):
         fn: Callable[[Client], Awaitable[Any]],
         limit: float,
         *,
+        tool_name: str = "",
         retry_expired: bool = True,
     ) -> Any:
         """Run one request on the session, mapping the SDK's failures into ours."""
@@ -344,7 +355,7 @@ class McpToolset(BaseToolset):
                     raise TimeoutError(f"{what} timed out on the server: {exc.message}") from exc
                 raise ToolCallError(
                     f"MCP server {self.name} answered {what} with error {exc.code}: {exc.message}",
-                    tool_name=what,
+                    tool_name=tool_name,
                 ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -421,6 +432,7 @@ class McpToolset(BaseToolset):
                 meta=request_meta,
             ),
             bound,
+            tool_name=name,
         )
         return result
 
