@@ -151,3 +151,36 @@ def test_private_modules_of_subpackages_declare_what_they_export() -> None:
         for info in pkgutil.iter_modules(package.__path__):
             module = importlib.import_module(f"{package.__name__}.{info.name}")
             assert hasattr(module, "__all__"), module.__name__
+
+
+MCP = {
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "ConfirmPolicy",
+    "ElicitationHandler",
+    "HeaderProvider",
+    "McpTool",
+    "McpToolset",
+    "ProgressHandler",
+    "RootsSource",
+    "SamplingHandler",
+    "Stdio",
+    "StreamableHttp",
+    "Transport",
+    "convert_result",
+    "load_mcp_config",
+    "read_mcp_config",
+}
+
+
+def test_the_mcp_package_exports_exactly_the_pinned_names() -> None:
+    import importlib
+    import pkgutil
+
+    import toolsets.mcp
+
+    assert set(toolsets.mcp.__all__) == MCP
+    assert len(toolsets.mcp.__all__) == len(MCP)
+    for info in pkgutil.iter_modules(toolsets.mcp.__path__):
+        module = importlib.import_module(f"toolsets.mcp.{info.name}")
+        assert hasattr(module, "__all__"), module.__name__
