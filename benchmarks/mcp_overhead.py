@@ -1,0 +1,368 @@
+"""What `McpToolset` adds to a tool call over the raw `mcp` SDK, on the same server.
+
+Both sides call the fixture server's ``echo`` tool (fixtures/mcp/server.py) through an
+``mcp.Client`` built the way ``toolsets.mcp._connection`` builds it (``cache=None``, no
+client-wide read timeout; over HTTP an ``httpx2.AsyncClient`` with the same timeouts), so
+the difference is our layer: ``McpToolset.call_tool``'s session lookup, timeout and error
+mapping, and the client options the toolset sets (client info, message and logging
+handlers, ``log_level``).
+
+Run: python benchmarks/mcp_overhead.py [--calls N] [--warmup W] [--concurrency C]
+                                        [--repeats R] [--block B]
+
+For each transport, in one run:
+  stdio  each side starts its own server process (``python server.py stdio``): a stdio
+         session owns its process;
+  http   one server process (``python server.py http PORT`` on a free 127.0.0.1 port,
+         started and stopped here), one session per side.
+
+Columns (``raw`` is the SDK alone; ``ours`` is ``McpToolset.call_tool``, which returns the
+same raw ``CallToolResult``; ``run`` is ``McpTool.run``, what an agent calls, which also
+converts the result into JSON for the model):
+  sequential ms    median latency of one call, awaited one after another: N calls per
+                   side after W warm-up calls, in blocks of B calls, the sides taking
+                   turns (in a rotating order) so that drift on a busy machine hits
+                   them alike;
+  client CPU µs    this process's CPU time per sequential call (mean; the server's is
+                   not counted): the client-side work, what our layer adds to, and far
+                   steadier than wall time when other processes compete for the CPUs;
+  concurrent /s    calls per second when C calls are started at once and all awaited,
+                   median of R bursts per side, the sides taking turns burst by burst
+                   (after one warm-up burst each).
+``ours/raw`` and ``run/raw`` are the ratios of those medians, with the targets
+(sequential ≤ 1.10x raw, concurrent throughput ≥ 0.90x raw) and whether ``ours`` meets
+them. Timings on a small shared machine swing by a third between runs: run the script
+more than once before believing a ratio near its target. If a session breaks mid-run (a
+dropped HTTP connection ends the SDK's session), that transport is measured once more and
+the table says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import math
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx2
+import mcp.types as mt
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+import toolsets
+from toolsets import ToolContext
+from toolsets.mcp import McpToolset, Stdio, StreamableHttp
+
+SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "mcp" / "server.py"
+SIDES = ("raw", "ours", "run")
+TRANSPORTS = ("stdio", "http")
+SEQUENTIAL_TARGET = 1.10
+"""Ours may take at most this many times raw's median latency."""
+CONCURRENT_TARGET = 0.90
+"""Ours must reach at least this share of raw's throughput."""
+SERVER_START_TIMEOUT = 20.0
+SERVER_STOP_TIMEOUT = 5.0
+BENCH_TIMEOUT = 240.0
+"""A bound on the whole measurement (it takes well under a minute when all is well)."""
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""What `McpToolset` gives its own httpx2 client for a default `StreamableHttp`."""
+ARGS = {"text": "hello"}
+
+Call = Callable[[], Coroutine[Any, Any, object]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    """One transport's measurements, per side."""
+
+    transport: str
+    protocol: str
+    latency_s: dict[str, list[float]]
+    """Every sequential call's latency, in seconds."""
+    cpu_s: dict[str, float]
+    """This process's CPU time per sequential call, in seconds."""
+    throughput: dict[str, list[float]]
+    """Calls per second of each concurrent burst."""
+    broken: str | None = None
+    """Why a first attempt was abandoned and this transport measured again, if it was."""
+
+
+# --- servers and clients ---------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def stop(process: anyio.abc.Process) -> None:
+    """End a process we started: SIGTERM, then SIGKILL if it lingers."""
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None:
+            process.terminate()
+            with anyio.move_on_after(SERVER_STOP_TIMEOUT):
+                await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await process.aclose()
+
+
+@contextlib.asynccontextmanager
+async def http_server() -> AsyncIterator[str]:
+    """The fixture server over streamable HTTP in a process of its own; yields its URL."""
+    port = free_port()
+    with tempfile.TemporaryFile() as errors:
+        process = await anyio.open_process(
+            [sys.executable, str(SERVER), "http", str(port)],
+            stdout=subprocess.DEVNULL,  # uvicorn's access log
+            stderr=errors,
+        )
+        try:
+            with anyio.fail_after(SERVER_START_TIMEOUT):
+                while True:
+                    if process.returncode is not None:
+                        errors.seek(0)
+                        tail = errors.read().decode(errors="replace").strip()[-500:]
+                        raise RuntimeError(
+                            f"the HTTP server exited with {process.returncode}: {tail}"
+                        )
+                    try:
+                        stream = await anyio.connect_tcp("127.0.0.1", port)
+                    except OSError:
+                        await anyio.sleep(0.05)  # nothing to wait on but the port
+                    else:
+                        await stream.aclose()
+                        break
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            await stop(process)
+
+
+def text_of(result: mt.CallToolResult) -> str:
+    block = result.content[0] if result.content else None
+    return block.text if isinstance(block, mt.TextContent) else repr(result)
+
+
+@contextlib.asynccontextmanager
+async def sides(transport: str, url: str | None) -> AsyncIterator[tuple[str, dict[str, Call]]]:
+    """The three ways to call ``echo`` on one transport, connected, tools listed (as an
+    agent would have them); yields the negotiated protocol and the calls."""
+    async with contextlib.AsyncExitStack() as stack:
+        # (No deadline of its own here: a cancel scope cannot span the sessions it
+        # opens. The whole run has one, and the toolset its connect timeout.)
+        if transport == "stdio":
+            command, args = sys.executable, [str(SERVER), "stdio"]
+            raw_transport: Any = stdio_client(
+                StdioServerParameters(command=command, args=args, env=None, cwd=None)
+            )
+            ours_transport: Stdio | StreamableHttp = Stdio(command=command, args=args)
+        else:
+            assert url is not None
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=HTTP_TIMEOUT))
+            raw_transport = streamable_http_client(url, http_client=http)
+            ours_transport = StreamableHttp(url=url)
+        raw = await stack.enter_async_context(
+            Client(raw_transport, read_timeout_seconds=None, cache=None)
+        )
+        await raw.list_tools()
+        toolset = await stack.enter_async_context(McpToolset(ours_transport))
+        tool = await toolset.get_tool("echo")
+        protocol = raw.protocol_version
+        if await toolset.protocol_version() != protocol:
+            raise RuntimeError("the two sides negotiated different protocol versions")
+        ctx = ToolContext()
+        # The server sends the echo as text and as structured content ({"result": ...}),
+        # which is what the model gets.
+        answers = (
+            text_of(await raw.call_tool("echo", ARGS)),
+            text_of(await toolset.call_tool("echo", ARGS)),
+            await tool.run(ARGS, ctx),
+        )
+        if answers != (ARGS["text"], ARGS["text"], {"result": ARGS["text"]}):
+            raise RuntimeError(f"echo answered {answers}")
+        calls: dict[str, Call] = {
+            "raw": lambda: raw.call_tool("echo", ARGS),
+            "ours": lambda: toolset.call_tool("echo", ARGS),
+            "run": lambda: tool.run(ARGS, ctx),
+        }
+        yield protocol, calls
+
+
+# --- measurements ----------------------------------------------------------------------------
+
+
+def rotated(names: list[str], turn: int) -> list[str]:
+    turn %= len(names)
+    return names[turn:] + names[:turn]
+
+
+async def sequential(
+    calls: dict[str, Call], count: int, warmup: int, block: int
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Each call's latency, and this process's CPU time per call, the sides taking turns
+    block by block."""
+    names = list(calls)
+    for name in names:
+        for _ in range(warmup):
+            await calls[name]()
+    latency: dict[str, list[float]] = {name: [] for name in names}
+    cpu = dict.fromkeys(names, 0.0)
+    for turn in range(math.ceil(count / block)):
+        size = min(block, count - turn * block)
+        for name in rotated(names, turn):
+            call, out = calls[name], latency[name]
+            cpu_start = time.process_time()
+            for _ in range(size):
+                start = time.perf_counter()
+                await call()
+                out.append(time.perf_counter() - start)
+            cpu[name] += time.process_time() - cpu_start
+    return latency, {name: cpu[name] / count for name in names}
+
+
+async def burst(call: Call, concurrency: int) -> float:
+    """Calls per second with ``concurrency`` calls in flight at once."""
+    start = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for _ in range(concurrency):
+            tg.start_soon(call)
+    return concurrency / (time.perf_counter() - start)
+
+
+async def concurrent(
+    calls: dict[str, Call], concurrency: int, repeats: int
+) -> dict[str, list[float]]:
+    """The throughput of each burst, the sides taking turns burst by burst."""
+    names = list(calls)
+    for name in names:
+        await burst(calls[name], concurrency)
+    throughput: dict[str, list[float]] = {name: [] for name in names}
+    for turn in range(repeats):
+        for name in rotated(names, turn):
+            throughput[name].append(await burst(calls[name], concurrency))
+    return throughput
+
+
+async def measure(options: argparse.Namespace) -> list[Result]:
+    with anyio.fail_after(BENCH_TIMEOUT):
+        return [await measure_transport(transport, options) for transport in TRANSPORTS]
+
+
+async def measure_transport(transport: str, options: argparse.Namespace) -> Result:
+    """One transport, measured once more if a session broke under load.
+
+    The SDK's streamable HTTP session does not survive a transport error: an
+    ``httpx2.ReadError`` (seen about once in six runs on a busy machine) tears the raw
+    side's session down; ours raises `toolsets.ConnectionError` for the call it lost.
+    """
+    broken: list[str] = []
+    while True:
+        try:
+            if transport == "http":
+                async with http_server() as url:
+                    result = await measure_one(transport, url, options)
+            else:
+                result = await measure_one(transport, None, options)
+        except* (httpx2.TransportError, toolsets.ConnectionError) as group:
+            if broken:
+                raise
+            broken.append(leaf(group))
+        else:
+            return dataclasses.replace(result, broken=broken[0] if broken else None)
+
+
+def leaf(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return f"{type(error).__module__}.{type(error).__name__}: {error}".rstrip(": ")
+
+
+async def measure_one(transport: str, url: str | None, options: argparse.Namespace) -> Result:
+    async with sides(transport, url) as (protocol, calls):
+        latency, cpu = await sequential(calls, options.calls, options.warmup, options.block)
+        return Result(
+            transport=transport,
+            protocol=protocol,
+            latency_s=latency,
+            cpu_s=cpu,
+            throughput=await concurrent(calls, options.concurrency, options.repeats),
+        )
+
+
+# --- the table -------------------------------------------------------------------------------
+
+
+def verdict(ratio: float, *, at_most: float | None = None, at_least: float | None = None) -> str:
+    if at_most is not None:
+        return f"≤{at_most:.2f}x {'met' if ratio <= at_most else 'MISSED'}"
+    assert at_least is not None
+    return f"≥{at_least:.2f}x {'met' if ratio >= at_least else 'MISSED'}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300, help="sequential calls per side")
+    parser.add_argument("--warmup", type=int, default=20, help="warm-up calls per side")
+    parser.add_argument("--block", type=int, default=10, help="sequential calls per turn")
+    parser.add_argument("--concurrency", type=int, default=100, help="calls per burst")
+    parser.add_argument("--repeats", type=int, default=9, help="bursts per side")
+    options = parser.parse_args()
+
+    started = time.perf_counter()
+    results = anyio.run(measure, options)
+    elapsed = time.perf_counter() - started
+
+    print(
+        f"MCP echo call, raw SDK vs McpToolset (sequential: median of {options.calls} calls "
+        f"after {options.warmup} warm-up; concurrent: median of {options.repeats} bursts of "
+        f"{options.concurrency})"
+    )
+    print(
+        f"{'transport':<10}{'figure':<16}{'raw':>8}{'ours':>8}{'ours/raw':>10}  "
+        f"{'target':<14}{'run':>8}{'run/raw':>9}"
+    )
+    for result in results:
+        seq = {side: statistics.median(result.latency_s[side]) * 1e3 for side in SIDES}
+        ratio = seq["ours"] / seq["raw"]
+        print(
+            f"{result.transport:<10}{'sequential ms':<16}{seq['raw']:>8.3f}{seq['ours']:>8.3f}"
+            f"{ratio:>9.2f}x  {verdict(ratio, at_most=SEQUENTIAL_TARGET):<14}"
+            f"{seq['run']:>8.3f}{seq['run'] / seq['raw']:>8.2f}x"
+        )
+        cpu = {side: result.cpu_s[side] * 1e6 for side in SIDES}
+        print(
+            f"{'':<10}{'client CPU µs':<16}{cpu['raw']:>8.0f}{cpu['ours']:>8.0f}"
+            f"{cpu['ours'] / cpu['raw']:>9.2f}x  {'':<14}"
+            f"{cpu['run']:>8.0f}{cpu['run'] / cpu['raw']:>8.2f}x"
+        )
+        rate = {side: statistics.median(result.throughput[side]) for side in SIDES}
+        ratio = rate["ours"] / rate["raw"]
+        print(
+            f"{'':<10}{'concurrent /s':<16}{rate['raw']:>8.0f}{rate['ours']:>8.0f}"
+            f"{ratio:>9.2f}x  {verdict(ratio, at_least=CONCURRENT_TARGET):<14}"
+            f"{rate['run']:>8.0f}{rate['run'] / rate['raw']:>8.2f}x"
+        )
+    for result in results:
+        if result.broken is not None:
+            print(f"{result.transport}: measured again after a session broke ({result.broken})")
+    protocols = ", ".join(f"{r.transport} {r.protocol}" for r in results)
+    print(f"protocol: {protocols}; whole run {elapsed:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
