@@ -395,3 +395,22 @@ async def test_a_wrong_command_fails_at_async_with_and_leaves_the_task_clean() -
     with anyio.move_on_after(0.01) as scope:
         await anyio.sleep(1)
     assert scope.cancelled_caught
+
+
+async def test_resources_and_prompts_can_also_be_offered_as_tools(http_server: HttpServer) -> None:
+    async with http_toolset(http_server, resources_as_tools=True, prompts_as_tools=True) as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+        ctx = ToolContext()
+        listed = await tools["list_resources"].run({}, ctx)
+        read = await tools["read_resource"].run({"uri": "mem://greeting"}, ctx)
+        prompts = await tools["list_prompts"].run({}, ctx)
+        prompt = await tools["get_prompt"].run(
+            {"name": "review", "arguments": {"code": "x = 1"}}, ctx
+        )
+    assert [r["uri"] for r in listed] == ["mem://greeting"]  # type: ignore[index,union-attr]
+    assert read[0]["text"] == "hello resource"  # type: ignore[index]
+    assert [p["name"] for p in prompts] == ["review"]  # type: ignore[index,union-attr]
+    assert "x = 1" in str(prompt)
+    assert tools["read_resource"].is_read_only
+    async with http_toolset(http_server) as plain:
+        assert "read_resource" not in {t.name for t in await plain.list_tools()}

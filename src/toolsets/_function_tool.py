@@ -7,7 +7,7 @@ import inspect
 import types
 import typing
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
@@ -154,7 +154,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
 
     def __init__(
         self,
-        fn: Callable[P, R] | Callable[P, Awaitable[R]],
+        fn: Callable[P, R],
         *,
         name: str | None = None,
         description: str | None = None,
@@ -299,7 +299,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         """The declaration, made once."""
         return self._declaration
 
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R | Awaitable[R]:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the plain function."""
         return self.fn(*args, **kwargs)
 

@@ -18,9 +18,11 @@ from mcp import Client, MCPError
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolNotFoundError
+from toolsets._function_tool import FunctionTool
 from toolsets._json import JsonValue
-from toolsets._tool import BaseTool
+from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset
+from toolsets._wrappers import RenamedTool
 from toolsets.mcp._callbacks import (
     ElicitationHandler,
     RootsSource,
@@ -165,6 +167,8 @@ class McpToolset(BaseToolset):
         mode: The protocol era: ``"auto"`` (2026-07-28 if the server speaks it, else the
             2025-11-25 handshake), ``"legacy"`` or ``"2026-07-28"``.
         name: A name for errors and logs (default: the command or URL).
+        resources_as_tools: Also offer ``list_resources`` and ``read_resource`` tools.
+        prompts_as_tools: Also offer ``list_prompts`` and ``get_prompt`` tools.
     """
 
     def __init__(
@@ -181,6 +185,8 @@ class McpToolset(BaseToolset):
         log_level: mt.LoggingLevel | None = "info",
         mode: Literal["auto", "legacy", "2026-07-28"] = "auto",
         name: str | None = None,
+        resources_as_tools: bool = False,
+        prompts_as_tools: bool = False,
     ) -> None:
         if not isinstance(transport, Stdio | StreamableHttp):
             raise TypeError(f"transport must be Stdio or StreamableHttp, not {transport!r}")
@@ -211,10 +217,11 @@ class McpToolset(BaseToolset):
         if roots is not None:
             self._client_kwargs["list_roots_callback"] = roots_callback(roots)
         self._hosts: dict[str, Host] = {}
-        self._tools: dict[str, list[McpTool]] = {}
+        self._tools: dict[str, list[Tool]] = {}
         self._generation = 0  # bumped by each announced change
         self._task_group: Any = None
         self._entered = 0
+        self._extra_tools = _access_tools(self, resources_as_tools, prompts_as_tools)
         self._per_call_headers = (
             isinstance(transport, StreamableHttp) and transport.header_provider is not None
         )
@@ -363,7 +370,7 @@ class McpToolset(BaseToolset):
 
     # --- tools ------------------------------------------------------------------------
 
-    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[McpTool]:
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         """Every tool of the server (all pages), cached until the server announces a
         change or the session is reopened."""
         key, host = await self._host_for(ctx)
@@ -385,7 +392,7 @@ class McpToolset(BaseToolset):
             cursor = page.next_cursor
             if not cursor:
                 break
-        tools: list[McpTool] = []
+        tools: list[Tool] = []
         taken: set[str] = set()
         for tool in listed:
             name = _legal_name(tool.name, taken)
@@ -393,6 +400,9 @@ class McpToolset(BaseToolset):
                 logger.warning("MCP tool %r of %s is offered as %r", tool.name, self.name, name)
             taken.add(name)
             tools.append(McpTool(self, tool, name=name))
+        for extra in self._extra_tools:
+            tools.append(extra if extra.name not in taken else _renamed(extra, taken))
+            taken.add(tools[-1].name)
         if generation == self._generation:  # else a change came in while listing
             self._tools[key] = tools
         return tuple(tools)
@@ -438,7 +448,7 @@ class McpToolset(BaseToolset):
         )
         return result
 
-    async def get_tool(self, name: str, ctx: ToolContext | None = None) -> McpTool:
+    async def get_tool(self, name: str, ctx: ToolContext | None = None) -> Tool:
         tools = await self.list_tools(ctx)
         for tool in tools:
             if tool.name == name:
@@ -512,6 +522,68 @@ class McpToolset(BaseToolset):
 
     def __repr__(self) -> str:
         return f"McpToolset({self.name!r})"
+
+
+def _renamed(tool: Tool, taken: set[str]) -> Tool:
+    return RenamedTool(tool, _legal_name(tool.name, taken))
+
+
+def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[Tool]:
+    """Tools giving the model the server's resources and prompts."""
+    tools: list[Tool] = []
+    if resources:
+
+        async def list_resources(ctx: ToolContext) -> list[dict[str, Any]]:
+            """List the resources (documents, files, data) this server offers."""
+            listed = await toolset.list_resources(ctx)
+            return [
+                {k: v for k, v in r.model_dump(mode="json").items() if v is not None}
+                for r in listed
+            ]
+
+        async def read_resource(uri: str, ctx: ToolContext) -> JsonValue:
+            """Read one of this server's resources.
+
+            Args:
+                uri: The resource's URI, as listed by list_resources.
+            """
+            contents = await toolset.read_resource(uri, ctx)
+            return [
+                {k: v for k, v in c.model_dump(mode="json").items() if v is not None}
+                for c in contents
+            ]
+
+        listing = FunctionTool(list_resources, read_only=True)
+        reading = FunctionTool(read_resource, read_only=True)
+        tools += [listing, reading]
+    if prompts:
+
+        async def list_prompts(ctx: ToolContext) -> list[dict[str, Any]]:
+            """List the prompt templates this server offers."""
+            listed = await toolset.list_prompts(ctx)
+            return [
+                {k: v for k, v in p.model_dump(mode="json").items() if v is not None}
+                for p in listed
+            ]
+
+        async def get_prompt(
+            name: str, ctx: ToolContext, arguments: dict[str, str] | None = None
+        ) -> JsonValue:
+            """Fill in one of this server's prompt templates.
+
+            Args:
+                name: The prompt's name, as listed by list_prompts.
+                arguments: Values for the prompt's arguments.
+            """
+            result = await toolset.get_prompt(name, arguments, ctx)
+            return [
+                message.model_dump(mode="json", exclude_none=True) for message in result.messages
+            ]
+
+        prompt_list = FunctionTool(list_prompts, read_only=True)
+        prompt_get = FunctionTool(get_prompt, read_only=True)
+        tools += [prompt_list, prompt_get]
+    return tools
 
 
 def _paged(method: str, cursor: str | None) -> Callable[[Client], Awaitable[Any]]:
