@@ -379,19 +379,7 @@ class McpToolset(BaseToolset):
         if cached is not None and connection is not None and connection.alive:
             return tuple(cached)
         generation = self._generation
-        listed: list[mt.Tool] = []
-        cursor: str | None = None
-        while True:
-            page = await self._request(
-                ctx,
-                "tools/list",
-                _paged("list_tools", cursor),
-                self.timeout,
-            )
-            listed.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
+        listed: list[mt.Tool] = await self._all_pages(ctx, "tools")
         tools: list[Tool] = []
         taken: set[str] = set()
         for tool in listed:
@@ -457,18 +445,23 @@ class McpToolset(BaseToolset):
 
     # --- resources and prompts --------------------------------------------------------
 
-    async def list_resources(self, ctx: ToolContext | None = None) -> list[mt.Resource]:
-        """Every resource the server lists (all pages)."""
-        resources: list[mt.Resource] = []
+    async def _all_pages(self, ctx: ToolContext | None, kind: str) -> list[Any]:
+        """Every item of a paginated list (``tools``, ``resources``, ``prompts``)."""
+        items: list[Any] = []
         cursor: str | None = None
         while True:
             page = await self._request(
-                ctx, "resources/list", _paged("list_resources", cursor), self.timeout
+                ctx, f"{kind}/list", _paged(f"list_{kind}", cursor), self.timeout
             )
-            resources.extend(page.resources)
+            items.extend(getattr(page, kind))
             cursor = page.next_cursor
             if not cursor:
-                return resources
+                return items
+
+    async def list_resources(self, ctx: ToolContext | None = None) -> list[mt.Resource]:
+        """Every resource the server lists (all pages)."""
+        resources: list[mt.Resource] = await self._all_pages(ctx, "resources")
+        return resources
 
     async def read_resource(
         self, uri: str, ctx: ToolContext | None = None
@@ -482,16 +475,8 @@ class McpToolset(BaseToolset):
 
     async def list_prompts(self, ctx: ToolContext | None = None) -> list[mt.Prompt]:
         """Every prompt the server offers (all pages)."""
-        prompts: list[mt.Prompt] = []
-        cursor: str | None = None
-        while True:
-            page = await self._request(
-                ctx, "prompts/list", _paged("list_prompts", cursor), self.timeout
-            )
-            prompts.extend(page.prompts)
-            cursor = page.next_cursor
-            if not cursor:
-                return prompts
+        prompts: list[mt.Prompt] = await self._all_pages(ctx, "prompts")
+        return prompts
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, ctx: ToolContext | None = None
