@@ -414,3 +414,87 @@ async def test_resources_and_prompts_can_also_be_offered_as_tools(http_server: H
     assert tools["read_resource"].is_read_only
     async with http_toolset(http_server) as plain:
         assert "read_resource" not in {t.name for t in await plain.list_tools()}
+
+
+# --- lifecycle edge cases (from review) -------------------------------------------------
+
+
+async def test_shutdown_while_a_lazy_first_call_is_connecting_ends_it_promptly() -> None:
+    from toolsets.mcp import Stdio
+
+    # A "server" that never answers the handshake: the call is connecting until shut down.
+    toolset = McpToolset(Stdio(command="sleep", args=["60"]), connect_timeout=50)
+    outcome: list[BaseException] = []
+
+    async def first_call() -> None:
+        try:
+            await toolset.call_tool("echo", {"text": "x"})
+        except ConnectionError as error:
+            outcome.append(error)
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first_call)
+            await anyio.sleep(0.3)  # long enough for the call to be connecting
+            await toolset.shutdown()
+    assert len(outcome) == 1
+
+
+async def test_a_toolset_used_lazily_and_then_entered_runs_its_session_in_the_task_group(
+    http_server: HttpServer,
+) -> None:
+    toolset = http_toolset(http_server)
+    assert (await toolset.call_tool("echo", {"text": "lazy"})).structured_content
+    async with toolset:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                for n in range(10):
+                    tg.start_soon(toolset.call_tool, "echo", {"text": str(n)})
+
+
+async def test_entering_from_a_second_task_while_entered_is_a_clear_error(
+    http_server: HttpServer,
+) -> None:
+    toolset = http_toolset(http_server)
+    errors: list[BaseException] = []
+
+    async def enter_too() -> None:
+        try:
+            async with toolset:
+                pass
+        except RuntimeError as error:
+            errors.append(error)
+
+    async with toolset, anyio.create_task_group() as tg:
+        tg.start_soon(enter_too)
+    assert "another task" in str(errors[0])
+
+
+async def test_the_tool_list_is_fetched_again_after_a_reconnect() -> None:
+    async with stdio_toolset() as toolset:
+        before = await toolset.list_tools()
+        with pytest.raises(ConnectionError):
+            await toolset.call_tool("crash", {})
+        await toolset.call_tool("echo", {"text": "new session"})
+        after = await toolset.list_tools()
+    assert [t.name for t in after] == [t.name for t in before]
+    assert after[0] is not before[0], "listed again on the new session"
+
+
+def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:
+    from toolsets.mcp import Stdio
+
+    http = StreamableHttp(url="https://user:pw@example.com/mcp?token=SECRET")
+    assert http.target == "https://example.com/mcp"
+    stdio = Stdio(command="srv", args=["--token", "SECRET", "--api-key=SECRET", "--verbose"])
+    assert "SECRET" not in stdio.target
+    assert stdio.target == "srv --token *** --api-key=*** --verbose"
+
+
+def test_an_injected_http_client_cannot_be_combined_with_headers_or_auth() -> None:
+    import httpx2
+
+    with pytest.raises(ValueError, match="http_client"):
+        StreamableHttp(
+            url="http://127.0.0.1:1/mcp", http_client=httpx2.AsyncClient(), headers={"a": "b"}
+        )

@@ -13,6 +13,7 @@ new one. Where that owner task lives:
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import math
@@ -96,6 +97,7 @@ class Connection:
         self.ready = anyio.Event()
         self.closed = anyio.Event()
         self._closing = anyio.Event()
+        self._scope: anyio.CancelScope | None = None
         self.alive = True
 
     @property
@@ -103,8 +105,11 @@ class Connection:
         return self.options.transport.target
 
     def close(self) -> None:
-        """Ask the owner task to close the session (from the owner's event loop)."""
+        """Ask the owner task to close the session (from the owner's event loop); one
+        still connecting is cancelled, since it waits on the server, not on us."""
         self._closing.set()
+        if not self.ready.is_set() and self._scope is not None:
+            self._scope.cancel()
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
@@ -131,17 +136,8 @@ class Connection:
     async def own(self) -> None:
         """The owner task's body: open, serve until closed or broken, close."""
         try:
-            async with (
-                self._transport() as transport,
-                Client(transport, **self.options.client_kwargs) as client,
-                anyio.create_task_group() as tg,
-            ):
-                self.client = client
-                # Ready only once subscribed: a change announced before that is lost.
-                await tg.start(self._listen, client)
-                self.ready.set()
-                await self._closing.wait()
-                tg.cancel_scope.cancel()
+            with anyio.CancelScope() as self._scope:
+                await self._serve()
         except Exception as exc:  # the boundary where transport failures arrive (as groups)
             self.error = exc
             if self.ready.is_set():
@@ -150,6 +146,19 @@ class Connection:
             self.alive = False
             self.ready.set()
             self.closed.set()
+
+    async def _serve(self) -> None:
+        async with (
+            self._transport() as transport,
+            Client(transport, **self.options.client_kwargs) as client,
+            anyio.create_task_group() as tg,
+        ):
+            self.client = client
+            # Ready only once subscribed: a change announced before that is lost.
+            await tg.start(self._listen, client)
+            self.ready.set()
+            await self._closing.wait()
+            tg.cancel_scope.cancel()
 
     async def _listen(
         self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -197,6 +206,8 @@ class _Portal:
         except anyio.get_cancelled_exc_class():
             future.cancel()
             raise
+        except concurrent.futures.CancelledError as exc:  # the portal was stopped under it
+            raise ConnectionError("the MCP toolset was shut down", target=None) from exc
 
     async def start_task(self, fn: Callable[[], Awaitable[None]]) -> None:
         assert self._portal is not None
@@ -208,7 +219,11 @@ class _Portal:
 
     async def stop(self) -> None:
         if self._cm is not None:
-            cm, self._cm, self._portal = self._cm, None, None
+            cm, portal = self._cm, self._portal
+            self._cm, self._portal = None, None
+            # Owners were asked to close; anything still running there is cancelled.
+            if portal is not None:
+                await anyio.to_thread.run_sync(portal.call, portal.stop, True)
             await anyio.to_thread.run_sync(cm.__exit__, None, None, None)
 
 
@@ -226,6 +241,7 @@ class Host:
         self._connection: Connection | None = None
         self._opened: list[Connection] = []  # every connection whose owner may still run
         self._lock = anyio.Lock()
+        self._closed = False
 
     @property
     def connection(self) -> Connection | None:
@@ -245,6 +261,10 @@ class Host:
         if live is not None and live.alive:
             return live
         async with self._lock:
+            if self._closed:
+                raise ConnectionError(
+                    "this MCP toolset was shut down while connecting", target=None
+                )
             live = self._connection
             if live is not None and live.alive:
                 return live
@@ -258,6 +278,12 @@ class Host:
                 self._task_group.start_soon(connection.own)
                 await self._wait_ready(connection, connection.ready.wait)
             else:
+                transport = options.transport
+                if isinstance(transport, StreamableHttp) and transport.http_client is not None:
+                    raise RuntimeError(
+                        "an injected http_client belongs to your event loop: use "
+                        "`async with McpToolset(...)` so the session runs on it too"
+                    )
                 if self._portal is None:
                     portal = _Portal()
                     await portal.start()
@@ -293,9 +319,8 @@ class Host:
         assert self._portal is not None
         return await self._portal.run(fn)
 
-    async def call(self, fn: Callable[[Client], Awaitable[T]]) -> T:
-        """Run ``fn(client)`` on the live connection (opening it if needed)."""
-        connection = await self.connect()
+    async def call(self, connection: Connection, fn: Callable[[Client], Awaitable[T]]) -> T:
+        """Run ``fn(client)`` on ``connection`` (from `connect`), on its own loop."""
         client = connection.client
         assert client is not None
         if self._portal is not None and self._task_group is None:
@@ -323,7 +348,8 @@ class Host:
 
     async def close(self) -> None:
         """Close every connection this host opened (a stdio server's process ends) and
-        stop the portal; idempotent."""
+        stop the portal; idempotent. A connect still under way fails."""
+        self._closed = True
         with anyio.CancelScope(shield=True):
             for connection in list(self._opened):
                 await self._close(connection)

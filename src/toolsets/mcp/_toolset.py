@@ -167,6 +167,8 @@ class McpToolset(BaseToolset):
         mode: The protocol era: ``"auto"`` (2026-07-28 if the server speaks it, else the
             2025-11-25 handshake), ``"legacy"`` or ``"2026-07-28"``.
         name: A name for errors and logs (default: the command or URL).
+        max_sessions: With a ``header_provider``: how many sessions (one per distinct
+            set of headers) stay open; the least recently used is closed beyond that.
         resources_as_tools: Also offer ``list_resources`` and ``read_resource`` tools.
         prompts_as_tools: Also offer ``list_prompts`` and ``get_prompt`` tools.
     """
@@ -187,6 +189,7 @@ class McpToolset(BaseToolset):
         name: str | None = None,
         resources_as_tools: bool = False,
         prompts_as_tools: bool = False,
+        max_sessions: int = 64,
     ) -> None:
         if not isinstance(transport, Stdio | StreamableHttp):
             raise TypeError(f"transport must be Stdio or StreamableHttp, not {transport!r}")
@@ -199,6 +202,9 @@ class McpToolset(BaseToolset):
         self.connect_timeout = seconds(connect_timeout)
         self.confirm = confirm
         self.name = name or transport.target
+        if max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1")
+        self.max_sessions = max_sessions
         self._progress = progress
         self._client_kwargs: dict[str, Any] = {
             "mode": mode,
@@ -217,10 +223,12 @@ class McpToolset(BaseToolset):
         if roots is not None:
             self._client_kwargs["list_roots_callback"] = roots_callback(roots)
         self._hosts: dict[str, Host] = {}
-        self._tools: dict[str, list[Tool]] = {}
+        # Per header set: the connection a listing came from, and the listing.
+        self._tools: dict[str, tuple[Any, list[Tool]]] = {}
         self._generation = 0  # bumped by each announced change
         self._task_group: Any = None
         self._entered = 0
+        self._entered_by: int | None = None
         self._extra_tools = _access_tools(self, resources_as_tools, prompts_as_tools)
         self._per_call_headers = (
             isinstance(transport, StreamableHttp) and transport.header_provider is not None
@@ -229,7 +237,18 @@ class McpToolset(BaseToolset):
     # --- lifecycle --------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
+        task = anyio.get_current_task().id
+        if self._task_group is not None and task != self._entered_by:
+            raise RuntimeError(
+                f"{self!r} is already entered by another task; enter it once, in the task "
+                "that outlives its users (its session is shared by every task anyway)"
+            )
         if self._task_group is None:
+            if self._hosts:
+                # Sessions opened on first use live on a background loop: close them, so
+                # that every session from now on lives in this task group.
+                await self.shutdown()
+            self._entered_by = task
             task_group = anyio.create_task_group()
             await task_group.__aenter__()
             self._task_group = task_group
@@ -298,7 +317,14 @@ class McpToolset(BaseToolset):
         if not headers:
             return "", self._host(None)
         key = hashlib.sha256(json.dumps(sorted(headers.items())).encode()).hexdigest()
-        return key, self._host(key, headers)
+        host = self._host(key, headers)
+        self._hosts[key] = self._hosts.pop(key)  # most recently used last
+        while len(self._hosts) > self.max_sessions:
+            # The least recently used caller's session is closed; it reopens if needed.
+            oldest = next(iter(self._hosts))
+            self._tools.pop(oldest, None)
+            await self._hosts.pop(oldest).close()
+        return key, host
 
     def _options(self, extra_headers: Mapping[str, str]) -> ConnectionOptions:
         transport = self.transport
@@ -342,7 +368,7 @@ class McpToolset(BaseToolset):
             try:
                 # A bare cancel scope: anyio.fail_after's wrapper costs more per call.
                 with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
-                    result = await host.call(fn)
+                    result = await host.call(connection, fn)
                 if scope.cancelled_caught:
                     raise TimeoutError(f"{what} got no answer within {limit:g} s")
                 return result
@@ -374,10 +400,10 @@ class McpToolset(BaseToolset):
         """Every tool of the server (all pages), cached until the server announces a
         change or the session is reopened."""
         key, host = await self._host_for(ctx)
-        connection = host.connection
         cached = self._tools.get(key)
-        if cached is not None and connection is not None and connection.alive:
-            return tuple(cached)
+        live = host.connection
+        if cached is not None and live is not None and cached[0] is live and live.alive:
+            return tuple(cached[1])
         generation = self._generation
         listed: list[mt.Tool] = await self._all_pages(ctx, "tools")
         tools: list[Tool] = []
@@ -392,7 +418,7 @@ class McpToolset(BaseToolset):
             tools.append(extra if extra.name not in taken else _renamed(extra, taken))
             taken.add(tools[-1].name)
         if generation == self._generation:  # else a change came in while listing
-            self._tools[key] = tools
+            self._tools[key] = (host.connection, tools)
         return tuple(tools)
 
     async def call_tool(

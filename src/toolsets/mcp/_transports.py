@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,8 @@ import httpx2
 from toolsets._context import ToolContext
 
 __all__ = ["HeaderProvider", "Stdio", "StreamableHttp", "Transport"]
+
+_SECRET = re.compile(r"token|secret|password|passwd|api[-_]?key|auth", re.IGNORECASE)
 
 HeaderProvider: TypeAlias = Callable[
     [ToolContext | None], "Mapping[str, str] | Awaitable[Mapping[str, str]]"
@@ -43,8 +46,20 @@ class Stdio:
 
     @property
     def target(self) -> str:
-        """The command line, for errors and logs (no environment: it may hold secrets)."""
-        return " ".join([self.command, *self.args])
+        """The command line, for errors and logs: no environment, and the value of any
+        argument that looks like a secret (``--token X``, ``--api-key=X``) hidden."""
+        shown: list[str] = []
+        hide_next = False
+        for arg in self.args:
+            if hide_next:
+                shown.append("***")
+                hide_next = False
+            elif _SECRET.search(arg) and "=" in arg:
+                shown.append(arg.split("=", 1)[0] + "=***")
+            else:
+                shown.append(arg)
+                hide_next = arg.startswith("-") and bool(_SECRET.search(arg))
+        return " ".join([self.command, *shown])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,17 +84,22 @@ class StreamableHttp:
     timeout: float = 30.0
 
     def __post_init__(self) -> None:
+        if self.http_client is not None and (self.headers or self.auth or self.header_provider):
+            raise ValueError(
+                "StreamableHttp: with http_client=, set headers and auth on that client; "
+                "header_provider needs toolsets to make its own clients (drop http_client)"
+            )
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"StreamableHttp needs an http(s) URL, got {self.target!r}")
 
     @property
     def target(self) -> str:
-        """The URL without any user:password in it."""
+        """The URL without user:password and query (either may carry a secret)."""
         parts = urlsplit(self.url)
         host = parts.hostname or ""
         netloc = f"{host}:{parts.port}" if parts.port else host
-        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 Transport: TypeAlias = Stdio | StreamableHttp
