@@ -539,6 +539,12 @@ def _renamed(tool: Tool, taken: set[str]) -> Tool:
     return RenamedTool(tool, _legal_name(tool.name, taken))
 
 
+def _plain(item: Any) -> dict[str, Any]:
+    """An SDK model as JSON, without the fields it leaves unset."""
+    dumped: dict[str, Any] = item.model_dump(mode="json", exclude_none=True)
+    return dumped
+
+
 def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[Tool]:
     """Tools giving the model the server's resources and prompts."""
     tools: list[Tool] = []
@@ -547,10 +553,7 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
         async def list_resources(ctx: ToolContext) -> list[dict[str, Any]]:
             """List the resources (documents, files, data) this server offers."""
             listed = await toolset.list_resources(ctx)
-            return [
-                {k: v for k, v in r.model_dump(mode="json").items() if v is not None}
-                for r in listed
-            ]
+            return [_plain(r) for r in listed]
 
         async def read_resource(uri: str, ctx: ToolContext) -> JsonValue:
             """Read one of this server's resources.
@@ -559,10 +562,7 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
                 uri: The resource's URI, as listed by list_resources.
             """
             contents = await toolset.read_resource(uri, ctx)
-            return [
-                {k: v for k, v in c.model_dump(mode="json").items() if v is not None}
-                for c in contents
-            ]
+            return [_plain(c) for c in contents]
 
         listing = FunctionTool(list_resources, read_only=True)
         reading = FunctionTool(read_resource, read_only=True)
@@ -572,10 +572,7 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
         async def list_prompts(ctx: ToolContext) -> list[dict[str, Any]]:
             """List the prompt templates this server offers."""
             listed = await toolset.list_prompts(ctx)
-            return [
-                {k: v for k, v in p.model_dump(mode="json").items() if v is not None}
-                for p in listed
-            ]
+            return [_plain(p) for p in listed]
 
         async def get_prompt(
             name: str, ctx: ToolContext, arguments: dict[str, str] | None = None
