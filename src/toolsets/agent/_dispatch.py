@@ -220,10 +220,16 @@ class Dispatcher:
         return await self._finish(tool, call.id, args, ctx, result)
 
     def _waiting(
-        self, call_id: str, name: str, placeholder: JsonValue, request: PendingRequest
+        self,
+        call_id: str,
+        name: str,
+        placeholder: JsonValue,
+        request: PendingRequest,
+        actions: EventActions | None = None,
     ) -> CallOutcome:
+        """A pending call: a placeholder answer (``will_continue``) and what it waits for."""
         response = FunctionResponse(id=call_id, name=name, response=placeholder, will_continue=True)
-        return CallOutcome(response=response, pending=request)
+        return CallOutcome(response=response, actions=actions or EventActions(), pending=request)
 
     async def _run(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> JsonValue:
         timeout = getattr(tool, "timeout", None) or self._default_timeout
@@ -272,44 +278,25 @@ class Dispatcher:
         # runs again, with the answer in its context, when the run is resumed.
         if call_id in actions.requested_tool_confirmations:
             asked = actions.requested_tool_confirmations.pop(call_id)
-            return CallOutcome(
-                response=FunctionResponse(
-                    id=call_id,
-                    name=tool.name,
-                    response=WAITING_FOR_CONFIRMATION,
-                    will_continue=True,
-                ),
-                actions=actions,
-                pending=ConfirmationRequest(
-                    function_call_id=call_id,
-                    tool_name=tool.name,
-                    args=args,
-                    hint=asked.hint or tool.confirmation_hint(args),
-                    payload=asked.payload,
-                ),
+            request: PendingRequest = ConfirmationRequest(
+                function_call_id=call_id,
+                tool_name=tool.name,
+                args=args,
+                hint=asked.hint or tool.confirmation_hint(args),
+                payload=asked.payload,
             )
+            return self._waiting(call_id, tool.name, WAITING_FOR_CONFIRMATION, request, actions)
         if call_id in actions.requested_auth_configs:
             config = actions.requested_auth_configs.pop(call_id)
-            return CallOutcome(
-                response=FunctionResponse(
-                    id=call_id, name=tool.name, response=WAITING_FOR_CREDENTIAL, will_continue=True
-                ),
-                actions=actions,
-                pending=CredentialRequest(
-                    function_call_id=call_id, tool_name=tool.name, args=args, auth_config=config
-                ),
+            request = CredentialRequest(
+                function_call_id=call_id, tool_name=tool.name, args=args, auth_config=config
             )
-
+            return self._waiting(call_id, tool.name, WAITING_FOR_CREDENTIAL, request, actions)
         if tool.is_long_running or actions.long_running:
-            return CallOutcome(
-                response=FunctionResponse(
-                    id=call_id, name=tool.name, response=result, will_continue=True
-                ),
-                actions=actions,
-                pending=LongRunningRequest(
-                    function_call_id=call_id, tool_name=tool.name, args=args, interim=result
-                ),
+            request = LongRunningRequest(
+                function_call_id=call_id, tool_name=tool.name, args=args, interim=result
             )
+            return self._waiting(call_id, tool.name, result, request, actions)
         return CallOutcome(
             response=FunctionResponse(id=call_id, name=tool.name, response=result), actions=actions
         )

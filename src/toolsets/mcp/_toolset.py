@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -329,12 +330,8 @@ class McpToolset(BaseToolset):
     def _options(self, extra_headers: Mapping[str, str]) -> ConnectionOptions:
         transport = self.transport
         if extra_headers and isinstance(transport, StreamableHttp):
-            transport = StreamableHttp(
-                url=transport.url,
-                headers={**transport.headers, **extra_headers},
-                auth=transport.auth,
-                http_client=transport.http_client,
-                timeout=transport.timeout,
+            transport = dataclasses.replace(
+                transport, headers={**transport.headers, **extra_headers}, header_provider=None
             )
         return ConnectionOptions(
             transport=transport,
