@@ -9,7 +9,6 @@ inside it: the invocation plus the call's id, its cancellation flag and the
 from __future__ import annotations
 
 import copy
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ import anyio
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._content import Content, Part
 from toolsets._errors import ServiceNotConfiguredError
+from toolsets._ids import new_id
 from toolsets._json import JsonValue
 from toolsets._services import ArtifactService, MemoryEntry, MemoryService
 
@@ -186,10 +186,6 @@ class State(Mapping[str, Any]):
         return copy.deepcopy(merged)
 
 
-def _new_id() -> str:
-    return uuid.uuid4().hex
-
-
 @dataclass(frozen=True, kw_only=True)
 class Invocation:
     """One run of an agent for one user message, as tools may see it (read-only)."""
@@ -198,9 +194,9 @@ class Invocation:
     """The application's name."""
     user_id: str = "user"
     """The user on whose behalf tools run."""
-    session_id: str = field(default_factory=_new_id)
+    session_id: str = field(default_factory=new_id)
     """The conversation."""
-    invocation_id: str = field(default_factory=_new_id)
+    invocation_id: str = field(default_factory=new_id)
     """This run."""
     agent_name: str | None = None
     """The agent currently running, if any."""

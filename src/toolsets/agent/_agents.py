@@ -7,7 +7,6 @@ import contextvars
 import dataclasses
 import functools
 import itertools
-import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolDefinitionError, ToolsetError
 from toolsets._function_tool import FunctionTool
+from toolsets._ids import new_id
 from toolsets._request import LlmRequest
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
@@ -510,7 +510,7 @@ def _with_call_ids(content: Content | None) -> Content | None:
     for part in content.parts:
         call = part.function_call
         if call is not None and not call.id:
-            call = FunctionCall(name=call.name, args=call.args, id=f"call_{os.urandom(12).hex()}")
+            call = FunctionCall(name=call.name, args=call.args, id=new_id("call_"))
             part = Part(function_call=call)
             filled = True
         parts.append(part)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from toolsets._auth import AuthCredential
 from toolsets._content import Content, FunctionResponse, Part
 from toolsets._context import ToolConfirmation
+from toolsets._ids import new_id
 from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets._services import ArtifactService, MemoryService
@@ -133,7 +133,7 @@ class Runner:
         if paused is not None:
             await self._abandon(session, paused)
         content = Content.user(message) if isinstance(message, str) else message
-        invocation_id = f"inv_{os.urandom(12).hex()}"
+        invocation_id = new_id("inv_")
         await self.session_service.append_event(
             session, Event(author="user", invocation_id=invocation_id, content=content)
         )
