@@ -263,6 +263,55 @@ async def cross_app_access(url: str, http: httpx2.AsyncClient) -> None:
     await use_server(McpToolset(StreamableHttp(url=url, auth=provider)))
 
 
+async def list_and_call(url: str, http: httpx2.AsyncClient) -> None:
+    """Scenarios about the wire (headers, request metadata, resources): list the tools,
+    then make the calls the suite's context names, or call the first tool."""
+    calls = context().get("toolCalls")
+    if not calls:
+        await use_server(McpToolset(StreamableHttp(url=url)))
+        return
+    async with McpToolset(StreamableHttp(url=url)) as toolset:
+        logger.info("tools: %s", [tool.name for tool in await toolset.list_tools()])
+        for call in calls:
+            tool = await toolset.get_tool(call["name"])
+            arguments = dict(call.get("arguments") or {})
+            result = await tool.run(arguments, ToolContext(function_call_id="conformance"))
+            logger.info("%s answered %r", call["name"], result)
+
+
+async def list_only(url: str, http: httpx2.AsyncClient) -> None:
+    """The suite checks what the client does with the listed schemas (no dereferencing)."""
+    async with McpToolset(StreamableHttp(url=url)) as toolset:
+        logger.info("tools: %s", [tool.name for tool in await toolset.list_tools()])
+
+
+async def schema_preservation(url: str, http: httpx2.AsyncClient) -> None:
+    """A JSON Schema 2020-12 input schema reaches the model as the server wrote it: echoed
+    back to the server, which compares."""
+    async with McpToolset(StreamableHttp(url=url)) as toolset:
+        await toolset.list_tools()
+        focal = await toolset.get_tool("json_schema_2020_12_tool")
+        echo = await toolset.get_tool("json_schema_echo")
+        ctx = ToolContext(function_call_id="conformance")
+        logger.info("echo answered %r", await echo.run({"schema": focal.parameters}, ctx))
+
+
+async def request_state(url: str, http: httpx2.AsyncClient) -> None:
+    """Multi-round-trip requests (SEP-2322): the server asks for input and the client
+    retries with the request state; answered with the elicitation defaults."""
+    async with McpToolset(StreamableHttp(url=url), elicitation="defaults") as toolset:
+        await toolset.list_tools()
+        for name in (
+            "test_mrtr_echo_state",
+            "test_mrtr_no_state",
+            "test_mrtr_unrelated",
+            "test_mrtr_no_result_type",
+        ):
+            tool = await toolset.get_tool(name)
+            ctx = ToolContext(function_call_id="conformance")
+            logger.info("%s answered %r", name, await tool.run({}, ctx))
+
+
 SCENARIOS: dict[str, Scenario] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -270,7 +319,11 @@ SCENARIOS: dict[str, Scenario] = {
     "sse-retry": sse_retry,
     "auth/client-credentials-basic": client_credentials_basic,
     "auth/client-credentials-jwt": client_credentials_jwt,
-    "auth/cross-app-access-complete-flow": cross_app_access,
+    "auth/cross-app-access-complete-flow": cross_app_access,  # its name up to 0.1.16
+    "auth/enterprise-managed-authorization": cross_app_access,
+    "json-schema-ref-no-deref": list_only,
+    "json-schema-2020-12-preservation": schema_preservation,
+    "sep-2322-client-request-state": request_state,
 }
 
 
@@ -279,7 +332,7 @@ def scenario(name: str) -> Scenario:
         return SCENARIOS[name]
     if name.startswith("auth/"):
         return authorization_code
-    raise SystemExit(f"unknown conformance scenario {name!r}")
+    return list_and_call
 
 
 async def run(name: str, url: str) -> None:
