@@ -24,4 +24,5 @@ def test_a_forked_child_does_not_repeat_its_parents_ids() -> None:
     os.close(read)
     os.waitpid(pid, 0)
     parent_id = new_id()
-    assert child_id and child_id[:16] != parent_id[:16]
+    assert child_id
+    assert child_id[:16] != parent_id[:16]

@@ -1,0 +1,22 @@
+"""OpenAPI specs as tools: `OpenApiToolset` makes one `RestApiTool` per operation of an
+OpenAPI 3.0 / 3.1 or Swagger 2.0 spec, sending requests exactly as the spec says."""
+
+from toolsets.openapi._model import Body, Encoding, MediaType, Operation, Parameter, Server
+from toolsets.openapi._operations import Spec
+from toolsets.openapi._security import Credentials
+from toolsets.openapi._tool import RestApiTool
+from toolsets.openapi._toolset import ConfirmPolicy, OpenApiToolset
+
+__all__ = [
+    "Body",
+    "ConfirmPolicy",
+    "Credentials",
+    "Encoding",
+    "MediaType",
+    "OpenApiToolset",
+    "Operation",
+    "Parameter",
+    "RestApiTool",
+    "Server",
+    "Spec",
+]

@@ -1,0 +1,515 @@
+"""Reading a spec's operations into the operation model: OpenAPI 3.0 and 3.1 as they are,
+Swagger 2.0 translated (body and formData parameters, consumes, collection formats,
+host/basePath/schemes).
+
+A broken operation is reported in `Spec.problems` (and logged) and left out; it never
+stops the rest of the spec from loading. A broken document raises `SpecError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from toolsets._errors import SpecError
+from toolsets.openapi._document import Resolver, join_pointer
+from toolsets.openapi._model import (
+    DEFAULT_STYLES,
+    Body,
+    Encoding,
+    HttpMethod,
+    Location,
+    MediaType,
+    Operation,
+    Parameter,
+    Server,
+)
+
+__all__ = ["Spec", "read_spec"]
+
+logger = logging.getLogger("toolsets.openapi")
+
+METHODS: tuple[HttpMethod, ...] = (
+    "get",
+    "put",
+    "post",
+    "delete",
+    "options",
+    "head",
+    "patch",
+    "trace",
+)
+LOCATIONS: frozenset[str] = frozenset(("path", "query", "header", "cookie"))
+STYLES: Mapping[str, frozenset[str]] = {
+    "path": frozenset(("simple", "label", "matrix")),
+    "query": frozenset(("form", "spaceDelimited", "pipeDelimited", "deepObject")),
+    "header": frozenset(("simple",)),
+    "cookie": frozenset(("form",)),
+}
+# Swagger 2.0 collectionFormat → (style, explode), by location.
+_COLLECTION_FORMATS: Mapping[str, tuple[str, bool]] = {
+    "csv": ("form", False),
+    "ssv": ("spaceDelimited", False),
+    "pipes": ("pipeDelimited", False),
+    "multi": ("form", True),
+}
+# Swagger 2.0 parameter fields that are JSON Schema keywords.
+_V2_SCHEMA_KEYS = (
+    "type",
+    "format",
+    "items",
+    "default",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "enum",
+    "multipleOf",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spec:
+    """What the toolset needs of a spec document."""
+
+    version: str
+    """``2.0``, ``3.0.x`` or ``3.1.x``."""
+    title: str = ""
+    description: str = ""
+    operations: tuple[Operation, ...] = ()
+    """Every operation that could be read, in document order."""
+    problems: tuple[SpecError, ...] = ()
+    """The operations that could not be read, each naming its JSON pointer."""
+    servers: tuple[Server, ...] = ()
+    """The document's servers (each operation also has the ones that apply to it)."""
+    security_schemes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Scheme name → security scheme object (3.x form; Swagger 2.0's translated)."""
+    security: tuple[Mapping[str, tuple[str, ...]], ...] = ()
+    """The document's default security requirements."""
+
+
+def read_spec(resolver: Resolver) -> Spec:
+    """Read the spec in ``resolver``'s root document."""
+    doc = resolver.root
+    root = doc.root
+    source = doc.uri or None
+    if not isinstance(root, Mapping):
+        raise SpecError("an OpenAPI document must be an object", source=source)
+    if "swagger" in root:
+        version = str(root["swagger"])
+        if version != "2.0":
+            raise SpecError(
+                f"unsupported Swagger version {version!r}", pointer="/swagger", source=source
+            )
+    elif "openapi" in root:
+        version = str(root["openapi"])
+        if not version.startswith("3."):
+            raise SpecError(
+                f"unsupported OpenAPI version {version!r}", pointer="/openapi", source=source
+            )
+    else:
+        raise SpecError("not an OpenAPI document: no 'openapi' or 'swagger' field", source=source)
+    reader = _Reader(resolver, v2=version == "2.0")
+    info = _mapping(root.get("info", {}), "/info", source)
+    operations, problems = reader.operations()
+    return Spec(
+        version=version,
+        title=str(info.get("title", "")),
+        description=str(info.get("description", "")),
+        operations=tuple(operations),
+        problems=tuple(problems),
+        servers=reader.root_servers,
+        security_schemes=reader.security_schemes(),
+        security=reader.security(root.get("security"), "/security") or (),
+    )
+
+
+def _mapping(node: Any, pointer: str, source: str | None) -> Mapping[str, Any]:
+    if not isinstance(node, Mapping):
+        raise SpecError("must be an object", pointer=pointer, source=source)
+    return node
+
+
+class _Reader:
+    def __init__(self, resolver: Resolver, *, v2: bool) -> None:
+        self.resolver = resolver
+        self.v2 = v2
+        self.root: Mapping[str, Any] = resolver.root.root
+        self.uri = resolver.root.uri
+        self.source = self.uri or None
+        self.root_servers = self._v2_servers() if v2 else self.servers(self.root, "")
+
+    # --- the document ---------------------------------------------------------------
+
+    def operations(self) -> tuple[list[Operation], list[SpecError]]:
+        operations: list[Operation] = []
+        problems: list[SpecError] = []
+        paths = _mapping(self.root.get("paths", {}), "/paths", self.source)
+        for path, raw_item in paths.items():
+            item_pointer = join_pointer("/paths", path)
+            try:
+                item, base, _ = self.resolver.resolve(raw_item, self.uri, item_pointer)
+                item = _mapping(item, item_pointer, self.source)
+                shared = self.parameters(item.get("parameters", ()), base, item_pointer)
+                servers = self.servers(item, item_pointer) or self.root_servers
+            except SpecError as error:
+                problems.append(error)
+                logger.warning("skipping the path %s: %s", path, error)
+                continue
+            for method in METHODS:
+                if method not in item:
+                    continue
+                pointer = join_pointer(item_pointer, method)
+                try:
+                    operations.append(
+                        self.operation(method, path, item[method], base, pointer, shared, servers)
+                    )
+                except SpecError as error:
+                    problems.append(error)
+                    logger.warning("skipping %s %s: %s", method.upper(), path, error)
+        return operations, problems
+
+    def operation(
+        self,
+        method: HttpMethod,
+        path: str,
+        node: Any,
+        base: str,
+        pointer: str,
+        shared: Mapping[tuple[str, str], Parameter | _V2Body],
+        servers: tuple[Server, ...],
+    ) -> Operation:
+        op = _mapping(node, pointer, self.source)
+        own = self.parameters(op.get("parameters", ()), base, pointer)
+        merged = {**shared, **own}
+        parameters = tuple(p for p in merged.values() if isinstance(p, Parameter))
+        for name in _template_names(path):
+            if not any(p.location == "path" and p.name == name for p in parameters):
+                raise SpecError(
+                    f"the path has {{{name}}} but no path parameter of that name",
+                    pointer=pointer,
+                    source=self.source,
+                )
+        if self.v2:
+            body = self._v2_body(op, [p for p in merged.values() if isinstance(p, _V2Body)])
+        else:
+            body = self.body(op.get("requestBody"), base, join_pointer(pointer, "requestBody"))
+        operation_id = op.get("operationId")
+        tags = op.get("tags", ())
+        return Operation(
+            method=method,
+            path=path,
+            pointer=pointer,
+            operation_id=str(operation_id) if operation_id is not None else None,
+            summary=str(op.get("summary") or ""),
+            description=str(op.get("description") or ""),
+            tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+            deprecated=bool(op.get("deprecated", False)),
+            parameters=parameters,
+            body=body,
+            servers=(servers if self.v2 else self.servers(op, pointer) or servers),
+            security=self.security(op.get("security"), join_pointer(pointer, "security")),
+            responses=_mapping(op.get("responses", {}), join_pointer(pointer, "responses"), None),
+        )
+
+    # --- parameters -----------------------------------------------------------------
+
+    def parameters(
+        self, nodes: Any, base: str, pointer: str
+    ) -> dict[tuple[str, str], Parameter | _V2Body]:
+        if not isinstance(nodes, list | tuple):
+            raise SpecError("parameters must be a list", pointer=pointer, source=self.source)
+        found: dict[tuple[str, str], Parameter | _V2Body] = {}
+        for index, raw in enumerate(nodes):
+            where = join_pointer(pointer, "parameters", index)
+            node, node_base, node_pointer = self.resolver.resolve(raw, base, where)
+            node = _mapping(node, node_pointer, node_base or None)
+            name, location = node.get("name"), node.get("in")
+            if not isinstance(name, str) or not name:
+                raise SpecError("a parameter needs a name", pointer=where, source=self.source)
+            if self.v2 and location in ("body", "formData"):
+                found[(str(location), name)] = _V2Body(location=str(location), node=node)
+                continue
+            if location not in LOCATIONS:
+                raise SpecError(
+                    f"parameter {name!r}: 'in' must be one of path, query, header, cookie",
+                    pointer=where,
+                    source=self.source,
+                )
+            location = cast(Location, location)
+            read = self._v2_parameter if self.v2 else self._parameter
+            found[(location, name)] = read(node, name, location, where)
+        return found
+
+    def _parameter(
+        self, node: Mapping[str, Any], name: str, location: Location, pointer: str
+    ) -> Parameter:
+        style = node.get("style", DEFAULT_STYLES[location])
+        if style not in STYLES[location]:
+            raise SpecError(
+                f"parameter {name!r}: style {style!r} is not allowed in {location}",
+                pointer=pointer,
+                source=self.source,
+            )
+        schema = node.get("schema")
+        content_type = None
+        content = node.get("content")
+        if schema is None and isinstance(content, Mapping) and content:
+            content_type, media = next(iter(content.items()))
+            schema = media.get("schema") if isinstance(media, Mapping) else None
+        if schema is not None and not isinstance(schema, Mapping):
+            raise SpecError(
+                f"parameter {name!r}: schema must be an object",
+                pointer=pointer,
+                source=self.source,
+            )
+        return Parameter(
+            name=name,
+            location=location,
+            required=location == "path" or bool(node.get("required", False)),
+            schema=schema,
+            style=style,
+            explode=bool(node.get("explode", style == "form")),
+            allow_reserved=bool(node.get("allowReserved", False)),
+            content_type=content_type,
+            description=str(node.get("description") or ""),
+            deprecated=bool(node.get("deprecated", False)),
+        )
+
+    def _v2_parameter(
+        self, node: Mapping[str, Any], name: str, location: Location, pointer: str
+    ) -> Parameter:
+        schema = {k: node[k] for k in _V2_SCHEMA_KEYS if k in node}
+        if schema.get("type") == "file":
+            raise SpecError(
+                f"parameter {name!r}: type 'file' is only allowed in formData",
+                pointer=pointer,
+                source=self.source,
+            )
+        style, explode = DEFAULT_STYLES[location], location != "query"
+        if schema.get("type") == "array":
+            fmt = node.get("collectionFormat", "csv")
+            if fmt not in _COLLECTION_FORMATS:  # tsv has no OpenAPI 3 equivalent
+                raise SpecError(
+                    f"parameter {name!r}: collectionFormat {fmt!r} is not supported",
+                    pointer=pointer,
+                    source=self.source,
+                )
+            style, explode = _COLLECTION_FORMATS[fmt]
+            if location in ("path", "header"):  # only csv makes sense there
+                style, explode = "simple", False
+        else:
+            explode = style == "form"
+        return Parameter(
+            name=name,
+            location=location,
+            required=location == "path" or bool(node.get("required", False)),
+            schema=schema,
+            style=style,
+            explode=explode,
+            description=str(node.get("description") or ""),
+        )
+
+    # --- bodies ---------------------------------------------------------------------
+
+    def body(self, raw: Any, base: str, pointer: str) -> Body | None:
+        if raw is None:
+            return None
+        node, node_base, node_pointer = self.resolver.resolve(raw, base, pointer)
+        node = _mapping(node, node_pointer, node_base or None)
+        content = _mapping(node.get("content", {}), join_pointer(node_pointer, "content"), None)
+        media_types: list[MediaType] = []
+        for content_type, media in content.items():
+            where = join_pointer(node_pointer, "content", content_type)
+            media = _mapping(media, where, self.source)
+            encodings = _mapping(media.get("encoding", {}), join_pointer(where, "encoding"), None)
+            media_types.append(
+                MediaType(
+                    content_type=content_type,
+                    schema=media.get("schema"),
+                    encoding={
+                        prop: _encoding(_mapping(e, join_pointer(where, "encoding", prop), None))
+                        for prop, e in encodings.items()
+                    },
+                )
+            )
+        return Body(
+            required=bool(node.get("required", False)),
+            description=str(node.get("description") or ""),
+            media_types=tuple(media_types),
+        )
+
+    def _v2_body(self, op: Mapping[str, Any], bodies: Sequence[_V2Body]) -> Body | None:
+        if not bodies:
+            return None
+        consumes = op.get("consumes") or self.root.get("consumes") or ["application/json"]
+        body_param = next((b for b in bodies if b.location == "body"), None)
+        if body_param is not None:
+            node = body_param.node
+            schema = node.get("schema", {})
+            return Body(
+                required=bool(node.get("required", False)),
+                description=str(node.get("description") or ""),
+                media_types=tuple(MediaType(content_type=c, schema=schema) for c in consumes),
+            )
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        encoding: dict[str, Encoding] = {}
+        for form in bodies:
+            node = form.node
+            name = str(node["name"])
+            schema = {k: node[k] for k in _V2_SCHEMA_KEYS if k in node}
+            if schema.get("type") == "file":
+                schema = {"type": "string", "format": "binary"}
+            if node.get("description"):
+                schema["description"] = node["description"]
+            properties[name] = schema
+            if node.get("required"):
+                required.append(name)
+            fmt = str(node.get("collectionFormat", "csv"))
+            if schema.get("type") == "array" and fmt in _COLLECTION_FORMATS:
+                style, explode = _COLLECTION_FORMATS[fmt]
+                encoding[name] = Encoding(style=style, explode=explode)
+        form_schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            form_schema["required"] = required
+        wanted = [
+            c for c in consumes if c in ("multipart/form-data", "application/x-www-form-urlencoded")
+        ]
+        return Body(
+            required=bool(required),
+            media_types=tuple(
+                MediaType(content_type=c, schema=form_schema, encoding=encoding)
+                for c in wanted or ["application/x-www-form-urlencoded"]
+            ),
+        )
+
+    # --- servers and security -------------------------------------------------------
+
+    def servers(self, node: Mapping[str, Any], pointer: str) -> tuple[Server, ...]:
+        raw = node.get("servers")
+        if raw is None:
+            return ()
+        if not isinstance(raw, list):
+            where = join_pointer(pointer, "servers")
+            raise SpecError("servers must be a list", pointer=where, source=self.source)
+        servers = []
+        for index, server in enumerate(raw):
+            where = join_pointer(pointer, "servers", index)
+            server = _mapping(server, where, self.source)
+            url = server.get("url")
+            if not isinstance(url, str):
+                raise SpecError("a server needs a url", pointer=where, source=self.source)
+            variables = _mapping(
+                server.get("variables", {}), join_pointer(where, "variables"), None
+            )
+            servers.append(
+                Server(
+                    url=url,
+                    variables={k: _mapping(v, where, None) for k, v in variables.items()},
+                    description=str(server.get("description") or ""),
+                )
+            )
+        return tuple(servers)
+
+    def _v2_servers(self) -> tuple[Server, ...]:
+        host = self.root.get("host")
+        base_path = str(self.root.get("basePath") or "")
+        if not host:
+            return (Server(url=base_path or "/"),)
+        schemes = self.root.get("schemes") or [urlsplit(self.uri).scheme or "https"]
+        if "https" in schemes:  # prefer the secure one when the API offers both
+            schemes = ["https", *[s for s in schemes if s != "https"]]
+        return tuple(
+            Server(url=f"{scheme}://{host}{base_path}")
+            for scheme in schemes
+            if scheme in ("http", "https")
+        )
+
+    def security(self, raw: Any, pointer: str) -> tuple[Mapping[str, tuple[str, ...]], ...] | None:
+        if raw is None:
+            return None
+        if not isinstance(raw, list):
+            raise SpecError("security must be a list", pointer=pointer, source=self.source)
+        requirements = []
+        for index, requirement in enumerate(raw):
+            where = join_pointer(pointer, index)
+            requirement = _mapping(requirement, where, self.source)
+            requirements.append({name: tuple(scopes or ()) for name, scopes in requirement.items()})
+        return tuple(requirements)
+
+    def security_schemes(self) -> dict[str, Mapping[str, Any]]:
+        if self.v2:
+            raw = self.root.get("securityDefinitions", {})
+            pointer = "/securityDefinitions"
+        else:
+            raw = (self.root.get("components") or {}).get("securitySchemes", {})
+            pointer = "/components/securitySchemes"
+        schemes: dict[str, Mapping[str, Any]] = {}
+        for name, node in _mapping(raw, pointer, self.source).items():
+            where = join_pointer(pointer, name)
+            scheme, _, _ = self.resolver.resolve(node, self.uri, where)
+            scheme = _mapping(scheme, where, self.source)
+            schemes[name] = _v2_scheme(scheme) if self.v2 else scheme
+        return schemes
+
+
+@dataclass(frozen=True)
+class _V2Body:
+    """A Swagger 2.0 body or formData parameter, gathered into the body."""
+
+    location: str
+    node: Mapping[str, Any]
+
+
+def _encoding(node: Mapping[str, Any]) -> Encoding:
+    explode = node.get("explode")
+    return Encoding(
+        content_type=node.get("contentType"),
+        headers=node.get("headers") or {},
+        style=node.get("style"),
+        explode=bool(explode) if explode is not None else None,
+        allow_reserved=bool(node.get("allowReserved", False)),
+    )
+
+
+def _v2_scheme(scheme: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A Swagger 2.0 security definition in its OpenAPI 3 form."""
+    kind = scheme.get("type")
+    if kind == "basic":
+        return {"type": "http", "scheme": "basic"}
+    if kind == "oauth2":
+        flow = {
+            "implicit": "implicit",
+            "password": "password",
+            "application": "clientCredentials",
+            "accessCode": "authorizationCode",
+        }.get(str(scheme.get("flow")), "authorizationCode")
+        details = {k: scheme[k] for k in ("authorizationUrl", "tokenUrl") if k in scheme}
+        return {
+            "type": "oauth2",
+            "flows": {flow: {**details, "scopes": scheme.get("scopes", {})}},
+        }
+    return scheme  # apiKey has the same shape
+
+
+def _template_names(path: str) -> list[str]:
+    names = []
+    rest = path
+    while "{" in rest:
+        start = rest.index("{")
+        end = rest.find("}", start)
+        if end < 0:
+            break
+        names.append(rest[start + 1 : end])
+        rest = rest[end + 1 :]
+    return names

@@ -1,0 +1,309 @@
+"""The schema a model sees for an operation: one object holding every path, query, header
+and cookie parameter and the body, in plain JSON Schema (2020-12), compact.
+
+Spec schemas are translated (OpenAPI 3.0's ``nullable`` and boolean exclusive bounds, Swagger
+2.0's dialect), stripped of what only costs tokens (examples, XML, extensions, titles), and
+properties a client must not send (``readOnly``) are left out. Referenced schemas become
+shared definitions in ``$defs`` (a recursive one refers to itself there, never expanded);
+each is translated once per toolset and shared by every operation that uses it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from toolsets._errors import SpecError
+from toolsets.openapi._document import Resolver, join_pointer
+from toolsets.openapi._model import Body, MediaType, Operation
+
+__all__ = ["Argument", "OperationSchema", "SchemaBuilder", "pick_media_type", "plain_text"]
+
+_KEEP = frozenset(
+    (
+        "type",
+        "enum",
+        "const",
+        "default",
+        "description",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "contentEncoding",
+        "contentMediaType",
+    )
+)
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA = ("items", "not", "additionalProperties", "contains")
+_IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
+"""Header parameters OpenAPI says to ignore: the request sets them itself."""
+_DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:https?://|/)[^)\s]*\)")
+
+
+def plain_text(description: str) -> str:
+    """A description with its Markdown links reduced to their text: a model cannot follow
+    them, and in a large spec they are a tenth of every declaration."""
+    return _LINK.sub(r"\1", description) if "](" in description else description
+
+
+@dataclass(frozen=True, kw_only=True)
+class Argument:
+    """Where one of the model's arguments goes."""
+
+    location: Literal["path", "query", "header", "cookie", "body", "body_property"]
+    """A parameter's location; ``body`` for the whole body; ``body_property`` for one
+    property of an object body whose properties were lifted to the top level."""
+    name: str
+    """The parameter's or property's name on the wire (``""`` for the whole body)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperationSchema:
+    """The model's view of an operation, and the way back to the request."""
+
+    parameters: dict[str, Any]
+    """The JSON Schema of the arguments object."""
+    arguments: Mapping[str, Argument]
+    """Argument name → where it goes."""
+    media_type: MediaType | None
+    """The body's media type that will be sent, if the operation has a body."""
+
+
+def pick_media_type(body: Body | None) -> MediaType | None:
+    """The media type to send a body as: JSON first, then forms, then the spec's first."""
+    if body is None or not body.media_types:
+        return None
+
+    def rank(media: MediaType) -> int:
+        kind = media.content_type.split(";")[0].strip().lower()
+        if kind == "application/json" or kind.endswith("+json"):
+            return 0
+        if kind == "application/x-www-form-urlencoded":
+            return 1
+        if kind == "multipart/form-data":
+            return 2
+        return 3
+
+    return min(body.media_types, key=rank)  # min keeps the first of equal rank
+
+
+class SchemaBuilder:
+    """Translates one spec's schemas; shared by all its operations."""
+
+    def __init__(self, resolver: Resolver, *, openapi30: bool) -> None:
+        self._resolver = resolver
+        self._openapi30 = openapi30
+        self._names: dict[tuple[str, str], str] = {}
+        self._taken: set[str] = set()
+        self._defs: dict[str, dict[str, Any]] = {}
+        self._deps: dict[str, frozenset[str]] = {}
+
+    def operation(self, op: Operation, base: str) -> OperationSchema:
+        """The schema of ``op``'s arguments."""
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        arguments: dict[str, Argument] = {}
+        used: set[str] = set()
+
+        def add(name: str, argument: Argument, schema: dict[str, Any], needed: bool) -> None:
+            key = name
+            if key in arguments:  # the first location keeps the plain name
+                key = f"{argument.location.split('_')[0]}_{name}"
+                suffix = 2
+                while key in arguments:
+                    key = f"{argument.location.split('_')[0]}_{name}_{suffix}"
+                    suffix += 1
+            arguments[key] = argument
+            properties[key] = schema
+            if needed:
+                required.append(key)
+
+        for param in op.parameters:
+            if param.location == "header" and param.name.lower() in _IGNORED_HEADERS:
+                continue
+            where = join_pointer(op.pointer, "parameters", param.name)
+            schema = self.convert(param.schema, base, where, used) if param.schema else {}
+            if param.description and "description" not in schema:
+                schema = {**schema, "description": plain_text(param.description)}
+            add(
+                param.name,
+                Argument(location=param.location, name=param.name),
+                schema,
+                param.required,
+            )
+
+        media = pick_media_type(op.body)
+        if op.body is not None and media is not None:
+            where = join_pointer(op.pointer, "requestBody", "content", media.content_type)
+            raw = media.schema or {}
+            target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
+            if _is_plain_object(target):
+                target_required = set(target.get("required") or ())
+                for name, prop in (target.get("properties") or {}).items():
+                    prop_pointer = join_pointer(target_pointer, "properties", name)
+                    if self._read_only(prop, target_base, prop_pointer):
+                        continue
+                    schema = self.convert(prop, target_base, prop_pointer, used)
+                    add(
+                        name,
+                        Argument(location="body_property", name=name),
+                        schema,
+                        op.body.required and name in target_required,
+                    )
+            else:
+                schema = self.convert(raw, base, where, used)
+                if op.body.description and "description" not in schema:
+                    schema = {**schema, "description": plain_text(op.body.description)}
+                add("body", Argument(location="body", name=""), schema, op.body.required)
+
+        parameters: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            parameters["required"] = required
+        if used:
+            parameters["$defs"] = {name: self._defs[name] for name in sorted(self._closure(used))}
+        return OperationSchema(parameters=parameters, arguments=arguments, media_type=media)
+
+    # --- translation ----------------------------------------------------------------
+
+    def convert(self, node: Any, base: str, pointer: str, used: set[str]) -> dict[str, Any]:
+        """``node`` in the model's dialect; references it makes are added to ``used``."""
+        if isinstance(node, bool):
+            return {} if node else {"not": {}}
+        if not isinstance(node, Mapping):
+            raise SpecError("a schema must be an object", pointer=pointer, source=base or None)
+        if "$ref" in node:
+            name = self._definition(node, base, pointer)
+            used.add(name)
+            out: dict[str, Any] = {"$ref": f"#/$defs/{name}"}
+            if isinstance(node.get("description"), str):  # 3.1: a description beside $ref
+                out["description"] = plain_text(node["description"])
+            return out
+        out = {k: v for k, v in node.items() if k in _KEEP}
+        if isinstance(out.get("description"), str):
+            out["description"] = plain_text(out["description"])
+        if self._openapi30:
+            _from_openapi30(node, out)
+        for key in _SUBSCHEMA:
+            sub = node.get(key)
+            if isinstance(sub, Mapping | bool) and not (
+                key == "additionalProperties" and sub is True
+            ):
+                out[key] = self.convert(sub, base, join_pointer(pointer, key), used)
+        for key in _SUBSCHEMA_LISTS:
+            subs = node.get(key)
+            if isinstance(subs, list):
+                out[key] = [
+                    self.convert(s, base, join_pointer(pointer, key, i), used)
+                    for i, s in enumerate(subs)
+                ]
+        properties = node.get("properties")
+        dropped: set[str] = set()
+        if isinstance(properties, Mapping):
+            kept: dict[str, Any] = {}
+            for name, prop in properties.items():
+                where = join_pointer(pointer, "properties", name)
+                if self._read_only(prop, base, where):
+                    dropped.add(name)
+                else:
+                    kept[name] = self.convert(prop, base, where, used)
+            out["properties"] = kept
+        required = node.get("required")
+        if isinstance(required, list):
+            still = [r for r in required if r not in dropped] if dropped else required
+            if still:
+                out["required"] = still
+        if self._openapi30 and node.get("nullable") is True:
+            out = _nullable(out)
+        return out
+
+    def _definition(self, node: Mapping[str, Any], base: str, pointer: str) -> str:
+        """The ``$defs`` name of the schema ``node`` refers to, translated on first use."""
+        ref = node["$ref"]
+        if not isinstance(ref, str):
+            raise SpecError("$ref must be a string", pointer=pointer, source=base or None)
+        key = self._resolver.split(ref, base, pointer)
+        name = self._names.get(key)
+        if name is not None:
+            return name
+        name = self._new_name(*key)
+        self._names[key] = name
+        target, target_base, target_pointer = self._resolver.resolve(node, base, pointer)
+        self._defs[name] = {}  # a recursive reference finds the name already there
+        used: set[str] = set()
+        self._defs[name].update(self.convert(target, target_base, target_pointer, used))
+        self._deps[name] = frozenset(used)
+        return name
+
+    def _new_name(self, uri: str, fragment: str) -> str:
+        if fragment.strip("/"):
+            last = fragment.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        else:  # a whole document: named after its file
+            last = uri.rsplit("/", 1)[-1].split(".", 1)[0]
+        base_name = _DEF_NAME.sub("_", last).strip("_") or "schema"
+        name, suffix = base_name, 2
+        while name in self._taken:
+            name = f"{base_name}_{suffix}"
+            suffix += 1
+        self._taken.add(name)
+        return name
+
+    def _closure(self, used: set[str]) -> set[str]:
+        seen: set[str] = set()
+        todo = list(used)
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo.extend(self._deps.get(name, ()))
+        return seen
+
+    def _read_only(self, node: Any, base: str, pointer: str) -> bool:
+        target, _, _ = self._resolver.resolve(node, base, pointer)
+        return isinstance(target, Mapping) and target.get("readOnly") is True
+
+
+def _is_plain_object(schema: Any) -> bool:
+    """An object body whose properties can be lifted to the top level of the arguments."""
+    return (
+        isinstance(schema, Mapping)
+        and isinstance(schema.get("properties"), Mapping)
+        and schema.get("type", "object") == "object"
+        and not any(k in schema for k in ("allOf", "anyOf", "oneOf", "$ref"))
+        and schema.get("nullable") is not True
+    )
+
+
+def _from_openapi30(node: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """OpenAPI 3.0 (and Swagger 2.0) keywords that mean something else in JSON Schema."""
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        flag = node.get(bound)
+        if isinstance(flag, bool):
+            del out[bound]
+            if flag and limit in node:
+                out[bound] = out.pop(limit)
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        schema["type"] = [kind, "null"]
+        if "enum" in schema and None not in schema["enum"]:
+            schema["enum"] = [*schema["enum"], None]
+        return schema
+    if kind is None and not schema:
+        return schema  # anything, null included
+    return {"anyOf": [schema, {"type": "null"}]}

@@ -1,0 +1,252 @@
+"""`RestApiTool`: one operation as a tool. Checks the model's arguments against the
+operation, builds the request exactly as the spec says, sends it with the toolset's pooled
+client, and turns the response into a result for the model."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx2
+from jsonschema import Draft202012Validator
+
+from toolsets._context import ToolContext
+from toolsets._declaration import ToolAnnotations
+from toolsets._errors import ConnectionError
+from toolsets._json import JsonValue
+from toolsets._results import error_result, invalid_arguments_result
+from toolsets._tool import BaseTool
+from toolsets.openapi._model import Operation, Parameter
+from toolsets.openapi._schema import OperationSchema, plain_text
+from toolsets.openapi._security import apply_security, strip_credentials
+from toolsets.openapi._serialize import (
+    SerializationError,
+    cookie_pairs,
+    encode_body,
+    header_value,
+    path_value,
+    query_pairs,
+)
+
+if TYPE_CHECKING:
+    from toolsets.openapi._toolset import ConfirmPolicy, _Loaded
+
+__all__ = ["RestApiTool"]
+
+MAX_REDIRECTS = 5
+_READ_ONLY_METHODS = frozenset(("get", "head", "options"))
+
+
+class RestApiTool(BaseTool):
+    """One API operation. Made by `OpenApiToolset`; the model's arguments are checked
+    against the operation's schema before anything is sent."""
+
+    def __init__(
+        self,
+        name: str,
+        operation: Operation,
+        schema: OperationSchema,
+        loaded: _Loaded,
+        *,
+        confirm: ConfirmPolicy,
+    ) -> None:
+        method = operation.method
+        super().__init__(
+            name,
+            _description(operation),
+            parameters=schema.parameters,
+            title=operation.summary or None,
+            annotations=ToolAnnotations(
+                read_only=method in _READ_ONLY_METHODS,
+                destructive=method == "delete" if method not in _READ_ONLY_METHODS else None,
+                idempotent=method in ("get", "head", "options", "put", "delete"),
+                open_world=True,
+            ),
+            confirmation_hint=f"Allow {method.upper()} {operation.path}?",
+        )
+        self._confirm = confirm
+        self.operation = operation
+        """The operation this tool calls."""
+        self._schema = schema
+        self._loaded = loaded
+        self._validator: Draft202012Validator | None = None
+
+    def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
+        policy = self._confirm
+        if callable(policy):
+            return policy(self, args)
+        method = self.operation.method
+        if policy == "writes":
+            return method not in _READ_ONLY_METHODS
+        if policy == "destructive":
+            return method == "delete"
+        return policy == "always"
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        problems = self._check(args)
+        if problems:
+            return invalid_arguments_result(problems)
+        try:
+            request = self.build_request(args)
+        except SerializationError as error:
+            return invalid_arguments_result([(error.field, str(error))])
+        return await self._send(request)
+
+    def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
+        if self._validator is None:  # compiled on first call: most tools are never called
+            self._validator = Draft202012Validator(self._schema.parameters)
+        return [
+            (".".join(str(p) for p in error.absolute_path), error.message)
+            for error in sorted(self._validator.iter_errors(args), key=lambda e: e.path)
+        ]
+
+    def build_request(self, args: Mapping[str, Any]) -> httpx2.Request:
+        """The request for ``args`` (already checked), credentials included."""
+        op = self.operation
+        by_place = {
+            (a.location, a.name): args[key]
+            for key, a in self._schema.arguments.items()
+            if key in args
+        }
+        params: dict[tuple[str, str], Parameter] = {(p.location, p.name): p for p in op.parameters}
+        path = op.path
+        query: list[tuple[str, str]] = []
+        headers: dict[str, str] = {}
+        cookies: list[tuple[str, str]] = []
+        for (location, name), value in by_place.items():
+            param: Parameter | None = params.get((location, name))
+            if param is None:
+                continue
+            if location == "path":
+                path = path.replace(f"{{{name}}}", path_value(param, value))
+            elif location == "query":
+                query.extend(query_pairs(param, value))
+            elif location == "header":
+                headers[name] = header_value(param, value)
+            else:
+                cookies.extend(cookie_pairs(param, value))
+        content: bytes | None = None
+        media = self._schema.media_type
+        if media is not None:
+            body: Any = by_place.get(("body", ""))
+            lifted = {n: v for (loc, n), v in by_place.items() if loc == "body_property"}
+            if lifted:
+                body = lifted
+            if body is not None or (op.body is not None and op.body.required):
+                encoded = encode_body(media, body if body is not None else {})
+                content = encoded.content
+                headers["Content-Type"] = encoded.content_type
+        url = self._loaded.base_url(op) + path
+        if query:
+            url += "?" + "&".join(f"{k}={v}" for k, v in query)
+        security_query = apply_security(
+            op, self._loaded.spec, self._loaded.credentials, headers, cookies
+        )
+        if security_query:
+            url += ("&" if "?" in url else "?") + "&".join(f"{k}={v}" for k, v in security_query)
+        if cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
+        return httpx2.Request(op.method.upper(), url, headers=headers, content=content)
+
+    async def _send(self, request: httpx2.Request) -> JsonValue:
+        client = self._loaded.client
+        origin = _origin(request.url)
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                response = await client.send(request, stream=True, follow_redirects=False)
+            except httpx2.TimeoutException as error:
+                raise ConnectionError(
+                    f"{request.method} {_origin(request.url)}{request.url.path}: no answer in time",
+                    target=_origin(request.url),
+                ) from error
+            except httpx2.TransportError as error:
+                raise ConnectionError(
+                    f"cannot reach {_origin(request.url)}: {type(error).__name__}",
+                    target=_origin(request.url),
+                ) from error
+            try:
+                if response.is_redirect and "location" in response.headers:
+                    request = self._redirected(request, response, origin)
+                    continue
+                return await self._result(response)
+            finally:
+                await response.aclose()
+        return error_result(f"more than {MAX_REDIRECTS} redirects")
+
+    def _redirected(
+        self, request: httpx2.Request, response: httpx2.Response, origin: str
+    ) -> httpx2.Request:
+        url = httpx2.URL(urljoin(str(request.url), response.headers["location"]))
+        method = request.method
+        content: bytes | None = request.content
+        headers = dict(request.headers)
+        if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+            method, content = "GET", None
+            headers.pop("content-type", None)
+            headers.pop("content-length", None)
+        headers.pop("host", None)
+        if _origin(url) != origin:  # credentials never follow to another origin
+            url = strip_credentials(url, self.operation, self._loaded.spec, headers)
+        return httpx2.Request(method, url, headers=headers, content=content)
+
+    async def _result(self, response: httpx2.Response) -> JsonValue:
+        limit = self._loaded.max_response_bytes
+        chunks: list[bytes] = []
+        size = 0
+        truncated = False
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                chunks.append(chunk[: len(chunk) - (size - limit)])
+                truncated = True
+                break
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        value = _decode(data, response.headers.get("content-type", ""), truncated, limit)
+        if response.status_code >= 400:
+            return error_result(
+                f"HTTP {response.status_code} {response.reason_phrase}".strip(),
+                status=response.status_code,
+                body=value,
+            )
+        return value
+
+
+def _decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonValue:
+    kind = content_type.split(";")[0].strip().lower()
+    if truncated:
+        note = f"[the response was cut at {limit} bytes]"
+        if kind.startswith("text/") or "json" in kind or "xml" in kind:
+            return {"truncated": True, "text": data.decode("utf-8", "replace"), "note": note}
+        return {"truncated": True, "note": note}
+    if not data:
+        return None
+    if kind == "application/json" or kind.endswith("+json") or (not kind and data[:1] in b"{["):
+        try:
+            return json.loads(data)  # type: ignore[no-any-return]
+        except ValueError:
+            return data.decode("utf-8", "replace")
+    if kind.startswith("text/") or kind.endswith("+xml") or kind in ("application/xml", ""):
+        return data.decode("utf-8", "replace")
+    return {
+        "type": "blob",
+        "mime_type": kind,
+        "data": base64.b64encode(data).decode("ascii"),
+    }
+
+
+def _origin(url: httpx2.URL | str) -> str:
+    parts = urlsplit(str(url))
+    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}"
+
+
+def _description(op: Operation) -> str:
+    text = op.summary
+    if op.description and op.description != op.summary:
+        text = f"{text}\n\n{op.description}" if text else op.description
+    if op.deprecated:
+        text = f"(Deprecated.) {text}"
+    return plain_text(text) or f"{op.method.upper()} {op.path}"

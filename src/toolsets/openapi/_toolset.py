@@ -1,0 +1,262 @@
+"""`OpenApiToolset`: every operation of an OpenAPI 3.0 / 3.1 or Swagger 2.0 spec as a tool."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from urllib.parse import quote, urljoin, urlsplit
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import httpx2
+
+from toolsets._context import ToolContext
+from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
+from toolsets._toolset import BaseToolset
+from toolsets.openapi._document import Document, Resolver, file_uri, parse_text
+from toolsets.openapi._model import Operation
+from toolsets.openapi._names import tool_names
+from toolsets.openapi._operations import Spec, read_spec
+from toolsets.openapi._schema import SchemaBuilder
+from toolsets.openapi._security import Credentials
+
+if TYPE_CHECKING:
+    from toolsets.openapi._tool import RestApiTool
+
+__all__ = ["ConfirmPolicy", "OpenApiToolset"]
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds for each request (connect, each read, each write) unless told otherwise."""
+DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
+"""Responses are cut (and marked so) beyond this many bytes: more would flood the model."""
+
+ConfirmPolicy: TypeAlias = (
+    "Literal['never', 'writes', 'destructive', 'always'] "
+    "| Callable[[RestApiTool, Mapping[str, Any]], bool]"
+)
+"""When calls need the user's approval: never; for every method but GET, HEAD and OPTIONS
+(``writes``); for DELETE (``destructive``); always; or decided per call."""
+
+SpecSource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
+"""A spec: a path, an http(s) URL, JSON or YAML text, or the parsed document."""
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """A loaded spec and what its tools share."""
+
+    spec: Spec
+    resolver: Resolver
+    client: httpx2.AsyncClient
+    credentials: Credentials
+    max_response_bytes: int
+    base_urls: Mapping[int, str]
+    """Operation identity → its resolved base URL."""
+
+    def base_url(self, op: Operation) -> str:
+        return self.base_urls[id(op)]
+
+
+class OpenApiToolset(BaseToolset):
+    """One `RestApiTool` per operation of an OpenAPI spec.
+
+    The spec is read on first use (`list_tools`, or ``await toolset.load()`` to see its
+    errors early), in a worker thread: the event loop never waits on parsing. Operations
+    that cannot be read are left out and listed in `problems`; a document that cannot be
+    read at all raises `SpecError` naming the JSON pointer.
+
+    Select tools with the toolset wrappers (``filtered(toolset, ...)`` by name or by a
+    predicate over the `RestApiTool`, whose ``operation`` has the method, path and tags).
+
+    Args:
+        spec: A path, an http(s) URL, JSON or YAML text, or the parsed document.
+        base_url: Where the API is, overriding the spec's servers (e.g. a test server).
+        server_variables: Values for the chosen server's ``{variables}`` (defaults from
+            the spec otherwise).
+        credentials: By security scheme name: an `AuthCredential` or the key/token
+            string (``"user:password"`` for HTTP basic).
+        confirm: When calls need the user's approval (see `ConfirmPolicy`).
+        client: The HTTP client to send with (yours to close); by default the toolset
+            makes one, pooled, closed by `shutdown`.
+        timeout: Seconds for each request phase, with the default client.
+        max_response_bytes: Responses are cut beyond this size.
+        spec_url: The URL relative references are resolved against, for a spec given as
+            text or a dict (a path's or URL's own location is used otherwise).
+    """
+
+    def __init__(
+        self,
+        spec: SpecSource,
+        *,
+        base_url: str | None = None,
+        server_variables: Mapping[str, str] | None = None,
+        credentials: Credentials | None = None,
+        confirm: ConfirmPolicy = "never",
+        client: httpx2.AsyncClient | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        spec_url: str | None = None,
+    ) -> None:
+        if confirm not in ("never", "writes", "destructive", "always") and not callable(confirm):
+            raise ToolDefinitionError(
+                f"confirm must be never, writes, destructive, always or a function: {confirm!r}"
+            )
+        self._source = spec
+        self._base_url = base_url
+        self._server_variables = dict(server_variables or {})
+        self._credentials = dict(credentials or {})
+        self.confirm = confirm
+        """The confirmation policy."""
+        self._own_client = client is None
+        self._client = client
+        self._timeout = timeout
+        self._max_response_bytes = max_response_bytes
+        self._spec_url = spec_url
+        self._lock = anyio.Lock()
+        self._loaded: _Loaded | None = None
+        self._tools: tuple[RestApiTool, ...] = ()
+
+    # --- the toolset ----------------------------------------------------------------
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[RestApiTool]:
+        """Every operation's tool (the spec is read on the first call)."""
+        if self._loaded is None:
+            await self.load()
+        return self._tools
+
+    async def load(self) -> Spec:
+        """Read the spec now (once); return what was read.
+
+        Raises:
+            SpecError: the document cannot be read; ``.pointer`` says where.
+            ConnectionError: the spec's URL (or one it refers to) cannot be fetched.
+        """
+        async with self._lock:
+            if self._loaded is None:
+                root = await self._read_root()
+                loaded, self._tools = await anyio.to_thread.run_sync(self._build, root)
+                self._loaded = loaded
+                return loaded.spec
+            return self._loaded.spec
+
+    @property
+    def problems(self) -> tuple[SpecError, ...]:
+        """The operations left out because they could not be read (empty before loading)."""
+        return self._loaded.spec.problems if self._loaded is not None else ()
+
+    async def shutdown(self) -> None:
+        """Close the default HTTP client (a given one is left open). Idempotent."""
+        if self._own_client and self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+            self._loaded = None
+            self._tools = ()
+
+    # --- loading --------------------------------------------------------------------
+
+    @property
+    def client(self) -> httpx2.AsyncClient:
+        """The HTTP client the tools send with."""
+        if self._client is None:
+            self._client = httpx2.AsyncClient(
+                timeout=self._timeout, follow_redirects=False, trust_env=False
+            )
+        return self._client
+
+    async def _read_root(self) -> Document:
+        source = self._source
+        if isinstance(source, Mapping):
+            return Document(source, self._spec_url or "")
+        text = os.fspath(source)
+        if text.startswith(("http://", "https://")):
+            return Document(parse_text(await self._fetch(text), text), text)
+        if "\n" in text or text.lstrip().startswith("{"):
+            return Document(parse_text(text, self._spec_url), self._spec_url or "")
+        path = Path(text)
+        try:
+            content = await anyio.Path(path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise SpecError(f"cannot read {path}: {error.strerror}", source=str(path)) from error
+        uri = file_uri(path)
+        return Document(parse_text(content, uri), uri)
+
+    async def _fetch(self, url: str) -> str:
+        try:
+            response = await self.client.get(url, follow_redirects=True)
+        except httpx2.HTTPError as error:
+            raise ConnectionError(
+                f"cannot fetch the spec {url}: {type(error).__name__}", target=url
+            ) from error
+        if response.status_code >= 400:
+            raise SpecError(f"fetching it gave HTTP {response.status_code}", source=url)
+        return response.text
+
+    def _build(self, root: Document) -> tuple[_Loaded, tuple[RestApiTool, ...]]:
+        """In a worker thread: read the operations and make their tools."""
+        from toolsets.openapi._tool import RestApiTool
+
+        def fetch(url: str) -> str:
+            return anyio.from_thread.run(self._fetch, url)
+
+        resolver = Resolver(root, fetch=fetch)
+        spec = read_spec(resolver)
+        builder = SchemaBuilder(resolver, openapi30=not spec.version.startswith("3.1"))
+        problems = list(spec.problems)
+        built = []
+        for op in spec.operations:
+            try:
+                built.append((op, builder.operation(op, root.uri)))
+            except SpecError as error:  # one broken operation never breaks the rest
+                problems.append(error)
+        if len(problems) > len(spec.problems):
+            spec = dataclasses.replace(spec, problems=tuple(problems))
+        loaded = _Loaded(
+            spec=spec,
+            resolver=resolver,
+            client=self.client,
+            credentials=self._credentials,
+            max_response_bytes=self._max_response_bytes,
+            base_urls={id(op): self._resolve_base(op, root.uri) for op, _ in built},
+        )
+        names = tool_names([op for op, _ in built])
+        tools = tuple(
+            RestApiTool(name, op, schema, loaded, confirm=self.confirm)
+            for name, (op, schema) in zip(names, built, strict=True)
+        )
+        return loaded, tools
+
+    def _resolve_base(self, op: Operation, doc_uri: str) -> str:
+        if self._base_url is not None:
+            return self._base_url.rstrip("/")
+        if not op.servers:
+            base = doc_uri if doc_uri.startswith(("http://", "https://")) else ""
+            if not base:
+                raise SpecError(
+                    "no servers in the spec and no base_url given: where is the API?",
+                    pointer=op.pointer,
+                )
+            return _origin(base)
+        server = op.servers[0]
+        url = server.url
+        for name, variable in server.variables.items():
+            value = self._server_variables.get(name, variable.get("default", ""))
+            url = url.replace(f"{{{name}}}", quote(str(value), safe=":/.-_~"))
+        if not urlsplit(url).scheme:
+            if not doc_uri.startswith(("http://", "https://")):
+                raise SpecError(
+                    f"the server URL {server.url!r} is relative and the spec has no URL to "
+                    "resolve it against: pass base_url=",
+                    pointer=op.pointer,
+                )
+            url = urljoin(doc_uri, url)
+        return url.rstrip("/")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"

@@ -1,0 +1,81 @@
+"""A real HTTP/1.1 server on 127.0.0.1 that records each request's raw bytes and answers
+with what the test set: the judge of what `RestApiTool` puts on the wire."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.abc
+
+
+@dataclass
+class Recorded:
+    """One request as it arrived."""
+
+    head: bytes
+    body: bytes
+
+    @property
+    def request_line(self) -> str:
+        return self.head.split(b"\r\n", 1)[0].decode()
+
+    @property
+    def headers(self) -> dict[str, str]:
+        lines = self.head.decode("latin-1").split("\r\n")[1:]
+        pairs = (line.split(":", 1) for line in lines if ":" in line)
+        return {name.strip().lower(): value.strip() for name, value in pairs}
+
+
+@dataclass
+class RecordingServer:
+    """Answers every request with ``status`` and ``body`` (JSON unless bytes)."""
+
+    port: int = 0
+    requests: list[Recorded] = field(default_factory=list)
+    status: int = 200
+    body: object = field(default_factory=lambda: {"ok": True})
+    content_type: str = "application/json"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def _handle(self, stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            buffer = b""
+            with anyio.fail_after(10):
+                while b"\r\n\r\n" not in buffer:
+                    buffer += await stream.receive()
+                head, _, rest = buffer.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                while len(rest) < length:
+                    rest += await stream.receive()
+            self.requests.append(Recorded(head=head, body=rest))
+            payload = self.body if isinstance(self.body, bytes) else json.dumps(self.body).encode()
+            await stream.send(
+                f"HTTP/1.1 {self.status} X\r\nContent-Type: {self.content_type}\r\n"
+                f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+                + payload
+            )
+
+
+@asynccontextmanager
+async def recording_server() -> AsyncIterator[RecordingServer]:
+    """A started `RecordingServer`, stopped on exit."""
+    server = RecordingServer()
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    server.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, server._handle)
+        try:
+            yield server
+        finally:
+            tg.cancel_scope.cancel()

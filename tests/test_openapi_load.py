@@ -1,0 +1,199 @@
+"""OpenApiToolset loading real specs: GitHub's (npm @octokit/openapi), the OpenAPI
+Initiative's examples in ../shared/specs (Swagger 2.0, external refs, 3.1), and our own
+fixtures for circular schemas, 3.0 dialect, collisions and broken operations."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from tests.mcp_helpers import ROOT
+
+from toolsets import SpecError
+from toolsets.openapi import OpenApiToolset, RestApiTool
+
+SHARED = ROOT.parent / "shared" / "specs"
+GITHUB = (
+    ROOT / "peers" / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+)
+FIXTURES = ROOT / "fixtures" / "openapi"
+LEGAL = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+pytestmark = pytest.mark.anyio
+
+
+async def tools_of(source: Any, **options: Any) -> dict[str, RestApiTool]:
+    async with OpenApiToolset(source, **options) as toolset:
+        return {tool.name: tool for tool in await toolset.list_tools()}
+
+
+# --- GitHub's spec ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def github_declarations() -> list[dict[str, Any]]:
+    import anyio
+
+    async def load() -> list[dict[str, Any]]:
+        tools = await tools_of(GITHUB)
+        return [dict(t.declaration().to_json()) for t in tools.values()]  # type: ignore[union-attr]
+
+    return anyio.run(load)
+
+
+def test_every_github_operation_becomes_a_tool_with_a_legal_unique_name(
+    github_declarations: list[dict[str, Any]],
+) -> None:
+    names = [d["name"] for d in github_declarations]
+    assert len(names) == 1223
+    assert len(set(names)) == len(names)
+    assert all(LEGAL.match(name) for name in names), [n for n in names if not LEGAL.match(n)]
+
+
+def test_github_operation_ids_become_readable_names(
+    github_declarations: list[dict[str, Any]],
+) -> None:
+    branch = next(d for d in github_declarations if d["name"] == "repos_get_branch")
+    parameters = branch["parameters"]
+    assert parameters["required"] == ["owner", "repo", "branch"]
+    assert parameters["properties"]["owner"]["type"] == "string"
+    assert "$defs" not in parameters
+
+
+def test_the_github_catalogue_stays_compact(github_declarations: list[dict[str, Any]]) -> None:
+    seen = [
+        {"name": d["name"], "description": d["description"], "parameters": d["parameters"]}
+        for d in github_declarations
+    ]
+    size = len(json.dumps(seen, separators=(",", ":")))  # what a model is sent
+    assert size < 1_600_000, size
+    assert "](https://docs.github.com" not in json.dumps(seen)
+
+
+# --- our fixture: dialect, definitions, names, problems --------------------------------
+
+
+async def test_circular_schemas_are_shared_definitions_not_expanded() -> None:
+    tools = await tools_of(FIXTURES / "shapes.yaml")
+    replace = tools["trees_replace_tree"].parameters
+    assert replace["properties"]["root"] == {"$ref": "#/$defs/Node"}
+    node = replace["$defs"]["Node"]
+    assert node["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert "x-internal" not in node
+    (forests,) = [t for n, t in tools.items() if n.startswith("a_very_long")]
+    assert forests.parameters["properties"]["body"]["items"] == {"$ref": "#/$defs/Node"}
+
+
+async def test_openapi_30_keywords_become_json_schema() -> None:
+    tools = await tools_of(FIXTURES / "shapes.yaml")
+    depth = tools["trees_get_tree"].parameters["properties"]["depth"]
+    assert depth == {"type": ["integer", "null"], "exclusiveMinimum": 0}
+    note = tools["trees_replace_tree"].parameters["properties"]["note"]
+    assert note == {"type": ["string", "null"]}  # example dropped
+
+
+async def test_read_only_properties_are_not_offered_and_names_collide_predictably() -> None:
+    tools = await tools_of(FIXTURES / "shapes.yaml")
+    replace = tools["trees_replace_tree"].parameters
+    # path "id" keeps the name; the header of the same name is "header_id"; the body's
+    # "id" is readOnly, so it is not offered at all.
+    assert list(replace["properties"]) == ["id", "header_id", "root", "note"]
+    assert replace["required"] == ["id", "root"]
+
+
+async def test_names_are_truncated_with_a_hash_and_fall_back_to_method_and_path() -> None:
+    tools = await tools_of(FIXTURES / "shapes.yaml")
+    assert "get_forests" in tools
+    long_names = [n for n in tools if n.startswith("a_very_long")]
+    assert len(long_names) == 1
+    # Cut to fit, ending in a hash of the whole operationId, so cut names stay distinct.
+    assert re.fullmatch(
+        r"a_very_long_operation_id_that_goes_on_and_on_well_past_[0-9a-f]{8}", long_names[0]
+    )
+
+
+async def test_method_hints() -> None:
+    tools = await tools_of(FIXTURES / "shapes.yaml", confirm="writes")
+    get, put, delete = (tools[f"trees_{v}_tree"] for v in ("get", "replace", "delete"))
+    assert get.is_read_only
+    assert get.is_concurrency_safe
+    assert not get.requires_confirmation({})
+    assert not put.is_read_only
+    assert put.requires_confirmation({})
+    assert put.declaration().annotations.idempotent  # type: ignore[union-attr]
+    assert delete.declaration().annotations.destructive  # type: ignore[union-attr]
+    destructive_only = await tools_of(FIXTURES / "shapes.yaml", confirm="destructive")
+    assert destructive_only["trees_delete_tree"].requires_confirmation({})
+    assert not destructive_only["trees_replace_tree"].requires_confirmation({})
+
+
+async def test_broken_operations_are_reported_with_their_pointer_and_the_rest_loads(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with OpenApiToolset(FIXTURES / "shapes.yaml") as toolset:
+        names = {t.name for t in await toolset.list_tools()}
+        problems = {p.pointer: str(p) for p in toolset.problems}
+    assert "trees_get_tree" in names
+    assert "broken" not in names
+    assert "dangling" not in names
+    assert "/paths/~1broken~1{missing}/get" in problems
+    assert "{missing}" in problems["/paths/~1broken~1{missing}/get"]
+    assert "/components/parameters/Nowhere" in problems
+    assert any("skipping GET /dangling" in r.message for r in caplog.records)
+
+
+async def test_a_broken_document_names_its_pointer() -> None:
+    spec = {"openapi": "3.0.0", "info": {"title": "x"}, "paths": {"/a": {"get": []}}}
+    async with OpenApiToolset(spec) as toolset:
+        assert await toolset.list_tools() == ()
+        assert [p.pointer for p in toolset.problems] == ["/paths/~1a/get"]
+    with pytest.raises(SpecError) as caught:
+        await OpenApiToolset({"openapi": "2.5"}).load()
+    assert caught.value.pointer == "/openapi"
+    with pytest.raises(SpecError, match="invalid JSON or YAML"):
+        await OpenApiToolset("{not: [valid\n").load()
+
+
+# --- Swagger 2.0 and external references ------------------------------------------------
+
+
+async def test_swagger_2_petstore() -> None:
+    tools = await tools_of(SHARED / "oai-examples" / "v2.0" / "json" / "petstore.json")
+    assert set(tools) == {"listPets", "createPets", "showPetById"}
+    listing = tools["listPets"].parameters["properties"]["limit"]
+    assert listing["type"] == "integer"
+
+
+@pytest.mark.parametrize("kind", ["json", "yaml"])
+async def test_external_references_across_files(kind: str) -> None:
+    spec = (
+        SHARED / "oai-examples" / "v2.0" / kind / "petstore-separate" / "spec" / f"swagger.{kind}"
+    )
+    tools = await tools_of(spec)
+    add = tools["addPet"].parameters
+    # The body is NewPet.json (allOf Pet.json and more): both files become definitions.
+    assert add["properties"]["body"]["$ref"] == "#/$defs/NewPet"
+    assert add["required"] == ["body"]
+    new_pet = add["$defs"]["NewPet"]
+    assert new_pet["allOf"][0] == {"$ref": "#/$defs/Pet"}
+    assert new_pet["allOf"][1]["required"] == ["name"]
+    assert add["$defs"]["Pet"]["properties"]["name"] == {"type": "string"}
+    assert tools["findPets"].parameters["properties"]["limit"]["type"] == "integer"
+    assert set(tools) == {"findPets", "addPet", "find_pet_by_id", "deletePet"}
+
+
+async def test_openapi_31_examples_load_without_problems() -> None:
+    for spec in (SHARED / "oai-examples" / "v3.1").glob("*.json"):
+        async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as toolset:
+            await toolset.list_tools()
+            assert toolset.problems == (), spec
+
+
+async def test_swagger_petstore_30_yaml() -> None:
+    tools = await tools_of(SHARED / "swagger-petstore-3.0.yaml")
+    assert "addPet" in tools
+    assert "uploadFile" in tools
+    for tool in tools.values():
+        assert LEGAL.match(tool.name)

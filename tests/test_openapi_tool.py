@@ -1,0 +1,61 @@
+"""RestApiTool against a real HTTP server on 127.0.0.1 that records the raw request."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.openapi_helpers import recording_server
+from tests.test_openapi_load import FIXTURES
+
+from toolsets import ToolContext
+from toolsets.openapi import OpenApiToolset
+
+pytestmark = pytest.mark.anyio
+
+SPEC = FIXTURES / "shapes.yaml"
+
+
+async def test_path_and_query_values_are_encoded_never_spliced() -> None:
+    async with recording_server() as server, OpenApiToolset(SPEC, base_url=server.url) as ts:
+        tool = await ts.get_tool("trees_get_tree")
+        result = await tool.run({"id": "a/b c?#", "depth": 2}, ToolContext())
+        assert result == {"ok": True}
+    (request,) = server.requests
+    assert request.request_line == "GET /trees/a%2Fb%20c%3F%23?depth=2 HTTP/1.1"
+
+
+async def test_body_header_and_path_go_where_the_spec_says() -> None:
+    async with recording_server() as server, OpenApiToolset(SPEC, base_url=server.url) as ts:
+        tool = await ts.get_tool("trees_replace_tree")
+        args = {"id": "t1", "header_id": "h-1", "root": {"label": "x", "children": []}}
+        await tool.run(args, ToolContext())
+    (request,) = server.requests
+    assert request.request_line == "PUT /trees/t1 HTTP/1.1"
+    assert request.headers["id"] == "h-1"
+    assert request.headers["content-type"] == "application/json"
+    assert json.loads(request.body) == {"root": {"label": "x", "children": []}}
+
+
+async def test_invalid_arguments_name_the_field_and_nothing_is_sent() -> None:
+    async with recording_server() as server, OpenApiToolset(SPEC, base_url=server.url) as ts:
+        tool = await ts.get_tool("trees_get_tree")
+        result = await tool.run({"id": "t", "depth": "deep"}, ToolContext())
+    assert isinstance(result, dict)
+    assert "depth" in result["fields"]  # type: ignore[operator]
+    assert server.requests == []
+
+
+async def test_an_http_error_goes_back_to_the_model_with_status_and_body() -> None:
+    async with recording_server() as server, OpenApiToolset(SPEC, base_url=server.url) as ts:
+        server.status, server.body = 404, {"message": "Not Found"}
+        tool = await ts.get_tool("trees_get_tree")
+        result = await tool.run({"id": "nope"}, ToolContext())
+    assert result == {"error": "HTTP 404 X", "status": 404, "body": {"message": "Not Found"}}
+
+
+async def test_server_variables_default_from_the_spec() -> None:
+    async with OpenApiToolset(SPEC, server_variables={"host": "api.test"}) as ts:
+        tool = await ts.get_tool("trees_get_tree")
+        request = tool.build_request({"id": "x"})
+    assert str(request.url) == "https://api.test/v1/trees/x"
