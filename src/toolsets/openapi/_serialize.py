@@ -188,8 +188,7 @@ def _blame(field: str) -> Iterator[None]:
     try:
         yield
     except _Invalid as exc:
-        if exc.field is None:
-            exc.field = field
+        exc.field = field
         raise
 
 
@@ -550,7 +549,7 @@ def encode_body(media: MediaType, value: object, *, resolve: Resolve | None = No
 
 def _properties(value: object, media_type: str) -> list[tuple[str, object]]:
     if not isinstance(value, Mapping):
-        raise _Invalid(f"a {_essence(media_type)} body must be an object")
+        raise _Invalid(f"must be an object to be sent as {_essence(media_type)}")
     return [(name, item) for name, item in _entries(value) if item is not None]
 
 
@@ -596,13 +595,13 @@ def _other_body(content_type: str, value: object) -> EncodedBody:
         file = _file(value)
         return EncodedBody(content=file.content, content_type=_pick_type(file, declared))
     if isinstance(value, list | tuple):
-        raise _Invalid(f"a {essence} body is a string, not an array")
+        raise _Invalid(f"must be a string to be sent as {essence}, not an array")
     if "*" not in essence:
         chosen = content_type
     else:
         chosen = "text/plain" if essence.startswith("text/") else "application/octet-stream"
     charset = _charset(chosen)
-    if charset is None and chosen.startswith("text/"):
+    if charset is None and essence.startswith("text/"):
         chosen += "; charset=utf-8"
     return EncodedBody(
         content=_encode_text(_scalar(value), charset or "utf-8"), content_type=chosen
@@ -722,9 +721,8 @@ _TYPE_KEYWORDS: Final = frozenset(
 def _is_binary(schema: Mapping[str, Any]) -> bool:
     if schema.get("format") == "binary":
         return True
-    if "contentEncoding" in schema:
-        return False
-    return "contentMediaType" in schema or not _TYPE_KEYWORDS.intersection(schema)
+    raw_media = "contentMediaType" in schema and "contentEncoding" not in schema
+    return raw_media or not _TYPE_KEYWORDS.intersection(schema)
 
 
 def _is_base64(schema: Mapping[str, Any]) -> bool:
@@ -761,15 +759,16 @@ def _quoted(text: str) -> str:
 
 def _multipart_body(media: MediaType, value: object, schemas: _Schemas) -> EncodedBody:
     declared = schemas.properties(media.schema)
-    parts: list[_Part] = []
+    boundary = "toolsets-" + os.urandom(16).hex()
+    delimiter = f"--{boundary}\r\n".encode()
+    chunks: list[bytes] = []
     for name, item in _properties(value, media.content_type):
         with _blame(name):
             schema = schemas.follow(declared.get(name))
-            parts.extend(_parts(name, item, schema, media.encoding.get(name), schemas))
-    boundary = "toolsets-" + os.urandom(16).hex()
-    delimiter = f"--{boundary}\r\n".encode()
-    content = b"".join(delimiter + part.head() + b"\r\n" + part.content + b"\r\n" for part in parts)
-    content += f"--{boundary}--\r\n".encode()
+            for part in _parts(name, item, schema, media.encoding.get(name), schemas):
+                chunks.extend((delimiter, part.head(), b"\r\n", part.content, b"\r\n"))
+    chunks.append(f"--{boundary}--\r\n".encode())
+    content = b"".join(chunks)
     params = [
         piece.strip()
         for piece in media.content_type.split(";")
