@@ -136,7 +136,9 @@ class RestApiTool(BaseTool):
             if lifted:
                 body = lifted
             if body is not None or (op.body is not None and op.body.required):
-                encoded = encode_body(media, body if body is not None else {})
+                encoded = encode_body(
+                    media, body if body is not None else {}, resolve=self._loaded.follow
+                )
                 content = encoded.content
                 headers["Content-Type"] = encoded.content_type
         url = self._loaded.base_url(op) + path

@@ -61,6 +61,11 @@ class _Loaded:
     def base_url(self, op: Operation) -> str:
         return self.base_urls[id(op)]
 
+    def follow(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``schema`` with its top-level ``$ref``s followed (for the body encoder)."""
+        target, _, _ = self.resolver.resolve(schema, self.resolver.root.uri, "")
+        return target if isinstance(target, Mapping) else schema
+
 
 class OpenApiToolset(BaseToolset):
     """One `RestApiTool` per operation of an OpenAPI spec.
