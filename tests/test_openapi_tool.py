@@ -8,7 +8,7 @@ import pytest
 from tests.openapi_helpers import recording_server
 from tests.test_openapi_load import FIXTURES
 
-from toolsets import ToolContext
+from toolsets import ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -59,3 +59,10 @@ async def test_server_variables_default_from_the_spec() -> None:
         tool = await ts.get_tool("trees_get_tree")
         request = tool.build_request({"id": "x"})
     assert str(request.url) == "https://api.test/v1/trees/x"
+
+
+async def test_credentials_for_a_scheme_the_spec_lacks_are_refused_not_dropped() -> None:
+    toolset = OpenApiToolset(SPEC, credentials={"api_key": "s3cret"})
+    with pytest.raises(ToolDefinitionError, match=r"api_key \(it defines: none\)") as caught:
+        await toolset.load()
+    assert "s3cret" not in str(caught.value)

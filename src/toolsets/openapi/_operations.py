@@ -272,17 +272,15 @@ class _Reader:
                 pointer=pointer,
                 source=self.source,
             )
-        return Parameter(
-            name=name,
-            location=location,
-            required=location == "path" or bool(node.get("required", False)),
+        return _new_parameter(
+            node,
+            name,
+            location,
             schema=schema,
             style=style,
             explode=bool(node.get("explode", style == "form")),
             allow_reserved=bool(node.get("allowReserved", False)),
             content_type=content_type,
-            description=str(node.get("description") or ""),
-            deprecated=bool(node.get("deprecated", False)),
         )
 
     def _v2_parameter(
@@ -295,7 +293,8 @@ class _Reader:
                 pointer=pointer,
                 source=self.source,
             )
-        style, explode = DEFAULT_STYLES[location], location != "query"
+        style = DEFAULT_STYLES[location]
+        explode = style == "form"
         if schema.get("type") == "array":
             fmt = node.get("collectionFormat", "csv")
             if fmt not in _COLLECTION_FORMATS:  # tsv has no OpenAPI 3 equivalent
@@ -307,17 +306,7 @@ class _Reader:
             style, explode = _COLLECTION_FORMATS[fmt]
             if location in ("path", "header"):  # only csv makes sense there
                 style, explode = "simple", False
-        else:
-            explode = style == "form"
-        return Parameter(
-            name=name,
-            location=location,
-            required=location == "path" or bool(node.get("required", False)),
-            schema=schema,
-            style=style,
-            explode=explode,
-            description=str(node.get("description") or ""),
-        )
+        return _new_parameter(node, name, location, schema=schema, style=style, explode=explode)
 
     # --- bodies ---------------------------------------------------------------------
 
@@ -469,6 +458,20 @@ class _V2Body:
 
     location: str
     node: Mapping[str, Any]
+
+
+def _new_parameter(
+    node: Mapping[str, Any], name: str, location: Location, **serialization: Any
+) -> Parameter:
+    """A parameter: what every spec version says alike, and its serialization rules."""
+    return Parameter(
+        name=name,
+        location=location,
+        required=location == "path" or bool(node.get("required", False)),
+        description=str(node.get("description") or ""),
+        deprecated=bool(node.get("deprecated", False)),
+        **serialization,
+    )
 
 
 def _encoding(node: Mapping[str, Any]) -> Encoding:

@@ -18,6 +18,7 @@ import httpx2
 
 from toolsets._auth import AuthCredential
 from toolsets.openapi._model import Operation
+from toolsets.openapi._operations import Spec
 
 __all__ = ["Credentials", "apply_security", "strip_credentials"]
 
@@ -26,14 +27,14 @@ Credentials = Mapping[str, "AuthCredential | str"]
 basic, ``"user:password"``)."""
 
 
-def requirements(op: Operation, spec: Any) -> tuple[Mapping[str, tuple[str, ...]], ...]:
+def requirements(op: Operation, spec: Spec) -> tuple[Mapping[str, tuple[str, ...]], ...]:
     """The security alternatives that apply to ``op``."""
     return op.security if op.security is not None else spec.security
 
 
 def apply_security(
     op: Operation,
-    spec: Any,
+    spec: Spec,
     credentials: Credentials,
     headers: dict[str, str],
     cookies: list[tuple[str, str]],
@@ -92,7 +93,7 @@ def _apply(
 
 
 def strip_credentials(
-    url: httpx2.URL, op: Operation, spec: Any, headers: dict[str, str]
+    url: httpx2.URL, op: Operation, spec: Spec, headers: dict[str, str]
 ) -> httpx2.URL:
     """Remove every credential the spec could have put on a request: for a redirect to
     another origin, which must not receive them."""

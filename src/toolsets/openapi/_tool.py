@@ -51,6 +51,7 @@ class RestApiTool(BaseTool):
         schema: OperationSchema,
         loaded: _Loaded,
         *,
+        base_url: str,
         confirm: ConfirmPolicy,
     ) -> None:
         method = operation.method
@@ -72,6 +73,15 @@ class RestApiTool(BaseTool):
         """The operation this tool calls."""
         self._schema = schema
         self._loaded = loaded
+        self._base_url = base_url
+        by_place: dict[tuple[str, str], Parameter] = {
+            (p.location, p.name): p for p in operation.parameters
+        }
+        self._places = [
+            (key, argument, by_place.get((argument.location, argument.name)))
+            for key, argument in schema.arguments.items()
+        ]
+        """Each argument, where it goes, and its parameter (None for the body)."""
         self._validator: Draft202012Validator | None = None
 
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
@@ -106,33 +116,32 @@ class RestApiTool(BaseTool):
     def build_request(self, args: Mapping[str, Any]) -> httpx2.Request:
         """The request for ``args`` (already checked), credentials included."""
         op = self.operation
-        by_place = {
-            (a.location, a.name): args[key]
-            for key, a in self._schema.arguments.items()
-            if key in args
-        }
-        params: dict[tuple[str, str], Parameter] = {(p.location, p.name): p for p in op.parameters}
         path = op.path
         query: list[tuple[str, str]] = []
         headers: dict[str, str] = {}
         cookies: list[tuple[str, str]] = []
-        for (location, name), value in by_place.items():
-            param: Parameter | None = params.get((location, name))
-            if param is None:
+        body: Any = None
+        lifted: dict[str, Any] = {}
+        for key, argument, param in self._places:
+            if key not in args:
                 continue
-            if location == "path":
-                path = path.replace(f"{{{name}}}", path_value(param, value))
-            elif location == "query":
+            value = args[key]
+            if param is None:  # the body, whole or one lifted property
+                if argument.location == "body":
+                    body = value
+                else:
+                    lifted[argument.name] = value
+            elif param.location == "path":
+                path = path.replace(f"{{{param.name}}}", path_value(param, value))
+            elif param.location == "query":
                 query.extend(query_pairs(param, value))
-            elif location == "header":
-                headers[name] = header_value(param, value)
+            elif param.location == "header":
+                headers[param.name] = header_value(param, value)
             else:
                 cookies.extend(cookie_pairs(param, value))
         content: bytes | None = None
         media = self._schema.media_type
         if media is not None:
-            body: Any = by_place.get(("body", ""))
-            lifted = {n: v for (loc, n), v in by_place.items() if loc == "body_property"}
             if lifted:
                 body = lifted
             if body is not None or (op.body is not None and op.body.required):
@@ -141,7 +150,7 @@ class RestApiTool(BaseTool):
                 )
                 content = encoded.content
                 headers["Content-Type"] = encoded.content_type
-        url = self._loaded.base_url(op) + path
+        url = self._base_url + path
         if query:
             url += "?" + "&".join(f"{k}={v}" for k, v in query)
         security_query = apply_security(

@@ -55,11 +55,6 @@ class _Loaded:
     client: httpx2.AsyncClient
     credentials: Credentials
     max_response_bytes: int
-    base_urls: Mapping[int, str]
-    """Operation identity → its resolved base URL."""
-
-    def base_url(self, op: Operation) -> str:
-        return self.base_urls[id(op)]
 
     def follow(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         """``schema`` with its top-level ``$ref``s followed (for the body encoder)."""
@@ -210,6 +205,13 @@ class OpenApiToolset(BaseToolset):
 
         resolver = Resolver(root, fetch=fetch)
         spec = read_spec(resolver)
+        unknown = sorted(set(self._credentials) - set(spec.security_schemes))
+        if unknown:  # a misspelt scheme name would otherwise drop the credential silently
+            defined = ", ".join(sorted(spec.security_schemes)) or "none"
+            raise ToolDefinitionError(
+                f"credentials given for security schemes the spec does not define: "
+                f"{', '.join(unknown)} (it defines: {defined})"
+            )
         builder = SchemaBuilder(resolver, openapi30=not spec.version.startswith("3.1"))
         problems = list(spec.problems)
         built = []
@@ -226,11 +228,17 @@ class OpenApiToolset(BaseToolset):
             client=self.client,
             credentials=self._credentials,
             max_response_bytes=self._max_response_bytes,
-            base_urls={id(op): self._resolve_base(op, root.uri) for op, _ in built},
         )
         names = tool_names([op for op, _ in built])
         tools = tuple(
-            RestApiTool(name, op, schema, loaded, confirm=self.confirm)
+            RestApiTool(
+                name,
+                op,
+                schema,
+                loaded,
+                base_url=self._resolve_base(op, root.uri),
+                confirm=self.confirm,
+            )
             for name, (op, schema) in zip(names, built, strict=True)
         )
         return loaded, tools
