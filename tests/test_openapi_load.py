@@ -144,6 +144,43 @@ async def test_broken_operations_are_reported_with_their_pointer_and_the_rest_lo
     assert any("skipping GET /dangling" in r.message for r in caplog.records)
 
 
+async def test_links_become_their_text_and_sentences_that_only_point_to_one_are_left_out() -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Links", "version": "1"},
+        "servers": [{"url": "https://links.example"}],
+        "paths": {
+            "/items": {
+                "get": {
+                    "operationId": "list",
+                    "summary": "List items",
+                    "description": (
+                        "Lists the [items](https://docs.example/items) you can see. For more "
+                        'information, see "[Using pagination](https://docs.example/p)."\n\n'
+                        "See [the guide](/guide) for the scopes it needs.\n\n"
+                        "Sorted by [creation time](https://docs.example/t)."
+                    ),
+                    "parameters": [
+                        {
+                            "name": "page",
+                            "in": "query",
+                            "description": "The page. For more information about pages, see "
+                            "[Paging\nin the API](https://docs.example/p).",
+                            "schema": {"type": "integer"},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    tool = (await tools_of(spec))["list"]
+    assert tool.description == (
+        "List items\n\nLists the items you can see.\n\nSorted by creation time."
+    )
+    assert tool.parameters["properties"]["page"]["description"] == "The page."
+
+
 async def test_a_broken_document_names_its_pointer() -> None:
     spec = {"openapi": "3.0.0", "info": {"title": "x"}, "paths": {"/a": {"get": []}}}
     async with OpenApiToolset(spec) as toolset:

@@ -52,12 +52,29 @@ _IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
 """Header parameters OpenAPI says to ignore: the request sets them itself."""
 _DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:https?://|/)[^)\s]*\)")
+_ANY_LINK = r"\[[^\]]+\]\((?:https?://|/)[^)\s]*\)"
+_POINTER = re.compile(
+    # A sentence (at the start of a line, or after another one ends) that sends the reader
+    # to a link: "For more information, see [X](...).", "See [X](...) for ...".
+    r"(?:(?<![^\n])|(?<=[.!?]) |(?<=[.!?]\") )"
+    r"(?:For (?:more|further) (?:information|details)\b[^.\n\[]*?,? see|See|Refer to)\b"
+    rf"(?:[^.\n\[]|{_ANY_LINK})*?{_ANY_LINK}(?:[^.\n\[]|{_ANY_LINK})*(?:\.\"?|$)",
+    re.MULTILINE,
+)
+_BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
 
 
 def plain_text(description: str) -> str:
-    """A description with its Markdown links reduced to their text: a model cannot follow
-    them, and in a large spec they are a tenth of every declaration."""
-    return _LINK.sub(r"\1", description) if "](" in description else description
+    """A description with its Markdown links reduced to their text, and sentences that only
+    point to a link left out: a model cannot follow them, and in a large spec (GitHub's)
+    they are a twentieth of every declaration."""
+    if "](" not in description:
+        return description
+    text = _POINTER.sub("", description)
+    if len(text) != len(description):
+        text = _BLANK_LINES.sub("\n\n", text)
+        text = text.strip()
+    return _LINK.sub(r"\1", text)
 
 
 @dataclass(frozen=True, kw_only=True)
