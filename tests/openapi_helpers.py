@@ -39,6 +39,10 @@ class RecordingServer:
     status: int = 200
     body: object = field(default_factory=lambda: {"ok": True})
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    """More response headers (e.g. a redirect's Location)."""
+    first: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    """Status and headers for the first requests (one each), before ``status``."""
 
     @property
     def url(self) -> str:
@@ -60,8 +64,10 @@ class RecordingServer:
                     rest += await stream.receive()
             self.requests.append(Recorded(head=head, body=rest))
             payload = self.body if isinstance(self.body, bytes) else json.dumps(self.body).encode()
+            status, headers = self.first.pop(0) if self.first else (self.status, self.headers)
+            extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
             await stream.send(
-                f"HTTP/1.1 {self.status} X\r\nContent-Type: {self.content_type}\r\n"
+                f"HTTP/1.1 {status} X\r\nContent-Type: {self.content_type}\r\n{extra}"
                 f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
                 + payload
             )

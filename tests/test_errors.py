@@ -6,6 +6,7 @@ import pytest
 
 import toolsets
 from toolsets import (
+    AuthError,
     ConnectionError,
     ServiceNotConfiguredError,
     SpecError,
@@ -25,6 +26,7 @@ from toolsets import (
         ConnectionError("down", target="http://127.0.0.1:1/mcp"),
         ToolCallError("failed", tool_name="t"),
         ServiceNotConfiguredError("memory_service"),
+        AuthError("refused", scheme_name="oauth"),
     ],
 )
 def test_every_error_is_a_toolset_error(error: ToolsetError) -> None:
@@ -77,6 +79,7 @@ def test_the_package_exposes_the_base_class() -> None:
         ConnectionError("down", target="http://127.0.0.1:1"),
         ToolCallError("failed", tool_name="t"),
         ServiceNotConfiguredError("memory_service"),
+        AuthError("refused", scheme_name="oauth"),
     ],
     ids=lambda e: type(e).__name__,
 )

@@ -7,6 +7,7 @@ EXPECTED = {
     "ArtifactService",
     "AuthConfig",
     "AuthCredential",
+    "AuthError",
     "BaseTool",
     "BaseToolset",
     "Blob",

@@ -15,6 +15,7 @@ from toolsets._context import (
 )
 from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import (
+    AuthError,
     ConnectionError,
     ServiceNotConfiguredError,
     SpecError,
@@ -45,6 +46,7 @@ __all__ = [
     "ArtifactService",
     "AuthConfig",
     "AuthCredential",
+    "AuthError",
     "BaseTool",
     "BaseToolset",
     "Blob",

@@ -14,6 +14,8 @@ branch on data, not on message text::
     │                              builtins.ConnectionError
     ├── ToolCallError              a tool call failed for a reason that is not the
     │                              model's to fix (.tool_name)
+    ├── AuthError                  a credential could not be obtained, e.g. an OAuth 2
+    │                              token endpoint refused (.scheme_name)
     └── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
 
 Foreign exceptions (mcp, httpx2, openapi-core, pydantic) are translated into this tree at
@@ -27,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
+    "AuthError",
     "ConnectionError",
     "ServiceNotConfiguredError",
     "SpecError",
@@ -113,6 +116,16 @@ class ToolCallError(ToolsetError):
         super().__init__(message)
         self.tool_name = tool_name
         """The tool whose call failed."""
+
+
+class AuthError(ToolsetError):
+    """A credential could not be obtained: a token endpoint refused or could not be
+    read, or a flow's answer did not check out. The message never holds a secret."""
+
+    def __init__(self, message: str, *, scheme_name: str) -> None:
+        super().__init__(message)
+        self.scheme_name = scheme_name
+        """The security scheme the credential was for."""
 
 
 class ServiceNotConfiguredError(ToolsetError):

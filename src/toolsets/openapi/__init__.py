@@ -2,13 +2,17 @@
 OpenAPI 3.0 / 3.1 or Swagger 2.0 spec, sending requests exactly as the spec says."""
 
 from toolsets.openapi._model import Body, Encoding, MediaType, Operation, Parameter, Server
+from toolsets.openapi._oauth import AuthorizationCodeFlow, ClientAuthMethod, ClientCredentials
 from toolsets.openapi._operations import Spec
 from toolsets.openapi._security import Credentials
 from toolsets.openapi._tool import RestApiTool
 from toolsets.openapi._toolset import ConfirmPolicy, OpenApiToolset
 
 __all__ = [
+    "AuthorizationCodeFlow",
     "Body",
+    "ClientAuthMethod",
+    "ClientCredentials",
     "ConfirmPolicy",
     "Credentials",
     "Encoding",

@@ -4,53 +4,89 @@ Credentials are given per security scheme name. A requirement object is a set of
 that must all be satisfied (AND); an operation lists alternatives (OR): the first one we
 hold every credential for is used. Supported: apiKey (header, query, cookie), HTTP basic
 and bearer (any other HTTP scheme sends its token as is), and OAuth 2 / OpenID Connect
-with a token given as the credential.
+access tokens (given, obtained with `ClientCredentials`, or asked of the user through the
+agent's auth flow when no alternative can be met otherwise).
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+import logging
+from collections.abc import Container, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
 import httpx2
 
-from toolsets._auth import AuthCredential
+from toolsets._auth import MASK, AuthConfig, AuthCredential
 from toolsets.openapi._model import Operation
+from toolsets.openapi._oauth import ClientCredentials
 from toolsets.openapi._operations import Spec
 
-__all__ = ["Credentials", "apply_security", "strip_credentials"]
+__all__ = [
+    "Credentials",
+    "Requirement",
+    "apply_security",
+    "choose",
+    "missing_credential",
+    "strip_credentials",
+]
 
-Credentials = Mapping[str, "AuthCredential | str"]
-"""Security scheme name → its credential (a plain string is the key or token; for HTTP
-basic, ``"user:password"``)."""
+Credentials = Mapping[str, "AuthCredential | ClientCredentials | str"]
+"""Security scheme name → its credential: a plain string is the key or token (for HTTP
+basic, ``"user:password"``); `ClientCredentials` make the toolset get OAuth 2 tokens."""
+
+Requirement = Mapping[str, tuple[str, ...]]
+"""One security requirement: scheme name → the scopes it needs (all must be met)."""
 
 
-def requirements(op: Operation, spec: Spec) -> tuple[Mapping[str, tuple[str, ...]], ...]:
+def requirements(op: Operation, spec: Spec) -> tuple[Requirement, ...]:
     """The security alternatives that apply to ``op``."""
     return op.security if op.security is not None else spec.security
 
 
+def choose(op: Operation, spec: Spec, available: Container[str]) -> Requirement | None:
+    """The first alternative whose every scheme has a credential in ``available`` (an
+    empty one means "no credentials needed"); None when none can be met."""
+    alternatives = requirements(op, spec)
+    if not alternatives:
+        return {}
+    for requirement in alternatives:
+        if all(name in available and name in spec.security_schemes for name in requirement):
+            return requirement
+    return None
+
+
+def missing_credential(op: Operation, spec: Spec, available: Container[str]) -> AuthConfig | None:
+    """What to ask the user for when no alternative can be met with the credentials the
+    toolset holds: the first alternative that lacks exactly one credential."""
+    if choose(op, spec, available) is not None:
+        return None
+    for requirement in requirements(op, spec):
+        missing = [name for name in requirement if name not in available]
+        if len(missing) == 1 and missing[0] in spec.security_schemes:
+            name = missing[0]
+            return AuthConfig(
+                scheme_name=name, scheme=spec.security_schemes[name], scopes=requirement[name]
+            )
+    return None
+
+
 def apply_security(
-    op: Operation,
+    requirement: Requirement,
     spec: Spec,
-    credentials: Credentials,
+    credentials: Mapping[str, AuthCredential | str],
     headers: dict[str, str],
     cookies: list[tuple[str, str]],
 ) -> list[tuple[str, str]]:
-    """Add the credentials of the first satisfiable alternative to ``headers`` and
-    ``cookies``; return the query pairs to add (percent-encoded)."""
+    """Add the credentials ``requirement`` names to ``headers`` and ``cookies``; return the
+    query pairs to add (percent-encoded)."""
     query: list[tuple[str, str]] = []
-    for requirement in requirements(op, spec):
-        if not all(name in credentials for name in requirement):
-            continue
-        for name in requirement:
-            scheme = spec.security_schemes.get(name)
-            if scheme is None:
-                continue
-            _apply(scheme, credentials[name], headers, cookies, query)
-        break
+    for name in requirement:
+        scheme = spec.security_schemes.get(name)
+        credential = credentials.get(name)
+        if scheme is not None and credential is not None:
+            _apply(scheme, credential, headers, cookies, query)
     return query
 
 
@@ -71,7 +107,9 @@ def _apply(
         name = str(scheme.get("name", ""))
         where = scheme.get("in")
         if where == "query":
-            query.append((quote(name, safe=""), quote(secret, safe="")))
+            encoded = quote(secret, safe="")
+            _hide_in_logs(encoded)
+            query.append((quote(name, safe=""), encoded))
         elif where == "cookie":
             cookies.append((name, quote(secret, safe="")))
         else:
@@ -90,6 +128,36 @@ def _apply(
             headers["Authorization"] = f"{scheme.get('scheme')} {secret}"
     elif kind in ("oauth2", "openIdConnect"):
         headers["Authorization"] = f"Bearer {secret}"
+
+
+class _RedactQuerySecrets(logging.Filter):
+    """Masks API keys sent in query strings in the URLs httpx2 logs (at INFO, one line per
+    request): a key in a URL must not end up in a log file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and self.secrets:
+            args = []
+            for arg in record.args:
+                text = str(arg) if isinstance(arg, httpx2.URL) else arg
+                if isinstance(text, str):
+                    for secret in self.secrets:
+                        text = text.replace(secret, MASK)
+                args.append(text)
+            record.args = tuple(args)
+        return True
+
+
+_redactor = _RedactQuerySecrets()
+
+
+def _hide_in_logs(encoded: str) -> None:
+    if not _redactor.secrets:
+        logging.getLogger("httpx2").addFilter(_redactor)
+    _redactor.secrets.add(encoded)
 
 
 def strip_credentials(

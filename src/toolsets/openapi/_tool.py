@@ -13,6 +13,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx2
 from jsonschema import Draft202012Validator
 
+from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError
@@ -20,8 +21,15 @@ from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
 from toolsets.openapi._model import Operation, Parameter
+from toolsets.openapi._oauth import ClientCredentials, is_expired
 from toolsets.openapi._schema import OperationSchema, plain_text
-from toolsets.openapi._security import apply_security, strip_credentials
+from toolsets.openapi._security import (
+    Requirement,
+    apply_security,
+    choose,
+    missing_credential,
+    strip_credentials,
+)
 from toolsets.openapi._serialize import (
     SerializationError,
     cookie_pairs,
@@ -67,6 +75,7 @@ class RestApiTool(BaseTool):
                 open_world=True,
             ),
             confirmation_hint=f"Allow {method.upper()} {operation.path}?",
+            auth_config=missing_credential(operation, loaded.spec, loaded.credentials),
         )
         self._confirm = confirm
         self.operation = operation
@@ -99,11 +108,62 @@ class RestApiTool(BaseTool):
         problems = self._check(args)
         if problems:
             return invalid_arguments_result(problems)
-        try:
-            request = self.build_request(args)
-        except SerializationError as error:
-            return invalid_arguments_result([(error.field, str(error))])
-        return await self._send(request)
+        asked = self.auth_config
+        user = ctx.auth_credential if asked is not None else None
+        if asked is not None and user is not None and is_expired(user):
+            return self._ask_again(ctx, asked, "has expired")
+        for attempt in range(2):
+            credentials, requirement, fetched = await self._credentials(user)
+            try:
+                request = self.build_request(args, credentials=credentials, requirement=requirement)
+            except SerializationError as error:
+                return invalid_arguments_result([(error.field, str(error))])
+            status, result = await self._send(request)
+            if status != 401:
+                break
+            if fetched and attempt == 0:  # a token we got ourselves was refused: renew it
+                for name, token in fetched.items():
+                    self._loaded.oauth.forget(name, token)
+                continue
+            if asked is not None and user is not None:
+                return self._ask_again(ctx, asked, "was refused (HTTP 401)", result)
+            break
+        return result
+
+    def _ask_again(
+        self, ctx: ToolContext, asked: AuthConfig, why: str, result: JsonValue = None
+    ) -> JsonValue:
+        """The user's credential is no good: ask for a new one (the call pauses and runs
+        again with it), or, outside an agent, say so."""
+        message = f"the credential for security scheme {asked.scheme_name!r} {why}"
+        if ctx.function_call_id is None:
+            return result if result is not None else error_result(message)
+        ctx.request_credential(asked)
+        return error_result(message + "; a new one was asked for")
+
+    async def _credentials(
+        self, user: AuthCredential | None
+    ) -> tuple[dict[str, AuthCredential | str], Requirement | None, dict[str, AuthCredential]]:
+        """The credentials of the alternative to use, tokens fetched where the toolset
+        holds client credentials; the alternative; and the tokens fetched."""
+        loaded = self._loaded
+        given = loaded.credentials
+        if user is not None and self.auth_config is not None:
+            given = {**given, self.auth_config.scheme_name: user}
+        requirement = choose(self.operation, loaded.spec, given)
+        if not requirement:
+            return {}, requirement, {}
+        ready: dict[str, AuthCredential | str] = {}
+        fetched: dict[str, AuthCredential] = {}
+        for name, scopes in requirement.items():
+            credential = given[name]
+            if isinstance(credential, ClientCredentials):
+                scheme = loaded.spec.security_schemes[name]
+                token = await loaded.oauth.token(name, scheme, credential, scopes, self._base_url)
+                ready[name] = fetched[name] = token
+            else:
+                ready[name] = credential
+        return ready, requirement, fetched
 
     def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
         if self._validator is None:  # compiled on first call: most tools are never called
@@ -113,9 +173,24 @@ class RestApiTool(BaseTool):
             for error in sorted(self._validator.iter_errors(args), key=lambda e: e.path)
         ]
 
-    def build_request(self, args: Mapping[str, Any]) -> httpx2.Request:
-        """The request for ``args`` (already checked), credentials included."""
+    def build_request(
+        self,
+        args: Mapping[str, Any],
+        *,
+        credentials: Mapping[str, AuthCredential | str] | None = None,
+        requirement: Requirement | None = None,
+    ) -> httpx2.Request:
+        """The request for ``args`` (already checked), with ``credentials`` for
+        ``requirement`` (by default: the toolset's given keys and tokens, for the first
+        alternative they meet; tokens still to be fetched are not included)."""
         op = self.operation
+        if credentials is None:
+            credentials = {
+                name: credential
+                for name, credential in self._loaded.credentials.items()
+                if not isinstance(credential, ClientCredentials)
+            }
+            requirement = choose(op, self._loaded.spec, credentials)
         path = op.path
         query: list[tuple[str, str]] = []
         headers: dict[str, str] = {}
@@ -153,16 +228,21 @@ class RestApiTool(BaseTool):
         url = self._base_url + path
         if query:
             url += "?" + "&".join(f"{k}={v}" for k, v in query)
-        security_query = apply_security(
-            op, self._loaded.spec, self._loaded.credentials, headers, cookies
-        )
-        if security_query:
-            url += ("&" if "?" in url else "?") + "&".join(f"{k}={v}" for k, v in security_query)
+        if requirement:
+            security_query = apply_security(
+                requirement, self._loaded.spec, credentials, headers, cookies
+            )
+            if security_query:
+                url += ("&" if "?" in url else "?") + "&".join(
+                    f"{k}={v}" for k, v in security_query
+                )
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
         return httpx2.Request(op.method.upper(), url, headers=headers, content=content)
 
-    async def _send(self, request: httpx2.Request) -> JsonValue:
+    async def _send(self, request: httpx2.Request) -> tuple[int | None, JsonValue]:
+        """Send, following redirects; the final status (None: too many redirects) and the
+        result for the model."""
         client = self._loaded.client
         origin = _origin(request.url)
         for _ in range(MAX_REDIRECTS + 1):
@@ -182,10 +262,10 @@ class RestApiTool(BaseTool):
                 if response.is_redirect and "location" in response.headers:
                     request = self._redirected(request, response, origin)
                     continue
-                return await self._result(response)
+                return response.status_code, await self._result(response)
             finally:
                 await response.aclose()
-        return error_result(f"more than {MAX_REDIRECTS} redirects")
+        return None, error_result(f"more than {MAX_REDIRECTS} redirects")
 
     def _redirected(
         self, request: httpx2.Request, response: httpx2.Response, origin: str

@@ -6,6 +6,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from urllib.parse import quote, urljoin, urlsplit
@@ -21,6 +22,7 @@ from toolsets._toolset import BaseToolset
 from toolsets.openapi._document import Document, Resolver, file_uri, parse_text
 from toolsets.openapi._model import Operation
 from toolsets.openapi._names import tool_names
+from toolsets.openapi._oauth import ClientCredentials, OAuth
 from toolsets.openapi._operations import Spec, read_spec
 from toolsets.openapi._schema import SchemaBuilder
 from toolsets.openapi._security import Credentials
@@ -55,6 +57,7 @@ class _Loaded:
     client: httpx2.AsyncClient
     credentials: Credentials
     max_response_bytes: int
+    oauth: OAuth
 
     def follow(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         """``schema`` with its top-level ``$ref``s followed (for the body encoder)."""
@@ -78,8 +81,11 @@ class OpenApiToolset(BaseToolset):
         base_url: Where the API is, overriding the spec's servers (e.g. a test server).
         server_variables: Values for the chosen server's ``{variables}`` (defaults from
             the spec otherwise).
-        credentials: By security scheme name: an `AuthCredential` or the key/token
-            string (``"user:password"`` for HTTP basic).
+        credentials: By security scheme name: an `AuthCredential`, the key/token string
+            (``"user:password"`` for HTTP basic), or `ClientCredentials` for an OAuth 2 /
+            OpenID Connect scheme (tokens are then fetched and renewed automatically).
+            An operation none of whose alternatives can be met asks for the missing
+            credential through the agent's auth flow (its tool's ``auth_config``).
         confirm: When calls need the user's approval (see `ConfirmPolicy`).
         client: The HTTP client to send with (yours to close); by default the toolset
             makes one, pooled, closed by `shutdown`.
@@ -164,7 +170,12 @@ class OpenApiToolset(BaseToolset):
         """The HTTP client the tools send with."""
         if self._client is None:
             self._client = httpx2.AsyncClient(
-                timeout=self._timeout, follow_redirects=False, trust_env=False
+                timeout=self._timeout,
+                follow_redirects=False,
+                trust_env=False,
+                # One client serves every user of the toolset: cookies an API sets for one
+                # must never be sent for another. Cookie parameters are sent per call.
+                cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
             )
         return self._client
 
@@ -212,6 +223,9 @@ class OpenApiToolset(BaseToolset):
                 f"credentials given for security schemes the spec does not define: "
                 f"{', '.join(unknown)} (it defines: {defined})"
             )
+        for name, credential in self._credentials.items():
+            if isinstance(credential, ClientCredentials):
+                _check_client_credentials(name, spec.security_schemes[name], credential)
         builder = SchemaBuilder(resolver, openapi30=not spec.version.startswith("3.1"))
         problems = list(spec.problems)
         built = []
@@ -228,6 +242,7 @@ class OpenApiToolset(BaseToolset):
             client=self.client,
             credentials=self._credentials,
             max_response_bytes=self._max_response_bytes,
+            oauth=OAuth(self.client),
         )
         names = tool_names([op for op, _ in built])
         tools = tuple(
@@ -268,6 +283,28 @@ class OpenApiToolset(BaseToolset):
                 )
             url = urljoin(doc_uri, url)
         return url.rstrip("/")
+
+
+def _check_client_credentials(
+    name: str, scheme: Mapping[str, Any], credential: ClientCredentials
+) -> None:
+    """Client credentials only make sense where a token endpoint can be found."""
+    kind = scheme.get("type")
+    if kind == "openIdConnect" or credential.token_url:
+        if kind in ("oauth2", "openIdConnect"):
+            return
+    elif kind == "oauth2":
+        flows = scheme.get("flows")
+        if isinstance(flows, Mapping) and "clientCredentials" in flows:
+            return
+        raise ToolDefinitionError(
+            f"client credentials given for scheme {name!r}, which has no clientCredentials "
+            "flow: pass token_url= to use its token endpoint anyway"
+        )
+    raise ToolDefinitionError(
+        f"client credentials given for scheme {name!r}, which is {kind!r}, not oauth2 or "
+        "openIdConnect"
+    )
 
 
 def _origin(url: str) -> str:
