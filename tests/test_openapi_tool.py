@@ -8,7 +8,7 @@ import pytest
 from tests.openapi_helpers import recording_server
 from tests.test_openapi_load import FIXTURES
 
-from toolsets import ToolContext, ToolDefinitionError
+from toolsets import ToolCallError, ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -66,3 +66,16 @@ async def test_credentials_for_a_scheme_the_spec_lacks_are_refused_not_dropped()
     with pytest.raises(ToolDefinitionError, match=r"api_key \(it defines: none\)") as caught:
         await toolset.load()
     assert "s3cret" not in str(caught.value)
+
+
+async def test_a_tool_kept_after_shutdown_says_so_and_the_toolset_starts_again() -> None:
+    async with recording_server() as server:
+        toolset = OpenApiToolset(SPEC, base_url=server.url)
+        kept = await toolset.get_tool("trees_get_tree")
+        await toolset.shutdown()
+        with pytest.raises(ToolCallError, match="shut down"):
+            await kept.run({"id": "a"}, ToolContext())
+        fresh = await toolset.get_tool("trees_get_tree")
+        assert await fresh.run({"id": "a"}, ToolContext()) == {"ok": True}
+        await toolset.shutdown()
+    assert len(server.requests) == 1

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
-from toolsets._errors import ConnectionError
+from toolsets._errors import ConnectionError, ToolCallError
 from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
@@ -244,6 +244,12 @@ class RestApiTool(BaseTool):
         """Send, following redirects; the final status (None: too many redirects) and the
         result for the model."""
         client = self._loaded.client
+        if client.is_closed:
+            raise ToolCallError(
+                "the toolset this tool came from was shut down (or its client closed): "
+                "list its tools again",
+                tool_name=self.name,
+            )
         origin = _origin(request.url)
         for _ in range(MAX_REDIRECTS + 1):
             try:
