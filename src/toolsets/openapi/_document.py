@@ -30,6 +30,7 @@ MAX_REF_CHAIN = 64
 
 # The C loader is ten times faster, when PyYAML was built with libyaml.
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MISSING = object()
 
 
 def escape(token: str) -> str:
@@ -39,7 +40,12 @@ def escape(token: str) -> str:
 
 def join_pointer(pointer: str, *tokens: str | int) -> str:
     """``pointer`` extended by ``tokens``."""
-    return pointer + "".join(f"/{escape(str(t))}" for t in tokens)
+    for token in tokens:
+        text = str(token)
+        if "~" in text or "/" in text:
+            text = escape(text)
+        pointer = f"{pointer}/{text}"
+    return pointer
 
 
 def parse_text(text: str, source: str | None) -> Any:
@@ -67,9 +73,16 @@ class Document:
         self.uri = uri
         """Its absolute URI (``file:``, ``http(s):``), or ``""`` for a document given
         in memory with no base."""
+        self._found: dict[str, Any] = {}  # a shared parameter is looked up once per use
 
     def at(self, pointer: str) -> Any:
         """The node at ``pointer`` (RFC 6901); SpecError if there is none."""
+        node = self._found.get(pointer, _MISSING)
+        if node is _MISSING:
+            node = self._found[pointer] = self._walk(pointer)
+        return node
+
+    def _walk(self, pointer: str) -> Any:
         node = self.root
         if pointer in ("", "/"):
             return node
@@ -100,6 +113,8 @@ class Resolver:
         """The spec's own document."""
         self._documents: dict[str, Document] = {root.uri: root}
         self._fetch = fetch
+        # (reference, base) → what resolve() found: the same $ref is met once per use.
+        self._resolved: dict[tuple[str, str], tuple[Any, str, str]] = {}
 
     def document(self, uri: str) -> Document:
         """The document at ``uri`` (absolute), loaded on first use."""
@@ -120,8 +135,17 @@ class Resolver:
             ``(target, its document's URI, its pointer)``; ``node`` itself when it is
             not a reference.
         """
+        if not isinstance(node, Mapping) or "$ref" not in node:
+            return node, base, pointer
+        first = node["$ref"]
+        key = (first, base) if isinstance(first, str) else None
+        found = self._resolved.get(key) if key is not None else None
+        if found is not None:
+            return found
         for _ in range(MAX_REF_CHAIN):
             if not isinstance(node, Mapping) or "$ref" not in node:
+                if key is not None:
+                    self._resolved[key] = (node, base, pointer)
                 return node, base, pointer
             ref = node["$ref"]
             if not isinstance(ref, str):
@@ -136,6 +160,8 @@ class Resolver:
 
     def split(self, ref: str, base: str, pointer: str) -> tuple[str, str]:
         """A reference as (absolute document URI, JSON pointer in it)."""
+        if ref.startswith("#"):  # most are, and urldefrag is slow
+            return base, unquote(ref[1:]) if "%" in ref else ref[1:]
         target, fragment = urldefrag(ref)
         uri = urljoin(base, target) if target else base
         if target and not uri:

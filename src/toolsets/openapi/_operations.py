@@ -147,6 +147,8 @@ class _Reader:
         self.uri = resolver.root.uri
         self.source = self.uri or None
         self.root_servers = self._v2_servers() if v2 else self.servers(self.root, "")
+        # Parameters shared through $ref (components), by their place: read once.
+        self._shared: dict[tuple[str, str], Parameter] = {}
 
     # --- the document ---------------------------------------------------------------
 
@@ -230,8 +232,12 @@ class _Reader:
             raise SpecError("parameters must be a list", pointer=pointer, source=self.source)
         found: dict[tuple[str, str], Parameter | _V2Body] = {}
         for index, raw in enumerate(nodes):
-            where = join_pointer(pointer, "parameters", index)
+            where = f"{pointer}/parameters/{index}"
             node, node_base, node_pointer = self.resolver.resolve(raw, base, where)
+            shared = self._shared.get((node_base, node_pointer)) if node_pointer != where else None
+            if shared is not None:
+                found[(shared.location, shared.name)] = shared
+                continue
             node = _mapping(node, node_pointer, node_base or None)
             name, location = node.get("name"), node.get("in")
             if not isinstance(name, str) or not name:
@@ -247,7 +253,9 @@ class _Reader:
                 )
             location = cast(Location, location)
             read = self._v2_parameter if self.v2 else self._parameter
-            found[(location, name)] = read(node, name, location, where)
+            found[(location, name)] = parameter = read(node, name, location, where)
+            if node_pointer != where:
+                self._shared[(node_base, node_pointer)] = parameter
         return found
 
     def _parameter(

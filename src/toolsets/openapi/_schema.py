@@ -46,8 +46,8 @@ _KEEP = frozenset(
         "contentMediaType",
     )
 )
-_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_SUBSCHEMA = ("items", "not", "additionalProperties", "contains")
+_SUBSCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
+_SUBSCHEMA = frozenset(("items", "not", "additionalProperties", "contains"))
 _IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
 """Header parameters OpenAPI says to ignore: the request sets them itself."""
 _DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -56,7 +56,7 @@ _ANY_LINK = r"\[[^\]]+\]\((?:https?://|/)[^)\s]*\)"
 _POINTER = re.compile(
     # A sentence (at the start of a line, or after another one ends) that sends the reader
     # to a link: "For more information, see [X](...).", "See [X](...) for ...".
-    r"(?:(?<![^\n])|(?<=[.!?]) |(?<=[.!?]\") )"
+    r"(?:^| (?<=[.!?] )| (?<=[.!?]\" ))"  # the space first: most places fail fast
     r"(?:For (?:more|further) (?:information|details)\b[^.\n\[]*?,? see|See|Refer to)\b"
     rf"(?:[^.\n\[]|{_ANY_LINK})*?{_ANY_LINK}(?:[^.\n\[]|{_ANY_LINK})*(?:\.\"?|$)",
     re.MULTILINE,
@@ -209,25 +209,31 @@ class SchemaBuilder:
             if isinstance(node.get("description"), str):  # 3.1: a description beside $ref
                 out["description"] = plain_text(node["description"])
             return out
-        out = {k: v for k, v in node.items() if k in _KEEP}
+        out = {}
+        properties: Any = None
+        required: Any = None
+        for key, value in node.items():  # one pass: most keys are dropped or kept as they are
+            if key in _KEEP:
+                out[key] = value
+            elif key in _SUBSCHEMA:
+                if isinstance(value, Mapping | bool) and not (
+                    key == "additionalProperties" and value is True
+                ):
+                    out[key] = self.convert(value, base, f"{pointer}/{key}", used)
+            elif key in _SUBSCHEMA_LISTS:
+                if isinstance(value, list):
+                    out[key] = [
+                        self.convert(s, base, f"{pointer}/{key}/{i}", used)
+                        for i, s in enumerate(value)
+                    ]
+            elif key == "properties":
+                properties = value
+            elif key == "required":
+                required = value
         if isinstance(out.get("description"), str):
             out["description"] = plain_text(out["description"])
         if self._openapi30:
             _from_openapi30(node, out)
-        for key in _SUBSCHEMA:
-            sub = node.get(key)
-            if isinstance(sub, Mapping | bool) and not (
-                key == "additionalProperties" and sub is True
-            ):
-                out[key] = self.convert(sub, base, join_pointer(pointer, key), used)
-        for key in _SUBSCHEMA_LISTS:
-            subs = node.get(key)
-            if isinstance(subs, list):
-                out[key] = [
-                    self.convert(s, base, join_pointer(pointer, key, i), used)
-                    for i, s in enumerate(subs)
-                ]
-        properties = node.get("properties")
         dropped: set[str] = set()
         if isinstance(properties, Mapping):
             kept: dict[str, Any] = {}
@@ -238,7 +244,6 @@ class SchemaBuilder:
                 else:
                     kept[name] = self.convert(prop, base, where, used)
             out["properties"] = kept
-        required = node.get("required")
         if isinstance(required, list):
             still = [r for r in required if r not in dropped] if dropped else required
             if still:
@@ -289,7 +294,8 @@ class SchemaBuilder:
         return seen
 
     def _read_only(self, node: Any, base: str, pointer: str) -> bool:
-        target, _, _ = self._resolver.resolve(node, base, pointer)
+        resolve = isinstance(node, Mapping) and "$ref" in node
+        target = self._resolver.resolve(node, base, pointer)[0] if resolve else node
         return isinstance(target, Mapping) and target.get("readOnly") is True
 
 
