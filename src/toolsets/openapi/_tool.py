@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
+import anyio.to_thread
 import httpx2
 from jsonschema import Draft202012Validator
 
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from toolsets.openapi._toolset import ConfirmPolicy, _Loaded
 
 __all__ = ["RestApiTool"]
+
+logger = logging.getLogger("toolsets.openapi")
 
 MAX_REDIRECTS = 5
 _READ_ONLY_METHODS = frozenset(("get", "head", "options"))
@@ -289,6 +293,35 @@ class RestApiTool(BaseTool):
             url = strip_credentials(url, self.operation, self._loaded.spec, headers)
         return httpx2.Request(method, url, headers=headers, content=content)
 
+    async def _checked(self, status: int, content_type: str, value: JsonValue) -> JsonValue:
+        """``value``, checked against the spec's schema for the response (in a worker
+        thread: a big body takes a while)."""
+        loaded = self._loaded
+        problems = await anyio.to_thread.run_sync(
+            loaded.responses.problems, self.operation, status, content_type, value
+        )
+        if not problems:
+            return value
+        listed: list[JsonValue] = [
+            {"field": field or "(the body)", "problem": text} for field, text in problems
+        ]
+        logger.warning(
+            "%s: the HTTP %d response does not match the spec (%d problems; first: %s: %s)",
+            self.name,
+            status,
+            len(problems),
+            problems[0][0] or "(the body)",
+            problems[0][1][:200],
+        )
+        if loaded.check_responses == "warn":
+            return value
+        return error_result(
+            f"the API's HTTP {status} response does not match its spec",
+            status=status,
+            problems=listed[:20],
+            body=value,
+        )
+
     async def _result(self, response: httpx2.Response) -> JsonValue:
         limit = self._loaded.max_response_bytes
         chunks: list[bytes] = []
@@ -302,7 +335,11 @@ class RestApiTool(BaseTool):
                 break
             chunks.append(chunk)
         data = b"".join(chunks)
-        value = _decode(data, response.headers.get("content-type", ""), truncated, limit)
+        content_type = response.headers.get("content-type", "")
+        value = _decode(data, content_type, truncated, limit)
+        checking = self._loaded.check_responses is not None and response.status_code < 400
+        if checking and not truncated and _is_json(content_type) and isinstance(value, dict | list):
+            return await self._checked(response.status_code, content_type, value)
         if response.status_code >= 400:
             return error_result(
                 f"HTTP {response.status_code} {response.reason_phrase}".strip(),
@@ -310,6 +347,11 @@ class RestApiTool(BaseTool):
                 body=value,
             )
         return value
+
+
+def _is_json(content_type: str) -> bool:
+    kind = content_type.split(";")[0].strip().lower()
+    return kind == "application/json" or kind.endswith("+json")
 
 
 def _decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonValue:

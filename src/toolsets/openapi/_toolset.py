@@ -24,6 +24,7 @@ from toolsets.openapi._model import Operation
 from toolsets.openapi._names import tool_names
 from toolsets.openapi._oauth import ClientCredentials, OAuth
 from toolsets.openapi._operations import Spec, read_spec
+from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._schema import SchemaBuilder
 from toolsets.openapi._security import Credentials
 
@@ -58,6 +59,8 @@ class _Loaded:
     credentials: Credentials
     max_response_bytes: int
     oauth: OAuth
+    check_responses: Literal["warn", "error"] | None
+    responses: ResponseChecker
 
     def follow(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         """``schema`` with its top-level ``$ref``s followed (for the body encoder)."""
@@ -93,6 +96,9 @@ class OpenApiToolset(BaseToolset):
         max_response_bytes: Responses are cut beyond this size.
         spec_url: The URL relative references are resolved against, for a spec given as
             text or a dict (a path's or URL's own location is used otherwise).
+        validate_responses: Check each successful JSON response against the schema the
+            operation declares for it: ``"warn"`` logs what does not match, ``"error"``
+            also gives the model an error (with the body and what is wrong) instead.
     """
 
     def __init__(
@@ -107,6 +113,7 @@ class OpenApiToolset(BaseToolset):
         timeout: float = DEFAULT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         spec_url: str | None = None,
+        validate_responses: Literal["warn", "error"] | None = None,
     ) -> None:
         if confirm not in ("never", "writes", "destructive", "always") and not callable(confirm):
             raise ToolDefinitionError(
@@ -123,6 +130,11 @@ class OpenApiToolset(BaseToolset):
         self._timeout = timeout
         self._max_response_bytes = max_response_bytes
         self._spec_url = spec_url
+        if validate_responses not in (None, "warn", "error"):
+            raise ToolDefinitionError(
+                f"validate_responses must be None, 'warn' or 'error': {validate_responses!r}"
+            )
+        self._validate_responses: Literal["warn", "error"] | None = validate_responses
         self._lock = anyio.Lock()
         self._loaded: _Loaded | None = None
         self._tools: tuple[RestApiTool, ...] = ()
@@ -256,6 +268,8 @@ class OpenApiToolset(BaseToolset):
             credentials=self._credentials,
             max_response_bytes=self._max_response_bytes,
             oauth=OAuth(self.client),
+            check_responses=self._validate_responses,
+            responses=ResponseChecker(resolver, version=spec.version),
         )
         names = tool_names([op for op, _ in built])
         tools = tuple(
