@@ -237,12 +237,32 @@ class ToolContext:
         """The credential obtained for the tool's ``auth_config``, once there is one."""
         self.tool_confirmation = tool_confirmation
         """The user's answer, when the call is resumed after asking for confirmation."""
-        self.actions = EventActions()
+        # Made on first use: a context is made for every call (and every model turn's
+        # tool listing), and most never touch these.
+        self._actions: EventActions | None = None
+        self._state: State | None = None
+        self._cancellation: Cancellation | None = None
+
+    @property
+    def actions(self) -> EventActions:
         """What the tool asks the agent loop to do afterwards."""
-        self.state = State(self.invocation.state, self.actions.state_delta)
+        if self._actions is None:
+            self._actions = EventActions()
+        return self._actions
+
+    @property
+    def state(self) -> State:
         """The session state; writes are recorded in ``actions.state_delta``."""
-        self.cancellation = Cancellation(self.invocation.cancellation)
+        if self._state is None:
+            self._state = State(self.invocation.state, self.actions.state_delta)
+        return self._state
+
+    @property
+    def cancellation(self) -> Cancellation:
         """Set when this call is cancelled: its own timeout, or the whole run."""
+        if self._cancellation is None:
+            self._cancellation = Cancellation(self.invocation.cancellation)
+        return self._cancellation
 
     def for_call(
         self,
