@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsets._auth import AuthConfig
-from toolsets._content import Content, FunctionCall, FunctionResponse
+from toolsets._content import Content, FunctionCall, FunctionResponse, fast_init
 from toolsets._context import EventActions
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
@@ -71,6 +71,7 @@ PendingRequest = ConfirmationRequest | CredentialRequest | LongRunningRequest
 """Something a paused run waits for."""
 
 
+@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Event:
     """One thing that happened in a session: a user message, a model turn, tool results.
