@@ -5,6 +5,7 @@ from toolsets.openapi._model import Body, Encoding, MediaType, Operation, Parame
 from toolsets.openapi._oauth import AuthorizationCodeFlow, ClientAuthMethod, ClientCredentials
 from toolsets.openapi._operations import Spec
 from toolsets.openapi._security import Credentials
+from toolsets.openapi._select import select_operations
 from toolsets.openapi._tool import RestApiTool
 from toolsets.openapi._toolset import ConfirmPolicy, OpenApiToolset
 
@@ -23,4 +24,5 @@ __all__ = [
     "RestApiTool",
     "Server",
     "Spec",
+    "select_operations",
 ]
