@@ -223,6 +223,7 @@ class LlmAgent(BaseAgent):
         self.generate_config = dict(generate_config or {})
         self.transfer = transfer
         self._transfer: TransferToAgentTool | None = None
+        self._transfer_made = False
 
     # --- the pieces of a step -----------------------------------------------------------
 
@@ -250,14 +251,14 @@ class LlmAgent(BaseAgent):
 
     def _transfer_tool(self) -> Tool | None:
         # Made on first use, when the tree is complete (a parent is set after its
-        # children are made), and kept: a tree does not change afterwards.
-        if self._transfer is None:
+        # children are made), and kept (None too): a tree does not change afterwards.
+        if not self._transfer_made:
             targets = self.transfer_targets()
-            if not targets:
-                return None
-            from toolsets.agent._builtins import TransferToAgentTool
+            if targets:
+                from toolsets.agent._builtins import TransferToAgentTool
 
-            self._transfer = TransferToAgentTool(targets)
+                self._transfer = TransferToAgentTool(targets)
+            self._transfer_made = True
         return self._transfer
 
     async def _prepare(self, ctx: RunContext) -> tuple[LlmRequest, ToolContext]:
@@ -282,7 +283,6 @@ class LlmAgent(BaseAgent):
             tools=tools,
             callbacks=self.callbacks,
             default_timeout=self.tool_timeout,
-            transfer_targets=ctx.agent_names,
         )
 
     async def _dispatch_all(

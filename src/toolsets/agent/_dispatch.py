@@ -107,14 +107,12 @@ class Dispatcher:
         tools: Mapping[str, Tool],
         callbacks: Callbacks,
         default_timeout: float,
-        transfer_targets: frozenset[str],
     ) -> None:
         self._ctx = ctx
         self._agent_name = agent_name
         self._tools = tools
         self._callbacks = callbacks
         self._default_timeout = default_timeout
-        self._transfer_targets = transfer_targets
         self._invocation = ctx.invocation(agent_name)
 
     def _response(self, call_id: str, name: str, result: JsonValue) -> FunctionResponse:
@@ -159,14 +157,16 @@ class Dispatcher:
         )
         # The model's arguments stay as recorded in its event; the callbacks and the
         # tool work on a copy.
-        args: dict[str, Any] = copy_json(dict(call.args))
+        received = call.args
+        args: dict[str, Any] = copy_json(received if type(received) is dict else dict(received))
 
         if not resumed and self._callbacks.before_tool:
             ready = await _first(self._callbacks.before_tool, tool, args, ctx)
             if ready is not None:
                 return await self._finish(tool, call.id, args, ctx, ready)
 
-        missing = tool.required_scopes - self._ctx.run_config.scopes
+        required = tool.required_scopes
+        missing = required - self._ctx.run_config.scopes if required else required
         if missing:
             return CallOutcome(
                 response=self._response(
@@ -267,9 +267,9 @@ class Dispatcher:
         actions = ctx.actions
 
         target = actions.transfer_to_agent
-        if target is not None and target not in self._transfer_targets:
+        if target is not None and target not in self._ctx.agent_names:
             actions.transfer_to_agent = None
-            names = ", ".join(sorted(self._transfer_targets)) or "none"
+            names = ", ".join(sorted(self._ctx.agent_names)) or "none"
             result = error_result(
                 f"There is no agent named {target!r} to transfer to. Agents: {names}."
             )

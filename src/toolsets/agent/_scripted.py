@@ -35,7 +35,7 @@ def _response(step: Step) -> LlmResponse:
     if isinstance(step, Content):
         content = step
     else:
-        content = Content(role="model", parts=tuple(Part(function_call=c) for c in step))
+        content = Content(role="model", parts=tuple([Part(function_call=c) for c in step]))
     reason: FinishReason = "tool_calls" if content.function_calls else "stop"
     return LlmResponse(content=content, finish_reason=reason)
 
