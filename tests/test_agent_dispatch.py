@@ -506,6 +506,31 @@ async def test_cancelling_the_run_cancels_the_running_tool_cleanly() -> None:
     assert cleaned_up.is_set()
 
 
+async def test_a_caller_that_stops_listening_cancels_the_run_but_a_finished_run_does_not() -> None:
+    seen: list[ToolContext] = []
+
+    @tool
+    async def note(ctx: ToolContext) -> str:
+        seen.append(ctx)
+        return "noted"
+
+    runner, _ = agent_with([call("note"), call("note"), "done"], [note])
+    session = await runner.create_session(user_id="u")
+    with anyio.fail_after(5):
+        run = runner.run(user_id="u", session_id=session.id, message="go")
+        async for event in run:
+            if event.function_responses:
+                break
+        await run.aclose()  # type: ignore[attr-defined]
+    assert len(seen) == 1
+    assert seen[0].cancellation.cancelled
+    assert seen[0].cancellation.reason == "the run was stopped"
+
+    runner, _ = agent_with([call("note"), "done"], [note])
+    await start(runner, "go")
+    assert not seen[1].cancellation.cancelled
+
+
 async def test_model_calls_without_ids_get_ids_that_survive_a_pause() -> None:
     runner, model = agent_with(
         [

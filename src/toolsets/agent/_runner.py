@@ -138,8 +138,9 @@ class Runner:
             session, Event(author="user", invocation_id=invocation_id, content=content)
         )
         ctx = self._context(session, invocation_id, content, run_config)
-        async for event in self._drive(self._agent_to_run(session), ctx):
-            yield event
+        async with _Stopping(ctx, self._agent_to_run(session).run(ctx)) as events:
+            async for event in events:
+                yield event
 
     async def resume(
         self,
@@ -193,18 +194,9 @@ class Runner:
         ctx = self._context(session, paused.invocation_id, user_content, run_config)
         ctx.resume = Resume(event=paused, answers=answers, path=path)
         ctx.agent_states = dict(paused.resume_state)
-        async for event in self._drive(self.agent, ctx):
-            yield event
-
-    async def _drive(self, agent: BaseAgent, ctx: RunContext) -> AsyncIterator[Event]:
-        done = False
-        try:
-            async for event in agent.run(ctx):
+        async with _Stopping(ctx, self.agent.run(ctx)) as events:
+            async for event in events:
                 yield event
-            done = True
-        finally:
-            if not done:  # cancelled, failed, or the caller stopped listening
-                ctx.cancellation.cancel("the run was stopped")
 
     async def _abandon(self, session: Session, paused: Event) -> None:
         parts = tuple(
@@ -242,6 +234,29 @@ class Runner:
                 chain = chain.parent
             return agent
         return self.agent
+
+
+class _Stopping:
+    """The agent's events for the caller to pass on; on the way out, the run's flag is
+    cancelled if the run ended early (cancelled, failed, or the caller stopped
+    listening), and the agent's generator is closed rather than left to the collector.
+
+    A context manager rather than a wrapping generator, which every event would have to
+    pass through."""
+
+    def __init__(self, ctx: RunContext, events: AsyncIterator[Event]) -> None:
+        self._ctx = ctx
+        self._events = events
+
+    async def __aenter__(self) -> AsyncIterator[Event]:
+        return self._events
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self._ctx.cancellation.cancel("the run was stopped")
+        close = getattr(self._events, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def _check_answers(paused: Event, answers: Answers) -> None:
