@@ -73,3 +73,17 @@ def test_the_mcp_agent_example_confirms_calls_and_survives_a_crash() -> None:
     assert "The sum is 42; deleted /tmp/report.txt." in out
     assert "server crashed:" in out
     assert "next call, new server: {'result': 'back'}" in out
+
+
+def test_the_openapi_agent_example_shows_the_real_apis_answers() -> None:
+    out = run_python([str(ROOT / "examples" / "agent_openapi.py")]).stdout
+    assert "books_remove: Remove a book from the catalogue (writes, asks first)" in out
+    assert "health" not in out  # left out by the filtered() wrapper
+    assert 'stock_get → {"isbn": "9780141439587", "copies": 3}' in out
+    (asked,) = [line for line in out.splitlines() if line.startswith("asks ann: Allow DELETE")]
+    assert "9780141439686" in asked
+    assert "On the shelf: Emma (€7.50, 3 copies). Persuasion had sold out" in out
+    assert '"status": 404' in out
+    # The server's own log: the calls went over HTTP, the API key with them.
+    assert "GET /api/v1/books?q=austen&max_price=10 → 200" in out
+    assert "DELETE /api/v1/books/9780141439686 → 204" in out
