@@ -39,7 +39,7 @@ from toolsets.agent import (
     ScriptedModel,
     Step,
 )
-from toolsets.openapi import OpenApiToolset
+from toolsets.openapi import OpenApiToolset, select_operations
 
 SPEC = Path(__file__).resolve().parent.parent / "fixtures" / "openapi" / "bookshop.yaml"
 SHOP_KEY = "shop-key-123"
@@ -197,7 +197,7 @@ async def main() -> None:
             confirm="destructive",  # DELETE waits for the user's approval
         )
         async with toolset:
-            shop = filtered(toolset, lambda tool, ctx: tool.name != "health")
+            shop = filtered(toolset, select_operations(tags=["books", "stock"]))
             for tool in await shop.list_tools():
                 flags = "read-only" if tool.is_read_only else "writes"
                 if tool.requires_confirmation({}):

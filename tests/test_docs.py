@@ -78,7 +78,7 @@ def test_the_mcp_agent_example_confirms_calls_and_survives_a_crash() -> None:
 def test_the_openapi_agent_example_shows_the_real_apis_answers() -> None:
     out = run_python([str(ROOT / "examples" / "agent_openapi.py")]).stdout
     assert "books_remove: Remove a book from the catalogue (writes, asks first)" in out
-    assert "health" not in out  # left out by the filtered() wrapper
+    assert "health" not in out  # untagged: left out by select_operations(tags=...)
     assert 'stock_get → {"isbn": "9780141439587", "copies": 3}' in out
     (asked,) = [line for line in out.splitlines() if line.startswith("asks ann: Allow DELETE")]
     assert "9780141439686" in asked
