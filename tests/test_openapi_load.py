@@ -68,7 +68,7 @@ def test_the_github_catalogue_stays_compact(github_declarations: list[dict[str, 
         for d in github_declarations
     ]
     size = len(json.dumps(seen, separators=(",", ":")))  # what a model is sent
-    assert size < 1_600_000, size
+    assert size <= 1_500_000, size  # issue 5's target
     assert "](https://docs.github.com" not in json.dumps(seen)
 
 

@@ -57,7 +57,8 @@ _POINTER = re.compile(
     # A sentence (at the start of a line, or after another one ends) that sends the reader
     # to a link: "For more information, see [X](...).", "See [X](...) for ...".
     r"(?:^| (?<=[.!?] )| (?<=[.!?]\" ))"  # the space first: most places fail fast
-    r"(?:For (?:more|further) (?:information|details)\b[^.\n\[]*?,? see|See|Refer to)\b"
+    r"(?:(?:For (?:more|further) (?:information|details)|For the list|To learn more)\b"
+    r"[^.\n\[]*?,? see|See|Refer to)\b"
     rf"(?:[^.\n\[]|{_ANY_LINK})*?{_ANY_LINK}(?:[^.\n\[]|{_ANY_LINK})*(?:\.\"?|$)",
     re.MULTILINE,
 )
