@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import anyio
+import anyio.abc
 import pytest
 from tests.openapi_helpers import recording_server
 from tests.test_openapi_load import FIXTURES
 
-from toolsets import ToolCallError, ToolContext, ToolDefinitionError
+from toolsets import ConnectionError, ToolCallError, ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -79,3 +81,34 @@ async def test_a_tool_kept_after_shutdown_says_so_and_the_toolset_starts_again()
         assert await fresh.run({"id": "a"}, ToolContext()) == {"ok": True}
         await toolset.shutdown()
     assert len(server.requests) == 1
+
+
+async def test_requests_carry_the_clients_timeout_and_default_headers() -> None:
+    # A server that accepts and never answers: the toolset's timeout ends the call.
+    silent = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = silent.extra(anyio.abc.SocketAttribute.local_port)
+
+    async def hold(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            await anyio.sleep(30)
+
+    async with silent, anyio.create_task_group() as tg:
+        tg.start_soon(silent.serve, hold)
+        async with OpenApiToolset(SPEC, base_url=f"http://127.0.0.1:{port}", timeout=0.3) as ts:
+            tool = await ts.get_tool("trees_get_tree")
+            with anyio.fail_after(10), pytest.raises(ConnectionError, match="no answer in time"):
+                await tool.run({"id": "a"}, ToolContext())
+        tg.cancel_scope.cancel()
+    async with recording_server() as server, OpenApiToolset(SPEC, base_url=server.url) as ts:
+        tool = await ts.get_tool("trees_get_tree")
+        await tool.run({"id": "a"}, ToolContext())
+    assert server.requests[0].headers["user-agent"].startswith("python-httpx")
+
+
+async def test_the_confirmation_hint_names_the_operation_and_its_arguments() -> None:
+    async with OpenApiToolset(SPEC, base_url="http://127.0.0.1:9", confirm="always") as ts:
+        tool = await ts.get_tool("trees_get_tree")
+        assert tool.requires_confirmation({"id": "a"})
+        assert tool.confirmation_hint({"id": "a", "depth": 2}) == (
+            'Allow GET /trees/{id} with {"depth": 2, "id": "a"}?'
+        )

@@ -78,7 +78,10 @@ class RestApiTool(BaseTool):
                 idempotent=method in ("get", "head", "options", "put", "delete"),
                 open_world=True,
             ),
-            confirmation_hint=f"Allow {method.upper()} {operation.path}?",
+            confirmation_hint=lambda args: (
+                f"Allow {method.upper()} {operation.path} with "
+                f"{json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)}?"
+            ),
             auth_config=missing_credential(operation, loaded.spec, loaded.credentials),
         )
         self._confirm = confirm
@@ -242,7 +245,11 @@ class RestApiTool(BaseTool):
                 )
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
-        return httpx2.Request(op.method.upper(), url, headers=headers, content=content)
+        # Built by the client: its timeouts and default headers (User-Agent: some APIs,
+        # GitHub's among them, refuse requests without one) apply.
+        return self._loaded.client.build_request(
+            op.method.upper(), url, headers=headers, content=content
+        )
 
     async def _send(self, request: httpx2.Request) -> tuple[int | None, JsonValue]:
         """Send, following redirects; the final status (None: too many redirects) and the
@@ -291,7 +298,7 @@ class RestApiTool(BaseTool):
         headers.pop("host", None)
         if _origin(url) != origin:  # credentials never follow to another origin
             url = strip_credentials(url, self.operation, self._loaded.spec, headers)
-        return httpx2.Request(method, url, headers=headers, content=content)
+        return self._loaded.client.build_request(method, url, headers=headers, content=content)
 
     async def _checked(self, status: int, content_type: str, value: JsonValue) -> JsonValue:
         """``value``, checked against the spec's schema for the response (in a worker
