@@ -161,39 +161,32 @@ def _copy_content(content: Content) -> Content:
 def copy_event(event: Event) -> Event:
     """A copy sharing nothing mutable with ``event`` (actions, arguments, results), so
     what a caller does to one never reaches the other."""
-    # Built field by field rather than with dataclasses.replace or copy.copy: this runs
-    # for every event of a session each time one is read, and both are several times
-    # slower (copy.copy also gives each copy a separate __dict__ for the collector).
+    # This runs for every event of a session each time one is read: the fields are
+    # copied as copy.copy would (without its __reduce_ex__ round trip, and without
+    # running __init__ again on values already checked), then the mutable ones replaced.
     actions = event.actions
-    return Event(
-        author=event.author,
-        invocation_id=event.invocation_id,
-        content=None if event.content is None else _copy_content(event.content),
-        actions=EventActions(
-            state_delta=copy_json(actions.state_delta) if actions.state_delta else {},
-            artifact_delta=dict(actions.artifact_delta),
-            skip_summarization=actions.skip_summarization,
-            transfer_to_agent=actions.transfer_to_agent,
-            escalate=actions.escalate,
-            long_running=actions.long_running,
-            requested_auth_configs=dict(actions.requested_auth_configs),
-            requested_tool_confirmations=dict(actions.requested_tool_confirmations),
-        ),
-        partial=event.partial,
-        pending=tuple(
+    copied = object.__new__(Event)
+    fields = vars(copied)
+    fields.update(vars(event))
+    if event.content is not None:
+        fields["content"] = _copy_content(event.content)
+    fields["actions"] = EventActions(
+        state_delta=copy_json(actions.state_delta) if actions.state_delta else {},
+        artifact_delta=dict(actions.artifact_delta),
+        skip_summarization=actions.skip_summarization,
+        transfer_to_agent=actions.transfer_to_agent,
+        escalate=actions.escalate,
+        long_running=actions.long_running,
+        requested_auth_configs=dict(actions.requested_auth_configs),
+        requested_tool_confirmations=dict(actions.requested_tool_confirmations),
+    )
+    if event.pending:
+        fields["pending"] = tuple(
             dataclasses.replace(request, args=copy_json(dict(request.args)))
             for request in event.pending
         )
-        if event.pending
-        else (),
-        branch=event.branch,
-        resume_state=copy_json(dict(event.resume_state)) if event.resume_state else {},
-        usage=event.usage,
-        error_code=event.error_code,
-        error_message=event.error_message,
-        id=event.id,
-        timestamp=event.timestamp,
-    )
+    fields["resume_state"] = copy_json(dict(event.resume_state)) if event.resume_state else {}
+    return copied
 
 
 @dataclass
