@@ -129,6 +129,8 @@ class SchemaBuilder:
         self._taken: set[str] = set()
         self._defs: dict[str, dict[str, Any]] = {}
         self._deps: dict[str, frozenset[str]] = {}
+        self._arguments: dict[tuple[str, str], Argument] = {}
+        """One (immutable) Argument per place: tens of thousands fewer objects in a big spec."""
 
     def operation(self, op: Operation, base: str) -> OperationSchema:
         """The schema of ``op``'s arguments."""
@@ -137,7 +139,11 @@ class SchemaBuilder:
         arguments: dict[str, Argument] = {}
         used: set[str] = set()
 
-        def add(name: str, argument: Argument, schema: dict[str, Any], needed: bool) -> None:
+        def add(name: str, place: tuple[Any, str], schema: dict[str, Any], needed: bool) -> None:
+            argument = self._arguments.get(place)
+            if argument is None:
+                location, wire_name = place
+                argument = self._arguments[place] = Argument(location=location, name=wire_name)
             key = name
             if key in arguments:  # the first location keeps the plain name
                 key = f"{argument.location.split('_')[0]}_{name}"
@@ -159,7 +165,7 @@ class SchemaBuilder:
                 schema = {**schema, "description": plain_text(param.description)}
             add(
                 param.name,
-                Argument(location=param.location, name=param.name),
+                (param.location, param.name),
                 schema,
                 param.required,
             )
@@ -178,7 +184,7 @@ class SchemaBuilder:
                     schema = self.convert(prop, target_base, prop_pointer, used)
                     add(
                         name,
-                        Argument(location="body_property", name=name),
+                        ("body_property", name),
                         schema,
                         op.body.required and name in target_required,
                     )
@@ -186,7 +192,7 @@ class SchemaBuilder:
                 schema = self.convert(raw, base, where, used)
                 if op.body.description and "description" not in schema:
                     schema = {**schema, "description": plain_text(op.body.description)}
-                add("body", Argument(location="body", name=""), schema, op.body.required)
+                add("body", ("body", ""), schema, op.body.required)
 
         parameters: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
