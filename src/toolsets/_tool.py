@@ -250,8 +250,9 @@ class BaseTool(abc.ABC):
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Offer this tool to the model (passive tools override this)."""
-        if self.declaration() is not None:
-            req.add_tool(self)
+        declaration = self.declaration()
+        if declaration is not None:
+            req.add_tool(self, declaration)
 
     def __repr__(self) -> str:
         # getattr: repr must work on a tool whose __init__ failed part-way (tracebacks).
