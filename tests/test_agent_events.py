@@ -84,6 +84,12 @@ def test_fast_init_refuses_classes_it_cannot_fill() -> None:
     class Slotted:
         name: str
 
+    @dataclass(frozen=True, kw_only=True)
+    class Reserved:
+        fast_values: str
+
     for cls in (Positional, Slotted):
         with pytest.raises(TypeError, match="keyword-only"):
             fast_init(cls)
+    with pytest.raises(TypeError, match="reserves"):
+        fast_init(Reserved)

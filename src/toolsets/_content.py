@@ -42,23 +42,28 @@ def fast_init(cls: type[_T]) -> type[_T]:
     params = dataclasses.fields(cls)  # type: ignore[arg-type]
     if not all(f.kw_only and f.init for f in params) or "__slots__" in vars(cls):
         raise TypeError(f"{cls.__name__}: fast_init needs keyword-only fields and a __dict__")
-    namespace: dict[str, Any] = {"FACTORY": _FACTORY}
+    # The generated code's own names start with "fast_"; no field may.
+    if any(f.name == "self" or f.name.startswith("fast_") for f in params):
+        raise TypeError(f"{cls.__name__}: fast_init reserves the names self and fast_*")
+    namespace: dict[str, Any] = {"fast_factory": _FACTORY}
     signature: list[str] = []
-    body = ["    values = self.__dict__"]
+    body = ["    fast_values = self.__dict__"]
     for f in params:
+        name = f.name
         if f.default is not dataclasses.MISSING:
-            namespace[f"default_{f.name}"] = f.default
-            signature.append(f"{f.name}=default_{f.name}")
-            body.append(f"    values[{f.name!r}] = {f.name}")
+            namespace[f"fast_default_{name}"] = f.default
+            signature.append(f"{name}=fast_default_{name}")
+            body.append(f"    fast_values[{name!r}] = {name}")
         elif f.default_factory is not dataclasses.MISSING:
-            namespace[f"factory_{f.name}"] = f.default_factory
-            signature.append(f"{f.name}=FACTORY")
+            namespace[f"fast_make_{name}"] = f.default_factory
+            signature.append(f"{name}=fast_factory")
             body.append(
-                f"    values[{f.name!r}] = factory_{f.name}() if {f.name} is FACTORY else {f.name}"
+                f"    fast_values[{name!r}] = "
+                f"fast_make_{name}() if {name} is fast_factory else {name}"
             )
         else:
-            signature.append(f.name)
-            body.append(f"    values[{f.name!r}] = {f.name}")
+            signature.append(name)
+            body.append(f"    fast_values[{name!r}] = {name}")
     if hasattr(cls, "__post_init__"):
         body.append("    self.__post_init__()")
     exec(f"def __init__(self, *, {', '.join(signature)}):\n" + "\n".join(body), namespace)
