@@ -22,7 +22,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from ipaddress import ip_address
 from typing import Any, Literal
@@ -114,11 +114,11 @@ class OAuth:
     """What one toolset remembers for OAuth: discovered endpoints and access tokens.
 
     Args:
-        client: The toolset's pooled HTTP client.
+        http: Gets the toolset's pooled HTTP client.
     """
 
-    def __init__(self, client: httpx2.AsyncClient) -> None:
-        self._client = client
+    def __init__(self, http: Callable[[], Awaitable[httpx2.AsyncClient]]) -> None:
+        self._http = http
         self._discovered: dict[str, Mapping[str, Any]] = {}
         self._tokens: dict[tuple[str, tuple[str, ...]], AuthCredential] = {}
         self._locks: dict[object, anyio.Lock] = {}
@@ -137,7 +137,7 @@ class OAuth:
         async with self._lock(("discover", url)):
             found = self._discovered.get(url)
             if found is None:
-                found = self._discovered[url] = await discover(self._client, url, scheme_name)
+                found = self._discovered[url] = await discover(await self._http(), url, scheme_name)
         return found
 
     async def endpoint(
@@ -188,7 +188,7 @@ class OAuth:
                 if wanted:
                     form["scope"] = " ".join(wanted)
                 cached = await request_token(
-                    self._client,
+                    await self._http(),
                     _absolute(url, base_url),
                     form,
                     scheme_name=scheme_name,
@@ -380,8 +380,11 @@ class AuthorizationCodeFlow:
         self._auth_method: ClientAuthMethod = auth_method
         self._own_client = client is None
         self._client = client or httpx2.AsyncClient(timeout=30, trust_env=False)
-        self._oauth = OAuth(self._client)
+        self._oauth = OAuth(self._get_client)
         self._pending: dict[str, str] = {}  # state → PKCE code verifier
+
+    async def _get_client(self) -> httpx2.AsyncClient:
+        return self._client
 
     def __repr__(self) -> str:
         return f"AuthorizationCodeFlow({self.config.scheme_name!r}, client_id={self._client_id!r})"

@@ -119,13 +119,14 @@ class RestApiTool(BaseTool):
         user = ctx.auth_credential if asked is not None else None
         if asked is not None and user is not None and is_expired(user):
             return self._ask_again(ctx, asked, "has expired")
+        client = await self._client()
         for attempt in range(2):
             credentials, requirement, fetched = await self._credentials(user)
             try:
                 request = self.build_request(args, credentials=credentials, requirement=requirement)
             except SerializationError as error:
                 return invalid_arguments_result([(error.field, str(error))])
-            status, result = await self._send(request)
+            status, result = await self._send(client, request)
             if status != 401:
                 break
             if fetched and attempt == 0:  # a token we got ourselves was refused: renew it
@@ -251,16 +252,24 @@ class RestApiTool(BaseTool):
             op.method.upper(), url, headers=headers, content=content
         )
 
-    async def _send(self, request: httpx2.Request) -> tuple[int | None, JsonValue]:
-        """Send, following redirects; the final status (None: too many redirects) and the
-        result for the model."""
-        client = self._loaded.client
-        if client.is_closed:
+    async def _client(self) -> httpx2.AsyncClient:
+        """The toolset's client (made off the event loop the first time, before requests
+        are built with it), unless the toolset was shut down."""
+        loaded = self._loaded
+        client = await loaded.http() if not loaded.shut_down else None
+        if client is None or client.is_closed:
             raise ToolCallError(
                 "the toolset this tool came from was shut down (or its client closed): "
                 "list its tools again",
                 tool_name=self.name,
             )
+        return client
+
+    async def _send(
+        self, client: httpx2.AsyncClient, request: httpx2.Request
+    ) -> tuple[int | None, JsonValue]:
+        """Send, following redirects; the final status (None: too many redirects) and the
+        result for the model."""
         origin = _origin(request.url)
         for _ in range(MAX_REDIRECTS + 1):
             try:

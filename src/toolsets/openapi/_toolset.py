@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -49,18 +50,31 @@ SpecSource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A spec: a path, an http(s) URL, JSON or YAML text, or the parsed document."""
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Loaded:
     """A loaded spec and what its tools share."""
 
     spec: Spec
     resolver: Resolver
-    client: httpx2.AsyncClient
+    http: Callable[[], Awaitable[httpx2.AsyncClient]]
+    """The toolset's client (made on first use, in a worker thread)."""
+    client_now: Callable[[], httpx2.AsyncClient]
+    """The toolset's client, made here if it was not yet."""
     credentials: Credentials
     max_response_bytes: int
-    oauth: OAuth
     check_responses: Literal["warn", "error"] | None
     responses: ResponseChecker
+    oauth: OAuth = field(init=False)
+    shut_down: bool = False
+    """Set when the toolset shuts down: tools kept from before must not send."""
+
+    def __post_init__(self) -> None:
+        self.oauth = OAuth(self.http)
+
+    @property
+    def client(self) -> httpx2.AsyncClient:
+        """The toolset's client."""
+        return self.client_now()
 
     def follow(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         """``schema`` with its top-level ``$ref``s followed (for the body encoder)."""
@@ -136,6 +150,7 @@ class OpenApiToolset(BaseToolset):
             )
         self._validate_responses: Literal["warn", "error"] | None = validate_responses
         self._lock = anyio.Lock()
+        self._client_lock = anyio.Lock()
         self._loaded: _Loaded | None = None
         self._tools: tuple[RestApiTool, ...] = ()
 
@@ -182,11 +197,14 @@ class OpenApiToolset(BaseToolset):
 
     async def shutdown(self) -> None:
         """Close the default HTTP client (a given one is left open). Idempotent."""
-        if self._own_client and self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
+        if self._own_client:
+            if self._loaded is not None:
+                self._loaded.shut_down = True
             self._loaded = None
             self._tools = ()
+            if self._client is not None:
+                client, self._client = self._client, None
+                await client.aclose()
 
     # --- loading --------------------------------------------------------------------
 
@@ -194,15 +212,27 @@ class OpenApiToolset(BaseToolset):
     def client(self) -> httpx2.AsyncClient:
         """The HTTP client the tools send with."""
         if self._client is None:
-            self._client = httpx2.AsyncClient(
-                timeout=self._timeout,
-                follow_redirects=False,
-                trust_env=False,
-                # One client serves every user of the toolset: cookies an API sets for one
-                # must never be sent for another. Cookie parameters are sent per call.
-                cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
-            )
+            self._client = self._new_client()
         return self._client
+
+    async def _http(self) -> httpx2.AsyncClient:
+        """`client`, made in a worker thread the first time (loading certificates takes
+        a while: the event loop does not wait, and neither does loading the spec)."""
+        if self._client is None:
+            async with self._client_lock:
+                if self._client is None:
+                    self._client = await anyio.to_thread.run_sync(self._new_client)
+        return self._client
+
+    def _new_client(self) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            timeout=self._timeout,
+            follow_redirects=False,
+            trust_env=False,
+            # One client serves every user of the toolset: cookies an API sets for one
+            # must never be sent for another. Cookie parameters are sent per call.
+            cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+        )
 
     async def _read_root(self) -> Document:
         source = self._source
@@ -210,20 +240,23 @@ class OpenApiToolset(BaseToolset):
             return Document(source, self._spec_url or "")
         text = os.fspath(source)
         if text.startswith(("http://", "https://")):
-            return Document(parse_text(await self._fetch(text), text), text)
+            fetched = await self._fetch(text)
+            return Document(await anyio.to_thread.run_sync(parse_text, fetched, text), text)
         if "\n" in text or text.lstrip().startswith("{"):
-            return Document(parse_text(text, self._spec_url), self._spec_url or "")
+            parsed = await anyio.to_thread.run_sync(parse_text, text, self._spec_url)
+            return Document(parsed, self._spec_url or "")
         path = Path(text)
         try:
             content = await anyio.Path(path).read_text(encoding="utf-8")
         except OSError as error:
             raise SpecError(f"cannot read {path}: {error.strerror}", source=str(path)) from error
         uri = file_uri(path)
-        return Document(parse_text(content, uri), uri)
+        return Document(await anyio.to_thread.run_sync(parse_text, content, uri), uri)
 
     async def _fetch(self, url: str) -> str:
         try:
-            response = await self.client.get(url, follow_redirects=True)
+            client = await self._http()
+            response = await client.get(url, follow_redirects=True)
         except httpx2.HTTPError as error:
             raise ConnectionError(
                 f"cannot fetch the spec {url}: {type(error).__name__}", target=url
@@ -233,7 +266,21 @@ class OpenApiToolset(BaseToolset):
         return response.text
 
     def _build(self, root: Document) -> tuple[_Loaded, tuple[RestApiTool, ...]]:
-        """In a worker thread: read the operations and make their tools."""
+        """In a worker thread: read the operations and make their tools.
+
+        The garbage collector is paused meanwhile: a big spec makes hundreds of thousands
+        of long-lived objects and no cycles to collect, and full collections over them
+        were a third of the time.
+        """
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._build_tools(root)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _build_tools(self, root: Document) -> tuple[_Loaded, tuple[RestApiTool, ...]]:
         from toolsets.openapi._tool import RestApiTool
 
         def fetch(url: str) -> str:
@@ -264,10 +311,10 @@ class OpenApiToolset(BaseToolset):
         loaded = _Loaded(
             spec=spec,
             resolver=resolver,
-            client=self.client,
+            http=self._http,
+            client_now=lambda: self.client,
             credentials=self._credentials,
             max_response_bytes=self._max_response_bytes,
-            oauth=OAuth(self.client),
             check_responses=self._validate_responses,
             responses=ResponseChecker(resolver, version=spec.version),
         )
