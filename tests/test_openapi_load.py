@@ -234,3 +234,17 @@ async def test_swagger_petstore_30_yaml() -> None:
     assert "uploadFile" in tools
     for tool in tools.values():
         assert LEGAL.match(tool.name)
+
+
+async def test_references_inside_other_files_are_relative_to_those_files() -> None:
+    # spec.yaml → bodies/pet-body.yaml → ../schemas/Pet.yaml → Tag.yaml, and a shared
+    # parameter in parameters/common.yaml → ../schemas/Kind.yaml.
+    async with OpenApiToolset(FIXTURES / "split" / "spec.yaml") as toolset:
+        tools = {tool.name: tool for tool in await toolset.list_tools()}
+        assert toolset.problems == ()
+        pet = tools["add_pet"].parameters
+        assert pet["properties"]["kind"] == {"$ref": "#/$defs/Kind"}
+        assert pet["$defs"]["Kind"] == {"type": "string", "enum": ["cat", "dog"]}
+        assert pet["$defs"]["Tag"]["properties"] == {"label": {"type": "string"}}
+        request = tools["add_form"].build_request({"name": "rex", "tag": {"label": "x"}})
+        assert request.content == b"name=rex&tag%5Blabel%5D=x"

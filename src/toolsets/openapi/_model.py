@@ -61,6 +61,9 @@ class Parameter:
     """For the model."""
     deprecated: bool = False
     """The API asks clients to stop using it."""
+    base: str = ""
+    """The URI of the document the parameter is in: its schema's ``$ref``s are relative
+    to it (``""``: the spec's own document)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +94,9 @@ class MediaType:
     """The body's schema (raw, may hold ``$ref``)."""
     encoding: Mapping[str, Encoding] = field(default_factory=dict)
     """Form and multipart bodies: per-property rules."""
+    base: str = ""
+    """The URI of the document the media type is in: its schema's ``$ref``s are relative
+    to it (``""``: the spec's own document)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@ stops the rest of the spec from loading. A broken document raises `SpecError`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -243,7 +244,9 @@ class _Reader:
             if not isinstance(name, str) or not name:
                 raise SpecError("a parameter needs a name", pointer=where, source=self.source)
             if self.v2 and location in ("body", "formData"):
-                found[(str(location), name)] = _V2Body(location=str(location), node=node)
+                found[(str(location), name)] = _V2Body(
+                    location=str(location), node=node, base=node_base
+                )
                 continue
             if location not in LOCATIONS:
                 raise SpecError(
@@ -253,7 +256,10 @@ class _Reader:
                 )
             location = cast(Location, location)
             read = self._v2_parameter if self.v2 else self._parameter
-            found[(location, name)] = parameter = read(node, name, location, where)
+            parameter = read(node, name, location, where)
+            if node_base != self.resolver.root.uri:  # its schema's $refs are relative there
+                parameter = dataclasses.replace(parameter, base=node_base)
+            found[(location, name)] = parameter
             if node_pointer != where:
                 self._shared[(node_base, node_pointer)] = parameter
         return found
@@ -333,6 +339,7 @@ class _Reader:
                 MediaType(
                     content_type=content_type,
                     schema=media.get("schema"),
+                    base=node_base,
                     encoding={
                         prop: _encoding(_mapping(e, join_pointer(where, "encoding", prop), None))
                         for prop, e in encodings.items()
@@ -356,7 +363,9 @@ class _Reader:
             return Body(
                 required=bool(node.get("required", False)),
                 description=str(node.get("description") or ""),
-                media_types=tuple(MediaType(content_type=c, schema=schema) for c in consumes),
+                media_types=tuple(
+                    MediaType(content_type=c, schema=schema, base=body_param.base) for c in consumes
+                ),
             )
         properties: dict[str, Any] = {}
         required: list[str] = []
@@ -466,6 +475,7 @@ class _V2Body:
 
     location: str
     node: Mapping[str, Any]
+    base: str
 
 
 def _new_parameter(

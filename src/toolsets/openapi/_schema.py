@@ -160,7 +160,9 @@ class SchemaBuilder:
             if param.location == "header" and param.name.lower() in _IGNORED_HEADERS:
                 continue
             where = join_pointer(op.pointer, "parameters", param.name)
-            schema = self.convert(param.schema, base, where, used) if param.schema else {}
+            schema = (
+                self.convert(param.schema, param.base or base, where, used) if param.schema else {}
+            )
             if param.description and "description" not in schema:
                 schema = {**schema, "description": plain_text(param.description)}
             add(
@@ -174,6 +176,7 @@ class SchemaBuilder:
         if op.body is not None and media is not None:
             where = join_pointer(op.pointer, "requestBody", "content", media.content_type)
             raw = media.schema or {}
+            base = media.base or base  # a body from another file refers from there
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
             if _is_plain_object(target):
                 target_required = set(target.get("required") or ())

@@ -228,8 +228,11 @@ class RestApiTool(BaseTool):
             if lifted:
                 body = lifted
             if body is not None or (op.body is not None and op.body.required):
+                loaded, base = self._loaded, media.base
                 encoded = encode_body(
-                    media, body if body is not None else {}, resolve=self._loaded.follow
+                    media,
+                    body if body is not None else {},
+                    resolve=lambda schema: loaded.follow(schema, base),
                 )
                 content = encoded.content
                 headers["Content-Type"] = encoded.content_type

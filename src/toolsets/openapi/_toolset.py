@@ -76,9 +76,10 @@ class _Loaded:
         """The toolset's client."""
         return self.client_now()
 
-    def follow(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
-        """``schema`` with its top-level ``$ref``s followed (for the body encoder)."""
-        target, _, _ = self.resolver.resolve(schema, self.resolver.root.uri, "")
+    def follow(self, schema: Mapping[str, Any], base: str = "") -> Mapping[str, Any]:
+        """``schema`` (in the document at ``base``, by default the spec's own) with its
+        top-level ``$ref``s followed (for the body encoder)."""
+        target, _, _ = self.resolver.resolve(schema, base or self.resolver.root.uri, "")
         return target if isinstance(target, Mapping) else schema
 
 
