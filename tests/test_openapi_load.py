@@ -248,3 +248,25 @@ async def test_references_inside_other_files_are_relative_to_those_files() -> No
         assert pet["$defs"]["Tag"]["properties"] == {"label": {"type": "string"}}
         request = tools["add_form"].build_request({"name": "rex", "tag": {"label": "x"}})
         assert request.content == b"name=rex&tag%5Blabel%5D=x"
+
+
+async def test_swagger_2_has_no_cookie_parameters() -> None:
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "host": "127.0.0.1",
+        "paths": {
+            "/a": {
+                "get": {
+                    "operationId": "get_a",
+                    "parameters": [{"name": "sid", "in": "cookie", "type": "string"}],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    async with OpenApiToolset(spec) as toolset:
+        assert await toolset.list_tools() == ()
+        (problem,) = toolset.problems
+    assert problem.pointer == "/paths/~1a/get/parameters/0"
+    assert "'in' must be one of path, query, header, body, formData" in str(problem)

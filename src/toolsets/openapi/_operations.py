@@ -248,9 +248,14 @@ class _Reader:
                     location=str(location), node=node, base=node_base
                 )
                 continue
-            if location not in LOCATIONS:
+            if location not in LOCATIONS or (self.v2 and location == "cookie"):
+                allowed = (
+                    "path, query, header, body, formData"
+                    if self.v2
+                    else ("path, query, header, cookie")
+                )
                 raise SpecError(
-                    f"parameter {name!r}: 'in' must be one of path, query, header, cookie",
+                    f"parameter {name!r}: 'in' must be one of {allowed}",
                     pointer=where,
                     source=self.source,
                 )
