@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from tests.mcp_helpers import ROOT
 
 from toolsets import SpecError
@@ -270,3 +271,45 @@ async def test_swagger_2_has_no_cookie_parameters() -> None:
         (problem,) = toolset.problems
     assert problem.pointer == "/paths/~1a/get/parameters/0"
     assert "'in' must be one of path, query, header, body, formData" in str(problem)
+
+
+async def test_json_schema_applicators_are_kept_so_nothing_allowed_is_forbidden() -> None:
+    tags = {
+        "type": "object",
+        "patternProperties": {"^[a-z]+$": {"type": "integer"}},
+        "additionalProperties": False,
+        "propertyNames": {"maxLength": 8},
+        "dependentRequired": {"a": ["b"]},
+        "if": {"required": ["x"]},
+        "then": {"required": ["y"]},
+        "else": {},
+    }
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "/x": {
+                "post": {
+                    "operationId": "put_tags",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"tags": tags}}
+                            }
+                        },
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    async with OpenApiToolset(spec) as toolset:
+        (tool,) = await toolset.list_tools()
+        kept = tool.parameters["properties"]["tags"]
+        assert kept["patternProperties"] == {"^[a-z]+$": {"type": "integer"}}
+        assert {"propertyNames", "dependentRequired", "if", "then", "else"} <= set(kept)
+        validator = Draft202012Validator(tool.parameters)
+        assert validator.is_valid({"tags": {"abc": 1}})
+        assert not validator.is_valid({"tags": {"ABC": 1}})

@@ -44,10 +44,30 @@ _KEEP = frozenset(
         "maxProperties",
         "contentEncoding",
         "contentMediaType",
+        "dependentRequired",
+        "minContains",
+        "maxContains",
     )
 )
 _SUBSCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
-_SUBSCHEMA = frozenset(("items", "not", "additionalProperties", "contains"))
+_SUBSCHEMA = frozenset(
+    (
+        "items",
+        "not",
+        "additionalProperties",
+        "contains",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    )
+)
+_SUBSCHEMA_MAPS = frozenset(("patternProperties", "dependentSchemas"))
+"""Keywords whose value maps names (or patterns) to schemas; all of them are kept: a
+dropped ``patternProperties`` beside ``additionalProperties: false`` would forbid what
+the spec allows."""
 _IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
 """Header parameters OpenAPI says to ignore: the request sets them itself."""
 _DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -236,6 +256,12 @@ class SchemaBuilder:
                         self.convert(s, base, f"{pointer}/{key}/{i}", used)
                         for i, s in enumerate(value)
                     ]
+            elif key in _SUBSCHEMA_MAPS:
+                if isinstance(value, Mapping):
+                    out[key] = {
+                        name: self.convert(sub, base, join_pointer(pointer, key, name), used)
+                        for name, sub in value.items()
+                    }
             elif key == "properties":
                 properties = value
             elif key == "required":
