@@ -561,6 +561,10 @@ def _without_extensions(node: Any) -> Any:
     return node
 
 
+_PORTS_GIVEN: set[int] = set()
+"""Ports handed to a Prism in this process: never handed out twice."""
+
+
 @dataclass
 class Prism:
     """``prism mock`` on a spec file, on a free port of 127.0.0.1."""
@@ -578,7 +582,11 @@ class Prism:
 
     def start(self) -> None:
         """Starts the process; `wait_ready` waits for it to listen."""
-        self.port = free_port()
+        port = free_port()
+        while port in _PORTS_GIVEN:  # the OS may hand a closed port out again
+            port = free_port()
+        _PORTS_GIVEN.add(port)
+        self.port = port
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
                 [
@@ -591,18 +599,24 @@ class Prism:
             )
 
     async def wait_ready(self, within: float) -> None:
-        """Returns once Prism listens; raises if it exits or is not up ``within`` s."""
+        """Returns once Prism listens; raises if it exits or is not up ``within`` s. A
+        port taken meanwhile by another process (between choosing it and Prism binding
+        it) is retried on another port, twice at most."""
         assert self.process is not None
         try:
             with anyio.fail_after(within):
-                while self.process.poll() is None:
-                    try:
-                        stream = await anyio.connect_tcp("127.0.0.1", self.port)
-                    except OSError:
-                        await anyio.sleep(0.2)  # starting: nothing to wait on but the port
-                        continue
-                    await stream.aclose()
-                    return
+                for _attempt in range(3):
+                    while self.process.poll() is None:
+                        try:
+                            stream = await anyio.connect_tcp("127.0.0.1", self.port)
+                        except OSError:
+                            await anyio.sleep(0.2)  # starting: nothing to wait on but the port
+                            continue
+                        await stream.aclose()
+                        return
+                    if "EADDRINUSE" not in self._tail():
+                        break
+                    self.start()
         except TimeoutError:
             raise RuntimeError(f"prism did not listen within {within} s: {self._tail()}") from None
         raise RuntimeError(f"prism exited with {self.process.returncode}: {self._tail()}")
