@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import math
@@ -717,6 +718,14 @@ def _misread_body(args: Mapping[str, Any], names: set[str], request: httpx2.Requ
     elif kind.startswith("text/"):
         body = request.content.decode("utf-8")
     else:
+        file = args.get("body")
+        if isinstance(file, Mapping):  # a file object: its bytes go as they are
+            sent = (
+                base64.b64decode(file["content_base64"] + "==")
+                if "content_base64" in file
+                else str(file.get("content", "")).encode()
+            )
+            return [] if request.content == sent else [f"body: read {request.content[:80]!r}"]
         body = request.content.decode("utf-8", "replace")
     if body != lifted and ("body" not in args or body != args["body"]):
         return [f"body: read {body!r} as {content_type!r}, meant {lifted!r}"]

@@ -284,6 +284,10 @@ class SchemaBuilder:
             still = [r for r in required if r not in dropped] if dropped else required
             if still:
                 out["required"] = still
+        if _is_binary(node, openapi30=self._openapi30):
+            told = out.get("description")
+            hint = FILE_SCHEMA["description"]
+            out = {**FILE_SCHEMA, "description": f"{told} {hint}" if told else hint}
         if self._openapi30 and node.get("nullable") is True:
             out = _nullable(out)
         return out
@@ -333,6 +337,31 @@ class SchemaBuilder:
         resolve = isinstance(node, Mapping) and "$ref" in node
         target = self._resolver.resolve(node, base, pointer)[0] if resolve else node
         return isinstance(target, Mapping) and target.get("readOnly") is True
+
+
+FILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "A file: its bytes as base64 (content_base64) or its text (content).",
+    "properties": {
+        "content_base64": {"type": "string"},
+        "content": {"type": "string"},
+        "filename": {"type": "string"},
+        "content_type": {"type": "string"},
+    },
+    "oneOf": [{"required": ["content_base64"]}, {"required": ["content"]}],
+    "additionalProperties": False,
+}
+"""What the model sends for binary data (``format: binary``; in 3.1 a
+``contentMediaType`` without ``contentEncoding``): JSON cannot carry bytes, so a file
+object, which the body encoder turns into the raw bytes."""
+
+
+def _is_binary(node: Mapping[str, Any], *, openapi30: bool) -> bool:
+    if node.get("type", "string") != "string":
+        return False
+    if node.get("format") == "binary":
+        return True
+    return not openapi30 and "contentMediaType" in node and "contentEncoding" not in node
 
 
 def _is_plain_object(schema: Any) -> bool:

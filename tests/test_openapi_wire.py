@@ -1,0 +1,229 @@
+"""Every serialization rule on the wire: each row of the OpenAPI "Style Examples" table
+(path, query, header, cookie), allowReserved, content-typed parameters and every body
+media type, declared in a spec, called through `RestApiTool.run`, and read back from the
+raw bytes a real HTTP server on 127.0.0.1 received."""
+
+from __future__ import annotations
+
+import json
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import Any
+
+import pytest
+from tests.openapi_helpers import Recorded, recording_server
+from tests.test_openapi_serialize import (
+    COOKIE_TABLE,
+    HEADER_TABLE,
+    PATH_TABLE,
+    QUERY_TABLE,
+    REJECTED,
+    VALUES,
+)
+
+from toolsets import ToolContext
+from toolsets.openapi import OpenApiToolset
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the wire, not the event loop, is under test (both run elsewhere)
+
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "empty": {"type": "string"},
+    "string": {"type": "string"},
+    "array": {"type": "array", "items": {"type": "string"}},
+    "object": {
+        "type": "object",
+        "properties": {k: {"type": "integer"} for k in ("R", "G", "B")},
+    },
+}
+
+
+def one_operation(operation: dict[str, Any], path: str = "/op", method: str = "get") -> Any:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "wire", "version": "1"},
+        "paths": {path: {method: {"operationId": "op", **operation}}},
+    }
+
+
+async def send(spec: dict[str, Any], args: dict[str, Any]) -> tuple[Recorded, Any]:
+    """``args`` sent through the spec's one tool: what arrived, and the tool's result."""
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tool = await ts.get_tool("op")
+        result = await tool.run(args, ToolContext())
+    assert len(server.requests) <= 1
+    return (server.requests[0] if server.requests else None), result  # type: ignore[return-value]
+
+
+def rows(table: dict[tuple[str, bool], tuple[object, ...]]) -> list[Any]:
+    return [
+        pytest.param(style, explode, kind, expected, id=f"{style}-{explode}-{kind}")
+        for (style, explode), row in table.items()
+        for kind, expected in zip(VALUES, row, strict=True)
+    ]
+
+
+def parameter(location: str, style: str, explode: bool, kind: str) -> dict[str, Any]:
+    return {
+        "name": "color",
+        "in": location,
+        "required": True,
+        "style": style,
+        "explode": explode,
+        "schema": SCHEMAS[kind],
+    }
+
+
+@pytest.mark.parametrize(("style", "explode", "kind", "expected"), rows(PATH_TABLE))
+async def test_path_styles_on_the_wire(style: str, explode: bool, kind: str, expected: Any) -> None:
+    spec = one_operation(
+        {"parameters": [parameter("path", style, explode, kind)]}, path="/p/{color}/end"
+    )
+    request, result = await send(spec, {"color": VALUES[kind]})
+    if expected is REJECTED:
+        assert request is None  # nothing is sent...
+        assert "color" in result["fields"]  # ...and the model is told which field
+    else:
+        assert request.request_line == f"GET /p/{expected}/end HTTP/1.1"
+
+
+@pytest.mark.parametrize(("style", "explode", "kind", "expected"), rows(QUERY_TABLE))
+async def test_query_styles_on_the_wire(
+    style: str, explode: bool, kind: str, expected: str
+) -> None:
+    spec = one_operation({"parameters": [parameter("query", style, explode, kind)]})
+    request, _ = await send(spec, {"color": VALUES[kind]})
+    assert request.request_line == f"GET /op?{expected} HTTP/1.1"
+
+
+@pytest.mark.parametrize(("style", "explode", "kind", "expected"), rows(HEADER_TABLE))
+async def test_header_styles_on_the_wire(
+    style: str, explode: bool, kind: str, expected: str
+) -> None:
+    spec = one_operation({"parameters": [parameter("header", style, explode, kind)]})
+    request, _ = await send(spec, {"color": VALUES[kind]})
+    assert request.headers["color"] == expected
+
+
+@pytest.mark.parametrize(("style", "explode", "kind", "expected"), rows(COOKIE_TABLE))
+async def test_cookie_styles_on_the_wire(
+    style: str, explode: bool, kind: str, expected: str
+) -> None:
+    spec = one_operation({"parameters": [parameter("cookie", style, explode, kind)]})
+    request, _ = await send(spec, {"color": VALUES[kind]})
+    assert request.headers["cookie"] == expected
+
+
+async def test_allow_reserved_and_content_typed_parameters_on_the_wire() -> None:
+    spec = one_operation(
+        {
+            "parameters": [
+                {"name": "q", "in": "query", "allowReserved": True, "schema": {"type": "string"}},
+                {"name": "plain", "in": "query", "schema": {"type": "string"}},
+                {
+                    "name": "filter",
+                    "in": "query",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+            ]
+        }
+    )
+    args = {"q": "a/b?c:d", "plain": "a/b?c:d", "filter": {"x": [1, 2]}}
+    request, _ = await send(spec, args)
+    assert request.request_line == (
+        "GET /op?q=a/b?c:d&plain=a%2Fb%3Fc%3Ad&filter=%7B%22x%22%3A%5B1%2C2%5D%7D HTTP/1.1"
+    )
+
+
+def body_operation(content: dict[str, Any]) -> dict[str, Any]:
+    return one_operation(
+        {"requestBody": {"required": True, "content": content}}, path="/b", method="post"
+    )
+
+
+async def test_json_and_plus_json_bodies_on_the_wire() -> None:
+    for media in ("application/json", "application/merge-patch+json"):
+        schema = {"type": "object", "properties": {"name": {"type": "string"}, "n": {}}}
+        spec = body_operation({media: {"schema": schema}})
+        request, _ = await send(spec, {"name": "Zoë", "n": [1, None]})
+        assert request.headers["content-type"] == media
+        assert json.loads(request.body) == {"name": "Zoë", "n": [1, None]}
+
+
+async def test_a_form_body_with_its_encoding_object_on_the_wire() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "address": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+    encoding = {"tags": {"style": "form", "explode": False}, "address": {"style": "deepObject"}}
+    spec = body_operation(
+        {"application/x-www-form-urlencoded": {"schema": schema, "encoding": encoding}}
+    )
+    args = {"name": "a b&c", "tags": ["x", "y"], "address": {"city": "Köln"}}
+    request, _ = await send(spec, args)
+    assert request.headers["content-type"] == "application/x-www-form-urlencoded"
+    # form, explode false: the commas are the style's delimiters, so they stay literal
+    assert request.body == b"name=a%20b%26c&tags=x,y&address%5Bcity%5D=K%C3%B6ln"
+
+
+async def test_a_multipart_body_with_files_on_the_wire() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "meta": {"type": "object"},
+            "image": {"type": "string", "contentMediaType": "image/png"},
+            "notes": {"type": "string", "format": "binary"},
+            "signature": {"type": "string", "contentEncoding": "base64"},
+        },
+    }
+    spec = body_operation({"multipart/form-data": {"schema": schema}})
+    args = {
+        "title": "cat",
+        "meta": {"a": 1},
+        "image": {"content_base64": "iVBORw0KGgo=", "filename": "cat.png"},
+        "notes": {"content": "plain text"},
+        "signature": "c2lnbmVk",
+    }
+    request, _ = await send(spec, args)
+    content_type = request.headers["content-type"]
+    assert content_type.startswith("multipart/form-data; boundary=")
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + request.body
+    )
+    parts = {
+        part.get_param("name", header="content-disposition"): part for part in message.iter_parts()
+    }
+    assert parts["title"].get_content() == "cat"
+    assert json.loads(parts["meta"].get_content()) == {"a": 1}
+    assert parts["meta"].get_content_type() == "application/json"
+    assert parts["image"].get_content_type() == "image/png"
+    assert parts["image"].get_filename() == "cat.png"
+    assert parts["image"].get_payload(decode=True) == b"\x89PNG\r\n\x1a\n"
+    assert parts["notes"].get_payload(decode=True) == b"plain text"
+    assert parts["signature"].get_payload(decode=True) == b"c2lnbmVk"  # base64 text as is
+
+
+async def test_octet_stream_and_text_bodies_on_the_wire() -> None:
+    binary = {"type": "string", "format": "binary"}
+    spec = body_operation({"application/octet-stream": {"schema": binary}})
+    request, _ = await send(spec, {"body": {"content_base64": "AAEC/w=="}})
+    assert request.headers["content-type"] == "application/octet-stream"
+    assert request.body == b"\x00\x01\x02\xff"
+    # A string where a file is expected goes back to the model: it cannot carry bytes.
+    request, result = await send(spec, {"body": "AAEC/w=="})
+    assert request is None
+    assert "body" in result["fields"]
+    spec = body_operation({"text/plain": {"schema": {"type": "string"}}})
+    request, _ = await send(spec, {"body": "héllo\n"})
+    assert request.headers["content-type"].startswith("text/plain")
+    assert request.body == "héllo\n".encode()
