@@ -724,10 +724,12 @@ def print_table(results: Sequence[Result], *, github: bool) -> None:
         return
     seconds = statistics.median(ours.seconds)
     peak = statistics.median(ours.peak_mb)
-    print(
-        f"targets for ours: load + declarations ≤ {TARGET_SECONDS:g} s: {seconds:.2f} s, "
-        f"{_verdict(seconds <= TARGET_SECONDS)}"
-    )
+    print("targets for ours:")
+    if github:  # issue 5 sets the time budget for GitHub's spec; elsewhere the ratio counts
+        print(
+            f"  load + declarations ≤ {TARGET_SECONDS:g} s: {seconds:.2f} s, "
+            f"{_verdict(seconds <= TARGET_SECONDS)}"
+        )
     finished = [statistics.median(r.seconds) for r in results if r is not ours and r.ok]
     if finished:
         speedup = min(finished) / seconds
