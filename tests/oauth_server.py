@@ -42,7 +42,7 @@ class OAuthServer:
 
     url: str = ""
     seen: list[Seen] = field(default_factory=list)
-    expires_in: int | None = 3600
+    expires_in: int | str | None = 3600
     issuer: str | None = None  # None: the server's own URL
     tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)  # token → scopes
     refresh_tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -229,9 +229,10 @@ async def test_client_credentials_can_go_in_the_form_with_the_scopes_and_fields_
         assert "authorization" not in token_request.headers
 
 
-async def test_an_expired_token_is_renewed_before_the_call() -> None:
+@pytest.mark.parametrize("lifetime", [10, "10"], ids=["number", "numeric-string"])
+async def test_an_expired_token_is_renewed_before_the_call(lifetime: int | str) -> None:
     with oauth_server() as server:
-        server.expires_in = 10  # within the expiry margin: expired as soon as issued
+        server.expires_in = lifetime  # within the expiry margin: expired as soon as issued
         async with machine_toolset(server) as ts:
             tool = await ts.get_tool("get_thing")
             for _ in range(3):

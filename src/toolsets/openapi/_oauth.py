@@ -315,17 +315,26 @@ async def request_token(
             "tokens are supported",
             scheme_name=scheme_name,
         )
-    expires_in = body.get("expires_in")
+    lifetime = _seconds(body.get("expires_in"))
     granted = body.get("scope")
     refresh = body.get("refresh_token")
     return AuthCredential.oauth2(
         token,
         refresh_token=refresh if isinstance(refresh, str) and refresh else None,
-        expires_at=time.time() + float(expires_in)
-        if isinstance(expires_in, int | float) and not isinstance(expires_in, bool)
-        else None,
+        expires_at=time.time() + lifetime if lifetime is not None else None,
         scopes=tuple(granted.split()) if isinstance(granted, str) else scopes,
     )
+
+
+def _seconds(value: object) -> float | None:
+    """``expires_in``: a number, or (as some servers send it) a numeric string."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return float(value.strip())
+    return None
 
 
 class AuthorizationCodeFlow:
