@@ -26,24 +26,24 @@ ROOT_URI = "urn:toolsets:spec"
 """The root document's URI when it has none (a spec given as a dict or text)."""
 
 
-def _nullable_type(
-    validator: Any, types: Any, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if instance is None and (schema.get("nullable") is True or schema.get("x-nullable") is True):
-        return
-    yield from Draft4Validator.VALIDATORS["type"](validator, types, instance, schema)
+def _or_null(keyword: str) -> Callable[..., Iterator[ValidationError]]:
+    """Draft 4's ``keyword`` check, passing ``null`` where the schema is nullable."""
+    check = Draft4Validator.VALIDATORS[keyword]
 
+    def or_null(
+        validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]
+    ) -> Iterator[ValidationError]:
+        if instance is None and (
+            schema.get("nullable") is True or schema.get("x-nullable") is True
+        ):
+            return
+        yield from check(validator, value, instance, schema)
 
-def _nullable_enum(
-    validator: Any, enums: Any, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    if instance is None and (schema.get("nullable") is True or schema.get("x-nullable") is True):
-        return
-    yield from Draft4Validator.VALIDATORS["enum"](validator, enums, instance, schema)
+    return or_null
 
 
 OpenApi30Validator = validators.extend(  # type: ignore[no-untyped-call]
-    Draft4Validator, {"type": _nullable_type, "enum": _nullable_enum}
+    Draft4Validator, {"type": _or_null("type"), "enum": _or_null("enum")}
 )
 """Draft 4 with OpenAPI 3.0's ``nullable`` (and Swagger's ``x-nullable``)."""
 

@@ -14,7 +14,7 @@ import base64
 import logging
 from collections.abc import Container, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import httpx2
 
@@ -29,6 +29,7 @@ __all__ = [
     "apply_security",
     "choose",
     "missing_credential",
+    "origin",
     "strip_credentials",
 ]
 
@@ -158,6 +159,12 @@ def _hide_in_logs(encoded: str) -> None:
     if not _redactor.secrets:
         logging.getLogger("httpx2").addFilter(_redactor)
     _redactor.secrets.add(encoded)
+
+
+def origin(url: httpx2.URL | str) -> str:
+    """``scheme://host[:port]`` of ``url``, without user info: what credentials belong to."""
+    parts = urlsplit(str(url))
+    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}"
 
 
 def strip_credentials(

@@ -9,7 +9,7 @@ import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import anyio.to_thread
 import httpx2
@@ -30,6 +30,7 @@ from toolsets.openapi._security import (
     apply_security,
     choose,
     missing_credential,
+    origin,
     strip_credentials,
 )
 from toolsets.openapi._serialize import (
@@ -273,23 +274,23 @@ class RestApiTool(BaseTool):
     ) -> tuple[int | None, JsonValue]:
         """Send, following redirects; the final status (None: too many redirects) and the
         result for the model."""
-        origin = _origin(request.url)
+        first = origin(request.url)
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 response = await client.send(request, stream=True, follow_redirects=False)
             except httpx2.TimeoutException as error:
                 raise ConnectionError(
-                    f"{request.method} {_origin(request.url)}{request.url.path}: no answer in time",
-                    target=_origin(request.url),
+                    f"{request.method} {origin(request.url)}{request.url.path}: no answer in time",
+                    target=origin(request.url),
                 ) from error
             except httpx2.TransportError as error:
                 raise ConnectionError(
-                    f"cannot reach {_origin(request.url)}: {type(error).__name__}",
-                    target=_origin(request.url),
+                    f"cannot reach {origin(request.url)}: {type(error).__name__}",
+                    target=origin(request.url),
                 ) from error
             try:
                 if response.is_redirect and "location" in response.headers:
-                    request = self._redirected(request, response, origin)
+                    request = self._redirected(request, response, first)
                     continue
                 return response.status_code, await self._result(response)
             finally:
@@ -297,7 +298,7 @@ class RestApiTool(BaseTool):
         return None, error_result(f"more than {MAX_REDIRECTS} redirects")
 
     def _redirected(
-        self, request: httpx2.Request, response: httpx2.Response, origin: str
+        self, request: httpx2.Request, response: httpx2.Response, first: str
     ) -> httpx2.Request:
         url = httpx2.URL(urljoin(str(request.url), response.headers["location"]))
         method = request.method
@@ -308,7 +309,7 @@ class RestApiTool(BaseTool):
             headers.pop("content-type", None)
             headers.pop("content-length", None)
         headers.pop("host", None)
-        if _origin(url) != origin:  # credentials never follow to another origin
+        if origin(url) != first:  # credentials never follow to another origin
             url = strip_credentials(url, self.operation, self._loaded.spec, headers)
         return self._loaded.client.build_request(method, url, headers=headers, content=content)
 
@@ -394,11 +395,6 @@ def _decode(data: bytes, content_type: str, truncated: bool, limit: int) -> Json
         "mime_type": kind,
         "data": base64.b64encode(data).decode("ascii"),
     }
-
-
-def _origin(url: httpx2.URL | str) -> str:
-    parts = urlsplit(str(url))
-    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}"
 
 
 def _description(op: Operation) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
@@ -27,7 +27,7 @@ from toolsets.openapi._oauth import ClientCredentials, OAuth
 from toolsets.openapi._operations import Spec, read_spec
 from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._schema import SchemaBuilder
-from toolsets.openapi._security import Credentials
+from toolsets.openapi._security import Credentials, origin
 
 if TYPE_CHECKING:
     from toolsets.openapi._tool import RestApiTool
@@ -56,10 +56,8 @@ class _Loaded:
 
     spec: Spec
     resolver: Resolver
-    http: Callable[[], Awaitable[httpx2.AsyncClient]]
-    """The toolset's client (made on first use, in a worker thread)."""
-    client_now: Callable[[], httpx2.AsyncClient]
-    """The toolset's client, made here if it was not yet."""
+    toolset: OpenApiToolset
+    """Whose client the tools send with."""
     credentials: Credentials
     max_response_bytes: int
     check_responses: Literal["warn", "error"] | None
@@ -71,10 +69,14 @@ class _Loaded:
     def __post_init__(self) -> None:
         self.oauth = OAuth(self.http)
 
+    async def http(self) -> httpx2.AsyncClient:
+        """The toolset's client, made off the event loop the first time."""
+        return await self.toolset._http()
+
     @property
     def client(self) -> httpx2.AsyncClient:
-        """The toolset's client."""
-        return self.client_now()
+        """The toolset's client, made here if it was not yet."""
+        return self.toolset.client
 
     def follow(self, schema: Mapping[str, Any], base: str = "") -> Mapping[str, Any]:
         """``schema`` (in the document at ``base``, by default the spec's own) with its
@@ -312,8 +314,7 @@ class OpenApiToolset(BaseToolset):
         loaded = _Loaded(
             spec=spec,
             resolver=resolver,
-            http=self._http,
-            client_now=lambda: self.client,
+            toolset=self,
             credentials=self._credentials,
             max_response_bytes=self._max_response_bytes,
             check_responses=self._validate_responses,
@@ -343,7 +344,7 @@ class OpenApiToolset(BaseToolset):
                     "no servers in the spec and no base_url given: where is the API?",
                     pointer=op.pointer,
                 )
-            return _origin(base)
+            return origin(base)
         server = op.servers[0]
         url = server.url
         for name, variable in server.variables.items():
@@ -418,8 +419,3 @@ def _check_client_credentials(
         f"client credentials given for scheme {name!r}, which is {kind!r}, not oauth2 or "
         "openIdConnect"
     )
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
