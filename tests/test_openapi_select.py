@@ -78,3 +78,8 @@ def ping() -> str:
 
 async def test_tools_that_are_not_operations_never_match() -> None:
     assert await names(filtered(StaticToolset([ping]), select_operations())) == []
+
+
+def test_a_single_string_where_a_list_belongs_is_refused_not_read_letter_by_letter() -> None:
+    with pytest.raises(TypeError, match=r"methods=\.\.\.\) takes a list of strings: \['get'\]"):
+        select_operations(methods="get")

@@ -34,7 +34,14 @@ def select_operations(
         exclude: Leaves out the operations for which it is true.
 
     Tools that are not `RestApiTool`s never match.
+
+    Raises:
+        TypeError: a criterion is a single string (``methods="get"`` would otherwise be
+            read as the letters g, e and t): give a list.
     """
+    for name, given in (("ids", ids), ("tags", tags), ("methods", methods), ("paths", paths)):
+        if isinstance(given, str):
+            raise TypeError(f"select_operations({name}=...) takes a list of strings: [{given!r}]")
     id_set = None if ids is None else frozenset(ids)
     tag_set = None if tags is None else frozenset(tags)
     method_set = None if methods is None else frozenset(m.lower() for m in methods)
