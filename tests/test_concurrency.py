@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import time
+
 import anyio
 import anyio.lowlevel
 import pytest
 
-from toolsets._concurrency import gather
+from toolsets._concurrency import gather, with_deadline
 
 pytestmark = pytest.mark.anyio
 
@@ -50,3 +52,149 @@ async def test_simultaneous_failures_are_raised_together() -> None:
 
 async def test_gather_of_nothing_is_empty() -> None:
     assert await gather([]) == []
+
+
+# --- with_deadline -------------------------------------------------------------------------
+
+
+async def test_a_call_that_never_waits_returns_its_result_without_a_deadline() -> None:
+    async def at_once() -> int:
+        return 7
+
+    assert await with_deadline(at_once(), 0.001) == (7, False)
+
+
+async def test_a_call_that_waits_past_its_deadline_is_cancelled() -> None:
+    cleaned_up = anyio.Event()
+
+    async def hang() -> int:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cleaned_up.set()
+        return 0  # pragma: no cover
+
+    with anyio.fail_after(5):
+        assert await with_deadline(hang(), 0.05) == (None, True)
+    assert cleaned_up.is_set()
+
+
+async def test_a_call_that_waits_and_finishes_in_time_returns_its_result() -> None:
+    async def twice() -> str:
+        await anyio.lowlevel.checkpoint()
+        await anyio.sleep(0.01)
+        return "done"
+
+    with anyio.fail_after(5):
+        assert await with_deadline(twice(), 5) == ("done", False)
+
+
+async def test_scopes_the_call_opens_before_it_first_waits_nest_inside_the_deadline() -> None:
+    # A task group and a cancel scope opened in the call's first step, before it waits:
+    # the deadline must still cancel it, and every scope must close in order.
+    children_cancelled = 0
+
+    async def child() -> None:
+        nonlocal children_cancelled
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            children_cancelled += 1
+            raise
+
+    async def busy() -> int:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(child)
+                tg.start_soon(child)
+                await anyio.sleep_forever()
+        return 0  # pragma: no cover
+
+    with anyio.fail_after(5):
+        assert await with_deadline(busy(), 0.05) == (None, True)
+    assert children_cancelled == 2
+
+
+async def test_the_calls_own_timeout_is_its_own_error_not_the_deadline() -> None:
+    async def own_timeout() -> int:
+        with anyio.fail_after(0.01):
+            await anyio.sleep_forever()
+        return 0  # pragma: no cover
+
+    with anyio.fail_after(5), pytest.raises(TimeoutError):
+        await with_deadline(own_timeout(), 30)
+
+
+async def test_time_spent_before_the_first_wait_counts_against_the_deadline() -> None:
+    async def slow_start() -> int:
+        time.sleep(0.2)  # noqa: ASYNC251  # on purpose: work done before the first wait
+        await anyio.sleep(0.2)
+        return 1
+
+    with anyio.fail_after(5):
+        started = anyio.current_time()
+        assert await with_deadline(slow_start(), 0.25) == (None, True)
+        assert anyio.current_time() - started < 0.35
+
+
+async def test_errors_from_either_side_of_the_first_wait_propagate() -> None:
+    async def early() -> int:
+        raise KeyError("early")
+
+    async def late() -> int:
+        await anyio.lowlevel.checkpoint()
+        raise KeyError("late")
+
+    with pytest.raises(KeyError, match="early"):
+        await with_deadline(early(), 5)
+    with anyio.fail_after(5), pytest.raises(KeyError, match="late"):
+        await with_deadline(late(), 5)
+
+
+async def test_cancelling_the_caller_cancels_the_call_and_is_not_a_timeout() -> None:
+    cleaned_up = anyio.Event()
+    outcome: list[object] = []
+
+    async def hang() -> int:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cleaned_up.set()
+        return 0  # pragma: no cover
+
+    async def caller() -> None:
+        outcome.append(await with_deadline(hang(), 30))  # pragma: no cover
+
+    with anyio.fail_after(5):
+        with anyio.move_on_after(0.05) as scope:
+            await caller()
+    assert scope.cancelled_caught
+    assert cleaned_up.is_set()
+    assert outcome == []
+
+
+async def test_values_sent_and_errors_thrown_reach_the_waiting_call() -> None:
+    # The call waits on an event set by another task (the loop sends it the wake-up),
+    # then is cancelled at its next wait (the loop throws the cancellation in).
+    ready = anyio.Event()
+    seen: list[str] = []
+
+    async def waiter() -> int:
+        await ready.wait()
+        seen.append("woken")
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            seen.append("cancelled")
+            raise
+        return 0  # pragma: no cover
+
+    async def wake() -> None:
+        await anyio.sleep(0.01)
+        ready.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wake)
+            assert await with_deadline(waiter(), 0.2) == (None, True)
+    assert seen == ["woken", "cancelled"]

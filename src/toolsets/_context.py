@@ -251,6 +251,11 @@ class ToolContext:
         return self._actions
 
     @property
+    def actions_set(self) -> EventActions | None:
+        """The actions, if anything asked for them (None: the call set none)."""
+        return self._actions
+
+    @property
     def state(self) -> State:
         """The session state; writes are recorded in ``actions.state_delta``."""
         if self._state is None:

@@ -288,8 +288,6 @@ class LlmAgent(BaseAgent):
     async def _dispatch_all(
         self, dispatcher: Dispatcher, calls: Sequence[FunctionCall]
     ) -> list[CallOutcome]:
-        if len(calls) == 1:  # most turns: nothing to group or to run side by side
-            return [await dispatcher.dispatch(calls[0])]
         # Consecutive concurrency-safe calls run side by side; any other call runs alone,
         # in order. Results keep the calls' order.
         outcomes: list[CallOutcome] = []
@@ -313,19 +311,22 @@ class LlmAgent(BaseAgent):
         pending = list(waiting)
         for outcome in outcomes:
             done = outcome.actions
-            actions.state_delta.update(done.state_delta)
-            actions.artifact_delta.update(done.artifact_delta)
-            actions.skip_summarization |= done.skip_summarization
-            actions.escalate |= done.escalate
-            if done.transfer_to_agent is not None:
-                actions.transfer_to_agent = done.transfer_to_agent
+            if done is not None:
+                actions.state_delta.update(done.state_delta)
+                actions.artifact_delta.update(done.artifact_delta)
+                actions.skip_summarization |= done.skip_summarization
+                actions.escalate |= done.escalate
+                if done.transfer_to_agent is not None:
+                    actions.transfer_to_agent = done.transfer_to_agent
             if outcome.pending is not None:
                 pending.append(outcome.pending)
         if pending:
             actions.long_running = any(isinstance(p, LongRunningRequest) for p in pending)
         parts = tuple([Part(function_response=o.response) for o in outcomes])
-        return ctx.event(
+        return Event(
             author=self.name,
+            invocation_id=ctx.invocation_id,
+            branch=ctx.branch,
             content=Content(role="tool", parts=parts) if parts else None,
             actions=actions,
             pending=tuple(pending),
@@ -406,17 +407,26 @@ class LlmAgent(BaseAgent):
             actions = EventActions()
             if not calls and self.output_key is not None and content is not None:
                 actions.state_delta[self.output_key] = content.text
-            model_event = ctx.event(
-                author=self.name, content=content, actions=actions, usage=final.usage
+            model_event = Event(
+                author=self.name,
+                invocation_id=ctx.invocation_id,
+                branch=ctx.branch,
+                content=content,
+                actions=actions,
+                usage=final.usage,
             )
             await ctx.append(model_event)
             yield model_event
             if not calls:
                 return
 
+            dispatcher = self._dispatcher(ctx, request.tools)
             token = current_run.set(ctx)
             try:
-                outcomes = await self._dispatch_all(self._dispatcher(ctx, request.tools), calls)
+                if len(calls) == 1:  # most turns: nothing to group or run side by side
+                    outcomes = [await dispatcher.dispatch(calls[0])]
+                else:
+                    outcomes = await self._dispatch_all(dispatcher, calls)
             finally:
                 current_run.reset(token)
             event = self._tool_event(ctx, outcomes)
@@ -505,16 +515,20 @@ def _with_call_ids(content: Content | None) -> Content | None:
     recorded with the event, the ids stay stable across pause and resume."""
     if content is None:
         return None
+    for part in content.parts:
+        call = part.function_call
+        if call is not None and not call.id:
+            break
+    else:
+        return content  # every call has its id (most providers send them)
     parts: list[Part] = []
-    filled = False
     for part in content.parts:
         call = part.function_call
         if call is not None and not call.id:
             call = FunctionCall(name=call.name, args=call.args, id=new_id("call_"))
             part = Part(function_call=call)
-            filled = True
         parts.append(part)
-    return Content(role=content.role, parts=tuple(parts)) if filled else content
+    return Content(role=content.role, parts=tuple(parts))
 
 
 class SequentialAgent(BaseAgent):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
 import anyio
 
 from toolsets._auth import AuthCredential
+from toolsets._concurrency import with_deadline
 from toolsets._content import FunctionCall, FunctionResponse
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import JsonValue, copy_json
@@ -71,8 +72,8 @@ class CallOutcome:
 
     response: FunctionResponse
     """The final result, or a placeholder with ``will_continue`` when pending."""
-    actions: EventActions = field(default_factory=EventActions)
-    """The actions the tool set."""
+    actions: EventActions | None = None
+    """The actions the tool set (None: none)."""
     pending: PendingRequest | None = None
     """What the call waits for, if anything."""
 
@@ -163,7 +164,9 @@ class Dispatcher:
         if not resumed and self._callbacks.before_tool:
             ready = await _first(self._callbacks.before_tool, tool, args, ctx)
             if ready is not None:
-                return await self._finish(tool, call.id, args, ctx, ready)
+                if self._callbacks.after_tool:
+                    ready = await self._after(tool, args, ctx, ready)
+                return self._finish(tool, call.id, args, ctx, ready)
 
         required = tool.required_scopes
         missing = required - self._ctx.run_config.scopes if required else required
@@ -216,8 +219,23 @@ class Dispatcher:
                 )
             ctx.auth_credential = credential
 
-        result = await self._run(tool, args, ctx)
-        return await self._finish(tool, call.id, args, ctx, result)
+        # The run, under the tool's deadline; on_tool_error sees what it raised.
+        timeout = getattr(tool, "timeout", None) or self._default_timeout
+        try:
+            result, timed_out = await with_deadline(tool.run(args, ctx), timeout)
+        except anyio.get_cancelled_exc_class():
+            ctx.cancellation.cancel("the run was cancelled")
+            raise
+        except Exception as error:  # the agent's on_tool_error boundary
+            result = await self._recover(tool, args, ctx, error)
+        else:
+            if timed_out:
+                ctx.cancellation.cancel(f"timed out after {timeout:g} s")
+                late = TimeoutError(f"no result within {timeout:g} s")
+                result = await self._recover(tool, args, ctx, late)
+        if self._callbacks.after_tool:
+            result = await self._after(tool, args, ctx, result)
+        return self._finish(tool, call.id, args, ctx, result)
 
     def _waiting(
         self,
@@ -229,25 +247,7 @@ class Dispatcher:
     ) -> CallOutcome:
         """A pending call: a placeholder answer (``will_continue``) and what it waits for."""
         response = FunctionResponse(id=call_id, name=name, response=placeholder, will_continue=True)
-        return CallOutcome(response=response, actions=actions or EventActions(), pending=request)
-
-    async def _run(self, tool: Tool, args: dict[str, Any], ctx: ToolContext) -> JsonValue:
-        timeout = getattr(tool, "timeout", None) or self._default_timeout
-        try:
-            # A bare cancel scope: anyio.fail_after's wrapper costs a third more per call.
-            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
-                result = await tool.run(args, ctx)
-        except anyio.get_cancelled_exc_class():
-            ctx.cancellation.cancel("the run was cancelled")
-            raise
-        except Exception as error:  # the agent's on_tool_error boundary
-            return await self._recover(tool, args, ctx, error)
-        if scope.cancelled_caught:
-            ctx.cancellation.cancel(f"timed out after {timeout:g} s")
-            return await self._recover(
-                tool, args, ctx, TimeoutError(f"no result within {timeout:g} s")
-            )
-        return result
+        return CallOutcome(response=response, actions=actions, pending=request)
 
     async def _recover(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, error: Exception
@@ -257,14 +257,25 @@ class Dispatcher:
             return recovered
         return error_result(describe_error(tool.name, error))
 
-    async def _finish(
+    async def _after(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext, result: JsonValue
+    ) -> JsonValue:
+        replaced = await _first(self._callbacks.after_tool, tool, args, ctx, result)
+        return result if replaced is None else replaced
+
+    def _finish(
         self, tool: Tool, call_id: str, args: dict[str, Any], ctx: ToolContext, result: JsonValue
     ) -> CallOutcome:
-        if self._callbacks.after_tool:
-            replaced = await _first(self._callbacks.after_tool, tool, args, ctx, result)
-            if replaced is not None:
-                result = replaced
-        actions = ctx.actions
+        actions = ctx.actions_set
+        if actions is None:  # most calls: nothing to act on
+            if tool.is_long_running:
+                request: PendingRequest = LongRunningRequest(
+                    function_call_id=call_id, tool_name=tool.name, args=args, interim=result
+                )
+                return self._waiting(call_id, tool.name, result, request)
+            return CallOutcome(
+                response=FunctionResponse(id=call_id, name=tool.name, response=result)
+            )
 
         target = actions.transfer_to_agent
         if target is not None and target not in self._ctx.agent_names:
@@ -278,7 +289,7 @@ class Dispatcher:
         # runs again, with the answer in its context, when the run is resumed.
         if call_id in actions.requested_tool_confirmations:
             asked = actions.requested_tool_confirmations.pop(call_id)
-            request: PendingRequest = ConfirmationRequest(
+            request = ConfirmationRequest(
                 function_call_id=call_id,
                 tool_name=tool.name,
                 args=args,

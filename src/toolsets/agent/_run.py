@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -102,9 +102,9 @@ class RunContext:
         """True once nothing more may run."""
         return self.paused or self.ended
 
-    async def append(self, event: Event) -> Event:
+    def append(self, event: Event) -> Awaitable[Event]:
         """Record ``event`` in the session (partial events are not recorded)."""
-        return await self.session_service.append_event(self.session, event)
+        return self.session_service.append_event(self.session, event)
 
     def event(self, **fields: Any) -> Event:
         """A new event of this run."""
