@@ -146,15 +146,14 @@ class Part:
     """True for a model's reasoning text, which is not part of its answer."""
 
     def __post_init__(self) -> None:
-        payloads = (
-            self.text,
-            self.inline_data,
-            self.file_data,
-            self.function_call,
-            self.function_response,
+        count = (
+            (self.text is not None)
+            + (self.inline_data is not None)
+            + (self.file_data is not None)
+            + (self.function_call is not None)
+            + (self.function_response is not None)
         )
-        if payloads.count(None) != 4:
-            count = len(payloads) - payloads.count(None)
+        if count != 1:
             raise ValueError(f"a Part holds exactly one payload, got {count}")
 
     @classmethod
