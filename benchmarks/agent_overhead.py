@@ -1,10 +1,9 @@
 """The agent loop's own overhead per tool call: a no-op tool driven by a scripted model.
 
 Everything but the loop is as cheap as it gets (the model is a script, the tool does
-nothing), and the time spent inside the model's ``generate`` and the tool's ``run`` is
-measured (by wrapping the two objects the benchmark builds) and subtracted, so what
+nothing), and what the model and the tool cost by themselves is subtracted, so what
 remains is what the loop itself costs: building the request, dispatching through the
-gates and callbacks, recording events, applying actions.
+gates and callbacks, arming the tool's deadline, recording events, applying actions.
 
 Run: python benchmarks/agent_overhead.py [--messages N] [--calls K] [--repeats R] [--no-peer]
 
@@ -13,12 +12,16 @@ Prints microseconds per tool call for three shapes of conversation:
   batched     one model turn with K concurrency-safe calls, per user message (N messages)
   long        one session growing to N/10*K calls (each message reads the session back)
 
-Columns, min and median over R repeats: ``total`` is the wall time per call; ``own`` is
-that minus the time inside the model's ``generate`` and the tool's ``run`` (``model`` and
-``tool``, medians). ``(gc)`` is the time in the garbage collector (median), nearly all of
-it inside ``own``: the loop's allocations are what set it off. Sessions are made before
-the clock starts. Timings on a small shared machine vary by a third from run to run:
-compare minima, and A/B by running the whole script several times.
+Columns, min and median over R repeats: ``total`` is the wall time per call of the loop
+running with the plain model and tool (nothing wraps them, so nothing perturbs it);
+``model`` and ``tool`` (medians) are what the same model calls, on the very requests the
+loop sent, and the same tool calls cost when replayed by themselves right after; ``own``
+is ``total`` less those two. Replayed alone, the model and the tool run with warm caches,
+so they cost a little less than inside the loop: ``own`` errs on the high side. ``(gc)``
+is the garbage collector's time during the loop's run (median), nearly all of it
+``own``: the loop's allocations are what set it off. Sessions are made before the clock
+starts. Timings on a small shared machine vary by a third from run to run: compare
+minima, and A/B by running the whole script several times.
 
 The peer is pydantic-ai (``pydantic-ai-slim`` from PyPI, its ``FunctionModel`` test double
 and one no-op tool) in the same shapes, with N/10 messages. It runs as a subprocess in its
@@ -38,15 +41,14 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 
-from toolsets import FunctionCall, FunctionTool, JsonValue, ToolContext
-from toolsets.agent import LlmAgent, LlmRequest, LlmResponse, Runner, ScriptedModel, Step
+from toolsets import FunctionCall, FunctionTool, ToolContext
+from toolsets.agent import LlmAgent, LlmRequest, Runner, ScriptedModel, Step
 
 TARGET_US = 100.0
 SHAPES = ("sequential", "batched", "long")
@@ -56,70 +58,17 @@ PEER_RUN_TIMEOUT = 300.0
 
 
 @dataclass
-class Clock:
-    """Nanoseconds spent inside the model and the tool (not the loop's own time), and in
-    the garbage collector (the loop's own: its allocations are what set it off)."""
+class GcClock:
+    """Nanoseconds spent in the garbage collector."""
 
-    model_ns: int = 0
-    tool_ns: int = 0
-    gc_ns: int = 0
-    calls: int = 0
-    _gc_start: int = 0
+    ns: int = 0
+    _start: int = 0
 
-    def on_gc(self, phase: str, info: Mapping[str, int]) -> None:
+    def __call__(self, phase: str, info: Mapping[str, int]) -> None:
         if phase == "start":
-            self._gc_start = time.perf_counter_ns()
+            self._start = time.perf_counter_ns()
         else:
-            self.gc_ns += time.perf_counter_ns() - self._gc_start
-
-
-class _TimedStream:
-    """The model's response stream, timing each step it takes."""
-
-    def __init__(self, inner: AsyncIterator[LlmResponse], clock: Clock) -> None:
-        self._inner = inner
-        self._clock = clock
-
-    def __aiter__(self) -> _TimedStream:
-        return self
-
-    async def __anext__(self) -> LlmResponse:
-        start = time.perf_counter_ns()
-        try:
-            return await self._inner.__anext__()
-        finally:
-            self._clock.model_ns += time.perf_counter_ns() - start
-
-
-class TimedModel:
-    """A `ScriptedModel`, with the time spent inside its ``generate`` counted."""
-
-    def __init__(self, inner: ScriptedModel, clock: Clock) -> None:
-        self._inner = inner
-        self._clock = clock
-
-    @property
-    def model(self) -> str:
-        return self._inner.model
-
-    def generate(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
-        return _TimedStream(self._inner.generate(request, stream=stream), self._clock)
-
-
-class TimedTool(FunctionTool[[], None]):
-    """A `FunctionTool`, with the time spent inside its ``run`` counted."""
-
-    def __init__(self, fn: Callable[[], None], clock: Clock, **options: Any) -> None:
-        super().__init__(fn, **options)
-        self._clock = clock
-
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-        self._clock.calls += 1
-        start = time.perf_counter_ns()
-        try:
-            return await super().run(args, ctx)
-        finally:
-            self._clock.tool_ns += time.perf_counter_ns() - start
+            self.ns += time.perf_counter_ns() - self._start
 
 
 def noop() -> None:
@@ -162,40 +111,68 @@ class Sample:
         return self.total - self.model - self.tool
 
 
+def make_runner(model: ScriptedModel, calls: int) -> tuple[Runner, FunctionTool[[], None]]:
+    tool = FunctionTool(noop, read_only=True, run_in_thread=False)
+    agent = LlmAgent("bench", model, tools=[tool], max_iterations=calls + 2)
+    return Runner(agent), tool
+
+
+async def run_messages(runner: Runner, shape: str, messages: int) -> list[str]:
+    """The sessions to run ``messages`` user messages in (made now, before any clock)."""
+    if shape == "long":
+        return [(await runner.create_session(user_id="u")).id] * messages
+    return [(await runner.create_session(user_id="u")).id for _ in range(messages)]
+
+
 async def measure(shape: str, messages: int, calls: int) -> Sample:
     """One repeat of ``shape`` over ``messages`` user messages."""
-    clock = Clock()
     respond = batched(calls) if shape == "batched" else sequential(calls)
-    runner = Runner(
-        LlmAgent(
-            "bench",
-            TimedModel(ScriptedModel(respond=respond, record=False), clock),
-            tools=[TimedTool(noop, clock, read_only=True, run_in_thread=False)],
-            max_iterations=calls + 2,
-        )
-    )
-    if shape == "long":
-        sessions = [await runner.create_session(user_id="u")] * messages
-    else:  # made beforehand: creating sessions is not the loop's work
-        sessions = [await runner.create_session(user_id="u") for _ in range(messages)]
+
+    # The loop, with the plain model and tool.
+    model = ScriptedModel(respond=respond, record=False)
+    runner, tool = make_runner(model, calls)
+    session_ids = await run_messages(runner, shape, messages)
+    clock = GcClock()
     gc.collect()  # each repeat starts from the same heap, not the last one's garbage
-    gc.callbacks.append(clock.on_gc)
+    gc.callbacks.append(clock)
     start = time.perf_counter_ns()
     try:
-        for session in sessions:
-            async for _ in runner.run(user_id="u", session_id=session.id, message="go"):
+        for session_id in session_ids:
+            async for _ in runner.run(user_id="u", session_id=session_id, message="go"):
                 pass
         elapsed = time.perf_counter_ns() - start
     finally:
-        gc.callbacks.remove(clock.on_gc)
-    assert clock.calls == messages * calls, clock.calls
-    per_call = 1e-3 / clock.calls
-    return Sample(
-        elapsed * per_call,
-        clock.model_ns * per_call,
-        clock.tool_ns * per_call,
-        clock.gc_ns * per_call,
-    )
+        gc.callbacks.remove(clock)
+    tool_calls = 0
+    for session_id in set(session_ids):
+        session = await runner.get_session(user_id="u", session_id=session_id)
+        tool_calls += sum(len(event.function_responses) for event in session.events)
+    assert tool_calls == messages * calls, tool_calls
+
+    # The same model requests, recorded by a second run of the same script (the model
+    # answers from the request alone, so the requests are the same), then replayed.
+    recorder = ScriptedModel(respond=respond, record=True)
+    again, _ = make_runner(recorder, calls)
+    for session_id in await run_messages(again, shape, messages):
+        async for _ in again.run(user_id="u", session_id=session_id, message="go"):
+            pass
+    replayed = ScriptedModel(respond=respond, record=False)
+    gc.collect()
+    start = time.perf_counter_ns()
+    for request in recorder.requests:
+        async for _ in replayed.generate(request):
+            pass
+    model_ns = time.perf_counter_ns() - start
+
+    # The same tool calls, each with its own context as in the loop.
+    contexts = [ToolContext() for _ in range(tool_calls)]
+    start = time.perf_counter_ns()
+    for ctx in contexts:
+        await tool.run({}, ctx)
+    tool_ns = time.perf_counter_ns() - start
+
+    per_call = 1e-3 / tool_calls
+    return Sample(elapsed * per_call, model_ns * per_call, tool_ns * per_call, clock.ns * per_call)
 
 
 async def measure_all(messages: int, calls: int, repeats: int) -> dict[str, list[Sample]]:
