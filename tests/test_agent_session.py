@@ -16,7 +16,9 @@ from toolsets.agent import (
     RunConfig,
     Runner,
     ScriptedModel,
+    Session,
     SessionNotFoundError,
+    SessionService,
 )
 
 pytestmark = pytest.mark.anyio
@@ -164,6 +166,70 @@ async def test_the_session_returned_by_create_session_is_a_copy_too() -> None:
     created.state["extra"] = 1
     fetched = await service.get_session(app_name=APP, user_id="ann", session_id="s")
     assert fetched.state == {"nested": {"a": 1}}
+
+
+async def test_a_run_reads_the_stored_events_without_copying_and_leaves_them_as_they_were() -> None:
+    service = InMemorySessionService()
+    model = ScriptedModel([FunctionCall(name="read_state", args={"key": "k"}), "first", "second"])
+    runner = Runner(
+        LlmAgent("keeper", model, tools=[read_state]), app_name=APP, session_service=service
+    )
+    session = await runner.create_session(user_id="ann")
+    await collect(runner.run(user_id="ann", session_id=session.id, message="one"))
+    before = await service.get_session(app_name=APP, user_id="ann", session_id=session.id)
+
+    # What a run reads: its own state and event list, holding the stored events themselves.
+    for_run = await service.session_for_run(app_name=APP, user_id="ann", session_id=session.id)
+    stored = await service.session_for_run(app_name=APP, user_id="ann", session_id=session.id)
+    assert for_run.events is not stored.events
+    assert all(a is b for a, b in zip(for_run.events, stored.events, strict=True))
+    for_run.state["k"] = "not stored"
+    for_run.events.clear()
+
+    await collect(runner.run(user_id="ann", session_id=session.id, message="two"))
+    after = await service.get_session(app_name=APP, user_id="ann", session_id=session.id)
+    assert after.state == {}
+    # The second run saw the whole conversation, and changed none of the events before it.
+    assert [c.role for c in model.requests[-1].contents] == [
+        "user",
+        "model",
+        "tool",
+        "model",
+        "user",
+    ]
+    assert len(after.events) == len(before.events) + 2
+    for old, new in zip(before.events, after.events, strict=False):
+        assert (old.id, old.content, old.actions) == (new.id, new.content, new.actions)
+
+
+class CopyingOnlyService:
+    """A session service with only the protocol's methods (no cheaper read for runs)."""
+
+    def __init__(self) -> None:
+        self.inner = InMemorySessionService()
+        self.reads = 0
+        self.create_session = self.inner.create_session
+        self.list_sessions = self.inner.list_sessions
+        self.delete_session = self.inner.delete_session
+        self.append_event = self.inner.append_event
+
+    async def get_session(self, *, app_name: str, user_id: str, session_id: str) -> Session:
+        self.reads += 1
+        return await self.inner.get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id
+        )
+
+
+async def test_a_service_without_a_read_for_runs_is_read_with_get_session() -> None:
+    service = CopyingOnlyService()
+    assert isinstance(service, SessionService)
+    model = ScriptedModel(["first", "second"])
+    runner = Runner(LlmAgent("keeper", model), app_name=APP, session_service=service)
+    session = await runner.create_session(user_id="ann")
+    await collect(runner.run(user_id="ann", session_id=session.id, message="one"))
+    await collect(runner.run(user_id="ann", session_id=session.id, message="two"))
+    assert service.reads == 2
+    assert [c.role for c in model.requests[-1].contents] == ["user", "model", "user"]
 
 
 # --- state through runs -------------------------------------------------------------------

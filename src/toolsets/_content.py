@@ -127,7 +127,6 @@ class FunctionResponse:
     """True when the call is still pending (long-running, or waiting for the user)."""
 
 
-@fast_init
 @dataclass(frozen=True, kw_only=True)
 class Part:
     """One piece of a turn. Exactly one payload field is set."""
@@ -145,16 +144,35 @@ class Part:
     thought: bool = False
     """True for a model's reasoning text, which is not part of its answer."""
 
-    def __post_init__(self) -> None:
-        count = (
-            (self.text is not None)
-            + (self.inline_data is not None)
-            + (self.file_data is not None)
-            + (self.function_call is not None)
-            + (self.function_response is not None)
+    # Written out (dataclass keeps an __init__ the class defines): the payload check runs
+    # inline and the fields go straight into __dict__, as with fast_init; the loop builds
+    # a Part for every call and every result.
+    def __init__(
+        self,
+        *,
+        text: str | None = None,
+        inline_data: Blob | None = None,
+        file_data: FileData | None = None,
+        function_call: FunctionCall | None = None,
+        function_response: FunctionResponse | None = None,
+        thought: bool = False,
+    ) -> None:
+        empty = (
+            (text is None)
+            + (inline_data is None)
+            + (file_data is None)
+            + (function_call is None)
+            + (function_response is None)
         )
-        if count != 1:
-            raise ValueError(f"a Part holds exactly one payload, got {count}")
+        if empty != 4:
+            raise ValueError(f"a Part holds exactly one payload, got {5 - empty}")
+        values = self.__dict__
+        values["text"] = text
+        values["inline_data"] = inline_data
+        values["file_data"] = file_data
+        values["function_call"] = function_call
+        values["function_response"] = function_response
+        values["thought"] = thought
 
     @classmethod
     def from_text(cls, text: str) -> Part:

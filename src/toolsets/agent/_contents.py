@@ -116,14 +116,14 @@ class History:
 
     def contents(self, events: Sequence[Event]) -> list[Content]:
         """The turns to send now (a new list the caller may change)."""
-        new = events[self._seen :]
-        self._seen = len(events)
         if not self._settling:
-            for event in new:
+            for index in range(self._seen, len(events)):
+                event = events[index]
                 if _has_placeholder(event, self._agent_name):
                     self._settling = True
                     break
                 self._add(event)
+        self._seen = len(events)
         if self._settling:
             self._contents = build_contents(events, self._agent_name, self._branch)
         return list(self._contents)

@@ -159,7 +159,9 @@ class Dispatcher:
         # The model's arguments stay as recorded in its event; the callbacks and the
         # tool work on a copy.
         received = call.args
-        args: dict[str, Any] = copy_json(received if type(received) is dict else dict(received))
+        args: dict[str, Any] = (
+            copy_json(received if type(received) is dict else dict(received)) if received else {}
+        )
 
         if not resumed and self._callbacks.before_tool:
             ready = await _first(self._callbacks.before_tool, tool, args, ctx)

@@ -91,6 +91,17 @@ class Runner:
             app_name=self.app_name, user_id=user_id, session_id=session_id
         )
 
+    async def _session_for_run(self, user_id: str, session_id: str) -> Session:
+        # A service may offer a cheaper read for runs, which only read the events it
+        # holds (the in-memory one shares them instead of copying the whole history).
+        read = getattr(self.session_service, "session_for_run", None)
+        if read is None:
+            read = self.session_service.get_session
+        session: Session = await read(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        return session
+
     def _context(
         self,
         session: Session,
@@ -128,7 +139,7 @@ class Runner:
         Raises:
             SessionNotFoundError: no such session.
         """
-        session = await self.get_session(user_id=user_id, session_id=session_id)
+        session = await self._session_for_run(user_id, session_id)
         paused = pause_event(session)
         if paused is not None:
             await self._abandon(session, paused)
@@ -167,7 +178,7 @@ class Runner:
             ValueError: the session is not paused, an id is not pending, or an answer
                 does not fit its request (nothing is changed then).
         """
-        session = await self.get_session(user_id=user_id, session_id=session_id)
+        session = await self._session_for_run(user_id, session_id)
         paused = pause_event(session)
         if paused is None:
             raise ValueError(f"session {session_id!r} is not waiting for anything")

@@ -202,7 +202,7 @@ class InMemorySessionService:
         self._app_state: dict[str, dict[str, Any]] = {}
         self._user_state: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def _merged(self, stored: Session) -> Session:
+    def _merged(self, stored: Session, *, copy_events: bool = True) -> Session:
         state = {
             **self._app_state.get(stored.app_name, {}),
             **self._user_state.get((stored.app_name, stored.user_id), {}),
@@ -213,7 +213,7 @@ class InMemorySessionService:
             app_name=stored.app_name,
             user_id=stored.user_id,
             state=copy_json(state),
-            events=[copy_event(e) for e in stored.events],
+            events=[copy_event(e) for e in stored.events] if copy_events else [*stored.events],
             last_update_time=stored.last_update_time,
         )
 
@@ -253,6 +253,20 @@ class InMemorySessionService:
             raise SessionNotFoundError(session_id)
         return self._merged(stored.session)
 
+    async def session_for_run(self, *, app_name: str, user_id: str, session_id: str) -> Session:
+        """The session as a `Runner` reads it for one run: its state copied, but its events
+        the stored ones themselves, which a run only reads (new ones go through
+        `append_event`). Copying them all, as `get_session` does, would cost each message
+        the length of the whole conversation.
+
+        Raises:
+            SessionNotFoundError: there is none.
+        """
+        stored = self._sessions.get((app_name, user_id, session_id))
+        if stored is None:
+            raise SessionNotFoundError(session_id)
+        return self._merged(stored.session, copy_events=False)
+
     async def list_sessions(self, *, app_name: str, user_id: str) -> list[str]:
         return [sid for (app, user, sid) in self._sessions if app == app_name and user == user_id]
 
@@ -272,8 +286,9 @@ class InMemorySessionService:
         if stored is None:
             raise SessionNotFoundError(session.id)
         # Stored as is: readers get copies (get_session), so nothing they do reaches it.
-        kept = without_temp(event)
+        kept = event
         if delta:
+            kept = without_temp(event)
             self._apply(
                 session.app_name, session.user_id, stored.session.state, kept.actions.state_delta
             )
