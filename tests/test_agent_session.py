@@ -20,6 +20,7 @@ from toolsets.agent import (
     SessionNotFoundError,
     SessionService,
 )
+from toolsets.agent._contents import History, HistoryCache, build_contents
 
 pytestmark = pytest.mark.anyio
 
@@ -230,6 +231,53 @@ async def test_a_service_without_a_read_for_runs_is_read_with_get_session() -> N
     await collect(runner.run(user_id="ann", session_id=session.id, message="two"))
     assert service.reads == 2
     assert [c.role for c in model.requests[-1].contents] == ["user", "model", "user"]
+
+
+async def test_each_run_of_a_session_sends_the_model_the_whole_conversation_in_order() -> None:
+    # Later runs go on from the history the previous run built; what the model is sent
+    # must be what building it from all the session's events gives.
+    steps: list[Any] = []
+    for n in range(4):
+        steps += [FunctionCall(name="read_state", args={"key": f"k{n}"}), f"answer {n}"]
+    model = ScriptedModel(steps)
+    runner = Runner(LlmAgent("keeper", model, tools=[read_state]), app_name=APP)
+    session = await runner.create_session(user_id="ann")
+    for n in range(4):
+        await collect(runner.run(user_id="ann", session_id=session.id, message=f"message {n}"))
+        events = (await runner.get_session(user_id="ann", session_id=session.id)).events
+        assert model.requests[-1].contents == build_contents(events[:-1], "keeper", None)
+    assert [c.text for c in model.requests[-1].contents if c.role == "user"] == [
+        f"message {n}" for n in range(4)
+    ]
+
+
+async def test_a_session_deleted_and_made_again_under_the_same_id_starts_a_new_history() -> None:
+    model = ScriptedModel(["first answer", "second answer"])
+    runner = Runner(LlmAgent("keeper", model), app_name=APP)
+    await runner.create_session(user_id="ann", session_id="s")
+    await collect(runner.run(user_id="ann", session_id="s", message="before"))
+    await runner.session_service.delete_session(app_name=APP, user_id="ann", session_id="s")
+    await runner.create_session(user_id="ann", session_id="s")
+    await collect(runner.run(user_id="ann", session_id="s", message="after"))
+    assert [c.text for c in model.requests[-1].contents] == ["after"]
+
+
+def test_the_history_cache_keeps_the_most_recently_used_and_only_histories_that_go_on() -> None:
+    cache = HistoryCache(size=2)
+    first = Event(author="user", invocation_id="i", content=Content.user("hi"))
+    events = [first]
+    histories = {}
+    for key in ("a", "b", "c"):
+        history = History("keeper", None)
+        history.contents(events)
+        histories[key] = history
+        cache.keep((key,), history)
+    assert cache.take(("a",), events) is None  # dropped: the least recently used
+    assert cache.take(("b",), events) is histories["b"]
+    assert cache.take(("b",), events) is None  # taken out: a second run gets its own
+    copied = [Event(author="user", invocation_id="i", content=Content.user("hi"))]
+    assert cache.take(("c",), copied) is None  # not the events it saw
+    assert histories["c"].continues([first, copied[0]])
 
 
 # --- state through runs -------------------------------------------------------------------

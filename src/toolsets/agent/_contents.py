@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from toolsets._content import Content, FunctionResponse, Part
 from toolsets.agent._events import Event
 
-__all__ = ["History", "build_contents"]
+__all__ = ["History", "HistoryCache", "build_contents"]
 
 
 def _as_context(event: Event) -> Content | None:
@@ -111,8 +112,15 @@ class History:
         self._agent_name = agent_name
         self._branch = branch
         self._seen = 0
+        self._last: Event | None = None  # events[_seen - 1], to tell the same events again
         self._contents: list[Content] = []
         self._settling = False  # a placeholder is involved: rebuild in full each time
+
+    def continues(self, events: Sequence[Event]) -> bool:
+        """Whether ``events`` begins with the very events this history has seen (as when a
+        later run of the same session reads them again), so it can go on from there."""
+        seen = self._seen
+        return seen <= len(events) and (seen == 0 or events[seen - 1] is self._last)
 
     def contents(self, events: Sequence[Event]) -> list[Content]:
         """The turns to send now (a new list the caller may change)."""
@@ -124,6 +132,7 @@ class History:
                     break
                 self._add(event)
         self._seen = len(events)
+        self._last = events[-1] if events else None
         if self._settling:
             self._contents = build_contents(events, self._agent_name, self._branch)
         return list(self._contents)
@@ -140,3 +149,31 @@ class History:
             context = _as_context(event)
             if context is not None:
                 self._contents.append(context)
+
+
+class HistoryCache:
+    """Histories kept from one run of a session to the next, so that a new run goes on
+    from where the last one stopped instead of reading the whole conversation again.
+
+    A history is taken out for a run (two runs at once never share one) and put back at
+    its end; it is used again only if the session's events still begin with the very
+    events it saw (`History.continues`), which holds when the session service hands runs
+    its stored events (`InMemorySessionService.session_for_run`). The least recently used
+    are dropped beyond ``size``.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._histories: OrderedDict[tuple[str, ...], History] = OrderedDict()
+
+    def take(self, key: tuple[str, ...], events: Sequence[Event]) -> History | None:
+        """The history kept under ``key``, if it goes on from ``events``."""
+        history = self._histories.pop(key, None)
+        return history if history is not None and history.continues(events) else None
+
+    def keep(self, key: tuple[str, ...], history: History) -> None:
+        """Keep ``history`` for the next run."""
+        self._histories[key] = history
+        self._histories.move_to_end(key)
+        while len(self._histories) > self._size:
+            self._histories.popitem(last=False)

@@ -13,7 +13,7 @@ from toolsets._content import Content
 from toolsets._context import Cancellation, Invocation, ToolConfirmation
 from toolsets._json import JsonValue
 from toolsets._services import ArtifactService, MemoryService
-from toolsets.agent._contents import History
+from toolsets.agent._contents import History, HistoryCache
 from toolsets.agent._credentials import CredentialStore
 from toolsets.agent._events import Event
 from toolsets.agent._session import Session, SessionService
@@ -89,6 +89,8 @@ class RunContext:
     escalated: bool = False
     """Set when a tool escalated; the nearest enclosing loop agent breaks and clears it."""
     counter: _Counter = field(default_factory=_Counter)
+    history_cache: HistoryCache | None = None
+    """Where the main branch's histories come from and go back to between runs."""
     _invocations: dict[str, Invocation] = field(default_factory=dict)
     _histories: dict[str, History] = field(default_factory=dict)
 
@@ -122,8 +124,22 @@ class RunContext:
         """What ``agent_name``'s model sees of this branch, kept up to date."""
         found = self._histories.get(agent_name)
         if found is None:
-            found = self._histories[agent_name] = History(agent_name, self.branch)
+            cache = self.history_cache
+            if cache is not None and self.branch is None:
+                found = cache.take(self._history_key(agent_name), self.session.events)
+            if found is None:
+                found = History(agent_name, self.branch)
+            self._histories[agent_name] = found
         return found
+
+    def keep_histories(self) -> None:
+        """Put this run's histories of the main branch back for the session's next run."""
+        if self.history_cache is not None and self.branch is None:
+            for agent_name, history in self._histories.items():
+                self.history_cache.keep(self._history_key(agent_name), history)
+
+    def _history_key(self, agent_name: str) -> tuple[str, ...]:
+        return (self.session.user_id, self.session.id, agent_name)
 
     def _make_invocation(self, agent_name: str) -> Invocation:
         return Invocation(
@@ -149,6 +165,7 @@ class RunContext:
             user_content=user_content,
             root_agent=root,
             resume=None,
+            history_cache=None,
             agent_states={},
             paused=False,
             ended=False,

@@ -13,6 +13,7 @@ from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets._services import ArtifactService, MemoryService
 from toolsets.agent._agents import BaseAgent, LlmAgent
+from toolsets.agent._contents import HistoryCache
 from toolsets.agent._credentials import CredentialStore, InMemoryCredentialStore
 from toolsets.agent._events import (
     ConfirmationRequest,
@@ -68,6 +69,7 @@ class Runner:
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.credential_store: CredentialStore = credential_store or InMemoryCredentialStore()
+        self._histories = HistoryCache()
 
     async def create_session(
         self,
@@ -120,6 +122,7 @@ class Runner:
             user_content=user_content,
             run_config=run_config or RunConfig(),
             root_agent=self.agent,
+            history_cache=self._histories,
         )
 
     async def run(
@@ -268,6 +271,7 @@ class _Stopping:
         close = getattr(self._events, "aclose", None)
         if close is not None:
             await close()
+        self._ctx.keep_histories()
 
 
 def _check_answers(paused: Event, answers: Answers) -> None:
