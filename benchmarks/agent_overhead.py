@@ -6,6 +6,7 @@ remains is what the loop itself costs: building the request, dispatching through
 gates and callbacks, arming the tool's deadline, recording events, applying actions.
 
 Run: python benchmarks/agent_overhead.py [--messages N] [--calls K] [--repeats R] [--no-peer]
+     [--instructions]
 
 Prints microseconds per tool call for three shapes of conversation:
   sequential  K model turns of one call each, per user message (N messages)
@@ -23,6 +24,11 @@ is the garbage collector's time during the loop's run (median), nearly all of it
 starts. Timings on a small shared machine vary by a third from run to run: compare
 minima, and A/B by running the whole script several times.
 
+``--instructions`` adds what the machine's noise cannot move: user-space instructions
+per tool call, counted by ``perf stat -e instructions:u`` around processes that each do
+one thing (the loop; the model's replay; the tool's calls) for N and for no messages, the
+difference divided by the calls (own = loop - model - tool).
+
 The peer is pydantic-ai (``pydantic-ai-slim`` from PyPI, its ``FunctionModel`` test double
 and one no-op tool) in the same shapes, with N/10 messages. It runs as a subprocess in its
 own venv, made on first use (with pip; that takes a while once) under
@@ -37,6 +43,7 @@ import argparse
 import gc
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -173,6 +180,76 @@ async def measure(shape: str, messages: int, calls: int) -> Sample:
 
     per_call = 1e-3 / tool_calls
     return Sample(elapsed * per_call, model_ns * per_call, tool_ns * per_call, clock.ns * per_call)
+
+
+async def count(part: str, shape: str, messages: int, calls: int) -> None:
+    """In a process whose instructions are counted: one part's work, nothing else (after a
+    warm-up of two messages, which the run with no messages does too)."""
+    respond = batched(calls) if shape == "batched" else sequential(calls)
+
+    async def run(model: ScriptedModel, count: int) -> Runner:
+        runner, _ = make_runner(model, calls)
+        for session_id in await run_messages(runner, shape, count):
+            async for _ in runner.run(user_id="u", session_id=session_id, message="go"):
+                pass
+        return runner
+
+    await run(ScriptedModel(respond=respond, record=False), 2)
+    if part == "loop":
+        await run(ScriptedModel(respond=respond, record=False), messages)
+    elif part in ("record", "model"):
+        recorder = ScriptedModel(respond=respond, record=True)
+        await run(recorder, messages)
+        if part == "model":
+            replayed = ScriptedModel(respond=respond, record=False)
+            for request in recorder.requests:
+                async for _ in replayed.generate(request):
+                    pass
+    else:  # "tool"
+        _, tool = make_runner(ScriptedModel(respond=respond, record=False), calls)
+        for ctx in [ToolContext() for _ in range(messages * calls)]:
+            await tool.run({}, ctx)
+
+
+INSTRUCTION_MESSAGES = 100
+COUNT_TIMEOUT = 300.0
+
+
+async def instructions(calls: int) -> dict[str, dict[str, float]] | str:
+    """Instructions per tool call by shape: loop, model, tool and own; or why not."""
+    perf = shutil.which("perf")
+    if perf is None:
+        return "perf is not installed"
+
+    async def counted(part: str, shape: str, messages: int) -> int:
+        command = [perf, "stat", "-x,", "-e", "instructions:u", "--no-inherit", "--"]
+        command += [sys.executable, __file__, "--count", part, shape, str(messages)]
+        command += ["--calls", str(calls)]
+        with anyio.fail_after(COUNT_TIMEOUT):
+            done = await anyio.run_process(command, check=False)
+        lines = done.stderr.decode(errors="replace").splitlines()
+        value = next((ln.split(",")[0] for ln in lines if "instructions" in ln), "")
+        if done.returncode != 0 or not value.isdigit():
+            raise RuntimeError(f"perf stat failed: {(lines or ['no output'])[-1][:200]}")
+        return int(value)
+
+    results: dict[str, dict[str, float]] = {}
+    try:
+        for shape in SHAPES:
+            n = INSTRUCTION_MESSAGES if shape != "long" else max(1, INSTRUCTION_MESSAGES // 5)
+            per_call = 1.0 / (n * calls)
+            loop = await counted("loop", shape, n) - await counted("loop", shape, 0)
+            model = await counted("model", shape, n) - await counted("record", shape, n)
+            tool = await counted("tool", shape, n) - await counted("tool", shape, 0)
+            results[shape] = {
+                "loop": loop * per_call,
+                "model": model * per_call,
+                "tool": tool * per_call,
+                "own": (loop - model - tool) * per_call,
+            }
+    except RuntimeError as exc:
+        return str(exc)
+    return results
 
 
 async def measure_all(messages: int, calls: int, repeats: int) -> dict[str, list[Sample]]:
@@ -316,7 +393,15 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--no-peer", action="store_true", help="skip pydantic-ai")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions per call (perf)"
+    )
+    parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)  # PART SHAPE MESSAGES
     options = parser.parse_args()
+    if options.count:
+        part, shape, messages = options.count
+        anyio.run(count, part, shape, int(messages), options.calls)
+        return
 
     results = anyio.run(measure_all, options.messages, options.calls, options.repeats)
 
@@ -359,6 +444,22 @@ def main() -> None:
             row += f"{theirs:>8.0f}{theirs / total:>9.1f}x"
         print(row)
     print(peer_note)
+
+    if options.instructions:
+        counted = anyio.run(instructions, options.calls)
+        if isinstance(counted, str):
+            print(f"instructions: not counted ({counted})")
+            return
+        print(
+            f"instructions per tool call, thousands (perf stat; {INSTRUCTION_MESSAGES} messages,"
+            f" long {max(1, INSTRUCTION_MESSAGES // 5)}, less a run with none)"
+        )
+        print(f"{'shape':<11}{'loop':>8}{'model':>8}{'tool':>8}{'own':>8}")
+        for shape, figures in counted.items():
+            print(
+                f"{shape:<11}"
+                + "".join(f"{figures[k] / 1000:>8.1f}" for k in ("loop", "model", "tool", "own"))
+            )
 
 
 if __name__ == "__main__":
