@@ -270,7 +270,7 @@ class LlmAgent(BaseAgent):
             system_instruction=instruction(tool_ctx.invocation)
             if callable(instruction)
             else instruction,
-            config=dict(self.generate_config),
+            config=dict(self.generate_config) if self.generate_config else {},
         )
         for tool in await self.tools(tool_ctx):
             await tool.process_llm_request(request, tool_ctx)
