@@ -64,7 +64,13 @@ class Session:
 
 @runtime_checkable
 class SessionService(Protocol):
-    """Stores sessions; `append_event` is the one way state changes."""
+    """Stores sessions; `append_event` is the one way state changes.
+
+    A service may also offer ``session_for_run`` (same arguments as `get_session`): the
+    session as a `Runner` reads it for a run, whose events it may share rather than copy
+    (a run only reads them; see `InMemorySessionService.session_for_run`). Without it,
+    runs read sessions with `get_session`.
+    """
 
     async def create_session(
         self,
