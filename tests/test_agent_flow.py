@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,7 +17,9 @@ from toolsets import (
     tool,
 )
 from toolsets.agent import (
+    BaseAgent,
     ConfirmationRequest,
+    Event,
     LlmAgent,
     LlmRequest,
     LlmResponse,
@@ -31,6 +34,7 @@ from toolsets.agent import (
     Usage,
     exit_loop,
 )
+from toolsets.agent._run import RunContext
 
 pytestmark = pytest.mark.anyio
 
@@ -376,6 +380,35 @@ async def test_a_run_paused_inside_a_loop_resumes_in_the_same_iteration() -> Non
     # Iteration 0 finishes, then exactly one more iteration (max_iterations=2).
     assert [e.text for e in resumed if e.text] == ["first done", "second round"]
     assert worker_model.remaining == 0
+
+
+class CountingEntries(BaseAgent):
+    """Counts, in its saved state changed in place, how often it was entered."""
+
+    async def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        saved = ctx.agent_states.setdefault(self.name, {"entries": 0})
+        saved["entries"] += 1
+        for sub in self.sub_agents:
+            async for event in sub.run(ctx):
+                yield event
+
+
+async def test_resuming_leaves_the_recorded_pause_as_it_was() -> None:
+    model = ScriptedModel([call("risky", x=1), "done"])
+    runner = Runner(CountingEntries("root", sub_agents=[LlmAgent("worker", model, tools=[risky])]))
+    session_id, events = await start(runner, "go")
+    pause = events[-1]
+    assert pause.resume_state == {"root": {"entries": 1}}
+    await collect(
+        runner.resume(
+            user_id="u",
+            session_id=session_id,
+            confirmations={pause.pending[0].function_call_id: True},
+        )
+    )
+    stored = (await runner.get_session(user_id="u", session_id=session_id)).events
+    (recorded,) = [e for e in stored if e.pending]
+    assert recorded.resume_state == {"root": {"entries": 1}}
 
 
 async def test_a_run_paused_in_a_sequence_resumes_and_continues_with_the_next_agent() -> None:

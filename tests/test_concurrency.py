@@ -4,6 +4,7 @@ import time
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import pytest
 
 from toolsets._concurrency import gather, with_deadline
@@ -198,3 +199,48 @@ async def test_values_sent_and_errors_thrown_reach_the_waiting_call() -> None:
             tg.start_soon(wake)
             assert await with_deadline(waiter(), 0.2) == (None, True)
     assert seen == ["woken", "cancelled"]
+
+
+async def test_a_shielded_section_of_the_call_finishes_despite_the_deadline() -> None:
+    committed: list[str] = []
+
+    async def commit() -> str:
+        with anyio.CancelScope(shield=True):
+            await anyio.sleep(0.2)
+            committed.append("shielded")
+        await anyio.sleep_forever()
+        return "never"  # pragma: no cover
+
+    with anyio.fail_after(5):
+        assert await with_deadline(commit(), 0.05) == (None, True)
+    assert committed == ["shielded"]
+
+
+async def test_a_worker_thread_is_waited_for_even_past_the_deadline() -> None:
+    def blocking() -> str:
+        time.sleep(0.2)
+        return "rows"
+
+    async def query() -> str:
+        return await anyio.to_thread.run_sync(blocking)  # anyio shields this wait
+
+    with anyio.fail_after(5):
+        started = anyio.current_time()
+        assert await with_deadline(query(), 0.05) == ("rows", False)
+        assert anyio.current_time() - started >= 0.2
+
+
+async def test_a_call_that_swallows_its_cancellation_is_cancelled_again_at_its_next_wait() -> None:
+    waits: list[str] = []
+
+    async def stubborn() -> str:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            waits.append("swallowed")
+        await anyio.sleep(5)
+        return "late"  # pragma: no cover
+
+    with anyio.fail_after(3):
+        assert await with_deadline(stubborn(), 0.05) == (None, True)
+    assert waits == ["swallowed"]

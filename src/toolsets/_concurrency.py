@@ -1,8 +1,8 @@
-"""Running awaitables side by side with anyio, without leaking exception groups."""
+"""Running awaitables with anyio: side by side (without leaking exception groups), and under
+a deadline."""
 
 from __future__ import annotations
 
-import asyncio  # noqa: TID251  # only on the asyncio backend, for its timeout (see with_deadline)
 import time
 import types
 from collections.abc import Awaitable, Callable, Generator, Sequence
@@ -13,16 +13,6 @@ import anyio
 __all__ = ["gather", "with_deadline"]
 
 T = TypeVar("T")
-
-try:
-    import sniffio
-except ImportError:  # pragma: no cover - trio depends on sniffio: without it, asyncio runs
-    sniffio = None  # type: ignore[assignment]
-
-
-def _on_asyncio() -> bool:
-    """Whether the running backend is asyncio (sniffio's answer, as anyio's own)."""
-    return sniffio is None or sniffio.current_async_library() == "asyncio"
 
 
 async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
@@ -59,44 +49,27 @@ async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
 
 async def with_deadline(call: Awaitable[T], seconds: float) -> tuple[T | None, bool]:
     """Await ``call`` for at most ``seconds``: its result and False, or None and True when
-    the time ran out (``call`` was cancelled then).
+    the time ran out (``call`` was cancelled then, as often as it waited, as anyio does).
 
-    A call that finishes without ever waiting (a plain function's tool, an answer from a
-    cache) is run without arming a timer, which costs about as much as such a call: a
-    deadline can only interrupt a wait. When ``call`` first waits, the deadline is set,
-    less the time already spent:
-
-    - on asyncio, with asyncio's own timeout, which works on the task rather than on a
-      stack of scopes, so it can start after ``call`` has opened scopes of its own;
-    - on other backends (trio), with an anyio cancel scope, entered before ``call``
-      starts so that the scopes ``call`` opens nest inside it.
+    The cancel scope is entered before ``call`` starts, so the scopes ``call`` opens nest
+    inside it (and its shields hold); its deadline is armed only when ``call`` first
+    waits, less the time already spent. A call that finishes without waiting (a plain
+    function's tool, an answer from a cache) never arms it: a deadline can only interrupt
+    a wait, and arming the timer costs about as much as such a call. So, until the first
+    wait, ``anyio.current_effective_deadline()`` does not show this deadline yet.
     """
     started = time.perf_counter()
     steps = call.__await__()
-    if not _on_asyncio():
-        with anyio.CancelScope() as scope:
-            try:
-                waiting_on = steps.send(None)
-            except StopIteration as done:
-                result: T = done.value
-                return result, False
-            scope.deadline = anyio.current_time() + seconds - (time.perf_counter() - started)
-            result = await _go_on(steps, waiting_on)
-        return (None, True) if scope.cancelled_caught else (result, False)
-
-    try:
-        waiting_on = steps.send(None)
-    except StopIteration as done:
-        result = done.value
-        return result, False
-    timer = asyncio.timeout(seconds - (time.perf_counter() - started))
-    try:
-        async with timer:
-            result = await _go_on(steps, waiting_on)
-    except TimeoutError:
-        if timer.expired():
-            return None, True
-        raise  # the call's own
+    with anyio.CancelScope() as scope:
+        try:
+            waiting_on = steps.send(None)
+        except StopIteration as done:
+            result: T = done.value
+            return result, False
+        scope.deadline = anyio.current_time() + seconds - (time.perf_counter() - started)
+        result = await _go_on(steps, waiting_on)
+    if scope.cancelled_caught:
+        return None, True
     return result, False
 
 

@@ -27,7 +27,8 @@ class LlmRequest:
     model: str | None = None
     """The model to call, if the request names one."""
     contents: list[Content] = field(default_factory=list)
-    """The conversation so far."""
+    """The conversation so far (the list is the request's own; the turns in it are the
+    session's, read-only)."""
     system_instruction: str = ""
     """The system prompt."""
     config: dict[str, Any] = field(default_factory=dict)

@@ -61,6 +61,10 @@ class Llm(Protocol):
     complete response; with ``stream=True`` it yields partial chunks, then the complete
     response. Implementations translate the request's declarations into their
     provider's tool format and map provider-legal names back to the tools' own.
+
+    The request's list may be changed, but the `Content` values in it are the session's
+    recorded turns, shared with its store: a model reads them and builds its own (the
+    arguments and results they hold are not to be changed in place).
     """
 
     @property

@@ -9,7 +9,7 @@ from toolsets._auth import AuthCredential
 from toolsets._content import Content, FunctionResponse, Part
 from toolsets._context import ToolConfirmation
 from toolsets._ids import new_id
-from toolsets._json import JsonValue
+from toolsets._json import JsonValue, copy_json
 from toolsets._results import error_result
 from toolsets._services import ArtifactService, MemoryService
 from toolsets.agent._agents import BaseAgent, LlmAgent
@@ -207,7 +207,7 @@ class Runner:
         )
         ctx = self._context(session, paused.invocation_id, user_content, run_config)
         ctx.resume = Resume(event=paused, answers=answers, path=path)
-        ctx.agent_states = dict(paused.resume_state)
+        ctx.agent_states = copy_json(dict(paused.resume_state))  # the stored event's own
         async with _Stopping(ctx, self.agent.run(ctx)) as events:
             async for event in events:
                 yield event
