@@ -3,7 +3,7 @@
 Everything but the loop is as cheap as it gets (the model is a script, the tool does
 nothing), and what the model and the tool cost by themselves is subtracted, so what
 remains is what the loop itself costs: building the request, dispatching through the
-gates and callbacks, arming the tool's deadline, recording events, applying actions.
+gates and callbacks, the tool call's cancel scope, recording events, applying actions.
 
 Run: python benchmarks/agent_overhead.py [--messages N] [--calls K] [--repeats R] [--no-peer]
      [--instructions]
