@@ -16,6 +16,7 @@ from toolsets import (
     AuthConfig,
     AuthCredential,
     FunctionCall,
+    FunctionTool,
     JsonValue,
     StaticToolset,
     Tool,
@@ -417,17 +418,22 @@ async def test_calls_that_are_not_concurrency_safe_run_one_after_the_other_in_or
 # --- timeouts and cancellation ----------------------------------------------------------
 
 
+async def hang_until_cancelled(cancelled: anyio.Event) -> str:
+    """Never returns; sets ``cancelled`` on the way out."""
+    try:
+        await anyio.sleep_forever()
+    finally:
+        cancelled.set()
+    return "never"  # pragma: no cover
+
+
 async def test_a_tool_that_exceeds_its_timeout_is_cancelled_and_the_model_told() -> None:
     cancelled = anyio.Event()
 
     @tool
     async def hang() -> str:
         """Never returns."""
-        try:
-            await anyio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"  # pragma: no cover
+        return await hang_until_cancelled(cancelled)
 
     runner, _ = agent_with([call("hang"), "gave up"], [hang], tool_timeout=0.05)
     with anyio.fail_after(5):
@@ -477,6 +483,73 @@ async def test_a_sync_tool_that_times_out_sees_its_cancellation_flag() -> None:
         _, events = await start(runner, "go")
         await anyio.to_thread.run_sync(stopped.wait, 5)
     assert "timed out" in str(response_of(events, "busy"))
+
+
+async def test_a_plain_function_on_the_loop_runs_and_its_errors_reach_the_model() -> None:
+    @tool(run_in_thread=False)
+    def double(x: int) -> int:
+        """Twice x."""
+        if x < 0:
+            raise ValueError("x must not be negative")
+        return 2 * x
+
+    runner, _ = agent_with(
+        [[call("double", x=2), call("double", x=-1), call("double", x="many")], "ok"], [double]
+    )
+    _, events = await start(runner, "go")
+    fine, failed, invalid = (r.response for r in responses(events))
+    assert fine == 4
+    assert isinstance(failed, dict)
+    assert "x must not be negative" in str(failed["error"])
+    assert isinstance(invalid, dict)
+    assert "x" in str(invalid["error"])
+
+
+async def test_an_awaitable_returned_by_a_plain_function_on_the_loop_gets_the_deadline() -> None:
+    cancelled = anyio.Event()
+
+    @tool(run_in_thread=False)
+    def starts_hanging() -> Any:
+        """A sync wrapper handing back a coroutine."""
+        return hang_until_cancelled(cancelled)
+
+    async def quick() -> str:
+        await anyio.sleep(0.001)
+        return "quick"
+
+    @tool(run_in_thread=False)
+    def starts_quick() -> Any:
+        """A sync wrapper handing back a coroutine that finishes."""
+        return quick()
+
+    runner, _ = agent_with(
+        [call("starts_hanging"), call("starts_quick"), "ok"],
+        [starts_hanging, starts_quick],
+        tool_timeout=0.05,
+    )
+    with anyio.fail_after(5):
+        _, events = await start(runner, "go")
+    assert "timed out" in str(response_of(events, "starts_hanging"))
+    assert cancelled.is_set()
+    assert response_of(events, "starts_quick") == "quick"
+
+
+async def test_a_function_tool_subclass_that_overrides_run_is_run_under_the_deadline() -> None:
+    class Slow(FunctionTool[[], str]):
+        async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+            await anyio.sleep(5)
+            return await super().run(args, ctx)  # pragma: no cover
+
+    def quick() -> str:
+        """Answers at once."""
+        return "quick"
+
+    runner, _ = agent_with(
+        [call("quick"), "ok"], [Slow(quick, run_in_thread=False)], tool_timeout=0.05
+    )
+    with anyio.fail_after(3):
+        _, events = await start(runner, "go")
+    assert "timed out" in str(response_of(events, "quick"))
 
 
 async def test_cancelling_the_run_cancels_the_running_tool_cleanly() -> None:

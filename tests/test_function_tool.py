@@ -724,3 +724,66 @@ async def test_a_tool_annotated_with_json_value_has_a_response_schema() -> None:
     assert t.response_schema is not None
     assert t.response_schema["type"] == "object"
     assert await t.run({}, ToolContext()) == {"a": [1, {"b": None}]}
+
+
+# --- run_on_loop: the agent loop's way to call a plain function on the event loop -------
+
+
+async def test_run_on_loop_does_what_run_does_for_a_plain_function_on_the_loop() -> None:
+    @tool(run_in_thread=False)
+    def double(x: int) -> int:
+        """Twice x."""
+        return 2 * x
+
+    assert double.runs_on_loop
+    assert (
+        double.run_on_loop({"x": 4}, ToolContext())
+        == 8
+        == await double.run({"x": 4}, ToolContext())
+    )
+    invalid = double.run_on_loop({"x": "many"}, ToolContext())
+    assert invalid == await double.run({"x": "many"}, ToolContext())
+    assert "x" in str(invalid["error"])
+
+
+async def test_run_on_loop_hands_back_an_awaitable_the_function_returned() -> None:
+    async def later() -> str:
+        await anyio.lowlevel.checkpoint()
+        return "later"
+
+    @tool(run_in_thread=False)
+    def wrapper() -> Any:
+        """Hands back a coroutine."""
+        return later()
+
+    pending = wrapper.run_on_loop({}, ToolContext())
+    assert inspect.isawaitable(pending)
+    assert await pending == "later"
+
+
+def test_run_on_loop_refuses_a_tool_that_does_not_call_a_plain_function_on_the_loop() -> None:
+    @tool
+    def threaded() -> str:
+        """Runs in a worker thread."""
+        return "x"
+
+    @tool
+    async def asynchronous() -> str:
+        """A coroutine function."""
+        return "x"
+
+    for each in (threaded, asynchronous):
+        assert not each.runs_on_loop
+        with pytest.raises(ToolCallError) as caught:
+            each.run_on_loop({}, ToolContext())
+        assert caught.value.tool_name == each.name
+
+
+def test_run_on_loop_raises_for_a_result_json_cannot_carry() -> None:
+    @tool(run_in_thread=False)
+    def opaque() -> Any:
+        """Returns something JSON cannot carry."""
+        return object()
+
+    with pytest.raises(ToolCallError, match="JSON cannot carry"):
+        opaque.run_on_loop({}, ToolContext())

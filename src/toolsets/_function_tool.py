@@ -7,7 +7,7 @@ import inspect
 import types
 import typing
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
@@ -303,30 +303,17 @@ class FunctionTool(BaseTool, Generic[P, R]):
         """Call the plain function."""
         return self.fn(*args, **kwargs)
 
+    @property
+    def runs_on_loop(self) -> bool:
+        """True for a sync function called on the event loop (``run_in_thread=False``)."""
+        return not self._is_async and not self._run_in_thread
+
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         """Validate ``args``, call the function, and return its result as JSON."""
-        received: object = args  # typed as a Mapping, but it is whatever the model sent
-        if not isinstance(received, Mapping):
-            return invalid_arguments_result(
-                [("", f"expected a JSON object, got {type(received).__name__}")]
-            )
-        # A deep copy: values of Any-typed parameters reach the function as they are,
-        # and the function must not be able to change the caller's arguments.
-        arguments = copy_json(dict(received))
         try:
-            validated = self._arguments_model.model_validate(arguments)
-        except pydantic.ValidationError as exc:
-            return invalid_arguments_result(_problems(exc, arguments))
-
-        positional: list[Any] = []
-        keywords: dict[str, Any] = {}
-        for param in self._params:
-            value = ctx if param.field is None else getattr(validated, param.field)
-            if param.positional_only:
-                positional.append(value)
-            else:
-                keywords[param.name] = value
-
+            positional, keywords = self._bind(args, ctx)
+        except _InvalidArguments as invalid:
+            return invalid.result
         fn: Callable[..., Any] = self.fn  # (not cast(): that builds the type on every call)
         if self._is_async:
             result = await fn(*positional, **keywords)
@@ -341,7 +328,66 @@ class FunctionTool(BaseTool, Generic[P, R]):
             result = fn(*positional, **keywords)
         if inspect.isawaitable(result):  # e.g. a sync wrapper around a coroutine function
             result = await result
+        return self._as_json(result)
 
+    def run_on_loop(self, args: Mapping[str, Any], ctx: ToolContext) -> Any:
+        """What `run` does, for a tool that `runs_on_loop`, done now: the result as JSON,
+        or, when the function returned an awaitable, an awaitable of it.
+
+        The agent loop calls this for such tools: a call that cannot wait cannot be
+        interrupted either, so it needs no cancel scope (only the awaitable, if any,
+        runs under the call's deadline).
+        """
+        if not self.runs_on_loop:
+            raise ToolCallError(
+                f"tool {self.name!r} does not call a plain function on the event loop",
+                tool_name=self.name,
+            )
+        try:
+            positional, keywords = self._bind(args, ctx)
+        except _InvalidArguments as invalid:
+            return invalid.result
+        fn: Callable[..., Any] = self.fn
+        result = fn(*positional, **keywords)
+        if inspect.isawaitable(result):
+            return self._awaited(result)
+        return self._as_json(result)
+
+    async def _awaited(self, result: Awaitable[Any]) -> JsonValue:
+        return self._as_json(await result)
+
+    def _bind(self, args: Mapping[str, Any], ctx: ToolContext) -> tuple[list[Any], dict[str, Any]]:
+        """The function's arguments from the model's, validated.
+
+        Raises:
+            _InvalidArguments: with the result telling the model what is wrong.
+        """
+        received: object = args  # typed as a Mapping, but it is whatever the model sent
+        if not isinstance(received, Mapping):
+            raise _InvalidArguments(
+                invalid_arguments_result(
+                    [("", f"expected a JSON object, got {type(received).__name__}")]
+                )
+            )
+        # A deep copy: values of Any-typed parameters reach the function as they are,
+        # and the function must not be able to change the caller's arguments.
+        arguments = copy_json(dict(received))
+        try:
+            validated = self._arguments_model.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            raise _InvalidArguments(invalid_arguments_result(_problems(exc, arguments))) from None
+
+        positional: list[Any] = []
+        keywords: dict[str, Any] = {}
+        for param in self._params:
+            value = ctx if param.field is None else getattr(validated, param.field)
+            if param.positional_only:
+                positional.append(value)
+            else:
+                keywords[param.name] = value
+        return positional, keywords
+
+    def _as_json(self, result: Any) -> JsonValue:
         try:
             return to_json_value(result)
         except TypeError as exc:
@@ -349,6 +395,14 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 f"tool {self.name!r} returned a value JSON cannot carry: {exc}",
                 tool_name=self.name,
             ) from exc
+
+
+class _InvalidArguments(Exception):
+    """The model's arguments do not fit the function (internal to FunctionTool)."""
+
+    def __init__(self, result: JsonValue) -> None:
+        super().__init__("invalid arguments")
+        self.result = result
 
 
 def _has(node: Any, part: int | str) -> bool:

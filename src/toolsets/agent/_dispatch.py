@@ -14,6 +14,7 @@ from toolsets._auth import AuthCredential
 from toolsets._concurrency import with_deadline
 from toolsets._content import FunctionCall, FunctionResponse
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
+from toolsets._function_tool import FunctionTool
 from toolsets._json import JsonValue, copy_json
 from toolsets._results import error_result
 from toolsets._tool import Tool
@@ -51,6 +52,18 @@ OnToolError: TypeAlias = Callable[
 the result; otherwise the model is told the error."""
 
 T = TypeVar("T")
+
+_FUNCTION_TOOL_RUN = FunctionTool.run
+
+
+def _on_loop(tool: Tool) -> FunctionTool[..., Any] | None:
+    """``tool`` if it is a `FunctionTool` calling a plain function on the event loop (and
+    not of a subclass that overrides ``run``, which is run as usual)."""
+    if getattr(type(tool), "run", None) is not _FUNCTION_TOOL_RUN:
+        return None
+    function_tool: FunctionTool[..., Any] = tool  # type: ignore[assignment]
+    return function_tool if function_tool.runs_on_loop else None
+
 
 WAITING_FOR_CONFIRMATION: JsonValue = {"status": "waiting for the user's confirmation"}
 WAITING_FOR_CREDENTIAL: JsonValue = {"status": "waiting for the user's credentials"}
@@ -224,7 +237,17 @@ class Dispatcher:
         # The run, under the tool's deadline; on_tool_error sees what it raised.
         timeout = getattr(tool, "timeout", None) or self._default_timeout
         try:
-            result, timed_out = await with_deadline(tool.run(args, ctx), timeout)
+            on_loop = _on_loop(tool)
+            if on_loop is not None:
+                # A plain function on the loop cannot be interrupted: no cancel scope, which
+                # would cost more than such a call (any awaitable it returns gets one).
+                called = on_loop.run_on_loop(args, ctx)
+                if inspect.isawaitable(called):
+                    result, timed_out = await with_deadline(called, timeout)
+                else:
+                    result, timed_out = called, False
+            else:
+                result, timed_out = await with_deadline(tool.run(args, ctx), timeout)
         except anyio.get_cancelled_exc_class():
             ctx.cancellation.cancel("the run was cancelled")
             raise
