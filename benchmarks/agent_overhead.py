@@ -8,10 +8,16 @@ gates and callbacks, the tool call's cancel scope, recording events, applying ac
 Run: python benchmarks/agent_overhead.py [--messages N] [--calls K] [--repeats R] [--no-peer]
      [--instructions]
 
-Prints microseconds per tool call for three shapes of conversation:
+Prints microseconds per tool call for four shapes of conversation:
   sequential  K model turns of one call each, per user message (N messages)
   batched     one model turn with K concurrency-safe calls, per user message (N messages)
   long        one session growing to N/10*K calls (each message reads the session back)
+  async       as sequential, but the no-op tool is an async function
+
+The no-op tool is a plain function run on the event loop (``run_in_thread=False``), which
+cannot wait, so the loop calls it without a cancel scope; an async tool (like MCP and
+OpenAPI tools) may wait, so each of its calls runs in an anyio cancel scope armed with
+the tool's deadline at its first wait: the ``async`` row shows that cost.
 
 Columns, min and median over R repeats: ``total`` is the wall time per call of the loop
 running with the plain model and tool (nothing wraps them, so nothing perturbs it);
@@ -21,13 +27,14 @@ is ``total`` less those two. Replayed alone, the model and the tool run with war
 so they cost a little less than inside the loop: ``own`` errs on the high side. ``(gc)``
 is the garbage collector's time during the loop's run (median), nearly all of it
 ``own``: the loop's allocations are what set it off. Sessions are made before the clock
-starts. Timings on a small shared machine vary by a third from run to run: compare
+starts. Timings on this small shared machine vary by up to half from run to run: compare
 minima, and A/B by running the whole script several times.
 
 ``--instructions`` adds what the machine's noise cannot move: user-space instructions
 per tool call, counted by ``perf stat -e instructions:u`` around processes that each do
-one thing (the loop; the model's replay; the tool's calls) for N and for no messages, the
-difference divided by the calls (own = loop - model - tool).
+one thing, each less a process doing all but that (the loop: N messages, less none; the
+model's replay: recording and replaying, less recording; the tool's calls: contexts and
+calls, less the contexts), divided by the calls (own = loop - model - tool).
 
 The peer is pydantic-ai (``pydantic-ai-slim`` from PyPI, its ``FunctionModel`` test double
 and one no-op tool) in the same shapes, with N/10 messages. It runs as a subprocess in its
@@ -51,6 +58,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -58,7 +66,9 @@ from toolsets import FunctionCall, FunctionTool, ToolContext
 from toolsets.agent import LlmAgent, LlmRequest, Runner, ScriptedModel, Step
 
 TARGET_US = 100.0
-SHAPES = ("sequential", "batched", "long")
+SHAPES = ("sequential", "batched", "long", "async")
+PEER_SHAPES = {"sequential": "sequential", "batched": "batched", "long": "long"}
+"""Which of the peer's shapes each of ours is compared with (its no-op tool is async)."""
 PEERS_DIR = Path(os.environ.get("TOOLSETS_BENCH_PEERS", "/tmp/toolsets-bench-peers"))
 PEER_INSTALL_TIMEOUT = 600.0
 PEER_RUN_TIMEOUT = 300.0
@@ -80,6 +90,11 @@ class GcClock:
 
 def noop() -> None:
     """Do nothing."""
+    return None
+
+
+async def async_noop() -> None:
+    """Do nothing, asynchronously."""
     return None
 
 
@@ -118,10 +133,27 @@ class Sample:
         return self.total - self.model - self.tool
 
 
-def make_runner(model: ScriptedModel, calls: int) -> tuple[Runner, FunctionTool[[], None]]:
-    tool = FunctionTool(noop, read_only=True, run_in_thread=False)
+def make_runner(
+    model: ScriptedModel, calls: int, shape: str
+) -> tuple[Runner, FunctionTool[[], Any]]:
+    tool: FunctionTool[[], Any]
+    if shape == "async":
+        tool = FunctionTool(async_noop, name="noop", read_only=True)
+    else:
+        tool = FunctionTool(noop, read_only=True, run_in_thread=False)
     agent = LlmAgent("bench", model, tools=[tool], max_iterations=calls + 2)
     return Runner(agent), tool
+
+
+async def call_tool(tool: FunctionTool[[], Any], contexts: list[ToolContext]) -> None:
+    """A call of ``tool`` with each context, as the loop calls it: a plain function on the
+    loop directly (no coroutine), an async one through ``run``."""
+    if tool.runs_on_loop:
+        for ctx in contexts:
+            tool.run_on_loop({}, ctx)
+    else:
+        for ctx in contexts:
+            await tool.run({}, ctx)
 
 
 async def run_messages(runner: Runner, shape: str, messages: int) -> list[str]:
@@ -137,7 +169,7 @@ async def measure(shape: str, messages: int, calls: int) -> Sample:
 
     # The loop, with the plain model and tool.
     model = ScriptedModel(respond=respond, record=False)
-    runner, tool = make_runner(model, calls)
+    runner, tool = make_runner(model, calls, shape)
     session_ids = await run_messages(runner, shape, messages)
     clock = GcClock()
     gc.collect()  # each repeat starts from the same heap, not the last one's garbage
@@ -159,7 +191,7 @@ async def measure(shape: str, messages: int, calls: int) -> Sample:
     # The same model requests, recorded by a second run of the same script (the model
     # answers from the request alone, so the requests are the same), then replayed.
     recorder = ScriptedModel(respond=respond, record=True)
-    again, _ = make_runner(recorder, calls)
+    again, _ = make_runner(recorder, calls, shape)
     for session_id in await run_messages(again, shape, messages):
         async for _ in again.run(user_id="u", session_id=session_id, message="go"):
             pass
@@ -171,11 +203,11 @@ async def measure(shape: str, messages: int, calls: int) -> Sample:
             pass
     model_ns = time.perf_counter_ns() - start
 
-    # The same tool calls, each with its own context as in the loop.
+    # The same tool calls, each with its own context (made beforehand: the loop's own
+    # work), made as the loop makes them.
     contexts = [ToolContext() for _ in range(tool_calls)]
     start = time.perf_counter_ns()
-    for ctx in contexts:
-        await tool.run({}, ctx)
+    await call_tool(tool, contexts)
     tool_ns = time.perf_counter_ns() - start
 
     per_call = 1e-3 / tool_calls
@@ -188,7 +220,7 @@ async def count(part: str, shape: str, messages: int, calls: int) -> None:
     respond = batched(calls) if shape == "batched" else sequential(calls)
 
     async def run(model: ScriptedModel, count: int) -> Runner:
-        runner, _ = make_runner(model, calls)
+        runner, _ = make_runner(model, calls, shape)
         for session_id in await run_messages(runner, shape, count):
             async for _ in runner.run(user_id="u", session_id=session_id, message="go"):
                 pass
@@ -205,10 +237,11 @@ async def count(part: str, shape: str, messages: int, calls: int) -> None:
             for request in recorder.requests:
                 async for _ in replayed.generate(request):
                     pass
-    else:  # "tool"
-        _, tool = make_runner(ScriptedModel(respond=respond, record=False), calls)
-        for ctx in [ToolContext() for _ in range(messages * calls)]:
-            await tool.run({}, ctx)
+    else:  # "tool", or "contexts" (the contexts alone)
+        _, tool = make_runner(ScriptedModel(respond=respond, record=False), calls, shape)
+        contexts = [ToolContext() for _ in range(messages * calls)]
+        if part == "tool":
+            await call_tool(tool, contexts)
 
 
 INSTRUCTION_MESSAGES = 100
@@ -240,7 +273,7 @@ async def instructions(calls: int) -> dict[str, dict[str, float]] | str:
             per_call = 1.0 / (n * calls)
             loop = await counted("loop", shape, n) - await counted("loop", shape, 0)
             model = await counted("model", shape, n) - await counted("record", shape, n)
-            tool = await counted("tool", shape, n) - await counted("tool", shape, 0)
+            tool = await counted("tool", shape, n) - await counted("contexts", shape, n)
             results[shape] = {
                 "loop": loop * per_call,
                 "model": model * per_call,
@@ -439,8 +472,8 @@ def main() -> None:
             f"{statistics.median(s.tool for s in samples):>6.1f}"
             f"{own / TARGET_US:>10.2f}x"
         )
-        if shape in peer:
-            theirs = statistics.median(peer[shape])
+        if PEER_SHAPES.get(shape) in peer:
+            theirs = statistics.median(peer[PEER_SHAPES[shape]])
             row += f"{theirs:>8.0f}{theirs / total:>9.1f}x"
         print(row)
     print(peer_note)
