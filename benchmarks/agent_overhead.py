@@ -27,8 +27,10 @@ is ``total`` less those two. Replayed alone, the model and the tool run with war
 so they cost a little less than inside the loop: ``own`` errs on the high side. ``(gc)``
 is the garbage collector's time during the loop's run (median), nearly all of it
 ``own``: the loop's allocations are what set it off. Sessions are made before the clock
-starts. Timings on this small shared machine vary by up to half from run to run: compare
-minima, and A/B by running the whole script several times.
+starts. Timings on this small shared machine vary by up to half from run to run, and by
+twice in its slowest spells: compare minima, and A/B by running the whole script several
+times. The ``model`` column, a fixed piece of pure Python, doubles as a witness of the
+host's speed at the time: compare runs whose ``model`` figures agree.
 
 ``--instructions`` adds what the machine's noise cannot move: user-space instructions
 per tool call, counted by ``perf stat -e instructions:u`` around processes that each do
