@@ -221,9 +221,9 @@ async def count(part: str, shape: str, messages: int, calls: int) -> None:
     warm-up of two messages, which the run with no messages does too)."""
     respond = batched(calls) if shape == "batched" else sequential(calls)
 
-    async def run(model: ScriptedModel, count: int) -> Runner:
+    async def run(model: ScriptedModel, how_many: int) -> Runner:
         runner, _ = make_runner(model, calls, shape)
-        for session_id in await run_messages(runner, shape, count):
+        for session_id in await run_messages(runner, shape, how_many):
             async for _ in runner.run(user_id="u", session_id=session_id, message="go"):
                 pass
         return runner

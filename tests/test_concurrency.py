@@ -58,6 +58,15 @@ async def test_gather_of_nothing_is_empty() -> None:
 # --- with_deadline -------------------------------------------------------------------------
 
 
+async def hang_until_cancelled(cleaned_up: anyio.Event) -> int:
+    """Never returns; sets ``cleaned_up`` on the way out."""
+    try:
+        await anyio.sleep_forever()
+    finally:
+        cleaned_up.set()
+    return 0  # pragma: no cover
+
+
 async def test_a_call_that_never_waits_returns_its_result_without_a_deadline() -> None:
     async def at_once() -> int:
         return 7
@@ -68,15 +77,8 @@ async def test_a_call_that_never_waits_returns_its_result_without_a_deadline() -
 async def test_a_call_that_waits_past_its_deadline_is_cancelled() -> None:
     cleaned_up = anyio.Event()
 
-    async def hang() -> int:
-        try:
-            await anyio.sleep_forever()
-        finally:
-            cleaned_up.set()
-        return 0  # pragma: no cover
-
     with anyio.fail_after(5):
-        assert await with_deadline(hang(), 0.05) == (None, True)
+        assert await with_deadline(hang_until_cancelled(cleaned_up), 0.05) == (None, True)
     assert cleaned_up.is_set()
 
 
@@ -156,15 +158,9 @@ async def test_cancelling_the_caller_cancels_the_call_and_is_not_a_timeout() -> 
     cleaned_up = anyio.Event()
     outcome: list[object] = []
 
-    async def hang() -> int:
-        try:
-            await anyio.sleep_forever()
-        finally:
-            cleaned_up.set()
-        return 0  # pragma: no cover
-
     async def caller() -> None:
-        outcome.append(await with_deadline(hang(), 30))  # pragma: no cover
+        result = await with_deadline(hang_until_cancelled(cleaned_up), 30)
+        outcome.append(result)  # pragma: no cover
 
     with anyio.fail_after(5):
         with anyio.move_on_after(0.05) as scope:
