@@ -102,3 +102,11 @@ async def test_a_task_still_running_at_the_calls_timeout_is_cancelled_on_the_ser
             await run(toolset, "finish", {"seconds": 30})
         tasks = await toolset.list_tasks()
     assert [task.status for task in tasks] == ["cancelled"]
+
+
+async def test_a_server_that_answers_a_task_augmented_call_plainly_gives_its_result() -> None:
+    async with task_toolset() as toolset:
+        result = await run(toolset, "ignore", {})
+        tasks = await toolset.list_tasks()
+    assert result == "ignored the task"
+    assert tasks == []

@@ -132,6 +132,8 @@ class _Follower:
 
     async def run(self) -> mt.CallToolResult:
         task = await self._create()
+        if isinstance(task, mt.CallToolResult):
+            return task
         try:
             result = await self._follow(task)
             self.finished = True
@@ -140,7 +142,9 @@ class _Follower:
             if not self.finished:
                 await self._cancel()
 
-    async def _create(self) -> mt.Task:
+    async def _create(self) -> mt.Task | mt.CallToolResult:
+        """The task, or the result itself from a server that ran the call plainly (as
+        the spec has servers do with a task they do not support)."""
         call = self.call
         ttl = math.ceil((call.timeout + TTL_MARGIN) * 1000)
         request = mt.CallToolRequest(
@@ -151,6 +155,7 @@ class _Follower:
                 _meta=call.meta,
             )
         )
+        created: mt.CreateTaskResult | mt.CallToolResult
         try:
             created = await self.client.session.send_request(
                 request, mt.CreateTaskResult, request_read_timeout_seconds=self.backstop
@@ -161,6 +166,8 @@ class _Follower:
             # creation fails that check only for its missing content, and the error
             # carries the answer.
             created = _created_task(exc, call.name)
+        if isinstance(created, mt.CallToolResult):
+            return created
         self.task = created.task
         logger.debug("MCP tool %r runs as task %s", call.name, created.task.task_id)
         return created.task
@@ -297,16 +304,21 @@ async def list_tasks_page(client: Client, cursor: str | None) -> mt.ListTasksRes
     return await client.session.send_request(mt.ListTasksRequest(params=params), mt.ListTasksResult)
 
 
-def _created_task(error: ValidationError, name: str) -> mt.CreateTaskResult:
+def _created_task(error: ValidationError, name: str) -> mt.CreateTaskResult | mt.CallToolResult:
     for detail in error.errors():
         answer = detail.get("input")
-        if isinstance(answer, Mapping) and "task" in answer:
-            try:
+        if not isinstance(answer, Mapping):
+            continue
+        try:
+            if "task" in answer:
                 return mt.CreateTaskResult.model_validate(answer, by_name=False)
-            except ValidationError:
-                break
+            if "content" in answer:  # a plain result
+                return mt.CallToolResult.model_validate(answer, by_name=False)
+        except ValidationError:
+            break
     raise ToolCallError(
-        f"the answer to the task-augmented call of {name!r} is not a task", tool_name=name
+        f"the answer to the task-augmented call of {name!r} is neither a task nor a result",
+        tool_name=name,
     ) from error
 
 
