@@ -12,7 +12,7 @@ import anyio
 import pytest
 from tests.mcp_helpers import ROOT, stdio_toolset
 
-from toolsets import JsonValue, ToolCallError, ToolContext
+from toolsets import ConnectionError, JsonValue, ToolCallError, ToolContext
 from toolsets.mcp import McpToolset, Stdio
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +110,14 @@ async def test_a_server_that_answers_a_task_augmented_call_plainly_gives_its_res
         tasks = await toolset.list_tasks()
     assert result == "ignored the task"
     assert tasks == []
+
+
+async def test_a_server_that_dies_while_its_task_runs_fails_the_call_with_a_connection_error() -> (
+    None
+):
+    async with task_toolset() as toolset:
+        with pytest.raises(ConnectionError) as caught:
+            await run(toolset, "die", {})
+        # The next call starts the server again.
+        assert await run(toolset, "finish", {"seconds": 0}) == "finished "
+    assert caught.value.target == toolset.transport.target
