@@ -158,7 +158,9 @@ class McpToolset(BaseToolset):
     the caller's task group) and reopens after the server crashed or forgot the session.
     Tools are listed once, page by page, and listed again when the server says they
     changed. Every wait is bounded: ``connect_timeout`` for starting the server and the
-    handshake, ``timeout`` for each call (and each listing).
+    handshake, ``timeout`` for each call (and each listing). A tool the server runs only
+    as a task (``execution.taskSupport: "required"``) is called as one, within the same
+    ``timeout``, and is not offered by a server that does not accept tasks.
 
     Args:
         transport: `Stdio` or `StreamableHttp`.
