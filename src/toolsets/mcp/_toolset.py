@@ -477,23 +477,25 @@ class McpToolset(BaseToolset):
         if task is None:
             task = self._task_support.get(name) == "required"
         if task:
-            call = self._task_call(name, args, request_meta, bound, report)
-
-            async def request(client: Client) -> mt.CallToolResult:
-                return await call_as_task(client, call)
-        else:
-
-            async def request(client: Client) -> mt.CallToolResult:
-                return await client.call_tool(
-                    name,
-                    args,
-                    read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
-                    progress_callback=on_progress if report is not None else None,
-                    meta=request_meta,
-                )
-
+            as_task = functools.partial(
+                call_as_task, call=self._task_call(name, args, request_meta, bound, report)
+            )
+            task_result: mt.CallToolResult = await self._request(
+                ctx, f"the call to {name!r}", as_task, bound, tool_name=name
+            )
+            return task_result
         result: mt.CallToolResult = await self._request(
-            ctx, f"the call to {name!r}", request, bound, tool_name=name
+            ctx,
+            f"the call to {name!r}",
+            lambda client: client.call_tool(
+                name,
+                args,
+                read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
+                progress_callback=on_progress if report is not None else None,
+                meta=request_meta,
+            ),
+            bound,
+            tool_name=name,
         )
         return result
 
