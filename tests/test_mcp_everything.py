@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from tests.mcp_helpers import ROOT, free_port
 
@@ -127,10 +128,10 @@ async def test_without_client_features_the_basic_tools_are_offered(
 async def test_every_tool_of_the_reference_server_can_be_called(
     transport: str, everything_http: str
 ) -> None:
-    progress: list[float] = []
+    progress: dict[str, list[float]] = {}
 
     async def on_progress(tool: str, done: float, total: float | None, message: str | None) -> None:
-        progress.append(done)
+        progress.setdefault(tool, []).append(done)
 
     async with everything_toolset(
         transport, everything_http, features=True, progress=on_progress
@@ -141,13 +142,10 @@ async def test_every_tool_of_the_reference_server_can_be_called(
         for name, tool in sorted(tools.items()):
             results[name] = await tool.run(ARGUMENTS.get(name, {}), ToolContext())
 
-    # One answer is an error by design: MCP's experimental task augmentation, which that
-    # tool requires, is not implemented yet.
-    expected_errors = {"simulate-research-query"}
     for name, result in results.items():
-        is_error = isinstance(result, Mapping) and "error" in result
-        assert is_error == (name in expected_errors), (name, result)
-    assert "task augmentation" in results["simulate-research-query"]["error"]
+        assert not (isinstance(result, Mapping) and "error" in result), (name, result)
+    # A task-augmented call (the tool requires it), followed to its end.
+    assert "# Research Report: tides" in results["simulate-research-query"]
     # URL elicitations (a page the user must open) are declined, and the server says so.
     assert "declined" in str(results["trigger-url-elicitation"])
     assert "hello" in str(results["echo"])
@@ -164,4 +162,84 @@ async def test_every_tool_of_the_reference_server_can_be_called(
         if b["type"] in ("resource", "resource_link")
     ]
     assert gz, results["gzip-file-as-resource"]
-    assert progress == [1.0, 2.0]
+    assert progress.pop("trigger-long-running-operation") == [1.0, 2.0]
+    # The research task's status updates, counted.
+    updates = progress.pop("simulate-research-query")
+    assert updates == [float(n) for n in range(1, len(updates) + 1)]
+    assert not progress
+
+
+RESEARCH = "simulate-research-query"
+
+
+async def test_a_tool_that_requires_a_task_runs_as_one_and_reports_its_stages_as_progress(
+    everything_http: str,
+) -> None:
+    updates: list[tuple[str, float, str | None]] = []
+
+    async def on_progress(tool: str, done: float, total: float | None, message: str | None) -> None:
+        updates.append((tool, done, message))
+
+    toolset = everything_toolset("http", everything_http, features=False, progress=on_progress)
+    async with toolset:
+        research = await toolset.get_tool(RESEARCH)
+        with anyio.fail_after(30):
+            report = await research.run({"topic": "tides"}, ToolContext())
+    assert isinstance(report, str)
+    assert report.startswith("# Research Report: tides")
+    assert {tool for tool, _, _ in updates} == {RESEARCH}
+    assert [done for _, done, _ in updates] == [float(n) for n in range(1, len(updates) + 1)]
+    assert updates[0][2] == "Gathering sources..."
+    assert updates[-1][2] == "Generating report..."
+
+
+async def test_a_task_that_needs_the_users_input_asks_through_the_elicitation_handler(
+    everything_http: str,
+) -> None:
+    asked: list[str] = []
+
+    async def answer(message: str, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        asked.append(message)
+        return {"interpretation": "historical"}
+
+    async with McpToolset(StreamableHttp(url=everything_http), elicitation=answer) as toolset:
+        research = await toolset.get_tool(RESEARCH)
+        with anyio.fail_after(30):
+            report = await research.run({"topic": "tides", "ambiguous": True}, ToolContext())
+    assert len(asked) == 1
+    assert isinstance(report, str)
+    assert report.startswith("# Research Report: tides (historical)")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_cancelling_a_task_augmented_call_cancels_the_task_on_the_server(
+    transport: str, everything_http: str
+) -> None:
+    created = anyio.Event()
+
+    async def on_progress(tool: str, done: float, total: float | None, message: str | None) -> None:
+        created.set()
+
+    toolset = everything_toolset(transport, everything_http, features=False, progress=on_progress)
+    async with toolset:
+        research = await toolset.get_tool(RESEARCH)
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(research.run, {"topic": "tides"}, ToolContext())
+                await created.wait()
+                tg.cancel_scope.cancel()
+            tasks = await toolset.list_tasks()
+    assert [task.status for task in tasks] == ["cancelled"]
+
+
+async def test_a_task_augmented_call_past_its_timeout_cancels_the_task(
+    everything_http: str,
+) -> None:
+    toolset = everything_toolset("http", everything_http, features=False, timeout=1.5)
+    async with toolset:
+        research = await toolset.get_tool(RESEARCH)
+        with anyio.fail_after(20):
+            with pytest.raises(TimeoutError):
+                await research.run({"topic": "tides"}, ToolContext())
+            tasks = await toolset.list_tasks()
+    assert [task.status for task in tasks] == ["cancelled"]

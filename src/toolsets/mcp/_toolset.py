@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -41,6 +42,13 @@ from toolsets.mcp._connection import (
     seconds,
 )
 from toolsets.mcp._convert import convert_result
+from toolsets.mcp._tasks import (
+    TaskCall,
+    call_as_task,
+    list_tasks_page,
+    server_runs_tool_tasks,
+    task_support,
+)
 from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
 
 __all__ = [
@@ -150,7 +158,9 @@ class McpToolset(BaseToolset):
     the caller's task group) and reopens after the server crashed or forgot the session.
     Tools are listed once, page by page, and listed again when the server says they
     changed. Every wait is bounded: ``connect_timeout`` for starting the server and the
-    handshake, ``timeout`` for each call (and each listing).
+    handshake, ``timeout`` for each call (and each listing). A tool the server runs only
+    as a task (``execution.taskSupport: "required"``) is called as one, within the same
+    ``timeout``, and is not offered by a server that does not accept tasks.
 
     Args:
         transport: `Stdio` or `StreamableHttp`.
@@ -231,6 +241,8 @@ class McpToolset(BaseToolset):
         self._entered = 0
         self._entered_by: int | None = None
         self._extra_tools = _access_tools(self, resources_as_tools, prompts_as_tools)
+        # Per MCP tool name, how its listing says it may be called (tasks or not).
+        self._task_support: dict[str, str] = {}
         self._per_call_headers = (
             isinstance(transport, StreamableHttp) and transport.header_provider is not None
         )
@@ -405,12 +417,26 @@ class McpToolset(BaseToolset):
         listed: list[mt.Tool] = await self._all_pages(ctx, "tools")
         tools: list[Tool] = []
         taken: set[str] = set()
+        client = host.connection.client if host.connection is not None else None
+        runs_tasks = client is not None and server_runs_tool_tasks(client)
+        unusable: list[str] = []
         for tool in listed:
+            support = self._task_support[tool.name] = task_support(tool)
+            if support == "required" and not runs_tasks:
+                unusable.append(tool.name)
+                continue
             name = _legal_name(tool.name, taken)
             if name != tool.name:
                 logger.warning("MCP tool %r of %s is offered as %r", tool.name, self.name, name)
             taken.add(name)
             tools.append(McpTool(self, tool, name=name))
+        if unusable:
+            logger.info(
+                "MCP tools of %s not offered: %s (they can only be called as tasks, which "
+                "the server does not accept)",
+                self.name,
+                ", ".join(repr(name) for name in unusable),
+            )
         for extra in self._extra_tools:
             tools.append(extra if extra.name not in taken else _renamed(extra, taken))
             taken.add(tools[-1].name)
@@ -427,8 +453,12 @@ class McpToolset(BaseToolset):
         timeout: float | None = None,  # noqa: ASYNC109 - bounds the request, see _request
         progress: ProgressHandler | None = None,
         meta: Mapping[str, Any] | None = None,
+        task: bool | None = None,
     ) -> mt.CallToolResult:
         """Call a tool by its MCP name and return the server's raw result.
+
+        A tool listed as requiring task augmentation is called as a task (see the
+        README); ``task`` forces the choice (None: as the tool's listing says).
 
         Raises:
             ConnectionError: the server cannot be reached, or went away during the call.
@@ -444,6 +474,16 @@ class McpToolset(BaseToolset):
 
         args = dict(arguments or {})
         request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
+        if task is None:
+            task = self._task_support.get(name) == "required"
+        if task:
+            as_task = functools.partial(
+                call_as_task, call=self._task_call(name, args, request_meta, bound, report)
+            )
+            task_result: mt.CallToolResult = await self._request(
+                ctx, f"the call to {name!r}", as_task, bound, tool_name=name
+            )
+            return task_result
         result: mt.CallToolResult = await self._request(
             ctx,
             f"the call to {name!r}",
@@ -458,6 +498,50 @@ class McpToolset(BaseToolset):
             tool_name=name,
         )
         return result
+
+    def _task_call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        meta: mt.RequestParamsMeta | None,
+        bound: float,
+        report: ProgressHandler | None,
+    ) -> TaskCall:
+        """A task-augmented call; the task's status changes go to ``report`` (progress
+        counts them, the status message is the message)."""
+        updates = 0
+
+        async def on_status(task: mt.Task) -> None:
+            nonlocal updates
+            updates += 1
+            if report is not None:
+                await report(name, float(updates), None, task.status_message or task.status)
+
+        return TaskCall(
+            name=name,
+            arguments=args,
+            meta=meta,
+            timeout=bound,
+            server=self.name,
+            answers_input=any(
+                key in self._client_kwargs for key in ("elicitation_callback", "sampling_callback")
+            ),
+            on_status=on_status,
+        )
+
+    async def list_tasks(self, ctx: ToolContext | None = None) -> list[mt.Task]:
+        """The tasks the server keeps for this session (all pages of ``tasks/list``):
+        those of task-augmented calls, with their status."""
+        tasks: list[mt.Task] = []
+        cursor: str | None = None
+        while True:
+            page: mt.ListTasksResult = await self._request(
+                ctx, "tasks/list", functools.partial(list_tasks_page, cursor=cursor), self.timeout
+            )
+            tasks.extend(page.tasks)
+            cursor = page.next_cursor
+            if not cursor:
+                return tasks
 
     async def get_tool(self, name: str, ctx: ToolContext | None = None) -> Tool:
         tools = await self.list_tools(ctx)
