@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import ssl
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -20,6 +21,7 @@ import httpx2
 from toolsets._context import ToolContext
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
 from toolsets._toolset import BaseToolset
+from toolsets.openapi._clients import LoopClients
 from toolsets.openapi._document import Document, Resolver, file_uri, join_pointer, parse_text
 from toolsets.openapi._model import Operation
 from toolsets.openapi._names import tool_names
@@ -70,13 +72,14 @@ class _Loaded:
         self.oauth = OAuth(self.http)
 
     async def http(self) -> httpx2.AsyncClient:
-        """The toolset's client, made off the event loop the first time."""
+        """The client to send with from the running event loop."""
         return await self.toolset._http()
 
     @property
     def client(self) -> httpx2.AsyncClient:
-        """The toolset's client, made here if it was not yet."""
-        return self.toolset.client
+        """The client requests are built with (its timeouts and default headers); every
+        loop's client has the same."""
+        return self.toolset._template()
 
     def follow(self, schema: Mapping[str, Any], base: str = "") -> Mapping[str, Any]:
         """``schema`` (in the document at ``base``, by default the spec's own) with its
@@ -107,8 +110,11 @@ class OpenApiToolset(BaseToolset):
             An operation none of whose alternatives can be met asks for the missing
             credential through the agent's auth flow (its tool's ``auth_config``).
         confirm: When calls need the user's approval (see `ConfirmPolicy`).
-        client: The HTTP client to send with (yours to close); by default the toolset
-            makes one, pooled, closed by `shutdown`.
+        client: The HTTP client to send with (yours to close; it is used as it is from
+            every event loop, so its pooled connections only work in the loop that
+            opened them: for calls from several event loops, let the toolset make its
+            clients). By default the toolset makes one pooled client per event loop,
+            closed when that loop ends or by `shutdown`.
         timeout: Seconds for each request phase, with the default client.
         max_response_bytes: Responses are cut beyond this size.
         spec_url: The URL relative references are resolved against, for a spec given as
@@ -144,6 +150,9 @@ class OpenApiToolset(BaseToolset):
         """The confirmation policy."""
         self._own_client = client is None
         self._client = client
+        """The client given, if one was."""
+        self._clients = LoopClients(self._new_client)
+        self._prototype: httpx2.AsyncClient | None = None
         self._timeout = timeout
         self._max_response_bytes = max_response_bytes
         self._spec_url = spec_url
@@ -153,7 +162,6 @@ class OpenApiToolset(BaseToolset):
             )
         self._validate_responses: Literal["warn", "error"] | None = validate_responses
         self._lock = anyio.Lock()
-        self._client_lock = anyio.Lock()
         self._loaded: _Loaded | None = None
         self._tools: tuple[RestApiTool, ...] = ()
 
@@ -199,36 +207,46 @@ class OpenApiToolset(BaseToolset):
         return self._loaded.spec.problems if self._loaded is not None else ()
 
     async def shutdown(self) -> None:
-        """Close the default HTTP client (a given one is left open). Idempotent."""
+        """Close the HTTP clients the toolset made, those of every event loop, from any
+        loop or thread (a given client is left open). Idempotent."""
         if self._own_client:
             if self._loaded is not None:
                 self._loaded.shut_down = True
             self._loaded = None
             self._tools = ()
-            if self._client is not None:
-                client, self._client = self._client, None
-                await client.aclose()
+            await self._clients.aclose()
 
     # --- loading --------------------------------------------------------------------
 
     @property
     def client(self) -> httpx2.AsyncClient:
-        """The HTTP client the tools send with."""
-        if self._client is None:
-            self._client = self._new_client()
-        return self._client
+        """The HTTP client the tools send with from the running event loop (the one given,
+        or this loop's own, made now if needed)."""
+        if self._client is not None:
+            return self._client
+        return self._clients.current()
 
     async def _http(self) -> httpx2.AsyncClient:
-        """`client`, made in a worker thread the first time (loading certificates takes
+        """`client`, made off the event loop the first time (loading certificates takes
         a while: the event loop does not wait, and neither does loading the spec)."""
-        if self._client is None:
-            async with self._client_lock:
-                if self._client is None:
-                    self._client = await anyio.to_thread.run_sync(self._new_client)
-        return self._client
+        if self._client is not None:
+            return self._client
+        return await self._clients.get()
 
-    def _new_client(self) -> httpx2.AsyncClient:
+    def _template(self) -> httpx2.AsyncClient:
+        """A client to build requests with: the one given, or one like every loop's
+        (it never sends, so it belongs to no loop and holds nothing to close)."""
+        if self._client is not None:
+            return self._client
+        if self._prototype is None:
+            self._prototype = self._new_client(None)
+        return self._prototype
+
+    def _new_client(self, tls: ssl.SSLContext | None) -> httpx2.AsyncClient:
+        """A client that verifies certificates with ``tls``; None only for the template,
+        which never connects (so loads no certificates)."""
         return httpx2.AsyncClient(
+            verify=tls if tls is not None else False,
             timeout=self._timeout,
             follow_redirects=False,
             trust_env=False,
