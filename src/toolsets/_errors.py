@@ -25,6 +25,7 @@ the one boundary where they are met, with ``raise ... from exc``.
 from __future__ import annotations
 
 import builtins
+import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -37,7 +38,19 @@ __all__ = [
     "ToolDefinitionError",
     "ToolNotFoundError",
     "ToolsetError",
+    "close_names",
 ]
+
+_MAX_COMPARED = 200
+"""Names longer than this are not compared (difflib's cost grows with the product of
+the lengths, and no real name is that long)."""
+
+
+def close_names(name: str, names: Iterable[str], limit: int = 3) -> list[str]:
+    """The few names most like ``name`` (closest first): for "did you mean" hints."""
+    if len(name) > _MAX_COMPARED:
+        return []
+    return difflib.get_close_matches(name, list(names), n=limit, cutoff=0.6)
 
 
 class ToolsetError(Exception):

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
-from toolsets._errors import ConnectionError, ToolCallError
+from toolsets._errors import ConnectionError, ToolCallError, close_names
 from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
@@ -175,12 +175,28 @@ class RestApiTool(BaseTool):
         return ready, requirement, fetched
 
     def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """What is wrong with ``args``: each field's path and problem."""
+        received: object = args  # typed as a Mapping, but it is whatever the model sent
+        if not isinstance(received, Mapping):
+            return [("", f"expected a JSON object, got {type(received).__name__}")]
+        problems: list[tuple[str, str]] = []
+        taken = self._schema.arguments
+        if not self._schema.extra_to_body and any(key not in taken for key in args):
+            # One problem per unknown name (the schema's additionalProperties: false would
+            # give one for them all, naming no field); the rest is checked as usual.
+            for key in args:
+                if key not in taken:
+                    near = close_names(str(key), taken)
+                    hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+                    problems.append((str(key), f"this tool takes no such argument{hint}"))
+            args = {key: value for key, value in args.items() if key in taken}
         if self._validator is None:  # compiled on first call: most tools are never called
             self._validator = Draft202012Validator(self._schema.parameters)
-        return [
+        problems.extend(
             (".".join(str(p) for p in error.absolute_path), error.message)
             for error in sorted(self._validator.iter_errors(args), key=lambda e: e.path)
-        ]
+        )
+        return problems
 
     def build_request(
         self,
@@ -223,6 +239,9 @@ class RestApiTool(BaseTool):
                 headers[param.name] = header_value(param, value)
             else:
                 cookies.extend(cookie_pairs(param, value))
+        if self._schema.extra_to_body:  # what the body takes besides its properties
+            taken = self._schema.arguments
+            lifted.update((key, value) for key, value in args.items() if key not in taken)
         content: bytes | None = None
         media = self._schema.media_type
         if media is not None:
