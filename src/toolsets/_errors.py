@@ -73,7 +73,9 @@ class ToolDefinitionError(ToolsetError):
     """A tool or toolset is defined in a way that cannot work.
 
     Raised when a tool is built (an unsupported parameter, a duplicate name in one
-    toolset), never while the model is calling it.
+    toolset); or, for what only a call needs, when it is called (an OpenAPI tool whose
+    server URL is relative, with nothing to resolve it against): the operator's to fix,
+    never the model's.
     """
 
     def __init__(self, message: str, *, tool_name: str | None = None) -> None:

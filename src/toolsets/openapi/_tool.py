@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
-from toolsets._errors import ConnectionError, ToolCallError, close_names
+from toolsets._errors import ConnectionError, ToolCallError, ToolDefinitionError, close_names
 from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
@@ -64,7 +64,7 @@ class RestApiTool(BaseTool):
         schema: OperationSchema,
         loaded: _Loaded,
         *,
-        base_url: str,
+        base_url: str | None,
         confirm: ConfirmPolicy,
     ) -> None:
         method = operation.method
@@ -90,7 +90,8 @@ class RestApiTool(BaseTool):
         """The operation this tool calls."""
         self._schema = schema
         self._loaded = loaded
-        self._base_url = base_url
+        self._base_url = base_url or ""
+        """Where requests go (``""``: nowhere known; a call raises)."""
         by_place: dict[tuple[str, str], Parameter] = {
             (p.location, p.name): p for p in operation.parameters
         }
@@ -113,6 +114,7 @@ class RestApiTool(BaseTool):
         return policy == "always"
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        self._check_base()
         problems = self._check(args)
         if problems:
             return invalid_arguments_result(problems)
@@ -208,6 +210,7 @@ class RestApiTool(BaseTool):
         """The request for ``args`` (already checked), with ``credentials`` for
         ``requirement`` (by default: the toolset's given keys and tokens, for the first
         alternative they meet; tokens still to be fetched are not included)."""
+        self._check_base()
         op = self.operation
         if credentials is None:
             credentials = {
@@ -273,6 +276,24 @@ class RestApiTool(BaseTool):
         # GitHub's among them, refuse requests without one) apply.
         return self._loaded.client.build_request(
             op.method.upper(), url, headers=headers, content=content
+        )
+
+    def _check_base(self) -> None:
+        """Raise, naming what to pass, when the spec's server URL could not be made
+        absolute (the tool can be listed and inspected, but not called)."""
+        if self._base_url:
+            return
+        servers = self.operation.servers
+        where = (
+            f"its server URL {servers[0].url!r} is relative"
+            if servers
+            else "the spec names no server"
+        )
+        raise ToolDefinitionError(
+            f"{self.name}: {where} and the spec was not loaded from an http(s) URL to "
+            "resolve it against: pass base_url= (the API's URL) or spec_url= (the "
+            "spec's) to OpenApiToolset",
+            tool_name=self.name,
         )
 
     async def _client(self) -> httpx2.AsyncClient:

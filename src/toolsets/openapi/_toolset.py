@@ -23,13 +23,13 @@ from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
 from toolsets._toolset import BaseToolset
 from toolsets.openapi._clients import LoopClients
 from toolsets.openapi._document import Document, Resolver, file_uri, join_pointer, parse_text
-from toolsets.openapi._model import Operation
+from toolsets.openapi._model import Operation, Server
 from toolsets.openapi._names import tool_names
 from toolsets.openapi._oauth import ClientCredentials, OAuth
 from toolsets.openapi._operations import Spec, read_spec
 from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._schema import SchemaBuilder
-from toolsets.openapi._security import Credentials, origin
+from toolsets.openapi._security import Credentials
 
 if TYPE_CHECKING:
     from toolsets.openapi._tool import RestApiTool
@@ -352,29 +352,21 @@ class OpenApiToolset(BaseToolset):
         )
         return loaded, tools
 
-    def _resolve_base(self, op: Operation, doc_uri: str) -> str:
+    def _resolve_base(self, op: Operation, doc_uri: str) -> str | None:
+        """Where ``op`` is sent: ``base_url``, else its first server, a relative one (no
+        servers means ``/``) resolved against the spec's own http(s) URL; None when there
+        is nothing to resolve it against (the tool is listed all the same, and a call
+        says to pass ``base_url=``)."""
         if self._base_url is not None:
             return self._base_url.rstrip("/")
-        if not op.servers:
-            base = doc_uri if doc_uri.startswith(("http://", "https://")) else ""
-            if not base:
-                raise SpecError(
-                    "no servers in the spec and no base_url given: where is the API?",
-                    pointer=op.pointer,
-                )
-            return origin(base)
-        server = op.servers[0]
+        server = op.servers[0] if op.servers else Server(url="/")
         url = server.url
         for name, variable in server.variables.items():
             value = self._server_variables.get(name, variable.get("default", ""))
             url = url.replace(f"{{{name}}}", quote(str(value), safe=":/.-_~"))
         if not urlsplit(url).scheme:
             if not doc_uri.startswith(("http://", "https://")):
-                raise SpecError(
-                    f"the server URL {server.url!r} is relative and the spec has no URL to "
-                    "resolve it against: pass base_url=",
-                    pointer=op.pointer,
-                )
+                return None
             url = urljoin(doc_uri, url)
         return url.rstrip("/")
 
