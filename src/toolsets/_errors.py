@@ -7,7 +7,8 @@ configured. Each carries the offending thing as an attribute, so callers (and te
 branch on data, not on message text::
 
     ToolsetError
-    ├── ToolDefinitionError        a tool or toolset is defined wrongly (.tool_name)
+    ├── ToolDefinitionError        a tool or toolset is defined wrongly (.tool_name,
+    │                              .field)
     ├── ToolNotFoundError          no tool of that name (.name, .available)
     ├── SpecError                  a spec document is broken (.pointer)
     ├── ConnectionError            a tool server cannot be reached (.target); also a
@@ -78,10 +79,15 @@ class ToolDefinitionError(ToolsetError):
     never the model's.
     """
 
-    def __init__(self, message: str, *, tool_name: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, tool_name: str | None = None, field: str | None = None
+    ) -> None:
         super().__init__(message)
         self.tool_name = tool_name
         """The tool the problem is about, when there is one."""
+        self.field = field
+        """The option (or its entry) that is wrong, when one is, e.g.
+        ``"headers['X-Key']"``."""
 
 
 class ToolNotFoundError(ToolsetError):

@@ -272,6 +272,13 @@ class RestApiTool(BaseTool):
                 )
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
+        if self._loaded.headers:  # the toolset's fixed headers, unless the call set one
+            own = {name.lower() for name in headers}
+            headers.update(
+                (name, value)
+                for name, value in self._loaded.headers.items()
+                if name.lower() not in own
+            )
         # Built by the client: its timeouts and default headers (User-Agent: some APIs,
         # GitHub's among them, refuse requests without one) apply.
         return self._loaded.client.build_request(
@@ -351,6 +358,8 @@ class RestApiTool(BaseTool):
         headers.pop("host", None)
         if origin(url) != first:  # credentials never follow to another origin
             url = strip_credentials(url, self.operation, self._loaded.spec, headers)
+            fixed = {name.lower() for name in self._loaded.headers}  # nor do headers=
+            headers = {name: value for name, value in headers.items() if name.lower() not in fixed}
         return self._loaded.client.build_request(method, url, headers=headers, content=content)
 
     async def _checked(self, status: int, content_type: str, value: JsonValue) -> JsonValue:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import re
 import ssl
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
@@ -18,6 +19,7 @@ import anyio.from_thread
 import anyio.to_thread
 import httpx2
 
+from toolsets._auth import MASK
 from toolsets._context import ToolContext
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
 from toolsets._toolset import BaseToolset
@@ -51,6 +53,59 @@ ConfirmPolicy: TypeAlias = (
 SpecSource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A spec: a path, an http(s) URL, JSON or YAML text, or the parsed document."""
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header name: an RFC 9110 token."""
+_HEADER_VALUE = re.compile(r"(?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?")
+"""A header value we send: visible ASCII, spaces and tabs inside only."""
+_FRAMING_HEADERS = frozenset(("content-length", "transfer-encoding"))
+
+
+class _Headers(Mapping[str, str]):
+    """The ``headers=`` given: a read-only mapping whose repr names them but hides every
+    value (any of them may be a secret)."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._headers = dict(headers)
+
+    def __getitem__(self, name: str) -> str:
+        return self._headers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._headers)
+
+    def __len__(self) -> int:
+        return len(self._headers)
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{name!r}: {MASK!r}" for name in self._headers) + "}"
+
+
+def _checked_headers(headers: Mapping[str, str] | None) -> _Headers:
+    """``headers`` if each can be sent as it is; the error names the header, never its
+    value (which may be a token)."""
+    for name, value in (headers or {}).items():
+        field = f"headers[{name!r}]"
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise ToolDefinitionError(
+                f"{field}: a header name is letters, digits and !#$%&'*+-.^_`|~ only",
+                field=field,
+            )
+        if name.lower() in _FRAMING_HEADERS:
+            raise ToolDefinitionError(
+                f"{field}: the HTTP client sets this header itself", field=field
+            )
+        if not isinstance(value, str):
+            raise ToolDefinitionError(
+                f"{field}: the value must be a string, not {type(value).__name__}", field=field
+            )
+        if not _HEADER_VALUE.fullmatch(value):
+            raise ToolDefinitionError(
+                f"{field}: the value must be printable ASCII with no line break, control "
+                "character or leading or trailing space (the value is not shown)",
+                field=field,
+            )
+    return _Headers(headers or {})
+
 
 @dataclass(eq=False)
 class _Loaded:
@@ -61,6 +116,8 @@ class _Loaded:
     toolset: OpenApiToolset
     """Whose client the tools send with."""
     credentials: Credentials
+    headers: Mapping[str, str]
+    """Sent with every request to the API (not to another origin it redirects to)."""
     max_response_bytes: int
     check_responses: Literal["warn", "error"] | None
     responses: ResponseChecker
@@ -122,6 +179,16 @@ class OpenApiToolset(BaseToolset):
         validate_responses: Check each successful JSON response against the schema the
             operation declares for it: ``"warn"`` logs what does not match, ``"error"``
             also gives the model an error (with the body and what is wrong) instead.
+        headers: Headers sent with every request to the API, e.g. a token for a spec
+            that defines no security scheme (``{"Authorization": "Bearer ..."}``). Like
+            credentials, they go to the API's origin only (never to another origin a
+            redirect leads to, nor to token endpoints) and their values are never shown
+            in reprs or errors. A header the call sets itself (a header parameter the
+            model gave, a security scheme's credential) takes precedence.
+
+    Raises:
+        ToolDefinitionError: an option cannot work (``.field`` names it), e.g. a header
+            value with a line break.
     """
 
     def __init__(
@@ -137,6 +204,7 @@ class OpenApiToolset(BaseToolset):
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         spec_url: str | None = None,
         validate_responses: Literal["warn", "error"] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         if confirm not in ("never", "writes", "destructive", "always") and not callable(confirm):
             raise ToolDefinitionError(
@@ -146,6 +214,7 @@ class OpenApiToolset(BaseToolset):
         self._base_url = base_url
         self._server_variables = dict(server_variables or {})
         self._credentials = dict(credentials or {})
+        self._headers = _checked_headers(headers)
         self.confirm = confirm
         """The confirmation policy."""
         self._own_client = client is None
@@ -200,6 +269,11 @@ class OpenApiToolset(BaseToolset):
         loaded = self._loaded
         root = loaded.resolver.root if loaded is not None else await self._read_root()
         return await anyio.to_thread.run_sync(_validate, root, max_errors)
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The ``headers=`` given (their repr hides the values)."""
+        return self._headers
 
     @property
     def problems(self) -> tuple[SpecError, ...]:
@@ -334,6 +408,7 @@ class OpenApiToolset(BaseToolset):
             resolver=resolver,
             toolset=self,
             credentials=self._credentials,
+            headers=self._headers,
             max_response_bytes=self._max_response_bytes,
             check_responses=self._validate_responses,
             responses=ResponseChecker(resolver, version=spec.version),
