@@ -39,7 +39,6 @@ __all__ = [
     "ToolDefinitionError",
     "ToolNotFoundError",
     "ToolsetError",
-    "close_names",
 ]
 
 _MAX_COMPARED = 200
@@ -48,7 +47,8 @@ the lengths, and no real name is that long)."""
 
 
 def close_names(name: str, names: Iterable[str], limit: int = 3) -> list[str]:
-    """The few names most like ``name`` (closest first): for "did you mean" hints."""
+    """The few names most like ``name`` (closest first): for "did you mean" hints (here
+    and in invalid-argument results; not part of the tree, so not in ``__all__``)."""
     if len(name) > _MAX_COMPARED:
         return []
     return difflib.get_close_matches(name, list(names), n=limit, cutoff=0.6)
