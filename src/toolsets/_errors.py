@@ -44,6 +44,10 @@ __all__ = [
 _MAX_COMPARED = 200
 """Names longer than this are not compared (difflib's cost grows with the product of
 the lengths, and no real name is that long)."""
+_MAX_SHOWN = 80
+"""Characters of an unknown name quoted in a message (the name may be anything)."""
+_MAX_LISTED = 10
+"""Up to this many names offered, a not-found message lists them all."""
 
 
 def close_names(name: str, names: Iterable[str], limit: int = 3) -> list[str]:
@@ -91,15 +95,31 @@ class ToolDefinitionError(ToolsetError):
 
 
 class ToolNotFoundError(ToolsetError):
-    """No tool of the given name is offered."""
+    """No tool of the given name is offered.
+
+    The message stays short whatever the catalogue and the name: it lists the names
+    offered when there are a few, else the closest few (``suggestions``); it is also what
+    a model may be shown.
+    """
 
     def __init__(self, name: str, available: Iterable[str] = ()) -> None:
         self.name = name
         """The name that was asked for."""
         self.available = tuple(sorted(available))
         """The names that are offered, sorted."""
-        listing = ", ".join(self.available) if self.available else "none"
-        super().__init__(f"no tool named {name!r}; available: {listing}")
+        self.suggestions = tuple(close_names(name, self.available))
+        """The few offered names closest to ``name``, closest first (maybe none)."""
+        shown = repr(name) if len(name) <= _MAX_SHOWN else f"{name[:_MAX_SHOWN]!r}..."
+        if len(self.available) <= _MAX_LISTED:
+            listing = ", ".join(self.available) if self.available else "none"
+            super().__init__(f"no tool named {shown}; available: {listing}")
+            return
+        count = f"{len(self.available)} tools are offered"
+        if self.suggestions:
+            hint = f"did you mean {', '.join(self.suggestions)}? ({count})"
+        else:
+            hint = f"{count}; none is named like it"
+        super().__init__(f"no tool named {shown}; {hint}")
 
 
 class SpecError(ToolsetError):

@@ -21,7 +21,7 @@ import httpx2
 
 from toolsets._auth import MASK
 from toolsets._context import ToolContext
-from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
+from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._toolset import BaseToolset
 from toolsets.openapi._clients import LoopClients
 from toolsets.openapi._document import Document, Resolver, file_uri, join_pointer, parse_text
@@ -241,6 +241,22 @@ class OpenApiToolset(BaseToolset):
         if self._loaded is None:
             await self.load()
         return self._tools
+
+    async def get_tool(self, name: str, ctx: ToolContext | None = None) -> RestApiTool:
+        """The tool called ``name``, or else the one whose operation has that
+        ``operationId`` as the spec writes it (``"repos/get"`` for ``repos_get``).
+
+        Raises:
+            ToolNotFoundError: neither; ``.suggestions`` has the closest names.
+        """
+        tools = await self.list_tools(ctx)
+        for tool in tools:
+            if tool.name == name:
+                return tool
+        for tool in tools:
+            if tool.operation.operation_id == name:
+                return tool
+        raise ToolNotFoundError(name, (tool.name for tool in tools))
 
     async def load(self) -> Spec:
         """Read the spec now (once); return what was read.
