@@ -7,6 +7,8 @@ import gc
 import os
 import re
 import ssl
+import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -16,6 +18,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
@@ -230,7 +233,11 @@ class OpenApiToolset(BaseToolset):
                 f"validate_responses must be None, 'warn' or 'error': {validate_responses!r}"
             )
         self._validate_responses: Literal["warn", "error"] | None = validate_responses
-        self._lock = anyio.Lock()
+        self._guard = threading.Lock()  # never held across an await
+        self._load_locks: weakref.WeakKeyDictionary[object, anyio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        """By event loop (its native token)."""
         self._loaded: _Loaded | None = None
         self._tools: tuple[RestApiTool, ...] = ()
 
@@ -265,13 +272,25 @@ class OpenApiToolset(BaseToolset):
             SpecError: the document cannot be read; ``.pointer`` says where.
             ConnectionError: the spec's URL (or one it refers to) cannot be fetched.
         """
-        async with self._lock:
-            if self._loaded is None:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded.spec
+        # One load at a time per event loop; loops in other threads (each call of a
+        # synchronous framework in a thread of its own) may load side by side, and the
+        # first to finish is kept.
+        token = anyio.lowlevel.current_token().native_token
+        with self._guard:
+            lock = self._load_locks.setdefault(token, anyio.Lock())
+        async with lock:
+            loaded = self._loaded
+            if loaded is None:
                 root = await self._read_root()
-                loaded, self._tools = await anyio.to_thread.run_sync(self._build, root)
-                self._loaded = loaded
-                return loaded.spec
-            return self._loaded.spec
+                built, tools = await anyio.to_thread.run_sync(self._build, root)
+                with self._guard:
+                    if self._loaded is None:
+                        self._loaded, self._tools = built, tools
+                    loaded = self._loaded
+            return loaded.spec
 
     async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
         """Check the whole document against the OpenAPI (or Swagger 2.0) specification,
