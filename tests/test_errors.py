@@ -90,3 +90,20 @@ def test_errors_survive_pickling_with_their_attributes(error: ToolsetError) -> N
     assert type(copy) is type(error)
     assert str(copy) == str(error)
     assert copy.__dict__ == error.__dict__
+
+
+def test_tool_not_found_among_many_names_the_closest_few_not_all() -> None:
+    names = [f"repos_{verb}_{thing}" for verb in ("get", "list", "create") for thing in "abcdefg"]
+    error = ToolNotFoundError("repos_gett_a", names)
+    assert error.available == tuple(sorted(names))  # all of them, as data
+    assert error.suggestions[0] == "repos_get_a"
+    assert len(error.suggestions) <= 3
+    assert "repos_list_g" not in str(error)
+    assert f"{len(names)} tools" in str(error)
+
+
+def test_tool_not_found_bounds_a_huge_name_in_its_message() -> None:
+    error = ToolNotFoundError("x" * 1_000_000, ["a", "b"])
+    assert len(error.name) == 1_000_000  # the attribute keeps it whole
+    assert error.suggestions == ()
+    assert len(str(error)) < 300

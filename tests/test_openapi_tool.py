@@ -77,7 +77,7 @@ async def test_a_tool_kept_after_shutdown_says_so_and_the_toolset_starts_again()
         await toolset.shutdown()
         with pytest.raises(ToolCallError, match="shut down"):
             await kept.run({"id": "a"}, ToolContext())
-        assert toolset._client is None  # the kept tool made no new client to leak
+        assert not toolset._clients._held  # the kept tool made no new client to leak
         fresh = await toolset.get_tool("trees_get_tree")
         assert await fresh.run({"id": "a"}, ToolContext()) == {"ok": True}
         await toolset.shutdown()

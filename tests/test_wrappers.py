@@ -397,3 +397,51 @@ async def test_renamed_warns_once_about_old_names_that_match_nothing(
         assert names(await toolset.list_tools()) == ["p"]
         assert names(await toolset.list_tools()) == ["p"]
     assert [r.getMessage() for r in caplog.records] == ["renamed(): no tools named pong"]
+
+
+@tool(name="search")
+def shop_search(query: str) -> list[str]:
+    """Search the catalogue."""
+    return [query.upper()]
+
+
+@tool
+def delete_item(item_id: int) -> str:
+    """Delete an item."""
+    return f"deleted {item_id}"
+
+
+async def test_renamed_is_silent_about_a_tool_a_per_context_filter_hides(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The README's composition example: a non-admin does not see delete_item, an admin does.
+    shop = StaticToolset([shop_search, delete_item])
+    toolset = combined(
+        prefixed(filtered(shop, ["search"]), "shop"),
+        renamed(filtered(shop, lambda t, ctx: ctx.user_id == "admin"), {"delete_item": "rm"}),
+    )
+    nested = renamed(
+        prefixed(filtered(shop, lambda t, ctx: ctx.user_id == "admin"), "x"),
+        {"x_delete_item": "rm"},
+    )
+    admin = ToolContext(Invocation(user_id="admin"))
+    with caplog.at_level(logging.WARNING, logger="toolsets"):
+        assert names(await toolset.list_tools()) == ["shop_search"]
+        assert names(await toolset.list_tools(admin)) == ["shop_search", "search", "rm"]
+        assert names(await nested.list_tools()) == []
+        assert names(await nested.list_tools(admin)) == ["x_search", "rm"]
+    assert caplog.records == []
+
+
+async def test_renamed_and_filtered_still_warn_about_a_name_no_context_can_show(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    shop = StaticToolset([shop_search, delete_item])
+    admins_only = filtered(shop, lambda t, ctx: ctx.user_id == "admin")
+    with caplog.at_level(logging.WARNING, logger="toolsets"):
+        await renamed(admins_only, {"delete_itme": "rm"}).list_tools()
+        await filtered(admins_only, ["delete_item", "serach"]).list_tools()
+    assert [r.getMessage() for r in caplog.records] == [
+        "renamed(): no tools named delete_itme",
+        "filtered(): no tools named serach",
+    ]

@@ -7,7 +7,8 @@ configured. Each carries the offending thing as an attribute, so callers (and te
 branch on data, not on message text::
 
     ToolsetError
-    ├── ToolDefinitionError        a tool or toolset is defined wrongly (.tool_name)
+    ├── ToolDefinitionError        a tool or toolset is defined wrongly (.tool_name,
+    │                              .field)
     ├── ToolNotFoundError          no tool of that name (.name, .available)
     ├── SpecError                  a spec document is broken (.pointer)
     ├── ConnectionError            a tool server cannot be reached (.target); also a
@@ -25,6 +26,7 @@ the one boundary where they are met, with ``raise ... from exc``.
 from __future__ import annotations
 
 import builtins
+import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,6 +40,22 @@ __all__ = [
     "ToolNotFoundError",
     "ToolsetError",
 ]
+
+_MAX_COMPARED = 200
+"""Names longer than this are not compared (difflib's cost grows with the product of
+the lengths, and no real name is that long)."""
+_MAX_SHOWN = 80
+"""Characters of an unknown name quoted in a message (the name may be anything)."""
+_MAX_LISTED = 10
+"""Up to this many names offered, a not-found message lists them all."""
+
+
+def close_names(name: str, names: Iterable[str], limit: int = 3) -> list[str]:
+    """The few names most like ``name`` (closest first): for "did you mean" hints (here
+    and in invalid-argument results; not part of the tree, so not in ``__all__``)."""
+    if len(name) > _MAX_COMPARED:
+        return []
+    return difflib.get_close_matches(name, list(names), n=limit, cutoff=0.6)
 
 
 class ToolsetError(Exception):
@@ -60,25 +78,48 @@ class ToolDefinitionError(ToolsetError):
     """A tool or toolset is defined in a way that cannot work.
 
     Raised when a tool is built (an unsupported parameter, a duplicate name in one
-    toolset), never while the model is calling it.
+    toolset); or, for what only a call needs, when it is called (an OpenAPI tool whose
+    server URL is relative, with nothing to resolve it against): the operator's to fix,
+    never the model's.
     """
 
-    def __init__(self, message: str, *, tool_name: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, tool_name: str | None = None, field: str | None = None
+    ) -> None:
         super().__init__(message)
         self.tool_name = tool_name
         """The tool the problem is about, when there is one."""
+        self.field = field
+        """The option (or its entry) that is wrong, when one is, e.g.
+        ``"headers['X-Key']"``."""
 
 
 class ToolNotFoundError(ToolsetError):
-    """No tool of the given name is offered."""
+    """No tool of the given name is offered.
+
+    The message stays short whatever the catalogue and the name: it lists the names
+    offered when there are a few, else the closest few (``suggestions``); it is also what
+    a model may be shown.
+    """
 
     def __init__(self, name: str, available: Iterable[str] = ()) -> None:
         self.name = name
         """The name that was asked for."""
         self.available = tuple(sorted(available))
         """The names that are offered, sorted."""
-        listing = ", ".join(self.available) if self.available else "none"
-        super().__init__(f"no tool named {name!r}; available: {listing}")
+        self.suggestions = tuple(close_names(name, self.available))
+        """The few offered names closest to ``name``, closest first (maybe none)."""
+        shown = repr(name) if len(name) <= _MAX_SHOWN else f"{name[:_MAX_SHOWN]!r}..."
+        if len(self.available) <= _MAX_LISTED:
+            listing = ", ".join(self.available) if self.available else "none"
+            super().__init__(f"no tool named {shown}; available: {listing}")
+            return
+        count = f"{len(self.available)} tools are offered"
+        if self.suggestions:
+            hint = f"did you mean {', '.join(self.suggestions)}? ({count})"
+        else:
+            hint = f"{count}; none is named like it"
+        super().__init__(f"no tool named {shown}; {hint}")
 
 
 class SpecError(ToolsetError):

@@ -142,6 +142,54 @@ class _Wrapper(BaseToolset):
         await self.wrapped.__aexit__(exc_type, exc, tb)
 
 
+class _Unmatched:
+    """Warns, once per name, about names a wrapper was given that match no tool.
+
+    A name missing from one context's listing may be hidden there by a per-context
+    filter (``filtered(toolset, predicate)``) and offered in another: it is warned about
+    only when it is also missing with every such filter inside the wrapped toolset lifted
+    (see `_names_in_any_context`). A toolset of your own that answers per context is
+    taken as it answers.
+    """
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._done: set[str] = set()
+        """Names warned about, or known to exist in some context."""
+
+    async def check(
+        self,
+        wanted: Collection[str],
+        tools: Sequence[Tool],
+        wrapped: Toolset,
+        ctx: ToolContext | None,
+    ) -> None:
+        missing = set(wanted) - {t.name for t in tools} - self._done
+        if not missing:
+            return
+        # Tools can come and go (MCP list changes); a typo should still be visible.
+        missing -= await _names_in_any_context(wrapped, ctx)
+        if missing:
+            logger.warning("%s(): no tools named %s", self._label, ", ".join(sorted(missing)))
+        self._done |= set(wanted) - {t.name for t in tools}
+
+
+async def _names_in_any_context(toolset: Toolset, ctx: ToolContext | None) -> set[str]:
+    """The names ``toolset`` offers in ``ctx``, and those the per-context filters inside
+    it hide there (a filter by predicate is lifted; names, prefixes and renames apply)."""
+    if isinstance(toolset, _Filtered):
+        inner = await _names_in_any_context(toolset.wrapped, ctx)
+        return inner if toolset._names is None else inner & toolset._names
+    if isinstance(toolset, _Renamed):
+        return {toolset._new_name(n) for n in await _names_in_any_context(toolset.wrapped, ctx)}
+    if isinstance(toolset, _Combined):
+        listed = await gather(
+            [functools.partial(_names_in_any_context, t, ctx) for t in toolset.toolsets]
+        )
+        return set().union(*listed)
+    return {t.name for t in await toolset.list_tools(ctx)}
+
+
 class _Filtered(_Wrapper):
     def __init__(self, toolset: Toolset, keep: Collection[str] | ToolPredicate) -> None:
         super().__init__(toolset)
@@ -153,7 +201,7 @@ class _Filtered(_Wrapper):
             raise TypeError("filtered() takes a collection of names, not one string")
         else:
             self._names = frozenset(keep)
-        self._warned: frozenset[str] = frozenset()
+        self._unmatched = _Unmatched("filtered")
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         tools = await self.wrapped.list_tools(ctx)
@@ -161,11 +209,7 @@ class _Filtered(_Wrapper):
             context = ctx if ctx is not None else ToolContext()
             return tuple(t for t in tools if self._predicate(t, context))
         assert self._names is not None
-        missing = self._names - {t.name for t in tools} - self._warned
-        if missing:
-            # Tools can come and go (MCP list changes); a typo should still be visible.
-            logger.warning("filtered(): no tools named %s", ", ".join(sorted(missing)))
-            self._warned |= missing
+        await self._unmatched.check(self._names, tools, self.wrapped, ctx)
         return tuple(t for t in tools if t.name in self._names)
 
     def __repr__(self) -> str:
@@ -180,7 +224,7 @@ class _Renamed(_Wrapper):
         super().__init__(toolset)
         self._rename = rename
         self._label = label
-        self._warned: frozenset[str] = frozenset()
+        self._unmatched = _Unmatched("renamed")
 
     def _new_name(self, name: str) -> str:
         if isinstance(self._rename, str):
@@ -190,10 +234,7 @@ class _Renamed(_Wrapper):
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         tools = await self.wrapped.list_tools(ctx)
         if isinstance(self._rename, dict):
-            missing = set(self._rename) - {t.name for t in tools} - self._warned
-            if missing:
-                logger.warning("renamed(): no tools named %s", ", ".join(sorted(missing)))
-                self._warned |= missing
+            await self._unmatched.check(self._rename, tools, self.wrapped, ctx)
         out: list[Tool] = []
         seen: set[str] = set()
         for t in tools:
@@ -278,7 +319,8 @@ def filtered(toolset: Toolset, keep: Collection[str] | ToolPredicate) -> BaseToo
     """Only the tools named in ``keep``, or for which ``keep(tool, ctx)`` is true.
 
     The predicate sees the listing context, so the selection can differ per user.
-    Names that match no tool are logged as a warning (once each).
+    Names that match no tool in any context are logged as a warning (once each; a tool
+    that a per-context ``filtered`` inside hides from this context is not warned about).
     """
     return _Filtered(toolset, keep)
 
@@ -292,7 +334,8 @@ def prefixed(toolset: Toolset, prefix: str, *, separator: str = "_") -> BaseTool
 
 def renamed(toolset: Toolset, names: Mapping[str, str]) -> BaseToolset:
     """Tools renamed by ``names`` (old → new); the others keep their names. Old names
-    that match no tool are logged as a warning (once each).
+    that match no tool in any context are logged as a warning (once each; a tool that a
+    per-context ``filtered`` inside hides from this context is not warned about).
 
     Raises (when listing):
         ToolDefinitionError: two tools would end up with the same name.

@@ -119,6 +119,11 @@ class OperationSchema:
     """Argument name → where it goes."""
     media_type: MediaType | None
     """The body's media type that will be sent, if the operation has a body."""
+    extra_to_body: bool = False
+    """Arguments the schema does not name go into the body: its properties were lifted,
+    and it declares ``additionalProperties`` (or ``patternProperties``) of its own.
+    Otherwise such arguments are refused (the schema does not say
+    ``additionalProperties: false``, to keep declarations short: the refusal names them)."""
 
 
 def pick_media_type(body: Body | None) -> MediaType | None:
@@ -193,6 +198,7 @@ class SchemaBuilder:
             )
 
         media = pick_media_type(op.body)
+        extra: dict[str, Any] = {}
         if op.body is not None and media is not None:
             where = join_pointer(op.pointer, "requestBody", "content", media.content_type)
             raw = media.schema or {}
@@ -211,6 +217,7 @@ class SchemaBuilder:
                         schema,
                         op.body.required and name in target_required,
                     )
+                extra = self._extra(target, target_base, target_pointer, used)
             else:
                 schema = self.convert(raw, base, where, used)
                 if op.body.description and "description" not in schema:
@@ -220,9 +227,38 @@ class SchemaBuilder:
         parameters: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             parameters["required"] = required
+        parameters.update(extra)
         if used:
             parameters["$defs"] = {name: self._defs[name] for name in sorted(self._closure(used))}
-        return OperationSchema(parameters=parameters, arguments=arguments, media_type=media)
+        return OperationSchema(
+            parameters=parameters,
+            arguments=arguments,
+            media_type=media,
+            extra_to_body=bool(extra),
+        )
+
+    def _extra(
+        self, body: Mapping[str, Any], base: str, pointer: str, used: set[str]
+    ) -> dict[str, Any]:
+        """What a lifted body takes besides its properties, as top-level keywords of the
+        arguments: only what it declares. A body that says nothing is taken as closed,
+        although JSON Schema would allow more: specs rarely write ``false``, and a
+        misspelt name is likelier than a property the spec forgot."""
+        out: dict[str, Any] = {}
+        more = body.get("additionalProperties")
+        if isinstance(more, Mapping) or more is True:
+            converted = self.convert(more, base, f"{pointer}/additionalProperties", used)
+            out["additionalProperties"] = converted or True
+        patterns = body.get("patternProperties")
+        if isinstance(patterns, Mapping) and patterns:
+            out["patternProperties"] = {
+                pattern: self.convert(
+                    sub, base, join_pointer(pointer, "patternProperties", pattern), used
+                )
+                for pattern, sub in patterns.items()
+            }
+            out.setdefault("additionalProperties", False)
+        return out
 
     # --- translation ----------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
-from toolsets._errors import ConnectionError, ToolCallError
+from toolsets._errors import ConnectionError, ToolCallError, ToolDefinitionError, close_names
 from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
@@ -64,7 +64,7 @@ class RestApiTool(BaseTool):
         schema: OperationSchema,
         loaded: _Loaded,
         *,
-        base_url: str,
+        base_url: str | None,
         confirm: ConfirmPolicy,
     ) -> None:
         method = operation.method
@@ -90,7 +90,8 @@ class RestApiTool(BaseTool):
         """The operation this tool calls."""
         self._schema = schema
         self._loaded = loaded
-        self._base_url = base_url
+        self._base_url = base_url or ""
+        """Where requests go (``""``: nowhere known; a call raises)."""
         by_place: dict[tuple[str, str], Parameter] = {
             (p.location, p.name): p for p in operation.parameters
         }
@@ -113,6 +114,7 @@ class RestApiTool(BaseTool):
         return policy == "always"
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        self._check_base()
         problems = self._check(args)
         if problems:
             return invalid_arguments_result(problems)
@@ -175,12 +177,28 @@ class RestApiTool(BaseTool):
         return ready, requirement, fetched
 
     def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """What is wrong with ``args``: each field's path and problem."""
+        received: object = args  # typed as a Mapping, but it is whatever the model sent
+        if not isinstance(received, Mapping):
+            return [("", f"expected a JSON object, got {type(received).__name__}")]
+        problems: list[tuple[str, str]] = []
+        taken = self._schema.arguments
+        if not self._schema.extra_to_body and any(key not in taken for key in args):
+            # One problem per unknown name (the schema's additionalProperties: false would
+            # give one for them all, naming no field); the rest is checked as usual.
+            for key in args:
+                if key not in taken:
+                    near = close_names(str(key), taken)
+                    hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+                    problems.append((str(key), f"this tool takes no such argument{hint}"))
+            args = {key: value for key, value in args.items() if key in taken}
         if self._validator is None:  # compiled on first call: most tools are never called
             self._validator = Draft202012Validator(self._schema.parameters)
-        return [
+        problems.extend(
             (".".join(str(p) for p in error.absolute_path), error.message)
             for error in sorted(self._validator.iter_errors(args), key=lambda e: e.path)
-        ]
+        )
+        return problems
 
     def build_request(
         self,
@@ -192,6 +210,7 @@ class RestApiTool(BaseTool):
         """The request for ``args`` (already checked), with ``credentials`` for
         ``requirement`` (by default: the toolset's given keys and tokens, for the first
         alternative they meet; tokens still to be fetched are not included)."""
+        self._check_base()
         op = self.operation
         if credentials is None:
             credentials = {
@@ -223,6 +242,9 @@ class RestApiTool(BaseTool):
                 headers[param.name] = header_value(param, value)
             else:
                 cookies.extend(cookie_pairs(param, value))
+        if self._schema.extra_to_body:  # what the body takes besides its properties
+            taken = self._schema.arguments
+            lifted.update((key, value) for key, value in args.items() if key not in taken)
         content: bytes | None = None
         media = self._schema.media_type
         if media is not None:
@@ -250,10 +272,35 @@ class RestApiTool(BaseTool):
                 )
         if cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
+        if self._loaded.headers:  # the toolset's fixed headers, unless the call set one
+            own = {name.lower() for name in headers}
+            headers.update(
+                (name, value)
+                for name, value in self._loaded.headers.items()
+                if name.lower() not in own
+            )
         # Built by the client: its timeouts and default headers (User-Agent: some APIs,
         # GitHub's among them, refuse requests without one) apply.
         return self._loaded.client.build_request(
             op.method.upper(), url, headers=headers, content=content
+        )
+
+    def _check_base(self) -> None:
+        """Raise, naming what to pass, when the spec's server URL could not be made
+        absolute (the tool can be listed and inspected, but not called)."""
+        if self._base_url:
+            return
+        servers = self.operation.servers
+        where = (
+            f"its server URL {servers[0].url!r} is relative"
+            if servers
+            else "the spec names no server"
+        )
+        raise ToolDefinitionError(
+            f"{self.name}: {where} and the spec was not loaded from an http(s) URL to "
+            "resolve it against: pass base_url= (the API's URL) or spec_url= (the "
+            "spec's) to OpenApiToolset",
+            tool_name=self.name,
         )
 
     async def _client(self) -> httpx2.AsyncClient:
@@ -311,6 +358,8 @@ class RestApiTool(BaseTool):
         headers.pop("host", None)
         if origin(url) != first:  # credentials never follow to another origin
             url = strip_credentials(url, self.operation, self._loaded.spec, headers)
+            fixed = {name.lower() for name in self._loaded.headers}  # nor do headers=
+            headers = {name: value for name, value in headers.items() if name.lower() not in fixed}
         return self._loaded.client.build_request(method, url, headers=headers, content=content)
 
     async def _checked(self, status: int, content_type: str, value: JsonValue) -> JsonValue:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-from collections.abc import Callable, Mapping, Sequence
+import re
+import ssl
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
@@ -14,20 +18,23 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
+from toolsets._auth import MASK
 from toolsets._context import ToolContext
-from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
+from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._toolset import BaseToolset
+from toolsets.openapi._clients import LoopClients
 from toolsets.openapi._document import Document, Resolver, file_uri, join_pointer, parse_text
-from toolsets.openapi._model import Operation
+from toolsets.openapi._model import Operation, Server
 from toolsets.openapi._names import tool_names
 from toolsets.openapi._oauth import ClientCredentials, OAuth
 from toolsets.openapi._operations import Spec, read_spec
 from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._schema import SchemaBuilder
-from toolsets.openapi._security import Credentials, origin
+from toolsets.openapi._security import Credentials
 
 if TYPE_CHECKING:
     from toolsets.openapi._tool import RestApiTool
@@ -49,6 +56,59 @@ ConfirmPolicy: TypeAlias = (
 SpecSource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A spec: a path, an http(s) URL, JSON or YAML text, or the parsed document."""
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header name: an RFC 9110 token."""
+_HEADER_VALUE = re.compile(r"(?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?")
+"""A header value we send: visible ASCII, spaces and tabs inside only."""
+_FRAMING_HEADERS = frozenset(("content-length", "transfer-encoding"))
+
+
+class _Headers(Mapping[str, str]):
+    """The ``headers=`` given: a read-only mapping whose repr names them but hides every
+    value (any of them may be a secret)."""
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._headers = dict(headers)
+
+    def __getitem__(self, name: str) -> str:
+        return self._headers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._headers)
+
+    def __len__(self) -> int:
+        return len(self._headers)
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{name!r}: {MASK!r}" for name in self._headers) + "}"
+
+
+def _checked_headers(headers: Mapping[str, str] | None) -> _Headers:
+    """``headers`` if each can be sent as it is; the error names the header, never its
+    value (which may be a token)."""
+    for name, value in (headers or {}).items():
+        field = f"headers[{name!r}]"
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise ToolDefinitionError(
+                f"{field}: a header name is letters, digits and !#$%&'*+-.^_`|~ only",
+                field=field,
+            )
+        if name.lower() in _FRAMING_HEADERS:
+            raise ToolDefinitionError(
+                f"{field}: the HTTP client sets this header itself", field=field
+            )
+        if not isinstance(value, str):
+            raise ToolDefinitionError(
+                f"{field}: the value must be a string, not {type(value).__name__}", field=field
+            )
+        if not _HEADER_VALUE.fullmatch(value):
+            raise ToolDefinitionError(
+                f"{field}: the value must be printable ASCII with no line break, control "
+                "character or leading or trailing space (the value is not shown)",
+                field=field,
+            )
+    return _Headers(headers or {})
+
 
 @dataclass(eq=False)
 class _Loaded:
@@ -59,6 +119,8 @@ class _Loaded:
     toolset: OpenApiToolset
     """Whose client the tools send with."""
     credentials: Credentials
+    headers: Mapping[str, str]
+    """Sent with every request to the API (not to another origin it redirects to)."""
     max_response_bytes: int
     check_responses: Literal["warn", "error"] | None
     responses: ResponseChecker
@@ -70,13 +132,14 @@ class _Loaded:
         self.oauth = OAuth(self.http)
 
     async def http(self) -> httpx2.AsyncClient:
-        """The toolset's client, made off the event loop the first time."""
+        """The client to send with from the running event loop."""
         return await self.toolset._http()
 
     @property
     def client(self) -> httpx2.AsyncClient:
-        """The toolset's client, made here if it was not yet."""
-        return self.toolset.client
+        """The client requests are built with (its timeouts and default headers); every
+        loop's client has the same."""
+        return self.toolset._template()
 
     def follow(self, schema: Mapping[str, Any], base: str = "") -> Mapping[str, Any]:
         """``schema`` (in the document at ``base``, by default the spec's own) with its
@@ -107,8 +170,11 @@ class OpenApiToolset(BaseToolset):
             An operation none of whose alternatives can be met asks for the missing
             credential through the agent's auth flow (its tool's ``auth_config``).
         confirm: When calls need the user's approval (see `ConfirmPolicy`).
-        client: The HTTP client to send with (yours to close); by default the toolset
-            makes one, pooled, closed by `shutdown`.
+        client: The HTTP client to send with (yours to close; it is used as it is from
+            every event loop, so its pooled connections only work in the loop that
+            opened them: for calls from several event loops, let the toolset make its
+            clients). By default the toolset makes one pooled client per event loop,
+            closed when that loop ends or by `shutdown`.
         timeout: Seconds for each request phase, with the default client.
         max_response_bytes: Responses are cut beyond this size.
         spec_url: The URL relative references are resolved against, for a spec given as
@@ -116,6 +182,16 @@ class OpenApiToolset(BaseToolset):
         validate_responses: Check each successful JSON response against the schema the
             operation declares for it: ``"warn"`` logs what does not match, ``"error"``
             also gives the model an error (with the body and what is wrong) instead.
+        headers: Headers sent with every request to the API, e.g. a token for a spec
+            that defines no security scheme (``{"Authorization": "Bearer ..."}``). Like
+            credentials, they go to the API's origin only (never to another origin a
+            redirect leads to, nor to token endpoints) and their values are never shown
+            in reprs or errors. A header the call sets itself (a header parameter the
+            model gave, a security scheme's credential) takes precedence.
+
+    Raises:
+        ToolDefinitionError: an option cannot work (``.field`` names it), e.g. a header
+            value with a line break.
     """
 
     def __init__(
@@ -131,6 +207,7 @@ class OpenApiToolset(BaseToolset):
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         spec_url: str | None = None,
         validate_responses: Literal["warn", "error"] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         if confirm not in ("never", "writes", "destructive", "always") and not callable(confirm):
             raise ToolDefinitionError(
@@ -140,10 +217,14 @@ class OpenApiToolset(BaseToolset):
         self._base_url = base_url
         self._server_variables = dict(server_variables or {})
         self._credentials = dict(credentials or {})
+        self._headers = _checked_headers(headers)
         self.confirm = confirm
         """The confirmation policy."""
         self._own_client = client is None
         self._client = client
+        """The client given, if one was."""
+        self._clients = LoopClients(self._new_client)
+        self._prototype: httpx2.AsyncClient | None = None
         self._timeout = timeout
         self._max_response_bytes = max_response_bytes
         self._spec_url = spec_url
@@ -152,8 +233,11 @@ class OpenApiToolset(BaseToolset):
                 f"validate_responses must be None, 'warn' or 'error': {validate_responses!r}"
             )
         self._validate_responses: Literal["warn", "error"] | None = validate_responses
-        self._lock = anyio.Lock()
-        self._client_lock = anyio.Lock()
+        self._guard = threading.Lock()  # never held across an await
+        self._load_locks: weakref.WeakKeyDictionary[object, anyio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        """By event loop (its native token)."""
         self._loaded: _Loaded | None = None
         self._tools: tuple[RestApiTool, ...] = ()
 
@@ -165,6 +249,22 @@ class OpenApiToolset(BaseToolset):
             await self.load()
         return self._tools
 
+    async def get_tool(self, name: str, ctx: ToolContext | None = None) -> RestApiTool:
+        """The tool called ``name``, or else the one whose operation has that
+        ``operationId`` as the spec writes it (``"repos/get"`` for ``repos_get``).
+
+        Raises:
+            ToolNotFoundError: neither; ``.suggestions`` has the closest names.
+        """
+        tools = await self.list_tools(ctx)
+        for tool in tools:
+            if tool.name == name:
+                return tool
+        for tool in tools:
+            if tool.operation.operation_id == name:
+                return tool
+        raise ToolNotFoundError(name, (tool.name for tool in tools))
+
     async def load(self) -> Spec:
         """Read the spec now (once); return what was read.
 
@@ -172,13 +272,25 @@ class OpenApiToolset(BaseToolset):
             SpecError: the document cannot be read; ``.pointer`` says where.
             ConnectionError: the spec's URL (or one it refers to) cannot be fetched.
         """
-        async with self._lock:
-            if self._loaded is None:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded.spec
+        # One load at a time per event loop; loops in other threads (each call of a
+        # synchronous framework in a thread of its own) may load side by side, and the
+        # first to finish is kept.
+        token = anyio.lowlevel.current_token().native_token
+        with self._guard:
+            lock = self._load_locks.setdefault(token, anyio.Lock())
+        async with lock:
+            loaded = self._loaded
+            if loaded is None:
                 root = await self._read_root()
-                loaded, self._tools = await anyio.to_thread.run_sync(self._build, root)
-                self._loaded = loaded
-                return loaded.spec
-            return self._loaded.spec
+                built, tools = await anyio.to_thread.run_sync(self._build, root)
+                with self._guard:
+                    if self._loaded is None:
+                        self._loaded, self._tools = built, tools
+                    loaded = self._loaded
+            return loaded.spec
 
     async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
         """Check the whole document against the OpenAPI (or Swagger 2.0) specification,
@@ -194,41 +306,56 @@ class OpenApiToolset(BaseToolset):
         return await anyio.to_thread.run_sync(_validate, root, max_errors)
 
     @property
+    def headers(self) -> Mapping[str, str]:
+        """The ``headers=`` given (their repr hides the values)."""
+        return self._headers
+
+    @property
     def problems(self) -> tuple[SpecError, ...]:
         """The operations left out because they could not be read (empty before loading)."""
         return self._loaded.spec.problems if self._loaded is not None else ()
 
     async def shutdown(self) -> None:
-        """Close the default HTTP client (a given one is left open). Idempotent."""
+        """Close the HTTP clients the toolset made, those of every event loop, from any
+        loop or thread (a given client is left open). Idempotent."""
         if self._own_client:
             if self._loaded is not None:
                 self._loaded.shut_down = True
             self._loaded = None
             self._tools = ()
-            if self._client is not None:
-                client, self._client = self._client, None
-                await client.aclose()
+            await self._clients.aclose()
 
     # --- loading --------------------------------------------------------------------
 
     @property
     def client(self) -> httpx2.AsyncClient:
-        """The HTTP client the tools send with."""
-        if self._client is None:
-            self._client = self._new_client()
-        return self._client
+        """The HTTP client the tools send with from the running event loop (the one given,
+        or this loop's own, made now if needed)."""
+        if self._client is not None:
+            return self._client
+        return self._clients.current()
 
     async def _http(self) -> httpx2.AsyncClient:
-        """`client`, made in a worker thread the first time (loading certificates takes
+        """`client`, made off the event loop the first time (loading certificates takes
         a while: the event loop does not wait, and neither does loading the spec)."""
-        if self._client is None:
-            async with self._client_lock:
-                if self._client is None:
-                    self._client = await anyio.to_thread.run_sync(self._new_client)
-        return self._client
+        if self._client is not None:
+            return self._client
+        return await self._clients.get()
 
-    def _new_client(self) -> httpx2.AsyncClient:
+    def _template(self) -> httpx2.AsyncClient:
+        """A client to build requests with: the one given, or one like every loop's
+        (it never sends, so it belongs to no loop and holds nothing to close)."""
+        if self._client is not None:
+            return self._client
+        if self._prototype is None:
+            self._prototype = self._new_client(None)
+        return self._prototype
+
+    def _new_client(self, tls: ssl.SSLContext | None) -> httpx2.AsyncClient:
+        """A client that verifies certificates with ``tls``; None only for the template,
+        which never connects (so loads no certificates)."""
         return httpx2.AsyncClient(
+            verify=tls if tls is not None else False,
             timeout=self._timeout,
             follow_redirects=False,
             trust_env=False,
@@ -316,6 +443,7 @@ class OpenApiToolset(BaseToolset):
             resolver=resolver,
             toolset=self,
             credentials=self._credentials,
+            headers=self._headers,
             max_response_bytes=self._max_response_bytes,
             check_responses=self._validate_responses,
             responses=ResponseChecker(resolver, version=spec.version),
@@ -334,29 +462,21 @@ class OpenApiToolset(BaseToolset):
         )
         return loaded, tools
 
-    def _resolve_base(self, op: Operation, doc_uri: str) -> str:
+    def _resolve_base(self, op: Operation, doc_uri: str) -> str | None:
+        """Where ``op`` is sent: ``base_url``, else its first server, a relative one (no
+        servers means ``/``) resolved against the spec's own http(s) URL; None when there
+        is nothing to resolve it against (the tool is listed all the same, and a call
+        says to pass ``base_url=``)."""
         if self._base_url is not None:
             return self._base_url.rstrip("/")
-        if not op.servers:
-            base = doc_uri if doc_uri.startswith(("http://", "https://")) else ""
-            if not base:
-                raise SpecError(
-                    "no servers in the spec and no base_url given: where is the API?",
-                    pointer=op.pointer,
-                )
-            return origin(base)
-        server = op.servers[0]
+        server = op.servers[0] if op.servers else Server(url="/")
         url = server.url
         for name, variable in server.variables.items():
             value = self._server_variables.get(name, variable.get("default", ""))
             url = url.replace(f"{{{name}}}", quote(str(value), safe=":/.-_~"))
         if not urlsplit(url).scheme:
             if not doc_uri.startswith(("http://", "https://")):
-                raise SpecError(
-                    f"the server URL {server.url!r} is relative and the spec has no URL to "
-                    "resolve it against: pass base_url=",
-                    pointer=op.pointer,
-                )
+                return None
             url = urljoin(doc_uri, url)
         return url.rstrip("/")
 

@@ -1,0 +1,167 @@
+"""The HTTP clients an `OpenApiToolset` sends with: one per event loop.
+
+A pooled ``httpx2.AsyncClient`` keeps connections open, and a connection belongs to the
+event loop that opened it: sent on from another loop it fails (``Event loop is closed``).
+Callers that run each call in a loop of its own are common (a synchronous framework's
+``invoke``, ``anyio.run`` per call, a test runner's loop per test), so each loop gets a
+client of its own, pooled within that loop.
+
+A loop's client is closed when that loop ends: an async generator holds it, and both
+asyncio (``asyncio.run``, ``anyio.run``) and trio close the async generators still alive
+when a run ends, while the loop can still do the closing. (A weak reference to the loop
+would not do: the client's connections refer to their loop, which would then never be
+collected; and once a loop is closed, its connections can no longer be closed properly.)
+An asyncio loop closed by hand without ``loop.shutdown_asyncgens()`` leaves its client to
+the garbage collector; it is dropped when another loop makes its client.
+
+`LoopClients.aclose` closes every loop's client, from any loop or thread: its own loop's
+directly, a live loop's in that loop (waiting at most `CLOSE_TIMEOUT` seconds for it).
+
+Settings are shared: the TLS context is made once (loading the certificates takes tens
+of milliseconds, in a worker thread) and every client is made with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import ssl
+import threading
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+import httpx2
+
+__all__ = ["CLOSE_TIMEOUT", "LoopClients"]
+
+CLOSE_TIMEOUT = 5.0
+"""Seconds `LoopClients.aclose` waits for each client to close (in its loop)."""
+
+
+@dataclass(eq=False)
+class _Held:
+    """One loop's client and the async generator that closes it when the loop ends."""
+
+    client: httpx2.AsyncClient
+    token: anyio.lowlevel.EventLoopToken
+    keeper: AsyncGenerator[None, None]
+
+    async def aclose(self) -> None:
+        """Close the client (in its own loop): the keeper's ``finally`` does it."""
+        await self.keeper.aclose()
+
+
+class LoopClients:
+    """Clients made by ``make(tls_context)``, one per event loop, closed with their loop.
+
+    Thread-safe: loops in several threads may use one instance at once.
+    """
+
+    def __init__(self, make: Callable[[ssl.SSLContext], httpx2.AsyncClient]) -> None:
+        self._make = make
+        self._tls: ssl.SSLContext | None = None
+        self._held: dict[object, _Held] = {}
+        """By the loop's native token (the asyncio loop, or trio's run token)."""
+        self._guard = threading.Lock()  # never held across an await
+
+    async def get(self) -> httpx2.AsyncClient:
+        """The running loop's client, made the first time (the TLS context is made in a
+        worker thread the first time of all)."""
+        if self._tls is None:
+            tls = await anyio.to_thread.run_sync(_tls_context)
+            with self._guard:
+                if self._tls is None:
+                    self._tls = tls
+        return self.current()
+
+    def current(self) -> httpx2.AsyncClient:
+        """The running loop's client, made now if it has none yet (outside `get`, the
+        certificates may be loaded on the event loop, the first time of all)."""
+        token = anyio.lowlevel.current_token()
+        held = self._held.get(token.native_token)
+        if held is not None:
+            return held.client
+        with self._guard:  # other threads' loops may be adding theirs
+            if self._tls is None:
+                self._tls = _tls_context()
+            self._drop_closed_loops()
+            client = self._make(self._tls)
+            keeper = _keep(client, functools.partial(self._forget, token.native_token, client))
+            self._held[token.native_token] = _Held(client=client, token=token, keeper=keeper)
+        # The loop's async generator hooks take the keeper in when it first runs, which
+        # must happen in the loop; it awaits nothing before its first ``yield``.
+        _start_now(keeper)
+        return client
+
+    def _forget(self, native: object, client: httpx2.AsyncClient) -> None:
+        with self._guard:
+            held = self._held.get(native)
+            if held is not None and held.client is client:  # not a newer one of that loop
+                del self._held[native]
+
+    def _drop_closed_loops(self) -> None:
+        """Forget the clients of asyncio loops closed without finalizing their async
+        generators (their connections cannot be closed any more: the collector takes
+        them). Called with the guard held."""
+        for native in [n for n in self._held if _is_closed(n)]:
+            del self._held[native]
+
+    async def aclose(self) -> None:
+        """Close every loop's client; a client whose loop has ended is forgotten."""
+        with self._guard:
+            held, self._held = list(self._held.values()), {}
+        here = _native_token()
+        for one in held:
+            with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
+                if one.token.native_token is here:
+                    await one.aclose()
+                else:
+                    await anyio.to_thread.run_sync(_close_in_its_loop, one, abandon_on_cancel=True)
+
+
+async def _keep(
+    client: httpx2.AsyncClient, forget: Callable[[], None]
+) -> AsyncGenerator[None, None]:
+    """Holds ``client`` until closed, or finalized by its loop as the loop ends."""
+    try:
+        yield
+    finally:
+        forget()
+        # trio finalizes in a cancelled scope; the connections must all be closed.
+        with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
+            await client.aclose()
+
+
+def _start_now(keeper: AsyncGenerator[None, None]) -> None:
+    """Run ``keeper`` to its first ``yield`` (it awaits nothing before), so that the
+    running loop's async generator hooks take it in."""
+    step = keeper.asend(None)
+    try:
+        step.send(None)
+    except StopIteration:
+        return
+    raise AssertionError("the keeper waited before its first yield")  # pragma: no cover
+
+
+def _close_in_its_loop(held: _Held) -> None:
+    """In a worker thread: close ``held`` in its own (live) loop."""
+    # A loop that has ended took its connections with it.
+    with contextlib.suppress(anyio.RunFinishedError):
+        anyio.from_thread.run(held.aclose, token=held.token)
+
+
+def _native_token() -> object:
+    return anyio.lowlevel.current_token().native_token
+
+
+def _is_closed(native: object) -> bool:
+    is_closed = getattr(native, "is_closed", None)  # an asyncio loop; trio's token has none
+    return bool(is_closed()) if callable(is_closed) else False
+
+
+def _tls_context() -> ssl.SSLContext:
+    return httpx2.create_ssl_context(trust_env=False)
