@@ -19,7 +19,7 @@ import httpx2
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._errors import ConnectionError
 from toolsets._request import LlmRequest
-from toolsets.agent._llm import FinishReason, LlmResponse, Usage
+from toolsets.agent._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolNameMap, to_openai_tools
 
 __all__ = ["CONFIG_KEYS", "DEFAULT_BASE_URL", "OpenAIChatModel"]
@@ -57,7 +57,6 @@ read.)"""
 
 _CONNECT_TIMEOUT: Final = 10.0
 _MAX_ERROR_MESSAGE: Final = 1000
-_INVALID_JSON_KEY: Final = "_invalid_json"
 
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "stop": "stop",
@@ -625,14 +624,15 @@ class _StreamState:
 def _json_object(data: bytes | str) -> dict[str, Any] | None:
     try:
         value = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
-    """The call's arguments; text that is not a JSON object is handed on under
-    ``_invalid_json``, so the tool's argument validation tells the model what it sent."""
+    """The call's arguments; text that is not a JSON object (malformed, another JSON
+    value, or nested too deep to read) is handed on under `INVALID_JSON_KEY`, for the
+    agent loop to tell the model what was wrong."""
     if isinstance(raw, Mapping):
         return dict(raw)
     if raw is None or (isinstance(raw, str) and not raw.strip()):
@@ -643,9 +643,9 @@ def _arguments(raw: Any) -> dict[str, Any]:
         if isinstance(value, str):
             # Some models encode the arguments twice.
             value = json.loads(value)
-    except ValueError:
-        return {_INVALID_JSON_KEY: text}
-    return value if isinstance(value, dict) else {_INVALID_JSON_KEY: text}
+    except (ValueError, RecursionError):  # json gives up on deep nesting with the latter
+        return {INVALID_JSON_KEY: text}
+    return value if isinstance(value, dict) else {INVALID_JSON_KEY: text}
 
 
 def _text_of(content: Any) -> str:
