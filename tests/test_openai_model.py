@@ -791,3 +791,21 @@ async def test_after_a_turn_that_failed_the_next_run_answers_every_call_on_the_w
     messages = server.requests(name)[1].body["messages"]
     answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
     assert answered == ["call_0", "call_1"]
+
+
+@pytest.mark.parametrize("key", [KEY + "\n", "\t" + KEY, KEY.replace("test", "tëst")])
+def test_an_api_key_no_header_can_carry_is_refused_without_showing_it(
+    key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for given in ({"api_key": key}, {}):
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        with pytest.raises(toolsets.AuthError) as caught:
+            OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", **given)
+        assert caught.value.scheme_name == "bearer"
+        assert "SECRET" not in str(caught.value) + repr(caught.value)
+        assert caught.value.__cause__ is None
+
+
+def test_the_api_key_is_in_no_repr_or_vars() -> None:
+    model = OpenAIChatModel("m", api_key=KEY, base_url="http://127.0.0.1:9/v1")
+    assert "SECRET" not in repr(model) + repr(vars(model))

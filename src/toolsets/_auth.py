@@ -6,15 +6,74 @@ nor in JSON made by pydantic (and so never in a tool result sent to a model).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic_core import SchemaSerializer, core_schema
 
-__all__ = ["AuthConfig", "AuthCredential", "CredentialKind"]
+from toolsets._errors import AuthError
+
+__all__ = [
+    "AuthConfig",
+    "AuthCredential",
+    "CredentialKind",
+    "Secret",
+    "check_credential_text",
+    "redact",
+]
 
 CredentialKind = Literal["api_key", "basic", "bearer", "oauth2"]
+
+MASK = "**********"
+
+
+class Secret(str):
+    """A string holding a secret: its ``repr`` hides it, so debuggers, error trackers and
+    ``vars()`` (which print reprs) never show it. It is still the string itself wherever
+    it is used (a header, a form, a comparison)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Secret({MASK!r})"
+
+
+def check_credential_text(value: str, *, scheme_name: str, in_header: bool) -> None:
+    """Refuse a credential no request could carry as it is: a control character (a
+    trailing newline pasted with a token, say), or, where it goes into a header
+    unencoded, a character outside ASCII.
+
+    Raises:
+        AuthError: naming the scheme and what is wrong, never the value.
+    """
+    for position, char in enumerate(value, 1):
+        if char < " " or char == "\x7f":
+            raise AuthError(
+                f"the credential for security scheme {scheme_name!r} contains a control "
+                f"character (U+{ord(char):04X} at character {position} of {len(value)}; a "
+                "trailing newline?): it cannot be sent, fix the credential",
+                scheme_name=scheme_name,
+            )
+    if in_header and not value.isascii():
+        raise AuthError(
+            f"the credential for security scheme {scheme_name!r} contains a non-ASCII "
+            "character, which an HTTP header cannot carry: fix the credential",
+            scheme_name=scheme_name,
+        )
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with each of ``secrets`` (as is, and percent-encoded, as a form or URL
+    would carry it) masked: for messages that quote what a server answered."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, MASK)
+            encoded = quote(secret, safe="")
+            if encoded != secret:
+                text = text.replace(encoded, MASK)
+    return text
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +99,9 @@ class AuthCredential:
     def __post_init__(self) -> None:
         if not self.secret:
             raise ValueError(f"an {self.kind} credential needs a non-empty secret")
+        object.__setattr__(self, "secret", Secret(self.secret))
+        if self.refresh_token is not None:
+            object.__setattr__(self, "refresh_token", Secret(self.refresh_token))
         if self.kind == "basic" and self.username is None:
             raise ValueError("a basic credential needs a username")
 
@@ -75,9 +137,6 @@ class AuthCredential:
             expires_at=expires_at,
             scopes=scopes,
         )
-
-
-MASK = "**********"
 
 
 def _masked(credential: AuthCredential) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any, Final, Self
 
 import httpx2
 
+from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._errors import ConnectionError
 from toolsets._request import LlmRequest
@@ -110,6 +111,8 @@ class OpenAIChatModel:
         Raises:
             ValueError: no model is named, the base URL is not http(s), or the
                 timeout is not a positive number.
+            AuthError: the API key holds a control character (a trailing newline) or
+                a non-ASCII character, which no header can carry (the key is not shown).
         """
         model = model or os.environ.get("OPENAI_MODEL")
         if not model:
@@ -123,7 +126,10 @@ class OpenAIChatModel:
         self._url = str(url).rstrip("/") + "/chat/completions"
         # The URL the errors name: without user info, which can hold a password.
         self._target = str(url.copy_with(username=None, password=None)).rstrip("/")
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if key is not None:
+            check_credential_text(key, scheme_name="bearer", in_header=True)
+        self._api_key = Secret(key) if key is not None else None
         self._headers = dict(headers or {})
         self._timeout = timeout
         self._client = http_client
@@ -238,9 +244,7 @@ class OpenAIChatModel:
 
     def _redact(self, text: str) -> str:
         # A server may echo the credential it was sent (in an error message, say).
-        if self._api_key:
-            text = text.replace(self._api_key, "***")
-        return text
+        return redact(text, [self._api_key])
 
     # -- response --------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import httpx2
 
-from toolsets._auth import MASK, AuthConfig, AuthCredential
+from toolsets._auth import MASK, AuthConfig, AuthCredential, Secret, check_credential_text
 from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import ClientCredentials
 from toolsets.openapi._operations import Spec
@@ -27,6 +27,7 @@ __all__ = [
     "Credentials",
     "Requirement",
     "apply_security",
+    "check_credential",
     "choose",
     "missing_credential",
     "origin",
@@ -87,12 +88,38 @@ def apply_security(
         scheme = spec.security_schemes.get(name)
         credential = credentials.get(name)
         if scheme is not None and credential is not None:
+            check_credential(name, scheme, credential)
             _apply(scheme, credential, headers, cookies, query)
     return query
 
 
 def _secret(credential: AuthCredential | str) -> str:
     return credential if isinstance(credential, str) else credential.secret
+
+
+def check_credential(
+    name: str, scheme: Mapping[str, Any], credential: AuthCredential | ClientCredentials | str
+) -> None:
+    """Refuse a credential the request could not carry (see `check_credential_text`):
+    checked before anything is sent, so no HTTP layer error or log line ever quotes it.
+
+    Raises:
+        AuthError: naming the scheme, never the value.
+    """
+    if isinstance(credential, ClientCredentials):
+        # Form-encoded (or basic) to the token endpoint: any text travels.
+        for text in (credential.client_id, credential.client_secret):
+            check_credential_text(text, scheme_name=name, in_header=False)
+        return
+    kind = scheme.get("type")
+    http_scheme = str(scheme.get("scheme", "")).lower()
+    # Percent-encoded (query, cookie) or base64'd UTF-8 (basic): only controls are wrong.
+    encoded = (kind == "apiKey" and scheme.get("in") in ("query", "cookie")) or (
+        kind == "http" and http_scheme == "basic"
+    )
+    check_credential_text(_secret(credential), scheme_name=name, in_header=not encoded)
+    if isinstance(credential, AuthCredential) and credential.username is not None:
+        check_credential_text(credential.username, scheme_name=name, in_header=False)
 
 
 def _apply(
@@ -109,7 +136,7 @@ def _apply(
         where = scheme.get("in")
         if where == "query":
             encoded = quote(secret, safe="")
-            _hide_in_logs(encoded)
+            _hide_in_logs(Secret(encoded))
             query.append((quote(name, safe=""), encoded))
         elif where == "cookie":
             cookies.append((name, quote(secret, safe="")))
