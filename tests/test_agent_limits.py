@@ -5,15 +5,16 @@ huge values, or leave the session holding a call without a result."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 import pytest
 from tests.agent_helpers import call, collect, responses, start
 
-from toolsets import FunctionCall, JsonValue, Tool, ToolContext, tool
+from toolsets import BaseTool, Content, FunctionCall, JsonValue, Part, Tool, ToolContext, tool
 from toolsets._json import MAX_JSON_DEPTH
-from toolsets.agent import LlmAgent, Runner, ScriptedModel
+from toolsets.agent import Event, LlmAgent, Runner, ScriptedModel
 from toolsets.agent._llm import INVALID_JSON_KEY
 from toolsets.openapi import OpenApiToolset
 
@@ -143,6 +144,27 @@ async def test_arguments_the_model_could_not_read_say_what_was_wrong(text: str, 
     assert runs == []
 
 
+async def test_a_result_nested_too_deep_is_dropped_for_an_error_and_the_session_stays_usable() -> (
+    None
+):
+    class Deep(BaseTool):
+        """A tool handing on what a server sent, as MCP and REST tools do."""
+
+        async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+            value: JsonValue = nested(100_000)
+            return value
+
+    runner, _ = agent_with([call("deep"), "done", "again"], [Deep("deep")])
+
+    with anyio.fail_after(10):
+        session_id, events = await start(runner, "hi")
+        (response,) = responses(events)
+        assert str(MAX_JSON_DEPTH) in error_of(response.response)
+        assert await runner.get_session(user_id="u", session_id=session_id)
+        more = await collect(runner.run(user_id="u", session_id=session_id, message="more"))
+    assert more[-1].text == "again"
+
+
 # --- a failing turn leaves no call without a result ------------------------------------
 
 
@@ -198,6 +220,34 @@ async def test_a_run_cancelled_mid_call_leaves_every_call_answered() -> None:
         events = await collect(runner.run(user_id="u", session_id=session.id, message="again"))
     assert events[-1].text == "recovered"
     answered_every_call(model)
+
+
+async def test_calls_a_run_that_died_left_without_results_are_answered_by_the_next_run() -> None:
+    # As a process killed between recording the calls and their results leaves it.
+    model = ScriptedModel(["recovered"])
+    runner = Runner(LlmAgent("assistant", model, tools=[add]))
+    session = await runner.create_session(user_id="u")
+    for event in (
+        Event(author="user", invocation_id="inv_1", content=Content.user("hi")),
+        Event(
+            author="assistant",
+            invocation_id="inv_1",
+            content=Content(
+                role="model",
+                parts=(Part(function_call=FunctionCall(name="add", args={"a": 1}, id="c1")),),
+            ),
+        ),
+    ):
+        await runner.session_service.append_event(session, event)
+
+    events = await collect(runner.run(user_id="u", session_id=session.id, message="again"))
+
+    assert events[-1].text == "recovered"
+    answered_every_call(model)
+    stored = await runner.get_session(user_id="u", session_id=session.id)
+    (answer,) = [r for e in stored.events for r in e.function_responses]
+    assert answer.id == "c1"
+    assert "did not complete" in error_of(answer.response)
 
 
 # --- bounded echoes and a cap on calls per turn ----------------------------------------

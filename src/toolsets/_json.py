@@ -43,6 +43,7 @@ def to_json_value(value: Any) -> JsonValue:
 
 
 _ATOMS = (str, int, float, bool, type(None))
+_CONTAINERS = frozenset({dict, list})
 
 MAX_JSON_DEPTH = 64
 """How deeply a model's arguments may nest (objects and arrays): far more than any tool's
@@ -52,22 +53,21 @@ error result for the model, never a crash)."""
 
 def deeper_than(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether objects and arrays in ``value`` nest more than ``limit`` levels (``{}`` is
-    one level). Iterative: any depth is measured without recursion."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, Mapping):
-            children: Iterable[Any] = node.values()
-        elif isinstance(node, list | tuple):
-            children = node
-        else:
-            continue
-        depth += 1
-        if depth > limit:
+    one level). It recurses at most ``limit`` levels, whatever the depth of ``value``."""
+    kind = type(value)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
+        children: Iterable[Any] = value.values()
+    elif kind is list or isinstance(value, tuple):
+        children = value
+    else:
+        return False
+    if limit <= 0:
+        return True
+    limit -= 1
+    for child in children:
+        container = type(child) in _CONTAINERS or not isinstance(child, _ATOMS)
+        if container and deeper_than(child, limit):
             return True
-        stack.extend(
-            (child, depth) for child in children if isinstance(child, Mapping | list | tuple)
-        )
     return False
 
 

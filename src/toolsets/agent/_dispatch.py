@@ -359,6 +359,13 @@ class Dispatcher:
     def _finish(
         self, tool: Tool, call_id: str, args: dict[str, Any], ctx: ToolContext, result: JsonValue
     ) -> CallOutcome:
+        if isinstance(result, dict | list) and deeper_than(result, MAX_JSON_DEPTH):
+            # Kept, it would break every later read of the session and every request
+            # that carries the conversation (both recurse as deep as the value goes).
+            result = error_result(
+                f"The tool's result is nested deeper than {MAX_JSON_DEPTH} levels, too "
+                "deep to keep; it was dropped."
+            )
         actions = ctx.actions_set
         if actions is None:  # most calls: nothing to act on
             if tool.is_long_running:
