@@ -732,6 +732,7 @@ def calls_reply(*calls: tuple[str, str]) -> Reply:
     return Reply(body=completion(tool_calls=raw, finish_reason="tool_calls"))
 
 
+@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize(
     ("arguments", "says"),
     [
@@ -742,17 +743,36 @@ def calls_reply(*calls: tuple[str, str]) -> Reply:
     ],
 )
 async def test_arguments_from_the_wire_no_tool_can_take_are_an_error_result_for_the_model(
-    server: FakeOpenAI, llm: OpenAIChatModel, name: str, arguments: str, says: str
+    server: FakeOpenAI,
+    llm: OpenAIChatModel,
+    name: str,
+    arguments: str,
+    says: str,
+    stream: bool,
 ) -> None:
-    from toolsets.agent import LlmAgent, Runner
+    from toolsets.agent import LlmAgent, RunConfig, Runner
 
     seen: list[Any] = []
-    server.script(name, calls_reply(("ping", arguments)), answered_like_openai)
+    if stream:
+        delta = {"tool_calls": [{"index": 0, **tool_call("call_0", "ping", arguments)}]}
+        first = Reply(events=[chunk(delta, finish_reason="tool_calls")])
+    else:
+        first = calls_reply(("ping", arguments))
+    server.script(name, first, answered_like_openai)
     runner = Runner(LlmAgent("assistant", llm, tools=[ping_tool(seen)]))
     session = await runner.create_session(user_id="u")
 
     with anyio.fail_after(10):
-        events = [e async for e in runner.run(user_id="u", session_id=session.id, message="Hi")]
+        events = [
+            e
+            async for e in runner.run(
+                user_id="u",
+                session_id=session.id,
+                message="Hi",
+                run_config=RunConfig(streaming=stream),
+            )
+            if not e.partial
+        ]
 
     assert seen == []
     (answer,) = [r for e in events for r in e.function_responses]

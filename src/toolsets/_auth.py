@@ -21,6 +21,7 @@ __all__ = [
     "CredentialKind",
     "Secret",
     "check_credential_text",
+    "credential_problem",
     "redact",
 ]
 
@@ -40,26 +41,31 @@ class Secret(str):
         return f"Secret({MASK!r})"
 
 
+def credential_problem(value: str, *, in_header: bool) -> str | None:
+    """Why no request can carry ``value`` as a credential, or None: a control character
+    (a trailing newline pasted with a token, say), or, where it goes into a header
+    unencoded, a character outside ASCII. The answer never quotes the value."""
+    for position, char in enumerate(value, 1):
+        if char < " " or char == "\x7f":
+            return (
+                f"contains a control character (U+{ord(char):04X} at character {position} "
+                f"of {len(value)}; a trailing newline?), which no request can carry"
+            )
+    if in_header and not value.isascii():
+        return "contains a non-ASCII character, which an HTTP header cannot carry"
+    return None
+
+
 def check_credential_text(value: str, *, scheme_name: str, in_header: bool) -> None:
-    """Refuse a credential no request could carry as it is: a control character (a
-    trailing newline pasted with a token, say), or, where it goes into a header
-    unencoded, a character outside ASCII.
+    """Refuse a credential no request could carry (see `credential_problem`).
 
     Raises:
         AuthError: naming the scheme and what is wrong, never the value.
     """
-    for position, char in enumerate(value, 1):
-        if char < " " or char == "\x7f":
-            raise AuthError(
-                f"the credential for security scheme {scheme_name!r} contains a control "
-                f"character (U+{ord(char):04X} at character {position} of {len(value)}; a "
-                "trailing newline?): it cannot be sent, fix the credential",
-                scheme_name=scheme_name,
-            )
-    if in_header and not value.isascii():
+    problem = credential_problem(value, in_header=in_header)
+    if problem is not None:
         raise AuthError(
-            f"the credential for security scheme {scheme_name!r} contains a non-ASCII "
-            "character, which an HTTP header cannot carry: fix the credential",
+            f"the credential for security scheme {scheme_name!r} {problem}: fix the credential",
             scheme_name=scheme_name,
         )
 

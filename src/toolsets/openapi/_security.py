@@ -18,7 +18,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import httpx2
 
-from toolsets._auth import MASK, AuthConfig, AuthCredential, Secret, check_credential_text
+from toolsets._auth import MASK, AuthConfig, AuthCredential, Secret, credential_problem
+from toolsets._errors import AuthError
 from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import ClientCredentials
 from toolsets.openapi._operations import Spec
@@ -29,6 +30,7 @@ __all__ = [
     "apply_security",
     "check_credential",
     "choose",
+    "credential_problem_for",
     "missing_credential",
     "origin",
     "strip_credentials",
@@ -100,26 +102,44 @@ def _secret(credential: AuthCredential | str) -> str:
 def check_credential(
     name: str, scheme: Mapping[str, Any], credential: AuthCredential | ClientCredentials | str
 ) -> None:
-    """Refuse a credential the request could not carry (see `check_credential_text`):
-    checked before anything is sent, so no HTTP layer error or log line ever quotes it.
+    """Refuse a credential the request could not carry: checked before anything is sent,
+    so no HTTP layer error or log line ever quotes it.
 
     Raises:
-        AuthError: naming the scheme, never the value.
+        AuthError: naming the scheme and what is wrong, never the value.
     """
+    problem = credential_problem_for(scheme, credential)
+    if problem is not None:
+        raise AuthError(
+            f"the credential for security scheme {name!r} {problem}: fix the credential",
+            scheme_name=name,
+        )
+
+
+def credential_problem_for(
+    scheme: Mapping[str, Any], credential: AuthCredential | ClientCredentials | str
+) -> str | None:
+    """Why no request can carry ``credential`` for ``scheme`` (see `credential_problem`),
+    or None."""
     if isinstance(credential, ClientCredentials):
         # Form-encoded (or basic) to the token endpoint: any text travels.
-        for text in (credential.client_id, credential.client_secret):
-            check_credential_text(text, scheme_name=name, in_header=False)
-        return
-    kind = scheme.get("type")
-    http_scheme = str(scheme.get("scheme", "")).lower()
-    # Percent-encoded (query, cookie) or base64'd UTF-8 (basic): only controls are wrong.
-    encoded = (kind == "apiKey" and scheme.get("in") in ("query", "cookie")) or (
-        kind == "http" and http_scheme == "basic"
-    )
-    check_credential_text(_secret(credential), scheme_name=name, in_header=not encoded)
-    if isinstance(credential, AuthCredential) and credential.username is not None:
-        check_credential_text(credential.username, scheme_name=name, in_header=False)
+        texts = [(credential.client_id, False), (credential.client_secret, False)]
+    else:
+        kind = scheme.get("type")
+        http_scheme = str(scheme.get("scheme", "")).lower()
+        # Percent-encoded (query, cookie) or base64'd UTF-8 (basic): only controls are
+        # wrong; anything else goes into a header as it is.
+        encoded = (kind == "apiKey" and scheme.get("in") in ("query", "cookie")) or (
+            kind == "http" and http_scheme == "basic"
+        )
+        texts = [(_secret(credential), not encoded)]
+        if isinstance(credential, AuthCredential) and credential.username is not None:
+            texts.append((credential.username, False))
+    for text, in_header in texts:
+        problem = credential_problem(text, in_header=in_header)
+        if problem is not None:
+            return problem
+    return None
 
 
 def _apply(

@@ -29,6 +29,7 @@ from toolsets.openapi._security import (
     Requirement,
     apply_security,
     choose,
+    credential_problem_for,
     missing_credential,
     origin,
     strip_credentials,
@@ -118,8 +119,18 @@ class RestApiTool(BaseTool):
             return invalid_arguments_result(problems)
         asked = self.auth_config
         user = ctx.auth_credential if asked is not None else None
-        if asked is not None and user is not None and is_expired(user):
-            return self._ask_again(ctx, asked, "has expired")
+        if asked is not None and user is not None:
+            if is_expired(user):
+                return self._ask_again(ctx, asked, "has expired")
+            problem = credential_problem_for(asked.scheme, user)
+            if problem is not None:  # e.g. pasted with a newline: the user can fix it
+                logger.warning(
+                    "%s: the credential given for security scheme %r %s; asking again",
+                    self.name,
+                    asked.scheme_name,
+                    problem,
+                )
+                return self._ask_again(ctx, asked, problem)
         client = await self._client()
         for attempt in range(2):
             credentials, requirement, fetched = await self._credentials(user)
