@@ -13,9 +13,15 @@ import pytest
 from tests.agent_helpers import call, collect, responses, start
 
 from toolsets import BaseTool, Content, FunctionCall, JsonValue, Part, Tool, ToolContext, tool
-from toolsets._json import MAX_JSON_DEPTH
-from toolsets.agent import Event, LlmAgent, Runner, ScriptedModel
-from toolsets.agent._llm import INVALID_JSON_KEY
+from toolsets.agent import (
+    DEFAULT_MAX_CALLS_PER_TURN,
+    INVALID_JSON_KEY,
+    MAX_JSON_DEPTH,
+    Event,
+    LlmAgent,
+    Runner,
+    ScriptedModel,
+)
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -299,6 +305,7 @@ async def test_the_default_cap_refuses_ten_thousand_calls_quickly() -> None:
     with anyio.fail_after(30):
         _, events = await start(runner, "hi")
 
+    assert f"at most {DEFAULT_MAX_CALLS_PER_TURN}" in error_of(responses(events)[0].response)
     assert runs == []
     assert len(responses(events)) == 10_000
     assert events[-1].text == "ok"
