@@ -595,7 +595,7 @@ def _admitted(content: Content | None, max_calls: int) -> tuple[Content | None, 
 
 
 UNFINISHED = (
-    "The call did not complete: the run stopped ({}) before its result was recorded; it "
+    "The call did not complete: the run stopped{} before its result was recorded; it "
     "may or may not have run."
 )
 
@@ -605,7 +605,7 @@ def unfinished_event(
 ) -> Event:
     """An event (with ``fields``) holding an error result for each of ``calls``, which
     were recorded but will get no other."""
-    why = type(error).__name__ if error is not None else "the run ended"
+    why = f" ({type(error).__name__})" if error is not None else ""
     parts = tuple(
         Part(
             function_response=FunctionResponse(
