@@ -11,6 +11,7 @@ import pytest
 from tests.mcp_helpers import HttpServer, alive, eventually, fixture_stdio, stdio_toolset
 
 from toolsets import (
+    AuthError,
     ConnectionError,
     FunctionCall,
     ToolContext,
@@ -284,6 +285,40 @@ async def test_per_call_headers_come_from_the_callers_context(http_server: HttpS
         seen_bob = (await toolset.call_tool("headers", {}, ctx=bob)).structured_content
     assert seen_ann["authorization"] == "Bearer token-of-ann"
     assert seen_bob["authorization"] == "Bearer token-of-bob"
+
+
+@pytest.mark.parametrize("bad", ["Bearer tok-SECRET\n", "Bearer tök-SECRET", "\ttok-SECRET"])
+def test_a_header_no_request_can_carry_is_refused_naming_the_header_not_the_value(
+    bad: str,
+) -> None:
+    with pytest.raises(AuthError) as caught:
+        StreamableHttp(url="http://127.0.0.1:1/mcp", headers={"Authorization": bad})
+    assert caught.value.scheme_name == "Authorization"
+    assert "SECRET" not in str(caught.value) + repr(caught.value)
+    assert caught.value.__cause__ is None
+
+
+async def test_a_per_call_header_no_request_can_carry_is_refused_before_anything_is_sent(
+    http_server: HttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    for name in ("httpx2", "httpcore2", "mcp"):
+        caplog.set_level(logging.DEBUG, logger=name)
+
+    def token(ctx: ToolContext | None) -> Mapping[str, str]:
+        return {"Authorization": "Bearer tok-SECRET\n"}
+
+    async with http_toolset(http_server, header_provider=token) as toolset:
+        with pytest.raises(AuthError) as caught:
+            await toolset.call_tool("headers", {}, ctx=ToolContext())
+    assert caught.value.scheme_name == "Authorization"
+    chain: list[BaseException] = []
+    link: BaseException | None = caught.value
+    while link is not None:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    assert "SECRET" not in "".join(str(e) + repr(e) for e in chain)
+    assert "SECRET" not in caplog.text
 
 
 # --- confirmation -----------------------------------------------------------------------

@@ -20,6 +20,7 @@ __all__ = [
     "AuthCredential",
     "CredentialKind",
     "Secret",
+    "check_headers",
     "check_credential_text",
     "credential_problem",
     "redact",
@@ -68,6 +69,20 @@ def check_credential_text(value: str, *, scheme_name: str, in_header: bool) -> N
             f"the credential for security scheme {scheme_name!r} {problem}: fix the credential",
             scheme_name=scheme_name,
         )
+
+
+def check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse header values no request can carry (see `credential_problem`): headers are
+    where credentials go (``Authorization``, API keys), and an HTTP client's error or
+    debug log would quote the whole value.
+
+    Raises:
+        AuthError: naming the header (as ``scheme_name``), never the value.
+    """
+    for name, value in headers.items():
+        problem = credential_problem(value, in_header=True)
+        if problem is not None:
+            raise AuthError(f"the value of header {name!r} {problem}: fix it", scheme_name=name)
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
