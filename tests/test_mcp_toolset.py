@@ -526,6 +526,17 @@ def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:
     assert stdio.target == "srv --token *** --api-key=*** --verbose"
 
 
+def test_header_and_environment_values_are_in_no_repr_or_vars() -> None:
+    from toolsets.mcp import Stdio
+
+    http = StreamableHttp(url="http://127.0.0.1:1/mcp", headers={"X-Api-Key": "k-SECRET"})
+    stdio = Stdio(command="srv", env={"API_KEY": "k-SECRET"})
+    for transport in (http, stdio):
+        assert "SECRET" not in repr(transport) + repr(vars(transport))
+    assert http.headers["X-Api-Key"] == "k-SECRET"
+    assert stdio.env == {"API_KEY": "k-SECRET"}
+
+
 def test_an_injected_http_client_cannot_be_combined_with_headers_or_auth() -> None:
     import httpx2
 

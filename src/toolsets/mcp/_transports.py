@@ -11,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
-from toolsets._auth import check_headers
+from toolsets._auth import Secret, check_headers
 from toolsets._context import ToolContext
 
 __all__ = ["HeaderProvider", "Stdio", "StreamableHttp", "Transport"]
@@ -44,6 +44,8 @@ class Stdio:
     def __post_init__(self) -> None:
         if not self.command:
             raise ValueError("Stdio needs a command")
+        if self.env is not None:  # values are often keys: hidden from vars() too
+            object.__setattr__(self, "env", {k: Secret(v) for k, v in self.env.items()})
 
     @property
     def target(self) -> str:
@@ -96,6 +98,8 @@ class StreamableHttp:
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"StreamableHttp needs an http(s) URL, got {self.target!r}")
         check_headers(self.headers)  # a token pasted with its newline: refused, not quoted
+        # Values are often credentials: hidden from vars() too.
+        object.__setattr__(self, "headers", {k: Secret(v) for k, v in self.headers.items()})
 
     @property
     def target(self) -> str:
