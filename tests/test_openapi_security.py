@@ -635,3 +635,29 @@ async def test_no_repr_or_vars_shows_a_credential() -> None:
                 assert "SECRET" not in text, text
                 assert CLIENT_SECRET not in text, text
             await flow.aclose()
+
+
+@pytest.mark.parametrize("status", [200, 401])
+@pytest.mark.parametrize(
+    ("scheme", "credential", "quoted"),
+    [
+        ("header_key", SECRET, SECRET),
+        ("query_key", SECRET, "k3y-v%40lue%2F%2B%3D"),
+        ("bearer", AuthCredential.bearer(LEAKY), LEAKY),
+        ("basic", "ann:" + LEAKY, LEAKY),
+        ("basic", "ann:" + LEAKY, base64.b64encode(f"ann:{LEAKY}".encode()).decode()),
+    ],
+)
+async def test_a_credential_the_api_quotes_back_is_masked_in_the_result(
+    scheme: str, credential: Any, quoted: str, status: int
+) -> None:
+    async with recording_server() as server:
+        server.status = status
+        server.body = {"message": f"bad credential {quoted!r}", "echo": [quoted]}
+        async with OpenApiToolset(
+            spec([{scheme: []}]), base_url=server.url, credentials={scheme: credential}
+        ) as ts:
+            tool = await ts.get_tool("get_thing")
+            result = await tool.run({"id": "1"}, ToolContext())
+    assert quoted not in repr(result)
+    assert "**********" in repr(result)

@@ -6,6 +6,7 @@ nor in JSON made by pydantic (and so never in a tool result sent to a model).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,6 +25,7 @@ __all__ = [
     "check_credential_text",
     "credential_problem",
     "redact",
+    "redact_bytes",
 ]
 
 CredentialKind = Literal["api_key", "basic", "bearer", "oauth2"]
@@ -85,16 +87,30 @@ def check_headers(headers: Mapping[str, str]) -> None:
             raise AuthError(f"the value of header {name!r} {problem}: fix it", scheme_name=name)
 
 
+def _forms(secret: str) -> set[str]:
+    """``secret`` as a message may quote it: as is, percent-encoded (a form, a URL) and
+    JSON-escaped."""
+    return {secret, quote(secret, safe=""), json.dumps(secret)[1:-1]}
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with each of ``secrets`` (as is, and percent-encoded, as a form or URL
-    would carry it) masked: for messages that quote what a server answered."""
+    """``text`` with each of ``secrets`` (as is, percent-encoded or JSON-escaped) masked:
+    for messages that quote what a server answered."""
     for secret in secrets:
         if secret:
-            text = text.replace(secret, MASK)
-            encoded = quote(secret, safe="")
-            if encoded != secret:
-                text = text.replace(encoded, MASK)
+            for form in _forms(secret):
+                text = text.replace(form, MASK)
     return text
+
+
+def redact_bytes(data: bytes, secrets: Iterable[str]) -> bytes:
+    """`redact` for a body as it came (UTF-8)."""
+    mask = MASK.encode()
+    for secret in secrets:
+        if secret:
+            for form in _forms(secret):
+                data = data.replace(form.encode(), mask)
+    return data
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -33,6 +33,7 @@ __all__ = [
     "credential_problem_for",
     "missing_credential",
     "origin",
+    "sent_secrets",
     "strip_credentials",
 ]
 
@@ -97,6 +98,29 @@ def apply_security(
 
 def _secret(credential: AuthCredential | str) -> str:
     return credential if isinstance(credential, str) else credential.secret
+
+
+_MIN_MASKED = 6
+
+
+def sent_secrets(credentials: Mapping[str, AuthCredential | str]) -> list[str]:
+    """The secrets a request carries with ``credentials``, as a server could quote them
+    back (for HTTP basic, the password and the encoded pair too), each of at least
+    six characters."""
+    found: list[str] = []
+    for credential in credentials.values():
+        secret = _secret(credential)
+        found.append(secret)
+        if isinstance(credential, AuthCredential) and credential.username is not None:
+            pair = f"{credential.username}:{secret}"
+        else:
+            pair = secret
+        if ":" in pair:
+            found.append(pair.partition(":")[2])
+            found.append(base64.b64encode(pair.encode()).decode())
+    # A very short one is left: masking it would garble whole bodies (and it guards
+    # little anyway).
+    return [s for s in found if len(s) >= _MIN_MASKED]
 
 
 def check_credential(
