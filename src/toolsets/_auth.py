@@ -123,7 +123,8 @@ class AuthCredential:
     kind: CredentialKind
     """Which kind of credential this is."""
     secret: str = field(repr=False)
-    """The API key, the password (basic), or the (access) token."""
+    """The API key, the password (basic), or the (access) token (kept as a `Secret`: the
+    string itself, hidden from any repr)."""
     username: str | None = None
     """The user name, for ``basic``."""
     refresh_token: str | None = field(default=None, repr=False)
