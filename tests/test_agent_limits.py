@@ -86,7 +86,7 @@ def _clear_runs() -> None:
 async def test_arguments_nested_too_deep_are_an_error_result_and_the_run_goes_on(
     depth: int,
 ) -> None:
-    runner, model = agent_with([call("echo", value=nested(depth)), "done"], [echo])
+    runner, model = agent_with([call("echo", value=nested(depth)), "done", "again"], [echo])
 
     with anyio.fail_after(10):
         session_id, events = await start(runner, "hi")
@@ -98,7 +98,6 @@ async def test_arguments_nested_too_deep_are_an_error_result_and_the_run_goes_on
     # The session stays readable and usable.
     session = await runner.get_session(user_id="u", session_id=session_id)
     assert session.events
-    model._steps.append("again")
     more = await collect(runner.run(user_id="u", session_id=session_id, message="more"))
     assert more[-1].text == "again"
     answered_every_call(model)
