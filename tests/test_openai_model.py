@@ -829,3 +829,18 @@ def test_an_api_key_no_header_can_carry_is_refused_without_showing_it(
 def test_the_api_key_is_in_no_repr_or_vars() -> None:
     model = OpenAIChatModel("m", api_key=KEY, base_url="http://127.0.0.1:9/v1")
     assert "SECRET" not in repr(model) + repr(vars(model))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_body_nested_too_deep_to_read_is_an_invalid_response_not_a_crash(
+    server: FakeOpenAI, llm: OpenAIChatModel, name: str, stream: bool
+) -> None:
+    deep = '{"x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    if stream:
+        server.script(name, Reply(events=[deep]))
+    else:
+        server.script(name, Reply(raw=deep.encode()))
+
+    responses = await collect(llm, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
+
+    assert responses[-1].error_code == "invalid_response"
