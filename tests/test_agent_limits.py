@@ -4,6 +4,7 @@ huge values, or leave the session holding a call without a result."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -224,6 +225,24 @@ async def test_a_run_cancelled_mid_call_leaves_every_call_answered() -> None:
 
         events = await collect(runner.run(user_id="u", session_id=session.id, message="again"))
     assert events[-1].text == "recovered"
+    answered_every_call(model)
+
+
+async def test_a_caller_that_stops_listening_after_the_calls_leaves_no_call_unanswered() -> None:
+    model = ScriptedModel([[call("add", a=1, b=2)], "recovered"])
+    runner = Runner(LlmAgent("assistant", model, tools=[add]))
+    session = await runner.create_session(user_id="u")
+
+    async with contextlib.aclosing(
+        runner.run(user_id="u", session_id=session.id, message="hi")
+    ) as events:
+        async for event in events:
+            if event.function_calls:
+                break
+
+    more = await collect(runner.run(user_id="u", session_id=session.id, message="again"))
+    assert more[-1].text == "recovered"
+    assert runs == []
     answered_every_call(model)
 
 
