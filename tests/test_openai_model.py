@@ -34,7 +34,7 @@ from toolsets import (
     Part,
     ToolDeclaration,
 )
-from toolsets.agent._llm import Llm, LlmResponse
+from toolsets.agent._llm import INVALID_JSON_KEY, Llm, LlmResponse
 from toolsets.agent._openai import OpenAIChatModel
 
 pytestmark = pytest.mark.anyio
@@ -496,7 +496,7 @@ async def test_a_server_that_answers_a_stream_request_in_one_piece_still_works(
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_arguments_that_are_not_json_reach_the_tool_as_invalid_json(
+async def test_arguments_that_are_not_json_are_handed_on_under_the_invalid_json_key(
     server: FakeOpenAI, llm: OpenAIChatModel, name: str, stream: bool
 ) -> None:
     raw = '{"city": "Paris"'
@@ -513,7 +513,7 @@ async def test_arguments_that_are_not_json_reach_the_tool_as_invalid_json(
 
     assert responses[-1].content is not None
     assert responses[-1].content.function_calls == (
-        FunctionCall(name="ping", args={"_invalid_json": raw}, id="call_x"),
+        FunctionCall(name="ping", args={INVALID_JSON_KEY: raw}, id="call_x"),
     )
 
 
