@@ -44,6 +44,7 @@ class OAuthServer:
     seen: list[Seen] = field(default_factory=list)
     expires_in: int | str | None = 3600
     issuer: str | None = None  # None: the server's own URL
+    quote_secret: bool = False  # a refusal quotes the client secret it got (some servers do)
     tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)  # token → scopes
     refresh_tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)
     codes: dict[str, tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
@@ -111,7 +112,13 @@ class OAuthServer:
     def token(self, seen: Seen) -> tuple[int, dict[str, str], Any]:
         form = {k: v[0] for k, v in seen.form.items()}
         if not self._client_ok(seen):
-            return 401, {}, {"error": "invalid_client", "error_description": "who are you?"}
+            described = "who are you?"
+            if self.quote_secret:
+                auth = seen.headers.get("authorization", "")
+                pair = base64.b64decode(auth[6:]).decode() if auth.startswith("Basic ") else ""
+                given = unquote(pair.partition(":")[2]) or form.get("client_secret", "")
+                described = f"client secret {given!r} is not valid for this client"
+            return 401, {}, {"error": "invalid_client", "error_description": described}
         grant = form.get("grant_type")
         scopes = tuple(form.get("scope", "").split())
         if grant == "client_credentials":

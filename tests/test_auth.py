@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from toolsets import AuthConfig, AuthCredential
+from toolsets._auth import Secret, redact
 
 
 def test_secrets_never_appear_in_a_repr() -> None:
@@ -13,7 +14,7 @@ def test_secrets_never_appear_in_a_repr() -> None:
         AuthCredential.oauth2("acc-SECRET-4", refresh_token="ref-SECRET-5", scopes=("read",)),
     ]
     for credential in credentials:
-        shown = repr(credential) + str(credential)
+        shown = repr(credential) + str(credential) + repr(vars(credential))
         assert "SECRET" not in shown, shown
         assert credential.kind in shown
 
@@ -63,3 +64,17 @@ def test_secrets_never_reach_a_tool_result() -> None:
             "scopes": ["a"],
         }
     }
+
+
+def test_a_secret_is_the_string_itself_everywhere_but_in_its_repr() -> None:
+    credential = AuthCredential.bearer("tok-SECRET")
+    assert credential.secret == "tok-SECRET"
+    assert f"Bearer {credential.secret}" == "Bearer tok-SECRET"
+    assert isinstance(credential.secret, Secret)
+    assert "SECRET" not in repr(credential.secret)
+    assert credential == AuthCredential.bearer("tok-SECRET")
+
+
+def test_redact_masks_a_secret_as_is_and_percent_encoded() -> None:
+    text = "got 'a/b c' and a%2Fb%20c and nothing else"
+    assert redact(text, ["a/b c", None, ""]) == "got '**********' and ********** and nothing else"

@@ -80,7 +80,10 @@ def test_private_modules_declare_what_they_export() -> None:
 
 
 AGENT = {
+    "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_TOOL_TIMEOUT",
+    "INVALID_JSON_KEY",
+    "MAX_JSON_DEPTH",
     "AfterTool",
     "AgentTool",
     "BaseAgent",

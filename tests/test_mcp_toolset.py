@@ -11,6 +11,7 @@ import pytest
 from tests.mcp_helpers import HttpServer, alive, eventually, fixture_stdio, stdio_toolset
 
 from toolsets import (
+    AuthError,
     ConnectionError,
     FunctionCall,
     ToolContext,
@@ -286,6 +287,40 @@ async def test_per_call_headers_come_from_the_callers_context(http_server: HttpS
     assert seen_bob["authorization"] == "Bearer token-of-bob"
 
 
+@pytest.mark.parametrize("bad", ["Bearer tok-SECRET\n", "Bearer tök-SECRET", "\ttok-SECRET"])
+def test_a_header_no_request_can_carry_is_refused_naming_the_header_not_the_value(
+    bad: str,
+) -> None:
+    with pytest.raises(AuthError) as caught:
+        StreamableHttp(url="http://127.0.0.1:1/mcp", headers={"Authorization": bad})
+    assert caught.value.scheme_name == "Authorization"
+    assert "SECRET" not in str(caught.value) + repr(caught.value)
+    assert caught.value.__cause__ is None
+
+
+async def test_a_per_call_header_no_request_can_carry_is_refused_before_anything_is_sent(
+    http_server: HttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    for name in ("httpx2", "httpcore2", "mcp"):
+        caplog.set_level(logging.DEBUG, logger=name)
+
+    def token(ctx: ToolContext | None) -> Mapping[str, str]:
+        return {"Authorization": "Bearer tok-SECRET\n"}
+
+    async with http_toolset(http_server, header_provider=token) as toolset:
+        with pytest.raises(AuthError) as caught:
+            await toolset.call_tool("headers", {}, ctx=ToolContext())
+    assert caught.value.scheme_name == "Authorization"
+    chain: list[BaseException] = []
+    link: BaseException | None = caught.value
+    while link is not None:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    assert "SECRET" not in "".join(str(e) + repr(e) for e in chain)
+    assert "SECRET" not in caplog.text
+
+
 # --- confirmation -----------------------------------------------------------------------
 
 
@@ -489,6 +524,17 @@ def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:
     stdio = Stdio(command="srv", args=["--token", "SECRET", "--api-key=SECRET", "--verbose"])
     assert "SECRET" not in stdio.target
     assert stdio.target == "srv --token *** --api-key=*** --verbose"
+
+
+def test_header_and_environment_values_are_in_no_repr_or_vars() -> None:
+    from toolsets.mcp import Stdio
+
+    http = StreamableHttp(url="http://127.0.0.1:1/mcp", headers={"X-Api-Key": "k-SECRET"})
+    stdio = Stdio(command="srv", env={"API_KEY": "k-SECRET"})
+    for transport in (http, stdio):
+        assert "SECRET" not in repr(transport) + repr(vars(transport))
+    assert http.headers["X-Api-Key"] == "k-SECRET"
+    assert stdio.env == {"API_KEY": "k-SECRET"}
 
 
 def test_an_injected_http_client_cannot_be_combined_with_headers_or_auth() -> None:

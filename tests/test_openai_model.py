@@ -34,7 +34,7 @@ from toolsets import (
     Part,
     ToolDeclaration,
 )
-from toolsets.agent._llm import Llm, LlmResponse
+from toolsets.agent._llm import INVALID_JSON_KEY, Llm, LlmResponse
 from toolsets.agent._openai import OpenAIChatModel
 
 pytestmark = pytest.mark.anyio
@@ -496,7 +496,7 @@ async def test_a_server_that_answers_a_stream_request_in_one_piece_still_works(
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_arguments_that_are_not_json_reach_the_tool_as_invalid_json(
+async def test_arguments_that_are_not_json_are_handed_on_under_the_invalid_json_key(
     server: FakeOpenAI, llm: OpenAIChatModel, name: str, stream: bool
 ) -> None:
     raw = '{"city": "Paris"'
@@ -513,7 +513,7 @@ async def test_arguments_that_are_not_json_reach_the_tool_as_invalid_json(
 
     assert responses[-1].content is not None
     assert responses[-1].content.function_calls == (
-        FunctionCall(name="ping", args={"_invalid_json": raw}, id="call_x"),
+        FunctionCall(name="ping", args={INVALID_JSON_KEY: raw}, id="call_x"),
     )
 
 
@@ -696,3 +696,151 @@ async def test_a_closed_model_opens_a_new_client_when_used_again(
 
     assert texts == ["a", "b"]
     assert [r.headers["x-team"] for r in server.requests(name)] == ["tools", "tools"]
+
+
+# -- the agent loop over the wire: bad arguments, and a turn that fails ------------------
+
+
+def answered_like_openai(body: dict[str, Any]) -> Reply:
+    """What OpenAI does with a conversation: refuse it (HTTP 400) when a tool call has
+    no tool message answering it; otherwise answer with text."""
+    called = [c["id"] for m in body["messages"] for c in m.get("tool_calls") or ()]
+    answered = {m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"}
+    missing = [i for i in called if i not in answered]
+    if missing:
+        message = (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            f"responding to each 'tool_call_id'. The following tool_call_ids did not have "
+            f"response messages: {', '.join(missing)}"
+        )
+        return Reply(status=400, body={"error": {"message": message, "type": "invalid"}})
+    return Reply(body=completion(content="All answered."))
+
+
+def ping_tool(seen: list[Any]) -> Any:
+    @toolsets.tool
+    def ping(city: str = "") -> str:
+        """Ping."""
+        seen.append(city)
+        return "pong"
+
+    return ping
+
+
+def calls_reply(*calls: tuple[str, str]) -> Reply:
+    raw = [tool_call(f"call_{i}", tool, arguments) for i, (tool, arguments) in enumerate(calls)]
+    return Reply(body=completion(tool_calls=raw, finish_reason="tool_calls"))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ('{"a":' * 500 + "1" + "}" * 500, "nested deeper than"),
+        ("[" * 100_000, "nested deeper than"),
+        ('{"city": "Paris"', "not valid JSON"),
+        ("[1, 2]", "JSON object, not an array"),
+    ],
+)
+async def test_arguments_from_the_wire_no_tool_can_take_are_an_error_result_for_the_model(
+    server: FakeOpenAI,
+    llm: OpenAIChatModel,
+    name: str,
+    arguments: str,
+    says: str,
+    stream: bool,
+) -> None:
+    from toolsets.agent import LlmAgent, RunConfig, Runner
+
+    seen: list[Any] = []
+    if stream:
+        delta = {"tool_calls": [{"index": 0, **tool_call("call_0", "ping", arguments)}]}
+        first = Reply(events=[chunk(delta, finish_reason="tool_calls")])
+    else:
+        first = calls_reply(("ping", arguments))
+    server.script(name, first, answered_like_openai)
+    runner = Runner(LlmAgent("assistant", llm, tools=[ping_tool(seen)]))
+    session = await runner.create_session(user_id="u")
+
+    with anyio.fail_after(10):
+        events = [
+            e
+            async for e in runner.run(
+                user_id="u",
+                session_id=session.id,
+                message="Hi",
+                run_config=RunConfig(streaming=stream),
+            )
+            if not e.partial
+        ]
+
+    assert seen == []
+    (answer,) = [r for e in events for r in e.function_responses]
+    assert isinstance(answer.response, dict)
+    assert says in answer.response["error"]
+    assert "Extra inputs" not in answer.response["error"]
+    assert events[-1].text == "All answered."
+    (tool_message,) = [m for m in server.requests(name)[1].body["messages"] if m["role"] == "tool"]
+    assert len(tool_message["content"]) < 1_000
+
+
+async def test_after_a_turn_that_failed_the_next_run_answers_every_call_on_the_wire(
+    server: FakeOpenAI, llm: OpenAIChatModel, name: str
+) -> None:
+    from toolsets.agent import LlmAgent, Runner
+
+    def broken(tool: Any, args: Any, ctx: Any) -> None:
+        raise LookupError("a bug in a callback")
+
+    seen: list[Any] = []
+    server.script(
+        name,
+        calls_reply(("ping", '{"city": "Paris"}'), ("ping", '{"city": "Rome"}')),
+        answered_like_openai,
+    )
+    runner = Runner(LlmAgent("assistant", llm, tools=[ping_tool(seen)], before_tool=broken))
+    session = await runner.create_session(user_id="u")
+
+    with anyio.fail_after(10), pytest.raises(LookupError):
+        async for _ in runner.run(user_id="u", session_id=session.id, message="Hi"):
+            pass
+    with anyio.fail_after(10):
+        events = [e async for e in runner.run(user_id="u", session_id=session.id, message="Go")]
+
+    assert events[-1].text == "All answered."
+    messages = server.requests(name)[1].body["messages"]
+    answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    assert answered == ["call_0", "call_1"]
+
+
+@pytest.mark.parametrize("key", [KEY + "\n", "\t" + KEY, KEY.replace("test", "tëst")])
+def test_an_api_key_no_header_can_carry_is_refused_without_showing_it(
+    key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for given in ({"api_key": key}, {}):
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        with pytest.raises(toolsets.AuthError) as caught:
+            OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", **given)
+        assert caught.value.scheme_name == "bearer"
+        assert "SECRET" not in str(caught.value) + repr(caught.value)
+        assert caught.value.__cause__ is None
+
+
+def test_the_api_key_is_in_no_repr_or_vars() -> None:
+    model = OpenAIChatModel("m", api_key=KEY, base_url="http://127.0.0.1:9/v1")
+    assert "SECRET" not in repr(model) + repr(vars(model))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_body_nested_too_deep_to_read_is_an_invalid_response_not_a_crash(
+    server: FakeOpenAI, llm: OpenAIChatModel, name: str, stream: bool
+) -> None:
+    deep = '{"x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    if stream:
+        server.script(name, Reply(events=[deep]))
+    else:
+        server.script(name, Reply(raw=deep.encode()))
+
+    responses = await collect(llm, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
+
+    assert responses[-1].error_code == "invalid_response"

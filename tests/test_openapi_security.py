@@ -470,3 +470,194 @@ def test_a_flow_needs_a_scheme_with_an_authorization_code_flow() -> None:
             client_id="a",
             redirect_uri="https://app.example/cb",
         )
+
+
+# --- malformed credentials, and secrets in errors, logs and reprs ----------------------
+
+LEAKY = "tok-SECRET-4711"
+
+
+def exceptions_of(error: BaseException) -> list[BaseException]:
+    """``error`` and every exception chained to it."""
+    chain: list[BaseException] = []
+    found: BaseException | None = error
+    while found is not None and found not in chain:
+        chain.append(found)
+        found = found.__cause__ or found.__context__
+    return chain
+
+
+def assert_hidden(secret: str, error: BaseException, caplog: pytest.LogCaptureFixture) -> None:
+    for link in exceptions_of(error):
+        assert secret not in str(link), link
+        assert secret not in repr(link), link
+    for record in caplog.records:
+        assert secret not in record.getMessage(), record
+        assert secret not in repr(record.args), record
+
+
+@pytest.fixture
+def debug_logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    caplog.set_level(logging.DEBUG)
+    for name in ("httpx2", "httpcore2", "httpcore2.http11", "httpcore2.connection"):
+        caplog.set_level(logging.DEBUG, logger=name)
+    return caplog
+
+
+MALFORMED = [
+    *(
+        (scheme, bad, "control character")
+        for scheme in ("bearer", "header_key", "query_key", "basic", "custom")
+        for bad in (LEAKY + "\n", LEAKY + "\r\nX-Evil: 1", "\t" + LEAKY)
+    ),
+    *((scheme, "ö" + LEAKY, "non-ASCII") for scheme in ("bearer", "header_key", "custom")),
+]
+
+
+@pytest.mark.parametrize(("scheme", "bad", "says"), MALFORMED)
+async def test_a_credential_no_request_can_carry_is_refused_up_front_naming_the_scheme(
+    scheme: str, bad: str, says: str, debug_logs: pytest.LogCaptureFixture
+) -> None:
+    async with recording_server() as server:
+        toolset = OpenApiToolset(
+            spec([{scheme: []}]), base_url=server.url, credentials={scheme: bad}
+        )
+        with pytest.raises(AuthError) as caught:
+            await toolset.list_tools()
+        await toolset.shutdown()
+    assert caught.value.scheme_name == scheme
+    assert says in str(caught.value)
+    assert server.requests == []
+    assert_hidden(LEAKY, caught.value, debug_logs)
+
+
+@pytest.mark.parametrize("scheme", ["query_key", "cookie_key", "basic"])
+async def test_a_non_ascii_credential_that_is_encoded_on_the_wire_is_sent(scheme: str) -> None:
+    credential: Any = "ann:pässwörd" if scheme == "basic" else "kéy"
+    seen = await call_once([{scheme: []}], {scheme: credential})
+    assert seen["_line"].startswith("GET /api/things/1")
+
+
+async def test_a_users_credential_with_a_newline_is_asked_for_again_and_never_sent(
+    debug_logs: pytest.LogCaptureFixture,
+) -> None:
+    async with recording_server() as server:
+        toolset = OpenApiToolset(spec([{"bearer": []}]), base_url=server.url)
+        model = ScriptedModel([call("get_thing", id="1"), "never"])
+        runner = Runner(LlmAgent("assistant", model, tools=[toolset]))
+        session_id, events = await start(runner, "go")
+        (first,) = events[-1].pending
+        pasted = AuthCredential.bearer(LEAKY + "\n")
+        resumed = await collect(
+            runner.resume(
+                user_id="u", session_id=session_id, credentials={first.function_call_id: pasted}
+            )
+        )
+        await toolset.shutdown()
+    (second,) = resumed[-1].pending
+    assert isinstance(second, CredentialRequest)
+    assert second.auth_config.scheme_name == "bearer"
+    assert server.requests == []
+    assert LEAKY not in repr(resumed)
+    (warned,) = [r for r in debug_logs.records if r.levelno == logging.WARNING]
+    assert "control character" in warned.getMessage()
+    for record in debug_logs.records:
+        assert LEAKY not in record.getMessage()
+
+
+async def test_a_token_endpoint_quoting_the_secret_does_not_put_it_in_the_error(
+    debug_logs: pytest.LogCaptureFixture,
+) -> None:
+    with oauth_server() as server:
+        server.quote_secret = True
+        for method in ("client_secret_basic", "client_secret_post"):
+            given = ClientCredentials(
+                client_id=CLIENT_ID, client_secret=LEAKY + "/+=", auth_method=method
+            )
+            async with OpenApiToolset(
+                spec([{"machine": []}]), base_url=server.url, credentials={"machine": given}
+            ) as ts:
+                tool = await ts.get_tool("get_thing")
+                with pytest.raises(AuthError) as caught:
+                    await tool.run({"id": "1"}, ToolContext())
+            assert "is not valid for this client" in str(caught.value)
+            assert_hidden(LEAKY, caught.value, debug_logs)
+
+
+def shown(value: object, depth: int = 3) -> str:
+    """What a debugger or an error tracker prints of an object: its repr and its fields'
+    (and theirs, a few levels down)."""
+    text = repr(value)
+    fields = getattr(value, "__dict__", None)
+    if not isinstance(fields, dict) or depth == 0:
+        return text
+    inner = [*fields.values()]
+    inner += [
+        v
+        for f in fields.values()
+        if isinstance(f, dict | list | tuple | set)
+        for v in (f.values() if isinstance(f, dict) else f)
+    ]
+    return text + repr(fields) + "".join(shown(v, depth - 1) for v in inner)
+
+
+async def test_no_repr_or_vars_shows_a_credential() -> None:
+    from toolsets.agent._openai import OpenAIChatModel
+
+    secrets = {
+        "header_key": "hk-SECRET",
+        "query_key": "qk-SECRET",
+        "basic": AuthCredential.basic("ann", "pw-SECRET"),
+        "bearer": AuthCredential.oauth2("at-SECRET", refresh_token="rt-SECRET"),
+        "machine": ClientCredentials(client_id=CLIENT_ID, client_secret=CLIENT_SECRET),
+    }
+    with oauth_server() as server:
+        async with OpenApiToolset(
+            spec([{key: [] for key in secrets}]), base_url=server.url, credentials=secrets
+        ) as ts:
+            tool = await ts.get_tool("get_thing")
+            await tool.run({"id": "1"}, ToolContext())
+            objects: list[object] = [
+                ts,
+                tool,
+                *(v for v in secrets.values() if not isinstance(v, str)),
+            ]
+            flow = AuthorizationCodeFlow(
+                AuthConfig(scheme_name="user", scheme=SCHEMES["user"]),
+                client_id=CLIENT_ID,
+                client_secret=CLIENT_SECRET,
+                redirect_uri="http://127.0.0.1/cb",
+            )
+            objects.append(flow)
+            objects.append(OpenAIChatModel("m", api_key="sk-SECRET", base_url=server.url))
+            for value in objects:
+                text = shown(value)
+                assert "SECRET" not in text, text
+                assert CLIENT_SECRET not in text, text
+            await flow.aclose()
+
+
+@pytest.mark.parametrize("status", [200, 401])
+@pytest.mark.parametrize(
+    ("scheme", "credential", "quoted"),
+    [
+        ("header_key", SECRET, SECRET),
+        ("query_key", SECRET, "k3y-v%40lue%2F%2B%3D"),
+        ("bearer", AuthCredential.bearer(LEAKY), LEAKY),
+        ("basic", "ann:" + LEAKY, LEAKY),
+        ("basic", "ann:" + LEAKY, base64.b64encode(f"ann:{LEAKY}".encode()).decode()),
+    ],
+)
+async def test_a_credential_the_api_quotes_back_is_masked_in_the_result(
+    scheme: str, credential: Any, quoted: str, status: int
+) -> None:
+    async with recording_server() as server:
+        server.status = status
+        server.body = {"message": f"bad credential {quoted!r}", "echo": [quoted]}
+        async with OpenApiToolset(
+            spec([{scheme: []}]), base_url=server.url, credentials={scheme: credential}
+        ) as ts:
+            tool = await ts.get_tool("get_thing")
+            result = await tool.run({"id": "1"}, ToolContext())
+    assert quoted not in repr(result)
+    assert "**********" in repr(result)

@@ -6,15 +6,111 @@ nor in JSON made by pydantic (and so never in a tool result sent to a model).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic_core import SchemaSerializer, core_schema
 
-__all__ = ["AuthConfig", "AuthCredential", "CredentialKind"]
+from toolsets._errors import AuthError
+
+__all__ = [
+    "AuthConfig",
+    "AuthCredential",
+    "CredentialKind",
+    "Secret",
+    "check_headers",
+    "check_credential_text",
+    "credential_problem",
+    "redact",
+    "redact_bytes",
+]
 
 CredentialKind = Literal["api_key", "basic", "bearer", "oauth2"]
+
+MASK = "**********"
+
+
+class Secret(str):
+    """A string holding a secret: its ``repr`` hides it, so debuggers, error trackers and
+    ``vars()`` (which print reprs) never show it. It is still the string itself wherever
+    it is used (a header, a form, a comparison)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Secret({MASK!r})"
+
+
+def credential_problem(value: str, *, in_header: bool) -> str | None:
+    """Why no request can carry ``value`` as a credential, or None: a control character
+    (a trailing newline pasted with a token, say), or, where it goes into a header
+    unencoded, a character outside ASCII. The answer never quotes the value."""
+    for position, char in enumerate(value, 1):
+        if char < " " or char == "\x7f":
+            return (
+                f"contains a control character (U+{ord(char):04X} at character {position} "
+                f"of {len(value)}; a trailing newline?), which no request can carry"
+            )
+    if in_header and not value.isascii():
+        return "contains a non-ASCII character, which an HTTP header cannot carry"
+    return None
+
+
+def check_credential_text(value: str, *, scheme_name: str, in_header: bool) -> None:
+    """Refuse a credential no request could carry (see `credential_problem`).
+
+    Raises:
+        AuthError: naming the scheme and what is wrong, never the value.
+    """
+    problem = credential_problem(value, in_header=in_header)
+    if problem is not None:
+        raise AuthError(
+            f"the credential for security scheme {scheme_name!r} {problem}: fix the credential",
+            scheme_name=scheme_name,
+        )
+
+
+def check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse header values no request can carry (see `credential_problem`): headers are
+    where credentials go (``Authorization``, API keys), and an HTTP client's error or
+    debug log would quote the whole value.
+
+    Raises:
+        AuthError: naming the header (as ``scheme_name``), never the value.
+    """
+    for name, value in headers.items():
+        problem = credential_problem(value, in_header=True)
+        if problem is not None:
+            raise AuthError(f"the value of header {name!r} {problem}: fix it", scheme_name=name)
+
+
+def _forms(secret: str) -> set[str]:
+    """``secret`` as a message may quote it: as is, percent-encoded (a form, a URL) and
+    JSON-escaped."""
+    return {secret, quote(secret, safe=""), json.dumps(secret)[1:-1]}
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with each of ``secrets`` (as is, percent-encoded or JSON-escaped) masked:
+    for messages that quote what a server answered."""
+    for secret in secrets:
+        if secret:
+            for form in _forms(secret):
+                text = text.replace(form, MASK)
+    return text
+
+
+def redact_bytes(data: bytes, secrets: Iterable[str]) -> bytes:
+    """`redact` for a body as it came (UTF-8)."""
+    mask = MASK.encode()
+    for secret in secrets:
+        if secret:
+            for form in _forms(secret):
+                data = data.replace(form.encode(), mask)
+    return data
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,7 +123,8 @@ class AuthCredential:
     kind: CredentialKind
     """Which kind of credential this is."""
     secret: str = field(repr=False)
-    """The API key, the password (basic), or the (access) token."""
+    """The API key, the password (basic), or the (access) token (kept as a `Secret`: the
+    string itself, hidden from any repr)."""
     username: str | None = None
     """The user name, for ``basic``."""
     refresh_token: str | None = field(default=None, repr=False)
@@ -40,6 +137,9 @@ class AuthCredential:
     def __post_init__(self) -> None:
         if not self.secret:
             raise ValueError(f"an {self.kind} credential needs a non-empty secret")
+        object.__setattr__(self, "secret", Secret(self.secret))
+        if self.refresh_token is not None:
+            object.__setattr__(self, "refresh_token", Secret(self.refresh_token))
         if self.kind == "basic" and self.username is None:
             raise ValueError("a basic credential needs a username")
 
@@ -75,9 +175,6 @@ class AuthCredential:
             expires_at=expires_at,
             scopes=scopes,
         )
-
-
-MASK = "**********"
 
 
 def _masked(credential: AuthCredential) -> dict[str, Any]:

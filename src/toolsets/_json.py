@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias
 
 import pydantic_core
 from pydantic import JsonValue
 
-__all__ = ["JsonObject", "JsonValue", "copy_json", "to_json_value"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "JsonObject",
+    "JsonValue",
+    "copy_json",
+    "deeper_than",
+    "to_json_value",
+]
 
 # JsonValue is pydantic's: the same recursive union for type checkers, and one pydantic
 # can build a schema for at run time (a tool may well be annotated "-> JsonValue").
@@ -35,6 +43,32 @@ def to_json_value(value: Any) -> JsonValue:
 
 
 _ATOMS = (str, int, float, bool, type(None))
+_CONTAINERS = frozenset({dict, list})
+
+MAX_JSON_DEPTH = 64
+"""How deeply a model's arguments may nest (objects and arrays): far more than any tool's
+schema needs, far less than would exhaust Python's recursion (deeper arguments are an
+error result for the model, never a crash)."""
+
+
+def deeper_than(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether objects and arrays in ``value`` nest more than ``limit`` levels (``{}`` is
+    one level). It recurses at most ``limit`` levels, whatever the depth of ``value``."""
+    kind = type(value)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
+        children: Iterable[Any] = value.values()
+    elif kind is list or isinstance(value, tuple):
+        children = value
+    else:
+        return False
+    if limit <= 0:
+        return True
+    limit -= 1
+    for child in children:
+        container = type(child) in _CONTAINERS or not isinstance(child, _ATOMS)
+        if container and deeper_than(child, limit):
+            return True
+    return False
 
 
 def copy_json(value: Any) -> Any:

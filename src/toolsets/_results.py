@@ -6,7 +6,18 @@ from collections.abc import Iterable, Mapping
 
 from toolsets._json import JsonValue
 
-__all__ = ["error_result", "invalid_arguments_result", "is_error_result"]
+__all__ = ["clip", "error_result", "invalid_arguments_result", "is_error_result"]
+
+MAX_PROBLEM = 200
+"""Characters of one field's problem (or path) an invalid-arguments result keeps: a
+problem often quotes the value, which may be huge."""
+MAX_FIELDS = 20
+"""Fields an invalid-arguments result names; the rest are counted."""
+
+
+def clip(text: str, limit: int) -> str:
+    """``text``, cut to at most ``limit`` characters (marked with an ellipsis)."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def error_result(message: str, **details: JsonValue) -> dict[str, JsonValue]:
@@ -25,15 +36,23 @@ def invalid_arguments_result(problems: Iterable[tuple[str, str]]) -> dict[str, J
             (``items.0.name``), ``""`` for the arguments object itself.
 
     Returns:
-        ``{"error": "<sentence naming every field>", "fields": {path: problem}}``.
+        ``{"error": "<sentence naming the fields>", "fields": {path: problem}}``. Each
+        problem is said once (in ``fields``), cut to `MAX_PROBLEM` characters; at most
+        `MAX_FIELDS` fields are named.
     """
     fields: dict[str, str] = {}
+    more = 0
     for path, problem in problems:
-        key = path or "(arguments)"
-        fields[key] = f"{fields[key]}; {problem}" if key in fields else problem
-    listing = "; ".join(f"{path}: {problem}" for path, problem in fields.items())
+        key = clip(path, MAX_PROBLEM) if path else "(arguments)"
+        if key in fields:
+            fields[key] = clip(f"{fields[key]}; {problem}", MAX_PROBLEM)
+        elif len(fields) < MAX_FIELDS:
+            fields[key] = clip(problem, MAX_PROBLEM)
+        else:
+            more += 1
+    listing = ", ".join(fields) + (f" and {more} more" if more else "")
     return error_result(
-        f"Invalid arguments: {listing}. Fix these fields and call the tool again.",
+        f"Invalid arguments: {listing} (see fields). Fix them and call the tool again.",
         fields=dict(fields),
     )
 

@@ -1,8 +1,10 @@
 """The agent loop: `LlmAgent` and workflow agents, the `Runner`, sessions, models and
 built-in tools."""
 
+from toolsets._json import MAX_JSON_DEPTH
 from toolsets._request import LlmRequest
 from toolsets.agent._agents import (
+    DEFAULT_MAX_CALLS_PER_TURN,
     DEFAULT_TOOL_TIMEOUT,
     BaseAgent,
     LlmAgent,
@@ -28,7 +30,7 @@ from toolsets.agent._events import (
     LongRunningRequest,
     PendingRequest,
 )
-from toolsets.agent._llm import FinishReason, Llm, LlmResponse, Usage
+from toolsets.agent._llm import INVALID_JSON_KEY, FinishReason, Llm, LlmResponse, Usage
 from toolsets.agent._openai import OpenAIChatModel
 from toolsets.agent._run import RunConfig
 from toolsets.agent._runner import Runner
@@ -41,7 +43,10 @@ from toolsets.agent._session import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_TOOL_TIMEOUT",
+    "INVALID_JSON_KEY",
+    "MAX_JSON_DEPTH",
     "AfterTool",
     "AgentTool",
     "BaseAgent",

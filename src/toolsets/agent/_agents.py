@@ -11,6 +11,8 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from toolsets._concurrency import gather
 from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
@@ -18,6 +20,7 @@ from toolsets._errors import ToolDefinitionError, ToolsetError
 from toolsets._function_tool import FunctionTool
 from toolsets._ids import new_id
 from toolsets._request import LlmRequest
+from toolsets._results import error_result
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.agent._dispatch import (
@@ -27,6 +30,7 @@ from toolsets.agent._dispatch import (
     CallOutcome,
     Dispatcher,
     OnToolError,
+    argument_problem,
 )
 from toolsets.agent._events import (
     ConfirmationRequest,
@@ -35,23 +39,28 @@ from toolsets.agent._events import (
     LongRunningRequest,
     PendingRequest,
 )
-from toolsets.agent._llm import Llm
+from toolsets.agent._llm import INVALID_JSON_KEY, Llm
 from toolsets.agent._run import RunContext
 
 if TYPE_CHECKING:
     from toolsets.agent._builtins import TransferToAgentTool
 
 __all__ = [
+    "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_TOOL_TIMEOUT",
     "BaseAgent",
     "LlmAgent",
     "LoopAgent",
     "SequentialAgent",
     "current_run",
+    "unfinished_event",
 ]
 
 DEFAULT_TOOL_TIMEOUT = 60.0
 """Seconds a tool call may take unless the agent or the tool says otherwise."""
+
+DEFAULT_MAX_CALLS_PER_TURN = 64
+"""Function calls one model turn may make unless the agent says otherwise."""
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 
@@ -169,6 +178,8 @@ class LlmAgent(BaseAgent):
         after_tool: Callback(s) after each call; see `AfterTool`.
         on_tool_error: Callback(s) when a tool raises; see `OnToolError`.
         max_iterations: Model calls this agent may make for one user message.
+        max_calls_per_turn: Function calls one model turn may make; a turn with more
+            runs none of them, and each gets an error result asking for fewer.
         tool_timeout: Seconds a tool call may take (a tool's own ``timeout`` wins).
         output_key: Save the final answer's text in the session state under this key.
         generate_config: Provider options put in every request (temperature, ...).
@@ -189,6 +200,7 @@ class LlmAgent(BaseAgent):
         after_tool: AfterTool | Sequence[AfterTool] | None = None,
         on_tool_error: OnToolError | Sequence[OnToolError] | None = None,
         max_iterations: int = 25,
+        max_calls_per_turn: int = DEFAULT_MAX_CALLS_PER_TURN,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         output_key: str | None = None,
         generate_config: Mapping[str, Any] | None = None,
@@ -197,6 +209,8 @@ class LlmAgent(BaseAgent):
         super().__init__(name, description=description, sub_agents=sub_agents)
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
+        if max_calls_per_turn < 1:
+            raise ValueError("max_calls_per_turn must be at least 1")
         if tool_timeout <= 0:
             raise ValueError("tool_timeout must be positive")
         self.model = model
@@ -218,6 +232,7 @@ class LlmAgent(BaseAgent):
             on_tool_error=tuple(_as_list(on_tool_error)),
         )
         self.max_iterations = max_iterations
+        self.max_calls_per_turn = max_calls_per_turn
         self.tool_timeout = tool_timeout
         self.output_key = output_key
         self.generate_config = dict(generate_config or {})
@@ -300,6 +315,21 @@ class LlmAgent(BaseAgent):
                 for call in group:
                     outcomes.append(await dispatcher.dispatch(call))
         return outcomes
+
+    def _fields(self, ctx: RunContext) -> dict[str, Any]:
+        return {"author": self.name, "invocation_id": ctx.invocation_id, "branch": ctx.branch}
+
+    async def _dispatch_admitted(
+        self, dispatcher: Dispatcher, calls: Sequence[FunctionCall], refusals: Mapping[str, str]
+    ) -> list[CallOutcome]:
+        """The outcomes of a turn some of whose calls were refused before dispatch."""
+        admitted = [c for c in calls if c.id not in refusals]
+        ran = iter(await self._dispatch_all(dispatcher, admitted) if admitted else ())
+        return [
+            dispatcher.refused(c, refusals[c.id]) if c.id in refusals else next(ran)
+            for c in calls
+            if c.id is not None
+        ]
 
     def _tool_event(
         self,
@@ -402,7 +432,7 @@ class LlmAgent(BaseAgent):
                     yield event
                 return
 
-            content = _with_call_ids(final.content)
+            content, refusals = _admitted(final.content, self.max_calls_per_turn)
             calls = content.function_calls if content is not None else ()
             actions = EventActions()
             if not calls and self.output_key is not None and content is not None:
@@ -423,10 +453,18 @@ class LlmAgent(BaseAgent):
             dispatcher = self._dispatcher(ctx, request.tools)
             token = current_run.set(ctx)
             try:
-                if len(calls) == 1:  # most turns: nothing to group or run side by side
+                if refusals:
+                    outcomes = await self._dispatch_admitted(dispatcher, calls, refusals)
+                elif len(calls) == 1:  # most turns: nothing to group or run side by side
                     outcomes = [await dispatcher.dispatch(calls[0])]
                 else:
                     outcomes = await self._dispatch_all(dispatcher, calls)
+            except BaseException as exc:
+                # The calls are recorded: each gets a result even now, or the session
+                # would hold calls without results, which providers refuse ever after.
+                with anyio.CancelScope(shield=True):
+                    await ctx.append(unfinished_event(calls, exc, **self._fields(ctx)))
+                raise
             finally:
                 current_run.reset(token)
             event = self._tool_event(ctx, outcomes)
@@ -510,25 +548,73 @@ class _Turn:
     to be returned as is)."""
 
 
-def _with_call_ids(content: Content | None) -> Content | None:
-    """The model's content with an id on every function call (models may omit them);
-    recorded with the event, the ids stay stable across pause and resume."""
+def _admitted(content: Content | None, max_calls: int) -> tuple[Content | None, dict[str, str]]:
+    """The model's content as it is recorded, and the calls refused before dispatch (by
+    id: why).
+
+    Every call gets an id (models may omit them; recorded with the event, the ids stay
+    stable across pause and resume). Arguments no tool may see (not an object, nested
+    too deep) are recorded as ``{}``: the record must stay readable and sendable back to
+    the model. A turn with more than ``max_calls`` calls has every call refused.
+    """
     if content is None:
-        return None
-    for part in content.parts:
-        call = part.function_call
-        if call is not None and not call.id:
-            break
-    else:
-        return content  # every call has its id (most providers send them)
+        return None, {}
+    calls = content.function_calls
+    if not calls:
+        return content, {}
+    refusals: dict[str, str] = {}
     parts: list[Part] = []
+    changed = False
     for part in content.parts:
         call = part.function_call
-        if call is not None and not call.id:
-            call = FunctionCall(name=call.name, args=call.args, id=new_id("call_"))
-            part = Part(function_call=call)
+        if call is not None:
+            problem = argument_problem(call.args)
+            if problem is not None or not call.id:
+                args = call.args if isinstance(call.args, Mapping) else {}
+                if problem is not None and not args.keys() <= {INVALID_JSON_KEY}:
+                    args = {}
+                call = FunctionCall(name=call.name, args=args, id=call.id or new_id("call_"))
+                part = Part(function_call=call)
+                changed = True
+            if problem is not None:
+                assert call.id is not None
+                refusals[call.id] = problem
         parts.append(part)
-    return Content(role=content.role, parts=tuple(parts))
+    if len(calls) > max_calls:
+        refusals = {
+            part.function_call.id: (
+                f"Not run: this turn made {len(calls)} calls, and at most {max_calls} may "
+                f"be made in one turn. Make at most {max_calls} calls at a time."
+            )
+            for part in parts
+            if part.function_call is not None and part.function_call.id is not None
+        }
+    if not changed:
+        return content, refusals
+    return Content(role=content.role, parts=tuple(parts)), refusals
+
+
+UNFINISHED = (
+    "The call did not complete: the run stopped{} before its result was recorded; it "
+    "may or may not have run."
+)
+
+
+def unfinished_event(
+    calls: Sequence[FunctionCall], error: BaseException | None, **fields: Any
+) -> Event:
+    """An event (with ``fields``) holding an error result for each of ``calls``, which
+    were recorded but will get no other."""
+    why = f" ({type(error).__name__})" if error is not None else ""
+    parts = tuple(
+        Part(
+            function_response=FunctionResponse(
+                id=call.id, name=call.name, response=error_result(UNFINISHED.format(why))
+            )
+        )
+        for call in calls
+    )
+    return Event(content=Content(role="tool", parts=parts), **fields)
 
 
 class SequentialAgent(BaseAgent):

@@ -3,7 +3,9 @@ after_tool, with on_tool_error around the run. Internal to the agent loop."""
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
@@ -15,8 +17,8 @@ from toolsets._concurrency import with_deadline
 from toolsets._content import FunctionCall, FunctionResponse
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._function_tool import FunctionTool
-from toolsets._json import JsonValue, copy_json
-from toolsets._results import error_result
+from toolsets._json import MAX_JSON_DEPTH, JsonValue, copy_json, deeper_than
+from toolsets._results import clip, error_result
 from toolsets._tool import Tool
 from toolsets.agent._events import (
     ConfirmationRequest,
@@ -24,6 +26,7 @@ from toolsets.agent._events import (
     LongRunningRequest,
     PendingRequest,
 )
+from toolsets.agent._llm import INVALID_JSON_KEY
 from toolsets.agent._run import RunContext
 
 __all__ = [
@@ -33,6 +36,8 @@ __all__ = [
     "Callbacks",
     "Dispatcher",
     "OnToolError",
+    "argument_problem",
+    "unknown_tool",
 ]
 
 BeforeTool: TypeAlias = Callable[
@@ -110,6 +115,73 @@ def describe_error(tool_name: str, error: Exception) -> str:
     return f"The tool {tool_name!r} failed: {type(error).__name__}: {error}"
 
 
+_SHOWN = 100
+"""Characters of a model's own text (a name, unreadable arguments) quoted back to it."""
+_LISTED = 10
+"""Tools named when the model calls one that does not exist: all of them up to this
+many, otherwise the closest few (the model has every declaration anyway)."""
+
+
+def _kind(value: object) -> str:
+    """The JSON type of ``value``, as the model would call it."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
+_TOO_DEEP = f"The arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them flatter."
+
+
+def argument_problem(args: object) -> str | None:
+    """What is wrong with a call's arguments before any tool may see them (not a JSON
+    object, text the model could not read, nested deeper than `MAX_JSON_DEPTH`), or None."""
+    if not isinstance(args, Mapping):
+        return f"The arguments must be a JSON object, not {_kind(args)}."
+    if len(args) == 1 and isinstance(args.get(INVALID_JSON_KEY), str):
+        return _unreadable(args[INVALID_JSON_KEY])
+    if deeper_than(args, MAX_JSON_DEPTH):
+        return _TOO_DEEP
+    return None
+
+
+def _unreadable(text: str) -> str:
+    """Why the text a model sent as arguments is not a JSON object."""
+    try:
+        value = json.loads(text)
+        if isinstance(value, str):  # encoded twice, as some models do
+            value = json.loads(value)
+    except RecursionError:  # json's answer to deep nesting
+        return _TOO_DEEP
+    except json.JSONDecodeError as exc:
+        return (
+            f"The arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a "
+            f"JSON object. They began: {clip(text, _SHOWN)!r}"
+        )
+    if not isinstance(value, Mapping):
+        return f"The arguments must be a JSON object, not {_kind(value)}."
+    return _TOO_DEEP if deeper_than(value, MAX_JSON_DEPTH) else "The arguments are unreadable."
+
+
+def unknown_tool(name: str, available: Mapping[str, object]) -> str:
+    """What the model is told when it calls a tool that does not exist: its name (cut
+    short) and the tools it may have meant."""
+    shown = clip(name, _SHOWN)
+    if len(available) <= _LISTED:
+        names = ", ".join(sorted(available)) or "none"
+        return f"There is no tool named {shown!r}. Available tools: {names}."
+    close = difflib.get_close_matches(shown, available, n=5, cutoff=0.5)
+    hint = f"The closest: {', '.join(close)}." if close else "Call one of the tools declared."
+    return f"There is no tool named {shown!r} (of {len(available)} tools). {hint}"
+
+
 class Dispatcher:
     """Runs the calls of one model turn for one agent."""
 
@@ -132,6 +204,11 @@ class Dispatcher:
     def _response(self, call_id: str, name: str, result: JsonValue) -> FunctionResponse:
         return FunctionResponse(id=call_id, name=name, response=result)
 
+    def refused(self, call: FunctionCall, message: str) -> CallOutcome:
+        """The outcome of a call that does not run: an error result saying why."""
+        assert call.id is not None
+        return CallOutcome(response=self._response(call.id, call.name, error_result(message)))
+
     def is_concurrency_safe(self, call: FunctionCall) -> bool:
         """Whether this call may run alongside others."""
         tool = self._tools.get(call.name)
@@ -153,16 +230,7 @@ class Dispatcher:
         assert call.id is not None
         tool = self._tools.get(call.name)
         if tool is None:
-            available = ", ".join(sorted(self._tools)) or "none"
-            return CallOutcome(
-                response=self._response(
-                    call.id,
-                    call.name,
-                    error_result(
-                        f"There is no tool named {call.name!r}. Available tools: {available}."
-                    ),
-                )
-            )
+            return self.refused(call, unknown_tool(call.name, self._tools))
         ctx = ToolContext(
             self._invocation,
             function_call_id=call.id,
@@ -291,6 +359,13 @@ class Dispatcher:
     def _finish(
         self, tool: Tool, call_id: str, args: dict[str, Any], ctx: ToolContext, result: JsonValue
     ) -> CallOutcome:
+        if isinstance(result, dict | list) and deeper_than(result, MAX_JSON_DEPTH):
+            # Kept, it would break every later read of the session and every request
+            # that carries the conversation (both recurse as deep as the value goes).
+            result = error_result(
+                f"The tool's result is nested deeper than {MAX_JSON_DEPTH} levels, too "
+                "deep to keep; it was dropped."
+            )
         actions = ctx.actions_set
         if actions is None:  # most calls: nothing to act on
             if tool.is_long_running:

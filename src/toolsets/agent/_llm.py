@@ -9,7 +9,13 @@ from typing import Literal, Protocol, runtime_checkable
 from toolsets._content import Content
 from toolsets._request import LlmRequest
 
-__all__ = ["FinishReason", "Llm", "LlmResponse", "Usage"]
+__all__ = ["INVALID_JSON_KEY", "FinishReason", "Llm", "LlmResponse", "Usage"]
+
+INVALID_JSON_KEY = "_invalid_json"
+"""A model that receives a call's arguments as text it cannot read as a JSON object hands
+them on as ``{INVALID_JSON_KEY: text}``; the agent loop then tells the model what was
+wrong with its text (malformed, not an object, nested too deep) instead of running the
+tool."""
 
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
 

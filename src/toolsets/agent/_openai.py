@@ -16,10 +16,11 @@ from typing import Any, Final, Self
 
 import httpx2
 
+from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._errors import ConnectionError
 from toolsets._request import LlmRequest
-from toolsets.agent._llm import FinishReason, LlmResponse, Usage
+from toolsets.agent._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolNameMap, to_openai_tools
 
 __all__ = ["CONFIG_KEYS", "DEFAULT_BASE_URL", "OpenAIChatModel"]
@@ -57,7 +58,6 @@ read.)"""
 
 _CONNECT_TIMEOUT: Final = 10.0
 _MAX_ERROR_MESSAGE: Final = 1000
-_INVALID_JSON_KEY: Final = "_invalid_json"
 
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "stop": "stop",
@@ -111,6 +111,8 @@ class OpenAIChatModel:
         Raises:
             ValueError: no model is named, the base URL is not http(s), or the
                 timeout is not a positive number.
+            AuthError: the API key holds a control character (a trailing newline) or
+                a non-ASCII character, which no header can carry (the key is not shown).
         """
         model = model or os.environ.get("OPENAI_MODEL")
         if not model:
@@ -124,7 +126,10 @@ class OpenAIChatModel:
         self._url = str(url).rstrip("/") + "/chat/completions"
         # The URL the errors name: without user info, which can hold a password.
         self._target = str(url.copy_with(username=None, password=None)).rstrip("/")
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if key is not None:
+            check_credential_text(key, scheme_name="bearer", in_header=True)
+        self._api_key = Secret(key) if key is not None else None
         self._headers = dict(headers or {})
         self._timeout = timeout
         self._client = http_client
@@ -239,9 +244,7 @@ class OpenAIChatModel:
 
     def _redact(self, text: str) -> str:
         # A server may echo the credential it was sent (in an error message, say).
-        if self._api_key:
-            text = text.replace(self._api_key, "***")
-        return text
+        return redact(text, [self._api_key])
 
     # -- response --------------------------------------------------------------------
 
@@ -625,14 +628,15 @@ class _StreamState:
 def _json_object(data: bytes | str) -> dict[str, Any] | None:
     try:
         value = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
-    """The call's arguments; text that is not a JSON object is handed on under
-    ``_invalid_json``, so the tool's argument validation tells the model what it sent."""
+    """The call's arguments; text that is not a JSON object (malformed, another JSON
+    value, or nested too deep to read) is handed on under `INVALID_JSON_KEY`, for the
+    agent loop to tell the model what was wrong."""
     if isinstance(raw, Mapping):
         return dict(raw)
     if raw is None or (isinstance(raw, str) and not raw.strip()):
@@ -643,9 +647,9 @@ def _arguments(raw: Any) -> dict[str, Any]:
         if isinstance(value, str):
             # Some models encode the arguments twice.
             value = json.loads(value)
-    except ValueError:
-        return {_INVALID_JSON_KEY: text}
-    return value if isinstance(value, dict) else {_INVALID_JSON_KEY: text}
+    except (ValueError, RecursionError):  # json gives up on deep nesting with the latter
+        return {INVALID_JSON_KEY: text}
+    return value if isinstance(value, dict) else {INVALID_JSON_KEY: text}
 
 
 def _text_of(content: Any) -> str:

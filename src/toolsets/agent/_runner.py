@@ -12,7 +12,7 @@ from toolsets._ids import new_id
 from toolsets._json import JsonValue, copy_json
 from toolsets._results import error_result
 from toolsets._services import ArtifactService, MemoryService
-from toolsets.agent._agents import BaseAgent, LlmAgent
+from toolsets.agent._agents import BaseAgent, LlmAgent, unfinished_event
 from toolsets.agent._contents import HistoryCache
 from toolsets.agent._credentials import CredentialStore, InMemoryCredentialStore
 from toolsets.agent._events import (
@@ -146,6 +146,8 @@ class Runner:
         paused = pause_event(session)
         if paused is not None:
             await self._abandon(session, paused)
+        else:
+            await self._close_unanswered(session)
         content = Content.user(message) if isinstance(message, str) else message
         invocation_id = new_id("inv_")
         await self.session_service.append_event(
@@ -231,6 +233,26 @@ class Runner:
                 content=Content(role="tool", parts=parts),
             ),
         )
+
+    async def _close_unanswered(self, session: Session) -> None:
+        """Answer the calls of a run that stopped between recording them and their
+        results (the process died, or a custom agent failed), so the conversation stays
+        one that providers accept."""
+        for event in reversed(session.events):
+            if event.partial or event.branch is not None:
+                continue
+            content = event.content
+            if content is not None and content.role == "model" and content.function_calls:
+                await self.session_service.append_event(
+                    session,
+                    unfinished_event(
+                        content.function_calls,
+                        None,
+                        author=event.author,
+                        invocation_id=event.invocation_id,
+                    ),
+                )
+            return
 
     def _agent_to_run(self, session: Session) -> BaseAgent:
         """The agent the conversation was last handed to, when only LLM agents stand

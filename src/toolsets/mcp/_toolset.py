@@ -17,6 +17,7 @@ import anyio
 import mcp.types as mt
 from mcp import Client, MCPError
 
+from toolsets._auth import check_headers
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolNotFoundError
@@ -311,6 +312,7 @@ class McpToolset(BaseToolset):
         headers = transport.header_provider(ctx)
         if inspect.isawaitable(headers):
             headers = await headers
+        check_headers(headers)
         return dict(headers)
 
     def _host(self, key: str | None, headers: Mapping[str, str] | None = None) -> Host:

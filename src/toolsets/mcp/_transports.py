@@ -11,6 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
+from toolsets._auth import Secret, check_headers
 from toolsets._context import ToolContext
 
 __all__ = ["HeaderProvider", "Stdio", "StreamableHttp", "Transport"]
@@ -43,6 +44,8 @@ class Stdio:
     def __post_init__(self) -> None:
         if not self.command:
             raise ValueError("Stdio needs a command")
+        if self.env is not None:  # values are often keys: hidden from vars() too
+            object.__setattr__(self, "env", {k: Secret(v) for k, v in self.env.items()})
 
     @property
     def target(self) -> str:
@@ -68,7 +71,9 @@ class StreamableHttp:
 
     Args:
         url: The endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
-        headers: Headers sent with every request (e.g. an API key).
+        headers: Headers sent with every request (e.g. an API key); a value no request
+            can carry (a control character, non-ASCII) raises `AuthError` naming the
+            header, never the value.
         header_provider: Headers computed per call from the caller's `ToolContext`.
         auth: An ``httpx2.Auth`` (e.g. the SDK's OAuth providers).
         http_client: A client to use instead of our own (left open on shutdown).
@@ -92,6 +97,9 @@ class StreamableHttp:
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"StreamableHttp needs an http(s) URL, got {self.target!r}")
+        check_headers(self.headers)  # a token pasted with its newline: refused, not quoted
+        # Values are often credentials: hidden from vars() too.
+        object.__setattr__(self, "headers", {k: Secret(v) for k, v in self.headers.items()})
 
     @property
     def target(self) -> str:

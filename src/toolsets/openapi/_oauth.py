@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
 import anyio
 import httpx2
 
-from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._auth import AuthConfig, AuthCredential, Secret, redact
 from toolsets._errors import AuthError, ConnectionError
 
 __all__ = ["AuthorizationCodeFlow", "ClientAuthMethod", "ClientCredentials", "OAuth"]
@@ -71,6 +71,7 @@ class ClientCredentials:
             raise ValueError("client credentials need a client_id and a client_secret")
         if self.auth_method not in ("client_secret_basic", "client_secret_post"):
             raise ValueError(f"unknown auth_method {self.auth_method!r}")
+        object.__setattr__(self, "client_secret", Secret(self.client_secret))
 
 
 def is_expired(credential: AuthCredential, now: float | None = None) -> bool:
@@ -292,11 +293,14 @@ async def request_token(
     except (ValueError, json.JSONDecodeError):
         body = None
     if response.status_code != 200 or not isinstance(body, dict):
+        # A server may quote what it was sent: the secrets are masked, whole (before the
+        # text is cut, so no part of one survives).
+        sent = [client_secret, *(form.get(k) for k in ("refresh_token", "code", "code_verifier"))]
         reason = f"HTTP {response.status_code}"
         if isinstance(body, dict) and isinstance(body.get("error"), str):
-            reason += f", {body['error'][:100]}"
+            reason += f", {redact(body['error'], sent)[:100]}"
             if isinstance(body.get("error_description"), str):
-                reason += f": {body['error_description'][:200]}"
+                reason += f": {redact(body['error_description'], sent)[:200]}"
         raise AuthError(
             f"the token endpoint {_safe(url)} refused to issue a token for scheme "
             f"{scheme_name!r} ({reason})",
@@ -383,7 +387,7 @@ class AuthorizationCodeFlow:
         self.config = config
         """What the credential is for."""
         self._client_id = client_id
-        self._client_secret = client_secret
+        self._client_secret = Secret(client_secret) if client_secret is not None else None
         self._redirect_uri = redirect_uri
         self._base_url = base_url
         self._auth_method: ClientAuthMethod = auth_method
@@ -443,8 +447,8 @@ class AuthorizationCodeFlow:
                 "the redirect's state does not match an attempt of this flow", scheme_name=name
             )
         if "error" in query:
-            reason = query["error"][0][:100]
-            detail = query.get("error_description", [""])[0][:200]
+            reason = redact(query["error"][0], [self._client_secret])[:100]
+            detail = redact(query.get("error_description", [""])[0], [self._client_secret])[:200]
             raise AuthError(
                 f"authorization was refused: {reason}" + (f": {detail}" if detail else ""),
                 scheme_name=name,

@@ -18,7 +18,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import httpx2
 
-from toolsets._auth import MASK, AuthConfig, AuthCredential
+from toolsets._auth import MASK, AuthConfig, AuthCredential, Secret, credential_problem
+from toolsets._errors import AuthError
 from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import ClientCredentials
 from toolsets.openapi._operations import Spec
@@ -27,9 +28,12 @@ __all__ = [
     "Credentials",
     "Requirement",
     "apply_security",
+    "check_credential",
     "choose",
+    "credential_problem_for",
     "missing_credential",
     "origin",
+    "sent_secrets",
     "strip_credentials",
 ]
 
@@ -87,12 +91,79 @@ def apply_security(
         scheme = spec.security_schemes.get(name)
         credential = credentials.get(name)
         if scheme is not None and credential is not None:
+            check_credential(name, scheme, credential)
             _apply(scheme, credential, headers, cookies, query)
     return query
 
 
 def _secret(credential: AuthCredential | str) -> str:
     return credential if isinstance(credential, str) else credential.secret
+
+
+_MIN_MASKED = 6
+
+
+def sent_secrets(credentials: Mapping[str, AuthCredential | str]) -> list[str]:
+    """The secrets a request carries with ``credentials``, as a server could quote them
+    back (for HTTP basic, the password and the encoded pair too), each of at least
+    six characters."""
+    found: list[str] = []
+    for credential in credentials.values():
+        secret = _secret(credential)
+        found.append(secret)
+        if isinstance(credential, AuthCredential) and credential.username is not None:
+            pair = f"{credential.username}:{secret}"
+        else:
+            pair = secret
+        if ":" in pair:
+            found.append(pair.partition(":")[2])
+            found.append(base64.b64encode(pair.encode()).decode())
+    # A very short one is left: masking it would garble whole bodies (and it guards
+    # little anyway).
+    return [s for s in found if len(s) >= _MIN_MASKED]
+
+
+def check_credential(
+    name: str, scheme: Mapping[str, Any], credential: AuthCredential | ClientCredentials | str
+) -> None:
+    """Refuse a credential the request could not carry: checked before anything is sent,
+    so no HTTP layer error or log line ever quotes it.
+
+    Raises:
+        AuthError: naming the scheme and what is wrong, never the value.
+    """
+    problem = credential_problem_for(scheme, credential)
+    if problem is not None:
+        raise AuthError(
+            f"the credential for security scheme {name!r} {problem}: fix the credential",
+            scheme_name=name,
+        )
+
+
+def credential_problem_for(
+    scheme: Mapping[str, Any], credential: AuthCredential | ClientCredentials | str
+) -> str | None:
+    """Why no request can carry ``credential`` for ``scheme`` (see `credential_problem`),
+    or None."""
+    if isinstance(credential, ClientCredentials):
+        # Form-encoded (or basic) to the token endpoint: any text travels.
+        texts = [(credential.client_id, False), (credential.client_secret, False)]
+    else:
+        kind = scheme.get("type")
+        http_scheme = str(scheme.get("scheme", "")).lower()
+        # Percent-encoded (query, cookie) or base64'd UTF-8 (basic): only controls are
+        # wrong; anything else goes into a header as it is.
+        encoded = (kind == "apiKey" and scheme.get("in") in ("query", "cookie")) or (
+            kind == "http" and http_scheme == "basic"
+        )
+        texts = [(_secret(credential), not encoded)]
+        if isinstance(credential, AuthCredential) and credential.username is not None:
+            texts.append((credential.username, False))
+    for text, in_header in texts:
+        problem = credential_problem(text, in_header=in_header)
+        if problem is not None:
+            return problem
+    return None
 
 
 def _apply(
@@ -109,7 +180,7 @@ def _apply(
         where = scheme.get("in")
         if where == "query":
             encoded = quote(secret, safe="")
-            _hide_in_logs(encoded)
+            _hide_in_logs(Secret(encoded))
             query.append((quote(name, safe=""), encoded))
         elif where == "cookie":
             cookies.append((name, quote(secret, safe="")))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
@@ -15,7 +15,7 @@ import anyio.to_thread
 import httpx2
 from jsonschema import Draft202012Validator
 
-from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._auth import AuthConfig, AuthCredential, redact_bytes
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolDefinitionError, close_names
@@ -29,8 +29,10 @@ from toolsets.openapi._security import (
     Requirement,
     apply_security,
     choose,
+    credential_problem_for,
     missing_credential,
     origin,
+    sent_secrets,
     strip_credentials,
 )
 from toolsets.openapi._serialize import (
@@ -120,8 +122,18 @@ class RestApiTool(BaseTool):
             return invalid_arguments_result(problems)
         asked = self.auth_config
         user = ctx.auth_credential if asked is not None else None
-        if asked is not None and user is not None and is_expired(user):
-            return self._ask_again(ctx, asked, "has expired")
+        if asked is not None and user is not None:
+            if is_expired(user):
+                return self._ask_again(ctx, asked, "has expired")
+            problem = credential_problem_for(asked.scheme, user)
+            if problem is not None:  # e.g. pasted with a newline: the user can fix it
+                logger.warning(
+                    "%s: the credential given for security scheme %r %s; asking again",
+                    self.name,
+                    asked.scheme_name,
+                    problem,
+                )
+                return self._ask_again(ctx, asked, problem)
         client = await self._client()
         for attempt in range(2):
             credentials, requirement, fetched = await self._credentials(user)
@@ -129,7 +141,7 @@ class RestApiTool(BaseTool):
                 request = self.build_request(args, credentials=credentials, requirement=requirement)
             except SerializationError as error:
                 return invalid_arguments_result([(error.field, str(error))])
-            status, result = await self._send(client, request)
+            status, result = await self._send(client, request, sent_secrets(credentials))
             if status != 401:
                 break
             if fetched and attempt == 0:  # a token we got ourselves was refused: renew it
@@ -317,7 +329,7 @@ class RestApiTool(BaseTool):
         return client
 
     async def _send(
-        self, client: httpx2.AsyncClient, request: httpx2.Request
+        self, client: httpx2.AsyncClient, request: httpx2.Request, secrets: Sequence[str] = ()
     ) -> tuple[int | None, JsonValue]:
         """Send, following redirects; the final status (None: too many redirects) and the
         result for the model."""
@@ -339,7 +351,7 @@ class RestApiTool(BaseTool):
                 if response.is_redirect and "location" in response.headers:
                     request = self._redirected(request, response, first)
                     continue
-                return response.status_code, await self._result(response)
+                return response.status_code, await self._result(response, secrets)
             finally:
                 await response.aclose()
         return None, error_result(f"more than {MAX_REDIRECTS} redirects")
@@ -391,7 +403,7 @@ class RestApiTool(BaseTool):
             body=value,
         )
 
-    async def _result(self, response: httpx2.Response) -> JsonValue:
+    async def _result(self, response: httpx2.Response, secrets: Sequence[str] = ()) -> JsonValue:
         limit = self._loaded.max_response_bytes
         chunks: list[bytes] = []
         size = 0
@@ -403,7 +415,9 @@ class RestApiTool(BaseTool):
                 truncated = True
                 break
             chunks.append(chunk)
-        data = b"".join(chunks)
+        # An API may quote a credential it was sent (a "bad key: ..." message): the model
+        # must never see it.
+        data = redact_bytes(b"".join(chunks), secrets) if secrets else b"".join(chunks)
         content_type = response.headers.get("content-type", "")
         value = _decode(data, content_type, truncated, limit)
         checking = self._loaded.check_responses is not None and response.status_code < 400

@@ -22,7 +22,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
-from toolsets._auth import MASK
+from toolsets._auth import MASK, AuthCredential, Secret
 from toolsets._context import ToolContext
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._toolset import BaseToolset
@@ -34,7 +34,7 @@ from toolsets.openapi._oauth import ClientCredentials, OAuth
 from toolsets.openapi._operations import Spec, read_spec
 from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._schema import SchemaBuilder
-from toolsets.openapi._security import Credentials
+from toolsets.openapi._security import Credentials, check_credential, origin
 
 if TYPE_CHECKING:
     from toolsets.openapi._tool import RestApiTool
@@ -216,7 +216,12 @@ class OpenApiToolset(BaseToolset):
         self._source = spec
         self._base_url = base_url
         self._server_variables = dict(server_variables or {})
-        self._credentials = dict(credentials or {})
+        # Plain strings become Secrets: a repr or vars() of the toolset (or of what its
+        # tools share) must not show them.
+        self._credentials: dict[str, AuthCredential | ClientCredentials | str] = {
+            name: Secret(value) if isinstance(value, str) else value
+            for name, value in (credentials or {}).items()
+        }
         self._headers = _checked_headers(headers)
         self.confirm = confirm
         """The confirmation policy."""
@@ -428,6 +433,7 @@ class OpenApiToolset(BaseToolset):
         for name, credential in self._credentials.items():
             if isinstance(credential, ClientCredentials):
                 _check_client_credentials(name, spec.security_schemes[name], credential)
+            check_credential(name, spec.security_schemes[name], credential)
         builder = SchemaBuilder(resolver, openapi30=not spec.version.startswith("3.1"))
         problems = list(spec.problems)
         built = []
