@@ -34,7 +34,7 @@ from toolsets.openapi._oauth import ClientCredentials, OAuth
 from toolsets.openapi._operations import Spec, read_spec
 from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._schema import SchemaBuilder
-from toolsets.openapi._security import Credentials, check_credential, origin
+from toolsets.openapi._security import Credentials, check_credential
 
 if TYPE_CHECKING:
     from toolsets.openapi._tool import RestApiTool
