@@ -33,6 +33,7 @@ __all__ = [
     "credential_problem_for",
     "missing_credential",
     "origin",
+    "header_secrets",
     "sent_secrets",
     "strip_credentials",
 ]
@@ -120,6 +121,18 @@ def sent_secrets(credentials: Mapping[str, AuthCredential | str]) -> list[str]:
             found.append(base64.b64encode(pair.encode()).decode())
     # A very short one is left: masking it would garble whole bodies (and it guards
     # little anyway).
+    return [s for s in found if len(s) >= _MIN_MASKED]
+
+
+def header_secrets(headers: Mapping[str, str]) -> list[str]:
+    """The secrets the toolset's fixed ``headers=`` may carry, as a server could quote them
+    back: each whole value and its last word (the token of ``Bearer <token>``)."""
+    found: list[str] = []
+    for value in headers.values():
+        found.append(value)
+        words = value.split()
+        if len(words) > 1:
+            found.append(words[-1])
     return [s for s in found if len(s) >= _MIN_MASKED]
 
 

@@ -30,6 +30,7 @@ from toolsets.openapi._security import (
     apply_security,
     choose,
     credential_problem_for,
+    header_secrets,
     missing_credential,
     origin,
     sent_secrets,
@@ -141,7 +142,10 @@ class RestApiTool(BaseTool):
                 request = self.build_request(args, credentials=credentials, requirement=requirement)
             except SerializationError as error:
                 return invalid_arguments_result([(error.field, str(error))])
-            status, result = await self._send(client, request, sent_secrets(credentials))
+            secrets = sent_secrets(credentials)
+            if self._loaded.headers:
+                secrets += header_secrets(self._loaded.headers)
+            status, result = await self._send(client, request, secrets)
             if status != 401:
                 break
             if fetched and attempt == 0:  # a token we got ourselves was refused: renew it
