@@ -27,11 +27,12 @@ import anyio.to_thread
 import httpx2
 import sniffio
 from anyio.abc import TaskGroup, TaskStatus
-from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
 from toolsets._errors import ConnectionError
+from toolsets.mcp._stdio import StdioTransport
 from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
 
 __all__ = ["Connection", "ConnectionOptions", "Host", "is_connection_lost", "is_session_expired"]
@@ -42,10 +43,14 @@ T = TypeVar("T")
 
 CLOSE_TIMEOUT = 10.0
 """Seconds to wait for a session to close (a stdio server gets 2 s to exit on its own,
-then SIGTERM, then SIGKILL after 2 s more, from the SDK)."""
+then SIGTERM, then SIGKILL after 2 s more)."""
 
 CONNECTION_CLOSED = -32000
 INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+# What the SDK makes of an HTTP 400/404 to a request (its own stand-ins, or the error a
+# server put in the body): the codes a rejected session id arrives as.
+_REJECTION_CODES = (CONNECTION_CLOSED, INVALID_REQUEST, INTERNAL_ERROR)
 
 
 def is_connection_lost(error: MCPError) -> bool:
@@ -98,7 +103,11 @@ class Connection:
         self.closed = anyio.Event()
         self._closing = anyio.Event()
         self._scope: anyio.CancelScope | None = None
+        self._stdio: StdioTransport | None = None
         self.alive = True
+        self.session_rejected = False
+        """The HTTP server refused our session id (it restarted, or expired the session):
+        every request on this session is refused before it runs."""
 
     @property
     def target(self) -> str:
@@ -106,10 +115,33 @@ class Connection:
 
     def close(self) -> None:
         """Ask the owner task to close the session (from the owner's event loop); one
-        still connecting is cancelled, since it waits on the server, not on us."""
+        still connecting is cancelled, since it waits on the server, not on us (and a
+        stdio server that has not finished connecting is killed, not asked to stop)."""
         self._closing.set()
-        if not self.ready.is_set() and self._scope is not None:
-            self._scope.cancel()
+        if not self.ready.is_set():
+            if self._stdio is not None:
+                self._stdio.kill()
+            if self._scope is not None:
+                self._scope.cancel()
+
+    def rejected(self, error: MCPError) -> bool:
+        """Whether ``error`` says the server refused the request for its session id, so
+        that it never ran and may be sent again on a new session."""
+        return is_session_expired(error) or (
+            self.session_rejected and error.code in _REJECTION_CODES
+        )
+
+    async def _watch_response(self, response: httpx2.Response) -> None:
+        # An HTTP response hook. A request carrying a session id is answered 404 once the
+        # server forgot the session (the spec), or 400 naming the session (TypeScript
+        # servers: "Bad Request: No valid session ID provided").
+        if "mcp-session-id" not in response.request.headers:
+            return
+        if response.status_code == 400:
+            await response.aread()
+            self.session_rejected |= b"session" in response.content.lower()
+        elif response.status_code == 404:
+            self.session_rejected = True
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
@@ -121,15 +153,25 @@ class Connection:
                 env=dict(transport.env) if transport.env is not None else None,
                 cwd=transport.cwd,
             )
-            yield stdio_client(params)
+            self._stdio = StdioTransport(params)
+            yield self._stdio
             return
         assert isinstance(transport, StreamableHttp)
         if transport.http_client is not None:
-            yield streamable_http_client(transport.url, http_client=transport.http_client)
+            # The caller's client: our hook is added for this session's life only.
+            hooks = transport.http_client.event_hooks["response"]
+            hooks.append(self._watch_response)
+            try:
+                yield streamable_http_client(transport.url, http_client=transport.http_client)
+            finally:
+                hooks.remove(self._watch_response)
             return
         timeout = httpx2.Timeout(transport.timeout, read=max(transport.timeout, 300.0))
         async with httpx2.AsyncClient(
-            headers=dict(transport.headers), auth=transport.auth, timeout=timeout
+            headers=dict(transport.headers),
+            auth=transport.auth,
+            timeout=timeout,
+            event_hooks={"response": [self._watch_response]},
         ) as http_client:
             yield streamable_http_client(transport.url, http_client=http_client)
 
@@ -156,9 +198,23 @@ class Connection:
             self.client = client
             # Ready only once subscribed: a change announced before that is lost.
             await tg.start(self._listen, client)
+            if self._stdio is not None:
+                tg.start_soon(self._watch_exit, self._stdio)
             self.ready.set()
             await self._closing.wait()
             tg.cancel_scope.cancel()
+
+    async def _watch_exit(self, stdio: StdioTransport) -> None:
+        # A server that exits (while idle, or under calls, which fail on their own) is
+        # retired at once: the next call starts a new one instead of failing on this one.
+        await stdio.exited.wait()
+        self.alive = False
+        logger.warning(
+            "MCP server %s exited; the next call starts it again",
+            self.target,
+            extra={"server_exited": True},
+        )
+        self._closing.set()
 
     async def _listen(
         self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED

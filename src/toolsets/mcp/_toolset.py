@@ -14,6 +14,7 @@ from typing import Any, Literal, Self, TypeAlias, cast
 
 import anyio
 import mcp.types as mt
+import pydantic
 from mcp import Client, MCPError
 
 from toolsets._context import ToolContext
@@ -37,7 +38,6 @@ from toolsets.mcp._connection import (
     ConnectionOptions,
     Host,
     is_connection_lost,
-    is_session_expired,
     seconds,
 )
 from toolsets.mcp._convert import convert_result
@@ -60,6 +60,7 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds to start a server (or reach it) and finish the handshake."""
 
 REQUEST_TIMEOUT = -32001
+INVALID_PARAMS = -32602
 _LEGAL = re.compile(r"[^A-Za-z0-9_.:/-]")
 
 ProgressHandler: TypeAlias = Callable[[str, float, float | None, str | None], Awaitable[None]]
@@ -369,10 +370,16 @@ class McpToolset(BaseToolset):
                 if scope.cancelled_caught:
                     raise TimeoutError(f"{what} got no answer within {limit:g} s")
                 return result
+            except pydantic.ValidationError as exc:
+                raise ToolCallError(
+                    f"MCP server {self.name} answered {what} with a malformed result "
+                    f"({exc.error_count()} errors, the first: {_first_error(exc)})",
+                    tool_name=tool_name,
+                ) from exc
             except MCPError as exc:
-                if is_session_expired(exc) and retry_expired and attempt == 1:
-                    # The server rejected the request before running it: a new session,
-                    # and the same request once more.
+                if connection.rejected(exc) and retry_expired and attempt == 1:
+                    # The server refused the request for its session id (HTTP 404 or 400)
+                    # before running it: a new session, and the same request once more.
                     logger.info("MCP session with %s expired; reconnecting", self.name)
                     await host.discard(connection)
                     continue
@@ -430,10 +437,15 @@ class McpToolset(BaseToolset):
     ) -> mt.CallToolResult:
         """Call a tool by its MCP name and return the server's raw result.
 
+        A JSON-RPC "invalid params" answer (-32602, how many servers report bad
+        arguments) comes back as an error result (``is_error``, the server's message as
+        its text), since the model can fix it.
+
         Raises:
             ConnectionError: the server cannot be reached, or went away during the call.
             TimeoutError: no answer within the timeout (the call is cancelled).
-            ToolCallError: the server answered with a protocol error.
+            ToolCallError: the server answered with another protocol error, or with a
+                result that is not a valid ``CallToolResult``.
         """
         bound = seconds(timeout) if timeout is not None else self.timeout
         report = progress or self._progress
@@ -444,18 +456,24 @@ class McpToolset(BaseToolset):
 
         args = dict(arguments or {})
         request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
+
+        async def call(client: Client) -> mt.CallToolResult:
+            try:
+                return await client.call_tool(
+                    name,
+                    args,
+                    read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
+                    progress_callback=on_progress if report is not None else None,
+                    meta=request_meta,
+                )
+            except MCPError as exc:
+                if exc.code != INVALID_PARAMS:
+                    raise
+                text = mt.TextContent(type="text", text=exc.message)
+                return mt.CallToolResult(content=[text], is_error=True)
+
         result: mt.CallToolResult = await self._request(
-            ctx,
-            f"the call to {name!r}",
-            lambda client: client.call_tool(
-                name,
-                args,
-                read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
-                progress_callback=on_progress if report is not None else None,
-                meta=request_meta,
-            ),
-            bound,
-            tool_name=name,
+            ctx, f"the call to {name!r}", call, bound, tool_name=name
         )
         return result
 
@@ -530,6 +548,12 @@ class McpToolset(BaseToolset):
 
     def __repr__(self) -> str:
         return f"McpToolset({self.name!r})"
+
+
+def _first_error(exc: pydantic.ValidationError) -> str:
+    error = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in error["loc"]) or "the result"
+    return f"{where}: {error['msg']}"
 
 
 def _renamed(tool: Tool, taken: set[str]) -> Tool:
