@@ -47,10 +47,6 @@ then SIGTERM, then SIGKILL after 2 s more)."""
 
 CONNECTION_CLOSED = -32000
 INVALID_REQUEST = -32600
-INTERNAL_ERROR = -32603
-# What the SDK makes of an HTTP 400/404 to a request (its own stand-ins, or the error a
-# server put in the body): the codes a rejected session id arrives as.
-_REJECTION_CODES = (CONNECTION_CLOSED, INVALID_REQUEST, INTERNAL_ERROR)
 
 
 def is_connection_lost(error: MCPError) -> bool:
@@ -126,10 +122,13 @@ class Connection:
 
     def rejected(self, error: MCPError) -> bool:
         """Whether ``error`` says the server refused the request for its session id, so
-        that it never ran and may be sent again on a new session."""
-        return is_session_expired(error) or (
-            self.session_rejected and error.code in _REJECTION_CODES
-        )
+        that it never ran and may be sent again on a new session.
+
+        The SDK turns an HTTP 400/404 into an `MCPError` of its own (or the one in the
+        body, with any code), so the HTTP status is what tells: once the server refused
+        this session id it refuses every request on it, before running it.
+        """
+        return is_session_expired(error) or self.session_rejected
 
     async def _watch_response(self, response: httpx2.Response) -> None:
         # An HTTP response hook. A request carrying a session id is answered 404 once the

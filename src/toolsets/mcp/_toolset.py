@@ -148,16 +148,22 @@ class McpToolset(BaseToolset):
     """The tools of one MCP server, over one long-lived session shared by every call.
 
     The session opens on first use (or on ``async with``, which is faster and keeps it in
-    the caller's task group) and reopens after the server crashed or forgot the session.
-    Tools are listed once, page by page, and listed again when the server says they
-    changed. Every wait is bounded: ``connect_timeout`` for starting the server and the
-    handshake, ``timeout`` for each call (and each listing).
+    the caller's task group) and reopens after the server crashed or forgot the session:
+    a call in flight when a server dies fails (it may have run); a stdio server that
+    exits while idle is noticed at once and started again by the next call; a request an
+    HTTP server refuses for its session id (404, or 400 naming the session) never ran, so
+    it is sent again, once, on a new session. Tools are listed once, page by page, and
+    listed again when the server says they changed. Every wait is bounded:
+    ``connect_timeout`` for starting the server and the handshake, ``timeout`` for each
+    call (and each listing).
 
     Args:
         transport: `Stdio` or `StreamableHttp`.
         timeout: Seconds a call may take (a cancelled or timed-out call is cancelled on
             the server too; the session stays usable).
         connect_timeout: Seconds to start or reach the server and finish the handshake.
+            A stdio server not connected by then is killed (with its process group),
+            so the error arrives within ``connect_timeout`` + `KILL_GRACE`.
         confirm: When calls need the user's approval (see `ConfirmPolicy`).
         sampling: Answers the server's sampling requests: an `Llm`, or a function.
         elicitation: Answers the server's questions for the user: a function, or
