@@ -7,7 +7,7 @@ import json
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -125,14 +125,6 @@ async def test_a_server_that_does_not_connect_is_killed_at_the_connect_timeout(
 
 
 # --- an HTTP server refusing the session id -------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def http_server() -> Iterator[HttpServer]:
-    server = HttpServer()
-    server.start()
-    yield server
-    server.stop()
 
 
 class Refusal:
