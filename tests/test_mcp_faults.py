@@ -20,6 +20,7 @@ from tests.mcp_helpers import HttpServer, alive, eventually, raw_stdio, stdio_to
 
 from toolsets import ConnectionError, ToolCallError, ToolContext
 from toolsets.mcp import KILL_GRACE, McpToolset, StreamableHttp
+from toolsets.mcp._stdio import STOP_TIMEOUT
 
 pytestmark = pytest.mark.anyio
 
@@ -122,6 +123,21 @@ async def test_a_server_that_does_not_connect_is_killed_at_the_connect_timeout(
     assert elapsed < connect_timeout + KILL_GRACE, elapsed
     pid = int(pid_file.read_text())
     assert not alive(pid), "the server process is killed, not left to linger"
+
+
+async def test_a_server_that_ignores_the_end_of_its_input_and_sigterm_is_killed_on_shutdown(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "pid"
+    toolset = McpToolset(raw_stdio("deaf", pid_file), timeout=10)
+    async with toolset:
+        assert (await toolset.call_tool("echo", {"text": "x"})).is_error
+        pid = int(pid_file.read_text())
+        started = anyio.current_time()
+    elapsed = anyio.current_time() - started
+    # End of input, STOP_TIMEOUT, SIGTERM, STOP_TIMEOUT, SIGKILL.
+    assert 2 * STOP_TIMEOUT <= elapsed < 2 * STOP_TIMEOUT + KILL_GRACE, elapsed
+    assert not alive(pid)
 
 
 # --- an HTTP server refusing the session id -------------------------------------------

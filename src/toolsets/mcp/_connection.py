@@ -35,7 +35,14 @@ from toolsets._errors import ConnectionError
 from toolsets.mcp._stdio import StdioTransport
 from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
 
-__all__ = ["Connection", "ConnectionOptions", "Host", "is_connection_lost", "is_session_expired"]
+__all__ = [
+    "Connection",
+    "ConnectionOptions",
+    "Host",
+    "StaleConnectionError",
+    "is_connection_lost",
+    "is_session_expired",
+]
 
 logger = logging.getLogger("toolsets.mcp")
 
@@ -61,6 +68,11 @@ def is_session_expired(error: MCPError) -> bool:
         "Session not found",
         "Session terminated",
     )
+
+
+class StaleConnectionError(Exception):
+    """The connection died (e.g. its stdio server exited) before a request was sent on
+    it: nothing was sent, so the request may go out on a new connection (internal)."""
 
 
 def _root_cause(error: BaseException) -> BaseException:
@@ -152,7 +164,7 @@ class Connection:
                 env=dict(transport.env) if transport.env is not None else None,
                 cwd=transport.cwd,
             )
-            self._stdio = StdioTransport(params)
+            self._stdio = StdioTransport(params, on_exit=self._server_exited)
             yield self._stdio
             return
         assert isinstance(transport, StreamableHttp)
@@ -197,22 +209,22 @@ class Connection:
             self.client = client
             # Ready only once subscribed: a change announced before that is lost.
             await tg.start(self._listen, client)
-            if self._stdio is not None:
-                tg.start_soon(self._watch_exit, self._stdio)
             self.ready.set()
             await self._closing.wait()
             tg.cancel_scope.cancel()
 
-    async def _watch_exit(self, stdio: StdioTransport) -> None:
-        # A server that exits (while idle, or under calls, which fail on their own) is
-        # retired at once: the next call starts a new one instead of failing on this one.
-        await stdio.exited.wait()
+    def _server_exited(self) -> None:
+        # A stdio server that exits (while idle, or under calls, which fail on their own)
+        # is retired at once: the next call starts a new one instead of failing here.
+        if self._closing.is_set():
+            return  # we stopped it
         self.alive = False
-        logger.warning(
-            "MCP server %s exited; the next call starts it again",
-            self.target,
-            extra={"server_exited": True},
-        )
+        if self.ready.is_set():  # else connecting fails and says why
+            logger.warning(
+                "MCP server %s exited; the next call starts it again",
+                self.target,
+                extra={"server_exited": True},
+            )
         self._closing.set()
 
     async def _listen(
@@ -375,12 +387,23 @@ class Host:
         return await self._portal.run(fn)
 
     async def call(self, connection: Connection, fn: Callable[[Client], Awaitable[T]]) -> T:
-        """Run ``fn(client)`` on ``connection`` (from `connect`), on its own loop."""
+        """Run ``fn(client)`` on ``connection`` (from `connect`), on its own loop.
+
+        Raises:
+            StaleConnectionError: the connection was found dead first; nothing was sent.
+        """
         client = connection.client
         assert client is not None
+
+        async def run(client: Client) -> T:
+            # Checked on the connection's own loop, where a server's exit is noticed.
+            if not connection.alive:
+                raise StaleConnectionError(connection.target)
+            return await fn(client)
+
         if self._portal is not None and self._task_group is None:
-            return await self._portal.run(fn, client)
-        return await fn(client)
+            return await self._portal.run(run, client)
+        return await run(client)
 
     async def discard(self, connection: Connection) -> None:
         """Retire a connection found broken (or expired): the next use opens a new one,

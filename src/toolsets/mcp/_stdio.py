@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -47,16 +47,27 @@ _POLL = 0.01
 
 class StdioTransport:
     """An async context manager giving the (read, write) streams of a server process it
-    starts, and stopping the process on exit. ``process`` and ``exited`` tell the
-    connection about the process while it runs."""
+    starts, and stopping the process on exit.
 
-    def __init__(self, params: StdioServerParameters, *, errlog: TextIO | None = None) -> None:
+    Args:
+        params: What to run.
+        errlog: Where the server's stderr goes (default: ours).
+        on_exit: Called as soon as the server closes its output (it exited, or is about
+            to), before the session hears of it.
+    """
+
+    def __init__(
+        self,
+        params: StdioServerParameters,
+        *,
+        errlog: TextIO | None = None,
+        on_exit: Callable[[], None] = lambda: None,
+    ) -> None:
         self.params = params
         self.errlog = errlog
+        self.on_exit = on_exit
         self.process: Process | None = None
         """The server process, once started (None on Windows: the SDK owns it)."""
-        self.exited = anyio.Event()
-        """Set when the server closes its output: it exited (or is about to)."""
         self._cm: contextlib.AbstractAsyncContextManager[Any] | None = None
 
     async def __aenter__(self) -> Any:
@@ -132,7 +143,7 @@ class StdioTransport:
                         await sink.send(_parse(line))
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         listening = False
-        self.exited.set()
+        self.on_exit()
         sink.close()
 
     async def _write(

@@ -37,6 +37,7 @@ from toolsets.mcp._callbacks import (
 from toolsets.mcp._connection import (
     ConnectionOptions,
     Host,
+    StaleConnectionError,
     is_connection_lost,
     seconds,
 )
@@ -376,6 +377,14 @@ class McpToolset(BaseToolset):
                 if scope.cancelled_caught:
                     raise TimeoutError(f"{what} got no answer within {limit:g} s")
                 return result
+            except StaleConnectionError as exc:
+                if attempt == 2:
+                    raise ConnectionError(
+                        f"MCP server {self.name} exited again before {what} was sent",
+                        target=self.transport.target,
+                    ) from exc
+                await host.discard(connection)  # nothing was sent: a new session
+                continue
             except pydantic.ValidationError as exc:
                 raise ToolCallError(
                     f"MCP server {self.name} answered {what} with a malformed result "
