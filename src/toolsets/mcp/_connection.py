@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import contextvars
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -39,6 +40,7 @@ __all__ = [
     "Connection",
     "ConnectionOptions",
     "Host",
+    "SessionRefusedError",
     "StaleConnectionError",
     "is_connection_lost",
     "is_session_expired",
@@ -68,6 +70,40 @@ def is_session_expired(error: MCPError) -> bool:
         "Session not found",
         "Session terminated",
     )
+
+
+@dataclass
+class _Sent:
+    """What the HTTP layer saw of one request of ours."""
+
+    answered: bool = False
+    refused: bool = False
+
+
+# The SDK sends each HTTP request in a task that copies the sender's context, so the
+# response hook finds the request it answers here.
+_SENT: contextvars.ContextVar[_Sent | None] = contextvars.ContextVar("_SENT", default=None)
+
+
+async def _note_refusal(response: httpx2.Response) -> None:
+    """An HTTP response hook: notes a request refused for its session id — 404 once the
+    server forgot the session (the spec), or 400 naming the session, as TypeScript
+    servers answer ("Bad Request: No valid session ID provided")."""
+    sent = _SENT.get()
+    if sent is None or "mcp-session-id" not in response.request.headers:
+        return
+    if response.status_code < 400:
+        sent.answered = True  # accepted: a later refusal (of a follow-up) changes nothing
+    elif response.status_code == 404 and not sent.answered:
+        sent.refused = True
+    elif response.status_code == 400 and not sent.answered:
+        await response.aread()
+        sent.refused = b"session" in response.content.lower()
+
+
+class SessionRefusedError(Exception):
+    """The HTTP server refused a request for its session id (it restarted, or expired the
+    session): the request never ran, and may be sent again on a new session (internal)."""
 
 
 class StaleConnectionError(Exception):
@@ -113,9 +149,6 @@ class Connection:
         self._scope: anyio.CancelScope | None = None
         self._stdio: StdioTransport | None = None
         self.alive = True
-        self.session_rejected = False
-        """The HTTP server refused our session id (it restarted, or expired the session):
-        every request on this session is refused before it runs."""
 
     @property
     def target(self) -> str:
@@ -131,28 +164,6 @@ class Connection:
                 self._stdio.kill()
             if self._scope is not None:
                 self._scope.cancel()
-
-    def rejected(self, error: MCPError) -> bool:
-        """Whether ``error`` says the server refused the request for its session id, so
-        that it never ran and may be sent again on a new session.
-
-        The SDK turns an HTTP 400/404 into an `MCPError` of its own (or the one in the
-        body, with any code), so the HTTP status is what tells: once the server refused
-        this session id it refuses every request on it, before running it.
-        """
-        return is_session_expired(error) or self.session_rejected
-
-    async def _watch_response(self, response: httpx2.Response) -> None:
-        # An HTTP response hook. A request carrying a session id is answered 404 once the
-        # server forgot the session (the spec), or 400 naming the session (TypeScript
-        # servers: "Bad Request: No valid session ID provided").
-        if "mcp-session-id" not in response.request.headers:
-            return
-        if response.status_code == 400:
-            await response.aread()
-            self.session_rejected |= b"session" in response.content.lower()
-        elif response.status_code == 404:
-            self.session_rejected = True
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
@@ -171,18 +182,18 @@ class Connection:
         if transport.http_client is not None:
             # The caller's client: our hook is added for this session's life only.
             hooks = transport.http_client.event_hooks["response"]
-            hooks.append(self._watch_response)
+            hooks.append(_note_refusal)
             try:
                 yield streamable_http_client(transport.url, http_client=transport.http_client)
             finally:
-                hooks.remove(self._watch_response)
+                hooks.remove(_note_refusal)
             return
         timeout = httpx2.Timeout(transport.timeout, read=max(transport.timeout, 300.0))
         async with httpx2.AsyncClient(
             headers=dict(transport.headers),
             auth=transport.auth,
             timeout=timeout,
-            event_hooks={"response": [self._watch_response]},
+            event_hooks={"response": [_note_refusal]},
         ) as http_client:
             yield streamable_http_client(transport.url, http_client=http_client)
 
@@ -391,6 +402,7 @@ class Host:
 
         Raises:
             StaleConnectionError: the connection was found dead first; nothing was sent.
+            SessionRefusedError: the server refused the request for its session id.
         """
         client = connection.client
         assert client is not None
@@ -399,7 +411,18 @@ class Host:
             # Checked on the connection's own loop, where a server's exit is noticed.
             if not connection.alive:
                 raise StaleConnectionError(connection.target)
-            return await fn(client)
+            sent = _Sent()
+            token = _SENT.set(sent)
+            try:
+                return await fn(client)
+            except MCPError as exc:
+                # The SDK makes its own error of an HTTP 400/404 (or takes the one in the
+                # body, with any code): the status the hook saw is what tells.
+                if sent.refused or is_session_expired(exc):
+                    raise SessionRefusedError(exc.message) from exc
+                raise
+            finally:
+                _SENT.reset(token)
 
         if self._portal is not None and self._task_group is None:
             return await self._portal.run(run, client)

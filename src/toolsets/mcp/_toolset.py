@@ -37,6 +37,7 @@ from toolsets.mcp._callbacks import (
 from toolsets.mcp._connection import (
     ConnectionOptions,
     Host,
+    SessionRefusedError,
     StaleConnectionError,
     is_connection_lost,
     seconds,
@@ -391,13 +392,17 @@ class McpToolset(BaseToolset):
                     f"({exc.error_count()} errors, the first: {_first_error(exc)})",
                     tool_name=tool_name,
                 ) from exc
+            except SessionRefusedError as exc:
+                await host.discard(connection)
+                if not retry_expired or attempt == 2:
+                    raise ConnectionError(
+                        f"MCP server {self.name} refused the session for {what}: {exc}",
+                        target=self.transport.target,
+                    ) from exc
+                # Refused before it ran: a new session, and the same request once more.
+                logger.info("MCP session with %s expired; reconnecting", self.name)
+                continue
             except MCPError as exc:
-                if connection.rejected(exc) and retry_expired and attempt == 1:
-                    # The server refused the request for its session id (HTTP 404 or 400)
-                    # before running it: a new session, and the same request once more.
-                    logger.info("MCP session with %s expired; reconnecting", self.name)
-                    await host.discard(connection)
-                    continue
                 if is_connection_lost(exc):
                     await host.discard(connection)
                     raise ConnectionError(
