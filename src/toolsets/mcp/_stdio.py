@@ -68,6 +68,7 @@ class StdioTransport:
         self.on_exit = on_exit
         self.process: Process | None = None
         """The server process, once started (None on Windows: the SDK owns it)."""
+        self._killed = False
         self._cm: contextlib.AbstractAsyncContextManager[Any] | None = None
 
     async def __aenter__(self) -> Any:
@@ -84,7 +85,9 @@ class StdioTransport:
         return await self._cm.__aexit__(exc_type, exc, tb)
 
     def kill(self) -> None:
-        """SIGKILL the server and everything it started (its process group), now."""
+        """SIGKILL the server and everything it started (its process group), now (or as
+        soon as it is started)."""
+        self._killed = True
         process = self.process
         if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -106,21 +109,31 @@ class StdioTransport:
             start_new_session=True,  # its own process group: killed with what it started
         )
         self.process = process
+        if self._killed:
+            self.kill()
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._read, process, read_writer)
-            tg.start_soon(self._write, process, write_reader, read_writer)
-            try:
-                yield read_stream, write_stream
-            finally:
-                with anyio.CancelScope(shield=True):
+        stopped = False
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._read, process, read_writer)
+                tg.start_soon(self._write, process, write_reader, read_writer)
+                try:
+                    yield read_stream, write_stream
+                finally:
                     read_stream.close()
                     write_stream.close()
+                    # The reader keeps draining the server's output while it stops.
+                    with anyio.CancelScope(shield=True):
+                        await self._stop(process)
+                    stopped = True
+                    tg.cancel_scope.cancel()
+        finally:
+            for stream in (read_writer, read_stream, write_stream, write_reader):
+                stream.close()
+            if not stopped:  # cancelled before the streams were handed out
+                with anyio.CancelScope(shield=True):
                     await self._stop(process)
-                tg.cancel_scope.cancel()
-                read_writer.close()
-                write_reader.close()
 
     async def _read(
         self,
