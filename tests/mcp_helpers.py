@@ -15,10 +15,17 @@ from toolsets.mcp import McpToolset, Stdio
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "fixtures" / "mcp" / "server.py")
+RAW_SERVER = str(ROOT / "fixtures" / "mcp" / "raw_server.py")
 
 
 def fixture_stdio(env: Mapping[str, str] | None = None) -> Stdio:
     return Stdio(command=sys.executable, args=[SERVER, "stdio"], env=dict(env or {}))
+
+
+def raw_stdio(mode: str, pid_file: Path | None = None) -> Stdio:
+    """The raw JSON-RPC fixture server in one of its misbehaving modes."""
+    args = [RAW_SERVER, mode] + ([str(pid_file)] if pid_file is not None else [])
+    return Stdio(command=sys.executable, args=args)
 
 
 def stdio_toolset(env: Mapping[str, str] | None = None, **options: Any) -> McpToolset:
@@ -33,7 +40,8 @@ def free_port() -> int:
 
 
 class HttpServer:
-    """The fixture server over streamable HTTP, in its own process, restartable."""
+    """The fixture server over streamable HTTP, in its own process, restartable on the
+    same port (subclasses serve something else: override `command`)."""
 
     def __init__(self, *, stateless: bool = False) -> None:
         self.port = free_port()
@@ -44,23 +52,28 @@ class HttpServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    def start(self) -> None:
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment that serve on ``self.port``."""
         args = [sys.executable, SERVER, "http", str(self.port)]
         if self.stateless:
             args.append("stateless")
+        return args, dict(os.environ)
+
+    def start(self) -> None:
+        args, env = self.command()
         self.process = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ)
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the fixture HTTP server exited with {self.process.returncode}")
+                raise RuntimeError(f"the HTTP server exited with {self.process.returncode}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
                     return
             except OSError:
                 time.sleep(0.05)
-        raise RuntimeError("the fixture HTTP server did not start within 20 s")
+        raise RuntimeError("the HTTP server did not start within 20 s")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -160,6 +160,7 @@ def test_private_modules_of_subpackages_declare_what_they_export() -> None:
 MCP = {
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "KILL_GRACE",
     "ConfirmPolicy",
     "ElicitationHandler",
     "HeaderProvider",

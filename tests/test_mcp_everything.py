@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import base64
 import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from tests.mcp_helpers import ROOT, free_port
+from mcp.types import TextContent
+from tests.mcp_helpers import ROOT, HttpServer
 
 from toolsets import ToolContext
 from toolsets.agent import ScriptedModel
@@ -79,28 +78,27 @@ def test_the_reference_server_is_installed() -> None:
     assert version.stdout.startswith("v22.")
 
 
+class EverythingHttpServer(HttpServer):
+    """server-everything over streamable HTTP (stateful 2025-11-25 sessions)."""
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        return [str(NODE), str(EVERYTHING), "streamableHttp"], {
+            **os.environ,
+            "PORT": str(self.port),
+        }
+
+
 @pytest.fixture(scope="module")
-def everything_http() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [str(NODE), str(EVERYTHING), "streamableHttp"],
-        env={**os.environ, "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise RuntimeError("server-everything did not start") from None
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    process.wait(10)
+def everything_server() -> Iterator[EverythingHttpServer]:
+    server = EverythingHttpServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def everything_http(everything_server: EverythingHttpServer) -> str:
+    return everything_server.url
 
 
 def everything_toolset(transport: str, url: str, *, features: bool, **options: Any) -> McpToolset:
@@ -243,3 +241,19 @@ async def test_a_task_augmented_call_past_its_timeout_cancels_the_task(
                 await research.run({"topic": "tides"}, ToolContext())
             tasks = await toolset.list_tasks()
     assert [task.status for task in tasks] == ["cancelled"]
+
+
+async def test_a_restarted_reference_http_server_is_reinitialized_and_the_call_sent_again(
+    everything_server: EverythingHttpServer,
+) -> None:
+    # The restarted server answers the stale session id with HTTP 400 (not the spec's
+    # 404): the call never ran, so it is sent again on a new session.
+    async with McpToolset(StreamableHttp(url=everything_server.url)) as toolset:
+        first = await toolset.call_tool("echo", {"message": "before"})
+        everything_server.restart()
+        with anyio.fail_after(20):
+            second = await toolset.call_tool("echo", {"message": "after"})
+            third = await toolset.call_tool("echo", {"message": "again"})
+    assert [first.is_error, second.is_error, third.is_error] == [False, False, False]
+    assert isinstance(second.content[0], TextContent)
+    assert second.content[0].text == "Echo: after"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -23,14 +23,6 @@ from toolsets.agent import LlmAgent, Runner, ScriptedModel
 from toolsets.mcp import McpTool, McpToolset, StreamableHttp
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def http_server() -> Iterator[HttpServer]:
-    server = HttpServer()
-    server.start()
-    yield server
-    server.stop()
 
 
 async def was_cancelled(toolset: McpToolset, label: str) -> bool:

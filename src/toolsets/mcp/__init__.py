@@ -4,6 +4,7 @@
 from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
 from toolsets.mcp._config import load_mcp_config, read_mcp_config
 from toolsets.mcp._convert import convert_result
+from toolsets.mcp._stdio import KILL_GRACE
 from toolsets.mcp._toolset import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
@@ -17,6 +18,7 @@ from toolsets.mcp._transports import HeaderProvider, Stdio, StreamableHttp, Tran
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "KILL_GRACE",
     "ConfirmPolicy",
     "ElicitationHandler",
     "HeaderProvider",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import contextvars
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -27,14 +28,23 @@ import anyio.to_thread
 import httpx2
 import sniffio
 from anyio.abc import TaskGroup, TaskStatus
-from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
 from toolsets._errors import ConnectionError
+from toolsets.mcp._stdio import StdioTransport
 from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
 
-__all__ = ["Connection", "ConnectionOptions", "Host", "is_connection_lost", "is_session_expired"]
+__all__ = [
+    "Connection",
+    "ConnectionOptions",
+    "Host",
+    "SessionRefusedError",
+    "StaleConnectionError",
+    "is_connection_lost",
+    "is_session_expired",
+]
 
 logger = logging.getLogger("toolsets.mcp")
 
@@ -42,7 +52,7 @@ T = TypeVar("T")
 
 CLOSE_TIMEOUT = 10.0
 """Seconds to wait for a session to close (a stdio server gets 2 s to exit on its own,
-then SIGTERM, then SIGKILL after 2 s more, from the SDK)."""
+then SIGTERM, then SIGKILL after 2 s more)."""
 
 CONNECTION_CLOSED = -32000
 INVALID_REQUEST = -32600
@@ -60,6 +70,45 @@ def is_session_expired(error: MCPError) -> bool:
         "Session not found",
         "Session terminated",
     )
+
+
+@dataclass
+class _Sent:
+    """What the HTTP layer saw of one request of ours."""
+
+    answered: bool = False
+    refused: bool = False
+
+
+# The SDK sends each HTTP request in a task that copies the sender's context, so the
+# response hook finds the request it answers here.
+_SENT: contextvars.ContextVar[_Sent | None] = contextvars.ContextVar("_SENT", default=None)
+
+
+async def _note_refusal(response: httpx2.Response) -> None:
+    """An HTTP response hook: notes a request refused for its session id — 404 once the
+    server forgot the session (the spec), or 400 naming the session, as TypeScript
+    servers answer ("Bad Request: No valid session ID provided")."""
+    sent = _SENT.get()
+    if sent is None or "mcp-session-id" not in response.request.headers:
+        return
+    if response.status_code < 400:
+        sent.answered = True  # accepted: a later refusal (of a follow-up) changes nothing
+    elif response.status_code == 404 and not sent.answered:
+        sent.refused = True
+    elif response.status_code == 400 and not sent.answered:
+        await response.aread()
+        sent.refused = b"session" in response.content.lower()
+
+
+class SessionRefusedError(Exception):
+    """The HTTP server refused a request for its session id (it restarted, or expired the
+    session): the request never ran, and may be sent again on a new session (internal)."""
+
+
+class StaleConnectionError(Exception):
+    """The connection died (e.g. its stdio server exited) before a request was sent on
+    it: nothing was sent, so the request may go out on a new connection (internal)."""
 
 
 def _root_cause(error: BaseException) -> BaseException:
@@ -98,6 +147,7 @@ class Connection:
         self.closed = anyio.Event()
         self._closing = anyio.Event()
         self._scope: anyio.CancelScope | None = None
+        self._stdio: StdioTransport | None = None
         self.alive = True
 
     @property
@@ -106,10 +156,14 @@ class Connection:
 
     def close(self) -> None:
         """Ask the owner task to close the session (from the owner's event loop); one
-        still connecting is cancelled, since it waits on the server, not on us."""
+        still connecting is cancelled, since it waits on the server, not on us (and a
+        stdio server that has not finished connecting is killed, not asked to stop)."""
         self._closing.set()
-        if not self.ready.is_set() and self._scope is not None:
-            self._scope.cancel()
+        if not self.ready.is_set():
+            if self._stdio is not None:
+                self._stdio.kill()
+            if self._scope is not None:
+                self._scope.cancel()
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
@@ -121,15 +175,25 @@ class Connection:
                 env=dict(transport.env) if transport.env is not None else None,
                 cwd=transport.cwd,
             )
-            yield stdio_client(params)
+            self._stdio = StdioTransport(params, on_exit=self._server_exited)
+            yield self._stdio
             return
         assert isinstance(transport, StreamableHttp)
         if transport.http_client is not None:
-            yield streamable_http_client(transport.url, http_client=transport.http_client)
+            # The caller's client: our hook is added for this session's life only.
+            hooks = transport.http_client.event_hooks["response"]
+            hooks.append(_note_refusal)
+            try:
+                yield streamable_http_client(transport.url, http_client=transport.http_client)
+            finally:
+                hooks.remove(_note_refusal)
             return
         timeout = httpx2.Timeout(transport.timeout, read=max(transport.timeout, 300.0))
         async with httpx2.AsyncClient(
-            headers=dict(transport.headers), auth=transport.auth, timeout=timeout
+            headers=dict(transport.headers),
+            auth=transport.auth,
+            timeout=timeout,
+            event_hooks={"response": [_note_refusal]},
         ) as http_client:
             yield streamable_http_client(transport.url, http_client=http_client)
 
@@ -159,6 +223,20 @@ class Connection:
             self.ready.set()
             await self._closing.wait()
             tg.cancel_scope.cancel()
+
+    def _server_exited(self) -> None:
+        # A stdio server that exits (while idle, or under calls, which fail on their own)
+        # is retired at once: the next call starts a new one instead of failing here.
+        if self._closing.is_set():
+            return  # we stopped it
+        self.alive = False
+        if self.ready.is_set():  # else connecting fails and says why
+            logger.warning(
+                "MCP server %s exited; the next call starts it again",
+                self.target,
+                extra={"server_exited": True},
+            )
+        self._closing.set()
 
     async def _listen(
         self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -320,12 +398,35 @@ class Host:
         return await self._portal.run(fn)
 
     async def call(self, connection: Connection, fn: Callable[[Client], Awaitable[T]]) -> T:
-        """Run ``fn(client)`` on ``connection`` (from `connect`), on its own loop."""
+        """Run ``fn(client)`` on ``connection`` (from `connect`), on its own loop.
+
+        Raises:
+            StaleConnectionError: the connection was found dead first; nothing was sent.
+            SessionRefusedError: the server refused the request for its session id.
+        """
         client = connection.client
         assert client is not None
+
+        async def run(client: Client) -> T:
+            # Checked on the connection's own loop, where a server's exit is noticed.
+            if not connection.alive:
+                raise StaleConnectionError(connection.target)
+            sent = _Sent()
+            token = _SENT.set(sent)
+            try:
+                return await fn(client)
+            except MCPError as exc:
+                # The SDK makes its own error of an HTTP 400/404 (or takes the one in the
+                # body, with any code): the status the hook saw is what tells.
+                if sent.refused or is_session_expired(exc):
+                    raise SessionRefusedError(exc.message) from exc
+                raise
+            finally:
+                _SENT.reset(token)
+
         if self._portal is not None and self._task_group is None:
-            return await self._portal.run(fn, client)
-        return await fn(client)
+            return await self._portal.run(run, client)
+        return await run(client)
 
     async def discard(self, connection: Connection) -> None:
         """Retire a connection found broken (or expired): the next use opens a new one,

@@ -15,6 +15,7 @@ from typing import Any, Literal, Self, TypeAlias, cast
 
 import anyio
 import mcp.types as mt
+import pydantic
 from mcp import Client, MCPError
 
 from toolsets._auth import check_headers
@@ -38,8 +39,9 @@ from toolsets.mcp._callbacks import (
 from toolsets.mcp._connection import (
     ConnectionOptions,
     Host,
+    SessionRefusedError,
+    StaleConnectionError,
     is_connection_lost,
-    is_session_expired,
     seconds,
 )
 from toolsets.mcp._convert import convert_result
@@ -69,6 +71,7 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds to start a server (or reach it) and finish the handshake."""
 
 REQUEST_TIMEOUT = -32001
+INVALID_PARAMS = -32602
 _LEGAL = re.compile(r"[^A-Za-z0-9_.:/-]")
 
 ProgressHandler: TypeAlias = Callable[[str, float, float | None, str | None], Awaitable[None]]
@@ -156,18 +159,24 @@ class McpToolset(BaseToolset):
     """The tools of one MCP server, over one long-lived session shared by every call.
 
     The session opens on first use (or on ``async with``, which is faster and keeps it in
-    the caller's task group) and reopens after the server crashed or forgot the session.
-    Tools are listed once, page by page, and listed again when the server says they
-    changed. Every wait is bounded: ``connect_timeout`` for starting the server and the
-    handshake, ``timeout`` for each call (and each listing). A tool the server runs only
-    as a task (``execution.taskSupport: "required"``) is called as one, within the same
-    ``timeout``, and is not offered by a server that does not accept tasks.
+    the caller's task group) and reopens after the server crashed or forgot the session:
+    a call in flight when a server dies fails (it may have run); a stdio server that
+    exits while idle is noticed at once and started again by the next call; a request an
+    HTTP server refuses for its session id (404, or 400 naming the session) never ran, so
+    it is sent again, once, on a new session. Tools are listed once, page by page, and
+    listed again when the server says they changed. Every wait is bounded:
+    ``connect_timeout`` for starting the server and the handshake, ``timeout`` for each
+    call (and each listing). A tool the server runs only as a task
+    (``execution.taskSupport: "required"``) is called as one, within the same ``timeout``,
+    and is not offered by a server that does not accept tasks.
 
     Args:
         transport: `Stdio` or `StreamableHttp`.
         timeout: Seconds a call may take (a cancelled or timed-out call is cancelled on
             the server too; the session stays usable).
         connect_timeout: Seconds to start or reach the server and finish the handshake.
+            A stdio server not connected by then is killed (with its process group),
+            so the error arrives within ``connect_timeout`` + `KILL_GRACE`.
         confirm: When calls need the user's approval (see `ConfirmPolicy`).
         sampling: Answers the server's sampling requests: an `Llm`, or a function.
         elicitation: Answers the server's questions for the user: a function, or
@@ -383,13 +392,31 @@ class McpToolset(BaseToolset):
                 if scope.cancelled_caught:
                     raise TimeoutError(f"{what} got no answer within {limit:g} s")
                 return result
+            except StaleConnectionError as exc:
+                if attempt == 2:
+                    raise ConnectionError(
+                        f"MCP server {self.name} exited again before {what} was sent",
+                        target=self.transport.target,
+                    ) from exc
+                await host.discard(connection)  # nothing was sent: a new session
+                continue
+            except pydantic.ValidationError as exc:
+                raise ToolCallError(
+                    f"MCP server {self.name} answered {what} with a malformed result "
+                    f"({exc.error_count()} errors, the first: {_first_error(exc)})",
+                    tool_name=tool_name,
+                ) from exc
+            except SessionRefusedError as exc:
+                await host.discard(connection)
+                if not retry_expired or attempt == 2:
+                    raise ConnectionError(
+                        f"MCP server {self.name} refused the session for {what}: {exc}",
+                        target=self.transport.target,
+                    ) from exc
+                # Refused before it ran: a new session, and the same request once more.
+                logger.info("MCP session with %s expired; reconnecting", self.name)
+                continue
             except MCPError as exc:
-                if is_session_expired(exc) and retry_expired and attempt == 1:
-                    # The server rejected the request before running it: a new session,
-                    # and the same request once more.
-                    logger.info("MCP session with %s expired; reconnecting", self.name)
-                    await host.discard(connection)
-                    continue
                 if is_connection_lost(exc):
                     await host.discard(connection)
                     raise ConnectionError(
@@ -461,11 +488,15 @@ class McpToolset(BaseToolset):
 
         A tool listed as requiring task augmentation is called as a task (see the
         README); ``task`` forces the choice (None: as the tool's listing says).
+        A JSON-RPC "invalid params" answer (-32602, how many servers report bad
+        arguments) comes back as an error result (``is_error``, the server's message as
+        its text), since the model can fix it.
 
         Raises:
             ConnectionError: the server cannot be reached, or went away during the call.
             TimeoutError: no answer within the timeout (the call is cancelled).
-            ToolCallError: the server answered with a protocol error.
+            ToolCallError: the server answered with another protocol error, or with a
+                result that is not a valid ``CallToolResult``.
         """
         bound = seconds(timeout) if timeout is not None else self.timeout
         report = progress or self._progress
@@ -478,26 +509,27 @@ class McpToolset(BaseToolset):
         request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
         if task is None:
             task = self._task_support.get(name) == "required"
-        if task:
-            as_task = functools.partial(
-                call_as_task, call=self._task_call(name, args, request_meta, bound, report)
-            )
-            task_result: mt.CallToolResult = await self._request(
-                ctx, f"the call to {name!r}", as_task, bound, tool_name=name
-            )
-            return task_result
+        as_task = self._task_call(name, args, request_meta, bound, report) if task else None
+
+        async def call(client: Client) -> mt.CallToolResult:
+            try:
+                if as_task is not None:
+                    return await call_as_task(client, as_task)
+                return await client.call_tool(
+                    name,
+                    args,
+                    read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
+                    progress_callback=on_progress if report is not None else None,
+                    meta=request_meta,
+                )
+            except MCPError as exc:
+                if exc.code != INVALID_PARAMS:
+                    raise
+                text = mt.TextContent(type="text", text=exc.message)
+                return mt.CallToolResult(content=[text], is_error=True)
+
         result: mt.CallToolResult = await self._request(
-            ctx,
-            f"the call to {name!r}",
-            lambda client: client.call_tool(
-                name,
-                args,
-                read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
-                progress_callback=on_progress if report is not None else None,
-                meta=request_meta,
-            ),
-            bound,
-            tool_name=name,
+            ctx, f"the call to {name!r}", call, bound, tool_name=name
         )
         return result
 
@@ -616,6 +648,12 @@ class McpToolset(BaseToolset):
 
     def __repr__(self) -> str:
         return f"McpToolset({self.name!r})"
+
+
+def _first_error(exc: pydantic.ValidationError) -> str:
+    error = exc.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in error["loc"]) or "the result"
+    return f"{where}: {error['msg']}"
 
 
 def _renamed(tool: Tool, taken: set[str]) -> Tool:
