@@ -227,3 +227,55 @@ async def test_octet_stream_and_text_bodies_on_the_wire() -> None:
     request, _ = await send(spec, {"body": "héllo\n"})
     assert request.headers["content-type"].startswith("text/plain")
     assert request.body == "héllo\n".encode()
+
+
+# --- what real specs declare (issue 11, item 18c) ------------------------------------------
+
+
+async def test_a_path_keys_fragment_is_not_sent_and_its_query_merges_with_the_parameters() -> None:
+    action = {"name": "Action", "in": "query", "required": True, "schema": {"enum": ["Get"]}}
+    version = {"name": "Version", "in": "query", "required": True, "schema": {"type": "string"}}
+    spec = one_operation({"parameters": [action, version]}, path="/#Action=Get")
+    request, _ = await send(spec, {"Action": "Get", "Version": "2011-06-15"})
+    assert request.request_line == "GET /?Action=Get&Version=2011-06-15 HTTP/1.1"
+    limit = {"name": "limit", "in": "query", "schema": {"type": "integer"}}
+    spec = one_operation({"parameters": [limit]}, path="/jobs?op=LIST#list")
+    request, _ = await send(spec, {"limit": 5})
+    assert request.request_line == "GET /jobs?op=LIST&limit=5 HTTP/1.1"
+    request, _ = await send(spec, {})
+    assert request.request_line == "GET /jobs?op=LIST HTTP/1.1"
+    # A parameter named like the key's own pair sends it once, with the model's value.
+    op = {"name": "op", "in": "query", "schema": {"type": "string"}}
+    spec = one_operation({"parameters": [op]}, path="/jobs?op=LIST")
+    request, _ = await send(spec, {"op": "LIST"})
+    assert request.request_line == "GET /jobs?op=LIST HTTP/1.1"
+
+
+async def test_operations_sharing_a_path_through_their_keys_keep_distinct_stable_names() -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "aws", "version": "1"},
+        "paths": {
+            "/#Action=A": {"get": {"responses": {"200": {"description": "ok"}}}},
+            "/#Action=B": {"get": {"responses": {"200": {"description": "ok"}}}},
+        },
+    }
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tools = await ts.list_tools()
+        assert [tool.name for tool in tools] == ["get_Action_A", "get_Action_B"]
+        await tools[1].run({}, ToolContext())
+    assert server.requests[0].request_line == "GET / HTTP/1.1"
+
+
+async def test_a_javascript_pattern_is_checked_not_raised() -> None:
+    name = {"name": "name", "in": "query", "schema": {"type": "string", "pattern": r"^\p{L}+$"}}
+    spec = one_operation({"parameters": [name]})
+    request, _ = await send(spec, {"name": "Zoë"})
+    assert request.request_line == "GET /op?name=Zo%C3%AB HTTP/1.1"
+    request, result = await send(spec, {"name": "R2D2"})
+    assert request is None
+    assert "name" in result["fields"]
+    # A pattern no engine reads is not checked (a warning is logged), never an exception.
+    broken = {"name": "name", "in": "query", "schema": {"type": "string", "pattern": "(?<"}}
+    request, _ = await send(one_operation({"parameters": [broken]}), {"name": "any"})
+    assert request.request_line == "GET /op?name=any HTTP/1.1"

@@ -35,6 +35,12 @@ Path
     value, an empty array): ``DELETE /users/{id}`` with ``id=""`` would address the
     whole collection.
 
+Path keys with a query or a fragment
+    APIs.guru tells apart operations that share a path by a query or a fragment in the
+    path key (``/jobs?op=LIST``, ``/#Action=AssumeRole``). The fragment is never sent
+    (a client does not send one); the key's query pairs are sent before the
+    parameters', except those a parameter of the same name also sends.
+
 Query
     ``deepObject`` nests objects as ``name[a][b]=x`` and arrays by index,
     ``name[a][0]=x`` (Stripe, qs, PHP; unlike ``name[a][]=x`` it is unambiguous for
@@ -108,7 +114,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import quote_from_bytes
+from urllib.parse import quote_from_bytes, unquote
 
 from toolsets.openapi._model import Encoding, MediaType, Parameter
 
@@ -120,6 +126,7 @@ __all__ = [
     "header_value",
     "path_value",
     "query_pairs",
+    "split_path_key",
 ]
 
 Resolve = Callable[[Mapping[str, Any]], Mapping[str, Any]]
@@ -451,6 +458,20 @@ def path_value(param: Parameter, value: object) -> str:
         if text in (".", ".."):
             raise _Invalid(f"expands to {text!r}, which would change the path")
         return text
+
+
+def split_path_key(key: str) -> tuple[str, list[tuple[str, str]]]:
+    """A ``paths`` key as the path template it is sent to and the query pairs it fixes
+    (percent-encoded like parameters'): ``/jobs?op=LIST#x`` -> ``/jobs``, ``[("op",
+    "LIST")]``. See the module's notes."""
+    key = key.split("#", 1)[0]
+    template, _, query = key.partition("?")
+    pairs: list[tuple[str, str]] = []
+    for piece in query.split("&"):
+        name, _, text = piece.partition("=")
+        if name:
+            pairs.append((_pct(unquote(name)), _pct(unquote(text))))
+    return template or "/", pairs
 
 
 def query_pairs(param: Parameter, value: object) -> list[tuple[str, str]]:

@@ -13,7 +13,6 @@ from urllib.parse import urljoin
 
 import anyio.to_thread
 import httpx2
-from jsonschema import Draft202012Validator
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import ToolContext
@@ -24,6 +23,7 @@ from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
 from toolsets.openapi._model import Operation, Parameter
 from toolsets.openapi._oauth import ClientCredentials, is_expired
+from toolsets.openapi._patterns import SchemaValidator
 from toolsets.openapi._schema import OperationSchema, plain_text
 from toolsets.openapi._security import (
     Requirement,
@@ -40,6 +40,7 @@ from toolsets.openapi._serialize import (
     header_value,
     path_value,
     query_pairs,
+    split_path_key,
 )
 
 if TYPE_CHECKING:
@@ -99,7 +100,9 @@ class RestApiTool(BaseTool):
             for key, argument in schema.arguments.items()
         ]
         """Each argument, where it goes, and its parameter (None for the body)."""
-        self._validator: Draft202012Validator | None = None
+        self._validator: Any = None  # a SchemaValidator
+        self._route, self._key_query = split_path_key(operation.path)
+        """The path template sent to, and the query pairs the path key itself fixes."""
 
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
         policy = self._confirm
@@ -176,7 +179,7 @@ class RestApiTool(BaseTool):
 
     def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
         if self._validator is None:  # compiled on first call: most tools are never called
-            self._validator = Draft202012Validator(self._schema.parameters)
+            self._validator = SchemaValidator(self._schema.parameters)
         return [
             (".".join(str(p) for p in error.absolute_path), error.message)
             for error in sorted(self._validator.iter_errors(args), key=lambda e: e.path)
@@ -200,7 +203,7 @@ class RestApiTool(BaseTool):
                 if not isinstance(credential, ClientCredentials)
             }
             requirement = choose(op, self._loaded.spec, credentials)
-        path = op.path
+        path = self._route
         query: list[tuple[str, str]] = []
         headers: dict[str, str] = {}
         cookies: list[tuple[str, str]] = []
@@ -237,6 +240,9 @@ class RestApiTool(BaseTool):
                 )
                 content = encoded.content
                 headers["Content-Type"] = encoded.content_type
+        if self._key_query:
+            given = {name for name, _ in query}
+            query[:0] = [pair for pair in self._key_query if pair[0] not in given]
         url = self._base_url + path
         if query:
             url += "?" + "&".join(f"{k}={v}" for k, v in query)

