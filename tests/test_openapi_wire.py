@@ -279,3 +279,62 @@ async def test_a_javascript_pattern_is_checked_not_raised() -> None:
     broken = {"name": "name", "in": "query", "schema": {"type": "string", "pattern": "(?<"}}
     request, _ = await send(one_operation({"parameters": [broken]}), {"name": "any"})
     assert request.request_line == "GET /op?name=any HTTP/1.1"
+
+
+async def test_an_object_body_under_xml_is_declared_as_text_and_sent_as_given() -> None:
+    schema = {"type": "object", "properties": {"RoleArn": {"type": "string"}}}
+    spec = body_operation({"text/xml": {"schema": schema}})
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tool = await ts.get_tool("op")
+        declared = tool.declaration().parameters["properties"]  # type: ignore[union-attr]
+        assert declared == {
+            "body": {"type": "string", "description": "The body, written as text/xml."}
+        }
+        xml = "<AssumeRole><RoleArn>arn:a</RoleArn></AssumeRole>"
+        await tool.run({"body": xml}, ToolContext())
+    assert server.requests[0].headers["content-type"] == "text/xml; charset=utf-8"
+    assert server.requests[0].body == xml.encode()
+
+
+async def test_a_binary_string_in_a_json_body_is_text_and_a_multipart_one_a_file() -> None:
+    binary = {"type": "string", "format": "binary"}
+    schema = {"type": "object", "properties": {"file": binary}, "required": ["file"]}
+    spec = body_operation({"application/json": {"schema": schema}})
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tool = await ts.get_tool("op")
+        declared = tool.declaration().parameters["properties"]  # type: ignore[union-attr]
+        assert declared["file"] == binary  # JSON carries text: no file object
+        await tool.run({"file": "abc"}, ToolContext())
+    assert json.loads(server.requests[0].body) == {"file": "abc"}
+    files = {"type": "array", "items": binary}
+    schema = {"type": "object", "properties": {"file": binary, "files": files}}
+    spec = body_operation({"multipart/form-data": {"schema": schema}})
+    async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as ts:
+        declared = (await ts.get_tool("op")).declaration().parameters["properties"]  # type: ignore[union-attr]
+    assert declared["file"]["properties"].keys() == {
+        "content",
+        "content_base64",
+        "filename",
+        "content_type",
+    }
+    assert declared["files"]["items"]["properties"].keys() == declared["file"]["properties"].keys()
+
+
+async def test_header_parameters_the_http_client_owns_are_left_to_it() -> None:
+    owned = ("Content-Length", "Host", "Transfer-Encoding", "Connection", "Expect")
+    headers = [
+        {"name": n, "in": "header", "required": True, "schema": {"type": "string"}} for n in owned
+    ]
+    spec = one_operation(
+        {
+            "parameters": headers,
+            "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}},
+        },
+        method="post",
+    )
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tool = await ts.get_tool("op")
+        assert tool.declaration().parameters["properties"].keys() == {"body"}  # type: ignore[union-attr]
+        await tool.run({"body": {"a": 1}}, ToolContext())
+    assert server.requests[0].headers["content-length"] == "7"
+    assert server.requests[0].body == b'{"a":1}'

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from toolsets._errors import SpecError
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Body, MediaType, Operation
+from toolsets.openapi._serialize import is_file, is_raw
 
 __all__ = ["Argument", "OperationSchema", "SchemaBuilder", "pick_media_type", "plain_text"]
 
@@ -68,8 +69,16 @@ _SUBSCHEMA_MAPS = frozenset(("patternProperties", "dependentSchemas"))
 """Keywords whose value maps names (or patterns) to schemas; all of them are kept: a
 dropped ``patternProperties`` beside ``additionalProperties: false`` would forbid what
 the spec allows."""
-_IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
-"""Header parameters OpenAPI says to ignore: the request sets them itself."""
+_IGNORED_HEADERS = frozenset(
+    (
+        *("accept", "content-type", "authorization"),
+        *("content-length", "host", "transfer-encoding", "connection", "keep-alive"),
+        *("proxy-connection", "te", "trailer", "upgrade", "expect"),
+    )
+)
+"""Header parameters left out: those OpenAPI says to ignore (the request sets them
+itself), and those the HTTP client computes (framing and connection headers: a value
+the model gives would contradict the request, and HTTP clients refuse it)."""
 _DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:https?://|/)[^)\s]*\)")
 _ANY_LINK = r"\[[^\]]+\]\((?:https?://|/)[^)\s]*\)"
@@ -198,13 +207,21 @@ class SchemaBuilder:
             raw = media.schema or {}
             base = media.base or base  # a body from another file refers from there
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
-            if _is_plain_object(target):
+            multipart = media.content_type.lower().startswith("multipart/")
+            if is_raw(media.content_type):
+                schema = self._raw_body(media.content_type, raw, target, base, where, used)
+                if op.body.description and "description" not in schema:
+                    schema = {**schema, "description": plain_text(op.body.description)}
+                add("body", ("body", ""), schema, op.body.required)
+            elif _is_plain_object(target):
                 target_required = set(target.get("required") or ())
                 for name, prop in (target.get("properties") or {}).items():
                     prop_pointer = join_pointer(target_pointer, "properties", name)
                     if self._read_only(prop, target_base, prop_pointer):
                         continue
                     schema = self.convert(prop, target_base, prop_pointer, used)
+                    if multipart:
+                        schema = self._part(prop, schema, target_base, prop_pointer)
                     add(
                         name,
                         ("body_property", name),
@@ -223,6 +240,49 @@ class SchemaBuilder:
         if used:
             parameters["$defs"] = {name: self._defs[name] for name in sorted(self._closure(used))}
         return OperationSchema(parameters=parameters, arguments=arguments, media_type=media)
+
+    # --- files ----------------------------------------------------------------------
+
+    def _raw_body(
+        self,
+        content_type: str,
+        raw: Any,
+        target: Any,
+        base: str,
+        pointer: str,
+        used: set[str],
+    ) -> dict[str, Any]:
+        """A body sent as the model gives it (not JSON, form or multipart): a file object
+        where `is_file` says the schema is raw bytes (text and XML types excepted), else
+        text, whatever the schema's structure (it cannot be encoded in this media type;
+        the model writes the text)."""
+        schema = target if isinstance(target, Mapping) else {}
+        essence = content_type.split(";")[0].strip()
+        textual = essence.lower().startswith("text/") or essence.lower().endswith(("/xml", "+xml"))
+        if is_file(schema) and not textual:
+            return _file_schema(schema.get("description"))
+        if schema.get("type", "string") == "string" and not any(
+            k in schema for k in ("properties", "items", "allOf", "anyOf", "oneOf")
+        ):
+            return self.convert(raw, base, pointer, used)
+        told = schema.get("description")
+        text = f"The body, written as {essence}."
+        return {"type": "string", "description": f"{plain_text(told)} {text}" if told else text}
+
+    def _part(self, node: Any, schema: dict[str, Any], base: str, pointer: str) -> dict[str, Any]:
+        """A multipart property's schema: a file object (or an array of them) where the
+        part is a file (`is_file`), else ``schema``."""
+        target = self._resolver.resolve(node, base, pointer)[0] if _has_ref(node) else node
+        if not isinstance(target, Mapping):
+            return schema
+        if is_file(target):
+            return _file_schema(target.get("description"))
+        items = target.get("items")
+        if target.get("type") == "array" and isinstance(items, Mapping):
+            items = self._resolver.resolve(items, base, f"{pointer}/items")[0]
+            if isinstance(items, Mapping) and is_file(items):
+                return {"type": "array", "items": FILE_SCHEMA}
+        return schema
 
     # --- translation ----------------------------------------------------------------
 
@@ -284,10 +344,6 @@ class SchemaBuilder:
             still = [r for r in required if r not in dropped] if dropped else required
             if still:
                 out["required"] = still
-        if _is_binary(node, openapi30=self._openapi30):
-            told = out.get("description")
-            hint = FILE_SCHEMA["description"]
-            out = {**FILE_SCHEMA, "description": f"{told} {hint}" if told else hint}
         if self._openapi30 and node.get("nullable") is True:
             out = _nullable(out)
         return out
@@ -351,17 +407,21 @@ FILE_SCHEMA: dict[str, Any] = {
     "oneOf": [{"required": ["content_base64"]}, {"required": ["content"]}],
     "additionalProperties": False,
 }
-"""What the model sends for binary data (``format: binary``; in 3.1 a
-``contentMediaType`` without ``contentEncoding``): JSON cannot carry bytes, so a file
-object, which the body encoder turns into the raw bytes."""
+"""What the model sends where raw bytes go (a multipart part or a raw body whose schema
+`is_file`): JSON cannot carry bytes, so a file object, which the body encoder turns into
+the raw bytes. Elsewhere (a JSON or form body, a parameter) a binary string is text."""
 
 
-def _is_binary(node: Mapping[str, Any], *, openapi30: bool) -> bool:
-    if node.get("type", "string") != "string":
-        return False
-    if node.get("format") == "binary":
-        return True
-    return not openapi30 and "contentMediaType" in node and "contentEncoding" not in node
+def _file_schema(told: object) -> dict[str, Any]:
+    hint = FILE_SCHEMA["description"]
+    return {
+        **FILE_SCHEMA,
+        "description": f"{plain_text(told)} {hint}" if isinstance(told, str) and told else hint,
+    }
+
+
+def _has_ref(node: Any) -> bool:
+    return isinstance(node, Mapping) and "$ref" in node
 
 
 def _is_plain_object(schema: Any) -> bool:

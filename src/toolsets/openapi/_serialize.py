@@ -124,6 +124,8 @@ __all__ = [
     "cookie_pairs",
     "encode_body",
     "header_value",
+    "is_file",
+    "is_raw",
     "path_value",
     "query_pairs",
     "split_path_key",
@@ -545,6 +547,17 @@ def cookie_pairs(param: Parameter, value: object) -> list[tuple[str, str]]:
 # -- bodies ------------------------------------------------------------------------------
 
 
+def is_raw(content_type: str) -> bool:
+    """Whether a body of this media type is sent as the text or file the model gives
+    (anything but JSON, form and multipart types, which are built from a JSON value)."""
+    essence = _essence(content_type)
+    return not (
+        _is_json(essence)
+        or essence == "application/x-www-form-urlencoded"
+        or essence.startswith("multipart/")
+    )
+
+
 def encode_body(media: MediaType, value: object, *, resolve: Resolve | None = None) -> EncodedBody:
     """The request body for ``value`` sent as ``media``.
 
@@ -739,7 +752,10 @@ _TYPE_KEYWORDS: Final = frozenset(
 ``contentMediaType`` alone) describes raw binary data (the spec's *absent* type)."""
 
 
-def _is_binary(schema: Mapping[str, Any]) -> bool:
+def is_file(schema: Mapping[str, Any]) -> bool:
+    """Whether a multipart part or a raw body with this schema (``$ref`` followed) is a
+    file: raw bytes, which the model gives as a file object. The one rule: the tool's
+    declaration asks for a file object exactly where this says so."""
     if schema.get("format") == "binary":
         return True
     raw_media = "contentMediaType" in schema and "contentEncoding" not in schema
@@ -836,7 +852,7 @@ def _part(
         else:
             wire = _encode_text(_scalar(value))
         return _Part(name, wire, concrete or "application/octet-stream", headers=headers)
-    if (schema is not None and _is_binary(schema)) or isinstance(value, bytes):
+    if (schema is not None and is_file(schema)) or isinstance(value, bytes):
         file = _file(value)
         media_type = schema.get("contentMediaType") if schema is not None else None
         accepted = declared or ([media_type] if isinstance(media_type, str) else [])
