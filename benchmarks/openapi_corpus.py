@@ -77,17 +77,19 @@ class Arguments(ArgumentMaker):
 
     def _string(self, schema: Any, rich: bool, depth: int, variant: int) -> str:
         try:
-            return super()._string(schema, False, depth, variant)
+            text = super()._string(schema, False, depth, variant)
         except (GenerationError, re.error):  # Python's re cannot read ECMA-262's \p{..}
-            pattern = schema.get("pattern")
-            if not isinstance(pattern, str):
-                raise
-            low = schema.get("minLength", 1)
-            for text in ("a", "A", "1", "a1", "Ab1", "octocat", "2024-05-06", "a-b"):
-                text = text + text[-1] * max(low - len(text), 0)
-                if matches(pattern, text):
-                    return text
-            raise GenerationError(f"cannot make a string matching {pattern!r}") from None
+            text = ""
+        if text or schema.get("maxLength", 1) == 0:
+            return text
+        # Not empty: an empty query value is refused unless allowEmptyValue says otherwise.
+        pattern = schema.get("pattern")
+        low = schema.get("minLength", 1)
+        for text in ("a", "A", "1", "a1", "Ab1", "octocat", "2024-05-06", "a-b"):
+            text = text + text[-1] * max(low - len(text), 0)
+            if not isinstance(pattern, str) or matches(pattern, text):
+                return text
+        raise GenerationError(f"cannot make a string matching {pattern!r}")
 
 
 def arguments(tool: RestApiTool) -> dict[str, Any]:
@@ -131,7 +133,7 @@ class Judges:
                 index += 1
             if index == len(self._layers):
                 self._layers.append({})
-            self._layers[index][route] = _without_security(item)
+            self._layers[index][route] = _judged_item(spec, item)
             self._layer_of[key] = index
         self._judges: dict[int, CoreJudge] = {}
 
@@ -155,16 +157,63 @@ class Judges:
         return found
 
 
-def _without_security(item: dict[str, Any]) -> dict[str, Any]:
-    return {
-        method: (
-            {k: v for k, v in node.items() if k not in ("security", "servers")}
-            if method in _METHODS and isinstance(node, dict)
-            else node
+_LEFT_OUT_HEADERS = frozenset(
+    (
+        *("accept", "content-type", "authorization"),
+        *("content-length", "host", "transfer-encoding", "connection", "keep-alive"),
+        *("proxy-connection", "te", "trailer", "upgrade", "expect"),
+    )
+)
+"""Header parameters OpenAPI says to ignore, and those the HTTP client computes: the
+toolset leaves them out, so the judge does too."""
+
+
+def _judged_item(spec: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+    """A path item as judged: without security (no credentials are given), servers (the
+    recording server's replace them) and the header parameters left out."""
+    judged: dict[str, Any] = {}
+    for key, node in item.items():
+        if key == "servers":
+            continue
+        if key in _METHODS and isinstance(node, dict):
+            node = {k: v for k, v in node.items() if k not in ("security", "servers")}
+            if isinstance(node.get("parameters"), list):
+                node["parameters"] = _kept(spec, node["parameters"])
+        elif key == "parameters" and isinstance(node, list):
+            node = _kept(spec, node)
+        judged[key] = node
+    return judged
+
+
+def _kept(spec: dict[str, Any], parameters: list[Any]) -> list[Any]:
+    def left_out(node: Any) -> bool:
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            node = _local(spec, node["$ref"])
+        return (
+            isinstance(node, dict)
+            and node.get("in") == "header"
+            and str(node.get("name", "")).lower() in _LEFT_OUT_HEADERS
         )
-        for method, node in item.items()
-        if method != "servers"
-    }
+
+    return [node for node in parameters if not left_out(node)]
+
+
+def _local(spec: dict[str, Any], ref: str) -> Any:
+    node: Any = spec
+    for part in ref.removeprefix("#/").split("/"):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part.replace("~1", "/").replace("~0", "~"))
+    return node
+
+
+JUDGE_GAPS = {
+    "('deepObject',": "openapi-core cannot read deepObject properties of a form body",
+    "Failed to deserialize value with application/xml": (
+        "the generator writes plain text where an XML body is declared as a string"
+    ),
+}
+"""Rejections whose cause lies with a judge, by a piece of the judge's message."""
 
 
 def wire(recorded: Recorded) -> WireRequest:
@@ -203,6 +252,7 @@ class Tally:
     refused: int = 0
     not_generated: int = 0
     judge_failed: int = 0
+    judge_gaps: int = 0
     timed_out: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=dict)
@@ -282,7 +332,11 @@ async def call_one(
         tally.judge_failed += 1
         tally.example(f"judge failed {type(exc).__name__}", f"{where}: {exc!r}", limit)
         return
-    if errors:
+    gaps = {gap for piece, gap in JUDGE_GAPS.items() if any(piece in e for e in errors)}
+    if errors and len(gaps) == 1 and all(any(p in e for p in JUDGE_GAPS) for e in errors):
+        tally.judge_gaps += 1
+        tally.example(f"judge gap: {gaps.pop()}", f"{where}: {errors[0]}", limit)
+    elif errors:
         tally.not_conforming += 1
         first = errors[0].split(":", 1)[0]
         tally.example(
@@ -335,7 +389,8 @@ def report(tally: Tally, options: argparse.Namespace) -> None:
         ("our errors raised", tally.ours_raised),
         ("refused (nothing sent)", tally.refused),
         ("timed out", tally.timed_out),
-        ("judge failures", tally.judge_failed),
+        ("judge failures (the judge raised)", tally.judge_failed),
+        ("judge gaps (rejected for a judge's cause)", tally.judge_gaps),
     ):
         print(f"  {label:40} {value:8}")
     for kind, count in tally.kinds.most_common():

@@ -338,3 +338,41 @@ async def test_header_parameters_the_http_client_owns_are_left_to_it() -> None:
         await tool.run({"body": {"a": 1}}, ToolContext())
     assert server.requests[0].headers["content-length"] == "7"
     assert server.requests[0].body == b'{"a":1}'
+
+
+BINARY = {"type": "string", "format": "binary"}
+MULTIPART = {"multipart/form-data": {"schema": {"type": "object", "properties": {"f": BINARY}}}}
+
+
+@pytest.mark.parametrize(
+    "file",
+    [
+        pytest.param({"content_type": "text/plain\r\n; X-Injected: 1"}, id="crlf-content-type"),
+        pytest.param({"content_type": "text/plain\xa0;x=1"}, id="non-ascii-space-content-type"),
+        pytest.param({"content_type": "text/plain; x=\u00e9"}, id="non-ascii-content-type"),
+        pytest.param({"filename": "a\ud800.txt"}, id="lone-surrogate-filename"),
+    ],
+)
+async def test_a_file_part_that_cannot_be_written_is_a_field_error(file: dict[str, str]) -> None:
+    request, result = await send(body_operation(MULTIPART), {"f": {"content": "x", **file}})
+    assert request is None  # nothing is sent...
+    assert list(result["fields"]) == ["f"]  # ...and the model is told which argument
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain\r\n; X-Injected: 1", "text/plain\u2028;x=1", "text/plain\n"],
+    ids=["crlf", "non-ascii", "trailing-lf"],
+)
+async def test_a_raw_bodys_file_type_that_cannot_be_a_header_is_a_field_error(
+    content_type: str,
+) -> None:
+    spec = body_operation({"*/*": {"schema": BINARY}})
+    request, result = await send(spec, {"body": {"content": "x", "content_type": content_type}})
+    assert request is None
+    assert list(result["fields"]) == ["body"]
+
+
+async def test_a_non_ascii_filename_is_sent_as_utf_8() -> None:
+    request, _ = await send(body_operation(MULTIPART), {"f": {"content": "x", "filename": "ü.txt"}})
+    assert 'filename="ü.txt"'.encode() in request.body

@@ -94,7 +94,9 @@ Multipart bodies (``multipart/*``)
     (``file_link_data[create]``), without percent-encoding. Part headers declared in
     ``encoding.headers`` are sent when their schema fixes a value (``const``,
     ``default``, a one-value ``enum``). Names and filenames escape ``"``, CR and LF as
-    ``%22``, ``%0D``, ``%0A`` (the HTML standard's rule). A top-level ``None`` property
+    ``%22``, ``%0D``, ``%0A`` (the HTML standard's rule); other control characters and
+    lone surrogates are refused. A file's ``content_type`` must be a media type in
+    visible ASCII (no line break: it becomes a header). A top-level ``None`` property
     is left out.
 
 Other bodies
@@ -658,8 +660,10 @@ _FILE_SHAPE: Final = (
     " and optionally 'filename' and 'content_type'"
 )
 _MEDIA_TYPE: Final = re.compile(
-    r"[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;[\t\x20-\x7e]*)?"
+    r"[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+([ \t]*;[\t\x20-\x7e]*)?"
 )
+"""A media type as a header value carries it: visible ASCII, spaces and tabs (never a
+line break, which would start another header)."""
 
 
 def _file(value: object) -> _File:
@@ -791,6 +795,8 @@ def _quoted(text: str) -> str:
     for char in text:
         if (char < " " and char not in "\t\r\n") or char == "\x7f":
             raise _Invalid(f"the name {text!r} contains the control character U+{ord(char):04X}")
+        if "\ud800" <= char <= "\udfff":
+            raise _Invalid(f"the name {text!r} contains a lone surrogate, which is not text")
     return text.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
 
 

@@ -129,7 +129,7 @@ class RestApiTool(BaseTool):
             try:
                 request = self.build_request(args, credentials=credentials, requirement=requirement)
             except SerializationError as error:
-                return invalid_arguments_result([(error.field, str(error))])
+                return invalid_arguments_result([(self._argument_of(error), str(error))])
             status, result = await self._send(client, request)
             if status != 401:
                 break
@@ -176,6 +176,19 @@ class RestApiTool(BaseTool):
             else:
                 ready[name] = credential
         return ready, requirement, fetched
+
+    def _argument_of(self, error: SerializationError) -> str:
+        """The argument (as the model named it) a value that cannot be sent came from."""
+        keys: dict[tuple[str, str], str] = {
+            (a.location, a.name): key for key, a in self._schema.arguments.items()
+        }
+        if error.location != "body":
+            return keys.get((error.location, error.field), error.field)
+        lifted = keys.get(("body_property", error.field))
+        if lifted is not None:
+            return lifted
+        whole = keys.get(("body", ""), "body")
+        return f"{whole}.{error.field}" if error.field else whole
 
     def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
         if self._validator is None:  # compiled on first call: most tools are never called
