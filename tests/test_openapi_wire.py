@@ -376,3 +376,22 @@ async def test_a_raw_bodys_file_type_that_cannot_be_a_header_is_a_field_error(
 async def test_a_non_ascii_filename_is_sent_as_utf_8() -> None:
     request, _ = await send(body_operation(MULTIPART), {"f": {"content": "x", "filename": "ü.txt"}})
     assert 'filename="ü.txt"'.encode() in request.body
+
+
+async def test_a_path_parameter_placed_in_the_path_keys_query_is_sent_there() -> None:
+    term = {"name": "term", "in": "path", "required": True, "schema": {"type": "string"}}
+    spec = one_operation({"parameters": [term]}, path="/search?term={term}&v=3")
+    request, _ = await send(spec, {"term": "a b"})
+    assert request.request_line == "GET /search?term=a%20b&v=3 HTTP/1.1"
+
+
+@pytest.mark.parametrize("media", ["multipart/form-data", "application/x-www-form-urlencoded"])
+async def test_a_form_body_without_a_schema_is_declared_as_the_object_it_must_be(
+    media: str,
+) -> None:
+    spec = body_operation({media: {"schema": {}}})
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tool = await ts.get_tool("op")
+        assert tool.declaration().parameters["properties"]["body"] == {"type": "object"}  # type: ignore[union-attr]
+        await tool.run({"body": {"note": "hi"}}, ToolContext())
+    assert b"hi" in server.requests[0].body

@@ -230,6 +230,8 @@ class SchemaBuilder:
                     )
             else:
                 schema = self.convert(raw, base, where, used)
+                if _is_form(media.content_type) and not _may_be_object(target):
+                    schema = {"type": "object"}
                 if op.body.description and "description" not in schema:
                     schema = {**schema, "description": plain_text(op.body.description)}
                 add("body", ("body", ""), schema, op.body.required)
@@ -418,6 +420,31 @@ def _file_schema(told: object) -> dict[str, Any]:
         **FILE_SCHEMA,
         "description": f"{plain_text(told)} {hint}" if isinstance(told, str) and told else hint,
     }
+
+
+def _is_form(content_type: str) -> bool:
+    """Form and multipart bodies: objects, property by property."""
+    essence = content_type.split(";")[0].strip().lower()
+    return essence == "application/x-www-form-urlencoded" or essence.startswith("multipart/")
+
+
+def _may_be_object(schema: Any) -> bool:
+    """Whether a form or multipart body's schema describes an object (or may: it
+    combines others); a schema that says nothing or names another type does not."""
+    if not isinstance(schema, Mapping):
+        return False
+    kind = schema.get("type")
+    if kind is None:
+        return any(k in schema for k in _OBJECT_HINTS)
+    return kind == "object" or (isinstance(kind, list) and "object" in kind)
+
+
+_OBJECT_HINTS = frozenset(
+    (
+        *("allOf", "anyOf", "oneOf", "$ref", "properties", "additionalProperties"),
+        *("patternProperties", "required", "minProperties", "maxProperties"),
+    )
+)
 
 
 def _has_ref(node: Any) -> bool:

@@ -39,7 +39,8 @@ Path keys with a query or a fragment
     APIs.guru tells apart operations that share a path by a query or a fragment in the
     path key (``/jobs?op=LIST``, ``/#Action=AssumeRole``). The fragment is never sent
     (a client does not send one); the key's query pairs are sent before the
-    parameters', except those a parameter of the same name also sends.
+    parameters', except those a parameter of the same name also sends; a path
+    parameter's ``{name}`` there is replaced like one in the path.
 
 Query
     ``deepObject`` nests objects as ``name[a][b]=x`` and arrays by index,

@@ -9,7 +9,7 @@ import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import anyio.to_thread
 import httpx2
@@ -216,7 +216,7 @@ class RestApiTool(BaseTool):
                 if not isinstance(credential, ClientCredentials)
             }
             requirement = choose(op, self._loaded.spec, credentials)
-        path = self._route
+        path, key_query = self._route, self._key_query
         query: list[tuple[str, str]] = []
         headers: dict[str, str] = {}
         cookies: list[tuple[str, str]] = []
@@ -232,7 +232,11 @@ class RestApiTool(BaseTool):
                 else:
                     lifted[argument.name] = value
             elif param.location == "path":
-                path = path.replace(f"{{{param.name}}}", path_value(param, value))
+                text = path_value(param, value)
+                path = path.replace(f"{{{param.name}}}", text)
+                if key_query:  # a path key may place a path parameter in its query
+                    template = quote(f"{{{param.name}}}", safe="")
+                    key_query = [(k, v.replace(template, text)) for k, v in key_query]
             elif param.location == "query":
                 query.extend(query_pairs(param, value))
             elif param.location == "header":
@@ -253,9 +257,9 @@ class RestApiTool(BaseTool):
                 )
                 content = encoded.content
                 headers["Content-Type"] = encoded.content_type
-        if self._key_query:
+        if key_query:
             given = {name for name, _ in query}
-            query[:0] = [pair for pair in self._key_query if pair[0] not in given]
+            query[:0] = [pair for pair in key_query if pair[0] not in given]
         url = self._base_url + path
         if query:
             url += "?" + "&".join(f"{k}={v}" for k, v in query)
