@@ -23,6 +23,7 @@ from tests.test_openapi_serialize import (
 
 from toolsets import ToolContext
 from toolsets.openapi import OpenApiToolset
+from toolsets.openapi._serialize import SerializationError
 
 pytestmark = pytest.mark.anyio
 
@@ -395,3 +396,16 @@ async def test_a_form_body_without_a_schema_is_declared_as_the_object_it_must_be
         assert tool.declaration().parameters["properties"]["body"] == {"type": "object"}  # type: ignore[union-attr]
         await tool.run({"body": {"note": "hi"}}, ToolContext())
     assert b"hi" in server.requests[0].body
+
+
+async def test_a_required_query_array_is_declared_non_empty_and_an_empty_one_refused() -> None:
+    ids = {"name": "ids", "in": "query", "required": True, "schema": {"type": "array", "items": {}}}
+    spec = one_operation({"parameters": [ids]})
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tool = await ts.get_tool("op")
+        assert tool.declaration().parameters["properties"]["ids"]["minItems"] == 1  # type: ignore[union-attr]
+        # Past the schema (a caller building the request itself): still never sent bare.
+        with pytest.raises(SerializationError) as caught:
+            tool.build_request({"ids": []})
+    assert (caught.value.location, caught.value.field) == ("query", "ids")
+    assert server.requests == []

@@ -194,6 +194,8 @@ class SchemaBuilder:
             )
             if param.description and "description" not in schema:
                 schema = {**schema, "description": plain_text(param.description)}
+            if param.required and param.location == "query":
+                schema = _not_empty(schema)
             add(
                 param.name,
                 (param.location, param.name),
@@ -420,6 +422,17 @@ def _file_schema(told: object) -> dict[str, Any]:
         **FILE_SCHEMA,
         "description": f"{plain_text(told)} {hint}" if isinstance(told, str) and told else hint,
     }
+
+
+def _not_empty(schema: dict[str, Any]) -> dict[str, Any]:
+    """A required query parameter's schema: an empty array or object would send
+    nothing (RFC 6570), so at least one item or property."""
+    kind = schema.get("type")
+    if kind == "array" and "minItems" not in schema:
+        return {**schema, "minItems": 1}
+    if kind == "object" and "minProperties" not in schema:
+        return {**schema, "minProperties": 1}
+    return schema
 
 
 def _is_form(content_type: str) -> bool:

@@ -49,7 +49,7 @@ Query
     ``explode: false``, undefined by the spec, behaves like ``true``.
     ``spaceDelimited`` and ``pipeDelimited`` with ``explode: true`` (undefined) and
     scalars behave like ``form``. Empty arrays and objects send nothing (RFC 6570's
-    *undefined*).
+    *undefined*), so a required parameter cannot be empty: it is refused.
 
 Headers
     Never percent-encoded (the spec: headers pass through unchanged). Leading and
@@ -491,7 +491,10 @@ def query_pairs(param: Parameter, value: object) -> list[tuple[str, str]]:
             return [(_pct(param.name), _pct(_content_text(param.content_type, value)))]
         _check_style(param.style, _QUERY_STYLES, "query parameters")
         codec = _URL_RESERVED if param.allow_reserved else _URL
-        return _pairs(param.style, param.explode, param.name, value, codec)
+        pairs = _pairs(param.style, param.explode, param.name, value, codec)
+        if not pairs and param.required:
+            raise _Invalid("is required, and an empty array or object sends nothing")
+        return pairs
 
 
 _NOT_FIELD_TEXT: Final = re.compile(r"[^\t\x20-\x7e]")
