@@ -409,3 +409,13 @@ async def test_a_required_query_array_is_declared_non_empty_and_an_empty_one_ref
             tool.build_request({"ids": []})
     assert (caught.value.location, caught.value.field) == ("query", "ids")
     assert server.requests == []
+
+
+async def test_a_text_body_without_a_schema_is_declared_as_text() -> None:
+    spec = body_operation({"application/xml": {}})
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tool = await ts.get_tool("op")
+        body = tool.declaration().parameters["properties"]["body"]  # type: ignore[union-attr]
+        assert body["type"] == "string"
+        await tool.run({"body": "<a/>"}, ToolContext())
+    assert server.requests[0].body == b"<a/>"

@@ -265,7 +265,7 @@ class SchemaBuilder:
         textual = essence.lower().startswith("text/") or essence.lower().endswith(("/xml", "+xml"))
         if is_file(schema) and not textual:
             return _file_schema(schema.get("description"))
-        if schema.get("type", "string") == "string" and not any(
+        if schema.get("type") == "string" and not any(
             k in schema for k in ("properties", "items", "allOf", "anyOf", "oneOf")
         ):
             return self.convert(raw, base, pointer, used)
