@@ -419,3 +419,19 @@ async def test_a_text_body_without_a_schema_is_declared_as_text() -> None:
         assert body["type"] == "string"
         await tool.run({"body": "<a/>"}, ToolContext())
     assert server.requests[0].body == b"<a/>"
+
+
+async def test_a_response_schemas_javascript_pattern_is_checked_not_raised() -> None:
+    named = {"type": "object", "properties": {"name": {"type": "string", "pattern": r"^\p{L}+$"}}}
+    responses = {"200": {"description": "ok", "content": {"application/json": {"schema": named}}}}
+    spec = one_operation({"responses": responses})
+    async with (
+        recording_server() as server,
+        OpenApiToolset(spec, base_url=server.url, validate_responses="error") as ts,
+    ):
+        tool = await ts.get_tool("op")
+        server.body = {"name": "Zoë"}
+        assert await tool.run({}, ToolContext()) == {"name": "Zoë"}
+        server.body = {"name": "R2D2"}
+        result = await tool.run({}, ToolContext())
+    assert [problem["field"] for problem in result["problems"]] == ["name"]
