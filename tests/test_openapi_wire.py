@@ -435,3 +435,10 @@ async def test_a_response_schemas_javascript_pattern_is_checked_not_raised() -> 
         server.body = {"name": "R2D2"}
         result = await tool.run({}, ToolContext())
     assert [problem["field"] for problem in result["problems"]] == ["name"]
+
+
+async def test_a_form_body_declared_as_a_string_is_the_forms_text() -> None:
+    spec = body_operation({"application/x-www-form-urlencoded": {"schema": {"type": "string"}}})
+    request, _ = await send(spec, {"body": "text=I%20like%20tacos"})
+    assert request.headers["content-type"] == "application/x-www-form-urlencoded"
+    assert request.body == b"text=I%20like%20tacos"

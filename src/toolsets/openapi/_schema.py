@@ -232,7 +232,7 @@ class SchemaBuilder:
                     )
             else:
                 schema = self.convert(raw, base, where, used)
-                if _is_form(media.content_type) and not _may_be_object(target):
+                if _is_form(media.content_type) and not _may_be_object(target, media.content_type):
                     schema = {"type": "object"}
                 if op.body.description and "description" not in schema:
                     schema = {**schema, "description": plain_text(op.body.description)}
@@ -441,12 +441,15 @@ def _is_form(content_type: str) -> bool:
     return essence == "application/x-www-form-urlencoded" or essence.startswith("multipart/")
 
 
-def _may_be_object(schema: Any) -> bool:
+def _may_be_object(schema: Any, content_type: str) -> bool:
     """Whether a form or multipart body's schema describes an object (or may: it
-    combines others); a schema that says nothing or names another type does not."""
+    combines others), or the text of a form (a string); a schema that says nothing or
+    names another type does not."""
     if not isinstance(schema, Mapping):
         return False
     kind = schema.get("type")
+    if kind == "string" and not content_type.lower().startswith("multipart/"):
+        return True
     if kind is None:
         return any(k in schema for k in _OBJECT_HINTS)
     return kind == "object" or (isinstance(kind, list) and "object" in kind)

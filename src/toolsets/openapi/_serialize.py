@@ -72,7 +72,8 @@ Form bodies (``application/x-www-form-urlencoded``)
     scalars repeat the name (``form``, ``explode: true``), and objects, or arrays that
     hold objects, use ``deepObject`` brackets (``metadata[key]=value``). (OpenAPI 3.1.1
     would send such objects as JSON text; brackets are what Rails, PHP, Express and
-    Stripe parse.) A top-level property set to ``None`` is left out.
+    Stripe parse.) A top-level property set to ``None`` is left out. Where the spec
+    declares the body as a string, the model writes the form's text, sent as it is.
 
 Multipart bodies (``multipart/*``)
     One ``Content-Disposition: form-data; name="..."`` part per property, in the
@@ -605,6 +606,8 @@ def _style_of(encoding: Encoding) -> tuple[str, bool]:
 
 
 def _form_body(media: MediaType, value: object) -> EncodedBody:
+    if isinstance(value, str):  # the form's text itself (a spec declaring a string)
+        return EncodedBody(content=_encode_text(value), content_type=media.content_type)
     pairs: list[tuple[str, str]] = []
     for name, item in _properties(value, media.content_type):
         with _blame(name):
