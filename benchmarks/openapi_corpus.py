@@ -52,7 +52,7 @@ from tests.openapi_helpers import Recorded, RecordingServer, recording_server  #
 from tests.openapi_judge import ArgumentMaker, CoreJudge, GenerationError, WireRequest  # noqa: E402
 
 from toolsets import ToolContext, ToolsetError  # noqa: E402
-from toolsets.openapi import OpenApiToolset, RestApiTool  # noqa: E402
+from toolsets.openapi import OpenApiToolset, Operation, RestApiTool  # noqa: E402
 from toolsets.openapi._patterns import SchemaValidator, matches  # noqa: E402
 from toolsets.openapi._serialize import is_raw  # noqa: E402
 
@@ -208,9 +208,25 @@ def _local(spec: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def judge_gap(key: str, request: WireRequest, error: str) -> str | None:
+def judge_gap(operation: Operation, request: WireRequest, error: str) -> str | None:
     """Why openapi-core rejects ``request`` for a cause of its own (None: it is ours)."""
+    key = operation.path
     media = request.header("content-type").split(";")[0].strip().lower()
+    if error.startswith("InvalidRequestBody") and "Value b'" in error and media.endswith("+json"):
+        return "openapi-core reads a +json type it does not know as bytes"
+    if "Tried to write read-only property" in error:
+        return "openapi-core applies readOnly to a parameter's schema (it concerns properties)"
+    if error.startswith("MissingRequiredParameter: Missing required query parameter: "):
+        name = error.rsplit(": ", 1)[1]
+        param = next((p for p in operation.parameters if p.name == name), None)
+        schema = param.schema if param is not None else None
+        exploded = param is not None and param.style == "form" and param.explode
+        if (
+            exploded
+            and isinstance(schema, dict)
+            and (schema.get("type") == "object" or "$ref" in schema or "properties" in schema)
+        ):
+            return "openapi-core cannot read an exploded form object (its keys are the names)"
     if "('deepObject'," in error:
         return "openapi-core cannot read deepObject parameters or form properties"
     if "Failed to deserialize value with application/xml" in error:
@@ -281,7 +297,7 @@ class Tally:
         self.kinds[kind] += 1
         listed = self.examples.setdefault(kind, [])
         if len(listed) < limit:
-            listed.append(text[:600])
+            listed.append(text[:3000])
 
 
 async def sweep_spec(
@@ -352,7 +368,7 @@ async def call_one(
         tally.judge_failed += 1
         tally.example(f"judge failed {type(exc).__name__}", f"{where}: {exc!r}", limit)
         return
-    gaps = [judge_gap(tool.operation.path, request, error) for error in errors]
+    gaps = [judge_gap(tool.operation, request, error) for error in errors]
     if errors and None not in gaps:
         tally.judge_gaps += 1
         tally.example(f"judge gap: {gaps[0]}", f"{where}: {errors[0]}", limit)
@@ -361,7 +377,7 @@ async def call_one(
         first = errors[0].split(":", 1)[0]
         tally.example(
             f"not conforming: {first}",
-            f"{where}: {request.method} {request.target[:200]} {errors}"[:600],
+            f"{where}: {request.method} {request.target[:200]} {errors}",
             limit,
         )
     else:

@@ -442,3 +442,31 @@ async def test_a_form_body_declared_as_a_string_is_the_forms_text() -> None:
     request, _ = await send(spec, {"body": "text=I%20like%20tacos"})
     assert request.headers["content-type"] == "application/x-www-form-urlencoded"
     assert request.body == b"text=I%20like%20tacos"
+
+
+async def test_an_object_body_under_a_wildcard_type_is_sent_as_json() -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    spec = body_operation({"*/*": {"schema": schema}})
+    request, _ = await send(spec, {"name": "ns"})
+    assert request.headers["content-type"] == "application/json"
+    assert json.loads(request.body) == {"name": "ns"}
+
+
+async def test_a_property_marked_read_only_beside_its_ref_is_not_offered() -> None:
+    spec = body_operation(
+        {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "access": {"$ref": "#/components/schemas/Access", "readOnly": True},
+                    },
+                }
+            }
+        }
+    )
+    spec["components"] = {"schemas": {"Access": {"type": "object"}}}
+    async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as ts:
+        declared = (await ts.get_tool("op")).declaration().parameters["properties"]  # type: ignore[union-attr]
+    assert list(declared) == ["name"]

@@ -10,6 +10,7 @@ each is translated once per toolset and shared by every operation that uses it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -131,7 +132,8 @@ class OperationSchema:
 
 
 def pick_media_type(body: Body | None) -> MediaType | None:
-    """The media type to send a body as: JSON first, then forms, then the spec's first."""
+    """The media type to send a body as: JSON first, then forms, then the spec's first
+    (a wildcard, ``*/*`` or ``application/*``, is sent as JSON unless it is a file)."""
     if body is None or not body.media_types:
         return None
 
@@ -209,6 +211,9 @@ class SchemaBuilder:
             raw = media.schema or {}
             base = media.base or base  # a body from another file refers from there
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
+            wildcard = media.content_type.split(";")[0].strip() in ("*/*", "application/*")
+            if wildcard and isinstance(target, Mapping) and not is_file(target):
+                media = dataclasses.replace(media, content_type="application/json")
             multipart = media.content_type.lower().startswith("multipart/")
             if is_raw(media.content_type):
                 schema = self._raw_body(media.content_type, raw, target, base, where, used)
@@ -394,8 +399,13 @@ class SchemaBuilder:
         return seen
 
     def _read_only(self, node: Any, base: str, pointer: str) -> bool:
-        resolve = isinstance(node, Mapping) and "$ref" in node
-        target = self._resolver.resolve(node, base, pointer)[0] if resolve else node
+        """``readOnly`` on the property, beside its ``$ref`` (as Google's specs write it,
+        and as validators read it), or on what it refers to."""
+        if not isinstance(node, Mapping):
+            return False
+        if node.get("readOnly") is True:
+            return True
+        target = self._resolver.resolve(node, base, pointer)[0] if "$ref" in node else node
         return isinstance(target, Mapping) and target.get("readOnly") is True
 
 
