@@ -470,3 +470,18 @@ async def test_a_property_marked_read_only_beside_its_ref_is_not_offered() -> No
     async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as ts:
         declared = (await ts.get_tool("op")).declaration().parameters["properties"]  # type: ignore[union-attr]
     assert list(declared) == ["name"]
+
+
+async def test_files_in_a_multipart_body_stay_files_whatever_style_the_encoding_gives() -> None:
+    files = {"type": "array", "items": BINARY}
+    schema = {"type": "object", "properties": {"images": files, "tag": {"type": "string"}}}
+    encoding = {"images": {"style": "form"}, "tag": {"style": "form"}}
+    spec = body_operation({"multipart/form-data": {"schema": schema, "encoding": encoding}})
+    images = [{"content": "one", "filename": "1.png"}, {"content_base64": "dHdv"}]
+    request, _ = await send(spec, {"images": images, "tag": "x"})
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {request.headers['content-type']}\r\n\r\n".encode() + request.body
+    )
+    parts = list(message.iter_parts())
+    assert [part.get_filename() for part in parts] == ["1.png", "images", None]
+    assert [part.get_payload(decode=True) for part in parts] == [b"one", b"two", b"x"]

@@ -93,7 +93,8 @@ Multipart bodies (``multipart/*``)
     - Anything else is a text field, without a ``Content-Type`` unless one is declared.
 
     ``style``/``explode`` turn a property into text fields named like query pairs
-    (``file_link_data[create]``), without percent-encoding. Part headers declared in
+    (``file_link_data[create]``), without percent-encoding; files (and arrays of files)
+    have no style: they stay files. Part headers declared in
     ``encoding.headers`` are sent when their schema fixes a value (``const``,
     ``default``, a one-value ``enum``). Names and filenames escape ``"``, CR and LF as
     ``%22``, ``%0D``, ``%0A`` (the HTML standard's rule); other control characters and
@@ -834,14 +835,15 @@ def _parts(
     encoding: Encoding | None,
     schemas: _Schemas,
 ) -> list[_Part]:
-    if encoding is not None and _styled(encoding):
+    items = schemas.follow(schema.get("items")) if schema is not None else None
+    files = schema is not None and (is_file(schema) or (items is not None and is_file(items)))
+    if encoding is not None and _styled(encoding) and not files:  # a file has no style
         style, explode = _style_of(encoding)
         pairs = _pairs(style, explode, name, value, _RAW)
         return [_Part(key, _encode_text(text)) for key, text in pairs]
     declared = _alternatives(encoding.content_type) if encoding and encoding.content_type else []
     headers = _part_headers(encoding, schemas) if encoding is not None else ()
     if isinstance(value, list | tuple) and not (declared and _is_json(declared[0])):
-        items = schemas.follow(schema.get("items")) if schema is not None else None
         return [_part(name, item, items, declared, headers) for item in value]
     return [_part(name, value, schema, declared, headers)]
 
