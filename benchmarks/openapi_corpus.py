@@ -214,6 +214,21 @@ def judge_gap(operation: Operation, request: WireRequest, error: str) -> str | N
     media = request.header("content-type").split(";")[0].strip().lower()
     if error.startswith("InvalidRequestBody") and "Value b'" in error and media.endswith("+json"):
         return "openapi-core reads a +json type it does not know as bytes"
+    wildcard = any(
+        m.content_type.split(";")[0].strip() in ("*/*", "application/*")
+        for m in (operation.body.media_types if operation.body is not None else ())
+    )
+    if error.startswith("InvalidRequestBody") and "Value b'" in error and wildcard:
+        return "openapi-core reads a JSON body sent for a wildcard type (*/*) as bytes"
+    if (
+        media == "application/x-www-form-urlencoded"
+        and "not valid for schema of type string" in error
+    ):
+        return "openapi-core parses a form declared as one string into fields"
+    if media.startswith("multipart/") and _only_uncast_text(error):
+        return "openapi-core does not cast a multipart text field to its integer or boolean type"
+    if "could not be resolved" in error and "reference '" in error:
+        return "openapi-core cannot resolve the spec's discriminator mapping"
     if "Tried to write read-only property" in error:
         return "openapi-core applies readOnly to a parameter's schema (it concerns properties)"
     if error.startswith("MissingRequiredParameter: Missing required query parameter: "):
@@ -250,6 +265,13 @@ def judge_gap(operation: Operation, request: WireRequest, error: str) -> str | N
         if f"{{{name}}}" in query:
             return "openapi-core looks in the path for a path parameter the key puts in its query"
     return None
+
+
+def _only_uncast_text(error: str) -> bool:
+    """Every schema error is a quoted text field not being a number or a boolean."""
+    problems = re.findall(r"\[[^\]]*: ([^\]]*)\]", error)
+    uncast = r"'[^']*' is not of type '(integer|number|boolean)'"
+    return bool(problems) and all(re.fullmatch(uncast, p) for p in problems)
 
 
 def wire(recorded: Recorded) -> WireRequest:

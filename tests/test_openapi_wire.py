@@ -452,7 +452,7 @@ async def test_an_object_body_under_a_wildcard_type_is_sent_as_json() -> None:
     assert json.loads(request.body) == {"name": "ns"}
 
 
-async def test_a_property_marked_read_only_beside_its_ref_is_not_offered() -> None:
+async def test_a_property_marked_read_only_beside_its_ref_or_in_its_all_of_is_not_offered() -> None:
     spec = body_operation(
         {
             "application/json": {
@@ -461,6 +461,9 @@ async def test_a_property_marked_read_only_beside_its_ref_is_not_offered() -> No
                     "properties": {
                         "name": {"type": "string"},
                         "access": {"$ref": "#/components/schemas/Access", "readOnly": True},
+                        "link": {
+                            "allOf": [{"$ref": "#/components/schemas/Access"}, {"readOnly": True}]
+                        },
                     },
                 }
             }

@@ -400,13 +400,20 @@ class SchemaBuilder:
 
     def _read_only(self, node: Any, base: str, pointer: str) -> bool:
         """``readOnly`` on the property, beside its ``$ref`` (as Google's specs write it,
-        and as validators read it), or on what it refers to."""
+        and as validators read it), on what it refers to, or on a member of its ``allOf``
+        (``allOf: [{$ref: ...}, {readOnly: true}]``, DigitalOcean's way)."""
         if not isinstance(node, Mapping):
             return False
         if node.get("readOnly") is True:
             return True
         target = self._resolver.resolve(node, base, pointer)[0] if "$ref" in node else node
-        return isinstance(target, Mapping) and target.get("readOnly") is True
+        if not isinstance(target, Mapping):
+            return False
+        members = target.get("allOf")
+        return target.get("readOnly") is True or (
+            isinstance(members, list)
+            and any(isinstance(m, Mapping) and m.get("readOnly") is True for m in members)
+        )
 
 
 FILE_SCHEMA: dict[str, Any] = {
