@@ -22,8 +22,12 @@ path) must be in the request too.
 Counted: tools, calls made, requests sent; **non-conforming** requests (the judge
 rejects them); **foreign exceptions** (anything raised that is not a ``ToolsetError``);
 our errors raised (``ToolsetError``); calls the tool refused (an error result, nothing
-sent: valid arguments should be sent); arguments the generator cannot make (judge gaps,
-not calls). The first ``--examples`` of each kind are printed. Targets: 0 and 0.
+sent: valid arguments should be sent); arguments the generator cannot make (not calls);
+the judge's own failures (openapi-core raising, e.g. on a ``\p{L}`` pattern); and judge
+gaps: rejections every error of which has a cause of openapi-core's own, named by
+`judge_gap` (deepObject, XML and unknown ``+json`` bodies, objects nested in a query...)
+and counted apart. The first ``--examples`` of each kind are printed. Targets: 0
+non-conforming, 0 foreign exceptions (the exit status is 1 otherwise).
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from tests.openapi_judge import ArgumentMaker, CoreJudge, GenerationError, WireR
 from toolsets import ToolContext, ToolsetError  # noqa: E402
 from toolsets.openapi import OpenApiToolset, Operation, RestApiTool  # noqa: E402
 from toolsets.openapi._patterns import SchemaValidator, matches  # noqa: E402
+from toolsets.openapi._schema import _IGNORED_HEADERS as IGNORED_HEADERS  # noqa: E402
 from toolsets.openapi._serialize import is_raw  # noqa: E402
 
 SPECS = 300
@@ -158,13 +163,7 @@ class Judges:
         return found
 
 
-_LEFT_OUT_HEADERS = frozenset(
-    (
-        *("accept", "content-type", "authorization"),
-        *("content-length", "host", "transfer-encoding", "connection", "keep-alive"),
-        *("proxy-connection", "te", "trailer", "upgrade", "expect"),
-    )
-)
+_LEFT_OUT_HEADERS = IGNORED_HEADERS
 """Header parameters OpenAPI says to ignore, and those the HTTP client computes: the
 toolset leaves them out, so the judge does too."""
 
