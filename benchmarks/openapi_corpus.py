@@ -128,18 +128,19 @@ class Judges:
     def __init__(self, spec: dict[str, Any], base_url: str) -> None:
         self._spec = spec
         self.base_url = base_url
-        self._layers: list[dict[str, Any]] = []
+        self._layers: list[dict[str, tuple[str, Any]]] = []
+        """Per layer: the route's shape (``/{}``) → the route and its judged path item."""
         self._layer_of: dict[str, int] = {}
         for key, item in spec.get("paths", {}).items():
             if not isinstance(item, dict) or key.startswith("x-"):
                 continue
-            route = _route(key)
+            route = re.sub(r"\{[^}]*\}", "{}", _route(key))  # /{a} and /{b} route alike
             index = 0
             while index < len(self._layers) and route in self._layers[index]:
                 index += 1
             if index == len(self._layers):
                 self._layers.append({})
-            self._layers[index][route] = _judged_item(spec, item)
+            self._layers[index][route] = (_route(key), _judged_item(spec, item))
             self._layer_of[key] = index
         self._judges: dict[int, CoreJudge] = {}
 
@@ -150,7 +151,7 @@ class Judges:
             document = {
                 **{k: v for k, v in self._spec.items() if k != "security"},
                 "servers": [{"url": self.base_url}],
-                "paths": self._layers[index],
+                "paths": dict(self._layers[index].values()),
             }
             judge = self._judges[index] = CoreJudge(document)
         found = judge.errors(request, self.base_url)
@@ -224,6 +225,8 @@ def judge_gap(operation: Operation, request: WireRequest, error: str) -> str | N
         and "not valid for schema of type string" in error
     ):
         return "openapi-core parses a form declared as one string into fields"
+    if media == "multipart/form-data" and "not valid for schema of type string" in error:
+        return "the spec declares a multipart body as one string (it has parts: an object)"
     if media.startswith("multipart/") and _only_uncast_text(error):
         return "openapi-core does not cast a multipart text field to its integer or boolean type"
     if "could not be resolved" in error and "reference '" in error:

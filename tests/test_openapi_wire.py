@@ -488,3 +488,15 @@ async def test_files_in_a_multipart_body_stay_files_whatever_style_the_encoding_
     parts = list(message.iter_parts())
     assert [part.get_filename() for part in parts] == ["1.png", "images", None]
     assert [part.get_payload(decode=True) for part in parts] == [b"one", b"two", b"x"]
+
+
+async def test_a_body_property_required_but_not_described_is_still_asked_for() -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["key"]}
+    spec = body_operation({"application/json": {"schema": schema}})
+    async with recording_server() as server, OpenApiToolset(spec, base_url=server.url) as ts:
+        tool = await ts.get_tool("op")
+        parameters = tool.declaration().parameters  # type: ignore[union-attr]
+        assert parameters["properties"]["key"] == {}
+        assert parameters["required"] == ["key"]
+        await tool.run({"key": "k1", "name": "n"}, ToolContext())
+    assert json.loads(server.requests[0].body) == {"name": "n", "key": "k1"}

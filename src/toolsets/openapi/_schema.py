@@ -235,6 +235,10 @@ class SchemaBuilder:
                         schema,
                         op.body.required and name in target_required,
                     )
+                declared = target.get("properties") or {}
+                for name in sorted(target_required - set(declared)):  # required, undescribed
+                    if isinstance(name, str):
+                        add(name, ("body_property", name), {}, op.body.required)
             else:
                 schema = self.convert(raw, base, where, used)
                 if _is_form(media.content_type) and not _may_be_object(target, media.content_type):
