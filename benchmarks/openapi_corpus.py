@@ -43,7 +43,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import anyio
 from jsonschema import FormatChecker
@@ -144,6 +144,20 @@ class Judges:
             self._layer_of[key] = index
         self._judges: dict[int, CoreJudge] = {}
 
+    def read_only_choices(self, operation: Operation, name: str) -> bool:
+        """Whether parameter ``name``'s schema offers only ``readOnly`` choices (a spec
+        reusing response properties: openapi-core then refuses every value)."""
+        param = next((p for p in operation.parameters if p.name == name), None)
+        schema = param.schema if param is not None else None
+        choices = (schema or {}).get("anyOf") or (schema or {}).get("oneOf") or ()
+        resolved = [
+            _local(self._spec, c["$ref"]) if isinstance(c, dict) and "$ref" in c else c
+            for c in choices
+        ]
+        return bool(resolved) and all(
+            isinstance(c, dict) and c.get("readOnly") is True for c in resolved
+        )
+
     def errors(self, key: str, request: WireRequest) -> list[str]:
         index = self._layer_of[key]
         judge = self._judges.get(index)
@@ -202,15 +216,22 @@ def _kept(spec: dict[str, Any], parameters: list[Any]) -> list[Any]:
 def _local(spec: dict[str, Any], ref: str) -> Any:
     node: Any = spec
     for part in ref.removeprefix("#/").split("/"):
-        if not isinstance(node, dict):
+        part = unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
             return None
-        node = node.get(part.replace("~1", "/").replace("~0", "~"))
     return node
 
 
-def judge_gap(operation: Operation, request: WireRequest, error: str) -> str | None:
+def judge_gap(judges: Judges, operation: Operation, request: WireRequest, error: str) -> str | None:
     """Why openapi-core rejects ``request`` for a cause of its own (None: it is ours)."""
     key = operation.path
+    found = re.match(r"InvalidParameter: Invalid \w+ parameter: (\S+) ", error)
+    if found and judges.read_only_choices(operation, found.group(1)):
+        return "openapi-core applies readOnly to a parameter's schema (it concerns properties)"
     media = request.header("content-type").split(";")[0].strip().lower()
     if error.startswith("InvalidRequestBody") and "Value b'" in error and media.endswith("+json"):
         return "openapi-core reads a +json type it does not know as bytes"
@@ -227,6 +248,15 @@ def judge_gap(operation: Operation, request: WireRequest, error: str) -> str | N
         return "openapi-core parses a form declared as one string into fields"
     if media == "multipart/form-data" and "not valid for schema of type string" in error:
         return "the spec declares a multipart body as one string (it has parts: an object)"
+    styled = {
+        name
+        for m in (operation.body.media_types if operation.body is not None else ())
+        for name, encoding in m.encoding.items()
+        if encoding.style is not None
+    }
+    bytes_read = re.findall(r"\[(\w+): b'[^']*' is not of type 'string'\]", error)
+    if media.startswith("multipart/") and bytes_read and set(bytes_read) <= styled:
+        return "openapi-core reads a multipart field its encoding styles as bytes"
     if media.startswith("multipart/") and _only_uncast_text(error):
         return "openapi-core does not cast a multipart text field to its integer or boolean type"
     if "could not be resolved" in error and "reference '" in error:
@@ -392,7 +422,7 @@ async def call_one(
         tally.judge_failed += 1
         tally.example(f"judge failed {type(exc).__name__}", f"{where}: {exc!r}", limit)
         return
-    gaps = [judge_gap(tool.operation, request, error) for error in errors]
+    gaps = [judge_gap(judges, tool.operation, request, error) for error in errors]
     if errors and None not in gaps:
         tally.judge_gaps += 1
         tally.example(f"judge gap: {gaps[0]}", f"{where}: {errors[0]}", limit)
