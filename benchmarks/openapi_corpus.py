@@ -28,6 +28,10 @@ gaps: rejections every error of which has a cause of openapi-core's own, named b
 `judge_gap` (deepObject, XML and unknown ``+json`` bodies, objects nested in a query...)
 and counted apart. The first ``--examples`` of each kind are printed. Targets: 0
 non-conforming, 0 foreign exceptions (the exit status is 1 otherwise).
+
+Measured (Nov 2026, seed 18, 300 specs, 147 s): 9,427 tools, 9,302 calls (125 tools'
+arguments not generated), 9,302 requests sent, 8,006 conforming, 0 non-conforming,
+0 foreign exceptions, 0 refused, 37 judge failures, 1,259 judge gaps.
 """
 
 from __future__ import annotations
