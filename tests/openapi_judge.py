@@ -185,7 +185,7 @@ class ArgumentMaker:
         maker = _MAKERS.get(kind)
         if maker is None:
             raise GenerationError(f"unknown type {kind!r}")
-        return maker(self, schema, rich, depth, variant)
+        return getattr(self, maker)(schema, rich, depth, variant)  # a subclass's own
 
     def _choice(
         self,
@@ -279,14 +279,9 @@ class ArgumentMaker:
         return None
 
 
-_MAKERS: Final[dict[str, Any]] = {
-    "object": ArgumentMaker._object,
-    "array": ArgumentMaker._array,
-    "string": ArgumentMaker._string,
-    "integer": ArgumentMaker._integer,
-    "number": ArgumentMaker._number,
-    "boolean": ArgumentMaker._boolean,
-    "null": ArgumentMaker._null,
+_MAKERS: Final[dict[str, str]] = {
+    kind: f"_{kind}"
+    for kind in ("object", "array", "string", "integer", "number", "boolean", "null")
 }
 
 

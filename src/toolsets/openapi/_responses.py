@@ -12,13 +12,14 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from jsonschema import Draft4Validator, Draft202012Validator, ValidationError, validators
+from jsonschema import Draft4Validator, ValidationError, validators
 from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4, DRAFT202012
 
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Operation
+from toolsets.openapi._patterns import ECMA_KEYWORDS, SchemaValidator
 
 __all__ = ["ResponseChecker"]
 
@@ -43,9 +44,10 @@ def _or_null(keyword: str) -> Callable[..., Iterator[ValidationError]]:
 
 
 OpenApi30Validator = validators.extend(  # type: ignore[no-untyped-call]
-    Draft4Validator, {"type": _or_null("type"), "enum": _or_null("enum")}
+    Draft4Validator, {"type": _or_null("type"), "enum": _or_null("enum"), **ECMA_KEYWORDS}
 )
-"""Draft 4 with OpenAPI 3.0's ``nullable`` (and Swagger's ``x-nullable``)."""
+"""Draft 4 with OpenAPI 3.0's ``nullable`` (and Swagger's ``x-nullable``), and ECMA-262
+patterns."""
 
 
 class ResponseChecker:
@@ -55,9 +57,7 @@ class ResponseChecker:
         self._resolver = resolver
         self._v31 = version.startswith("3.1") or version.startswith("3.2")
         self._v2 = version == "2.0"
-        self._cls: Callable[..., Validator] = (
-            Draft202012Validator if self._v31 else OpenApi30Validator
-        )
+        self._cls: Callable[..., Validator] = SchemaValidator if self._v31 else OpenApi30Validator
         self._specification = DRAFT202012 if self._v31 else DRAFT4
         self._registry: Registry[Any] = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
         self._validators: dict[tuple[str, str, str], Validator | None] = {}

@@ -10,6 +10,7 @@ each is translated once per toolset and shared by every operation that uses it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any, Literal
 from toolsets._errors import SpecError
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Body, MediaType, Operation
+from toolsets.openapi._serialize import is_file, is_raw
 
 __all__ = ["Argument", "OperationSchema", "SchemaBuilder", "pick_media_type", "plain_text"]
 
@@ -68,8 +70,16 @@ _SUBSCHEMA_MAPS = frozenset(("patternProperties", "dependentSchemas"))
 """Keywords whose value maps names (or patterns) to schemas; all of them are kept: a
 dropped ``patternProperties`` beside ``additionalProperties: false`` would forbid what
 the spec allows."""
-_IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
-"""Header parameters OpenAPI says to ignore: the request sets them itself."""
+_IGNORED_HEADERS = frozenset(
+    (
+        *("accept", "content-type", "authorization"),
+        *("content-length", "host", "transfer-encoding", "connection", "keep-alive"),
+        *("proxy-connection", "te", "trailer", "upgrade", "expect"),
+    )
+)
+"""Header parameters left out: those OpenAPI says to ignore (the request sets them
+itself), and those the HTTP client computes (framing and connection headers: a value
+the model gives would contradict the request, and HTTP clients refuse it)."""
 _DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:https?://|/)[^)\s]*\)")
 _ANY_LINK = r"\[[^\]]+\]\((?:https?://|/)[^)\s]*\)"
@@ -127,7 +137,8 @@ class OperationSchema:
 
 
 def pick_media_type(body: Body | None) -> MediaType | None:
-    """The media type to send a body as: JSON first, then forms, then the spec's first."""
+    """The media type to send a body as: JSON first, then forms, then the spec's first
+    (a wildcard, ``*/*`` or ``application/*``, is sent as JSON unless it is a file)."""
     if body is None or not body.media_types:
         return None
 
@@ -190,6 +201,8 @@ class SchemaBuilder:
             )
             if param.description and "description" not in schema:
                 schema = {**schema, "description": plain_text(param.description)}
+            if param.required and param.location == "query":
+                schema = _not_empty(schema)
             add(
                 param.name,
                 (param.location, param.name),
@@ -204,22 +217,39 @@ class SchemaBuilder:
             raw = media.schema or {}
             base = media.base or base  # a body from another file refers from there
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
-            if _is_plain_object(target):
+            wildcard = media.content_type.split(";")[0].strip() in ("*/*", "application/*")
+            if wildcard and isinstance(target, Mapping) and not is_file(target):
+                media = dataclasses.replace(media, content_type="application/json")
+            multipart = media.content_type.lower().startswith("multipart/")
+            if is_raw(media.content_type):
+                schema = self._raw_body(media.content_type, raw, target, base, where, used)
+                if op.body.description and "description" not in schema:
+                    schema = {**schema, "description": plain_text(op.body.description)}
+                add("body", ("body", ""), schema, op.body.required)
+            elif _is_plain_object(target):
                 target_required = set(target.get("required") or ())
                 for name, prop in (target.get("properties") or {}).items():
                     prop_pointer = join_pointer(target_pointer, "properties", name)
                     if self._read_only(prop, target_base, prop_pointer):
                         continue
                     schema = self.convert(prop, target_base, prop_pointer, used)
+                    if multipart:
+                        schema = self._part(prop, schema, target_base, prop_pointer)
                     add(
                         name,
                         ("body_property", name),
                         schema,
                         op.body.required and name in target_required,
                     )
+                declared = target.get("properties") or {}
+                for name in sorted(target_required - set(declared)):  # required, undescribed
+                    if isinstance(name, str):
+                        add(name, ("body_property", name), {}, op.body.required)
                 extra = self._extra(target, target_base, target_pointer, used)
             else:
                 schema = self.convert(raw, base, where, used)
+                if _is_form(media.content_type) and not _may_be_object(target, media.content_type):
+                    schema = {"type": "object"}
                 if op.body.description and "description" not in schema:
                     schema = {**schema, "description": plain_text(op.body.description)}
                 add("body", ("body", ""), schema, op.body.required)
@@ -259,6 +289,49 @@ class SchemaBuilder:
             }
             out.setdefault("additionalProperties", False)
         return out
+
+    # --- files ----------------------------------------------------------------------
+
+    def _raw_body(
+        self,
+        content_type: str,
+        raw: Any,
+        target: Any,
+        base: str,
+        pointer: str,
+        used: set[str],
+    ) -> dict[str, Any]:
+        """A body sent as the model gives it (not JSON, form or multipart): a file object
+        where `is_file` says the schema is raw bytes (text and XML types excepted), else
+        text, whatever the schema's structure (it cannot be encoded in this media type;
+        the model writes the text)."""
+        schema = target if isinstance(target, Mapping) else {}
+        essence = content_type.split(";")[0].strip()
+        textual = essence.lower().startswith("text/") or essence.lower().endswith(("/xml", "+xml"))
+        if is_file(schema) and not textual:
+            return _file_schema(schema.get("description"))
+        if schema.get("type") == "string" and not any(
+            k in schema for k in ("properties", "items", "allOf", "anyOf", "oneOf")
+        ):
+            return self.convert(raw, base, pointer, used)
+        told = schema.get("description")
+        text = f"The body, written as {essence}."
+        return {"type": "string", "description": f"{plain_text(told)} {text}" if told else text}
+
+    def _part(self, node: Any, schema: dict[str, Any], base: str, pointer: str) -> dict[str, Any]:
+        """A multipart property's schema: a file object (or an array of them) where the
+        part is a file (`is_file`), else ``schema``."""
+        target = self._resolver.resolve(node, base, pointer)[0] if _has_ref(node) else node
+        if not isinstance(target, Mapping):
+            return schema
+        if is_file(target):
+            return _file_schema(target.get("description"))
+        items = target.get("items")
+        if target.get("type") == "array" and isinstance(items, Mapping):
+            items = self._resolver.resolve(items, base, f"{pointer}/items")[0]
+            if isinstance(items, Mapping) and is_file(items):
+                return {"type": "array", "items": FILE_SCHEMA}
+        return schema
 
     # --- translation ----------------------------------------------------------------
 
@@ -320,10 +393,6 @@ class SchemaBuilder:
             still = [r for r in required if r not in dropped] if dropped else required
             if still:
                 out["required"] = still
-        if _is_binary(node, openapi30=self._openapi30):
-            told = out.get("description")
-            hint = FILE_SCHEMA["description"]
-            out = {**FILE_SCHEMA, "description": f"{told} {hint}" if told else hint}
         if self._openapi30 and node.get("nullable") is True:
             out = _nullable(out)
         return out
@@ -370,9 +439,21 @@ class SchemaBuilder:
         return seen
 
     def _read_only(self, node: Any, base: str, pointer: str) -> bool:
-        resolve = isinstance(node, Mapping) and "$ref" in node
-        target = self._resolver.resolve(node, base, pointer)[0] if resolve else node
-        return isinstance(target, Mapping) and target.get("readOnly") is True
+        """``readOnly`` on the property, beside its ``$ref`` (as Google's specs write it,
+        and as validators read it), on what it refers to, or on a member of its ``allOf``
+        (``allOf: [{$ref: ...}, {readOnly: true}]``, DigitalOcean's way)."""
+        if not isinstance(node, Mapping):
+            return False
+        if node.get("readOnly") is True:
+            return True
+        target = self._resolver.resolve(node, base, pointer)[0] if "$ref" in node else node
+        if not isinstance(target, Mapping):
+            return False
+        members = target.get("allOf")
+        return target.get("readOnly") is True or (
+            isinstance(members, list)
+            and any(isinstance(m, Mapping) and m.get("readOnly") is True for m in members)
+        )
 
 
 FILE_SCHEMA: dict[str, Any] = {
@@ -387,17 +468,60 @@ FILE_SCHEMA: dict[str, Any] = {
     "oneOf": [{"required": ["content_base64"]}, {"required": ["content"]}],
     "additionalProperties": False,
 }
-"""What the model sends for binary data (``format: binary``; in 3.1 a
-``contentMediaType`` without ``contentEncoding``): JSON cannot carry bytes, so a file
-object, which the body encoder turns into the raw bytes."""
+"""What the model sends where raw bytes go (a multipart part or a raw body whose schema
+`is_file`): JSON cannot carry bytes, so a file object, which the body encoder turns into
+the raw bytes. Elsewhere (a JSON or form body, a parameter) a binary string is text."""
 
 
-def _is_binary(node: Mapping[str, Any], *, openapi30: bool) -> bool:
-    if node.get("type", "string") != "string":
+def _file_schema(told: object) -> dict[str, Any]:
+    hint = FILE_SCHEMA["description"]
+    return {
+        **FILE_SCHEMA,
+        "description": f"{plain_text(told)} {hint}" if isinstance(told, str) and told else hint,
+    }
+
+
+def _not_empty(schema: dict[str, Any]) -> dict[str, Any]:
+    """A required query parameter's schema: an empty array or object would send
+    nothing (RFC 6570), so at least one item or property."""
+    kind = schema.get("type")
+    if kind == "array" and "minItems" not in schema:
+        return {**schema, "minItems": 1}
+    if kind == "object" and "minProperties" not in schema:
+        return {**schema, "minProperties": 1}
+    return schema
+
+
+def _is_form(content_type: str) -> bool:
+    """Form and multipart bodies: objects, property by property."""
+    essence = content_type.split(";")[0].strip().lower()
+    return essence == "application/x-www-form-urlencoded" or essence.startswith("multipart/")
+
+
+def _may_be_object(schema: Any, content_type: str) -> bool:
+    """Whether a form or multipart body's schema describes an object (or may: it
+    combines others), or the text of a form (a string); a schema that says nothing or
+    names another type does not."""
+    if not isinstance(schema, Mapping):
         return False
-    if node.get("format") == "binary":
+    kind = schema.get("type")
+    if kind == "string" and not content_type.lower().startswith("multipart/"):
         return True
-    return not openapi30 and "contentMediaType" in node and "contentEncoding" not in node
+    if kind is None:
+        return any(k in schema for k in _OBJECT_HINTS)
+    return kind == "object" or (isinstance(kind, list) and "object" in kind)
+
+
+_OBJECT_HINTS = frozenset(
+    (
+        *("allOf", "anyOf", "oneOf", "$ref", "properties", "additionalProperties"),
+        *("patternProperties", "required", "minProperties", "maxProperties"),
+    )
+)
+
+
+def _has_ref(node: Any) -> bool:
+    return isinstance(node, Mapping) and "$ref" in node
 
 
 def _is_plain_object(schema: Any) -> bool:

