@@ -29,7 +29,7 @@ from toolsets.openapi._model import (
     Server,
 )
 
-__all__ = ["Spec", "read_spec"]
+__all__ = ["Spec", "dropped", "read_spec"]
 
 logger = logging.getLogger("toolsets.openapi")
 
@@ -134,6 +134,18 @@ def read_spec(resolver: Resolver) -> Spec:
     )
 
 
+def dropped(error: SpecError, pointer: str, source: str | None, what: str) -> SpecError:
+    """The problem of an operation (or path item) left out because of ``error``: at the
+    operation's pointer, whatever node deeper down (or in another document) broke; logged.
+    """
+    if error.pointer != pointer or error.source != source:
+        problem = SpecError(f"{what} was left out: {error}", pointer=pointer, source=source)
+        problem.__cause__ = error
+        error = problem
+    logger.warning("skipping %s: %s", what, error)
+    return error
+
+
 def _mapping(node: Any, pointer: str, source: str | None) -> Mapping[str, Any]:
     if not isinstance(node, Mapping):
         raise SpecError("must be an object", pointer=pointer, source=source)
@@ -165,8 +177,7 @@ class _Reader:
                 shared = self.parameters(item.get("parameters", ()), base, item_pointer)
                 servers = self.servers(item, item_pointer) or self.root_servers
             except SpecError as error:
-                problems.append(error)
-                logger.warning("skipping the path %s: %s", path, error)
+                problems.append(dropped(error, item_pointer, self.source, f"the path {path}"))
                 continue
             for method in METHODS:
                 if method not in item:
@@ -177,8 +188,8 @@ class _Reader:
                         self.operation(method, path, item[method], base, pointer, shared, servers)
                     )
                 except SpecError as error:
-                    problems.append(error)
-                    logger.warning("skipping %s %s: %s", method.upper(), path, error)
+                    what = f"{method.upper()} {path}"
+                    problems.append(dropped(error, pointer, self.source, what))
         return operations, problems
 
     def operation(

@@ -66,8 +66,8 @@ class ResponseChecker:
         return uri or ROOT_URI
 
     def _retrieve(self, uri: str) -> Resource[Any]:
-        document = self._resolver.document("" if uri == ROOT_URI else uri)
-        return Resource.from_contents(document.root, default_specification=self._specification)
+        contents = self._resolver.retrieve("" if uri == ROOT_URI else uri)
+        return Resource.from_contents(contents, default_specification=self._specification)
 
     def problems(
         self, op: Operation, status: int, content_type: str, value: Any

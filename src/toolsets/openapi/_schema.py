@@ -199,6 +199,7 @@ class SchemaBuilder:
             base = media.base or base  # a body from another file refers from there
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
             if _is_plain_object(target):
+                target_base = self._resolver.inner_base(target, target_base)
                 target_required = set(target.get("required") or ())
                 for name, prop in (target.get("properties") or {}).items():
                     prop_pointer = join_pointer(target_pointer, "properties", name)
@@ -232,6 +233,8 @@ class SchemaBuilder:
             return {} if node else {"not": {}}
         if not isinstance(node, Mapping):
             raise SpecError("a schema must be an object", pointer=pointer, source=base or None)
+        if "$id" in node:  # OpenAPI 3.1: the base URI of the references in it
+            base = self._resolver.inner_base(node, base)
         if "$ref" in node:
             name = self._definition(node, base, pointer)
             used.add(name)
@@ -297,13 +300,14 @@ class SchemaBuilder:
         ref = node["$ref"]
         if not isinstance(ref, str):
             raise SpecError("$ref must be a string", pointer=pointer, source=base or None)
-        key = self._resolver.split(ref, base, pointer)
+        # Named by where it is, however it was referred to (a pointer, an $id, an anchor).
+        target, target_base, document, target_pointer = self._resolver.locate(node, base, pointer)
+        key = (document, target_pointer)
         name = self._names.get(key)
         if name is not None:
             return name
         name = self._new_name(*key)
         self._names[key] = name
-        target, target_base, target_pointer = self._resolver.resolve(node, base, pointer)
         self._defs[name] = {}  # a recursive reference finds the name already there
         used: set[str] = set()
         self._defs[name].update(self.convert(target, target_base, target_pointer, used))
