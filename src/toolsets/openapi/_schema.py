@@ -194,7 +194,7 @@ class SchemaBuilder:
 
         media = pick_media_type(op.body)
         if op.body is not None and media is not None:
-            where = join_pointer(op.pointer, "requestBody", "content", media.content_type)
+            where = join_pointer(op.pointer, "requestBody", "content", media.content_type, "schema")
             raw = media.schema or {}
             base = media.base or base  # a body from another file refers from there
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)

@@ -121,8 +121,9 @@ class OpenApiToolset(BaseToolset):
             makes one, pooled, closed by `shutdown`.
         timeout: Seconds for each request phase, with the default client.
         max_response_bytes: Responses are cut beyond this size.
-        spec_url: The URL relative references are resolved against, for a spec given as
-            text or a dict (a path's or URL's own location is used otherwise).
+        spec_url: Where a spec given as text or a dict came from: the URL its relative
+            references are resolved against, and whose origin says what they may load
+            (see ``allow_refs``). A path's or URL's own location is used otherwise.
         validate_responses: Check each successful JSON response against the schema the
             operation declares for it: ``"warn"`` logs what does not match, ``"error"``
             also gives the model an error (with the body and what is wrong) instead.
