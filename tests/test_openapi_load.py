@@ -403,3 +403,20 @@ async def test_an_id_reference_in_a_spec_given_in_memory_says_what_is_missing() 
         (problem,) = toolset.problems
     assert problem.pointer == "/paths/~1beds/post"
     assert "/schemas/texturre" in str(problem)
+
+
+async def test_extensions_under_paths_are_not_paths(caplog: pytest.LogCaptureFixture) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "x-codegen-contextRoot": "/apis/registry/v2",  # as APIs.guru's apicurio spec has
+            "x-other": {"get": {"operationId": "not_an_operation"}},
+            "/a": {"get": {"operationId": "get_a", "responses": {"200": {"description": "ok"}}}},
+        },
+    }
+    async with OpenApiToolset(spec) as toolset:
+        assert [tool.name for tool in await toolset.list_tools()] == ["get_a"]
+        assert toolset.problems == ()
+    assert not caplog.records

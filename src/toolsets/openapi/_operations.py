@@ -170,6 +170,8 @@ class _Reader:
         problems: list[SpecError] = []
         paths = _mapping(self.root.get("paths", {}), "/paths", self.source)
         for path, raw_item in paths.items():
+            if isinstance(path, str) and path.startswith("x-"):
+                continue  # an extension (OpenAPI allows them here), not a path
             item_pointer = join_pointer("/paths", path)
             try:
                 item, base, _ = self.resolver.resolve(raw_item, self.uri, item_pointer)

@@ -206,6 +206,7 @@ class RestApiTool(BaseTool):
         cookies: list[tuple[str, str]] = []
         body: Any = None
         lifted: dict[str, Any] = {}
+        in_url: dict[tuple[str, str], int] = {}  # how much of the URL each argument makes
         for key, argument, param in self._places:
             if key not in args:
                 continue
@@ -216,9 +217,13 @@ class RestApiTool(BaseTool):
                 else:
                     lifted[argument.name] = value
             elif param.location == "path":
-                path = path.replace(f"{{{param.name}}}", path_value(param, value))
+                text = path_value(param, value)
+                in_url[param.location, param.name] = len(text)
+                path = path.replace(f"{{{param.name}}}", text)
             elif param.location == "query":
-                query.extend(query_pairs(param, value))
+                pairs = query_pairs(param, value)
+                in_url[param.location, param.name] = sum(len(k) + len(v) + 2 for k, v in pairs)
+                query.extend(pairs)
             elif param.location == "header":
                 headers[param.name] = header_value(param, value)
             else:
@@ -252,9 +257,23 @@ class RestApiTool(BaseTool):
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
         # Built by the client: its timeouts and default headers (User-Agent: some APIs,
         # GitHub's among them, refuse requests without one) apply.
-        return self._loaded.client.build_request(
-            op.method.upper(), url, headers=headers, content=content
-        )
+        try:
+            return self._loaded.client.build_request(
+                op.method.upper(), url, headers=headers, content=content
+            )
+        except httpx2.InvalidURL as error:
+            if not in_url:  # the base URL, not the model's arguments
+                raise ToolCallError(f"invalid URL: {error}", tool_name=self.name) from error
+            # What a URL built from encoded values cannot carry is their length: the
+            # longest value is the one to cut.
+            location, name = max(in_url, key=in_url.__getitem__)
+            too_long = "too long" in str(error)
+            reason = (
+                f"too long for a URL ({len(url):,} characters)"
+                if too_long
+                else f"cannot be sent in a URL: {error}"
+            )
+            raise SerializationError(location, name, reason) from error
 
     async def _client(self) -> httpx2.AsyncClient:
         """The toolset's client (made off the event loop the first time, before requests
