@@ -216,7 +216,8 @@ class _Reader:
                     source=self.source,
                 )
         if self.v2:
-            body = self._v2_body(op, [p for p in merged.values() if isinstance(p, _V2Body)])
+            bodies = [p for p in merged.values() if isinstance(p, _V2Body)]
+            body = self._v2_body(op, bodies, pointer)
         else:
             body = self.body(op.get("requestBody"), base, join_pointer(pointer, "requestBody"))
         operation_id = op.get("operationId")
@@ -261,7 +262,11 @@ class _Reader:
                     location=str(location), node=node, base=node_base
                 )
                 continue
-            if location not in LOCATIONS or (self.v2 and location == "cookie"):
+            if (
+                not isinstance(location, str)
+                or location not in LOCATIONS
+                or (self.v2 and location == "cookie")
+            ):
                 allowed = (
                     "path, query, header, body, formData"
                     if self.v2
@@ -286,7 +291,7 @@ class _Reader:
         self, node: Mapping[str, Any], name: str, location: Location, pointer: str
     ) -> Parameter:
         style = node.get("style", DEFAULT_STYLES[location])
-        if style not in STYLES[location]:
+        if not isinstance(style, str) or style not in STYLES[location]:
             raise SpecError(
                 f"parameter {name!r}: style {style!r} is not allowed in {location}",
                 pointer=pointer,
@@ -329,7 +334,9 @@ class _Reader:
         explode = style == "form"
         if schema.get("type") == "array":
             fmt = node.get("collectionFormat", "csv")
-            if fmt not in _COLLECTION_FORMATS:  # tsv has no OpenAPI 3 equivalent
+            if (
+                not isinstance(fmt, str) or fmt not in _COLLECTION_FORMATS
+            ):  # tsv has no OpenAPI 3 equivalent
                 raise SpecError(
                     f"parameter {name!r}: collectionFormat {fmt!r} is not supported",
                     pointer=pointer,
@@ -370,10 +377,17 @@ class _Reader:
             media_types=tuple(media_types),
         )
 
-    def _v2_body(self, op: Mapping[str, Any], bodies: Sequence[_V2Body]) -> Body | None:
+    def _v2_body(
+        self, op: Mapping[str, Any], bodies: Sequence[_V2Body], pointer: str
+    ) -> Body | None:
         if not bodies:
             return None
         consumes = op.get("consumes") or self.root.get("consumes") or ["application/json"]
+        if not isinstance(consumes, list) or not all(isinstance(c, str) for c in consumes):
+            where = join_pointer(pointer, "consumes") if op.get("consumes") else "/consumes"
+            raise SpecError(
+                "consumes must be a list of media types", pointer=where, source=self.source
+            )
         body_param = next((b for b in bodies if b.location == "body"), None)
         if body_param is not None:
             node = body_param.node
@@ -451,6 +465,8 @@ class _Reader:
         if not host:
             return (Server(url=base_path or "/"),)
         schemes = self.root.get("schemes") or [urlsplit(self.uri).scheme or "https"]
+        if not isinstance(schemes, list):
+            raise SpecError("schemes must be a list", pointer="/schemes", source=self.source)
         if "https" in schemes:  # prefer the secure one when the API offers both
             schemes = ["https", *[s for s in schemes if s != "https"]]
         return tuple(
@@ -468,6 +484,15 @@ class _Reader:
         for index, requirement in enumerate(raw):
             where = join_pointer(pointer, index)
             requirement = _mapping(requirement, where, self.source)
+            for name, scopes in requirement.items():
+                if scopes is not None and not (
+                    isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)
+                ):
+                    raise SpecError(
+                        f"the scopes of {name!r} must be a list of names",
+                        pointer=join_pointer(where, name),
+                        source=self.source,
+                    )
             requirements.append({name: tuple(scopes or ()) for name, scopes in requirement.items()})
         return tuple(requirements)
 
@@ -476,7 +501,11 @@ class _Reader:
             raw = self.root.get("securityDefinitions", {})
             pointer = "/securityDefinitions"
         else:
-            raw = (self.root.get("components") or {}).get("securitySchemes", {})
+            components = self.root.get("components")
+            if components is None:  # "components:" with nothing under it, in YAML
+                components = {}
+            components = _mapping(components, "/components", self.source)
+            raw = components.get("securitySchemes", {})
             pointer = "/components/securitySchemes"
         schemes: dict[str, Mapping[str, Any]] = {}
         for name, node in _mapping(raw, pointer, self.source).items():

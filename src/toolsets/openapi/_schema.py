@@ -149,6 +149,9 @@ class SchemaBuilder:
         self._taken: set[str] = set()
         self._defs: dict[str, dict[str, Any]] = {}
         self._deps: dict[str, frozenset[str]] = {}
+        self._failed: dict[tuple[str, str], SpecError] = {}
+        self._made: list[tuple[str, str]] = []
+        """The definitions in the order they were begun (to undo those a failure spoils)."""
         self._arguments: dict[tuple[str, str], Argument] = {}
         """One (immutable) Argument per place: tens of thousands fewer objects in a big spec."""
 
@@ -200,7 +203,8 @@ class SchemaBuilder:
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
             if _is_plain_object(target):
                 target_base = self._resolver.inner_base(target, target_base)
-                target_required = set(target.get("required") or ())
+                required_at = join_pointer(target_pointer, "required")
+                target_required = set(_required(target.get("required"), required_at, base))
                 for name, prop in (target.get("properties") or {}).items():
                     prop_pointer = join_pointer(target_pointer, "properties", name)
                     if self._read_only(prop, target_base, prop_pointer):
@@ -283,7 +287,8 @@ class SchemaBuilder:
                 else:
                     kept[name] = self.convert(prop, base, where, used)
             out["properties"] = kept
-        if isinstance(required, list):
+        required = _required(required, f"{pointer}/required", base)
+        if required:
             still = [r for r in required if r not in dropped] if dropped else required
             if still:
                 out["required"] = still
@@ -306,11 +311,29 @@ class SchemaBuilder:
         name = self._names.get(key)
         if name is not None:
             return name
+        failed = self._failed.get(key)
+        if failed is not None:  # every operation using it fails the same way
+            raise failed
         name = self._new_name(*key)
         self._names[key] = name
         self._defs[name] = {}  # a recursive reference finds the name already there
+        made = len(self._made)
+        self._made.append(key)
         used: set[str] = set()
-        self._defs[name].update(self.convert(target, target_base, target_pointer, used))
+        try:
+            converted = self.convert(target, target_base, target_pointer, used)
+        except SpecError as error:
+            # Forget it and every definition made meanwhile (they may refer to it): none
+            # is left half made for the next operation to use as if it were whole.
+            for undone in self._made[made:]:
+                undone_name = self._names.pop(undone)
+                self._defs.pop(undone_name, None)
+                self._deps.pop(undone_name, None)
+                self._taken.discard(undone_name)
+            del self._made[made:]
+            self._failed[key] = error
+            raise
+        self._defs[name].update(converted)
         self._deps[name] = frozenset(used)
         return name
 
@@ -358,6 +381,19 @@ FILE_SCHEMA: dict[str, Any] = {
 """What the model sends for binary data (``format: binary``; in 3.1 a
 ``contentMediaType`` without ``contentEncoding``): JSON cannot carry bytes, so a file
 object, which the body encoder turns into the raw bytes."""
+
+
+def _required(value: Any, pointer: str, base: str) -> list[str]:
+    """A schema's ``required`` names. A boolean is a common slip (``required: true`` on a
+    property, as a parameter has it) that asks nothing of an object: it is passed over,
+    as validators do; anything else but a list of names breaks the schema."""
+    if value is None or isinstance(value, bool):
+        return []
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise SpecError(
+            "required must be a list of property names", pointer=pointer, source=base or None
+        )
+    return value
 
 
 def _is_binary(node: Mapping[str, Any], *, openapi30: bool) -> bool:

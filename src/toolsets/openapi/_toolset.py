@@ -156,6 +156,11 @@ class OpenApiToolset(BaseToolset):
             raise ToolDefinitionError(
                 f"confirm must be never, writes, destructive, always or a function: {confirm!r}"
             )
+        if not isinstance(spec, str | os.PathLike | Mapping):
+            raise ToolDefinitionError(
+                f"spec must be a path, an http(s) URL, JSON or YAML text, or a dict, "
+                f"not {type(spec).__name__}"
+            )
         self._source = spec
         self._base_url = base_url
         self._server_variables = dict(server_variables or {})
