@@ -227,3 +227,21 @@ async def test_a_response_schema_that_refers_to_a_local_file_is_not_read_to_chec
     assert result == {"name": "x"}  # not checked: the schema may not be read
     assert any("not checked" in r.getMessage() for r in caplog.records)
     assert SECRET not in caplog.text
+
+
+async def test_a_spec_that_was_redirected_refers_relative_to_where_it_came_from() -> None:
+    async with recording_server() as home, recording_server() as other:
+        serve(home, {"/spec.json": (302, f"{other.url}/v2/spec.json"), "/pet.json": PET})
+        spec = spec_with({"there": "pet.json", "back": f"{home.url}/pet.json"})
+        serve(other, {"/v2/spec.json": spec, "/v2/pet.json": PET})
+        async with OpenApiToolset(f"{home.url}/spec.json") as toolset:
+            assert [tool.name for tool in await toolset.list_tools()] == ["there"]
+            (problem,) = toolset.problems
+    assert problem.pointer == "/paths/~1back/post"
+    assert problem.source == f"{other.url}/v2/spec.json"
+    assert asked(home) == ["/spec.json"]
+
+
+async def test_a_spec_url_that_is_not_a_url_is_a_spec_error() -> None:
+    with pytest.raises(SpecError):
+        await OpenApiToolset("http://[::1/spec.json").load()

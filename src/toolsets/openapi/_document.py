@@ -307,13 +307,14 @@ class Resolver:
         return base
 
     def home_document(self, base: str) -> str:
-        """The document a base URI was met in (the first, if several gave it)."""
+        """The document a base URI was met in (one of them, if several gave it: the one
+        errors name)."""
         if base in self._documents:
             return base
         homes = self._homes.get(base)
         return min(homes) if homes else base
 
-    def split(self, ref: str, base: str, pointer: str) -> tuple[str, str]:
+    def split(self, ref: str, base: str) -> tuple[str, str]:
         """A reference as (absolute URI, fragment: a JSON pointer or an anchor)."""
         if ref.startswith("#"):  # most are, and urldefrag is slow
             return base, unquote(ref[1:]) if "%" in ref else ref[1:]
@@ -325,7 +326,7 @@ class Resolver:
 
     def _step(self, ref: str, base: str, pointer: str) -> tuple[Any, str, str, str]:
         """Where one ``$ref`` leads: ``(node, base, document URI, pointer)``."""
-        uri, fragment = self.split(ref, base, pointer)
+        uri, fragment = self.split(ref, base)
         source = self.home_document(base) or None
         prefix = ""
         document_uri = uri

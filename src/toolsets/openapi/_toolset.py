@@ -288,8 +288,8 @@ class OpenApiToolset(BaseToolset):
             return Document(source, self._spec_url or "")
         text = os.fspath(source)
         if text.startswith(("http://", "https://")):
-            fetched = await self._fetch(text)
-            return Document(await anyio.to_thread.run_sync(parse_text, fetched, text), text)
+            fetched, url = await self._fetch(text)
+            return Document(await anyio.to_thread.run_sync(parse_text, fetched, url), url)
         if "\n" in text or text.lstrip().startswith("{"):
             parsed = await anyio.to_thread.run_sync(parse_text, text, self._spec_url)
             return Document(parsed, self._spec_url or "")
@@ -301,8 +301,9 @@ class OpenApiToolset(BaseToolset):
         uri = file_uri(path)
         return Document(await anyio.to_thread.run_sync(parse_text, content, uri), uri)
 
-    async def _fetch(self, url: str, *, any_origin: bool = True) -> str:
-        """The text at ``url``; redirects to another origin are followed only when
+    async def _fetch(self, url: str, *, any_origin: bool = True) -> tuple[str, str]:
+        """The text at ``url``, and the URL it came from after redirects (its references
+        are relative to that); redirects to another origin are followed only when
         ``any_origin`` (the spec's own URL, which the user gave, but not the documents it
         refers to: the origin was what allowed them)."""
         client = await self._http()
@@ -310,9 +311,11 @@ class OpenApiToolset(BaseToolset):
         for _ in range(MAX_SPEC_REDIRECTS + 1):
             try:
                 response = await client.get(url, follow_redirects=False)
+            except httpx2.InvalidURL as error:
+                raise SpecError(f"cannot fetch {url!r}: {error}", source=asked) from error
             except httpx2.HTTPError as error:
                 raise ConnectionError(
-                    f"cannot fetch the spec {origin(url)}: {type(error).__name__}", target=url
+                    f"cannot fetch the spec {url}: {type(error).__name__}", target=url
                 ) from error
             if not (response.is_redirect and "location" in response.headers):
                 break
@@ -325,7 +328,7 @@ class OpenApiToolset(BaseToolset):
             raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=asked)
         if response.status_code >= 400:
             raise SpecError(f"fetching it gave HTTP {response.status_code}", source=asked)
-        return response.text
+        return response.text, url
 
     def _build(self, root: Document) -> tuple[_Loaded, tuple[RestApiTool, ...]]:
         """In a worker thread: read the operations and make their tools.
@@ -396,7 +399,8 @@ class OpenApiToolset(BaseToolset):
         are fetched through the event loop's client)."""
 
         def fetch(url: str) -> str:
-            return anyio.from_thread.run(partial(self._fetch, any_origin=False), url)
+            text, _ = anyio.from_thread.run(partial(self._fetch, any_origin=False), url)
+            return text
 
         return Resolver(root, fetch=fetch, policy=self._ref_policy)
 
