@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 import yaml
+from tests.openapi_helpers import recording_server
 from tests.test_openapi_load import FIXTURES, GITHUB, ROOT
 
 from toolsets import SpecError
@@ -384,3 +385,20 @@ async def test_a_ref_to_an_unreachable_url_drops_only_its_operation() -> None:
         (problem,) = toolset.problems
     assert problem.pointer == "/paths/~1books/post"
     assert UNREACHABLE in str(problem)
+
+
+async def test_a_document_that_cannot_be_fetched_is_asked_for_once() -> None:
+    async with recording_server() as server:
+        server.status = 503
+        schema = {"$ref": f"{server.url}/schemas.json#/Book"}
+        spec = bookshop()
+        for path in ("/books", "/books/{isbn}/stock"):
+            for operation in spec["paths"][path].values():
+                if isinstance(operation, dict) and "responses" in operation:
+                    operation["requestBody"] = {"content": {"application/json": {"schema": schema}}}
+        async with OpenApiToolset(
+            spec, spec_url=f"{server.url}/spec.json", base_url="http://127.0.0.1:9"
+        ) as toolset:
+            await toolset.list_tools()
+            assert len(toolset.problems) == 3
+    assert len(server.requests) == 1

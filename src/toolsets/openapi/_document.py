@@ -233,12 +233,20 @@ class Resolver:
         # is what every one of them may load (an $id cannot lend another's rights).
         self._homes: dict[str, set[str]] = {}
         self._allowed: set[tuple[str, str]] = set()
+        self._unreadable: dict[str, SpecError] = {}
 
     def document(self, uri: str) -> Document:
         """The document at ``uri`` (absolute), loaded on first use."""
         found = self._documents.get(uri)
         if found is None:
-            found = self._documents[uri] = Document(self._load(uri), uri)
+            failed = self._unreadable.get(uri)
+            if failed is not None:  # tried once: a dead server is not asked again per use
+                raise failed
+            try:
+                found = self._documents[uri] = Document(self._load(uri), uri)
+            except SpecError as error:
+                self._unreadable[uri] = error
+                raise
         return found
 
     def retrieve(self, uri: str) -> Any:

@@ -196,7 +196,8 @@ class OpenApiToolset(BaseToolset):
 
         Raises:
             SpecError: the document cannot be read; ``.pointer`` says where.
-            ConnectionError: the spec's URL (or one it refers to) cannot be fetched.
+            ConnectionError: the spec's URL cannot be fetched (a document it refers to
+                that cannot be leaves the operations using it out, as `problems`).
         """
         async with self._lock:
             if self._loaded is None:
