@@ -13,8 +13,9 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 from tests.mcp_helpers import ROOT
+from tests.openapi_helpers import recording_server
 
-from toolsets import SpecError
+from toolsets import SpecError, ToolContext
 from toolsets.openapi import OpenApiToolset, RestApiTool
 
 SHARED = ROOT.parent / "shared" / "specs"
@@ -364,16 +365,19 @@ async def test_the_same_schema_named_two_ways_is_one_definition() -> None:
 
 
 async def test_responses_are_checked_through_id_references() -> None:
-    async with OpenApiToolset(FIXTURES / "ids31.yaml") as toolset:
-        await toolset.list_tools()
-        assert toolset._loaded is not None
-        checker = toolset._loaded.responses
-        (bed,) = [op for op in toolset._loaded.spec.operations if op.operation_id == "plantBed"]
-        good = {"name": "a", "soil": {"texture": "loam"}, "plants": [{"spacing": 1}]}
-        assert checker.problems(bed, 201, "application/json", good) == []
-        bad = {"name": "a", "soil": {"texture": "mud"}, "plants": [{"spacing": -1}]}
-        fields = {field for field, _ in checker.problems(bed, 201, "application/json", bad) or ()}
-        assert fields == {"soil.texture", "plants.0.spacing"}
+    good = {"name": "a", "soil": {"texture": "loam"}, "plants": [{"spacing": 1}]}
+    bad = {"name": "a", "soil": {"texture": "mud"}, "plants": [{"spacing": -1}]}
+    results = []
+    async with recording_server() as server:
+        server.status = 201
+        spec = FIXTURES / "ids31.yaml"
+        async with OpenApiToolset(spec, base_url=server.url, validate_responses="error") as ts:
+            tool = await ts.get_tool("plantBed")
+            for body in (good, bad):
+                server.body = body
+                results.append(await tool.run({"name": "a"}, ToolContext()))
+    assert results[0] == good
+    assert {p["field"] for p in results[1]["problems"]} == {"soil.texture", "plants.0.spacing"}
 
 
 async def test_an_id_reference_that_leads_nowhere_drops_its_operation_by_pointer(
