@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 import yaml
+from jsonschema import Draft202012Validator
 from tests.openapi_helpers import recording_server
 from tests.test_openapi_load import FIXTURES, GITHUB, ROOT
 
@@ -24,6 +25,8 @@ from toolsets.openapi import OpenApiToolset
 pytestmark = pytest.mark.anyio
 
 OAS_EXAMPLES = ROOT / "peers" / "node_modules" / "@readme" / "oas-examples"
+META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+"""Checks that a schema is JSON Schema 2020-12."""
 UNREACHABLE = "http://127.0.0.1:1"
 """An origin nothing listens on (refused at once: no wait)."""
 _DELETE = object()
@@ -202,13 +205,18 @@ def mutants(source: Source, rng: random.Random, count: int) -> Iterator[tuple[st
         yield f"{source.name} {name} {where}", replaced(source.spec, path, value)
 
 
-async def load(spec: Any, url: str) -> str | None:
-    """What was wrong with loading ``spec``; None when it behaved."""
+async def load(spec: Any, url: str, unchanged: dict[str, Any]) -> str | None:
+    """What was wrong with loading ``spec``; None when it behaved. The argument schema of
+    each tool must be valid JSON Schema (those ``unchanged`` from the original spec's are
+    not checked again)."""
     try:
         async with OpenApiToolset(spec, spec_url=url, base_url="http://127.0.0.1:9") as ts:
             tools = await ts.list_tools()
             for tool in tools:
-                tool.declaration()
+                if unchanged.get(tool.name) != tool.parameters:
+                    errors = list(META.iter_errors(tool.parameters))
+                    if errors:
+                        return f"{tool.name}'s schema is not JSON Schema: {errors[0].message}"
             for problem in ts.problems:
                 if not isinstance(problem, SpecError) or not problem.pointer.startswith("/paths/"):
                     return f"a problem not naming an operation: {problem!r}"
@@ -229,10 +237,16 @@ def test_mutants_of_real_specs_load_or_fail_with_spec_errors_only() -> None:
         nonlocal total
         with anyio.fail_after(120):
             for source in sources(rng):
+                async with OpenApiToolset(
+                    source.spec, spec_url=source.url, base_url="http://127.0.0.1:9"
+                ) as toolset:
+                    tools = await toolset.list_tools()
+                    unchanged = {tool.name: tool.parameters for tool in tools}
+                assert await load(source.spec, source.url, {}) is None, source.name
                 count = 300 if source.name == "github" else 40
                 for label, spec in mutants(source, rng, count):
                     total += 1
-                    wrong = await load(spec, source.url)
+                    wrong = await load(spec, source.url, unchanged)
                     if wrong is not None:
                         failures.append(f"{label}: {wrong}")
 
@@ -402,3 +416,46 @@ async def test_a_document_that_cannot_be_fetched_is_asked_for_once() -> None:
             await toolset.list_tools()
             assert len(toolset.problems) == 3
     assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "keyword",
+    [
+        {"type": 7},
+        {"type": "date"},
+        {"type": ["string", "string"]},
+        {"minimum": "5"},
+        {"enum": 5},
+        {"maxLength": "10"},
+        {"minItems": -1},
+        {"multipleOf": 0},
+        {"description": 7},
+        {"uniqueItems": "yes"},
+    ],
+)
+async def test_a_schema_keyword_a_validator_trips_over_drops_its_operation(
+    keyword: dict[str, Any],
+) -> None:
+    # Loaded, such a schema would fail every call (TypeError, UnknownType,
+    # ZeroDivisionError in the argument check) and could make a model reject the request.
+    spec = bookshop()
+    spec["components"]["schemas"]["NewBook"]["properties"]["price"] = keyword
+    problems = await problems_of(spec)
+    assert list(problems) == ["/paths/~1books/post"]
+    cause = problems["/paths/~1books/post"].__cause__
+    assert isinstance(cause, SpecError)
+    (key,) = keyword
+    assert cause.pointer == f"/components/schemas/NewBook/properties/price/{key}"
+
+
+async def test_draft_4_exclusive_bounds_in_a_3_1_spec_are_translated() -> None:
+    spec = bookshop()
+    spec["openapi"] = "3.1.0"
+    spec["components"]["schemas"]["NewBook"]["properties"]["price"] = {
+        "type": "number",
+        "minimum": 0,
+        "exclusiveMinimum": True,
+    }
+    async with OpenApiToolset(spec, base_url="http://127.0.0.1:9") as toolset:
+        tool = await toolset.get_tool("books_add")
+    assert tool.parameters["properties"]["price"] == {"type": "number", "exclusiveMinimum": 0}

@@ -11,7 +11,7 @@ each is translated once per toolset and shared by every operation that uses it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -68,6 +68,77 @@ _SUBSCHEMA_MAPS = frozenset(("patternProperties", "dependentSchemas"))
 """Keywords whose value maps names (or patterns) to schemas; all of them are kept: a
 dropped ``patternProperties`` beside ``additionalProperties: false`` would forbid what
 the spec allows."""
+_TYPES = frozenset(("string", "number", "integer", "boolean", "array", "object", "null"))
+
+
+def _is_number(value: Any, openapi30: bool = False) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_count(value: Any, openapi30: bool = False) -> bool:
+    return _is_number(value) and value >= 0 and float(value).is_integer()
+
+
+def _is_type(value: Any, openapi30: bool) -> bool:
+    if isinstance(value, str):
+        return value in _TYPES
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(t, str) and t in _TYPES for t in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _is_text(value: Any, openapi30: bool = False) -> bool:
+    return isinstance(value, str)
+
+
+_EXPECTED: Mapping[str, tuple[Callable[[Any, bool], bool], str]] = {
+    "type": (_is_type, "a JSON Schema type or a list of them"),
+    "enum": (lambda v, _: isinstance(v, list), "a list"),
+    "description": (_is_text, "a string"),
+    "format": (_is_text, "a string"),
+    "pattern": (_is_text, "a string"),
+    "contentEncoding": (_is_text, "a string"),
+    "contentMediaType": (_is_text, "a string"),
+    "minimum": (_is_number, "a number"),
+    "maximum": (_is_number, "a number"),
+    "exclusiveMinimum": (lambda v, _: isinstance(v, int | float), "a number"),
+    "exclusiveMaximum": (lambda v, _: isinstance(v, int | float), "a number"),
+    "multipleOf": (lambda v, _: _is_number(v) and v > 0, "a number above 0"),
+    "uniqueItems": (lambda v, _: isinstance(v, bool), "true or false"),
+    "dependentRequired": (
+        lambda v, _: (
+            isinstance(v, Mapping)
+            and all(isinstance(n, list) and all(isinstance(x, str) for x in n) for n in v.values())
+        ),
+        "an object of lists of property names",
+    ),
+    **{
+        key: (_is_count, "a whole number, 0 or more")
+        for key in (
+            "minLength",
+            "maxLength",
+            "minItems",
+            "maxItems",
+            "minProperties",
+            "maxProperties",
+            "minContains",
+            "maxContains",
+        )
+    },
+}
+"""What each kept keyword's value must be (JSON Schema's meta-schema): a value a validator
+trips over (``type: date``, ``minimum: "5"``, ``multipleOf: 0``) leaves its operation out
+at load, rather than failing every call, or the model request that declares it."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 _IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
 """Header parameters OpenAPI says to ignore: the request sets them itself."""
 _DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -251,6 +322,12 @@ class SchemaBuilder:
         required: Any = None
         for key, value in node.items():  # one pass: most keys are dropped or kept as they are
             if key in _KEEP:
+                if key in _EXPECTED and not _EXPECTED[key][0](value, self._openapi30):
+                    raise SpecError(
+                        f"{key} must be {_EXPECTED[key][1]}, not {_short(value)}",
+                        pointer=f"{pointer}/{key}",
+                        source=base or None,
+                    )
                 out[key] = value
             elif key in _SUBSCHEMA:
                 if isinstance(value, Mapping | bool) and not (
@@ -275,8 +352,8 @@ class SchemaBuilder:
                 required = value
         if isinstance(out.get("description"), str):
             out["description"] = plain_text(out["description"])
-        if self._openapi30:
-            _from_openapi30(node, out)
+        if "exclusiveMinimum" in out or "exclusiveMaximum" in out:
+            _draft4_bounds(node, out)
         dropped: set[str] = set()
         if isinstance(properties, Mapping):
             kept: dict[str, Any] = {}
@@ -415,8 +492,9 @@ def _is_plain_object(schema: Any) -> bool:
     )
 
 
-def _from_openapi30(node: Mapping[str, Any], out: dict[str, Any]) -> None:
-    """OpenAPI 3.0 (and Swagger 2.0) keywords that mean something else in JSON Schema."""
+def _draft4_bounds(node: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """Draft 4's boolean exclusive bounds (OpenAPI 3.0's and Swagger 2.0's dialect, and
+    3.1 schemas still written in it) as JSON Schema 2020-12's numbers."""
     for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         flag = node.get(bound)
         if isinstance(flag, bool):
