@@ -334,9 +334,8 @@ class _Reader:
         explode = style == "form"
         if schema.get("type") == "array":
             fmt = node.get("collectionFormat", "csv")
-            if (
-                not isinstance(fmt, str) or fmt not in _COLLECTION_FORMATS
-            ):  # tsv has no OpenAPI 3 equivalent
+            # (tsv has no OpenAPI 3 equivalent)
+            if not isinstance(fmt, str) or fmt not in _COLLECTION_FORMATS:
                 raise SpecError(
                     f"parameter {name!r}: collectionFormat {fmt!r} is not supported",
                     pointer=pointer,

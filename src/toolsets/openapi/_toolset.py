@@ -210,10 +210,10 @@ class OpenApiToolset(BaseToolset):
     async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
         """Check the whole document against the OpenAPI (or Swagger 2.0) specification,
         with openapi-spec-validator, in a worker thread, and load it: every error found
-        (up to ``max_errors``), each naming its JSON pointer, then what loading found
-        (`problems`: the operations left out, each at its pointer, say a ``$ref`` the
-        specification's schema does not check); empty when the document is valid and
-        every operation loads.
+        (up to ``max_errors``), each naming its JSON pointer, then what loading found that
+        the validator did not (`problems`: operations left out, say for a ``$ref`` that
+        leads nowhere); empty when the document is valid and every operation loads.
+        Referenced documents are read under the same rule as loading (``allow_refs``).
 
         Not part of loading: it reads every node of the document, tens of seconds on a
         spec the size of GitHub's, and real-world specs often break a rule that does not
