@@ -24,6 +24,10 @@ class Recorded:
         return self.head.split(b"\r\n", 1)[0].decode()
 
     @property
+    def path(self) -> str:
+        return self.request_line.split(" ")[1]
+
+    @property
     def headers(self) -> dict[str, str]:
         lines = self.head.decode("latin-1").split("\r\n")[1:]
         pairs = (line.split(":", 1) for line in lines if ":" in line)
@@ -43,6 +47,8 @@ class RecordingServer:
     """More response headers (e.g. a redirect's Location)."""
     first: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     """Status and headers for the first requests (one each), before ``status``."""
+    routes: dict[str, tuple[int, dict[str, str], object]] = field(default_factory=dict)
+    """By path: the status, headers and body to answer with instead."""
 
     @property
     def url(self) -> str:
@@ -63,8 +69,11 @@ class RecordingServer:
                 while len(rest) < length:
                     rest += await stream.receive()
             self.requests.append(Recorded(head=head, body=rest))
-            payload = self.body if isinstance(self.body, bytes) else json.dumps(self.body).encode()
             status, headers = self.first.pop(0) if self.first else (self.status, self.headers)
+            body = self.body
+            if self.requests[-1].path in self.routes:
+                status, headers, body = self.routes[self.requests[-1].path]
+            payload = body if isinstance(body, bytes) else json.dumps(body).encode()
             extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
             await stream.send(
                 f"HTTP/1.1 {status} X\r\nContent-Type: {self.content_type}\r\n{extra}"

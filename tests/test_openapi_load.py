@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from jsonschema import Draft202012Validator
 from tests.mcp_helpers import ROOT
+from tests.openapi_helpers import recording_server
 
-from toolsets import SpecError
+from toolsets import SpecError, ToolContext
 from toolsets.openapi import OpenApiToolset, RestApiTool
 
 SHARED = ROOT.parent / "shared" / "specs"
@@ -135,13 +138,18 @@ async def test_broken_operations_are_reported_with_their_pointer_and_the_rest_lo
 ) -> None:
     async with OpenApiToolset(FIXTURES / "shapes.yaml") as toolset:
         names = {t.name for t in await toolset.list_tools()}
-        problems = {p.pointer: str(p) for p in toolset.problems}
+        found = toolset.problems
+    problems = {p.pointer: str(p) for p in found}
     assert "trees_get_tree" in names
     assert "broken" not in names
     assert "dangling" not in names
     assert "/paths/~1broken~1{missing}/get" in problems
     assert "{missing}" in problems["/paths/~1broken~1{missing}/get"]
-    assert "/components/parameters/Nowhere" in problems
+    # The operation is named; the reference that broke it is in the message and the cause.
+    assert "/components/parameters/Nowhere" in problems["/paths/~1dangling/get"]
+    (dangling,) = [p for p in found if p.pointer == "/paths/~1dangling/get"]
+    assert isinstance(dangling.__cause__, SpecError)
+    assert dangling.__cause__.pointer == "/paths/~1dangling/get/parameters/0"
     assert any("skipping GET /dangling" in r.message for r in caplog.records)
 
 
@@ -269,7 +277,9 @@ async def test_swagger_2_has_no_cookie_parameters() -> None:
     async with OpenApiToolset(spec) as toolset:
         assert await toolset.list_tools() == ()
         (problem,) = toolset.problems
-    assert problem.pointer == "/paths/~1a/get/parameters/0"
+    assert problem.pointer == "/paths/~1a/get"
+    assert isinstance(problem.__cause__, SpecError)
+    assert problem.__cause__.pointer == "/paths/~1a/get/parameters/0"
     assert "'in' must be one of path, query, header, body, formData" in str(problem)
 
 
@@ -313,3 +323,104 @@ async def test_json_schema_applicators_are_kept_so_nothing_allowed_is_forbidden(
         validator = Draft202012Validator(tool.parameters)
         assert validator.is_valid({"tags": {"abc": 1}})
         assert not validator.is_valid({"tags": {"ABC": 1}})
+
+
+# --- OpenAPI 3.1: schemas named by $id ------------------------------------------------
+
+
+async def test_schemas_named_by_their_id_are_found_as_json_schema_2020_12_says(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with OpenApiToolset(FIXTURES / "ids31.yaml") as toolset:
+        tools = {tool.name: tool for tool in await toolset.list_tools()}
+        assert toolset.problems == ()
+    assert set(tools) == {"plantBed", "getBed", "orderSeeds"}
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    bed = tools["plantBed"].parameters
+    # /schemas/soil is Soil's $id (relative to the document); "texture" is relative to it.
+    assert bed["properties"]["soil"] == {"$ref": "#/$defs/Soil"}
+    assert bed["$defs"]["Soil"]["properties"]["texture"] == {"$ref": "#/$defs/Texture"}
+    assert bed["$defs"]["Texture"] == {"type": "string", "enum": ["sand", "loam", "clay"]}
+    # A JSON pointer inside an identified schema is relative to that schema.
+    assert bed["$defs"]["Plant"]["properties"]["spacing"] == {"$ref": "#/$defs/spacing"}
+    assert bed["$defs"]["spacing"] == {"type": "number", "minimum": 0}
+    # An $anchor inside an identified schema (named after its place, like any other).
+    assert tools["getBed"].parameters["$defs"]["bedId"] == {"type": "integer", "minimum": 1}
+    # An absolute $id, and a nested $id that references resolve against.
+    order = tools["orderSeeds"].parameters
+    packet = order["properties"]["packets"]["items"]  # the body's properties, lifted
+    assert packet["properties"]["seed"] == {"$ref": "#/$defs/Seed"}
+    assert packet["properties"]["count"] == {"$ref": "#/$defs/count"}
+    assert order["$defs"]["Seed"]["pattern"] == "^[a-z]+$"
+    validator = Draft202012Validator(order)
+    assert validator.is_valid({"packets": [{"seed": "kale", "count": 2}]})
+    assert not validator.is_valid({"packets": [{"seed": "Kale", "count": 0}]})
+
+
+async def test_the_same_schema_named_two_ways_is_one_definition() -> None:
+    tools = await tools_of(FIXTURES / "ids31.yaml")
+    defs = tools["plantBed"].parameters["$defs"]
+    # Bed → /schemas/soil and getBed's response → the same: one "Soil" definition.
+    assert sorted(defs) == ["Plant", "Soil", "Texture", "spacing"]
+
+
+async def test_responses_are_checked_through_id_references() -> None:
+    good = {"name": "a", "soil": {"texture": "loam"}, "plants": [{"spacing": 1}]}
+    bad = {"name": "a", "soil": {"texture": "mud"}, "plants": [{"spacing": -1}]}
+    results = []
+    async with recording_server() as server:
+        server.status = 201
+        spec = FIXTURES / "ids31.yaml"
+        async with OpenApiToolset(spec, base_url=server.url, validate_responses="error") as ts:
+            tool = await ts.get_tool("plantBed")
+            for body in (good, bad):
+                server.body = body
+                results.append(await tool.run({"name": "a"}, ToolContext()))
+    assert results[0] == good
+    assert {p["field"] for p in results[1]["problems"]} == {"soil.texture", "plants.0.spacing"}
+
+
+async def test_an_id_reference_that_leads_nowhere_drops_its_operation_by_pointer(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    spec = yaml.safe_load((FIXTURES / "ids31.yaml").read_text())
+    spec["components"]["schemas"]["Soil"]["properties"]["texture"]["$ref"] = "texturre"
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    async with OpenApiToolset(tmp_path / "spec.yaml") as toolset:
+        names = {tool.name for tool in await toolset.list_tools()}
+        problems = toolset.problems
+        validated = await toolset.validate()
+    assert names == {"getBed", "orderSeeds"}  # getBed's response is not read to load it
+    (problem,) = problems
+    assert problem.pointer == "/paths/~1beds/post"
+    assert "texturre" in str(problem)
+    assert problem in validated  # validate() reports what loading found
+    logged = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("POST /beds" in line and "texturre" in line for line in logged)
+
+
+async def test_an_id_reference_in_a_spec_given_in_memory_says_what_is_missing() -> None:
+    spec = yaml.safe_load((FIXTURES / "ids31.yaml").read_text())
+    spec["components"]["schemas"]["Soil"]["properties"]["texture"]["$ref"] = "texturre"
+    async with OpenApiToolset(spec) as toolset:
+        assert {tool.name for tool in await toolset.list_tools()} == {"getBed", "orderSeeds"}
+        (problem,) = toolset.problems
+    assert problem.pointer == "/paths/~1beds/post"
+    assert "/schemas/texturre" in str(problem)
+
+
+async def test_extensions_under_paths_are_not_paths(caplog: pytest.LogCaptureFixture) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "x-codegen-contextRoot": "/apis/registry/v2",  # as APIs.guru's apicurio spec has
+            "x-other": {"get": {"operationId": "not_an_operation"}},
+            "/a": {"get": {"operationId": "get_a", "responses": {"200": {"description": "ok"}}}},
+        },
+    }
+    async with OpenApiToolset(spec) as toolset:
+        assert [tool.name for tool in await toolset.list_tools()] == ["get_a"]
+        assert toolset.problems == ()
+    assert not caplog.records

@@ -113,3 +113,43 @@ async def test_the_confirmation_hint_names_the_operation_and_its_arguments() -> 
         assert tool.confirmation_hint({"id": "a", "depth": 2}) == (
             'Allow GET /trees/{id} with {"depth": 2, "id": "a"}?'
         )
+
+
+LONG_URL_SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "t", "version": "1"},
+    "paths": {
+        "/items/{id}": {
+            "get": {
+                "operationId": "get_item",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {"name": "q", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"id": "a" * 100_000}, "id"),  # a path value
+        ({"id": "t", "q": "b" * 70_000}, "q"),  # a query value, with a short path
+        ({"id": "t" * 40_000, "q": "\u00e9" * 20_000}, "q"),  # each fits; "é" is 6 in a URL
+    ],
+)
+async def test_a_value_too_long_for_a_url_names_its_field_and_nothing_is_sent(
+    args: dict[str, object], field: str
+) -> None:
+    async with (
+        recording_server() as server,
+        OpenApiToolset(LONG_URL_SPEC, base_url=server.url) as ts,
+    ):
+        tool = await ts.get_tool("get_item")
+        result = await tool.run(args, ToolContext())
+    assert isinstance(result, dict)
+    assert list(result["fields"]) == [field]  # type: ignore[call-overload]
+    assert server.requests == []

@@ -29,7 +29,7 @@ from toolsets.openapi._model import (
     Server,
 )
 
-__all__ = ["Spec", "read_spec"]
+__all__ = ["Spec", "dropped", "read_spec"]
 
 logger = logging.getLogger("toolsets.openapi")
 
@@ -134,6 +134,18 @@ def read_spec(resolver: Resolver) -> Spec:
     )
 
 
+def dropped(error: SpecError, pointer: str, source: str | None, what: str) -> SpecError:
+    """The problem of an operation (or path item) left out because of ``error``: at the
+    operation's pointer, whatever node deeper down (or in another document) broke; logged.
+    """
+    if error.pointer != pointer or error.source != source:
+        problem = SpecError(f"{what} was left out: {error}", pointer=pointer, source=source)
+        problem.__cause__ = error
+        error = problem
+    logger.warning("skipping %s: %s", what, error)
+    return error
+
+
 def _mapping(node: Any, pointer: str, source: str | None) -> Mapping[str, Any]:
     if not isinstance(node, Mapping):
         raise SpecError("must be an object", pointer=pointer, source=source)
@@ -158,6 +170,8 @@ class _Reader:
         problems: list[SpecError] = []
         paths = _mapping(self.root.get("paths", {}), "/paths", self.source)
         for path, raw_item in paths.items():
+            if isinstance(path, str) and path.startswith("x-"):
+                continue  # an extension (OpenAPI allows them here), not a path
             item_pointer = join_pointer("/paths", path)
             try:
                 item, base, _ = self.resolver.resolve(raw_item, self.uri, item_pointer)
@@ -165,8 +179,7 @@ class _Reader:
                 shared = self.parameters(item.get("parameters", ()), base, item_pointer)
                 servers = self.servers(item, item_pointer) or self.root_servers
             except SpecError as error:
-                problems.append(error)
-                logger.warning("skipping the path %s: %s", path, error)
+                problems.append(dropped(error, item_pointer, self.source, f"the path {path}"))
                 continue
             for method in METHODS:
                 if method not in item:
@@ -177,8 +190,8 @@ class _Reader:
                         self.operation(method, path, item[method], base, pointer, shared, servers)
                     )
                 except SpecError as error:
-                    problems.append(error)
-                    logger.warning("skipping %s %s: %s", method.upper(), path, error)
+                    what = f"{method.upper()} {path}"
+                    problems.append(dropped(error, pointer, self.source, what))
         return operations, problems
 
     def operation(
@@ -203,7 +216,8 @@ class _Reader:
                     source=self.source,
                 )
         if self.v2:
-            body = self._v2_body(op, [p for p in merged.values() if isinstance(p, _V2Body)])
+            bodies = [p for p in merged.values() if isinstance(p, _V2Body)]
+            body = self._v2_body(op, bodies, pointer)
         else:
             body = self.body(op.get("requestBody"), base, join_pointer(pointer, "requestBody"))
         operation_id = op.get("operationId")
@@ -248,7 +262,11 @@ class _Reader:
                     location=str(location), node=node, base=node_base
                 )
                 continue
-            if location not in LOCATIONS or (self.v2 and location == "cookie"):
+            if (
+                not isinstance(location, str)
+                or location not in LOCATIONS
+                or (self.v2 and location == "cookie")
+            ):
                 allowed = (
                     "path, query, header, body, formData"
                     if self.v2
@@ -273,7 +291,7 @@ class _Reader:
         self, node: Mapping[str, Any], name: str, location: Location, pointer: str
     ) -> Parameter:
         style = node.get("style", DEFAULT_STYLES[location])
-        if style not in STYLES[location]:
+        if not isinstance(style, str) or style not in STYLES[location]:
             raise SpecError(
                 f"parameter {name!r}: style {style!r} is not allowed in {location}",
                 pointer=pointer,
@@ -316,7 +334,8 @@ class _Reader:
         explode = style == "form"
         if schema.get("type") == "array":
             fmt = node.get("collectionFormat", "csv")
-            if fmt not in _COLLECTION_FORMATS:  # tsv has no OpenAPI 3 equivalent
+            # (tsv has no OpenAPI 3 equivalent)
+            if not isinstance(fmt, str) or fmt not in _COLLECTION_FORMATS:
                 raise SpecError(
                     f"parameter {name!r}: collectionFormat {fmt!r} is not supported",
                     pointer=pointer,
@@ -357,10 +376,17 @@ class _Reader:
             media_types=tuple(media_types),
         )
 
-    def _v2_body(self, op: Mapping[str, Any], bodies: Sequence[_V2Body]) -> Body | None:
+    def _v2_body(
+        self, op: Mapping[str, Any], bodies: Sequence[_V2Body], pointer: str
+    ) -> Body | None:
         if not bodies:
             return None
         consumes = op.get("consumes") or self.root.get("consumes") or ["application/json"]
+        if not isinstance(consumes, list) or not all(isinstance(c, str) for c in consumes):
+            where = join_pointer(pointer, "consumes") if op.get("consumes") else "/consumes"
+            raise SpecError(
+                "consumes must be a list of media types", pointer=where, source=self.source
+            )
         body_param = next((b for b in bodies if b.location == "body"), None)
         if body_param is not None:
             node = body_param.node
@@ -438,6 +464,8 @@ class _Reader:
         if not host:
             return (Server(url=base_path or "/"),)
         schemes = self.root.get("schemes") or [urlsplit(self.uri).scheme or "https"]
+        if not isinstance(schemes, list):
+            raise SpecError("schemes must be a list", pointer="/schemes", source=self.source)
         if "https" in schemes:  # prefer the secure one when the API offers both
             schemes = ["https", *[s for s in schemes if s != "https"]]
         return tuple(
@@ -455,6 +483,15 @@ class _Reader:
         for index, requirement in enumerate(raw):
             where = join_pointer(pointer, index)
             requirement = _mapping(requirement, where, self.source)
+            for name, scopes in requirement.items():
+                if scopes is not None and not (
+                    isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)
+                ):
+                    raise SpecError(
+                        f"the scopes of {name!r} must be a list of names",
+                        pointer=join_pointer(where, name),
+                        source=self.source,
+                    )
             requirements.append({name: tuple(scopes or ()) for name, scopes in requirement.items()})
         return tuple(requirements)
 
@@ -463,7 +500,11 @@ class _Reader:
             raw = self.root.get("securityDefinitions", {})
             pointer = "/securityDefinitions"
         else:
-            raw = (self.root.get("components") or {}).get("securitySchemes", {})
+            components = self.root.get("components")
+            if components is None:  # "components:" with nothing under it, in YAML
+                components = {}
+            components = _mapping(components, "/components", self.source)
+            raw = components.get("securitySchemes", {})
             pointer = "/components/securitySchemes"
         schemes: dict[str, Mapping[str, Any]] = {}
         for name, node in _mapping(raw, pointer, self.source).items():

@@ -8,6 +8,7 @@ OpenAPI 3.1 and draft 4 (plus ``nullable`` / ``x-nullable``) for OpenAPI 3.0 and
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -15,6 +16,7 @@ from urllib.parse import quote
 from jsonschema import Draft4Validator, ValidationError, validators
 from jsonschema.protocols import Validator
 from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT4, DRAFT202012
 
 from toolsets.openapi._document import Resolver, join_pointer
@@ -22,6 +24,8 @@ from toolsets.openapi._model import Operation
 from toolsets.openapi._patterns import ECMA_KEYWORDS, SchemaValidator
 
 __all__ = ["ResponseChecker"]
+
+logger = logging.getLogger("toolsets.openapi")
 
 ROOT_URI = "urn:toolsets:spec"
 """The root document's URI when it has none (a spec given as a dict or text)."""
@@ -66,8 +70,8 @@ class ResponseChecker:
         return uri or ROOT_URI
 
     def _retrieve(self, uri: str) -> Resource[Any]:
-        document = self._resolver.document("" if uri == ROOT_URI else uri)
-        return Resource.from_contents(document.root, default_specification=self._specification)
+        contents = self._resolver.retrieve("" if uri == ROOT_URI else uri)
+        return Resource.from_contents(contents, default_specification=self._specification)
 
     def problems(
         self, op: Operation, status: int, content_type: str, value: Any
@@ -81,10 +85,13 @@ class ResponseChecker:
         validator = self._validators[key]
         if validator is None:
             return None
-        return [
-            (".".join(str(p) for p in error.absolute_path), error.message)
-            for error in sorted(validator.iter_errors(value), key=lambda e: list(e.path))
-        ]
+        try:
+            errors = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+        except Unresolvable as error:  # a $ref that cannot (or may not) be followed
+            logger.warning("%s: the HTTP %d response is not checked: %s", op.pointer, status, error)
+            self._validators[key] = None
+            return None
+        return [(".".join(str(p) for p in error.absolute_path), error.message) for error in errors]
 
     def _validator(self, op: Operation, status: int, media: str) -> Validator | None:
         found = self._schema_pointer(op, status, media)

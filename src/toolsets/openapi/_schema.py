@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -70,6 +70,77 @@ _SUBSCHEMA_MAPS = frozenset(("patternProperties", "dependentSchemas"))
 """Keywords whose value maps names (or patterns) to schemas; all of them are kept: a
 dropped ``patternProperties`` beside ``additionalProperties: false`` would forbid what
 the spec allows."""
+_TYPES = frozenset(("string", "number", "integer", "boolean", "array", "object", "null"))
+
+
+def _is_number(value: Any, openapi30: bool = False) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_count(value: Any, openapi30: bool = False) -> bool:
+    return _is_number(value) and value >= 0 and float(value).is_integer()
+
+
+def _is_type(value: Any, openapi30: bool) -> bool:
+    if isinstance(value, str):
+        return value in _TYPES
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(t, str) and t in _TYPES for t in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _is_text(value: Any, openapi30: bool = False) -> bool:
+    return isinstance(value, str)
+
+
+_EXPECTED: Mapping[str, tuple[Callable[[Any, bool], bool], str]] = {
+    "type": (_is_type, "a JSON Schema type or a list of them"),
+    "enum": (lambda v, _: isinstance(v, list), "a list"),
+    "description": (_is_text, "a string"),
+    "format": (_is_text, "a string"),
+    "pattern": (_is_text, "a string"),
+    "contentEncoding": (_is_text, "a string"),
+    "contentMediaType": (_is_text, "a string"),
+    "minimum": (_is_number, "a number"),
+    "maximum": (_is_number, "a number"),
+    "exclusiveMinimum": (lambda v, _: isinstance(v, int | float), "a number"),
+    "exclusiveMaximum": (lambda v, _: isinstance(v, int | float), "a number"),
+    "multipleOf": (lambda v, _: _is_number(v) and v > 0, "a number above 0"),
+    "uniqueItems": (lambda v, _: isinstance(v, bool), "true or false"),
+    "dependentRequired": (
+        lambda v, _: (
+            isinstance(v, Mapping)
+            and all(isinstance(n, list) and all(isinstance(x, str) for x in n) for n in v.values())
+        ),
+        "an object of lists of property names",
+    ),
+    **{
+        key: (_is_count, "a whole number, 0 or more")
+        for key in (
+            "minLength",
+            "maxLength",
+            "minItems",
+            "maxItems",
+            "minProperties",
+            "maxProperties",
+            "minContains",
+            "maxContains",
+        )
+    },
+}
+"""What each kept keyword's value must be (JSON Schema's meta-schema): a value a validator
+trips over (``type: date``, ``minimum: "5"``, ``multipleOf: 0``) leaves its operation out
+at load, rather than failing every call, or the model request that declares it."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 _IGNORED_HEADERS = frozenset(
     (
         *("accept", "content-type", "authorization"),
@@ -165,6 +236,9 @@ class SchemaBuilder:
         self._taken: set[str] = set()
         self._defs: dict[str, dict[str, Any]] = {}
         self._deps: dict[str, frozenset[str]] = {}
+        self._failed: dict[tuple[str, str], SpecError] = {}
+        self._made: list[tuple[str, str]] = []
+        """The definitions in the order they were begun (to undo those a failure spoils)."""
         self._arguments: dict[tuple[str, str], Argument] = {}
         """One (immutable) Argument per place: tens of thousands fewer objects in a big spec."""
 
@@ -213,7 +287,7 @@ class SchemaBuilder:
         media = pick_media_type(op.body)
         extra: dict[str, Any] = {}
         if op.body is not None and media is not None:
-            where = join_pointer(op.pointer, "requestBody", "content", media.content_type)
+            where = join_pointer(op.pointer, "requestBody", "content", media.content_type, "schema")
             raw = media.schema or {}
             base = media.base or base  # a body from another file refers from there
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
@@ -227,7 +301,9 @@ class SchemaBuilder:
                     schema = {**schema, "description": plain_text(op.body.description)}
                 add("body", ("body", ""), schema, op.body.required)
             elif _is_plain_object(target):
-                target_required = set(target.get("required") or ())
+                target_base = self._resolver.inner_base(target, target_base)
+                required_at = join_pointer(target_pointer, "required")
+                target_required = set(_required(target.get("required"), required_at, base))
                 for name, prop in (target.get("properties") or {}).items():
                     prop_pointer = join_pointer(target_pointer, "properties", name)
                     if self._read_only(prop, target_base, prop_pointer):
@@ -341,6 +417,8 @@ class SchemaBuilder:
             return {} if node else {"not": {}}
         if not isinstance(node, Mapping):
             raise SpecError("a schema must be an object", pointer=pointer, source=base or None)
+        if "$id" in node:  # OpenAPI 3.1: the base URI of the references in it
+            base = self._resolver.inner_base(node, base)
         if "$ref" in node:
             name = self._definition(node, base, pointer)
             used.add(name)
@@ -353,6 +431,12 @@ class SchemaBuilder:
         required: Any = None
         for key, value in node.items():  # one pass: most keys are dropped or kept as they are
             if key in _KEEP:
+                if key in _EXPECTED and not _EXPECTED[key][0](value, self._openapi30):
+                    raise SpecError(
+                        f"{key} must be {_EXPECTED[key][1]}, not {_short(value)}",
+                        pointer=f"{pointer}/{key}",
+                        source=base or None,
+                    )
                 out[key] = value
             elif key in _SUBSCHEMA:
                 if isinstance(value, Mapping | bool) and not (
@@ -377,8 +461,8 @@ class SchemaBuilder:
                 required = value
         if isinstance(out.get("description"), str):
             out["description"] = plain_text(out["description"])
-        if self._openapi30:
-            _from_openapi30(node, out)
+        if "exclusiveMinimum" in out or "exclusiveMaximum" in out:
+            _draft4_bounds(node, out)
         dropped: set[str] = set()
         if isinstance(properties, Mapping):
             kept: dict[str, Any] = {}
@@ -389,7 +473,8 @@ class SchemaBuilder:
                 else:
                     kept[name] = self.convert(prop, base, where, used)
             out["properties"] = kept
-        if isinstance(required, list):
+        required = _required(required, f"{pointer}/required", base)
+        if required:
             still = [r for r in required if r not in dropped] if dropped else required
             if still:
                 out["required"] = still
@@ -402,16 +487,35 @@ class SchemaBuilder:
         ref = node["$ref"]
         if not isinstance(ref, str):
             raise SpecError("$ref must be a string", pointer=pointer, source=base or None)
-        key = self._resolver.split(ref, base, pointer)
+        # Named by where it is, however it was referred to (a pointer, an $id, an anchor).
+        target, target_base, document, target_pointer = self._resolver.locate(node, base, pointer)
+        key = (document, target_pointer)
         name = self._names.get(key)
         if name is not None:
             return name
+        failed = self._failed.get(key)
+        if failed is not None:  # every operation using it fails the same way
+            raise failed
         name = self._new_name(*key)
         self._names[key] = name
-        target, target_base, target_pointer = self._resolver.resolve(node, base, pointer)
         self._defs[name] = {}  # a recursive reference finds the name already there
+        made = len(self._made)
+        self._made.append(key)
         used: set[str] = set()
-        self._defs[name].update(self.convert(target, target_base, target_pointer, used))
+        try:
+            converted = self.convert(target, target_base, target_pointer, used)
+        except SpecError as error:
+            # Forget it and every definition made meanwhile (they may refer to it): none
+            # is left half made for the next operation to use as if it were whole.
+            for undone in self._made[made:]:
+                undone_name = self._names.pop(undone)
+                self._defs.pop(undone_name, None)
+                self._deps.pop(undone_name, None)
+                self._taken.discard(undone_name)
+            del self._made[made:]
+            self._failed[key] = error
+            raise
+        self._defs[name].update(converted)
         self._deps[name] = frozenset(used)
         return name
 
@@ -471,6 +575,19 @@ FILE_SCHEMA: dict[str, Any] = {
 """What the model sends where raw bytes go (a multipart part or a raw body whose schema
 `is_file`): JSON cannot carry bytes, so a file object, which the body encoder turns into
 the raw bytes. Elsewhere (a JSON or form body, a parameter) a binary string is text."""
+
+
+def _required(value: Any, pointer: str, base: str) -> list[str]:
+    """A schema's ``required`` names. A boolean is a common slip (``required: true`` on a
+    property, as a parameter has it) that asks nothing of an object: it is passed over,
+    as validators do; anything else but a list of names breaks the schema."""
+    if value is None or isinstance(value, bool):
+        return []
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise SpecError(
+            "required must be a list of property names", pointer=pointer, source=base or None
+        )
+    return value
 
 
 def _file_schema(told: object) -> dict[str, Any]:
@@ -535,8 +652,9 @@ def _is_plain_object(schema: Any) -> bool:
     )
 
 
-def _from_openapi30(node: Mapping[str, Any], out: dict[str, Any]) -> None:
-    """OpenAPI 3.0 (and Swagger 2.0) keywords that mean something else in JSON Schema."""
+def _draft4_bounds(node: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """Draft 4's boolean exclusive bounds (OpenAPI 3.0's and Swagger 2.0's dialect, and
+    3.1 schemas still written in it) as JSON Schema 2020-12's numbers."""
     for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         flag = node.get(bound)
         if isinstance(flag, bool):

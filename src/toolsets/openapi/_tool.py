@@ -257,6 +257,7 @@ class RestApiTool(BaseTool):
         cookies: list[tuple[str, str]] = []
         body: Any = None
         lifted: dict[str, Any] = {}
+        in_url: dict[tuple[str, str], int] = {}  # how much of the URL each argument makes
         for key, argument, param in self._places:
             if key not in args:
                 continue
@@ -268,12 +269,15 @@ class RestApiTool(BaseTool):
                     lifted[argument.name] = value
             elif param.location == "path":
                 text = path_value(param, value)
+                in_url[param.location, param.name] = len(text)
                 path = path.replace(f"{{{param.name}}}", text)
                 if key_query:  # a path key may place a path parameter in its query
                     template = quote(f"{{{param.name}}}", safe="")
                     key_query = [(k, v.replace(template, text)) for k, v in key_query]
             elif param.location == "query":
-                query.extend(query_pairs(param, value))
+                pairs = query_pairs(param, value)
+                in_url[param.location, param.name] = sum(len(k) + len(v) + 2 for k, v in pairs)
+                query.extend(pairs)
             elif param.location == "header":
                 headers[param.name] = header_value(param, value)
             else:
@@ -320,9 +324,23 @@ class RestApiTool(BaseTool):
             )
         # Built by the client: its timeouts and default headers (User-Agent: some APIs,
         # GitHub's among them, refuse requests without one) apply.
-        return self._loaded.client.build_request(
-            op.method.upper(), url, headers=headers, content=content
-        )
+        try:
+            return self._loaded.client.build_request(
+                op.method.upper(), url, headers=headers, content=content
+            )
+        except httpx2.InvalidURL as error:
+            if not in_url:  # the base URL, not the model's arguments
+                raise ToolCallError(f"invalid URL: {error}", tool_name=self.name) from error
+            # What a URL built from encoded values cannot carry is their length: the
+            # longest value is the one to cut.
+            location, name = max(in_url, key=in_url.__getitem__)
+            too_long = "too long" in str(error)
+            reason = (
+                f"too long for a URL ({len(url):,} characters)"
+                if too_long
+                else f"cannot be sent in a URL: {error}"
+            )
+            raise SerializationError(location, name, reason) from error
 
     def _check_base(self) -> None:
         """Raise, naming what to pass, when the spec's server URL could not be made

@@ -11,6 +11,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -27,14 +28,21 @@ from toolsets._context import ToolContext
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._toolset import BaseToolset
 from toolsets.openapi._clients import LoopClients
-from toolsets.openapi._document import Document, Resolver, file_uri, join_pointer, parse_text
+from toolsets.openapi._document import (
+    Document,
+    RefPolicy,
+    Resolver,
+    file_uri,
+    join_pointer,
+    parse_text,
+)
 from toolsets.openapi._model import Operation, Server
 from toolsets.openapi._names import tool_names
 from toolsets.openapi._oauth import ClientCredentials, OAuth
-from toolsets.openapi._operations import Spec, read_spec
+from toolsets.openapi._operations import Spec, dropped, read_spec
 from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._schema import SchemaBuilder
-from toolsets.openapi._security import Credentials, check_credential
+from toolsets.openapi._security import Credentials, check_credential, origin
 
 if TYPE_CHECKING:
     from toolsets.openapi._tool import RestApiTool
@@ -43,6 +51,8 @@ __all__ = ["ConfirmPolicy", "OpenApiToolset"]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds for each request (connect, each read, each write) unless told otherwise."""
+MAX_SPEC_REDIRECTS = 5
+"""Redirects followed when fetching a spec document."""
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
 """Responses are cut (and marked so) beyond this many bytes: more would flood the model."""
 
@@ -177,8 +187,9 @@ class OpenApiToolset(BaseToolset):
             closed when that loop ends or by `shutdown`.
         timeout: Seconds for each request phase, with the default client.
         max_response_bytes: Responses are cut beyond this size.
-        spec_url: The URL relative references are resolved against, for a spec given as
-            text or a dict (a path's or URL's own location is used otherwise).
+        spec_url: Where a spec given as text or a dict came from: the URL its relative
+            references are resolved against, and whose origin says what they may load
+            (see ``allow_refs``). A path's or URL's own location is used otherwise.
         validate_responses: Check each successful JSON response against the schema the
             operation declares for it: ``"warn"`` logs what does not match, ``"error"``
             also gives the model an error (with the body and what is wrong) instead.
@@ -188,6 +199,15 @@ class OpenApiToolset(BaseToolset):
             redirect leads to, nor to token endpoints) and their values are never shown
             in reprs or errors. A header the call sets itself (a header parameter the
             model gave, a security scheme's credential) takes precedence.
+
+        allow_refs: Origins (``https://schemas.example``) or URL prefixes
+            (``https://example.com/specs/``, ``file:///srv/specs/``) that the spec's
+            ``$ref``s may load documents from, beyond what its own origin allows: a spec
+            read from a file may refer to files and http(s) URLs; one fetched over
+            http(s) only to its own origin (never to a file); one given as a dict or
+            text only to what ``spec_url`` gives it (nothing outside itself without).
+            A reference that is not allowed leaves its operation out (a `problems`
+            entry naming it).
 
     Raises:
         ToolDefinitionError: an option cannot work (``.field`` names it), e.g. a header
@@ -208,10 +228,16 @@ class OpenApiToolset(BaseToolset):
         spec_url: str | None = None,
         validate_responses: Literal["warn", "error"] | None = None,
         headers: Mapping[str, str] | None = None,
+        allow_refs: Sequence[str] = (),
     ) -> None:
         if confirm not in ("never", "writes", "destructive", "always") and not callable(confirm):
             raise ToolDefinitionError(
                 f"confirm must be never, writes, destructive, always or a function: {confirm!r}"
+            )
+        if not isinstance(spec, str | os.PathLike | Mapping):
+            raise ToolDefinitionError(
+                f"spec must be a path, an http(s) URL, JSON or YAML text, or a dict, "
+                f"not {type(spec).__name__}"
             )
         self._source = spec
         self._base_url = base_url
@@ -233,6 +259,7 @@ class OpenApiToolset(BaseToolset):
         self._timeout = timeout
         self._max_response_bytes = max_response_bytes
         self._spec_url = spec_url
+        self._ref_policy = RefPolicy(allow_refs)
         if validate_responses not in (None, "warn", "error"):
             raise ToolDefinitionError(
                 f"validate_responses must be None, 'warn' or 'error': {validate_responses!r}"
@@ -275,7 +302,8 @@ class OpenApiToolset(BaseToolset):
 
         Raises:
             SpecError: the document cannot be read; ``.pointer`` says where.
-            ConnectionError: the spec's URL (or one it refers to) cannot be fetched.
+            ConnectionError: the spec's URL cannot be fetched (a document it refers to
+                that cannot be leaves the operations using it out, as `problems`).
         """
         loaded = self._loaded
         if loaded is not None:
@@ -299,16 +327,35 @@ class OpenApiToolset(BaseToolset):
 
     async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
         """Check the whole document against the OpenAPI (or Swagger 2.0) specification,
-        with openapi-spec-validator, in a worker thread: every error found (up to
-        ``max_errors``), each naming its JSON pointer; empty when the document is valid.
+        with openapi-spec-validator, in a worker thread, and load it: every error found
+        (up to ``max_errors``), each naming its JSON pointer, then what loading found that
+        the validator did not (`problems`: operations left out, say for a ``$ref`` that
+        leads nowhere); empty when the document is valid and every operation loads.
+        Referenced documents are read under the same rule as loading (``allow_refs``).
 
         Not part of loading: it reads every node of the document, tens of seconds on a
         spec the size of GitHub's, and real-world specs often break a rule that does not
         matter to their tools (those that do are in `problems` after loading).
+
+        Raises:
+            SpecError: the document cannot be read at all.
+            ConnectionError: the spec's URL cannot be fetched.
         """
+        loading: tuple[SpecError, ...]
+        try:
+            await self.load()
+        except SpecError as error:
+            loading = (error,)
+        else:
+            loading = self.problems
         loaded = self._loaded
-        root = loaded.resolver.root if loaded is not None else await self._read_root()
-        return await anyio.to_thread.run_sync(_validate, root, max_errors)
+        if loaded is not None:
+            resolver = loaded.resolver
+        else:
+            resolver = self._resolver(await self._read_root())
+        errors = await anyio.to_thread.run_sync(_validate, resolver, max_errors)
+        seen = {error.pointer for error in errors}  # the validator said it, more precisely
+        return errors + tuple(p for p in loading if p.pointer not in seen)
 
     @property
     def headers(self) -> Mapping[str, str]:
@@ -375,8 +422,8 @@ class OpenApiToolset(BaseToolset):
             return Document(source, self._spec_url or "")
         text = os.fspath(source)
         if text.startswith(("http://", "https://")):
-            fetched = await self._fetch(text)
-            return Document(await anyio.to_thread.run_sync(parse_text, fetched, text), text)
+            fetched, url = await self._fetch(text)
+            return Document(await anyio.to_thread.run_sync(parse_text, fetched, url), url)
         if "\n" in text or text.lstrip().startswith("{"):
             parsed = await anyio.to_thread.run_sync(parse_text, text, self._spec_url)
             return Document(parsed, self._spec_url or "")
@@ -388,17 +435,34 @@ class OpenApiToolset(BaseToolset):
         uri = file_uri(path)
         return Document(await anyio.to_thread.run_sync(parse_text, content, uri), uri)
 
-    async def _fetch(self, url: str) -> str:
-        try:
-            client = await self._http()
-            response = await client.get(url, follow_redirects=True)
-        except httpx2.HTTPError as error:
-            raise ConnectionError(
-                f"cannot fetch the spec {url}: {type(error).__name__}", target=url
-            ) from error
+    async def _fetch(self, url: str, *, any_origin: bool = True) -> tuple[str, str]:
+        """The text at ``url``, and the URL it came from after redirects (its references
+        are relative to that); redirects to another origin are followed only when
+        ``any_origin`` (the spec's own URL, which the user gave, but not the documents it
+        refers to: the origin was what allowed them)."""
+        client = await self._http()
+        asked = url
+        for _ in range(MAX_SPEC_REDIRECTS + 1):
+            try:
+                response = await client.get(url, follow_redirects=False)
+            except httpx2.InvalidURL as error:
+                raise SpecError(f"cannot fetch {url!r}: {error}", source=asked) from error
+            except httpx2.HTTPError as error:
+                raise ConnectionError(
+                    f"cannot fetch the spec {url}: {type(error).__name__}", target=url
+                ) from error
+            if not (response.is_redirect and "location" in response.headers):
+                break
+            url = urljoin(url, response.headers["location"])
+            if not any_origin and origin(url) != origin(asked):
+                raise SpecError(
+                    f"fetching it was redirected to another origin, {origin(url)}", source=asked
+                )
+        else:
+            raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=asked)
         if response.status_code >= 400:
-            raise SpecError(f"fetching it gave HTTP {response.status_code}", source=url)
-        return response.text
+            raise SpecError(f"fetching it gave HTTP {response.status_code}", source=asked)
+        return response.text, url
 
     def _build(self, root: Document) -> tuple[_Loaded, tuple[RestApiTool, ...]]:
         """In a worker thread: read the operations and make their tools.
@@ -418,10 +482,7 @@ class OpenApiToolset(BaseToolset):
     def _build_tools(self, root: Document) -> tuple[_Loaded, tuple[RestApiTool, ...]]:
         from toolsets.openapi._tool import RestApiTool
 
-        def fetch(url: str) -> str:
-            return anyio.from_thread.run(self._fetch, url)
-
-        resolver = Resolver(root, fetch=fetch)
+        resolver = self._resolver(root)
         spec = read_spec(resolver)
         unknown = sorted(set(self._credentials) - set(spec.security_schemes))
         if unknown:  # a misspelt scheme name would otherwise drop the credential silently
@@ -441,7 +502,8 @@ class OpenApiToolset(BaseToolset):
             try:
                 built.append((op, builder.operation(op, root.uri)))
             except SpecError as error:  # one broken operation never breaks the rest
-                problems.append(error)
+                what = f"{op.method.upper()} {op.path}"
+                problems.append(dropped(error, op.pointer, root.uri or None, what))
         if len(problems) > len(spec.problems):
             spec = dataclasses.replace(spec, problems=tuple(problems))
         loaded = _Loaded(
@@ -468,6 +530,16 @@ class OpenApiToolset(BaseToolset):
         )
         return loaded, tools
 
+    def _resolver(self, root: Document) -> Resolver:
+        """The resolver of ``root``'s references (used in a worker thread: documents
+        are fetched through the event loop's client)."""
+
+        def fetch(url: str) -> str:
+            text, _ = anyio.from_thread.run(partial(self._fetch, any_origin=False), url)
+            return text
+
+        return Resolver(root, fetch=fetch, policy=self._ref_policy)
+
     def _resolve_base(self, op: Operation, doc_uri: str) -> str | None:
         """Where ``op`` is sent: ``base_url``, else its first server, a relative one (no
         servers means ``/``) resolved against the spec's own http(s) URL; None when there
@@ -487,7 +559,36 @@ class OpenApiToolset(BaseToolset):
         return url.rstrip("/")
 
 
-def _validate(root: Document, max_errors: int) -> tuple[SpecError, ...]:
+class _Retrievers(Mapping[str, Callable[[str], Any]]):
+    """openapi-spec-validator's document handlers, by URI scheme: for every scheme, the
+    spec's `Resolver` (what the spec may refer to, ``$id``s found where they are), never
+    the validator's own file and urllib readers. Remembers what it refused."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self._resolver = resolver
+        self.refused: SpecError | None = None
+
+    def _retrieve(self, uri: str) -> Any:
+        try:
+            return self._resolver.retrieve(uri)
+        except SpecError as error:
+            self.refused = self.refused or error
+            raise
+
+    def __getitem__(self, scheme: str) -> Callable[[str], Any]:
+        return self._retrieve
+
+    def __contains__(self, scheme: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _validate(resolver: Resolver, max_errors: int) -> tuple[SpecError, ...]:
     from openapi_spec_validator import (
         OpenAPIV2SpecValidator,
         OpenAPIV30SpecValidator,
@@ -495,6 +596,7 @@ def _validate(root: Document, max_errors: int) -> tuple[SpecError, ...]:
         OpenAPIV32SpecValidator,
     )
 
+    root = resolver.root
     document = root.root
     source = root.uri or None
     if not isinstance(document, Mapping):
@@ -510,6 +612,8 @@ def _validate(root: Document, max_errors: int) -> tuple[SpecError, ...]:
     if validator is None:
         where = "/openapi" if "openapi" in document else "/swagger"
         return (SpecError(f"unknown version {version!r}", pointer=where, source=source),)
+    retrievers = _Retrievers(resolver)
+    validator = type(validator.__name__, (validator,), {"resolver_handlers": retrievers})
     errors: list[SpecError] = []
     try:
         for error in validator(document, base_uri=root.uri).iter_errors():
@@ -518,7 +622,9 @@ def _validate(root: Document, max_errors: int) -> tuple[SpecError, ...]:
             if len(errors) >= max_errors:
                 break
     except Exception as error:  # the validator trips over some documents it already faulted
-        if not errors:
+        if retrievers.refused is not None:
+            errors.append(retrievers.refused)
+        elif not errors:
             errors.append(
                 SpecError(f"the validator failed: {type(error).__name__}: {error}", source=source)
             )
