@@ -491,6 +491,18 @@ def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:
     assert stdio.target == "srv --token *** --api-key=*** --verbose"
 
 
+def test_the_repr_of_an_http_transport_hides_credentials_in_its_url() -> None:
+    http = StreamableHttp(url="https://user:pw@example.com:8443/mcp?token=SECRET&v=2")
+    shown = repr(http)
+    assert "SECRET" not in shown
+    assert "pw" not in shown
+    assert "user" not in shown
+    assert "https://example.com:8443/mcp" in shown
+    assert repr(StreamableHttp(url="http://127.0.0.1:1/mcp")).startswith(
+        "StreamableHttp(url='http://127.0.0.1:1/mcp'"
+    )
+
+
 def test_an_injected_http_client_cannot_be_combined_with_headers_or_auth() -> None:
     import httpx2
 

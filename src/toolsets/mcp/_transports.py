@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -96,10 +97,28 @@ class StreamableHttp:
     @property
     def target(self) -> str:
         """The URL without user:password and query (either may carry a secret)."""
-        parts = urlsplit(self.url)
-        host = parts.hostname or ""
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+        return _without_secrets(self.url)
+
+    def __repr__(self) -> str:
+        return _repr(self)
+
+
+def _without_secrets(url: str) -> str:
+    """``url`` without user:password and query, either of which may carry a secret."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _repr(transport: Any) -> str:
+    """The dataclass repr, with the URL shown as its `target` (no secrets)."""
+    shown = [
+        f"{f.name}={transport.target if f.name == 'url' else getattr(transport, f.name)!r}"
+        for f in dataclasses.fields(transport)
+        if f.repr
+    ]
+    return f"{type(transport).__name__}({', '.join(shown)})"
 
 
 Transport: TypeAlias = Stdio | StreamableHttp
