@@ -165,3 +165,23 @@ async def test_every_tool_of_the_reference_server_can_be_called(
     ]
     assert gz, results["gzip-file-as-resource"]
     assert progress == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_arguments_that_do_not_fit_the_reference_servers_schemas_come_back_with_fields(
+    transport: str, everything_http: str
+) -> None:
+    # Its schemas are JSON Schema draft-07 (by their $schema); a refused call is never
+    # sent, so the fields come from us, not from the server's own -32602 message.
+    async with everything_toolset(transport, everything_http, features=False) as toolset:
+        get_sum = await toolset.get_tool("get-sum")
+        echo = await toolset.get_tool("echo")
+        wrong_type = await get_sum.run({"a": "two", "b": 40}, ToolContext())
+        missing = await echo.run({}, ToolContext())
+        right = await get_sum.run({"a": 2, "b": 40}, ToolContext())
+    assert isinstance(wrong_type, dict)
+    assert set(wrong_type["fields"]) == {"a"}
+    assert "'number'" in wrong_type["fields"]["a"]
+    assert isinstance(missing, dict)
+    assert missing["fields"] == {"message": "Field required"}
+    assert "42" in str(right)

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import anyio
+import mcp.types as mt
 import pytest
 from tests.mcp_helpers import HttpServer, alive, eventually, fixture_stdio, stdio_toolset
 
@@ -479,6 +480,73 @@ async def test_the_tool_list_is_fetched_again_after_a_reconnect() -> None:
         after = await toolset.list_tools()
     assert [t.name for t in after] == [t.name for t in before]
     assert after[0] is not before[0], "listed again on the new session"
+
+
+# --- arguments checked before sending --------------------------------------------------
+
+
+async def received(toolset: McpToolset) -> list[str]:
+    """The tools the fixture server was asked to call (this question included)."""
+    result = await toolset.call_tool("calls_received", {})
+    assert result.structured_content is not None
+    names: list[str] = result.structured_content["result"]
+    return names
+
+
+async def test_arguments_that_do_not_fit_the_input_schema_are_refused_naming_each_field() -> None:
+    async with stdio_toolset() as toolset:
+        add = await toolset.get_tool("add")
+        ctx = ToolContext()
+        wrong = await add.run({"a": "x", "c": 3}, ctx)  # (extra arguments are allowed)
+        not_an_object = await add.run([1, 2], ctx)  # type: ignore[arg-type]
+        assert await received(toolset) == ["calls_received"], "nothing was sent"
+        right = await add.run({"a": 1, "b": 2}, ctx)
+    assert isinstance(wrong, dict)
+    assert set(wrong["fields"]) == {"a", "b"}  # type: ignore[arg-type]
+    assert wrong["fields"]["b"] == "Field required"  # type: ignore[index,call-overload]
+    assert isinstance(not_an_object, dict)
+    assert set(not_an_object["fields"]) == {"(arguments)"}  # type: ignore[arg-type]
+    assert right == {"total": 3}
+
+
+async def test_the_schemas_own_dialect_decides_how_arguments_are_checked() -> None:
+    draft4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"a": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}},
+        "additionalProperties": False,
+    }
+    async with stdio_toolset() as toolset:
+        add = McpTool(toolset, mt.Tool(name="add", input_schema=draft4))
+        result = await add.run({"a": 0, "b": 1}, ToolContext())
+        assert await received(toolset) == ["calls_received"]
+    assert isinstance(result, dict)
+    assert set(result["fields"]) == {"a", "b"}  # type: ignore[arg-type]
+    assert result["fields"]["b"] == "Extra inputs are not permitted"  # type: ignore[index,call-overload]
+
+
+@pytest.mark.parametrize(
+    "properties",
+    [
+        {"text": {"type": "strng"}},  # not a JSON Schema
+        {"text": {"$ref": "#/$defs/missing"}},  # a reference to nowhere
+        {"text": {"type": "string", "pattern": "\\p{L}+"}},  # an ECMA-262-only pattern
+    ],
+)
+async def test_a_schema_that_cannot_be_used_is_logged_once_and_calls_go_unchecked(
+    properties: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    schema = {"type": "object", "properties": properties}
+    async with stdio_toolset() as toolset:
+        echo = McpTool(toolset, mt.Tool(name="echo", input_schema=schema))
+        with caplog.at_level(logging.WARNING, logger="toolsets"):
+            first = await echo.run({"text": "one"}, ToolContext())
+            second = await echo.run({"text": "two"}, ToolContext())
+        assert await received(toolset) == ["echo", "echo", "calls_received"]
+    assert (first, second) == ({"result": "one"}, {"result": "two"})
+    unusable = [r for r in caplog.records if "cannot be used to check" in r.getMessage()]
+    assert len(unusable) == 1
+    assert "'echo'" in unusable[0].getMessage()
 
 
 def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:

@@ -23,6 +23,7 @@ from toolsets._function_tool import FunctionTool
 from toolsets._json import JsonValue
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset
+from toolsets._validation import ArgumentChecker
 from toolsets._wrappers import RenamedTool
 from toolsets.mcp._callbacks import (
     ElicitationHandler,
@@ -116,6 +117,7 @@ class McpTool(BaseTool):
             annotations=annotations,
             timeout=toolset.timeout,
         )
+        self._checker = ArgumentChecker(self.parameters, tool_name=self.name)
 
     @property
     def mcp_name(self) -> str:
@@ -138,7 +140,16 @@ class McpTool(BaseTool):
         return policy == "destructive" and self.is_destructive
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-        """Call the tool; the server's ``isError`` comes back as ``{"error": ...}``."""
+        """Call the tool; the server's ``isError`` comes back as ``{"error": ...}``.
+
+        The arguments are checked against the tool's ``inputSchema`` first: arguments
+        that do not fit come back as ``{"error": ..., "fields": {...}}`` (as for every
+        tool) and nothing is sent. A schema that cannot be used for checking (some
+        servers publish invalid ones) is logged once; calls are then sent unchecked.
+        """
+        invalid = self._checker.result(args)
+        if invalid is not None:
+            return invalid
         result = await self.toolset.call_tool(self.mcp_name, args, ctx=ctx)
         return convert_result(result)
 

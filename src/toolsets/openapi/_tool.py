@@ -13,7 +13,6 @@ from urllib.parse import urljoin
 
 import anyio.to_thread
 import httpx2
-from jsonschema import Draft202012Validator
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import ToolContext
@@ -22,6 +21,7 @@ from toolsets._errors import ConnectionError, ToolCallError
 from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
+from toolsets._validation import ArgumentChecker
 from toolsets.openapi._model import Operation, Parameter
 from toolsets.openapi._oauth import ClientCredentials, is_expired
 from toolsets.openapi._schema import OperationSchema, plain_text
@@ -99,7 +99,7 @@ class RestApiTool(BaseTool):
             for key, argument in schema.arguments.items()
         ]
         """Each argument, where it goes, and its parameter (None for the body)."""
-        self._validator: Draft202012Validator | None = None
+        self._checker = ArgumentChecker(schema.parameters, tool_name=name)
 
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
         policy = self._confirm
@@ -175,12 +175,7 @@ class RestApiTool(BaseTool):
         return ready, requirement, fetched
 
     def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
-        if self._validator is None:  # compiled on first call: most tools are never called
-            self._validator = Draft202012Validator(self._schema.parameters)
-        return [
-            (".".join(str(p) for p in error.absolute_path), error.message)
-            for error in sorted(self._validator.iter_errors(args), key=lambda e: e.path)
-        ]
+        return self._checker.problems(args)
 
     def build_request(
         self,

@@ -1,0 +1,146 @@
+"""Checking a tool's arguments against its JSON Schema before anything is sent, for every
+source of tools whose parameters are a JSON Schema (MCP tools, API operations)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
+from jsonschema.protocols import Validator
+from referencing.exceptions import Unresolvable
+
+from toolsets._json import JsonValue
+from toolsets._results import invalid_arguments_result
+
+__all__ = ["ArgumentChecker"]
+
+logger = logging.getLogger("toolsets")
+
+
+class ArgumentChecker:
+    """Checks arguments against one tool's parameter schema.
+
+    The validator follows the schema's ``$schema`` (JSON Schema 2020-12 without one, as
+    MCP says) and is compiled on the first check: most tools of a big catalogue are never
+    called. A schema that cannot be used (invalid, or with a ``$ref`` that does not
+    resolve) must not make the tool unusable: it is logged once, and calls are then sent
+    unchecked, leaving the checking to the server.
+
+    Args:
+        schema: The tool's parameter schema (an object schema).
+        tool_name: The tool's name, for the log line.
+    """
+
+    def __init__(self, schema: Mapping[str, Any], *, tool_name: str) -> None:
+        self._schema = schema
+        self._tool_name = tool_name
+        self._validator: Validator | None = None
+        self._unusable = False
+
+    @property
+    def usable(self) -> bool:
+        """False once the schema was found unusable (calls then go unchecked)."""
+        return not self._unusable
+
+    def result(self, args: object) -> JsonValue | None:
+        """The invalid-arguments result (with ``fields``) for ``args``, or None when
+        they fit (or cannot be checked)."""
+        problems = self.problems(args)
+        return invalid_arguments_result(problems) if problems else None
+
+    def problems(self, args: object) -> list[tuple[str, str]]:
+        """``(field path, what is wrong)`` for each problem of ``args``; the path is
+        dotted (``items.0.name``), ``""`` for the arguments object itself."""
+        if not isinstance(args, Mapping):
+            return [("", f"expected a JSON object, got {type(args).__name__}")]
+        validator = self._compiled()
+        if validator is None:
+            return []
+        try:
+            errors = sorted(validator.iter_errors(args), key=_path_key)
+        except (Unresolvable, RecursionError) as exc:
+            self._give_up(exc)
+            return []
+        problems: dict[tuple[str, str], None] = {}  # in order, without repeats
+        for error in errors:
+            problems.update(dict.fromkeys(_described(error)))
+        return list(problems)
+
+    def _compiled(self) -> Validator | None:
+        if self._unusable:
+            return None
+        if self._validator is None:
+            schema = dict(self._schema)
+            dialect = schema.get("$schema")
+            if not isinstance(dialect, str):
+                schema.pop("$schema", None)
+            cls = validators.validator_for(schema, default=Draft202012Validator)
+            try:
+                cls.check_schema(schema)
+            except SchemaError as exc:
+                self._give_up(exc)
+                return None
+            self._validator = cls(schema)
+        return self._validator
+
+    def _give_up(self, error: BaseException) -> None:
+        self._unusable = True
+        logger.warning(
+            "tool %r: its parameter schema cannot be used to check arguments (%s: %s); "
+            "calls are sent unchecked",
+            self._tool_name,
+            type(error).__name__,
+            str(error).splitlines()[0][:200] if str(error) else "",
+        )
+
+
+def _path_key(error: ValidationError) -> list[str]:
+    return [str(part) for part in error.absolute_path]
+
+
+def _described(error: ValidationError) -> list[tuple[str, str]]:
+    """The problems one validation error stands for. A missing or an unexpected property
+    is named by its own path, as function tools name it, rather than by its parent's."""
+    path = ".".join(str(part) for part in error.absolute_path)
+    instance, schema = error.instance, error.schema
+    if error.validator == "required" and isinstance(instance, Mapping):
+        # One error per missing name: each names them all, the repeats are dropped.
+        required = error.validator_value if isinstance(error.validator_value, list) else []
+        missing = [name for name in required if name not in instance]
+        if missing:
+            return [(_join(path, name), "Field required") for name in missing]
+    if (
+        error.validator == "additionalProperties"
+        and error.validator_value is False
+        and isinstance(instance, Mapping)
+        and isinstance(schema, Mapping)
+    ):
+        unexpected = _unexpected(instance, schema)
+        if unexpected:
+            return [(_join(path, name), "Extra inputs are not permitted") for name in unexpected]
+    return [(path, error.message)]
+
+
+def _unexpected(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    declared = schema.get("properties")
+    patterns = schema.get("patternProperties")
+    names = set(declared) if isinstance(declared, Mapping) else set()
+    regexes = list(patterns) if isinstance(patterns, Mapping) else []
+    return [str(key) for key in instance if key not in names and not _matches(regexes, str(key))]
+
+
+def _matches(regexes: list[str], name: str) -> bool:
+    for regex in regexes:
+        try:
+            if re.search(regex, name):
+                return True
+        except (re.error, TypeError):
+            return True  # cannot tell: not reported as unexpected
+    return False
+
+
+def _join(path: str, name: object) -> str:
+    return f"{path}.{name}" if path else str(name)
