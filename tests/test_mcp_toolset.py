@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import mcp.types as mt
 import pytest
+from tests.agent_helpers import approve, asked_to_confirm, one_call, response_of
 from tests.mcp_helpers import HttpServer, alive, eventually, fixture_stdio, stdio_toolset
 
 from toolsets import (
@@ -301,6 +302,36 @@ async def test_destructive_tools_can_be_made_to_require_confirmation(
     assert tools["slow"].requires_confirmation({}), "no hints: destructive by MCP's defaults"
     with pytest.raises(ValueError, match="confirm"):
         http_toolset(http_server, confirm="sometimes")  # type: ignore[arg-type]
+
+
+async def test_by_default_tools_not_marked_safe_wait_for_the_users_approval(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server) as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+    assert toolset.confirm == "destructive"
+    assert tools["delete_file"].requires_confirmation({"path": "a"})
+    assert tools["slow"].requires_confirmation({}), "no hints: destructive by MCP's defaults"
+    assert not tools["add"].requires_confirmation({"a": 1, "b": 2}), "read-only"
+    assert not tools["append_line"].requires_confirmation({"line": "a"}), "not destructive"
+
+
+@pytest.mark.parametrize("confirm", [None, "never"])
+async def test_in_an_agent_a_destructive_mcp_call_pauses_for_approval_unless_opted_out(
+    confirm: str | None,
+) -> None:
+    options = {} if confirm is None else {"confirm": confirm}
+    async with stdio_toolset(**options) as toolset:
+        delete = FunctionCall(name="delete_file", args={"path": "notes.txt"})
+        runner, session_id, events = await one_call(toolset, delete, "Deleted.")
+        if confirm is None:
+            request = asked_to_confirm(events)
+            assert await received(toolset) == ["calls_received"], "it did not run unasked"
+            events = await approve(runner, session_id, request)
+        asked_before = ["calls_received"] if confirm is None else []
+        assert await received(toolset) == [*asked_before, "delete_file", "calls_received"]
+    assert response_of(events, "delete_file") == {"result": "deleted notes.txt"}
+    assert events[-1].text == "Deleted."
 
 
 # --- client features --------------------------------------------------------------------

@@ -138,7 +138,9 @@ def load_mcp_config(
 ) -> BaseToolset:
     """Every server of a config file as one toolset: each an `McpToolset` (with
     ``options``), its tools prefixed with the server's name (``github_create_issue``),
-    so that names never collide across servers.
+    so that names never collide across servers. As for `McpToolset`, calls of tools a
+    server does not mark read-only or non-destructive wait for the user's approval in an
+    agent unless ``confirm="never"`` is passed.
 
     Raises:
         SpecError: the config is wrong (``.pointer`` names the entry).

@@ -69,9 +69,13 @@ ProgressHandler: TypeAlias = Callable[[str, float, float | None, str | None], Aw
 ConfirmPolicy: TypeAlias = (
     "Literal['never', 'destructive', 'always'] | Callable[[McpTool, Mapping[str, Any]], bool]"
 )
-"""When calls need the user's approval: never, for tools the server marks destructive (by
-the MCP defaults, any tool not marked read-only or non-destructive), always, or decided
-per call."""
+"""When calls need the user's approval: never; for tools that may be destructive
+(``destructive``, the default); always; or decided per call.
+
+A tool may be destructive unless the server marks it read-only (``readOnlyHint``) or
+non-destructive (``destructiveHint: false``): MCP's own defaults, under which a tool
+without annotations may be destructive. A server that says nothing about a tool has not
+said it is safe, so its calls wait for the user in an agent."""
 
 
 def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -168,7 +172,9 @@ class McpToolset(BaseToolset):
         timeout: Seconds a call may take (a cancelled or timed-out call is cancelled on
             the server too; the session stays usable).
         connect_timeout: Seconds to start or reach the server and finish the handshake.
-        confirm: When calls need the user's approval (see `ConfirmPolicy`).
+        confirm: When calls need the user's approval (see `ConfirmPolicy`). By default
+            (``"destructive"``) a tool not marked read-only or non-destructive waits for
+            the user in an agent; ``"never"`` opts out.
         sampling: Answers the server's sampling requests: an `Llm`, or a function.
         elicitation: Answers the server's questions for the user: a function, or
             ``"defaults"`` to accept each form with its schema's defaults.
@@ -191,7 +197,7 @@ class McpToolset(BaseToolset):
         *,
         timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        confirm: ConfirmPolicy = "never",
+        confirm: ConfirmPolicy = "destructive",
         sampling: SamplingHandler | Any = None,
         elicitation: ElicitationHandler | Literal["defaults"] | None = None,
         roots: RootsSource | None = None,

@@ -51,6 +51,10 @@ logger = logging.getLogger("toolsets.openapi")
 
 MAX_REDIRECTS = 5
 _READ_ONLY_METHODS = frozenset(("get", "head", "options"))
+DESTRUCTIVE_METHODS = frozenset(("delete", "put", "patch"))
+"""Methods that may remove or overwrite what is there (a PUT replaces the whole resource,
+a PATCH changes it): destructive in MCP's sense. A POST is taken to add (use the
+``writes`` policy for APIs whose POSTs do more)."""
 
 
 class RestApiTool(BaseTool):
@@ -75,7 +79,9 @@ class RestApiTool(BaseTool):
             title=operation.summary or None,
             annotations=ToolAnnotations(
                 read_only=method in _READ_ONLY_METHODS,
-                destructive=method == "delete" if method not in _READ_ONLY_METHODS else None,
+                destructive=(
+                    method in DESTRUCTIVE_METHODS if method not in _READ_ONLY_METHODS else None
+                ),
                 idempotent=method in ("get", "head", "options", "put", "delete"),
                 open_world=True,
             ),
@@ -109,7 +115,7 @@ class RestApiTool(BaseTool):
         if policy == "writes":
             return method not in _READ_ONLY_METHODS
         if policy == "destructive":
-            return method == "delete"
+            return method in DESTRUCTIVE_METHODS
         return policy == "always"
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
