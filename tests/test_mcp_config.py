@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.agent_helpers import asked_to_confirm, one_call
 from tests.mcp_helpers import SERVER
 
-from toolsets import SpecError, ToolContext
+from toolsets import FunctionCall, SpecError, ToolContext
 from toolsets.mcp import Stdio, StreamableHttp, load_mcp_config, read_mcp_config
 
 pytestmark = pytest.mark.anyio
@@ -91,3 +92,18 @@ async def test_a_config_file_loads_as_one_prefixed_toolset(tmp_path: Path) -> No
     assert "fix_ture_echo" in names
     assert "second_echo" in names
     assert len(names) == len(set(names))
+
+
+async def test_a_confirmation_names_the_tool_with_its_servers_prefix(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        json.dumps(
+            {"mcpServers": {"files": {"command": sys.executable, "args": [SERVER, "stdio"]}}}
+        )
+    )
+    async with load_mcp_config(path) as toolset:
+        delete = FunctionCall(name="files_delete_file", args={"path": "a.txt"})
+        _, _, events = await one_call(toolset, delete, "Deleted.")
+    hint = asked_to_confirm(events).hint
+    assert "'files_delete_file'" in hint
+    assert "'delete_file'" not in hint
