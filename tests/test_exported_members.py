@@ -160,6 +160,7 @@ MCP = {
     "ConfirmPolicy",
     "ElicitationHandler",
     "HeaderProvider",
+    "InputValues",
     "McpTool",
     "McpToolset",
     "ProgressHandler",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.agent_helpers import asked_to_confirm, one_call
@@ -68,6 +70,49 @@ def test_a_broken_entry_is_a_spec_error_naming_its_json_pointer(
     with pytest.raises(SpecError) as info:
         read_mcp_config(config)
     assert info.value.pointer == pointer
+
+
+VS_CODE = {
+    "inputs": [{"type": "promptString", "id": "tok", "description": "Token", "password": True}],
+    "servers": {
+        "gh": {
+            "type": "http",
+            "url": "https://api.example.com/mcp",
+            "headers": {"Authorization": "Bearer ${input:tok}"},
+        }
+    },
+}
+
+
+def test_a_vs_code_input_without_a_value_is_a_spec_error_naming_where_it_is() -> None:
+    with pytest.raises(SpecError) as info:
+        read_mcp_config(VS_CODE)
+    assert info.value.pointer == "/servers/gh/headers/Authorization"
+    assert "input:tok" in str(info.value)
+
+
+def test_vs_code_inputs_are_filled_in_from_a_mapping_or_a_function() -> None:
+    by_id = read_mcp_config(VS_CODE, inputs={"tok": "t0k"})["gh"]
+    asked: list[tuple[str, object]] = []
+
+    def ask(name: str, definition: Mapping[str, Any]) -> str:
+        asked.append((name, definition.get("password")))
+        return "t1k"
+
+    by_function = read_mcp_config(VS_CODE, inputs=ask)["gh"]
+    assert isinstance(by_id, StreamableHttp)
+    assert isinstance(by_function, StreamableHttp)
+    assert by_id.headers == {"Authorization": "Bearer t0k"}
+    assert by_function.headers == {"Authorization": "Bearer t1k"}
+    assert asked == [("tok", True)]
+
+
+@pytest.mark.parametrize("value", ["${config:editor.token}", "${input:}", "${command:pick}"])
+def test_a_variable_that_cannot_be_expanded_is_never_sent_as_it_is(value: str) -> None:
+    config = {"mcpServers": {"a": {"command": "srv", "args": ["--key", value]}}}
+    with pytest.raises(SpecError) as info:
+        read_mcp_config(config, inputs={"x": "y"})
+    assert info.value.pointer == "/mcpServers/a/args/1"
 
 
 def test_a_file_that_is_not_json_says_where(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 `mcp` SDK."""
 
 from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
-from toolsets.mcp._config import load_mcp_config, read_mcp_config
+from toolsets.mcp._config import InputValues, load_mcp_config, read_mcp_config
 from toolsets.mcp._convert import convert_result
 from toolsets.mcp._toolset import (
     DEFAULT_CALL_TIMEOUT,
@@ -20,6 +20,7 @@ __all__ = [
     "ConfirmPolicy",
     "ElicitationHandler",
     "HeaderProvider",
+    "InputValues",
     "McpTool",
     "McpToolset",
     "ProgressHandler",
