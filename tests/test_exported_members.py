@@ -166,6 +166,7 @@ MCP = {
     "ProgressHandler",
     "RootsSource",
     "SamplingHandler",
+    "Sse",
     "Stdio",
     "StreamableHttp",
     "Transport",

@@ -13,7 +13,7 @@ from tests.agent_helpers import asked_to_confirm, one_call
 from tests.mcp_helpers import SERVER
 
 from toolsets import FunctionCall, SpecError, ToolContext
-from toolsets.mcp import Stdio, StreamableHttp, load_mcp_config, read_mcp_config
+from toolsets.mcp import Sse, Stdio, StreamableHttp, load_mcp_config, read_mcp_config
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +45,12 @@ def test_command_and_url_entries_become_transports(monkeypatch: pytest.MonkeyPat
     assert env.env == {"KEY": "s3cret"}
 
 
+def test_an_sse_entry_becomes_an_sse_transport_with_its_headers() -> None:
+    entry = {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"X-Key": "k"}}
+    (transport,) = read_mcp_config({"mcpServers": {"old": entry}}).values()
+    assert transport == Sse(url="http://127.0.0.1:1/sse", headers={"X-Key": "k"})
+
+
 def test_vs_code_style_servers_key_is_read_too() -> None:
     transports = read_mcp_config({"servers": {"a": {"url": "http://127.0.0.1:1/mcp"}}})
     assert list(transports) == ["a"]
@@ -57,7 +63,8 @@ def test_vs_code_style_servers_key_is_read_too() -> None:
         ({"mcpServers": {"a": {"command": 3}}}, "/mcpServers/a/command"),
         ({"mcpServers": {"a": {"command": "x", "args": "no"}}}, "/mcpServers/a/args"),
         ({"mcpServers": {"a/b": {"url": "ftp://x"}}}, "/mcpServers/a~1b/url"),
-        ({"mcpServers": {"a": {"url": "http://x/mcp", "type": "sse"}}}, "/mcpServers/a/type"),
+        ({"mcpServers": {"a": {"url": "http://x/mcp", "type": "ws"}}}, "/mcpServers/a/type"),
+        ({"mcpServers": {"a": {"url": "ftp://x/sse", "type": "sse"}}}, "/mcpServers/a/url"),
         ({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}, "/mcpServers/a/env"),
         ({"mcpServers": {"a": {"command": "${NOT_SET_ANYWHERE}"}}}, "/mcpServers/a/command"),
         ({"mcpServers": []}, "/mcpServers"),

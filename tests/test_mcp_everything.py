@@ -17,7 +17,7 @@ from tests.mcp_helpers import ROOT, free_port
 
 from toolsets import ToolContext
 from toolsets.agent import ScriptedModel
-from toolsets.mcp import McpToolset, Stdio, StreamableHttp
+from toolsets.mcp import McpToolset, Sse, Stdio, StreamableHttp, load_mcp_config
 
 pytestmark = pytest.mark.anyio
 
@@ -78,11 +78,11 @@ def test_the_reference_server_is_installed() -> None:
     assert version.stdout.startswith("v22.")
 
 
-@pytest.fixture(scope="module")
-def everything_http() -> Iterator[str]:
+def serve_everything(mode: str, path: str) -> Iterator[str]:
+    """server-everything over HTTP (``streamableHttp`` or ``sse``) on a free port: its URL."""
     port = free_port()
     process = subprocess.Popen(
-        [str(NODE), str(EVERYTHING), "streamableHttp"],
+        [str(NODE), str(EVERYTHING), mode],
         env={**os.environ, "PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -97,9 +97,19 @@ def everything_http() -> Iterator[str]:
                 process.kill()
                 raise RuntimeError("server-everything did not start") from None
             time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp"
+    yield f"http://127.0.0.1:{port}{path}"
     process.terminate()
     process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def everything_http() -> Iterator[str]:
+    yield from serve_everything("streamableHttp", "/mcp")
+
+
+@pytest.fixture(scope="module")
+def everything_sse() -> Iterator[str]:
+    yield from serve_everything("sse", "/sse")
 
 
 def everything_toolset(transport: str, url: str, *, features: bool, **options: Any) -> McpToolset:
@@ -185,3 +195,20 @@ async def test_arguments_that_do_not_fit_the_reference_servers_schemas_come_back
     assert isinstance(missing, dict)
     assert missing["fields"] == {"message": "Field required"}
     assert "42" in str(right)
+
+
+async def test_a_server_on_the_older_sse_transport_is_reached_with_sse(everything_sse: str) -> None:
+    async with McpToolset(Sse(url=everything_sse)) as toolset:
+        names = {t.name for t in await toolset.list_tools()}
+        get_sum = await toolset.get_tool("get-sum")
+        result = await get_sum.run({"a": 2, "b": 40}, ToolContext())
+    assert names == ALWAYS
+    assert "42" in str(result)
+
+
+async def test_an_sse_entry_of_a_config_file_loads(everything_sse: str) -> None:
+    config = {"mcpServers": {"everything": {"type": "sse", "url": everything_sse}}}
+    async with load_mcp_config(config) as toolset:
+        echo = await toolset.get_tool("everything_echo")
+        result = await echo.run({"message": "over sse"}, ToolContext())
+    assert "over sse" in str(result)

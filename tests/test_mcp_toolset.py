@@ -21,7 +21,7 @@ from toolsets import (
     prefixed,
 )
 from toolsets.agent import LlmAgent, Runner, ScriptedModel
-from toolsets.mcp import McpTool, McpToolset, StreamableHttp
+from toolsets.mcp import McpTool, McpToolset, Sse, StreamableHttp
 
 pytestmark = pytest.mark.anyio
 
@@ -216,8 +216,11 @@ async def test_a_crashed_stdio_server_fails_the_call_clearly_and_the_next_call_r
     assert not alive(second_pid), "shutdown ends the server process"
 
 
-async def test_an_unreachable_http_server_gives_a_clear_error_not_an_exception_group() -> None:
-    toolset = McpToolset(StreamableHttp(url="http://127.0.0.1:9/mcp"), connect_timeout=5)
+@pytest.mark.parametrize("transport", [StreamableHttp, Sse])
+async def test_an_unreachable_http_server_gives_a_clear_error_not_an_exception_group(
+    transport: type[StreamableHttp | Sse],
+) -> None:
+    toolset = McpToolset(transport(url="http://127.0.0.1:9/mcp"), connect_timeout=5)
     with anyio.fail_after(10), pytest.raises(ConnectionError) as info:
         await toolset.list_tools()
     assert info.value.target == "http://127.0.0.1:9/mcp"
@@ -590,15 +593,18 @@ def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:
     assert stdio.target == "srv --token *** --api-key=*** --verbose"
 
 
-def test_the_repr_of_an_http_transport_hides_credentials_in_its_url() -> None:
-    http = StreamableHttp(url="https://user:pw@example.com:8443/mcp?token=SECRET&v=2")
+@pytest.mark.parametrize("transport", [StreamableHttp, Sse])
+def test_the_repr_of_an_http_transport_hides_credentials_in_its_url(
+    transport: type[StreamableHttp | Sse],
+) -> None:
+    http = transport(url="https://user:pw@example.com:8443/mcp?token=SECRET&v=2")
     shown = repr(http)
     assert "SECRET" not in shown
     assert "pw" not in shown
     assert "user" not in shown
     assert "https://example.com:8443/mcp" in shown
-    assert repr(StreamableHttp(url="http://127.0.0.1:1/mcp")).startswith(
-        "StreamableHttp(url='http://127.0.0.1:1/mcp'"
+    assert repr(transport(url="http://127.0.0.1:1/mcp")).startswith(
+        f"{transport.__name__}(url='http://127.0.0.1:1/mcp'"
     )
 
 

@@ -1,5 +1,5 @@
-"""MCP servers as toolsets: `McpToolset` over `Stdio` or `StreamableHttp`, on the official
-`mcp` SDK."""
+"""MCP servers as toolsets: `McpToolset` over `Stdio`, `StreamableHttp` or `Sse`, on the
+official `mcp` SDK."""
 
 from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
 from toolsets.mcp._config import InputValues, load_mcp_config, read_mcp_config
@@ -12,7 +12,7 @@ from toolsets.mcp._toolset import (
     McpToolset,
     ProgressHandler,
 )
-from toolsets.mcp._transports import HeaderProvider, Stdio, StreamableHttp, Transport
+from toolsets.mcp._transports import HeaderProvider, Sse, Stdio, StreamableHttp, Transport
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -26,6 +26,7 @@ __all__ = [
     "ProgressHandler",
     "RootsSource",
     "SamplingHandler",
+    "Sse",
     "Stdio",
     "StreamableHttp",
     "Transport",

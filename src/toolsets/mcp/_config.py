@@ -14,7 +14,7 @@ from toolsets._errors import SpecError
 from toolsets._toolset import BaseToolset
 from toolsets._wrappers import combined, prefixed
 from toolsets.mcp._toolset import McpToolset
-from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
+from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
 
 __all__ = ["InputValues", "load_mcp_config", "read_mcp_config"]
 
@@ -145,15 +145,17 @@ def _transport(name: str, entry: Any, root: str, variables: _Variables) -> Trans
         return Stdio(command=command, args=args, env=env or None, cwd=cwd)
     if "url" in entry:
         kind = entry.get("type", entry.get("transport"))
-        if kind not in _HTTP_TYPES:
+        if kind not in _HTTP_TYPES and kind != "sse":
             raise SpecError(
-                f"transport {kind!r} is not supported (use streamable HTTP or a command)",
+                f"transport {kind!r} is not supported (use streamable HTTP, sse or a command)",
                 pointer=where + ("/type" if "type" in entry else "/transport"),
                 source=source,
             )
         url = entry["url"]
         headers = _strings(entry.get("headers"), where + "/headers", source, "headers")
         try:
+            if kind == "sse":
+                return Sse(url=url, headers=headers)
             return StreamableHttp(url=url, headers=headers)
         except ValueError as exc:
             raise SpecError(str(exc), pointer=where + "/url", source=source) from exc

@@ -28,11 +28,12 @@ import httpx2
 import sniffio
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
 from toolsets._errors import ConnectionError
-from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
+from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
 
 __all__ = ["Connection", "ConnectionOptions", "Host", "is_connection_lost", "is_session_expired"]
 
@@ -122,6 +123,15 @@ class Connection:
                 cwd=transport.cwd,
             )
             yield stdio_client(params)
+            return
+        if isinstance(transport, Sse):
+            yield sse_client(
+                transport.url,
+                headers=dict(transport.headers),
+                timeout=transport.timeout,
+                sse_read_timeout=transport.read_timeout,
+                auth=transport.auth,
+            )
             return
         assert isinstance(transport, StreamableHttp)
         if transport.http_client is not None:

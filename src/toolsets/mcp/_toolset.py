@@ -42,7 +42,7 @@ from toolsets.mcp._connection import (
     seconds,
 )
 from toolsets.mcp._convert import convert_result
-from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
+from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -168,7 +168,7 @@ class McpToolset(BaseToolset):
     handshake, ``timeout`` for each call (and each listing).
 
     Args:
-        transport: `Stdio` or `StreamableHttp`.
+        transport: `Stdio`, `StreamableHttp`, or `Sse` (MCP's older HTTP transport).
         timeout: Seconds a call may take (a cancelled or timed-out call is cancelled on
             the server too; the session stays usable).
         connect_timeout: Seconds to start or reach the server and finish the handshake.
@@ -209,8 +209,8 @@ class McpToolset(BaseToolset):
         prompts_as_tools: bool = False,
         max_sessions: int = 64,
     ) -> None:
-        if not isinstance(transport, Stdio | StreamableHttp):
-            raise TypeError(f"transport must be Stdio or StreamableHttp, not {transport!r}")
+        if not isinstance(transport, Stdio | StreamableHttp | Sse):
+            raise TypeError(f"transport must be Stdio, StreamableHttp or Sse, not {transport!r}")
         if confirm not in ("never", "destructive", "always") and not callable(confirm):
             raise ValueError(
                 f"confirm must be never, destructive, always or a function: {confirm!r}"

@@ -1,4 +1,5 @@
-"""Where an MCP server is: a command to run (stdio) or a URL (streamable HTTP)."""
+"""Where an MCP server is: a command to run (stdio) or a URL (streamable HTTP, or the
+older HTTP+SSE)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import httpx2
 
 from toolsets._context import ToolContext
 
-__all__ = ["HeaderProvider", "Stdio", "StreamableHttp", "Transport"]
+__all__ = ["HeaderProvider", "Sse", "Stdio", "StreamableHttp", "Transport"]
 
 _SECRET = re.compile(r"token|secret|password|passwd|api[-_]?key|auth", re.IGNORECASE)
 
@@ -90,9 +91,7 @@ class StreamableHttp:
                 "StreamableHttp: with http_client=, set headers and auth on that client; "
                 "header_provider needs toolsets to make its own clients (drop http_client)"
             )
-        parts = urlsplit(self.url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"StreamableHttp needs an http(s) URL, got {self.target!r}")
+        _check_http_url(self, "StreamableHttp")
 
     @property
     def target(self) -> str:
@@ -101,6 +100,45 @@ class StreamableHttp:
 
     def __repr__(self) -> str:
         return _repr(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sse:
+    """A server reached over MCP's older HTTP+SSE transport (a GET event stream and
+    POSTed messages), which MCP replaced by streamable HTTP; for servers that still speak
+    only it (``"type": "sse"`` in config files).
+
+    Args:
+        url: The event stream's endpoint, e.g. ``http://127.0.0.1:3001/sse``.
+        headers: Headers sent with every request (e.g. an API key).
+        auth: An ``httpx2.Auth`` (e.g. the SDK's OAuth providers).
+        timeout: Seconds to wait for the server to accept a connection and answer an
+            HTTP request (a call's own timeout is the toolset's).
+        read_timeout: Seconds the event stream may stay silent before it counts as lost.
+    """
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    auth: httpx2.Auth | None = field(default=None, repr=False)
+    timeout: float = 30.0
+    read_timeout: float = 300.0
+
+    def __post_init__(self) -> None:
+        _check_http_url(self, "Sse")
+
+    @property
+    def target(self) -> str:
+        """The URL without user:password and query (either may carry a secret)."""
+        return _without_secrets(self.url)
+
+    def __repr__(self) -> str:
+        return _repr(self)
+
+
+def _check_http_url(transport: StreamableHttp | Sse, kind: str) -> None:
+    parts = urlsplit(transport.url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{kind} needs an http(s) URL, got {transport.target!r}")
 
 
 def _without_secrets(url: str) -> str:
@@ -121,5 +159,5 @@ def _repr(transport: Any) -> str:
     return f"{type(transport).__name__}({', '.join(shown)})"
 
 
-Transport: TypeAlias = Stdio | StreamableHttp
-"""Either way of reaching a server."""
+Transport: TypeAlias = Stdio | StreamableHttp | Sse
+"""A way of reaching a server."""
