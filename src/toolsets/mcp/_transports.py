@@ -8,7 +8,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -64,8 +64,32 @@ class Stdio:
         return " ".join([self.command, *shown])
 
 
-@dataclass(frozen=True, kw_only=True)
-class StreamableHttp:
+class _AtUrl:
+    """What transports to a URL share: a target and a repr without the URL's secrets."""
+
+    url: str
+
+    @property
+    def target(self) -> str:
+        """The URL without user:password and query (either may carry a secret)."""
+        return _without_secrets(self.url)
+
+    def _check_url(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{type(self).__name__} needs an http(s) URL, got {self.target!r}")
+
+    def __repr__(self) -> str:
+        shown = [
+            f"{f.name}={self.target if f.name == 'url' else getattr(self, f.name)!r}"
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+            if f.repr
+        ]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class StreamableHttp(_AtUrl):
     """A server reached over MCP's streamable HTTP transport.
 
     Args:
@@ -91,19 +115,11 @@ class StreamableHttp:
                 "StreamableHttp: with http_client=, set headers and auth on that client; "
                 "header_provider needs toolsets to make its own clients (drop http_client)"
             )
-        _check_http_url(self, "StreamableHttp")
-
-    @property
-    def target(self) -> str:
-        """The URL without user:password and query (either may carry a secret)."""
-        return _without_secrets(self.url)
-
-    def __repr__(self) -> str:
-        return _repr(self)
+        self._check_url()
 
 
-@dataclass(frozen=True, kw_only=True)
-class Sse:
+@dataclass(frozen=True, kw_only=True, repr=False)
+class Sse(_AtUrl):
     """A server reached over MCP's older HTTP+SSE transport (a GET event stream and
     POSTed messages), which MCP replaced by streamable HTTP; for servers that still speak
     only it (``"type": "sse"`` in config files).
@@ -124,21 +140,7 @@ class Sse:
     read_timeout: float = 300.0
 
     def __post_init__(self) -> None:
-        _check_http_url(self, "Sse")
-
-    @property
-    def target(self) -> str:
-        """The URL without user:password and query (either may carry a secret)."""
-        return _without_secrets(self.url)
-
-    def __repr__(self) -> str:
-        return _repr(self)
-
-
-def _check_http_url(transport: StreamableHttp | Sse, kind: str) -> None:
-    parts = urlsplit(transport.url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"{kind} needs an http(s) URL, got {transport.target!r}")
+        self._check_url()
 
 
 def _without_secrets(url: str) -> str:
@@ -147,16 +149,6 @@ def _without_secrets(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def _repr(transport: Any) -> str:
-    """The dataclass repr, with the URL shown as its `target` (no secrets)."""
-    shown = [
-        f"{f.name}={transport.target if f.name == 'url' else getattr(transport, f.name)!r}"
-        for f in dataclasses.fields(transport)
-        if f.repr
-    ]
-    return f"{type(transport).__name__}({', '.join(shown)})"
 
 
 Transport: TypeAlias = Stdio | StreamableHttp | Sse
