@@ -167,6 +167,7 @@ MCP = {
     "RootsSource",
     "SamplingHandler",
     "Sse",
+    "StderrTarget",
     "Stdio",
     "StreamableHttp",
     "Transport",

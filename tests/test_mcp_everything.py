@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import socket
 import subprocess
@@ -212,3 +213,14 @@ async def test_an_sse_entry_of_a_config_file_loads(everything_sse: str) -> None:
         echo = await toolset.get_tool("everything_echo")
         result = await echo.run({"message": "over sse"}, ToolContext())
     assert "over sse" in str(result)
+
+
+async def test_the_reference_servers_stderr_banner_is_logged_not_printed(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with caplog.at_level(logging.INFO, logger="toolsets.mcp.stderr"):
+        async with everything_toolset("stdio", "", features=False, name="everything") as toolset:
+            await toolset.list_tools()
+    logged = [r.getMessage() for r in caplog.records if r.name == "toolsets.mcp.stderr"]
+    assert "everything: Starting default (STDIO) server..." in logged
+    assert "Starting default" not in capfd.readouterr().err

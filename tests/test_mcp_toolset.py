@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -10,7 +11,14 @@ import anyio
 import mcp.types as mt
 import pytest
 from tests.agent_helpers import approve, asked_to_confirm, one_call, response_of
-from tests.mcp_helpers import HttpServer, alive, eventually, fixture_stdio, stdio_toolset
+from tests.mcp_helpers import (
+    SERVER,
+    HttpServer,
+    alive,
+    eventually,
+    fixture_stdio,
+    stdio_toolset,
+)
 
 from toolsets import (
     ConnectionError,
@@ -21,7 +29,7 @@ from toolsets import (
     prefixed,
 )
 from toolsets.agent import LlmAgent, Runner, ScriptedModel
-from toolsets.mcp import McpTool, McpToolset, Sse, StreamableHttp
+from toolsets.mcp import McpTool, McpToolset, Sse, Stdio, StreamableHttp
 
 pytestmark = pytest.mark.anyio
 
@@ -514,6 +522,54 @@ async def test_the_tool_list_is_fetched_again_after_a_reconnect() -> None:
         after = await toolset.list_tools()
     assert [t.name for t in after] == [t.name for t in before]
     assert after[0] is not before[0], "listed again on the new session"
+
+
+# --- a stdio server's stderr ------------------------------------------------------------
+
+CHATTER = {"TOOLSETS_FIXTURE_STDERR": "starting up|ready on stdio"}
+
+
+def chatter(records: list[logging.LogRecord], logger: str) -> list[str]:
+    return [r.getMessage() for r in records if r.name == logger]
+
+
+async def test_by_default_a_servers_stderr_goes_to_a_logger_one_record_per_line(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with caplog.at_level(logging.INFO, logger="toolsets.mcp.stderr"):
+        async with stdio_toolset(CHATTER, name="fixture") as toolset:
+            await toolset.list_tools()
+    assert chatter(caplog.records, "toolsets.mcp.stderr") == [
+        "fixture: starting up",
+        "fixture: ready on stdio",
+    ]
+    assert "starting up" not in capfd.readouterr().err, "not on the terminal"
+
+
+async def test_a_servers_stderr_can_go_to_a_file_or_a_logger_of_ones_own(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "server.log"
+    to_file = Stdio(command=sys.executable, args=[SERVER, "stdio"], env=CHATTER, stderr=path)
+    mine = logging.getLogger("my.servers")
+    to_mine = Stdio(command=sys.executable, args=[SERVER, "stdio"], env=CHATTER, stderr=mine)
+    with caplog.at_level(logging.INFO, logger="my.servers"):
+        for transport in (to_file, to_file, to_mine):
+            async with McpToolset(transport, name="fx") as toolset:
+                await toolset.list_tools()
+    assert path.read_text().splitlines() == ["starting up", "ready on stdio"] * 2
+    assert chatter(caplog.records, "my.servers") == ["fx: starting up", "fx: ready on stdio"]
+
+
+async def test_a_server_that_fails_to_start_has_its_last_stderr_lines_in_the_error() -> None:
+    env = {
+        "TOOLSETS_FIXTURE_STDERR": "config error: no such directory /nope",
+        "TOOLSETS_FIXTURE_EXIT": "3",
+    }
+    with anyio.fail_after(20), pytest.raises(ConnectionError) as info:
+        async with stdio_toolset(env, connect_timeout=10):
+            pass
+    assert "config error: no such directory /nope" in str(info.value)
 
 
 # --- arguments checked before sending --------------------------------------------------

@@ -12,7 +12,14 @@ from toolsets.mcp._toolset import (
     McpToolset,
     ProgressHandler,
 )
-from toolsets.mcp._transports import HeaderProvider, Sse, Stdio, StreamableHttp, Transport
+from toolsets.mcp._transports import (
+    HeaderProvider,
+    Sse,
+    StderrTarget,
+    Stdio,
+    StreamableHttp,
+    Transport,
+)
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -27,6 +34,7 @@ __all__ = [
     "RootsSource",
     "SamplingHandler",
     "Sse",
+    "StderrTarget",
     "Stdio",
     "StreamableHttp",
     "Transport",

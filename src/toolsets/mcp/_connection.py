@@ -27,12 +27,13 @@ import anyio.to_thread
 import httpx2
 import sniffio
 from anyio.abc import TaskGroup, TaskStatus
-from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
 from toolsets._errors import ConnectionError
+from toolsets.mcp._stderr import ServerStderr
 from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
 
 __all__ = ["Connection", "ConnectionOptions", "Host", "is_connection_lost", "is_session_expired"]
@@ -84,6 +85,8 @@ class ConnectionOptions:
 
     transport: Transport
     connect_timeout: float
+    name: str = ""
+    """The server's name in logs (default: the command or URL)."""
     client_kwargs: dict[str, Any] = field(default_factory=dict)
     on_list_changed: Callable[[], None] = lambda: None
 
@@ -100,6 +103,8 @@ class Connection:
         self._closing = anyio.Event()
         self._scope: anyio.CancelScope | None = None
         self.alive = True
+        self.stderr: ServerStderr | None = None
+        """A stdio server's stderr (its last lines explain a failed start)."""
 
     @property
     def target(self) -> str:
@@ -122,7 +127,8 @@ class Connection:
                 env=dict(transport.env) if transport.env is not None else None,
                 cwd=transport.cwd,
             )
-            yield stdio_client(params)
+            self.stderr = ServerStderr(transport.stderr, self.options.name or transport.target)
+            yield self.stderr.client(params)
             return
         if isinstance(transport, Sse):
             yield sse_client(
@@ -306,8 +312,9 @@ class Host:
                 await self._wait_ready(connection, lambda: self._via_portal(connection.ready.wait))
             if connection.error is not None or connection.client is None:
                 error = connection.error or RuntimeError("closed while connecting")
+                stderr = connection.stderr.tail() if connection.stderr is not None else ""
                 raise ConnectionError(
-                    f"cannot connect to MCP server {connection.target}: {describe(error)}",
+                    f"cannot connect to MCP server {connection.target}: {describe(error)}" + stderr,
                     target=connection.target,
                 ) from error
             return connection

@@ -352,6 +352,7 @@ class McpToolset(BaseToolset):
             )
         return ConnectionOptions(
             transport=transport,
+            name=self.name,
             connect_timeout=self.connect_timeout,
             client_kwargs=self._client_kwargs,
             on_list_changed=self._invalidate,

@@ -4,20 +4,27 @@ older HTTP+SSE)."""
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
+from typing import IO, Any, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
 from toolsets._context import ToolContext
 
-__all__ = ["HeaderProvider", "Sse", "Stdio", "StreamableHttp", "Transport"]
+__all__ = ["HeaderProvider", "Sse", "StderrTarget", "Stdio", "StreamableHttp", "Transport"]
 
 _SECRET = re.compile(r"token|secret|password|passwd|api[-_]?key|auth", re.IGNORECASE)
+
+StderrTarget: TypeAlias = "logging.Logger | str | os.PathLike[str] | IO[Any] | int | None"
+"""Where a stdio server's stderr goes: a logger (each line a record at INFO), a path (the
+file is appended to), an open file or file descriptor (``subprocess.DEVNULL`` drops it,
+``sys.stderr`` is the terminal), or None for the ``toolsets.mcp.stderr`` logger."""
 
 HeaderProvider: TypeAlias = Callable[
     [ToolContext | None], "Mapping[str, str] | Awaitable[Mapping[str, str]]"
@@ -35,12 +42,20 @@ class Stdio:
         env: Extra environment variables (added to a minimal safe environment, as the
             SDK does; pass what the server needs, e.g. an API key).
         cwd: The working directory.
+        stderr: Where the server's stderr goes: a ``logging.Logger`` (one record per
+            line, at INFO, beginning with the server's name), a path (appended to), an
+            open file or descriptor (``sys.stderr`` for the terminal,
+            ``subprocess.DEVNULL`` to drop it). By default, the ``toolsets.mcp.stderr``
+            logger: the terminal is not flooded with a server's chatter, and nothing is
+            lost either — configure logging to see it, and a server that fails to start
+            has its last lines in the `ConnectionError`.
     """
 
     command: str
     args: Sequence[str] = ()
     env: Mapping[str, str] | None = field(default=None, repr=False)
     cwd: str | Path | None = None
+    stderr: StderrTarget = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.command:
