@@ -46,9 +46,13 @@ def test_command_and_url_entries_become_transports(monkeypatch: pytest.MonkeyPat
 
 
 def test_an_sse_entry_becomes_an_sse_transport_with_its_headers() -> None:
-    entry = {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"X-Key": "k"}}
-    (transport,) = read_mcp_config({"mcpServers": {"old": entry}}).values()
-    assert transport == Sse(url="http://127.0.0.1:1/sse", headers={"X-Key": "k"})
+    entry = {"type": "sse", "url": "http://127.0.0.1:1/events", "headers": {"X-Key": "k"}}
+    untyped = {"url": "http://127.0.0.1:1/sse"}  # as Cursor writes them
+    transports = read_mcp_config({"mcpServers": {"old": entry, "cursor": untyped}})
+    assert transports["old"] == Sse(url="http://127.0.0.1:1/events", headers={"X-Key": "k"})
+    assert transports["cursor"] == Sse(url="http://127.0.0.1:1/sse")
+    typed = read_mcp_config({"mcpServers": {"a": {"type": "http", "url": "http://h/sse"}}})
+    assert isinstance(typed["a"], StreamableHttp), "a type given is followed"
 
 
 def test_vs_code_style_servers_key_is_read_too() -> None:
@@ -65,6 +69,7 @@ def test_vs_code_style_servers_key_is_read_too() -> None:
         ({"mcpServers": {"a/b": {"url": "ftp://x"}}}, "/mcpServers/a~1b/url"),
         ({"mcpServers": {"a": {"url": "http://x/mcp", "type": "ws"}}}, "/mcpServers/a/type"),
         ({"mcpServers": {"a": {"url": "ftp://x/sse", "type": "sse"}}}, "/mcpServers/a/url"),
+        ({"mcpServers": {"a": {"url": 3}}}, "/mcpServers/a/url"),
         ({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}, "/mcpServers/a/env"),
         ({"mcpServers": {"a": {"command": "${NOT_SET_ANYWHERE}"}}}, "/mcpServers/a/command"),
         ({"mcpServers": []}, "/mcpServers"),

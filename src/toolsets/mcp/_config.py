@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
+from urllib.parse import urlsplit
 
 from toolsets._errors import SpecError
 from toolsets._toolset import BaseToolset
@@ -152,7 +153,11 @@ def _transport(name: str, entry: Any, root: str, variables: _Variables) -> Trans
                 source=source,
             )
         url = entry["url"]
+        if not isinstance(url, str):
+            raise SpecError("url must be a string", pointer=where + "/url", source=source)
         headers = _strings(entry.get("headers"), where + "/headers", source, "headers")
+        if kind is None and urlsplit(url).path.rstrip("/").endswith("/sse"):
+            kind = "sse"  # Cursor's entries give no type; an /sse endpoint speaks SSE
         try:
             if kind == "sse":
                 return Sse(url=url, headers=headers)
@@ -168,6 +173,8 @@ def read_mcp_config(
     """The servers of a config file (or its parsed content): name → transport.
 
     Reads the ``mcpServers`` key (Claude Desktop, Cursor, ...) or ``servers`` (VS Code).
+    A ``url`` entry is streamable HTTP unless its ``type`` is ``"sse"`` (or it has no
+    type and its path ends in ``/sse``, as in Cursor's files): then MCP's older HTTP+SSE.
     ``${VAR}`` and ``${env:VAR}`` in values come from the environment, VS Code's
     ``${input:ID}`` from ``inputs``; any other ``${...}``, or one without a value, is a
     `SpecError` naming where it is, never sent as it is. Entries with
