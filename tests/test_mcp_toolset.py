@@ -599,6 +599,19 @@ async def test_arguments_that_do_not_fit_the_input_schema_are_refused_naming_eac
     assert right == {"total": 3}
 
 
+async def test_null_for_an_optional_parameter_means_not_given_and_is_left_out() -> None:
+    # Hosts in strict mode declare optional parameters nullable and send null for them.
+    async with stdio_toolset() as toolset:
+        sleep = await toolset.get_tool("sleep")
+        args = {"seconds": 0, "label": None}
+        result = await sleep.run(args, ToolContext())
+        required_null = await sleep.run({"seconds": None}, ToolContext())
+    assert args == {"seconds": 0, "label": None}, "the caller's arguments are not changed"
+    assert not (isinstance(result, dict) and "error" in result), result
+    assert isinstance(required_null, dict)
+    assert set(required_null["fields"]) == {"seconds"}  # type: ignore[arg-type]
+
+
 async def test_the_schemas_own_dialect_decides_how_arguments_are_checked() -> None:
     draft4 = {
         "$schema": "http://json-schema.org/draft-04/schema#",

@@ -40,16 +40,36 @@ class ArgumentChecker:
         self._validator: Validator | None = None
         self._unusable = False
 
-    @property
-    def usable(self) -> bool:
-        """False once the schema was found unusable (calls then go unchecked)."""
-        return not self._unusable
-
     def result(self, args: object) -> JsonValue | None:
         """The invalid-arguments result (with ``fields``) for ``args``, or None when
         they fit (or cannot be checked)."""
         problems = self.problems(args)
         return invalid_arguments_result(problems) if problems else None
+
+    def without_null_options(self, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``args`` without the ``null`` given for optional parameters that do not take
+        null: hosts in strict mode (OpenAI's, among others) declare every optional
+        parameter nullable and send ``null`` for "not given", which is what it means
+        then. A copy when anything is left out; ``args`` is never changed."""
+        validator = self._compiled()
+        if validator is None or not any(value is None for value in args.values()):
+            return args
+        required = self._schema.get("required")
+        needed = set(required) if isinstance(required, list) else set()
+        try:
+            dropped = {
+                error.absolute_path[0]
+                for error in validator.iter_errors(args)
+                if len(error.absolute_path) == 1
+                and error.instance is None
+                and error.absolute_path[0] not in needed
+            }
+        except (Unresolvable, RecursionError) as exc:
+            self._give_up(exc)
+            return args
+        if not dropped:
+            return args
+        return {key: value for key, value in args.items() if key not in dropped}
 
     def problems(self, args: object) -> list[tuple[str, str]]:
         """``(field path, what is wrong)`` for each problem of ``args``; the path is

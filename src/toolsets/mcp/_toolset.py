@@ -150,7 +150,11 @@ class McpTool(BaseTool):
         that do not fit come back as ``{"error": ..., "fields": {...}}`` (as for every
         tool) and nothing is sent. A schema that cannot be used for checking (some
         servers publish invalid ones) is logged once; calls are then sent unchecked.
+        ``null`` for an optional parameter that does not take null means "not given"
+        (as hosts in strict mode send it) and is left out.
         """
+        if isinstance(args, Mapping):
+            args = self._checker.without_null_options(args)
         invalid = self._checker.result(args)
         if invalid is not None:
             return invalid
