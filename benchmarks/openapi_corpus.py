@@ -60,8 +60,8 @@ from tests.openapi_helpers import Recorded, RecordingServer, recording_server  #
 from tests.openapi_judge import ArgumentMaker, CoreJudge, GenerationError, WireRequest  # noqa: E402
 
 from toolsets import ToolContext, ToolsetError  # noqa: E402
+from toolsets._patterns import SchemaValidator, matches  # noqa: E402
 from toolsets.openapi import OpenApiToolset, Operation, RestApiTool  # noqa: E402
-from toolsets.openapi._patterns import SchemaValidator, matches  # noqa: E402
 from toolsets.openapi._schema import _IGNORED_HEADERS as IGNORED_HEADERS  # noqa: E402
 from toolsets.openapi._serialize import is_raw  # noqa: E402
 

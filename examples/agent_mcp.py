@@ -37,7 +37,7 @@ def model(request: LlmRequest) -> Step:
 
 async def main() -> None:
     server = Stdio(command=sys.executable, args=[str(SERVER), "stdio"])
-    async with McpToolset(server, confirm="destructive", name="fixture") as toolset:
+    async with McpToolset(server, name="fixture") as toolset:
         console.print(f"connected over protocol {await toolset.protocol_version()}")
         tools = await toolset.list_tools()
         for name in ("add", "echo", "delete_file"):

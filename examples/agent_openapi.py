@@ -194,7 +194,7 @@ async def main() -> None:
             SPEC,
             base_url=f"{url}/api/v1",  # instead of the spec's https://bookshop.example/api/v1
             credentials={"shop_key": SHOP_KEY},  # by security scheme name
-            confirm="destructive",  # DELETE waits for the user's approval
+            # (by default, DELETE, PUT and PATCH wait for the user's approval)
         )
         async with toolset:
             shop = filtered(toolset, select_operations(tags=["books", "stock"]))

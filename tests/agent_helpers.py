@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from toolsets import FunctionCall, FunctionResponse, JsonValue
-from toolsets.agent import Event, Runner
+from toolsets import FunctionCall, FunctionResponse, JsonValue, Tool, Toolset
+from toolsets.agent import ConfirmationRequest, Event, LlmAgent, Runner, ScriptedModel
 
 
 async def collect(events: AsyncIterator[Event]) -> list[Event]:
@@ -33,3 +33,31 @@ def response_of(events: Sequence[Event], name: str) -> JsonValue:
 
 def call(tool_name: str, /, **args: Any) -> FunctionCall:
     return FunctionCall(name=tool_name, args=args)
+
+
+def asked_to_confirm(events: Sequence[Event]) -> ConfirmationRequest:
+    """The one confirmation the run paused on."""
+    (request,) = events[-1].pending
+    assert isinstance(request, ConfirmationRequest)
+    return request
+
+
+async def approve(
+    runner: Runner, session_id: str, request: ConfirmationRequest, user_id: str = "u"
+) -> list[Event]:
+    """Resume the run, approving ``request``."""
+    return await collect(
+        runner.resume(
+            user_id=user_id, session_id=session_id, confirmations={request.function_call_id: True}
+        )
+    )
+
+
+async def one_call(
+    tools: Tool | Toolset, request: FunctionCall, answer: str
+) -> tuple[Runner, str, list[Event]]:
+    """An agent whose model makes ``request``, then answers ``answer``, run once:
+    the runner, the session id and the events (up to a pause, if any)."""
+    runner = Runner(LlmAgent("assistant", ScriptedModel([request, answer]), tools=[tools]))
+    session_id, events = await start(runner, "go")
+    return runner, session_id, events

@@ -312,6 +312,12 @@ async def request_state(url: str, http: httpx2.AsyncClient) -> None:
             logger.info("%s answered %r", name, await tool.run({}, ctx))
 
 
+async def invalid_tool_headers(url: str, http: httpx2.AsyncClient) -> None:
+    """The suite checks which tools the client calls: the valid one, with the argument it
+    requires (arguments that do not fit a tool's schema are never sent)."""
+    await use_server(McpToolset(StreamableHttp(url=url)), "valid_tool", {"region": "us-east1"})
+
+
 SCENARIOS: dict[str, Scenario] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -324,6 +330,7 @@ SCENARIOS: dict[str, Scenario] = {
     "json-schema-ref-no-deref": list_only,
     "json-schema-2020-12-preservation": schema_preservation,
     "sep-2322-client-request-state": request_state,
+    "http-invalid-tool-headers": invalid_tool_headers,
 }
 
 

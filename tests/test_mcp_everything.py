@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -17,7 +18,7 @@ from tests.mcp_helpers import ROOT, HttpServer
 
 from toolsets import ToolContext
 from toolsets.agent import ScriptedModel
-from toolsets.mcp import McpToolset, Stdio, StreamableHttp
+from toolsets.mcp import McpToolset, Sse, Stdio, StreamableHttp, load_mcp_config
 
 pytestmark = pytest.mark.anyio
 
@@ -99,6 +100,25 @@ def everything_server() -> Iterator[EverythingHttpServer]:
 @pytest.fixture(scope="module")
 def everything_http(everything_server: EverythingHttpServer) -> str:
     return everything_server.url
+
+
+class EverythingSseServer(HttpServer):
+    """server-everything over MCP's older HTTP+SSE transport."""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/sse"
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        return [str(NODE), str(EVERYTHING), "sse"], {**os.environ, "PORT": str(self.port)}
+
+
+@pytest.fixture(scope="module")
+def everything_sse() -> Iterator[str]:
+    server = EverythingSseServer()
+    server.start()
+    yield server.url
+    server.stop()
 
 
 def everything_toolset(transport: str, url: str, *, features: bool, **options: Any) -> McpToolset:
@@ -257,3 +277,51 @@ async def test_a_restarted_reference_http_server_is_reinitialized_and_the_call_s
     assert [first.is_error, second.is_error, third.is_error] == [False, False, False]
     assert isinstance(second.content[0], TextContent)
     assert second.content[0].text == "Echo: after"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_arguments_that_do_not_fit_the_reference_servers_schemas_come_back_with_fields(
+    transport: str, everything_http: str
+) -> None:
+    # Its schemas are JSON Schema draft-07 (by their $schema); a refused call is never
+    # sent, so the fields come from us, not from the server's own -32602 message.
+    async with everything_toolset(transport, everything_http, features=False) as toolset:
+        get_sum = await toolset.get_tool("get-sum")
+        echo = await toolset.get_tool("echo")
+        wrong_type = await get_sum.run({"a": "two", "b": 40}, ToolContext())
+        missing = await echo.run({}, ToolContext())
+        right = await get_sum.run({"a": 2, "b": 40}, ToolContext())
+    assert isinstance(wrong_type, dict)
+    assert set(wrong_type["fields"]) == {"a"}
+    assert "'number'" in wrong_type["fields"]["a"]
+    assert isinstance(missing, dict)
+    assert missing["fields"] == {"message": "Field required"}
+    assert "42" in str(right)
+
+
+async def test_a_server_on_the_older_sse_transport_is_reached_with_sse(everything_sse: str) -> None:
+    async with McpToolset(Sse(url=everything_sse)) as toolset:
+        names = {t.name for t in await toolset.list_tools()}
+        get_sum = await toolset.get_tool("get-sum")
+        result = await get_sum.run({"a": 2, "b": 40}, ToolContext())
+    assert names == ALWAYS
+    assert "42" in str(result)
+
+
+async def test_an_sse_entry_of_a_config_file_loads(everything_sse: str) -> None:
+    config = {"mcpServers": {"everything": {"type": "sse", "url": everything_sse}}}
+    async with load_mcp_config(config) as toolset:
+        echo = await toolset.get_tool("everything_echo")
+        result = await echo.run({"message": "over sse"}, ToolContext())
+    assert "over sse" in str(result)
+
+
+async def test_the_reference_servers_stderr_banner_is_logged_not_printed(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with caplog.at_level(logging.INFO, logger="toolsets.mcp.stderr"):
+        async with everything_toolset("stdio", "", features=False, name="everything") as toolset:
+            await toolset.list_tools()
+    logged = [r.getMessage() for r in caplog.records if r.name == "toolsets.mcp.stderr"]
+    assert "everything: Starting default (STDIO) server..." in logged
+    assert "Starting default" not in capfd.readouterr().err

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 import anyio
+import mcp.types as mt
 import pytest
-from tests.mcp_helpers import HttpServer, alive, eventually, fixture_stdio, stdio_toolset
+from tests.agent_helpers import approve, asked_to_confirm, one_call, response_of
+from tests.mcp_helpers import (
+    SERVER,
+    HttpServer,
+    alive,
+    eventually,
+    fixture_stdio,
+    stdio_toolset,
+)
 
 from toolsets import (
     AuthError,
@@ -20,7 +30,7 @@ from toolsets import (
     prefixed,
 )
 from toolsets.agent import LlmAgent, Runner, ScriptedModel
-from toolsets.mcp import McpTool, McpToolset, StreamableHttp
+from toolsets.mcp import McpTool, McpToolset, Sse, Stdio, StreamableHttp
 
 pytestmark = pytest.mark.anyio
 
@@ -207,8 +217,11 @@ async def test_a_crashed_stdio_server_fails_the_call_clearly_and_the_next_call_r
     assert not alive(second_pid), "shutdown ends the server process"
 
 
-async def test_an_unreachable_http_server_gives_a_clear_error_not_an_exception_group() -> None:
-    toolset = McpToolset(StreamableHttp(url="http://127.0.0.1:9/mcp"), connect_timeout=5)
+@pytest.mark.parametrize("transport", [StreamableHttp, Sse])
+async def test_an_unreachable_http_server_gives_a_clear_error_not_an_exception_group(
+    transport: type[StreamableHttp | Sse],
+) -> None:
+    toolset = McpToolset(transport(url="http://127.0.0.1:9/mcp"), connect_timeout=5)
     with anyio.fail_after(10), pytest.raises(ConnectionError) as info:
         await toolset.list_tools()
     assert info.value.target == "http://127.0.0.1:9/mcp"
@@ -327,6 +340,36 @@ async def test_destructive_tools_can_be_made_to_require_confirmation(
     assert tools["slow"].requires_confirmation({}), "no hints: destructive by MCP's defaults"
     with pytest.raises(ValueError, match="confirm"):
         http_toolset(http_server, confirm="sometimes")  # type: ignore[arg-type]
+
+
+async def test_by_default_tools_not_marked_safe_wait_for_the_users_approval(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server) as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+    assert toolset.confirm == "destructive"
+    assert tools["delete_file"].requires_confirmation({"path": "a"})
+    assert tools["slow"].requires_confirmation({}), "no hints: destructive by MCP's defaults"
+    assert not tools["add"].requires_confirmation({"a": 1, "b": 2}), "read-only"
+    assert not tools["append_line"].requires_confirmation({"line": "a"}), "not destructive"
+
+
+@pytest.mark.parametrize("confirm", [None, "never"])
+async def test_in_an_agent_a_destructive_mcp_call_pauses_for_approval_unless_opted_out(
+    confirm: str | None,
+) -> None:
+    options = {} if confirm is None else {"confirm": confirm}
+    async with stdio_toolset(**options) as toolset:
+        delete = FunctionCall(name="delete_file", args={"path": "notes.txt"})
+        runner, session_id, events = await one_call(toolset, delete, "Deleted.")
+        if confirm is None:
+            request = asked_to_confirm(events)
+            assert await received(toolset) == ["calls_received"], "it did not run unasked"
+            events = await approve(runner, session_id, request)
+        asked_before = ["calls_received"] if confirm is None else []
+        assert await received(toolset) == [*asked_before, "delete_file", "calls_received"]
+    assert response_of(events, "delete_file") == {"result": "deleted notes.txt"}
+    assert events[-1].text == "Deleted."
 
 
 # --- client features --------------------------------------------------------------------
@@ -508,6 +551,146 @@ async def test_the_tool_list_is_fetched_again_after_a_reconnect() -> None:
     assert after[0] is not before[0], "listed again on the new session"
 
 
+# --- a stdio server's stderr ------------------------------------------------------------
+
+CHATTER = {"TOOLSETS_FIXTURE_STDERR": "starting up|ready on stdio"}
+
+
+def chatter(records: list[logging.LogRecord], logger: str) -> list[str]:
+    return [r.getMessage() for r in records if r.name == logger]
+
+
+async def test_by_default_a_servers_stderr_goes_to_a_logger_one_record_per_line(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with caplog.at_level(logging.INFO, logger="toolsets.mcp.stderr"):
+        async with stdio_toolset(CHATTER, name="fixture") as toolset:
+            await toolset.list_tools()
+    assert chatter(caplog.records, "toolsets.mcp.stderr") == [
+        "fixture: starting up",
+        "fixture: ready on stdio",
+    ]
+    assert "starting up" not in capfd.readouterr().err, "not on the terminal"
+
+
+async def test_a_servers_stderr_can_go_to_a_file_or_a_logger_of_ones_own(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "server.log"
+    to_file = Stdio(command=sys.executable, args=[SERVER, "stdio"], env=CHATTER, stderr=path)
+    mine = logging.getLogger("my.servers")
+    to_mine = Stdio(command=sys.executable, args=[SERVER, "stdio"], env=CHATTER, stderr=mine)
+    with caplog.at_level(logging.INFO, logger="my.servers"):
+        for transport in (to_file, to_file, to_mine):
+            async with McpToolset(transport, name="fx") as toolset:
+                await toolset.list_tools()
+    assert path.read_text().splitlines() == ["starting up", "ready on stdio"] * 2
+    assert chatter(caplog.records, "my.servers") == ["fx: starting up", "fx: ready on stdio"]
+
+
+async def test_a_server_that_fails_to_start_has_its_last_stderr_lines_in_the_error() -> None:
+    env = {
+        "TOOLSETS_FIXTURE_STDERR": "config error: no such directory /nope",
+        "TOOLSETS_FIXTURE_EXIT": "3",
+    }
+    with anyio.fail_after(20), pytest.raises(ConnectionError) as info:
+        async with stdio_toolset(env, connect_timeout=10):
+            pass
+    assert "config error: no such directory /nope" in str(info.value)
+
+
+# --- arguments checked before sending --------------------------------------------------
+
+
+async def received(toolset: McpToolset) -> list[str]:
+    """The tools the fixture server was asked to call (this question included)."""
+    result = await toolset.call_tool("calls_received", {})
+    assert result.structured_content is not None
+    names: list[str] = result.structured_content["result"]
+    return names
+
+
+async def test_arguments_that_do_not_fit_the_input_schema_are_refused_naming_each_field() -> None:
+    async with stdio_toolset() as toolset:
+        add = await toolset.get_tool("add")
+        ctx = ToolContext()
+        wrong = await add.run({"a": "x", "c": 3}, ctx)  # (extra arguments are allowed)
+        not_an_object = await add.run([1, 2], ctx)  # type: ignore[arg-type]
+        assert await received(toolset) == ["calls_received"], "nothing was sent"
+        right = await add.run({"a": 1, "b": 2}, ctx)
+    assert isinstance(wrong, dict)
+    assert set(wrong["fields"]) == {"a", "b"}  # type: ignore[arg-type]
+    assert wrong["fields"]["b"] == "Field required"  # type: ignore[index,call-overload]
+    assert isinstance(not_an_object, dict)
+    assert set(not_an_object["fields"]) == {"(arguments)"}  # type: ignore[arg-type]
+    assert right == {"total": 3}
+
+
+async def test_null_for_an_optional_parameter_means_not_given_and_is_left_out() -> None:
+    # Hosts in strict mode declare optional parameters nullable and send null for them.
+    async with stdio_toolset() as toolset:
+        sleep = await toolset.get_tool("sleep")
+        args = {"seconds": 0, "label": None}
+        result = await sleep.run(args, ToolContext())
+        required_null = await sleep.run({"seconds": None}, ToolContext())
+    assert args == {"seconds": 0, "label": None}, "the caller's arguments are not changed"
+    assert not (isinstance(result, dict) and "error" in result), result
+    assert isinstance(required_null, dict)
+    assert set(required_null["fields"]) == {"seconds"}  # type: ignore[arg-type]
+
+
+async def test_the_schemas_own_dialect_decides_how_arguments_are_checked() -> None:
+    draft4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"a": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}},
+        "additionalProperties": False,
+    }
+    async with stdio_toolset() as toolset:
+        add = McpTool(toolset, mt.Tool(name="add", input_schema=draft4))
+        result = await add.run({"a": 0, "b": 1}, ToolContext())
+        assert await received(toolset) == ["calls_received"]
+    assert isinstance(result, dict)
+    assert set(result["fields"]) == {"a", "b"}  # type: ignore[arg-type]
+    assert result["fields"]["b"] == "Extra inputs are not permitted"  # type: ignore[index,call-overload]
+
+
+@pytest.mark.parametrize(
+    "properties",
+    [
+        {"text": {"type": "strng"}},  # not a JSON Schema
+        {"text": {"$ref": "#/$defs/missing"}},  # a reference to nowhere
+    ],
+)
+async def test_a_schema_that_cannot_be_used_is_logged_once_and_calls_go_unchecked(
+    properties: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    schema = {"type": "object", "properties": properties}
+    async with stdio_toolset() as toolset:
+        echo = McpTool(toolset, mt.Tool(name="echo", input_schema=schema))
+        with caplog.at_level(logging.WARNING, logger="toolsets"):
+            first = await echo.run({"text": "one"}, ToolContext())
+            second = await echo.run({"text": "two"}, ToolContext())
+        assert await received(toolset) == ["echo", "echo", "calls_received"]
+    assert (first, second) == ({"result": "one"}, {"result": "two"})
+    unusable = [r for r in caplog.records if "cannot be used to check" in r.getMessage()]
+    assert len(unusable) == 1
+    assert "'echo'" in unusable[0].getMessage()
+
+
+async def test_an_ecma_262_pattern_is_checked_as_javascript_reads_it() -> None:
+    # JSON Schema's patterns are ECMA-262: \\p{L} (which Python's re refuses) is a letter.
+    schema = {"type": "object", "properties": {"text": {"type": "string", "pattern": "^\\p{L}+$"}}}
+    async with stdio_toolset() as toolset:
+        echo = McpTool(toolset, mt.Tool(name="echo", input_schema=schema))
+        fits = await echo.run({"text": "Zoë"}, ToolContext())
+        refused = await echo.run({"text": "R2D2"}, ToolContext())
+        assert await received(toolset) == ["echo", "calls_received"]
+    assert fits == {"result": "Zoë"}
+    assert isinstance(refused, dict)
+    assert list(refused["fields"]) == ["text"]  # type: ignore[call-overload]
+
+
 def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:
     from toolsets.mcp import Stdio
 
@@ -527,6 +710,21 @@ def test_header_and_environment_values_are_in_no_repr_or_vars() -> None:
         assert "SECRET" not in repr(transport) + repr(vars(transport))
     assert http.headers["X-Api-Key"] == "k-SECRET"
     assert stdio.env == {"API_KEY": "k-SECRET"}
+
+
+@pytest.mark.parametrize("transport", [StreamableHttp, Sse])
+def test_the_repr_of_an_http_transport_hides_credentials_in_its_url(
+    transport: type[StreamableHttp | Sse],
+) -> None:
+    http = transport(url="https://user:pw@example.com:8443/mcp?token=SECRET&v=2")
+    shown = repr(http)
+    assert "SECRET" not in shown
+    assert "pw" not in shown
+    assert "user" not in shown
+    assert "https://example.com:8443/mcp" in shown
+    assert repr(transport(url="http://127.0.0.1:1/mcp")).startswith(
+        f"{transport.__name__}(url='http://127.0.0.1:1/mcp'"
+    )
 
 
 def test_an_injected_http_client_cannot_be_combined_with_headers_or_auth() -> None:

@@ -128,9 +128,12 @@ async def test_method_hints() -> None:
     assert put.requires_confirmation({})
     assert put.declaration().annotations.idempotent  # type: ignore[union-attr]
     assert delete.declaration().annotations.destructive  # type: ignore[union-attr]
+    assert put.declaration().annotations.destructive  # type: ignore[union-attr]
     destructive_only = await tools_of(FIXTURES / "shapes.yaml", confirm="destructive")
     assert destructive_only["trees_delete_tree"].requires_confirmation({})
-    assert not destructive_only["trees_replace_tree"].requires_confirmation({})
+    assert destructive_only["trees_replace_tree"].requires_confirmation({}), "a PUT overwrites"
+    never = await tools_of(FIXTURES / "shapes.yaml", confirm="never")
+    assert not never["trees_delete_tree"].requires_confirmation({})
 
 
 async def test_broken_operations_are_reported_with_their_pointer_and_the_rest_loads(

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import anyio
 import anyio.abc
 import pytest
+from tests.agent_helpers import approve, asked_to_confirm, one_call, response_of
 from tests.openapi_helpers import recording_server
 from tests.test_openapi_load import FIXTURES
 
-from toolsets import ConnectionError, ToolCallError, ToolContext, ToolDefinitionError
+from toolsets import (
+    ConnectionError,
+    FunctionCall,
+    ToolCallError,
+    ToolContext,
+    ToolDefinitionError,
+)
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -153,3 +161,39 @@ async def test_a_value_too_long_for_a_url_names_its_field_and_nothing_is_sent(
     assert isinstance(result, dict)
     assert list(result["fields"]) == [field]  # type: ignore[call-overload]
     assert server.requests == []
+
+
+async def test_by_default_delete_put_and_patch_wait_for_approval_and_reads_and_posts_do_not() -> (
+    None
+):
+    async with OpenApiToolset(SPEC, base_url="http://127.0.0.1:1") as ts:
+        tools = {t.name: t for t in await ts.list_tools()}
+    assert ts.confirm == "destructive"
+    delete, put, get = (tools[f"trees_{verb}_tree"] for verb in ("delete", "replace", "get"))
+    post = next(t for name, t in tools.items() if name.startswith("a_very_long"))
+    assert delete.requires_confirmation({"id": "t"})
+    assert put.requires_confirmation({"id": "t"}), "a PUT overwrites what was there"
+    assert put.declaration().annotations.destructive  # type: ignore[union-attr]
+    assert not get.requires_confirmation({"id": "t"})
+    assert not post.requires_confirmation({}), "a POST adds: not destructive (use 'writes')"
+    assert post.declaration().annotations.destructive is False  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("confirm", [None, "never"])
+async def test_in_an_agent_a_delete_pauses_for_approval_unless_opted_out(
+    confirm: str | None,
+) -> None:
+    options: dict[str, Any] = {} if confirm is None else {"confirm": confirm}
+    async with recording_server() as server:
+        toolset = OpenApiToolset(SPEC, base_url=server.url, **options)
+        async with toolset:
+            delete = FunctionCall(name="trees_delete_tree", args={"id": "t1"})
+            runner, session_id, events = await one_call(toolset, delete, "Deleted.")
+            if confirm is None:
+                request = asked_to_confirm(events)
+                assert request.hint.startswith("Allow DELETE /trees/{id}")
+                assert server.requests == [], "nothing was sent unasked"
+                events = await approve(runner, session_id, request)
+    assert [r.request_line for r in server.requests] == ["DELETE /trees/t1 HTTP/1.1"]
+    assert response_of(events, "trees_delete_tree") == {"ok": True}
+    assert events[-1].text == "Deleted."

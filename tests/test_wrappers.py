@@ -146,13 +146,24 @@ async def test_prefixed_renames_every_tool_and_keeps_everything_else() -> None:
     assert wrapped_deploy.requires_confirmation({"service": "x"})
     assert wrapped_deploy.confirmation_hint({"service": "x"}) == deploy.confirmation_hint(
         {"service": "x"}
-    )
+    ).replace("'deploy'", "'ops_deploy'")
     assert wrapped_forecast.is_read_only
     assert wrapped_forecast.is_concurrency_safe
     assert wrapped_forecast.required_scopes == {"weather"}
     assert wrapped_forecast.response_schema == forecast.response_schema
     assert wrapped_forecast.auth_config is None
     assert isinstance(wrapped_forecast, Tool)
+
+
+async def test_a_wrapped_tools_confirmation_hint_names_it_as_the_model_and_user_see_it() -> None:
+    toolset = renamed(prefixed(StaticToolset([deploy]), "ops"), {"ops_deploy": "ship"})
+    (wrapped,) = await toolset.list_tools()
+    hint = wrapped.confirmation_hint({"service": "web"})
+    assert hint == 'Allow the tool \'ship\' to run with arguments {"service": "web"}?'
+    # A hint the tool's author wrote is theirs: shown as written.
+    own = tool(lambda service: "ok", name="own", confirmation_hint="Deploy for real?")
+    (wrapped_own,) = await prefixed(StaticToolset([own]), "ops").list_tools()
+    assert wrapped_own.confirmation_hint({"service": "web"}) == "Deploy for real?"
 
 
 async def test_a_renamed_tool_runs_the_original_with_the_same_context() -> None:

@@ -238,15 +238,21 @@ class BaseTool(abc.ABC):
         rule = self._requires_confirmation
         return rule(args) if callable(rule) else rule
 
-    def confirmation_hint(self, args: Mapping[str, Any]) -> str:
-        """As configured, else a sentence naming the tool and its arguments."""
+    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
+        """As configured, else a sentence naming the tool and its arguments.
+
+        Args:
+            args: The call's arguments.
+            name: The name the model and the user know the tool by, when a wrapper
+                offers it under another (``prefixed``, ``renamed``); default: its own.
+        """
         hint = self._confirmation_hint
         if callable(hint):
             return hint(args)
         if hint is not None:
             return hint
         shown = json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)
-        return f"Allow the tool {self.name!r} to run with arguments {shown}?"
+        return f"Allow the tool {name or self.name!r} to run with arguments {shown}?"
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Offer this tool to the model (passive tools override this)."""

@@ -22,7 +22,7 @@ from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
 from toolsets._json import JsonValue
 from toolsets._request import LlmRequest
-from toolsets._tool import Tool
+from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, Toolset
 
 __all__ = ["RenamedTool", "combined", "filtered", "prefixed", "renamed"]
@@ -65,7 +65,11 @@ class RenamedTool:
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
         return self.tool.requires_confirmation(args)
 
-    def confirmation_hint(self, args: Mapping[str, Any]) -> str:
+    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
+        """The wrapped tool's hint, naming the tool as the model and the user see it
+        (a hint of the tool's own making is shown as written)."""
+        if type(self.tool).confirmation_hint in _NAMING_HINTS:
+            return self.tool.confirmation_hint(args, name=name or self.name)  # type: ignore[call-arg]
         return self.tool.confirmation_hint(args)
 
     @property
@@ -117,6 +121,10 @@ class RenamedTool:
 
     def __repr__(self) -> str:
         return f"RenamedTool({self.tool!r}, name={self.name!r})"
+
+
+_NAMING_HINTS = (BaseTool.confirmation_hint, RenamedTool.confirmation_hint)
+"""The hints that take the name the tool is offered under."""
 
 
 class _Wrapper(BaseToolset):

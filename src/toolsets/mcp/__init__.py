@@ -1,8 +1,8 @@
-"""MCP servers as toolsets: `McpToolset` over `Stdio` or `StreamableHttp`, on the official
-`mcp` SDK."""
+"""MCP servers as toolsets: `McpToolset` over `Stdio`, `StreamableHttp` or `Sse`, on the
+official `mcp` SDK."""
 
 from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
-from toolsets.mcp._config import load_mcp_config, read_mcp_config
+from toolsets.mcp._config import InputValues, load_mcp_config, read_mcp_config
 from toolsets.mcp._convert import convert_result
 from toolsets.mcp._stdio import KILL_GRACE
 from toolsets.mcp._toolset import (
@@ -13,7 +13,14 @@ from toolsets.mcp._toolset import (
     McpToolset,
     ProgressHandler,
 )
-from toolsets.mcp._transports import HeaderProvider, Stdio, StreamableHttp, Transport
+from toolsets.mcp._transports import (
+    HeaderProvider,
+    Sse,
+    StderrTarget,
+    Stdio,
+    StreamableHttp,
+    Transport,
+)
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -22,11 +29,14 @@ __all__ = [
     "ConfirmPolicy",
     "ElicitationHandler",
     "HeaderProvider",
+    "InputValues",
     "McpTool",
     "McpToolset",
     "ProgressHandler",
     "RootsSource",
     "SamplingHandler",
+    "Sse",
+    "StderrTarget",
     "Stdio",
     "StreamableHttp",
     "Transport",

@@ -29,12 +29,14 @@ import httpx2
 import sniffio
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
 from toolsets._errors import ConnectionError
+from toolsets.mcp._stderr import ServerStderr
 from toolsets.mcp._stdio import StdioTransport
-from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
+from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
 
 __all__ = [
     "Connection",
@@ -132,6 +134,8 @@ class ConnectionOptions:
 
     transport: Transport
     connect_timeout: float
+    name: str = ""
+    """The server's name in logs (default: the command or URL)."""
     client_kwargs: dict[str, Any] = field(default_factory=dict)
     on_list_changed: Callable[[], None] = lambda: None
 
@@ -149,6 +153,8 @@ class Connection:
         self._scope: anyio.CancelScope | None = None
         self._stdio: StdioTransport | None = None
         self.alive = True
+        self.stderr: ServerStderr | None = None
+        """A stdio server's stderr (its last lines explain a failed start)."""
 
     @property
     def target(self) -> str:
@@ -175,8 +181,22 @@ class Connection:
                 env=dict(transport.env) if transport.env is not None else None,
                 cwd=transport.cwd,
             )
-            self._stdio = StdioTransport(params, on_exit=self._server_exited)
-            yield self._stdio
+            self.stderr = ServerStderr(transport.stderr, self.options.name or transport.target)
+
+            def start(errlog: Any) -> StdioTransport:
+                self._stdio = StdioTransport(params, errlog=errlog, on_exit=self._server_exited)
+                return self._stdio
+
+            yield self.stderr.client(start)
+            return
+        if isinstance(transport, Sse):
+            yield sse_client(
+                transport.url,
+                headers=dict(transport.headers),
+                timeout=transport.timeout,
+                sse_read_timeout=transport.read_timeout,
+                auth=transport.auth,
+            )
             return
         assert isinstance(transport, StreamableHttp)
         if transport.http_client is not None:
@@ -374,8 +394,9 @@ class Host:
                 await self._wait_ready(connection, lambda: self._via_portal(connection.ready.wait))
             if connection.error is not None or connection.client is None:
                 error = connection.error or RuntimeError("closed while connecting")
+                stderr = connection.stderr.tail() if connection.stderr is not None else ""
                 raise ConnectionError(
-                    f"cannot connect to MCP server {connection.target}: {describe(error)}",
+                    f"cannot connect to MCP server {connection.target}: {describe(error)}" + stderr,
                     target=connection.target,
                 ) from error
             return connection

@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any
 
 import anyio
 import mcp.types as mt
@@ -60,7 +60,7 @@ class StdioTransport:
         self,
         params: StdioServerParameters,
         *,
-        errlog: TextIO | None = None,
+        errlog: Any = None,
         on_exit: Callable[[], None] = lambda: None,
     ) -> None:
         self.params = params

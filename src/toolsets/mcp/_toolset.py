@@ -26,6 +26,7 @@ from toolsets._function_tool import FunctionTool
 from toolsets._json import JsonValue
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset
+from toolsets._validation import ArgumentChecker
 from toolsets._wrappers import RenamedTool
 from toolsets.mcp._callbacks import (
     ElicitationHandler,
@@ -52,7 +53,7 @@ from toolsets.mcp._tasks import (
     server_runs_tool_tasks,
     task_support,
 )
-from toolsets.mcp._transports import Stdio, StreamableHttp, Transport
+from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -80,9 +81,13 @@ ProgressHandler: TypeAlias = Callable[[str, float, float | None, str | None], Aw
 ConfirmPolicy: TypeAlias = (
     "Literal['never', 'destructive', 'always'] | Callable[[McpTool, Mapping[str, Any]], bool]"
 )
-"""When calls need the user's approval: never, for tools the server marks destructive (by
-the MCP defaults, any tool not marked read-only or non-destructive), always, or decided
-per call."""
+"""When calls need the user's approval: never; for tools that may be destructive
+(``destructive``, the default); always; or decided per call.
+
+A tool may be destructive unless the server marks it read-only (``readOnlyHint``) or
+non-destructive (``destructiveHint: false``): MCP's own defaults, under which a tool
+without annotations may be destructive. A server that says nothing about a tool has not
+said it is safe, so its calls wait for the user in an agent."""
 
 
 def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,6 +133,7 @@ class McpTool(BaseTool):
             annotations=annotations,
             timeout=toolset.timeout,
         )
+        self._checker = ArgumentChecker(self.parameters, tool_name=self.name)
 
     @property
     def mcp_name(self) -> str:
@@ -150,7 +156,20 @@ class McpTool(BaseTool):
         return policy == "destructive" and self.is_destructive
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-        """Call the tool; the server's ``isError`` comes back as ``{"error": ...}``."""
+        """Call the tool; the server's ``isError`` comes back as ``{"error": ...}``.
+
+        The arguments are checked against the tool's ``inputSchema`` first: arguments
+        that do not fit come back as ``{"error": ..., "fields": {...}}`` (as for every
+        tool) and nothing is sent. A schema that cannot be used for checking (some
+        servers publish invalid ones) is logged once; calls are then sent unchecked.
+        ``null`` for an optional parameter that does not take null means "not given"
+        (as hosts in strict mode send it) and is left out.
+        """
+        if isinstance(args, Mapping):
+            args = self._checker.without_null_options(args)
+        invalid = self._checker.result(args)
+        if invalid is not None:
+            return invalid
         result = await self.toolset.call_tool(self.mcp_name, args, ctx=ctx)
         return convert_result(result)
 
@@ -171,13 +190,15 @@ class McpToolset(BaseToolset):
     and is not offered by a server that does not accept tasks.
 
     Args:
-        transport: `Stdio` or `StreamableHttp`.
+        transport: `Stdio`, `StreamableHttp`, or `Sse` (MCP's older HTTP transport).
         timeout: Seconds a call may take (a cancelled or timed-out call is cancelled on
             the server too; the session stays usable).
         connect_timeout: Seconds to start or reach the server and finish the handshake.
             A stdio server not connected by then is killed (with its process group),
             so the error arrives within ``connect_timeout`` + `KILL_GRACE`.
-        confirm: When calls need the user's approval (see `ConfirmPolicy`).
+        confirm: When calls need the user's approval (see `ConfirmPolicy`). By default
+            (``"destructive"``) a tool not marked read-only or non-destructive waits for
+            the user in an agent; ``"never"`` opts out.
         sampling: Answers the server's sampling requests: an `Llm`, or a function.
         elicitation: Answers the server's questions for the user: a function, or
             ``"defaults"`` to accept each form with its schema's defaults.
@@ -200,7 +221,7 @@ class McpToolset(BaseToolset):
         *,
         timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        confirm: ConfirmPolicy = "never",
+        confirm: ConfirmPolicy = "destructive",
         sampling: SamplingHandler | Any = None,
         elicitation: ElicitationHandler | Literal["defaults"] | None = None,
         roots: RootsSource | None = None,
@@ -212,8 +233,8 @@ class McpToolset(BaseToolset):
         prompts_as_tools: bool = False,
         max_sessions: int = 64,
     ) -> None:
-        if not isinstance(transport, Stdio | StreamableHttp):
-            raise TypeError(f"transport must be Stdio or StreamableHttp, not {transport!r}")
+        if not isinstance(transport, Stdio | StreamableHttp | Sse):
+            raise TypeError(f"transport must be Stdio, StreamableHttp or Sse, not {transport!r}")
         if confirm not in ("never", "destructive", "always") and not callable(confirm):
             raise ValueError(
                 f"confirm must be never, destructive, always or a function: {confirm!r}"
@@ -358,6 +379,7 @@ class McpToolset(BaseToolset):
             )
         return ConnectionOptions(
             transport=transport,
+            name=self.name,
             connect_timeout=self.connect_timeout,
             client_kwargs=self._client_kwargs,
             on_list_changed=self._invalidate,

@@ -1,12 +1,16 @@
-"""Where an MCP server is: a command to run (stdio) or a URL (streamable HTTP)."""
+"""Where an MCP server is: a command to run (stdio) or a URL (streamable HTTP, or the
+older HTTP+SSE)."""
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+import os
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
+from typing import IO, Any, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -14,9 +18,14 @@ import httpx2
 from toolsets._auth import Secret, check_headers
 from toolsets._context import ToolContext
 
-__all__ = ["HeaderProvider", "Stdio", "StreamableHttp", "Transport"]
+__all__ = ["HeaderProvider", "Sse", "StderrTarget", "Stdio", "StreamableHttp", "Transport"]
 
 _SECRET = re.compile(r"token|secret|password|passwd|api[-_]?key|auth", re.IGNORECASE)
+
+StderrTarget: TypeAlias = "logging.Logger | str | os.PathLike[str] | IO[Any] | int | None"
+"""Where a stdio server's stderr goes: a logger (each line a record at INFO), a path (the
+file is appended to), an open file or file descriptor (``subprocess.DEVNULL`` drops it,
+``sys.stderr`` is the terminal), or None for the ``toolsets.mcp.stderr`` logger."""
 
 HeaderProvider: TypeAlias = Callable[
     [ToolContext | None], "Mapping[str, str] | Awaitable[Mapping[str, str]]"
@@ -34,12 +43,20 @@ class Stdio:
         env: Extra environment variables (added to a minimal safe environment, as the
             SDK does; pass what the server needs, e.g. an API key).
         cwd: The working directory.
+        stderr: Where the server's stderr goes: a ``logging.Logger`` (one record per
+            line, at INFO, beginning with the server's name), a path (appended to), an
+            open file or descriptor (``sys.stderr`` for the terminal,
+            ``subprocess.DEVNULL`` to drop it). By default, the ``toolsets.mcp.stderr``
+            logger: the terminal is not flooded with a server's chatter, and nothing is
+            lost either — configure logging to see it, and a server that fails to start
+            has its last lines in the `ConnectionError`.
     """
 
     command: str
     args: Sequence[str] = ()
     env: Mapping[str, str] | None = field(default=None, repr=False)
     cwd: str | Path | None = None
+    stderr: StderrTarget = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -65,8 +82,32 @@ class Stdio:
         return " ".join([self.command, *shown])
 
 
-@dataclass(frozen=True, kw_only=True)
-class StreamableHttp:
+class _AtUrl:
+    """What transports to a URL share: a target and a repr without the URL's secrets."""
+
+    url: str
+
+    @property
+    def target(self) -> str:
+        """The URL without user:password and query (either may carry a secret)."""
+        return _without_secrets(self.url)
+
+    def _check_url(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{type(self).__name__} needs an http(s) URL, got {self.target!r}")
+
+    def __repr__(self) -> str:
+        shown = [
+            f"{f.name}={self.target if f.name == 'url' else getattr(self, f.name)!r}"
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+            if f.repr
+        ]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+@dataclass(frozen=True, kw_only=True, repr=False)
+class StreamableHttp(_AtUrl):
     """A server reached over MCP's streamable HTTP transport.
 
     Args:
@@ -94,21 +135,53 @@ class StreamableHttp:
                 "StreamableHttp: with http_client=, set headers and auth on that client; "
                 "header_provider needs toolsets to make its own clients (drop http_client)"
             )
-        parts = urlsplit(self.url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"StreamableHttp needs an http(s) URL, got {self.target!r}")
-        check_headers(self.headers)  # a token pasted with its newline: refused, not quoted
-        # Values are often credentials: hidden from vars() too.
-        object.__setattr__(self, "headers", {k: Secret(v) for k, v in self.headers.items()})
-
-    @property
-    def target(self) -> str:
-        """The URL without user:password and query (either may carry a secret)."""
-        parts = urlsplit(self.url)
-        host = parts.hostname or ""
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+        self._check_url()
+        _secret_headers(self)
 
 
-Transport: TypeAlias = Stdio | StreamableHttp
-"""Either way of reaching a server."""
+@dataclass(frozen=True, kw_only=True, repr=False)
+class Sse(_AtUrl):
+    """A server reached over MCP's older HTTP+SSE transport (a GET event stream and
+    POSTed messages), which MCP replaced by streamable HTTP; for servers that still speak
+    only it (``"type": "sse"`` in config files).
+
+    Args:
+        url: The event stream's endpoint, e.g. ``http://127.0.0.1:3001/sse``.
+        headers: Headers sent with every request (e.g. an API key); a value no request
+            can carry (a control character, non-ASCII) raises `AuthError` naming the
+            header, never the value.
+        auth: An ``httpx2.Auth`` (e.g. the SDK's OAuth providers).
+        timeout: Seconds to wait for the server to accept a connection and answer an
+            HTTP request (a call's own timeout is the toolset's).
+        read_timeout: Seconds the event stream may stay silent before it counts as lost.
+    """
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    auth: httpx2.Auth | None = field(default=None, repr=False)
+    timeout: float = 30.0
+    read_timeout: float = 300.0
+
+    def __post_init__(self) -> None:
+        self._check_url()
+        _secret_headers(self)
+
+
+def _secret_headers(transport: StreamableHttp | Sse) -> None:
+    """Refuse a header value no request can carry (a token pasted with its newline:
+    refused, not quoted by an HTTP layer's error), and hide every value from vars() too
+    (they are often credentials)."""
+    check_headers(transport.headers)
+    object.__setattr__(transport, "headers", {k: Secret(v) for k, v in transport.headers.items()})
+
+
+def _without_secrets(url: str) -> str:
+    """``url`` without user:password and query, either of which may carry a secret."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+Transport: TypeAlias = Stdio | StreamableHttp | Sse
+"""A way of reaching a server."""

@@ -21,9 +21,9 @@ from toolsets._errors import ConnectionError, ToolCallError, ToolDefinitionError
 from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
+from toolsets._validation import ArgumentChecker
 from toolsets.openapi._model import Operation, Parameter
 from toolsets.openapi._oauth import ClientCredentials, is_expired
-from toolsets.openapi._patterns import SchemaValidator
 from toolsets.openapi._schema import OperationSchema, plain_text
 from toolsets.openapi._security import (
     Requirement,
@@ -55,6 +55,10 @@ logger = logging.getLogger("toolsets.openapi")
 
 MAX_REDIRECTS = 5
 _READ_ONLY_METHODS = frozenset(("get", "head", "options"))
+DESTRUCTIVE_METHODS = frozenset(("delete", "put", "patch"))
+"""Methods that may remove or overwrite what is there (a PUT replaces the whole resource,
+a PATCH changes it): destructive in MCP's sense. A POST is taken to add (use the
+``writes`` policy for APIs whose POSTs do more)."""
 
 
 class RestApiTool(BaseTool):
@@ -79,7 +83,9 @@ class RestApiTool(BaseTool):
             title=operation.summary or None,
             annotations=ToolAnnotations(
                 read_only=method in _READ_ONLY_METHODS,
-                destructive=method == "delete" if method not in _READ_ONLY_METHODS else None,
+                destructive=(
+                    method in DESTRUCTIVE_METHODS if method not in _READ_ONLY_METHODS else None
+                ),
                 idempotent=method in ("get", "head", "options", "put", "delete"),
                 open_world=True,
             ),
@@ -104,7 +110,7 @@ class RestApiTool(BaseTool):
             for key, argument in schema.arguments.items()
         ]
         """Each argument, where it goes, and its parameter (None for the body)."""
-        self._validator: Any = None  # a SchemaValidator
+        self._checker = ArgumentChecker(schema.parameters, tool_name=name)
         self._route, self._key_query = split_path_key(operation.path)
         """The path template sent to, and the query pairs the path key itself fixes."""
 
@@ -116,7 +122,7 @@ class RestApiTool(BaseTool):
         if policy == "writes":
             return method not in _READ_ONLY_METHODS
         if policy == "destructive":
-            return method == "delete"
+            return method in DESTRUCTIVE_METHODS
         return policy == "always"
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
@@ -212,7 +218,7 @@ class RestApiTool(BaseTool):
         """What is wrong with ``args``: each field's path and problem."""
         received: object = args  # typed as a Mapping, but it is whatever the model sent
         if not isinstance(received, Mapping):
-            return [("", f"expected a JSON object, got {type(received).__name__}")]
+            return self._checker.problems(received)
         problems: list[tuple[str, str]] = []
         taken = self._schema.arguments
         if not self._schema.extra_to_body and any(key not in taken for key in args):
@@ -224,12 +230,7 @@ class RestApiTool(BaseTool):
                     hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
                     problems.append((str(key), f"this tool takes no such argument{hint}"))
             args = {key: value for key, value in args.items() if key in taken}
-        if self._validator is None:  # compiled on first call: most tools are never called
-            self._validator = SchemaValidator(self._schema.parameters)
-        problems.extend(
-            (".".join(str(p) for p in error.absolute_path), error.message)
-            for error in sorted(self._validator.iter_errors(args), key=lambda e: e.path)
-        )
+        problems.extend(self._checker.problems(args))
         return problems
 
     def build_request(

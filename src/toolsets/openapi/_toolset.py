@@ -61,7 +61,8 @@ ConfirmPolicy: TypeAlias = (
     "| Callable[[RestApiTool, Mapping[str, Any]], bool]"
 )
 """When calls need the user's approval: never; for every method but GET, HEAD and OPTIONS
-(``writes``); for DELETE (``destructive``); always; or decided per call."""
+(``writes``); for DELETE, PUT and PATCH, which remove or overwrite (``destructive``, the
+default); always; or decided per call."""
 
 SpecSource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A spec: a path, an http(s) URL, JSON or YAML text, or the parsed document."""
@@ -179,7 +180,9 @@ class OpenApiToolset(BaseToolset):
             OpenID Connect scheme (tokens are then fetched and renewed automatically).
             An operation none of whose alternatives can be met asks for the missing
             credential through the agent's auth flow (its tool's ``auth_config``).
-        confirm: When calls need the user's approval (see `ConfirmPolicy`).
+        confirm: When calls need the user's approval (see `ConfirmPolicy`). By default
+            (``"destructive"``) a DELETE, PUT or PATCH waits for the user in an agent, so
+            no call that removes or overwrites data runs unasked; ``"never"`` opts out.
         client: The HTTP client to send with (yours to close; it is used as it is from
             every event loop, so its pooled connections only work in the loop that
             opened them: for calls from several event loops, let the toolset make its
@@ -221,7 +224,7 @@ class OpenApiToolset(BaseToolset):
         base_url: str | None = None,
         server_variables: Mapping[str, str] | None = None,
         credentials: Credentials | None = None,
-        confirm: ConfirmPolicy = "never",
+        confirm: ConfirmPolicy = "destructive",
         client: httpx2.AsyncClient | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,

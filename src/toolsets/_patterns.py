@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 
 __all__ = ["ECMA_KEYWORDS", "MATCH_TIMEOUT", "SchemaValidator", "matches"]
 
-logger = logging.getLogger("toolsets.openapi")
+logger = logging.getLogger("toolsets")
 
 MATCH_TIMEOUT: Final = 1.0
 """Seconds one value may take to match one pattern before the check is skipped."""

@@ -1,0 +1,172 @@
+"""Checking a tool's arguments against its JSON Schema before anything is sent, for every
+source of tools whose parameters are a JSON Schema (MCP tools, API operations)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
+from jsonschema.protocols import Validator
+from referencing.exceptions import Unresolvable
+
+from toolsets._json import JsonValue
+from toolsets._patterns import ECMA_KEYWORDS, matches
+from toolsets._results import invalid_arguments_result
+
+__all__ = ["ArgumentChecker"]
+
+logger = logging.getLogger("toolsets")
+
+
+class ArgumentChecker:
+    """Checks arguments against one tool's parameter schema.
+
+    The validator follows the schema's ``$schema`` (JSON Schema 2020-12 without one, as
+    MCP says) and is compiled on the first check: most tools of a big catalogue are never
+    called. A schema that cannot be used (invalid, or with a ``$ref`` that does not
+    resolve) must not make the tool unusable: it is logged once, and calls are then sent
+    unchecked, leaving the checking to the server.
+
+    Args:
+        schema: The tool's parameter schema (an object schema).
+        tool_name: The tool's name, for the log line.
+    """
+
+    def __init__(self, schema: Mapping[str, Any], *, tool_name: str) -> None:
+        self._schema = schema
+        self._tool_name = tool_name
+        self._validator: Validator | None = None
+        self._unusable = False
+
+    def result(self, args: object) -> JsonValue | None:
+        """The invalid-arguments result (with ``fields``) for ``args``, or None when
+        they fit (or cannot be checked)."""
+        problems = self.problems(args)
+        return invalid_arguments_result(problems) if problems else None
+
+    def without_null_options(self, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``args`` without the ``null`` given for optional parameters that do not take
+        null: hosts in strict mode (OpenAI's, among others) declare every optional
+        parameter nullable and send ``null`` for "not given", which is what it means
+        then. A copy when anything is left out; ``args`` is never changed."""
+        validator = self._compiled()
+        if validator is None or not any(value is None for value in args.values()):
+            return args
+        required = self._schema.get("required")
+        needed = set(required) if isinstance(required, list) else set()
+        try:
+            dropped = {
+                error.absolute_path[0]
+                for error in validator.iter_errors(args)
+                if len(error.absolute_path) == 1
+                and error.instance is None
+                and error.absolute_path[0] not in needed
+            }
+        except (Unresolvable, RecursionError) as exc:
+            self._give_up(exc)
+            return args
+        if not dropped:
+            return args
+        return {key: value for key, value in args.items() if key not in dropped}
+
+    def problems(self, args: object) -> list[tuple[str, str]]:
+        """``(field path, what is wrong)`` for each problem of ``args``; the path is
+        dotted (``items.0.name``), ``""`` for the arguments object itself."""
+        if not isinstance(args, Mapping):
+            return [("", f"expected a JSON object, got {type(args).__name__}")]
+        validator = self._compiled()
+        if validator is None:
+            return []
+        try:
+            errors = sorted(validator.iter_errors(args), key=_path_key)
+        except (Unresolvable, RecursionError) as exc:
+            self._give_up(exc)
+            return []
+        problems: dict[tuple[str, str], None] = {}  # in order, without repeats
+        for error in errors:
+            problems.update(dict.fromkeys(_described(error)))
+        return list(problems)
+
+    def _compiled(self) -> Validator | None:
+        if self._unusable:
+            return None
+        if self._validator is None:
+            schema = dict(self._schema)
+            dialect = schema.get("$schema")
+            if not isinstance(dialect, str):
+                schema.pop("$schema", None)
+            cls = validators.validator_for(schema, default=Draft202012Validator)
+            try:
+                # Formats unchecked: a pattern is ECMA-262, which the meta-schema's
+                # "regex" check (Python's re) would refuse; one nothing can read is
+                # skipped when matching, with a warning.
+                cls.check_schema(schema, format_checker=None)  # type: ignore[call-arg]
+            except SchemaError as exc:
+                self._give_up(exc)
+                return None
+            self._validator = _with_ecma_patterns(cls)(schema)
+        return self._validator
+
+    def _give_up(self, error: BaseException) -> None:
+        self._unusable = True
+        logger.warning(
+            "tool %r: its parameter schema cannot be used to check arguments (%s: %s); "
+            "calls are sent unchecked",
+            self._tool_name,
+            type(error).__name__,
+            str(error).splitlines()[0][:200] if str(error) else "",
+        )
+
+
+@functools.cache
+def _with_ecma_patterns(cls: type[Validator]) -> type[Validator]:
+    """``cls`` matching ``pattern`` and ``patternProperties`` as ECMA-262 regular
+    expressions, as JSON Schema says (``\\p{L}`` and the like, which ``re`` refuses)."""
+    extended: type[Validator] = validators.extend(cls, ECMA_KEYWORDS)  # type: ignore[no-untyped-call]
+    return extended
+
+
+def _path_key(error: ValidationError) -> list[str]:
+    return [str(part) for part in error.absolute_path]
+
+
+def _described(error: ValidationError) -> list[tuple[str, str]]:
+    """The problems one validation error stands for. A missing or an unexpected property
+    is named by its own path, as function tools name it, rather than by its parent's."""
+    path = ".".join(str(part) for part in error.absolute_path)
+    instance, schema = error.instance, error.schema
+    if error.validator == "required" and isinstance(instance, Mapping):
+        # One error per missing name: each names them all, the repeats are dropped.
+        required = error.validator_value if isinstance(error.validator_value, list) else []
+        missing = [name for name in required if name not in instance]
+        if missing:
+            return [(_join(path, name), "Field required") for name in missing]
+    if (
+        error.validator == "additionalProperties"
+        and error.validator_value is False
+        and isinstance(instance, Mapping)
+        and isinstance(schema, Mapping)
+    ):
+        unexpected = _unexpected(instance, schema)
+        if unexpected:
+            return [(_join(path, name), "Extra inputs are not permitted") for name in unexpected]
+    return [(path, error.message)]
+
+
+def _unexpected(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    declared = schema.get("properties")
+    patterns = schema.get("patternProperties")
+    names = set(declared) if isinstance(declared, Mapping) else set()
+    regexes = list(patterns) if isinstance(patterns, Mapping) else []
+    return [str(key) for key in instance if key not in names and not _matches(regexes, str(key))]
+
+
+def _matches(regexes: list[str], name: str) -> bool:
+    return any(not isinstance(regex, str) or matches(regex, name) for regex in regexes)
+
+
+def _join(path: str, name: object) -> str:
+    return f"{path}.{name}" if path else str(name)
