@@ -1,6 +1,8 @@
-"""What `pyproject.toml` declares is what `src/` imports: a plain `pip install` (no
-extras) brings every package a module imports unless the module names its extra, and the
-core brings nothing `src/` does not use.
+"""A clone and a plain install work on their own. What `pyproject.toml` declares is what
+`src/` imports: a plain `pip install` (no extras) brings every package a module imports
+unless the module names its extra, and the core brings nothing `src/` does not use. The
+test suite reads nothing outside the repository (and the npm peers `scripts/test.sh`
+installs).
 
 A module needs an extra when it, or the `__init__.py` of a package around it, names the
 install line (`pip install '<distribution>[extra]'`), as STYLE's optional-extras rule has
@@ -142,3 +144,16 @@ def test_the_distribution_is_not_named_like_the_unrelated_toolsets_on_pypi() -> 
     assert normalized(DISTRIBUTION) != "toolsets"
     urls = PROJECT.get("urls", {}).values()
     assert not [url for url in urls if "pypi.org/project/toolsets/" in url]
+
+
+def test_the_tests_read_nothing_beside_the_repository() -> None:
+    # CI and a user's clone have no ../shared: real documents come from the npm peers
+    # (peers/package.json) or are fixtures here.
+    outside = re.compile(r"ROOT\.parent\b|\.\./shared|/work/")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if outside.search(line) and path != Path(__file__)
+    ]
+    assert found == []
