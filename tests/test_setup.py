@@ -45,6 +45,19 @@ def declared(requirements: list[str]) -> set[str]:
 
 CORE = declared(PROJECT["dependencies"])
 EXTRAS = {name: declared(reqs) for name, reqs in PROJECT["optional-dependencies"].items()}
+
+
+def brought_by(extra: str) -> set[str]:
+    """What installing the extra brings beside the core, following ``<us>[other]`` lines."""
+    found = set(EXTRAS[extra])
+    for requirement in PROJECT["optional-dependencies"][extra]:
+        name, _, others = requirement.partition("[")
+        if normalized(name) == normalized(DISTRIBUTION):
+            for other in others.rstrip("]").split(","):
+                found |= brought_by(other.strip())
+    return found
+
+
 DISTRIBUTIONS_OF = packages_distributions()
 
 
@@ -63,7 +76,7 @@ class Import:
         return {normalized(d) for d in DISTRIBUTIONS_OF.get(self.module, [self.module])}
 
 
-def third_party_imports(path: Path) -> Iterator[Import]:
+def third_party_imports(path: Path, local: frozenset[str] = frozenset()) -> Iterator[Import]:
     tree = ast.parse(path.read_text(), str(path))
     type_only: set[int] = set()
     for node in ast.walk(tree):
@@ -78,7 +91,7 @@ def third_party_imports(path: Path) -> Iterator[Import]:
             continue
         for name in names:
             top = name.partition(".")[0]
-            if top in sys.stdlib_module_names or top in {"toolsets", "__future__"}:
+            if top in sys.stdlib_module_names or top in {"toolsets", "__future__", *local}:
                 continue
             where = f"{path.relative_to(ROOT)}:{node.lineno}"
             yield Import(where=where, module=top, type_only=id(node) in type_only)
@@ -117,6 +130,18 @@ def test_every_third_party_import_of_src_is_a_declared_dependency_of_its_extra()
         if not found.distributions & allowed:
             undeclared.append((found.where, found.module, sorted(found.distributions)))
     assert not undeclared, "\n".join(f"{w}: {m} (from {', '.join(d)})" for w, m, d in undeclared)
+
+
+def test_the_dev_extra_brings_every_package_the_tests_import() -> None:
+    allowed = CORE | brought_by("dev")
+    local = frozenset({"tests", "scripts"})
+    undeclared = [
+        f"{found.where}: {found.module}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for found in third_party_imports(path, local)
+        if not found.distributions & allowed
+    ]
+    assert undeclared == []
 
 
 def test_the_core_dependencies_are_each_imported_by_src() -> None:
