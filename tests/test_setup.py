@@ -84,12 +84,12 @@ def third_party_imports(path: Path, local: frozenset[str] = frozenset()) -> Iter
             type_only.update(id(child) for stmt in node.body for child in ast.walk(stmt))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            modules = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
+            modules = [node.module]
         else:
             continue
-        for name in names:
+        for name in modules:
             top = name.partition(".")[0]
             if top in sys.stdlib_module_names or top in {"toolsets", "__future__", *local}:
                 continue
@@ -123,10 +123,10 @@ def test_every_third_party_import_of_src_is_a_declared_dependency_of_its_extra()
     undeclared = []
     for path, found in IMPORTS:
         allowed = set(CORE)
-        for extra in extras_named_for(path):
-            allowed |= EXTRAS.get(extra, set())
+        for extra in extras_named_for(path) & EXTRAS.keys():
+            allowed |= brought_by(extra)
         if found.type_only:
-            allowed |= EXTRAS.get("dev", set())
+            allowed |= brought_by("dev")
         if not found.distributions & allowed:
             undeclared.append((found.where, found.module, sorted(found.distributions)))
     assert not undeclared, "\n".join(f"{w}: {m} (from {', '.join(d)})" for w, m, d in undeclared)
@@ -151,12 +151,15 @@ def test_the_core_dependencies_are_each_imported_by_src() -> None:
 
 def test_the_dependency_lists_are_sorted_one_per_line() -> None:
     # Sorted lists merge cleanly when several branches each add a dependency.
+    text = (ROOT / "pyproject.toml").read_text()
     for requirements in [PROJECT["dependencies"], *PROJECT["optional-dependencies"].values()]:
         assert names(requirements) == sorted(names(requirements))
+        assert [r for r in requirements if f'\n    "{r}",\n' not in text] == []
 
 
 def test_every_install_line_names_this_distribution_and_an_extra_it_declares() -> None:
-    texts = [*SRC.rglob("*.py"), ROOT / "README.md", *ROOT.glob("docs/**/*.md")]
+    texts = [*SRC.rglob("*.py"), *ROOT.glob("examples/*.py"), ROOT / "README.md"]
+    texts += ROOT.glob("docs/**/*.md")
     lines = [(p, m) for p in texts for m in INSTALL_LINE.findall(p.read_text())]
     for path, (name, extras) in lines:
         assert name == DISTRIBUTION, path
