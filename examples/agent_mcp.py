@@ -13,14 +13,12 @@ import sys
 from pathlib import Path
 
 import anyio
-from rich.console import Console
 
 from toolsets import ConnectionError, FunctionCall, ToolContext
 from toolsets.agent import LlmAgent, LlmRequest, Runner, ScriptedModel, Step
 from toolsets.mcp import McpToolset, Stdio
 
 SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "mcp" / "server.py"
-console = Console()
 
 
 def model(request: LlmRequest) -> Step:
@@ -38,11 +36,11 @@ def model(request: LlmRequest) -> Step:
 async def main() -> None:
     server = Stdio(command=sys.executable, args=[str(SERVER), "stdio"])
     async with McpToolset(server, name="fixture") as toolset:
-        console.print(f"connected over protocol {await toolset.protocol_version()}")
+        print(f"connected over protocol {await toolset.protocol_version()}")
         tools = await toolset.list_tools()
         for name in ("add", "echo", "delete_file"):
             tool = next(t for t in tools if t.name == name)
-            console.print(
+            print(
                 f"  {name}: read-only={tool.is_read_only} "
                 f"needs confirmation={tool.requires_confirmation({})}"
             )
@@ -51,21 +49,21 @@ async def main() -> None:
         session = await runner.create_session(user_id="ann")
         async for event in runner.run(user_id="ann", session_id=session.id, message="go"):
             for request in event.pending:
-                console.print(f"[magenta]asks ann:[/magenta] {request.hint}  [bold]yes[/bold]")
+                print(f"asks ann: {request.hint}  yes")
                 answers = {request.function_call_id: True}
                 async for resumed in runner.resume(
                     user_id="ann", session_id=session.id, confirmations=answers
                 ):
                     if resumed.is_final_response():
-                        console.print(f"[bold]assistant:[/bold] {resumed.text}")
+                        print(f"assistant: {resumed.text}")
 
         crash = await toolset.get_tool("crash")
         try:
             await crash.run({}, ToolContext())
         except ConnectionError as error:
-            console.print(f"[red]server crashed:[/red] {error}")
+            print(f"server crashed: {error}")
         echo = await toolset.get_tool("echo")
-        console.print(f"next call, new server: {await echo.run({'text': 'back'}, ToolContext())}")
+        print(f"next call, new server: {await echo.run({'text': 'back'}, ToolContext())}")
 
 
 if __name__ == "__main__":

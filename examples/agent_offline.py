@@ -15,7 +15,6 @@ import json
 from typing import Literal
 
 import anyio
-from rich.console import Console
 
 from toolsets import Content, FunctionCall, ToolContext, tool
 from toolsets.agent import (
@@ -29,7 +28,6 @@ from toolsets.agent import (
 )
 
 FORECASTS = {"lisbon": "sunny, 24 °C", "oslo": "rain, 9 °C"}
-console = Console()
 
 
 @tool(read_only=True)
@@ -93,15 +91,13 @@ def planner(request: LlmRequest) -> Step:
 
 def show(event: Event) -> None:
     for call in event.function_calls:
-        console.print(
-            f"[cyan]{event.author} calls[/cyan] {call.name}({json.dumps(dict(call.args))})"
-        )
+        print(f"{event.author} calls {call.name}({json.dumps(dict(call.args))})")
     for response in event.function_responses:
-        note = " [yellow](waiting)[/yellow]" if response.will_continue else ""
+        note = " (waiting)" if response.will_continue else ""
         shown = json.dumps(response.response, ensure_ascii=False)
-        console.print(f"  [green]{response.name} →[/green] {shown}{note}")
+        print(f"  {response.name} → {shown}{note}")
     if event.text and not event.partial:
-        console.print(f"[bold]{event.author}:[/bold] {event.text}")
+        print(f"{event.author}: {event.text}")
 
 
 async def main() -> None:
@@ -114,7 +110,7 @@ async def main() -> None:
     runner = Runner(agent, app_name="trips")
     session = await runner.create_session(user_id="ann")
 
-    console.print("[bold]ann:[/bold] Plan me three nights somewhere sunny, far from Oslo.")
+    print("ann: Plan me three nights somewhere sunny, far from Oslo.")
     pending: list[ConfirmationRequest] = []
     message = Content.user("Plan me three nights somewhere sunny, far from Oslo.")
     async for event in runner.run(user_id="ann", session_id=session.id, message=message):
@@ -122,7 +118,7 @@ async def main() -> None:
         pending = [r for r in event.pending if isinstance(r, ConfirmationRequest)]
 
     for request in pending:
-        console.print(f"[magenta]asks ann:[/magenta] {request.hint} [bold]yes[/bold]")
+        print(f"asks ann: {request.hint}  yes")
     async for event in runner.resume(
         user_id="ann",
         session_id=session.id,
@@ -131,7 +127,7 @@ async def main() -> None:
         show(event)
 
     session = await runner.get_session(user_id="ann", session_id=session.id)
-    console.print(f"session state: {session.state}")
+    print(f"session state: {session.state}")
 
 
 if __name__ == "__main__":

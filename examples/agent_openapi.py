@@ -22,8 +22,6 @@ from typing import Any
 
 import anyio
 import uvicorn
-from rich.console import Console
-from rich.markup import escape
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -43,7 +41,6 @@ from toolsets.openapi import OpenApiToolset, select_operations
 
 SPEC = Path(__file__).resolve().parent.parent / "fixtures" / "openapi" / "bookshop.yaml"
 SHOP_KEY = "shop-key-123"
-console = Console(soft_wrap=True)
 
 
 # --- the bookshop: a real HTTP server implementing the spec -------------------------------
@@ -178,13 +175,13 @@ def model(request: LlmRequest) -> Step:
 
 def show(event: Event) -> None:
     for call in event.function_calls:
-        console.print(f"[cyan]calls[/cyan] {call.name}({escape(json.dumps(dict(call.args)))})")
+        print(f"calls {call.name}({json.dumps(dict(call.args))})")
     for response in event.function_responses:
         if not response.will_continue:
-            shown = escape(json.dumps(response.response, ensure_ascii=False))
-            console.print(f"  [green]{response.name} →[/green] {shown}")
+            shown = json.dumps(response.response, ensure_ascii=False)
+            print(f"  {response.name} → {shown}")
     if event.is_final_response() and event.text:
-        console.print(f"[bold]assistant:[/bold] {escape(event.text)}")
+        print(f"assistant: {event.text}")
 
 
 async def main() -> None:
@@ -202,19 +199,18 @@ async def main() -> None:
                 flags = "read-only" if tool.is_read_only else "writes"
                 if tool.requires_confirmation({}):
                     flags += ", asks first"
-                console.print(f"  {tool.name}: {tool.description.splitlines()[0]} ({flags})")
+                print(f"  {tool.name}: {tool.description.splitlines()[0]} ({flags})")
 
             runner = Runner(LlmAgent("clerk", ScriptedModel(respond=model), tools=[shop]))
             session = await runner.create_session(user_id="ann")
             message = "Which Austen novels under €10 do we have? Drop any that are sold out."
-            console.print(f"[bold]ann:[/bold] {message}")
+            print(f"ann: {message}")
             pending: list[ConfirmationRequest] = []
             async for event in runner.run(user_id="ann", session_id=session.id, message=message):
                 show(event)
                 pending = [r for r in event.pending if isinstance(r, ConfirmationRequest)]
             for request in pending:
-                asked = escape(f"{request.hint} {json.dumps(dict(request.args))}")
-                console.print(f"[magenta]asks ann:[/magenta] {asked}  [bold]yes[/bold]")
+                print(f"asks ann: {request.hint}  yes")
             answers = {request.function_call_id: True for request in pending}
             async for event in runner.resume(
                 user_id="ann", session_id=session.id, confirmations=answers
@@ -224,10 +220,10 @@ async def main() -> None:
             # An API's 4xx is a result the model can read, not an exception.
             get = await toolset.get_tool("books_get")
             gone = await get.run({"isbn": "9780141439686"}, ToolContext())
-            console.print(f"books_get after the DELETE → {escape(json.dumps(gone))}")
-    console.print("the server saw:")
+            print(f"books_get after the DELETE → {json.dumps(gone)}")
+    print("the server saw:")
     for line in log:
-        console.print(f"  {line}")
+        print(f"  {line}")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,6 @@ import json
 from typing import Literal
 
 import anyio
-from rich.console import Console
-from rich.table import Table
 
 from toolsets import (
     InMemoryArtifactService,
@@ -53,7 +51,6 @@ async def save_note(title: str, text: str, ctx: ToolContext) -> dict[str, int | 
 
 
 async def main() -> None:
-    console = Console()
     toolset = combined(
         prefixed(StaticToolset([convert_distance]), "units"),
         StaticToolset([save_note]),
@@ -61,15 +58,14 @@ async def main() -> None:
     async with toolset:
         tools = await toolset.list_tools()
 
-        table = Table(title="Tools offered to the model")
-        for column in ("name", "read-only", "parameters"):
-            table.add_column(column)
+        print("Tools offered to the model:")
+        print(f"  {'name':<24} {'read-only':<10} parameters")
         for t in tools:
             decl = t.declaration()
             assert decl is not None
             params = ", ".join(decl.parameters["properties"])
-            table.add_row(t.name, "yes" if t.is_read_only else "no", params)
-        console.print(table)
+            print(f"  {t.name:<24} {'yes' if t.is_read_only else 'no':<10} {params}")
+        print()
 
         invocation = Invocation(user_id="ann", artifact_service=InMemoryArtifactService())
         calls = [
@@ -81,10 +77,10 @@ async def main() -> None:
         for number, (name, args) in enumerate(calls, start=1):
             ctx = ToolContext(invocation, function_call_id=f"call-{number}")
             result = await by_name[name].run(args, ctx)
-            console.print(f"[bold]{name}[/bold]({json.dumps(args)})")
-            console.print(f"  → {json.dumps(result)}")
+            print(f"{name}({json.dumps(args)})")
+            print(f"  → {json.dumps(result)}")
             if ctx.actions.state_delta or ctx.actions.artifact_delta:
-                console.print(
+                print(
                     f"  actions: state {ctx.actions.state_delta}, "
                     f"artifacts {ctx.actions.artifact_delta}"
                 )

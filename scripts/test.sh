@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install toolsets with its dev extra into ./.venv and the real MCP peers into
 # ./peers/node_modules, then run every check and test: ruff (lint and format),
-# mypy --strict, and the pytest suite with branch coverage.
+# mypy --strict, what a user runs first in a venv made by a plain `pip install .`
+# (no extras), and the pytest suite with branch coverage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
@@ -19,6 +20,16 @@ echo "== ruff"
 "$VENV/bin/ruff" format --check .
 echo "== mypy --strict"
 "$VENV/bin/mypy"
+echo "== a plain 'pip install .' (no extras): every module, example and README snippet"
+# A throwaway venv, so only what the plain install declares is there: a dependency that
+# arrives only through the dev extra (as sniffio once did, through trio) fails here.
+PLAIN="$(mktemp -d)"
+trap 'rm -rf "$PLAIN"' EXIT
+"$(find_python)" -m venv "$PLAIN"
+"$PLAIN/bin/python" -m pip install --quiet --disable-pip-version-check .
+"$PLAIN/bin/python" scripts/run_docs.py
+rm -rf "$PLAIN"
+
 echo "== pytest"
 # pytest exits 5 when it collected no tests; that must fail the run, and set -e does so.
 "$VENV/bin/python" -m pytest "$@"

@@ -1,25 +1,23 @@
-"""Every README snippet and every example runs, as a user would run it."""
+"""Every README snippet and every example runs, as a user would run it (the snippets and
+the promise check come from scripts/run_docs.py, which scripts/test.sh also runs in a
+venv made by a plain `pip install .`)."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from scripts.run_docs import (
+    ROOT,
+    broken_promises,
+    examples,
+    module_problems,
+    readme_snippets,
+    run_python,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-SNIPPETS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
-
-
-def run_python(args: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONWARNINGS": "error", "COLUMNS": "120"}
-    return subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env
-    )
+SNIPPETS = readme_snippets()
+EXAMPLES = examples()
 
 
 def test_the_readme_has_snippets_and_the_repo_has_examples() -> None:
@@ -32,15 +30,18 @@ def test_the_readme_has_snippets_and_the_repo_has_examples() -> None:
 def test_a_readme_snippet_runs_and_prints_what_its_comments_promise(code: str) -> None:
     done = run_python(["-c", code])
     assert done.returncode == 0, done.stderr
-    # "print(...)  # → text" promises a printed line equal to text ("..." ends a prefix).
-    promised = re.findall(r"^\s*print\(.*\)\s*# → (.+)$", code, re.M)
-    assert len(promised) == code.count("# → "), "a promise the pattern did not read"
-    printed = done.stdout.splitlines()
-    for expected in promised:
-        if expected.endswith("..."):
-            assert any(line.startswith(expected[:-3]) for line in printed), (expected, printed)
-        else:
-            assert expected in printed, (expected, printed)
+    assert broken_promises(code, done.stdout) == [], done.stdout
+
+
+def test_a_promise_is_kept_by_an_equal_line_or_a_prefix_ending_in_dots() -> None:
+    code = "print(a)  # → 1\nprint(b)  # → two...\nprint(c)  # → 3\n"
+    assert broken_promises(code, "1\ntwo and more\n33\n") == ["3"]
+    with pytest.raises(ValueError, match="not on a print"):
+        broken_promises("x = 1  # → 1\n", "1\n")
+
+
+def test_every_module_imports_or_names_the_extra_it_needs() -> None:
+    assert module_problems() == []
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

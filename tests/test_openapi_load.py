@@ -1,6 +1,7 @@
-"""OpenApiToolset loading real specs: GitHub's (npm @octokit/openapi), the OpenAPI
-Initiative's examples in ../shared/specs (Swagger 2.0, external refs, 3.1), and our own
-fixtures for circular schemas, 3.0 dialect, collisions and broken operations."""
+"""OpenApiToolset loading real specs: GitHub's (npm @octokit/openapi), ReadMe's collection
+of example documents (npm @readme/oas-examples: Swagger 2.0, 3.0 and 3.1, the Swagger
+Petstore among them), and our own fixtures for external references, circular schemas, 3.0
+dialect, collisions and broken operations."""
 
 from __future__ import annotations
 
@@ -18,10 +19,9 @@ from tests.openapi_helpers import recording_server
 from toolsets import SpecError, ToolContext
 from toolsets.openapi import OpenApiToolset, RestApiTool
 
-SHARED = ROOT.parent / "shared" / "specs"
-GITHUB = (
-    ROOT / "peers" / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
-)
+NODE_MODULES = ROOT / "peers" / "node_modules"
+GITHUB = NODE_MODULES / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+OAS_EXAMPLES = NODE_MODULES / "@readme" / "oas-examples"
 FIXTURES = ROOT / "fixtures" / "openapi"
 LEGAL = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -208,42 +208,71 @@ async def test_a_broken_document_names_its_pointer() -> None:
 # --- Swagger 2.0 and external references ------------------------------------------------
 
 
+PETSTORE_OPERATIONS = {
+    "addPet",
+    "updatePet",
+    "findPetsByStatus",
+    "findPetsByTags",
+    "getPetById",
+    "updatePetWithForm",
+    "deletePet",
+    "uploadFile",
+    "getInventory",
+    "placeOrder",
+    "getOrderById",
+    "deleteOrder",
+    "createUser",
+    "createUsersWithArrayInput",
+    "createUsersWithListInput",
+    "loginUser",
+    "logoutUser",
+    "getUserByName",
+    "updateUser",
+    "deleteUser",
+}
+
+
 async def test_swagger_2_petstore() -> None:
-    tools = await tools_of(SHARED / "oai-examples" / "v2.0" / "json" / "petstore.json")
-    assert set(tools) == {"listPets", "createPets", "showPetById"}
-    listing = tools["listPets"].parameters["properties"]["limit"]
-    assert listing["type"] == "integer"
+    tools = await tools_of(OAS_EXAMPLES / "2.0" / "json" / "petstore.json")
+    assert set(tools) == PETSTORE_OPERATIONS
+    assert tools["getPetById"].parameters["properties"]["petId"]["type"] == "integer"
+    status = tools["findPetsByStatus"].parameters["properties"]["status"]
+    assert status["type"] == "array"
+    assert set(status["items"]["enum"]) == {"available", "pending", "sold"}
 
 
 @pytest.mark.parametrize("kind", ["json", "yaml"])
 async def test_external_references_across_files(kind: str) -> None:
-    spec = (
-        SHARED / "oai-examples" / "v2.0" / kind / "petstore-separate" / "spec" / f"swagger.{kind}"
-    )
+    # Swagger 2.0: swagger.* → NewTask.* (allOf Task.*), parameters.*, ../common/Problem.*.
+    spec = FIXTURES / "swagger2-split" / kind / "api" / f"swagger.{kind}"
     tools = await tools_of(spec)
-    add = tools["addPet"].parameters
-    # The body is NewPet.json (allOf Pet.json and more): both files become definitions.
-    assert add["properties"]["body"]["$ref"] == "#/$defs/NewPet"
+    add = tools["createTask"].parameters
+    # The body is NewTask (allOf Task and more): both files become definitions.
+    assert add["properties"]["body"]["$ref"] == "#/$defs/NewTask"
     assert add["required"] == ["body"]
-    new_pet = add["$defs"]["NewPet"]
-    assert new_pet["allOf"][0] == {"$ref": "#/$defs/Pet"}
-    assert new_pet["allOf"][1]["required"] == ["name"]
-    assert add["$defs"]["Pet"]["properties"]["name"] == {"type": "string"}
-    assert tools["findPets"].parameters["properties"]["limit"]["type"] == "integer"
-    assert set(tools) == {"findPets", "addPet", "find_pet_by_id", "deletePet"}
+    new_task = add["$defs"]["NewTask"]
+    assert new_task["allOf"][0] == {"$ref": "#/$defs/Task"}
+    assert new_task["allOf"][1]["required"] == ["name"]
+    assert add["$defs"]["Task"]["properties"]["name"] == {"type": "string"}
+    assert tools["listTasks"].parameters["properties"]["limit"]["type"] == "integer"
+    assert set(tools) == {"listTasks", "createTask", "get_task_by_id", "deleteTask"}
 
 
-async def test_openapi_31_examples_load_without_problems() -> None:
-    for spec in (SHARED / "oai-examples" / "v3.1").glob("*.json"):
+async def test_every_example_document_of_the_collection_loads_without_problems() -> None:
+    # Swagger 2.0, 3.0 and 3.1: webhooks-only documents, every parameter style, callbacks,
+    # circular schemas, discriminators, every security scheme, server variables, ...
+    specs = sorted(OAS_EXAMPLES.glob("*/json/*.json"))
+    assert len(specs) >= 60
+    for spec in specs:
         async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as toolset:
             await toolset.list_tools()
             assert toolset.problems == (), spec
 
 
-async def test_swagger_petstore_30_yaml() -> None:
-    tools = await tools_of(SHARED / "swagger-petstore-3.0.yaml")
-    assert "addPet" in tools
-    assert "uploadFile" in tools
+@pytest.mark.parametrize("version", ["2.0", "3.0", "3.1"])
+async def test_swagger_petstore_yaml(version: str) -> None:
+    tools = await tools_of(OAS_EXAMPLES / version / "yaml" / "petstore.yaml")
+    assert set(tools) == PETSTORE_OPERATIONS
     for tool in tools.values():
         assert LEGAL.match(tool.name)
 

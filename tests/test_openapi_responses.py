@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import pytest
 from tests.openapi_helpers import RecordingServer, recording_server
-from tests.test_openapi_load import SHARED
+from tests.test_openapi_load import FIXTURES
 
 from toolsets import ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
@@ -123,9 +123,9 @@ async def test_openapi_30_nullable_is_understood() -> None:
 
 
 async def test_swagger_20_schemas_in_other_files_are_followed() -> None:
-    path = SHARED / "oai-examples" / "v2.0" / "yaml" / "petstore-separate" / "spec" / "swagger.yaml"
+    path = FIXTURES / "swagger2-split" / "yaml" / "api" / "swagger.yaml"
     async with recording_server() as server:
-        result = await answer(server, path, [{"id": "x"}], tool="findPets")
+        result = await answer(server, path, [{"id": "x"}], tool="listTasks")
     assert result["problems"] == [
         {"field": "0", "problem": "'name' is a required property"},
         {"field": "0.id", "problem": "'x' is not of type 'integer'"},

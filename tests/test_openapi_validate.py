@@ -1,12 +1,13 @@
 """Full spec validation on demand: every error with its JSON pointer, never on the load
-path; real specs from ../shared/specs and broken ones of our own."""
+path; real specs (npm @readme/oas-examples), split ones and broken ones of our own."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.test_openapi_load import SHARED
+from tests.test_openapi_load import FIXTURES, OAS_EXAMPLES
 
 from toolsets.openapi import OpenApiToolset
 
@@ -48,14 +49,17 @@ async def test_validation_is_not_part_of_loading() -> None:
 @pytest.mark.parametrize(
     "path",
     [
-        "swagger-petstore-3.0.yaml",
-        "oai-examples/v2.0/json/petstore.json",
-        "oai-examples/v2.0/yaml/petstore-separate/spec/swagger.yaml",
-        "oai-examples/v3.1/webhook-example.json",
+        OAS_EXAMPLES / "3.0" / "yaml" / "petstore.yaml",
+        OAS_EXAMPLES / "2.0" / "json" / "petstore.json",
+        FIXTURES / "swagger2-split" / "yaml" / "api" / "swagger.yaml",
+        FIXTURES / "split" / "spec.yaml",
+        OAS_EXAMPLES / "3.1" / "json" / "webhooks.json",
+        OAS_EXAMPLES / "3.1" / "json" / "train-travel.json",
     ],
+    ids=lambda path: "/".join(path.parts[-3:]),
 )
-async def test_real_specs_validate_clean_including_external_refs(path: str) -> None:
-    async with OpenApiToolset(SHARED / path, base_url="http://127.0.0.1:9") as toolset:
+async def test_real_specs_validate_clean_including_external_refs(path: Path) -> None:
+    async with OpenApiToolset(path, base_url="http://127.0.0.1:9") as toolset:
         assert await toolset.validate() == ()
 
 

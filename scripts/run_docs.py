@@ -1,0 +1,112 @@
+"""Run what a user runs first, with the Python running this script: import every module
+of the installed toolsets, run every file in examples/ and every python snippet of
+README.md, and check the lines each snippet's ``# → `` comments promise.
+
+    python scripts/run_docs.py
+
+`scripts/test.sh` runs it with a venv made by ``pip install .`` alone (no extras), so a
+dependency the plain install lacks fails CI; ``tests/test_docs.py`` runs the same
+snippets and examples one by one in the test suite. Exits 1 if anything failed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DISTRIBUTION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
+PROMISE = re.compile(r"^\s*print\(.*\)\s*# → (.+)$", re.M)
+
+
+def readme_snippets() -> list[str]:
+    """The python code blocks of README.md, in order."""
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def examples() -> list[Path]:
+    return sorted((ROOT / "examples").glob("*.py"))
+
+
+def run_python(args: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run this Python as a user would, from the repository's root; warnings are errors."""
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
+    )
+
+
+def promises(code: str) -> list[str]:
+    """What ``print(...)  # → text`` lines promise: a printed line equal to ``text``, or
+    starting with it when it ends with ``...``."""
+    found = PROMISE.findall(code)
+    if len(found) != code.count("# → "):
+        raise ValueError(f"a '# → ' comment that is not on a print(...) line:\n{code}")
+    return found
+
+
+def broken_promises(code: str, stdout: str) -> list[str]:
+    """The promises of ``code`` that its output ``stdout`` does not keep."""
+    printed = stdout.splitlines()
+    return [
+        expected
+        for expected in promises(code)
+        if not (
+            any(line.startswith(expected[:-3]) for line in printed)
+            if expected.endswith("...")
+            else expected in printed
+        )
+    ]
+
+
+def module_problems() -> list[str]:
+    """Import every module of the installed toolsets: each imports, or (needing an extra)
+    raises ImportError naming the line that installs the extra."""
+    import toolsets
+
+    package = Path(toolsets.__file__).parent
+    names = sorted(
+        ".".join(("toolsets", *path.relative_to(package).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        )
+        for path in package.rglob("*.py")
+    )
+    problems = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            if f"pip install '{DISTRIBUTION}[" not in str(exc):
+                problems.append(f"{name}: {exc!r}")
+    return problems
+
+
+def main() -> int:
+    failures = [f"import {problem}" for problem in module_problems()]
+    print(f"{'FAIL' if failures else 'ok'}  every module of toolsets imports", flush=True)
+    for example in examples():
+        done = run_python([str(example)])
+        ok = done.returncode == 0
+        print(f"{'ok' if ok else 'FAIL'}  {example.relative_to(ROOT)}", flush=True)
+        if not ok:
+            failures.append(f"{example.relative_to(ROOT)}:\n{done.stderr}")
+    for number, code in enumerate(readme_snippets()):
+        done = run_python(["-c", code])
+        broken = broken_promises(code, done.stdout) if done.returncode == 0 else []
+        ok = done.returncode == 0 and not broken
+        first = code.strip().splitlines()[0]
+        print(f"{'ok' if ok else 'FAIL'}  README snippet {number} ({first})", flush=True)
+        if not ok:
+            failures.append(f"README snippet {number}: {broken}\n{done.stderr}")
+    for failure in failures:
+        print(f"\n{failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
