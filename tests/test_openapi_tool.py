@@ -197,3 +197,14 @@ async def test_in_an_agent_a_delete_pauses_for_approval_unless_opted_out(
     assert [r.request_line for r in server.requests] == ["DELETE /trees/t1 HTTP/1.1"]
     assert response_of(events, "trees_delete_tree") == {"ok": True}
     assert events[-1].text == "Deleted."
+
+
+async def test_a_response_nested_deeper_than_python_reads_comes_back_as_its_text() -> None:
+    # json.loads raises RecursionError (not ValueError) on 100,000 nested arrays.
+    async with recording_server() as server:
+        server.body = b"[" * 100_000 + b"]" * 100_000
+        async with OpenApiToolset(LONG_URL_SPEC, base_url=server.url) as ts:
+            tool = await ts.get_tool("get_item")
+            result = await tool.run({"id": "t"}, ToolContext())
+    assert isinstance(result, str)
+    assert result.startswith("[[[")

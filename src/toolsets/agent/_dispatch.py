@@ -3,7 +3,6 @@ after_tool, with on_tool_error around the run. Internal to the agent loop."""
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -16,6 +15,7 @@ from toolsets._auth import AuthCredential
 from toolsets._concurrency import with_deadline
 from toolsets._content import FunctionCall, FunctionResponse
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
+from toolsets._errors import close_names
 from toolsets._function_tool import FunctionTool
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, copy_json, deeper_than
 from toolsets._results import clip, error_result
@@ -177,7 +177,7 @@ def unknown_tool(name: str, available: Mapping[str, object]) -> str:
     if len(available) <= _LISTED:
         names = ", ".join(sorted(available)) or "none"
         return f"There is no tool named {shown!r}. Available tools: {names}."
-    close = difflib.get_close_matches(shown, available, n=5, cutoff=0.5)
+    close = close_names(name, available, limit=5)
     hint = f"The closest: {', '.join(close)}." if close else "Call one of the tools declared."
     return f"There is no tool named {shown!r} (of {len(available)} tools). {hint}"
 

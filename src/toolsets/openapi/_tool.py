@@ -495,7 +495,7 @@ def _decode(data: bytes, content_type: str, truncated: bool, limit: int) -> Json
     if kind == "application/json" or kind.endswith("+json") or (not kind and data[:1] in b"{["):
         try:
             return json.loads(data)  # type: ignore[no-any-return]
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
             return data.decode("utf-8", "replace")
     if kind.startswith("text/") or kind.endswith("+xml") or kind in ("application/xml", ""):
         return data.decode("utf-8", "replace")
