@@ -19,6 +19,7 @@ from tests.mcp_helpers import (
     fixture_stdio,
     stdio_toolset,
 )
+from tests.openapi_helpers import recording_server
 
 from toolsets import (
     AuthError,
@@ -676,6 +677,23 @@ async def test_a_schema_that_cannot_be_used_is_logged_once_and_calls_go_unchecke
     unusable = [r for r in caplog.records if "cannot be used to check" in r.getMessage()]
     assert len(unusable) == 1
     assert "'echo'" in unusable[0].getMessage()
+
+
+async def test_a_schema_referring_to_a_url_never_makes_us_fetch_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A server's schema must not make the client request whatever URL it names (nor
+    # block the event loop on it): the reference is not followed, the call unchecked.
+    async with recording_server() as internal:
+        where = f"{internal.url}/internal/schema"
+        schema = {"type": "object", "properties": {"text": {"$ref": where}}}
+        async with stdio_toolset() as toolset:
+            echo = McpTool(toolset, mt.Tool(name="echo", input_schema=schema))
+            with caplog.at_level(logging.WARNING, logger="toolsets"):
+                result = await echo.run({"text": "one"}, ToolContext())
+        assert internal.requests == []
+    assert result == {"result": "one"}
+    assert any("cannot be used to check" in r.getMessage() for r in caplog.records)
 
 
 async def test_an_ecma_262_pattern_is_checked_as_javascript_reads_it() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
 from jsonschema.protocols import Validator
+from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from toolsets._json import JsonValue
@@ -107,7 +108,10 @@ class ArgumentChecker:
             except SchemaError as exc:
                 self._give_up(exc)
                 return None
-            self._validator = _with_ecma_patterns(cls)(schema)
+            # An empty registry that retrieves nothing: a schema's $ref to a URL is never
+            # fetched (jsonschema would, with urllib: on the event loop, with no timeout,
+            # wherever a server's schema points); it is unresolvable, so unchecked.
+            self._validator = _with_ecma_patterns(cls)(schema, registry=Registry())
         return self._validator
 
     def _give_up(self, error: BaseException) -> None:
