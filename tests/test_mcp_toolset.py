@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,7 @@ from toolsets import (
     combined,
     prefixed,
 )
+from toolsets._patterns import MATCH_TIMEOUT
 from toolsets.agent import LlmAgent, Runner, ScriptedModel
 from toolsets.mcp import McpTool, McpToolset, Sse, Stdio, StreamableHttp
 
@@ -707,6 +709,32 @@ async def test_an_ecma_262_pattern_is_checked_as_javascript_reads_it() -> None:
     assert fits == {"result": "Zoë"}
     assert isinstance(refused, dict)
     assert list(refused["fields"]) == ["text"]  # type: ignore[call-overload]
+
+
+async def test_a_pattern_too_slow_to_match_is_given_up_after_one_short_timeout(
+    anyio_backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # ^(a|aa)+$ backtracks exponentially on "aaa…!": each value would take seconds, on
+    # the event loop. The pattern is tried once for MATCH_TIMEOUT, then never again.
+    # (The pattern is given up for the process: each backend's run has one of its own.)
+    pattern = f"^(a|aa)+$|^{anyio_backend}$"
+    tags = {"type": "array", "items": {"type": "string", "pattern": pattern}}
+    schema = {"type": "object", "properties": {"text": {"type": "string"}, "tags": tags}}
+    slow = ["a" * 40 + "!"] * 5
+    async with stdio_toolset() as toolset:
+        echo = McpTool(toolset, mt.Tool(name="echo", input_schema=schema))
+        with caplog.at_level(logging.WARNING, logger="toolsets"):
+            started = time.perf_counter()
+            first = await echo.run({"text": "one", "tags": slow}, ToolContext())
+            first_took = time.perf_counter() - started
+            started = time.perf_counter()
+            second = await echo.run({"text": "two", "tags": slow}, ToolContext())
+            second_took = time.perf_counter() - started
+    assert (first, second) == ({"result": "one"}, {"result": "two"})  # sent unchecked
+    assert first_took < MATCH_TIMEOUT + 0.5, first_took
+    assert second_took < 0.5, second_took
+    given_up = [r for r in caplog.records if "took over" in r.getMessage()]
+    assert len(given_up) == 1
 
 
 def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:

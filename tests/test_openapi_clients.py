@@ -9,6 +9,7 @@ own, so it outlives the event loops of the test.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -178,6 +179,35 @@ def test_loops_in_several_threads_at_once_each_get_a_working_client(backend: str
         assert server.wait_until_all_closed()
         anyio.run(toolset.shutdown, backend=backend)
     assert server.connections == 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shutdown_leaves_idle_asyncio_loops_their_clients_without_waiting_on_them(
+    backend: str,
+) -> None:
+    # A synchronous caller running each call with loop.run_until_complete: between calls
+    # the loop is alive but runs nothing, so nothing sent to it can finish.
+    import asyncio  # noqa: TID251 - the loops such callers make by hand
+
+    with keep_alive_server() as server:
+        toolset = OpenApiToolset(SPEC, base_url=server.url)
+        loops = [asyncio.new_event_loop() for _ in range(2)]
+        try:
+            for loop in loops:
+                assert loop.run_until_complete(_call(toolset)) == [{"ok": True}]
+            threads_before = set(threading.enumerate())
+            started = time.perf_counter()
+            anyio.run(toolset.shutdown, backend=backend)
+            took = time.perf_counter() - started
+            threads_left = set(threading.enumerate()) - threads_before
+        finally:
+            for loop in loops:  # each loop closes its own client as it ends
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+        assert took < 1, took
+        assert threads_left == set()
+        assert server.wait_until_all_closed()
+    assert server.connections == 2
 
 
 def test_a_client_you_give_is_yours_the_toolset_never_closes_it() -> None:

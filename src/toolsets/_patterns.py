@@ -5,14 +5,18 @@ expressions (JSON Schema says so, and specs are written for JavaScript tools): `
 ``pattern`` and ``patternProperties`` are matched with the ``regex`` package, which
 reads that syntax. A pattern it cannot read either is skipped, with a warning logged
 once per pattern: a spec's unreadable pattern must not make every call that supplies
-the argument fail. A match that takes longer than `MATCH_TIMEOUT` (a pathological
-pattern) is skipped alike.
+the argument fail. A match that takes longer than `MATCH_TIMEOUT` (a pattern that
+backtracks without end, such as ``^(a|aa)+$`` on ``"aaa…!"``) gives the pattern up
+alike: it is never matched again in the process, and the warning is logged once. The
+check runs on the event loop, so a pathological pattern costs `MATCH_TIMEOUT` once,
+however many values or calls it meets.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -23,8 +27,13 @@ __all__ = ["ECMA_KEYWORDS", "MATCH_TIMEOUT", "SchemaValidator", "matches"]
 
 logger = logging.getLogger("toolsets")
 
-MATCH_TIMEOUT: Final = 1.0
-"""Seconds one value may take to match one pattern before the check is skipped."""
+MATCH_TIMEOUT: Final = 0.1
+"""Seconds one value may take to match one pattern before the pattern is given up (an
+ordinary pattern matches a value in microseconds)."""
+
+_given_up: set[str] = set()
+"""The patterns a match took too long with: never matched again."""
+_given_up_guard = threading.Lock()
 
 
 @functools.lru_cache(maxsize=2048)
@@ -42,19 +51,28 @@ def _compiled(pattern: str) -> regex.Pattern[str] | None:
 
 def matches(pattern: str, text: str) -> bool:
     """Whether ``text`` matches ``pattern`` somewhere (JSON Schema's unanchored match);
-    True when the pattern cannot be read or the match takes too long."""
+    True when the pattern cannot be read, or the match takes too long (or once did)."""
     compiled = _compiled(pattern)
-    if compiled is None:
+    if compiled is None or pattern in _given_up:
         return True
     try:
         return compiled.search(text, timeout=MATCH_TIMEOUT) is not None
     except TimeoutError:
-        logger.warning(
-            "matching a value against the schema pattern %r took over %s s: not checked",
-            pattern[:200],
-            MATCH_TIMEOUT,
-        )
+        _give_up(pattern)
         return True
+
+
+def _give_up(pattern: str) -> None:
+    with _given_up_guard:  # loops in several threads may time out on it at once
+        if pattern in _given_up:
+            return
+        _given_up.add(pattern)
+    logger.warning(
+        "matching a value against the schema pattern %r took over %s s: "
+        "values are not checked against it any more",
+        pattern[:200],
+        MATCH_TIMEOUT,
+    )
 
 
 def _pattern(

@@ -15,7 +15,13 @@ An asyncio loop closed by hand without ``loop.shutdown_asyncgens()`` leaves its 
 the garbage collector; it is dropped when another loop makes its client.
 
 `LoopClients.aclose` closes every loop's client, from any loop or thread: its own loop's
-directly, a live loop's in that loop (waiting at most `CLOSE_TIMEOUT` seconds for it).
+directly, a running loop's in that loop, all at once, waiting at most `CLOSE_TIMEOUT`
+seconds in all. An asyncio loop that is alive but not running (a synchronous caller's
+loop between two ``loop.run_until_complete`` calls) would run nothing sent to it, so it
+keeps its client, still held: it closes it as it ends (``loop.shutdown_asyncgens()``,
+which ``asyncio.run`` and ``anyio.run`` do), or on a later `aclose` made while it runs.
+Its connections are not closed from outside: they belong to that loop, whose closing
+steps run only when it runs.
 
 Settings are shared: the TLS context is made once (loading the certificates takes tens
 of milliseconds, in a worker thread) and every client is made with it.
@@ -39,7 +45,7 @@ import httpx2
 __all__ = ["CLOSE_TIMEOUT", "LoopClients"]
 
 CLOSE_TIMEOUT = 5.0
-"""Seconds `LoopClients.aclose` waits for each client to close (in its loop)."""
+"""Seconds `LoopClients.aclose` waits for the clients to close (each in its loop)."""
 
 
 @dataclass(eq=False)
@@ -111,16 +117,20 @@ class LoopClients:
             del self._held[native]
 
     async def aclose(self) -> None:
-        """Close every loop's client; a client whose loop has ended is forgotten."""
+        """Close every running loop's client, concurrently; a client whose loop has
+        ended is forgotten, one whose loop is idle is left to that loop to close."""
         with self._guard:
-            held, self._held = list(self._held.values()), {}
+            idle = {native: one for native, one in self._held.items() if _is_idle(native)}
+            held = [one for native, one in self._held.items() if native not in idle]
+            self._held = idle
         here = _native_token()
-        for one in held:
-            with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
-                if one.token.native_token is here:
-                    await one.aclose()
-                else:
-                    await anyio.to_thread.run_sync(_close_in_its_loop, one, abandon_on_cancel=True)
+        with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
+            async with anyio.create_task_group() as group:
+                for one in held:
+                    if one.token.native_token is here:
+                        group.start_soon(one.aclose)
+                    elif not _is_closed(one.token.native_token):
+                        group.start_soon(_close_in_its_loop, one)
 
 
 async def _keep(
@@ -147,8 +157,12 @@ def _start_now(keeper: AsyncGenerator[None, None]) -> None:
     raise AssertionError("the keeper waited before its first yield")  # pragma: no cover
 
 
-def _close_in_its_loop(held: _Held) -> None:
-    """In a worker thread: close ``held`` in its own (live) loop."""
+async def _close_in_its_loop(held: _Held) -> None:
+    """Close ``held`` in its own (running) loop, from a worker thread."""
+    await anyio.to_thread.run_sync(_close_from_thread, held, abandon_on_cancel=True)
+
+
+def _close_from_thread(held: _Held) -> None:
     # A loop that has ended took its connections with it.
     with contextlib.suppress(anyio.RunFinishedError):
         anyio.from_thread.run(held.aclose, token=held.token)
@@ -156,6 +170,13 @@ def _close_in_its_loop(held: _Held) -> None:
 
 def _native_token() -> object:
     return anyio.lowlevel.current_token().native_token
+
+
+def _is_idle(native: object) -> bool:
+    """Whether ``native`` is an asyncio loop alive but not running (trio's run token
+    stands for a run, which runs until it ends)."""
+    is_running = getattr(native, "is_running", None)
+    return callable(is_running) and not is_running() and not _is_closed(native)
 
 
 def _is_closed(native: object) -> bool:

@@ -372,7 +372,11 @@ class OpenApiToolset(BaseToolset):
 
     async def shutdown(self) -> None:
         """Close the HTTP clients the toolset made, those of every event loop, from any
-        loop or thread (a given client is left open). Idempotent."""
+        loop or thread (a given client is left open). Idempotent.
+
+        An asyncio loop that is alive but not running (between two
+        ``loop.run_until_complete`` calls) is not waited on: it closes its client as it
+        ends (``loop.shutdown_asyncgens()``)."""
         if self._own_client:
             if self._loaded is not None:
                 self._loaded.shut_down = True
