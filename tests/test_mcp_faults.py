@@ -123,6 +123,8 @@ async def test_a_server_that_does_not_connect_is_killed_at_the_connect_timeout(
     assert elapsed < connect_timeout + KILL_GRACE, elapsed
     pid = int(pid_file.read_text())
     assert not alive(pid), "the server process is killed, not left to linger"
+    if mode == "stubborn":  # what it said explains why it never connected
+        assert "waiting for a licence key" in str(info.value)
 
 
 async def test_a_server_that_ignores_the_end_of_its_input_and_sigterm_is_killed_on_shutdown(

@@ -295,15 +295,35 @@ async def test_per_call_headers_come_from_the_callers_context(http_server: HttpS
     assert seen_bob["authorization"] == "Bearer token-of-bob"
 
 
-@pytest.mark.parametrize("bad", ["Bearer tok-SECRET\n", "Bearer tök-SECRET", "\ttok-SECRET"])
+@pytest.mark.parametrize(
+    ("headers", "named"),
+    [
+        ({"Authorization": "Bearer tok-SECRET\n"}, "Authorization"),
+        ({"Authorization": "Bearer tök-SECRET"}, "Authorization"),
+        ({"Authorization": "\ttok-SECRET"}, "Authorization"),
+        ({"Authorization": " tok-SECRET "}, "Authorization"),
+        ({"X Key": "tok-SECRET"}, "X Key"),
+        ({"Content-Length": "12"}, "Content-Length"),
+        ({"X-Key": 42}, "X-Key"),
+    ],
+    ids=["newline", "non-ascii", "tab", "padded", "space-in-name", "framing", "not-a-string"],
+)
+@pytest.mark.parametrize("transport", [StreamableHttp, Sse])
 def test_a_header_no_request_can_carry_is_refused_naming_the_header_not_the_value(
-    bad: str,
+    headers: dict[str, Any], named: str, transport: type[StreamableHttp | Sse]
 ) -> None:
+    # The same rule as an OpenAPI toolset's headers= (toolsets._auth.header_problem).
     with pytest.raises(AuthError) as caught:
-        StreamableHttp(url="http://127.0.0.1:1/mcp", headers={"Authorization": bad})
-    assert caught.value.scheme_name == "Authorization"
+        transport(url="http://127.0.0.1:1/mcp", headers=headers)
+    assert caught.value.scheme_name == named
     assert "SECRET" not in str(caught.value) + repr(caught.value)
     assert caught.value.__cause__ is None
+
+
+def test_a_stdio_transports_repr_hides_a_secret_argument() -> None:
+    stdio = Stdio(command="srv", args=["--token", "tok-SECRET", "--api-key=tok-SECRET", "-v"])
+    assert "SECRET" not in repr(stdio)
+    assert repr(stdio) == "Stdio(command='srv --token *** --api-key=*** -v', cwd=None)"
 
 
 async def test_a_per_call_header_no_request_can_carry_is_refused_before_anything_is_sent(

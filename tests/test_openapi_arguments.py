@@ -126,3 +126,22 @@ async def test_arguments_that_are_not_an_object_are_refused_as_function_tools_re
         result = await notes.run(received, ToolContext())
     assert len(server.requests) == 1  # only the valid call was sent
     assert list(fields(result)) == list(fields(expected))
+
+
+async def test_null_for_an_optional_argument_means_not_given_as_strict_hosts_send_it() -> None:
+    # OpenAI's strict mode declares every optional argument nullable; the model then
+    # sends null for "not given". A required one is still refused.
+    async with (
+        recording_server() as server,
+        OpenApiToolset(NOTES, base_url=server.url, confirm="never") as ts,
+        OpenApiToolset(BOOKSHOP, base_url=server.url, credentials={"shop_key": "k"}) as shop,
+    ):
+        add = await ts.get_tool("notes_add")
+        sent = await add.run({"dry_run": None, "text": "hi"}, ToolContext())
+        add_book = await shop.get_tool("books_add")
+        refused = await add_book.run({**BOOK, "title": None}, ToolContext())
+    assert not (isinstance(sent, dict) and "error" in sent), sent
+    (request,) = server.requests
+    assert request.request_line == "POST /notes HTTP/1.1"
+    assert json.loads(request.body) == {"text": "hi"}
+    assert list(fields(refused)) == ["title"]

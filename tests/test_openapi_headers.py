@@ -134,18 +134,26 @@ async def test_header_values_are_kept_out_of_reprs() -> None:
         tool = await toolset.get_tool("repos_get")
         shown += [repr(tool), repr(vars(tool))]
     assert all(TOKEN not in text for text in shown)
+    assert TOKEN not in repr(vars(toolset.headers))
     assert "Authorization" in repr(toolset.headers)
     assert dict(toolset.headers) == HEADERS  # the values are there, only not shown
 
 
 @pytest.mark.parametrize("status", [200, 401])
 async def test_a_header_token_the_api_quotes_back_is_masked_in_the_result(status: int) -> None:
+    # Only credential headers are secrets: the API version (another header) quoted in
+    # the body is data, and stays as it is.
     async with recording_server() as server:
         server.status = status
-        server.body = {"message": f"bad token {TOKEN}", "echo": [f"Bearer {TOKEN}"]}
+        server.body = {
+            "message": f"bad token {TOKEN}",
+            "echo": [f"Bearer {TOKEN}"],
+            "created_at": "2022-11-28T10:00:00Z",
+        }
         async with OpenApiToolset(NO_SCHEMES, base_url=server.url, headers=HEADERS) as ts:
             result = await (await ts.get_tool("repos_get")).run(
                 {"owner": "o", "repo": "r"}, ToolContext()
             )
     assert TOKEN not in repr(result)
     assert "**********" in repr(result)
+    assert "2022-11-28T10:00:00Z" in repr(result)

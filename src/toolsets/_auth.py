@@ -7,6 +7,7 @@ nor in JSON made by pydantic (and so never in a tool result sent to a model).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,6 +25,8 @@ __all__ = [
     "check_headers",
     "check_credential_text",
     "credential_problem",
+    "header_problem",
+    "header_secrets",
     "redact",
     "redact_bytes",
 ]
@@ -31,6 +34,9 @@ __all__ = [
 CredentialKind = Literal["api_key", "basic", "bearer", "oauth2"]
 
 MASK = "**********"
+MIN_MASKED = 6
+"""Secrets shorter than this are not masked in what a server sends back: masking them
+would garble whole bodies (and guards little anyway)."""
 
 
 class Secret(str):
@@ -73,18 +79,61 @@ def check_credential_text(value: str, *, scheme_name: str, in_header: bool) -> N
         )
 
 
+HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""A header name: an RFC 9110 token."""
+FRAMING_HEADERS = frozenset(("content-length", "transfer-encoding", "host", "connection"))
+"""Headers the HTTP client sets itself: a value given for one would contradict the request."""
+SECRET_NAME = re.compile(r"token|secret|password|passwd|api[-_]?key|auth|cookie|session", re.I)
+"""What the name of a header, variable or argument that carries a secret looks like."""
+
+
+def header_problem(name: object, value: object) -> str | None:
+    """Why no request can carry the header ``name: value`` as given, or None. The one
+    rule for every header a user gives (MCP transports, an API's ``headers=``): a token
+    name, not one the client sets itself, and a string value that is visible ASCII with
+    no control character and no leading or trailing space. Never quotes the value
+    (it is often a credential)."""
+    if not isinstance(name, str) or not HEADER_NAME.fullmatch(name):
+        return "a header name is letters, digits and !#$%&'*+-.^_`|~ only"
+    if name.lower() in FRAMING_HEADERS:
+        return "the HTTP client sets this header itself"
+    if not isinstance(value, str):
+        return f"the value must be a string, not {type(value).__name__}"
+    problem = credential_problem(value, in_header=True)
+    if problem is not None:
+        return f"the value {problem}"
+    if value != value.strip(" "):
+        return "the value has a leading or trailing space, which HTTP would drop"
+    return None
+
+
 def check_headers(headers: Mapping[str, str]) -> None:
-    """Refuse header values no request can carry (see `credential_problem`): headers are
-    where credentials go (``Authorization``, API keys), and an HTTP client's error or
-    debug log would quote the whole value.
+    """Refuse headers no request can carry (see `header_problem`): headers are where
+    credentials go (``Authorization``, API keys), and an HTTP client's error or debug log
+    would quote the whole value.
 
     Raises:
         AuthError: naming the header (as ``scheme_name``), never the value.
     """
     for name, value in headers.items():
-        problem = credential_problem(value, in_header=True)
+        problem = header_problem(name, value)
         if problem is not None:
-            raise AuthError(f"the value of header {name!r} {problem}: fix it", scheme_name=name)
+            raise AuthError(f"header {str(name)!r}: {problem}", scheme_name=str(name))
+
+
+def header_secrets(headers: Mapping[str, str]) -> list[str]:
+    """The secrets ``headers`` carry, as a server could quote them back: the value of
+    each header named like a credential (``Authorization``, ``X-Api-Key``, ``Cookie``)
+    and, for ``<scheme> <token>``, the token alone. Other values (a version, an
+    ``Accept``) are not secrets: masking them would garble results."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if SECRET_NAME.search(name):
+            found.append(value)
+            words = value.split()
+            if len(words) > 1:
+                found.append(words[-1])
+    return [secret for secret in found if len(secret) >= MIN_MASKED]
 
 
 def _forms(secret: str) -> set[str]:

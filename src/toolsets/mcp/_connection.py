@@ -409,8 +409,10 @@ class Host:
             await wait()
         if scope.cancelled_caught:
             await self._close(connection)
+            stderr = connection.stderr.tail() if connection.stderr is not None else ""
             raise ConnectionError(
-                f"MCP server {connection.target} did not finish connecting within {timeout:g} s",
+                f"MCP server {connection.target} did not finish connecting within "
+                f"{timeout:g} s{stderr}",
                 target=connection.target,
             )
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,12 +14,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
-from toolsets._auth import Secret, check_headers
+from toolsets._auth import SECRET_NAME, Secret, check_headers
 from toolsets._context import ToolContext
 
 __all__ = ["HeaderProvider", "Sse", "StderrTarget", "Stdio", "StreamableHttp", "Transport"]
 
-_SECRET = re.compile(r"token|secret|password|passwd|api[-_]?key|auth", re.IGNORECASE)
+_SECRET = SECRET_NAME
 
 StderrTarget: TypeAlias = "logging.Logger | str | os.PathLike[str] | IO[Any] | int | None"
 """Where a stdio server's stderr goes: a logger (each line a record at INFO), a path (the
@@ -33,7 +32,7 @@ HeaderProvider: TypeAlias = Callable[
 """Headers computed for each request from the caller's context (e.g. a user's token)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False)
 class Stdio:
     """A server started as a subprocess, spoken to over its stdin and stdout.
 
@@ -63,6 +62,10 @@ class Stdio:
             raise ValueError("Stdio needs a command")
         if self.env is not None:  # values are often keys: hidden from vars() too
             object.__setattr__(self, "env", {k: Secret(v) for k, v in self.env.items()})
+
+    def __repr__(self) -> str:
+        # The command line as `target` shows it: an argument's secret is hidden here too.
+        return f"Stdio(command={self.target!r}, cwd={self.cwd!r})"
 
     @property
     def target(self) -> str:

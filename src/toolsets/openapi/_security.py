@@ -18,7 +18,14 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import httpx2
 
-from toolsets._auth import MASK, AuthConfig, AuthCredential, Secret, credential_problem
+from toolsets._auth import (
+    MASK,
+    MIN_MASKED,
+    AuthConfig,
+    AuthCredential,
+    Secret,
+    credential_problem,
+)
 from toolsets._errors import AuthError
 from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import ClientCredentials
@@ -33,7 +40,6 @@ __all__ = [
     "credential_problem_for",
     "missing_credential",
     "origin",
-    "header_secrets",
     "sent_secrets",
     "strip_credentials",
 ]
@@ -101,9 +107,6 @@ def _secret(credential: AuthCredential | str) -> str:
     return credential if isinstance(credential, str) else credential.secret
 
 
-_MIN_MASKED = 6
-
-
 def sent_secrets(credentials: Mapping[str, AuthCredential | str]) -> list[str]:
     """The secrets a request carries with ``credentials``, as a server could quote them
     back (for HTTP basic, the password and the encoded pair too), each of at least
@@ -121,19 +124,7 @@ def sent_secrets(credentials: Mapping[str, AuthCredential | str]) -> list[str]:
             found.append(base64.b64encode(pair.encode()).decode())
     # A very short one is left: masking it would garble whole bodies (and it guards
     # little anyway).
-    return [s for s in found if len(s) >= _MIN_MASKED]
-
-
-def header_secrets(headers: Mapping[str, str]) -> list[str]:
-    """The secrets the toolset's fixed ``headers=`` may carry, as a server could quote them
-    back: each whole value and its last word (the token of ``Bearer <token>``)."""
-    found: list[str] = []
-    for value in headers.values():
-        found.append(value)
-        words = value.split()
-        if len(words) > 1:
-            found.append(words[-1])
-    return [s for s in found if len(s) >= _MIN_MASKED]
+    return [s for s in found if len(s) >= MIN_MASKED]
 
 
 def check_credential(

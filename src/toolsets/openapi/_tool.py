@@ -14,7 +14,7 @@ from urllib.parse import quote, urljoin
 import anyio.to_thread
 import httpx2
 
-from toolsets._auth import AuthConfig, AuthCredential, redact_bytes
+from toolsets._auth import AuthConfig, AuthCredential, header_secrets, redact_bytes
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolDefinitionError, close_names
@@ -30,7 +30,6 @@ from toolsets.openapi._security import (
     apply_security,
     choose,
     credential_problem_for,
-    header_secrets,
     missing_credential,
     origin,
     sent_secrets,
@@ -127,6 +126,8 @@ class RestApiTool(BaseTool):
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         self._check_base()
+        if isinstance(args, Mapping):  # null for an optional argument: not given (strict hosts)
+            args = self._checker.without_null_options(args)
         problems = self._check(args)
         if problems:
             return invalid_arguments_result(problems)

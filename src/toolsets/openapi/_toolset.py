@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import re
 import ssl
 import threading
 import weakref
@@ -23,7 +22,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
-from toolsets._auth import MASK, AuthCredential, Secret
+from toolsets._auth import MASK, AuthCredential, Secret, header_problem
 from toolsets._context import ToolContext
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._toolset import BaseToolset
@@ -67,19 +66,14 @@ default); always; or decided per call."""
 SpecSource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A spec: a path, an http(s) URL, JSON or YAML text, or the parsed document."""
 
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-"""A header name: an RFC 9110 token."""
-_HEADER_VALUE = re.compile(r"(?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?")
-"""A header value we send: visible ASCII, spaces and tabs inside only."""
-_FRAMING_HEADERS = frozenset(("content-length", "transfer-encoding"))
-
 
 class _Headers(Mapping[str, str]):
     """The ``headers=`` given: a read-only mapping whose repr names them but hides every
     value (any of them may be a secret)."""
 
     def __init__(self, headers: Mapping[str, str]) -> None:
-        self._headers = dict(headers)
+        # Secrets: hidden from vars() too, like credentials.
+        self._headers = {name: Secret(value) for name, value in headers.items()}
 
     def __getitem__(self, name: str) -> str:
         return self._headers[name]
@@ -95,29 +89,13 @@ class _Headers(Mapping[str, str]):
 
 
 def _checked_headers(headers: Mapping[str, str] | None) -> _Headers:
-    """``headers`` if each can be sent as it is; the error names the header, never its
-    value (which may be a token)."""
+    """``headers`` if each can be sent as it is (`header_problem`); the error names the
+    header, never its value (which may be a token)."""
     for name, value in (headers or {}).items():
-        field = f"headers[{name!r}]"
-        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
-            raise ToolDefinitionError(
-                f"{field}: a header name is letters, digits and !#$%&'*+-.^_`|~ only",
-                field=field,
-            )
-        if name.lower() in _FRAMING_HEADERS:
-            raise ToolDefinitionError(
-                f"{field}: the HTTP client sets this header itself", field=field
-            )
-        if not isinstance(value, str):
-            raise ToolDefinitionError(
-                f"{field}: the value must be a string, not {type(value).__name__}", field=field
-            )
-        if not _HEADER_VALUE.fullmatch(value):
-            raise ToolDefinitionError(
-                f"{field}: the value must be printable ASCII with no line break, control "
-                "character or leading or trailing space (the value is not shown)",
-                field=field,
-            )
+        problem = header_problem(name, value)
+        if problem is not None:
+            field = f"headers[{name!r}]"
+            raise ToolDefinitionError(f"{field}: {problem}", field=field)
     return _Headers(headers or {})
 
 
