@@ -152,13 +152,18 @@ async def test_meta_passes_through_to_the_server(http_server: HttpServer) -> Non
     assert result.structured_content == {"trace_id": "t-1"}
 
 
-async def test_progress_notifications_reach_the_caller(http_server: HttpServer) -> None:
+@pytest.mark.parametrize("kind", ["async", "plain"])
+async def test_progress_notifications_reach_the_caller(http_server: HttpServer, kind: str) -> None:
     seen: list[tuple[str, float, float | None, str | None]] = []
 
     async def progress(tool: str, done: float, total: float | None, message: str | None) -> None:
         seen.append((tool, done, total, message))
 
-    async with http_toolset(http_server, progress=progress) as toolset:
+    def plain(tool: str, done: float, total: float | None, message: str | None) -> None:
+        seen.append((tool, done, total, message))
+
+    handler = progress if kind == "async" else plain
+    async with http_toolset(http_server, progress=handler) as toolset:
         await toolset.call_tool("slow", {"seconds": 0.1})
     assert seen == [("slow", float(i), 4.0, f"step {i}") for i in range(1, 5)]
 

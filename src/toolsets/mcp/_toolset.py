@@ -75,8 +75,11 @@ REQUEST_TIMEOUT = -32001
 INVALID_PARAMS = -32602
 _LEGAL = re.compile(r"[^A-Za-z0-9_.:/-]")
 
-ProgressHandler: TypeAlias = Callable[[str, float, float | None, str | None], Awaitable[None]]
-"""Called with (tool name, progress, total, message) as a server reports progress."""
+ProgressHandler: TypeAlias = Callable[
+    [str, float, float | None, str | None], "Awaitable[None] | None"
+]
+"""Called with (tool name, progress, total, message) as a server reports progress: a
+plain function, or an async one (awaited; keep it short, the call waits for it)."""
 
 ConfirmPolicy: TypeAlias = (
     "Literal['never', 'destructive', 'always'] | Callable[[McpTool, Mapping[str, Any]], bool]"
@@ -525,7 +528,7 @@ class McpToolset(BaseToolset):
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:
-                await report(name, progress, total, message)
+                await _notify(report, name, progress, total, message)
 
         args = dict(arguments or {})
         request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
@@ -571,7 +574,9 @@ class McpToolset(BaseToolset):
             nonlocal updates
             updates += 1
             if report is not None:
-                await report(name, float(updates), None, task.status_message or task.status)
+                await _notify(
+                    report, name, float(updates), None, task.status_message or task.status
+                )
 
         return TaskCall(
             name=name,
@@ -750,3 +755,12 @@ def _version() -> str:
     from toolsets import __version__
 
     return __version__
+
+
+async def _notify(
+    report: ProgressHandler, name: str, done: float, total: float | None, message: str | None
+) -> None:
+    """Call a progress handler, awaiting it if it is async."""
+    outcome = report(name, done, total, message)
+    if outcome is not None:
+        await outcome
