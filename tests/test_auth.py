@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from toolsets import AuthConfig, AuthCredential
-from toolsets._auth import Secret, redact
+from toolsets._auth import MASK, Secret, redact, redact_json
+from toolsets._json import MAX_JSON_DEPTH
 
 
 def test_secrets_never_appear_in_a_repr() -> None:
@@ -78,3 +79,24 @@ def test_a_secret_is_the_string_itself_everywhere_but_in_its_repr() -> None:
 def test_redact_masks_a_secret_as_is_and_percent_encoded() -> None:
     text = "got 'a/b c' and a%2Fb%20c and nothing else"
     assert redact(text, ["a/b c", None, ""]) == "got '**********' and ********** and nothing else"
+
+
+def test_redact_json_masks_every_string_keys_included_at_any_depth() -> None:
+    value = {"tok-SECRET": ["a tok-SECRET", {"n": 1, "ok": True, "none": None}], "x": "y"}
+    assert redact_json(value, ["tok-SECRET"]) == {
+        MASK: [f"a {MASK}", {"n": 1, "ok": True, "none": None}],
+        "x": "y",
+    }
+    deep: list[object] = ["tok-SECRET"]
+    for _ in range(MAX_JSON_DEPTH * 100):  # far deeper than Python's recursion limit
+        deep = [deep]
+    masked = redact_json(deep, ["tok-SECRET"])
+    for _ in range(MAX_JSON_DEPTH * 100):
+        assert isinstance(masked, list)
+        masked = masked[0]
+    assert masked == [MASK]
+
+
+def test_redact_json_without_secrets_returns_the_value_itself() -> None:
+    value = {"a": ["b"]}
+    assert redact_json(value, []) is value

@@ -26,11 +26,13 @@ from toolsets import (
     AuthError,
     ConnectionError,
     FunctionCall,
+    ToolCallError,
     ToolContext,
     ToolNotFoundError,
     combined,
     prefixed,
 )
+from toolsets._auth import MASK
 from toolsets._patterns import MATCH_TIMEOUT
 from toolsets.agent import LlmAgent, Runner, ScriptedModel
 from toolsets.mcp import McpTool, McpToolset, Sse, Stdio, StreamableHttp
@@ -300,6 +302,74 @@ async def test_per_call_headers_come_from_the_callers_context(http_server: HttpS
     assert seen_bob["authorization"] == "Bearer token-of-bob"
 
 
+async def test_a_credential_header_the_server_quotes_back_is_masked_for_the_model(
+    http_server: HttpServer,
+) -> None:
+    sent = {"Authorization": "Bearer tok-SECRET-1234", "X-Client-Version": "2022-11-28"}
+    async with http_toolset(http_server, headers=sent) as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+        seen = await tools["headers"].run({}, ToolContext())
+        failed = await tools["error_result"].run(
+            {"message": "refused tok-SECRET-1234"}, ToolContext()
+        )
+        texted = await tools["echo"].run({"text": "token=tok-SECRET-1234"}, ToolContext())
+    assert isinstance(seen, dict)
+    assert isinstance(failed, dict)
+    assert "SECRET" not in repr(seen) + repr(failed) + repr(texted)
+    assert seen["authorization"] == MASK
+    assert seen["x-client-version"] == "2022-11-28"  # not a credential: data
+    assert MASK in str(failed["error"])
+    assert texted == {"result": f"token={MASK}"}
+
+
+async def test_a_per_call_header_the_server_quotes_back_is_masked_for_that_caller(
+    http_server: HttpServer,
+) -> None:
+    def token(ctx: ToolContext | None) -> Mapping[str, str]:
+        return {"X-Api-Key": "key-SECRET-of-ann"}
+
+    async with http_toolset(http_server, header_provider=token) as toolset:
+        ctx = ToolContext()
+        tools = {t.name: t for t in await toolset.list_tools(ctx)}
+        seen = await tools["headers"].run({}, ctx)
+    assert isinstance(seen, dict)
+    assert "SECRET" not in repr(seen)
+    assert seen["x-api-key"] == MASK
+
+
+async def test_a_server_error_quoting_a_credential_header_is_masked_in_the_exception(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server, headers={"X-Api-Key": "key-SECRET-42"}) as toolset:
+        tool = await toolset.get_tool("reject")
+        with pytest.raises(ToolCallError) as caught:
+            await tool.run({"message": "unknown key key-SECRET-42"}, ToolContext())
+    assert "SECRET" not in str(caught.value) + repr(caught.value)
+    assert MASK in str(caught.value)
+    assert caught.value.tool_name == "reject"
+
+
+async def test_a_secret_environment_value_a_stdio_server_quotes_back_is_masked() -> None:
+    env = {"SERVICE_API_KEY": "key-SECRET-9876", "REGION": "eu-west-1"}
+    async with stdio_toolset(env) as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+        key = await tools["environment"].run({"name": "SERVICE_API_KEY"}, ToolContext())
+        region = await tools["environment"].run({"name": "REGION"}, ToolContext())
+        with pytest.raises(ToolCallError) as caught:
+            await tools["reject"].run({"message": "bad key-SECRET-9876"}, ToolContext())
+    assert key == {"result": MASK}
+    assert region == {"result": "eu-west-1"}  # not named like a secret: data
+    assert "SECRET" not in str(caught.value)
+
+
+async def test_results_are_untouched_when_the_session_carries_no_secret(
+    http_server: HttpServer,
+) -> None:
+    async with http_toolset(http_server, headers={"X-Client-Version": "2022-11-28"}) as toolset:
+        tool = await toolset.get_tool("echo")
+        assert await tool.run({"text": "2022-11-28"}, ToolContext()) == {"result": "2022-11-28"}
+
+
 @pytest.mark.parametrize(
     ("headers", "named"),
     [
@@ -329,6 +399,25 @@ def test_a_stdio_transports_repr_hides_a_secret_argument() -> None:
     stdio = Stdio(command="srv", args=["--token", "tok-SECRET", "--api-key=tok-SECRET", "-v"])
     assert "SECRET" not in repr(stdio)
     assert repr(stdio) == "Stdio(command='srv --token *** --api-key=*** -v', cwd=None)"
+
+
+def test_the_secrets_a_transport_carries_are_what_its_repr_hides_and_credential_headers() -> None:
+    stdio = Stdio(
+        command="srv",
+        args=["--token", "tok-SECRET-1", "--api-key=key-SECRET-2", "-v", "--region", "eu-west-1"],
+        env={"GITHUB_TOKEN": "ghp-SECRET-3", "REGION": "eu-west-1", "API_KEY": "short"},
+    )
+    assert sorted(stdio.secrets) == ["ghp-SECRET-3", "key-SECRET-2", "tok-SECRET-1"]
+    http = StreamableHttp(
+        url="http://me:pw-SECRET-4@127.0.0.1:1/mcp?api_key=key-SECRET-5&page=200000",
+        headers={"Authorization": "Bearer tok-SECRET-6", "X-Client-Version": "2022-11-28"},
+    )
+    assert sorted(http.secrets) == [
+        "Bearer tok-SECRET-6",
+        "key-SECRET-5",
+        "pw-SECRET-4",
+        "tok-SECRET-6",
+    ]
 
 
 async def test_a_per_call_header_no_request_can_carry_is_refused_before_anything_is_sent(
@@ -514,6 +603,19 @@ async def test_resources_and_prompts_can_also_be_offered_as_tools(http_server: H
         assert "read_resource" not in {t.name for t in await plain.list_tools()}
 
 
+async def test_a_prompt_offered_as_a_tool_quoting_a_credential_is_masked(
+    http_server: HttpServer,
+) -> None:
+    sent = {"X-Api-Key": "key-SECRET-42"}
+    async with http_toolset(http_server, headers=sent, prompts_as_tools=True) as toolset:
+        tool = await toolset.get_tool("get_prompt")
+        prompt = await tool.run(
+            {"name": "review", "arguments": {"code": "key = 'key-SECRET-42'"}}, ToolContext()
+        )
+    assert "SECRET" not in repr(prompt)
+    assert f"key = '{MASK}'" in str(prompt)
+
+
 # --- lifecycle edge cases (from review) -------------------------------------------------
 
 
@@ -625,6 +727,19 @@ async def test_a_server_that_fails_to_start_has_its_last_stderr_lines_in_the_err
         async with stdio_toolset(env, connect_timeout=10):
             pass
     assert "config error: no such directory /nope" in str(info.value)
+
+
+async def test_a_secret_in_the_stderr_of_a_server_that_fails_to_start_is_masked() -> None:
+    env = {
+        "SERVICE_TOKEN": "tok-SECRET-77",
+        "TOOLSETS_FIXTURE_STDERR": "refused token tok-SECRET-77",
+        "TOOLSETS_FIXTURE_EXIT": "3",
+    }
+    with anyio.fail_after(20), pytest.raises(ConnectionError) as info:
+        async with stdio_toolset(env, connect_timeout=10):
+            pass
+    assert "SECRET" not in str(info.value)
+    assert f"refused token {MASK}" in str(info.value)
 
 
 # --- arguments checked before sending --------------------------------------------------

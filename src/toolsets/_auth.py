@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 from pydantic_core import SchemaSerializer, core_schema
@@ -29,7 +29,10 @@ __all__ = [
     "header_secrets",
     "redact",
     "redact_bytes",
+    "redact_json",
 ]
+
+T = TypeVar("T")
 
 CredentialKind = Literal["api_key", "basic", "bearer", "oauth2"]
 
@@ -122,10 +125,11 @@ def check_headers(headers: Mapping[str, str]) -> None:
 
 
 def header_secrets(headers: Mapping[str, str]) -> list[str]:
-    """The secrets ``headers`` carry, as a server could quote them back: the value of
-    each header named like a credential (``Authorization``, ``X-Api-Key``, ``Cookie``)
-    and, for ``<scheme> <token>``, the token alone. Other values (a version, an
-    ``Accept``) are not secrets: masking them would garble results."""
+    """The secrets ``headers`` (or environment variables) carry, as a server could quote
+    them back: the value of each one named like a credential (``Authorization``,
+    ``X-Api-Key``, ``Cookie``, ``GITHUB_TOKEN``) and, for ``<scheme> <token>``, the token
+    alone. Other values (a version, an ``Accept``, a region) are not secrets: masking
+    them would garble results."""
     found: list[str] = []
     for name, value in headers.items():
         if SECRET_NAME.search(name):
@@ -160,6 +164,37 @@ def redact_bytes(data: bytes, secrets: Iterable[str]) -> bytes:
             for form in _forms(secret):
                 data = data.replace(form.encode(), mask)
     return data
+
+
+def redact_json(value: T, secrets: Sequence[str]) -> T:
+    """``value`` (JSON: objects, arrays, atoms) with `redact` applied to every string in
+    it, object keys included: for a result a server sent. A new value (``value`` itself
+    when there are no secrets); the walk keeps its own stack, so no depth of nesting
+    exhausts Python's recursion."""
+    if not secrets:
+        return value
+    pending: list[tuple[Any, Any]] = []  # (a container, its copy still to fill)
+
+    def masked(item: Any) -> Any:
+        if isinstance(item, str):
+            return redact(item, secrets)
+        if isinstance(item, dict):
+            pending.append((item, {}))
+            return pending[-1][1]
+        if isinstance(item, list | tuple):
+            pending.append((item, []))
+            return pending[-1][1]
+        return item
+
+    root: T = masked(value)
+    while pending:
+        original, copy = pending.pop()
+        if isinstance(copy, dict):
+            for key, item in original.items():
+                copy[masked(key)] = masked(item)
+        else:
+            copy.extend(masked(item) for item in original)
+    return root
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,7 +18,7 @@ import contextlib
 import contextvars
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -33,6 +33,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
+from toolsets._auth import redact
 from toolsets._errors import ConnectionError
 from toolsets.mcp._stderr import ServerStderr
 from toolsets.mcp._stdio import StdioTransport
@@ -332,8 +333,13 @@ class Host:
     ``call`` runs an SDK call on it — on our loop, or through the portal.
     """
 
-    def __init__(self, options_factory: Callable[[], ConnectionOptions]) -> None:
+    def __init__(
+        self, options_factory: Callable[[], ConnectionOptions], secrets: Sequence[str] = ()
+    ) -> None:
         self._options_factory = options_factory
+        self.secrets = tuple(secrets)
+        """What the session's server could quote back that is a secret (see the
+        transports' ``secrets``): masked in what it sends and in errors quoting it."""
         self._task_group: TaskGroup | None = None
         self._portal: _Portal | None = None
         self._connection: Connection | None = None
@@ -395,8 +401,9 @@ class Host:
             if connection.error is not None or connection.client is None:
                 error = connection.error or RuntimeError("closed while connecting")
                 stderr = connection.stderr.tail() if connection.stderr is not None else ""
+                why = redact(describe(error) + stderr, self.secrets)
                 raise ConnectionError(
-                    f"cannot connect to MCP server {connection.target}: {describe(error)}" + stderr,
+                    f"cannot connect to MCP server {connection.target}: {why}",
                     target=connection.target,
                 ) from error
             return connection
@@ -412,7 +419,7 @@ class Host:
             stderr = connection.stderr.tail() if connection.stderr is not None else ""
             raise ConnectionError(
                 f"MCP server {connection.target} did not finish connecting within "
-                f"{timeout:g} s{stderr}",
+                f"{timeout:g} s{redact(stderr, self.secrets)}",
                 target=connection.target,
             )
 

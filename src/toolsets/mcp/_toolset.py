@@ -18,7 +18,7 @@ import mcp.types as mt
 import pydantic
 from mcp import Client, MCPError
 
-from toolsets._auth import check_headers
+from toolsets._auth import check_headers, redact, redact_json
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolNotFoundError
@@ -166,15 +166,18 @@ class McpTool(BaseTool):
         tool) and nothing is sent. A schema that cannot be used for checking (some
         servers publish invalid ones) is logged once; calls are then sent unchecked.
         ``null`` for an optional parameter that does not take null means "not given"
-        (as hosts in strict mode send it) and is left out.
+        (as hosts in strict mode send it) and is left out. A secret the session carries
+        (a credential header, a secret environment variable: the transport's
+        ``secrets``) is masked wherever the server quotes it back.
         """
         if isinstance(args, Mapping):
             args = self._checker.without_null_options(args)
         invalid = self._checker.result(args)
         if invalid is not None:
             return invalid
-        result = await self.toolset.call_tool(self.mcp_name, args, ctx=ctx)
-        return convert_result(result)
+        toolset = self.toolset
+        result, secrets = await toolset._call_tool(self.mcp_name, dict(args), ctx, toolset.timeout)
+        return redact_json(convert_result(result), secrets)
 
 
 class McpToolset(BaseToolset):
@@ -355,7 +358,8 @@ class McpToolset(BaseToolset):
         host = self._hosts.get(key)
         if host is None:
             extra = dict(headers or {})
-            host = self._hosts[key] = Host(lambda: self._options(extra))
+            secrets = self._transport(extra).secrets
+            host = self._hosts[key] = Host(lambda: self._options(extra), secrets)
             if self._task_group is not None:
                 host.attach(self._task_group)
         return host
@@ -374,14 +378,23 @@ class McpToolset(BaseToolset):
             await self._hosts.pop(oldest).close()
         return key, host
 
-    def _options(self, extra_headers: Mapping[str, str]) -> ConnectionOptions:
+    def _transport(self, extra_headers: Mapping[str, str]) -> Transport:
+        """The transport of a session with ``extra_headers`` (a header provider's)."""
         transport = self.transport
         if extra_headers and isinstance(transport, StreamableHttp):
             transport = dataclasses.replace(
                 transport, headers={**transport.headers, **extra_headers}, header_provider=None
             )
+        return transport
+
+    async def _secrets(self, ctx: ToolContext | None) -> tuple[str, ...]:
+        """The secrets of the session serving ``ctx`` (see `Host.secrets`)."""
+        _, host = await self._host_for(ctx)
+        return host.secrets
+
+    def _options(self, extra_headers: Mapping[str, str]) -> ConnectionOptions:
         return ConnectionOptions(
-            transport=transport,
+            transport=self._transport(extra_headers),
             name=self.name,
             connect_timeout=self.connect_timeout,
             client_kwargs=self._client_kwargs,
@@ -405,9 +418,13 @@ class McpToolset(BaseToolset):
         *,
         tool_name: str = "",
         retry_expired: bool = True,
+        host: Host | None = None,
     ) -> Any:
-        """Run one request on the session, mapping the SDK's failures into ours."""
-        _, host = await self._host_for(ctx)
+        """Run one request on the session (``host``'s, by default the one serving
+        ``ctx``), mapping the SDK's failures into ours; a secret of the session that the
+        server quotes in an error is masked."""
+        if host is None:
+            _, host = await self._host_for(ctx)
         for attempt in (1, 2):
             connection = await host.connect()
             try:
@@ -435,7 +452,8 @@ class McpToolset(BaseToolset):
                 await host.discard(connection)
                 if not retry_expired or attempt == 2:
                     raise ConnectionError(
-                        f"MCP server {self.name} refused the session for {what}: {exc}",
+                        f"MCP server {self.name} refused the session for {what}: "
+                        + redact(str(exc), host.secrets),
                         target=self.transport.target,
                     ) from exc
                 # Refused before it ran: a new session, and the same request once more.
@@ -449,10 +467,11 @@ class McpToolset(BaseToolset):
                         "because it may have run (the next call starts a new session)",
                         target=self.transport.target,
                     ) from exc
+                message = redact(exc.message, host.secrets)
                 if exc.code == REQUEST_TIMEOUT:
-                    raise TimeoutError(f"{what} timed out on the server: {exc.message}") from exc
+                    raise TimeoutError(f"{what} timed out on the server: {message}") from exc
                 raise ToolCallError(
-                    f"MCP server {self.name} answered {what} with error {exc.code}: {exc.message}",
+                    f"MCP server {self.name} answered {what} with error {exc.code}: {message}",
                     tool_name=tool_name,
                 ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
@@ -524,13 +543,29 @@ class McpToolset(BaseToolset):
                 result that is not a valid ``CallToolResult``.
         """
         bound = seconds(timeout) if timeout is not None else self.timeout
+        args = dict(arguments or {})
+        result, _ = await self._call_tool(name, args, ctx, bound, progress, meta, task)
+        return result
+
+    async def _call_tool(
+        self,
+        name: str,
+        args: dict[str, Any],
+        ctx: ToolContext | None,
+        bound: float,
+        progress: ProgressHandler | None = None,
+        meta: Mapping[str, Any] | None = None,
+        task: bool | None = None,
+    ) -> tuple[mt.CallToolResult, tuple[str, ...]]:
+        """`call_tool` within ``bound`` seconds, and the secrets of the session it went
+        over (to be masked in what the model sees)."""
+        _, host = await self._host_for(ctx)
         report = progress or self._progress
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:
                 await _notify(report, name, progress, total, message)
 
-        args = dict(arguments or {})
         request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
         if task is None:
             task = self._task_support.get(name) == "required"
@@ -554,9 +589,9 @@ class McpToolset(BaseToolset):
                 return mt.CallToolResult(content=[text], is_error=True)
 
         result: mt.CallToolResult = await self._request(
-            ctx, f"the call to {name!r}", call, bound, tool_name=name
+            ctx, f"the call to {name!r}", call, bound, tool_name=name, host=host
         )
-        return result
+        return result, host.secrets
 
     def _task_call(
         self,
@@ -694,14 +729,15 @@ def _plain(item: Any) -> dict[str, Any]:
 
 
 def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[Tool]:
-    """Tools giving the model the server's resources and prompts."""
+    """Tools giving the model the server's resources and prompts (a secret of the
+    session the server quotes back is masked, as in a tool's result)."""
     tools: list[Tool] = []
     if resources:
 
         async def list_resources(ctx: ToolContext) -> list[dict[str, Any]]:
             """List the resources (documents, files, data) this server offers."""
             listed = await toolset.list_resources(ctx)
-            return [_plain(r) for r in listed]
+            return redact_json([_plain(r) for r in listed], await toolset._secrets(ctx))
 
         async def read_resource(uri: str, ctx: ToolContext) -> JsonValue:
             """Read one of this server's resources.
@@ -710,7 +746,8 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
                 uri: The resource's URI, as listed by list_resources.
             """
             contents = await toolset.read_resource(uri, ctx)
-            return [_plain(c) for c in contents]
+            shown: JsonValue = [_plain(c) for c in contents]
+            return redact_json(shown, await toolset._secrets(ctx))
 
         listing = FunctionTool(list_resources, read_only=True)
         reading = FunctionTool(read_resource, read_only=True)
@@ -720,7 +757,7 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
         async def list_prompts(ctx: ToolContext) -> list[dict[str, Any]]:
             """List the prompt templates this server offers."""
             listed = await toolset.list_prompts(ctx)
-            return [_plain(p) for p in listed]
+            return redact_json([_plain(p) for p in listed], await toolset._secrets(ctx))
 
         async def get_prompt(
             name: str, ctx: ToolContext, arguments: dict[str, str] | None = None
@@ -732,9 +769,8 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
                 arguments: Values for the prompt's arguments.
             """
             result = await toolset.get_prompt(name, arguments, ctx)
-            return [
-                message.model_dump(mode="json", exclude_none=True) for message in result.messages
-            ]
+            messages: JsonValue = [_plain(message) for message in result.messages]
+            return redact_json(messages, await toolset._secrets(ctx))
 
         prompt_list = FunctionTool(list_prompts, read_only=True)
         prompt_get = FunctionTool(get_prompt, read_only=True)

@@ -10,11 +10,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeAlias
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx2
 
-from toolsets._auth import SECRET_NAME, Secret, check_headers
+from toolsets._auth import MIN_MASKED, SECRET_NAME, Secret, check_headers, header_secrets
 from toolsets._context import ToolContext
 
 __all__ = ["HeaderProvider", "Sse", "StderrTarget", "Stdio", "StreamableHttp", "Transport"]
@@ -71,18 +71,34 @@ class Stdio:
     def target(self) -> str:
         """The command line, for errors and logs: no environment, and the value of any
         argument that looks like a secret (``--token X``, ``--api-key=X``) hidden."""
+        return " ".join([self.command, *self._arguments()[0]])
+
+    @property
+    def secrets(self) -> list[str]:
+        """What a server could quote back that is a secret (masked in what it sends):
+        the values of environment variables named like one (``GITHUB_TOKEN``,
+        ``API_KEY``) and of the secret arguments `target` hides."""
+        hidden = [arg for arg in self._arguments()[1] if len(arg) >= MIN_MASKED]
+        return header_secrets(self.env or {}) + hidden
+
+    def _arguments(self) -> tuple[list[str], list[str]]:
+        """The arguments as shown (secret values hidden), and the hidden values."""
         shown: list[str] = []
+        hidden: list[str] = []
         hide_next = False
         for arg in self.args:
             if hide_next:
                 shown.append("***")
+                hidden.append(arg)
                 hide_next = False
             elif _SECRET.search(arg) and "=" in arg:
-                shown.append(arg.split("=", 1)[0] + "=***")
+                name, value = arg.split("=", 1)
+                shown.append(name + "=***")
+                hidden.append(value)
             else:
                 shown.append(arg)
                 hide_next = arg.startswith("-") and bool(_SECRET.search(arg))
-        return " ".join([self.command, *shown])
+        return shown, hidden
 
 
 class _AtUrl:
@@ -94,6 +110,18 @@ class _AtUrl:
     def target(self) -> str:
         """The URL without user:password and query (either may carry a secret)."""
         return _without_secrets(self.url)
+
+    @property
+    def secrets(self) -> list[str]:
+        """What a server could quote back that is a secret (masked in what it sends):
+        the values of headers named like a credential (see `header_secrets`), and the
+        URL's password and values of query parameters named like a secret."""
+        headers: Mapping[str, str] = getattr(self, "headers", {})
+        parts = urlsplit(self.url)
+        named = [value for name, value in parse_qsl(parts.query) if _SECRET.search(name)]
+        if parts.password:
+            named.append(parts.password)
+        return header_secrets(headers) + [value for value in named if len(value) >= MIN_MASKED]
 
     def _check_url(self) -> None:
         parts = urlsplit(self.url)
