@@ -96,6 +96,18 @@ async def test_a_task_the_server_cancels_is_a_tool_call_error() -> None:
     assert caught.value.tool_name == "stop"
 
 
+async def test_a_secret_the_server_quotes_in_a_tasks_end_is_masked_in_the_error() -> None:
+    token = "tok-SECRET-1234"
+    env = {"API_TOKEN": token, "TASK_STOP_REASON": f"token {token} was revoked"}
+    server = Stdio(command=sys.executable, args=[TASK_SERVER], env=env)
+    async with McpToolset(server) as toolset:
+        with pytest.raises(ToolCallError) as caught:
+            await run(toolset, "stop", {})
+    assert token not in str(caught.value)
+    assert "was revoked" in str(caught.value)
+    assert caught.value.tool_name == "stop"
+
+
 async def test_a_task_still_running_at_the_calls_timeout_is_cancelled_on_the_server() -> None:
     async with task_toolset(timeout=0.5) as toolset:
         with pytest.raises(TimeoutError):

@@ -140,29 +140,39 @@ def header_secrets(headers: Mapping[str, str]) -> list[str]:
     return [secret for secret in found if len(secret) >= MIN_MASKED]
 
 
-def _forms(secret: str) -> set[str]:
-    """``secret`` as a message may quote it: as is, percent-encoded (a form, a URL) and
-    JSON-escaped."""
-    return {secret, quote(secret, safe=""), json.dumps(secret)[1:-1]}
+def _forms(secrets: Iterable[str | None]) -> list[str]:
+    """Each of ``secrets`` as a message may quote it: as is, percent-encoded (a form, a
+    URL) and JSON-escaped; longest first, so a secret that holds another is masked whole.
+    Made once per message, not once per string."""
+    forms = {
+        form
+        for secret in secrets
+        if secret
+        for form in (secret, quote(secret, safe=""), json.dumps(secret)[1:-1])
+    }
+    return sorted(forms, key=len, reverse=True)
+
+
+def _mask_forms(text: str, forms: Sequence[str]) -> str:
+    for form in forms:
+        if form in text:
+            text = text.replace(form, MASK)
+    return text
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with each of ``secrets`` (as is, percent-encoded or JSON-escaped) masked:
     for messages that quote what a server answered."""
-    for secret in secrets:
-        if secret:
-            for form in _forms(secret):
-                text = text.replace(form, MASK)
-    return text
+    return _mask_forms(text, _forms(secrets))
 
 
 def redact_bytes(data: bytes, secrets: Iterable[str]) -> bytes:
     """`redact` for a body as it came (UTF-8)."""
     mask = MASK.encode()
-    for secret in secrets:
-        if secret:
-            for form in _forms(secret):
-                data = data.replace(form.encode(), mask)
+    for form in _forms(secrets):
+        encoded = form.encode()
+        if encoded in data:
+            data = data.replace(encoded, mask)
     return data
 
 
@@ -173,11 +183,12 @@ def redact_json(value: T, secrets: Sequence[str]) -> T:
     exhausts Python's recursion."""
     if not secrets:
         return value
+    forms = _forms(secrets)
     pending: list[tuple[Any, Any]] = []  # (a container, its copy still to fill)
 
     def masked(item: Any) -> Any:
         if isinstance(item, str):
-            return redact(item, secrets)
+            return _mask_forms(item, forms)
         if isinstance(item, dict):
             pending.append((item, {}))
             return pending[-1][1]

@@ -442,6 +442,11 @@ class McpToolset(BaseToolset):
                     ) from exc
                 await host.discard(connection)  # nothing was sent: a new session
                 continue
+            except ToolCallError as exc:  # made by the request itself (a task's end)
+                message = redact(str(exc), host.secrets)
+                if message == str(exc):
+                    raise
+                raise ToolCallError(message, tool_name=exc.tool_name) from exc
             except pydantic.ValidationError as exc:
                 raise ToolCallError(
                     f"MCP server {self.name} answered {what} with a malformed result "
