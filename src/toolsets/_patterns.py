@@ -22,8 +22,9 @@ from typing import Any, Final
 
 import regex
 from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.protocols import Validator
 
-__all__ = ["ECMA_KEYWORDS", "MATCH_TIMEOUT", "SchemaValidator", "matches"]
+__all__ = ["ECMA_KEYWORDS", "MATCH_TIMEOUT", "SchemaValidator", "matches", "with_ecma_patterns"]
 
 logger = logging.getLogger("toolsets")
 
@@ -100,5 +101,14 @@ def _pattern_properties(
 ECMA_KEYWORDS: Final = {"pattern": _pattern, "patternProperties": _pattern_properties}
 """The keywords to put in a jsonschema validator class (``validators.extend``)."""
 
-SchemaValidator = validators.extend(Draft202012Validator, ECMA_KEYWORDS)  # type: ignore[no-untyped-call]
+
+@functools.cache
+def with_ecma_patterns(cls: type[Validator]) -> type[Validator]:
+    """``cls`` (a jsonschema validator class of any dialect) matching ``pattern`` and
+    ``patternProperties`` as ECMA-262 regular expressions, made once per class."""
+    extended: type[Validator] = validators.extend(cls, ECMA_KEYWORDS)  # type: ignore[no-untyped-call]
+    return extended
+
+
+SchemaValidator = with_ecma_patterns(Draft202012Validator)
 """JSON Schema 2020-12 with ECMA-262 patterns: checks the arguments of a tool."""

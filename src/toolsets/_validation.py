@@ -3,7 +3,6 @@ source of tools whose parameters are a JSON Schema (MCP tools, API operations)."
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -14,7 +13,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from toolsets._json import JsonValue
-from toolsets._patterns import ECMA_KEYWORDS, matches
+from toolsets._patterns import matches, with_ecma_patterns
 from toolsets._results import invalid_arguments_result
 
 __all__ = ["ArgumentChecker"]
@@ -111,7 +110,7 @@ class ArgumentChecker:
             # An empty registry that retrieves nothing: a schema's $ref to a URL is never
             # fetched (jsonschema would, with urllib: on the event loop, with no timeout,
             # wherever a server's schema points); it is unresolvable, so unchecked.
-            self._validator = _with_ecma_patterns(cls)(schema, registry=Registry())
+            self._validator = with_ecma_patterns(cls)(schema, registry=Registry())
         return self._validator
 
     def _give_up(self, error: BaseException) -> None:
@@ -123,14 +122,6 @@ class ArgumentChecker:
             type(error).__name__,
             str(error).splitlines()[0][:200] if str(error) else "",
         )
-
-
-@functools.cache
-def _with_ecma_patterns(cls: type[Validator]) -> type[Validator]:
-    """``cls`` matching ``pattern`` and ``patternProperties`` as ECMA-262 regular
-    expressions, as JSON Schema says (``\\p{L}`` and the like, which ``re`` refuses)."""
-    extended: type[Validator] = validators.extend(cls, ECMA_KEYWORDS)  # type: ignore[no-untyped-call]
-    return extended
 
 
 def _path_key(error: ValidationError) -> list[str]:

@@ -19,7 +19,6 @@ from toolsets._context import ToolContext
 
 __all__ = ["HeaderProvider", "Sse", "StderrTarget", "Stdio", "StreamableHttp", "Transport"]
 
-_SECRET = SECRET_NAME
 
 StderrTarget: TypeAlias = "logging.Logger | str | os.PathLike[str] | IO[Any] | int | None"
 """Where a stdio server's stderr goes: a logger (each line a record at INFO), a path (the
@@ -91,13 +90,13 @@ class Stdio:
                 shown.append("***")
                 hidden.append(arg)
                 hide_next = False
-            elif _SECRET.search(arg) and "=" in arg:
+            elif SECRET_NAME.search(arg) and "=" in arg:
                 name, value = arg.split("=", 1)
                 shown.append(name + "=***")
                 hidden.append(value)
             else:
                 shown.append(arg)
-                hide_next = arg.startswith("-") and bool(_SECRET.search(arg))
+                hide_next = arg.startswith("-") and bool(SECRET_NAME.search(arg))
         return shown, hidden
 
 
@@ -118,7 +117,7 @@ class _AtUrl:
         URL's password and values of query parameters named like a secret."""
         headers: Mapping[str, str] = getattr(self, "headers", {})
         parts = urlsplit(self.url)
-        named = [value for name, value in parse_qsl(parts.query) if _SECRET.search(name)]
+        named = [value for name, value in parse_qsl(parts.query) if SECRET_NAME.search(name)]
         if parts.password:
             named.append(parts.password)
         return header_secrets(headers) + [value for value in named if len(value) >= MIN_MASKED]

@@ -14,7 +14,7 @@ from urllib.parse import quote, urljoin
 import anyio.to_thread
 import httpx2
 
-from toolsets._auth import AuthConfig, AuthCredential, header_secrets, redact_bytes
+from toolsets._auth import AuthConfig, AuthCredential, redact_bytes
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolDefinitionError, close_names
@@ -152,9 +152,7 @@ class RestApiTool(BaseTool):
                 request = self.build_request(args, credentials=credentials, requirement=requirement)
             except SerializationError as error:
                 return invalid_arguments_result([(self._argument_of(error), str(error))])
-            secrets = sent_secrets(credentials)
-            if self._loaded.headers:
-                secrets += header_secrets(self._loaded.headers)
+            secrets = sent_secrets(credentials) + self._loaded.header_secrets
             status, result = await self._send(client, request, secrets)
             if status != 401:
                 break

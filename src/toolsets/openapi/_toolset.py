@@ -22,7 +22,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
-from toolsets._auth import MASK, AuthCredential, Secret, header_problem
+from toolsets._auth import MASK, AuthCredential, Secret, header_problem, header_secrets
 from toolsets._context import ToolContext
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._toolset import BaseToolset
@@ -110,6 +110,8 @@ class _Loaded:
     credentials: Credentials
     headers: Mapping[str, str]
     """Sent with every request to the API (not to another origin it redirects to)."""
+    header_secrets: list[str]
+    """The secrets ``headers`` carry (`header_secrets`), masked in what the API sends back."""
     max_response_bytes: int
     check_responses: Literal["warn", "error"] | None
     responses: ResponseChecker
@@ -497,6 +499,7 @@ class OpenApiToolset(BaseToolset):
             toolset=self,
             credentials=self._credentials,
             headers=self._headers,
+            header_secrets=[Secret(s) for s in header_secrets(self._headers)],
             max_response_bytes=self._max_response_bytes,
             check_responses=self._validate_responses,
             responses=ResponseChecker(resolver, version=spec.version),
