@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 import anyio
 import anyio.abc
@@ -82,10 +83,19 @@ class RecordingServer:
             )
 
 
+class _Server(Protocol):
+    port: int
+
+    async def _handle(self, stream: anyio.abc.SocketStream) -> None: ...
+
+
+S = TypeVar("S", bound=_Server)
+
+
 @asynccontextmanager
-async def recording_server() -> AsyncIterator[RecordingServer]:
-    """A started `RecordingServer`, stopped on exit."""
-    server = RecordingServer()
+async def serving(server: S) -> AsyncIterator[S]:
+    """``server`` answering connections on a free 127.0.0.1 port (set as its ``port``)
+    until the block ends."""
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     server.port = listener.extra(anyio.abc.SocketAttribute.local_port)
     async with listener, anyio.create_task_group() as tg:
@@ -94,3 +104,10 @@ async def recording_server() -> AsyncIterator[RecordingServer]:
             yield server
         finally:
             tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def recording_server() -> AsyncIterator[RecordingServer]:
+    """A started `RecordingServer`, stopped on exit."""
+    async with serving(RecordingServer()) as server:
+        yield server

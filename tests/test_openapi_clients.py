@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import anyio
@@ -19,6 +19,7 @@ import anyio.abc
 import anyio.from_thread
 import httpx2
 import pytest
+from tests.openapi_helpers import serving
 from tests.test_openapi_load import FIXTURES
 
 from toolsets import ToolCallError, ToolContext
@@ -75,25 +76,12 @@ class KeepAliveServer:
                 self.changed.notify_all()
 
 
-@asynccontextmanager
-async def _serving() -> AsyncIterator[KeepAliveServer]:
-    server = KeepAliveServer()
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-    server.port = listener.extra(anyio.abc.SocketAttribute.local_port)
-    async with listener, anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, server._handle)
-        try:
-            yield server
-        finally:
-            tg.cancel_scope.cancel()
-
-
 @contextmanager
 def keep_alive_server() -> Iterator[KeepAliveServer]:
     """A `KeepAliveServer` running in a thread (and event loop) of its own."""
     with (
         anyio.from_thread.start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(_serving()) as server,
+        portal.wrap_async_context_manager(serving(KeepAliveServer())) as server,
     ):
         yield server
 
