@@ -22,6 +22,7 @@ from referencing.jsonschema import DRAFT4, DRAFT202012
 from toolsets._patterns import ECMA_KEYWORDS, SchemaValidator
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Operation
+from toolsets.openapi._serialize import essence
 
 __all__ = ["ResponseChecker"]
 
@@ -78,7 +79,7 @@ class ResponseChecker:
     ) -> list[tuple[str, str]] | None:
         """What is wrong with ``value`` (field path, message); None when the spec declares
         no schema for this response."""
-        media = content_type.split(";")[0].strip().lower()
+        media = essence(content_type)
         key = (op.pointer, str(status), media)
         if key not in self._validators:
             self._validators[key] = self._validator(op, status, media)
@@ -130,7 +131,7 @@ class ResponseChecker:
 
 def _match(media: str, declared: list[str]) -> str | None:
     """The declared media type range that best matches ``media``."""
-    lowered = {d.split(";")[0].strip().lower(): d for d in declared}
+    lowered = {essence(d): d for d in declared}
     major = media.split("/")[0]
     for candidate in (media, f"{major}/*", "*/*"):
         if candidate in lowered:

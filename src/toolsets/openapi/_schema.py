@@ -19,7 +19,7 @@ from typing import Any, Literal
 from toolsets._errors import SpecError
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Body, MediaType, Operation
-from toolsets.openapi._serialize import is_file, is_raw
+from toolsets.openapi._serialize import essence, is_file, is_raw
 
 __all__ = ["Argument", "OperationSchema", "SchemaBuilder", "pick_media_type", "plain_text"]
 
@@ -214,7 +214,7 @@ def pick_media_type(body: Body | None) -> MediaType | None:
         return None
 
     def rank(media: MediaType) -> int:
-        kind = media.content_type.split(";")[0].strip().lower()
+        kind = essence(media.content_type)
         if kind == "application/json" or kind.endswith("+json"):
             return 0
         if kind == "application/x-www-form-urlencoded":
@@ -291,7 +291,7 @@ class SchemaBuilder:
             raw = media.schema or {}
             base = media.base or base  # a body from another file refers from there
             target, target_base, target_pointer = self._resolver.resolve(raw, base, where)
-            wildcard = media.content_type.split(";")[0].strip() in ("*/*", "application/*")
+            wildcard = essence(media.content_type) in ("*/*", "application/*")
             if wildcard and isinstance(target, Mapping) and not is_file(target):
                 media = dataclasses.replace(media, content_type="application/json")
             multipart = media.content_type.lower().startswith("multipart/")
@@ -382,8 +382,8 @@ class SchemaBuilder:
         text, whatever the schema's structure (it cannot be encoded in this media type;
         the model writes the text)."""
         schema = target if isinstance(target, Mapping) else {}
-        essence = content_type.split(";")[0].strip()
-        textual = essence.lower().startswith("text/") or essence.lower().endswith(("/xml", "+xml"))
+        kind = essence(content_type)
+        textual = kind.startswith("text/") or kind.endswith(("/xml", "+xml"))
         if is_file(schema) and not textual:
             return _file_schema(schema.get("description"))
         if schema.get("type") == "string" and not any(
@@ -391,7 +391,7 @@ class SchemaBuilder:
         ):
             return self.convert(raw, base, pointer, used)
         told = schema.get("description")
-        text = f"The body, written as {essence}."
+        text = f"The body, written as {kind}."
         return {"type": "string", "description": f"{plain_text(told)} {text}" if told else text}
 
     def _part(self, node: Any, schema: dict[str, Any], base: str, pointer: str) -> dict[str, Any]:
@@ -611,8 +611,8 @@ def _not_empty(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _is_form(content_type: str) -> bool:
     """Form and multipart bodies: objects, property by property."""
-    essence = content_type.split(";")[0].strip().lower()
-    return essence == "application/x-www-form-urlencoded" or essence.startswith("multipart/")
+    kind = essence(content_type)
+    return kind == "application/x-www-form-urlencoded" or kind.startswith("multipart/")
 
 
 def _may_be_object(schema: Any, content_type: str) -> bool:

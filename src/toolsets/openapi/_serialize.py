@@ -124,6 +124,7 @@ from urllib.parse import quote_from_bytes, unquote
 from toolsets.openapi._model import Encoding, MediaType, Parameter
 
 __all__ = [
+    "essence",
     "EncodedBody",
     "SerializationError",
     "cookie_pairs",
@@ -264,8 +265,9 @@ def _encode_text(text: str, charset: str = "utf-8") -> bytes:
 # -- media types -------------------------------------------------------------------------
 
 
-def _essence(content_type: str) -> str:
-    """``type/subtype``, lower case, without parameters."""
+def essence(content_type: str) -> str:
+    """A media type's ``type/subtype``, lower case, without parameters: the one parser of
+    media types here."""
     return content_type.split(";", 1)[0].strip().lower()
 
 
@@ -278,7 +280,7 @@ def _charset(content_type: str) -> str | None:
 
 
 def _is_json(content_type: str) -> bool:
-    subtype = _essence(content_type).partition("/")[2]
+    subtype = essence(content_type).partition("/")[2]
     return subtype == "json" or subtype.endswith("+json")
 
 
@@ -288,8 +290,8 @@ def _alternatives(content_types: str) -> list[str]:
 
 
 def _within(content_type: str, media_range: str) -> bool:
-    kind, _, subtype = _essence(content_type).partition("/")
-    range_kind, _, range_subtype = _essence(media_range).partition("/")
+    kind, _, subtype = essence(content_type).partition("/")
+    range_kind, _, range_subtype = essence(media_range).partition("/")
     return range_kind == "*" or (range_kind == kind and range_subtype in ("*", subtype))
 
 
@@ -558,11 +560,11 @@ def cookie_pairs(param: Parameter, value: object) -> list[tuple[str, str]]:
 def is_raw(content_type: str) -> bool:
     """Whether a body of this media type is sent as the text or file the model gives
     (anything but JSON, form and multipart types, which are built from a JSON value)."""
-    essence = _essence(content_type)
+    kind = essence(content_type)
     return not (
-        _is_json(essence)
-        or essence == "application/x-www-form-urlencoded"
-        or essence.startswith("multipart/")
+        _is_json(kind)
+        or kind == "application/x-www-form-urlencoded"
+        or kind.startswith("multipart/")
     )
 
 
@@ -579,19 +581,19 @@ def encode_body(media: MediaType, value: object, *, resolve: Resolve | None = No
         SerializationError: the value cannot be sent as this media type.
     """
     with _failing_as("body", ""):
-        essence = _essence(media.content_type)
-        if _is_json(essence):
+        kind = essence(media.content_type)
+        if _is_json(kind):
             return EncodedBody(content=_encode_text(_json(value)), content_type=media.content_type)
-        if essence == "application/x-www-form-urlencoded":
+        if kind == "application/x-www-form-urlencoded":
             return _form_body(media, value)
-        if essence.startswith("multipart/"):
+        if kind.startswith("multipart/"):
             return _multipart_body(media, value, _Schemas(resolve))
         return _other_body(media.content_type, value)
 
 
 def _properties(value: object, media_type: str) -> list[tuple[str, object]]:
     if not isinstance(value, Mapping):
-        raise _Invalid(f"must be an object to be sent as {_essence(media_type)}")
+        raise _Invalid(f"must be an object to be sent as {essence(media_type)}")
     return [(name, item) for name, item in _entries(value) if item is not None]
 
 
@@ -633,19 +635,19 @@ def _form_property(name: str, value: object, encoding: Encoding | None) -> list[
 
 
 def _other_body(content_type: str, value: object) -> EncodedBody:
-    essence = _essence(content_type)
-    declared = [] if essence == "*/*" else [content_type]
+    kind = essence(content_type)
+    declared = [] if kind == "*/*" else [content_type]
     if isinstance(value, bytes | Mapping):
         file = _file(value)
         return EncodedBody(content=file.content, content_type=_pick_type(file, declared))
     if isinstance(value, list | tuple):
-        raise _Invalid(f"must be a string to be sent as {essence}, not an array")
-    if "*" not in essence:
+        raise _Invalid(f"must be a string to be sent as {kind}, not an array")
+    if "*" not in kind:
         chosen = content_type
     else:
-        chosen = "text/plain" if essence.startswith("text/") else "application/octet-stream"
+        chosen = "text/plain" if kind.startswith("text/") else "application/octet-stream"
     charset = _charset(chosen)
-    if charset is None and essence.startswith("text/"):
+    if charset is None and kind.startswith("text/"):
         chosen += "; charset=utf-8"
     return EncodedBody(
         content=_encode_text(_scalar(value), charset or "utf-8"), content_type=chosen

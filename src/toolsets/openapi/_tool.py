@@ -39,6 +39,7 @@ from toolsets.openapi._serialize import (
     SerializationError,
     cookie_pairs,
     encode_body,
+    essence,
     header_value,
     path_value,
     query_pairs,
@@ -478,12 +479,12 @@ class RestApiTool(BaseTool):
 
 
 def _is_json(content_type: str) -> bool:
-    kind = content_type.split(";")[0].strip().lower()
+    kind = essence(content_type)
     return kind == "application/json" or kind.endswith("+json")
 
 
 def _decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonValue:
-    kind = content_type.split(";")[0].strip().lower()
+    kind = essence(content_type)
     if truncated:
         note = f"[the response was cut at {limit} bytes]"
         if kind.startswith("text/") or "json" in kind or "xml" in kind:
