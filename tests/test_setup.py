@@ -175,8 +175,8 @@ def test_the_distribution_is_not_named_like_the_unrelated_toolsets_on_pypi() -> 
 
 
 def test_the_tests_read_nothing_beside_the_repository() -> None:
-    # CI and a user's clone have no ../shared: real documents come from the npm peers
-    # (peers/package.json) or are fixtures here.
+    # CI and a user's clone have nothing beside the repository: real documents come
+    # from the npm peers (peers/package.json) or are fixtures here.
     outside = re.compile(r"ROOT\.parent\b|\.\./shared|/work/")
     found = [
         f"{path.relative_to(ROOT)}:{number}"
