@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
-from tests.agent_helpers import call, collect, response_of, responses, start
 
+from tests.agent.helpers import call, collect, response_of, responses, start
 from toolsets import (
     AuthConfig,
     AuthCredential,

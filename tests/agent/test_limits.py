@@ -11,8 +11,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.agent_helpers import call, collect, responses, start
 
+from tests.agent.helpers import call, collect, responses, start
 from toolsets import BaseTool, Content, FunctionCall, JsonValue, Part, Tool, ToolContext, tool
 from toolsets.agent import (
     DEFAULT_MAX_CALLS_PER_TURN,

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from tests.agent_helpers import call, collect, response_of, start
 
+from tests.agent.helpers import call, collect, response_of, start
 from toolsets import (
     Content,
     InMemoryArtifactService,

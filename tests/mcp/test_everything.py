@@ -14,8 +14,9 @@ from typing import Any
 import anyio
 import pytest
 from mcp.types import TextContent
-from tests.mcp_helpers import ROOT, HttpServer
 
+from tests.helpers import ROOT
+from tests.mcp.helpers import HttpServer
 from toolsets import ToolContext
 from toolsets.agent import ScriptedModel
 from toolsets.mcp import McpToolset, Sse, Stdio, StreamableHttp, load_mcp_config

@@ -16,8 +16,8 @@ import anyio.lowlevel
 import httpx2
 import pydantic
 import pytest
-from tests.mcp_helpers import HttpServer, alive, eventually, raw_stdio, stdio_toolset
 
+from tests.mcp.helpers import HttpServer, alive, eventually, raw_stdio, stdio_toolset
 from toolsets import ConnectionError, ToolCallError, ToolContext
 from toolsets.mcp import KILL_GRACE, McpToolset, StreamableHttp
 from toolsets.mcp._stdio import STOP_TIMEOUT

@@ -1,6 +1,6 @@
 """Task-augmented MCP tools: a server that runs no tasks (the fixture server), and every
 way a task can end (fixtures/mcp/task_server.py; the reference server's task tool is
-tested in test_mcp_everything.py)."""
+tested in test_everything.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.mcp_helpers import ROOT, stdio_toolset
 
+from tests.helpers import ROOT
+from tests.mcp.helpers import stdio_toolset
 from toolsets import ConnectionError, JsonValue, ToolCallError, ToolContext
 from toolsets.mcp import McpToolset, Stdio
 

@@ -11,8 +11,9 @@ from typing import Any
 import anyio
 import mcp.types as mt
 import pytest
-from tests.agent_helpers import approve, asked_to_confirm, one_call, response_of
-from tests.mcp_helpers import (
+
+from tests.agent.helpers import approve, asked_to_confirm, one_call, response_of
+from tests.mcp.helpers import (
     SERVER,
     HttpServer,
     alive,
@@ -20,8 +21,7 @@ from tests.mcp_helpers import (
     fixture_stdio,
     stdio_toolset,
 )
-from tests.openapi_helpers import recording_server
-
+from tests.openapi.helpers import recording_server
 from toolsets import (
     AuthError,
     ConnectionError,

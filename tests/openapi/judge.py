@@ -36,9 +36,9 @@ from openapi_core.templating.paths.datatypes import Path as CorePath
 from openapi_core.templating.paths.finders import APICallPathFinder
 from openapi_core.templating.paths.iterators import TemplatePathsIterator
 from openapi_core.templating.paths.util import template_path_len
-from tests.mcp_helpers import free_port
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
+from tests.helpers import free_port
 from toolsets.openapi import Operation
 
 __all__ = [

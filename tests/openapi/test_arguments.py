@@ -8,9 +8,9 @@ import json
 from typing import Any
 
 import pytest
-from tests.openapi_helpers import recording_server
-from tests.test_openapi_load import FIXTURES
 
+from tests.openapi.helpers import recording_server
+from tests.openapi.test_load import FIXTURES
 from toolsets import ToolContext, tool
 from toolsets.openapi import OpenApiToolset
 

@@ -19,9 +19,9 @@ import anyio.abc
 import anyio.from_thread
 import httpx2
 import pytest
-from tests.openapi_helpers import serving
-from tests.test_openapi_load import FIXTURES
 
+from tests.openapi.helpers import serving
+from tests.openapi.test_load import FIXTURES
 from toolsets import ToolCallError, ToolContext
 from toolsets.openapi import OpenApiToolset
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.openapi_helpers import recording_server
-from tests.test_openapi_load import FIXTURES
 
+from tests.openapi.helpers import recording_server
+from tests.openapi.test_load import FIXTURES
 from toolsets import ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 

@@ -24,8 +24,9 @@ import anyio.to_process
 import httpx2
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
-from tests.mcp_helpers import ROOT
-from tests.openapi_judge import (
+
+from tests.helpers import ROOT
+from tests.openapi.judge import (
     ArgumentMaker,
     CoreJudge,
     GenerationError,
@@ -37,7 +38,6 @@ from tests.openapi_judge import (
     prism_shards,
     violations,
 )
-
 from toolsets import ToolContext
 from toolsets.openapi import OpenApiToolset, RestApiTool
 from toolsets.openapi._serialize import SerializationError

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
-from tests.mcp_helpers import ROOT
-from tests.openapi_helpers import recording_server
 
+from tests.helpers import ROOT
+from tests.openapi.helpers import recording_server
 from toolsets import SpecError, ToolContext
 from toolsets.openapi import OpenApiToolset, RestApiTool
 

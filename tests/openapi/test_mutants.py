@@ -16,9 +16,9 @@ import anyio
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
-from tests.openapi_helpers import recording_server
-from tests.test_openapi_load import FIXTURES, GITHUB, ROOT
 
+from tests.openapi.helpers import recording_server
+from tests.openapi.test_load import FIXTURES, GITHUB, ROOT
 from toolsets import SpecError
 from toolsets.openapi import OpenApiToolset
 

@@ -4,8 +4,8 @@ gets the closest few names, not the whole catalogue (GitHub's: 1,223 tools)."""
 from __future__ import annotations
 
 import pytest
-from tests.test_openapi_load import FIXTURES, GITHUB
 
+from tests.openapi.test_load import FIXTURES, GITHUB
 from toolsets import ToolNotFoundError
 from toolsets.openapi import OpenApiToolset
 

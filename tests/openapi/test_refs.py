@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.openapi_helpers import RecordingServer, recording_server
 
+from tests.openapi.helpers import RecordingServer, recording_server
 from toolsets import SpecError, ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from tests.openapi_helpers import RecordingServer, recording_server
-from tests.test_openapi_load import FIXTURES
 
+from tests.openapi.helpers import RecordingServer, recording_server
+from tests.openapi.test_load import FIXTURES
 from toolsets import ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 

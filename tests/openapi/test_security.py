@@ -13,10 +13,10 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx2
 import pytest
-from tests.agent_helpers import call, collect, response_of, start
-from tests.oauth_server import CLIENT_ID, CLIENT_SECRET, OAuthServer, oauth_server
-from tests.openapi_helpers import recording_server
 
+from tests.agent.helpers import call, collect, response_of, start
+from tests.openapi.helpers import recording_server
+from tests.openapi.oauth_server import CLIENT_ID, CLIENT_SECRET, OAuthServer, oauth_server
 from toolsets import AuthConfig, AuthCredential, AuthError, ToolContext, ToolDefinitionError
 from toolsets.agent import CredentialRequest, LlmAgent, Runner, ScriptedModel
 from toolsets.openapi import AuthorizationCodeFlow, ClientCredentials, OpenApiToolset

@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.test_openapi_load import GITHUB
 
+from tests.openapi.test_load import GITHUB
 from toolsets import StaticToolset, ToolContext, filtered, tool
 from toolsets.openapi import OpenApiToolset, RestApiTool, select_operations
 

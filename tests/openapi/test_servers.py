@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.openapi_helpers import recording_server
 
+from tests.openapi.helpers import recording_server
 from toolsets import ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 

@@ -8,10 +8,10 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from tests.agent_helpers import approve, asked_to_confirm, one_call, response_of
-from tests.openapi_helpers import recording_server
-from tests.test_openapi_load import FIXTURES
 
+from tests.agent.helpers import approve, asked_to_confirm, one_call, response_of
+from tests.openapi.helpers import recording_server
+from tests.openapi.test_load import FIXTURES
 from toolsets import (
     ConnectionError,
     FunctionCall,

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.test_openapi_load import FIXTURES, OAS_EXAMPLES
 
+from tests.openapi.test_load import FIXTURES, OAS_EXAMPLES
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,9 @@ from email.policy import HTTP
 from typing import Any
 
 import pytest
-from tests.openapi_helpers import Recorded, recording_server
-from tests.test_openapi_serialize import (
+
+from tests.openapi.helpers import Recorded, recording_server
+from tests.openapi.test_serialize import (
     COOKIE_TABLE,
     HEADER_TABLE,
     PATH_TABLE,
@@ -20,7 +21,6 @@ from tests.test_openapi_serialize import (
     REJECTED,
     VALUES,
 )
-
 from toolsets import ToolContext
 from toolsets.openapi import OpenApiToolset
 from toolsets.openapi._serialize import SerializationError
