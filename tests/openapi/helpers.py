@@ -1,5 +1,7 @@
-"""A real HTTP/1.1 server on 127.0.0.1 that records each request's raw bytes and answers
-with what the test set: the judge of what `RestApiTool` puts on the wire."""
+"""What the OpenAPI tests share: the real specs (npm peers) and our fixtures, the rows of
+the spec's "Style Examples" table, and a real HTTP/1.1 server on 127.0.0.1 that records
+each request's raw bytes and answers with what the test set: the judge of what
+`RestApiTool` puts on the wire."""
 
 from __future__ import annotations
 
@@ -11,6 +13,109 @@ from typing import Protocol, TypeVar
 
 import anyio
 import anyio.abc
+
+from tests.helpers import PEERS, ROOT
+
+GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+OAS_EXAMPLES = PEERS / "@readme" / "oas-examples"
+FIXTURES = ROOT / "fixtures" / "openapi"
+
+
+# --- the "Style Examples" table of OpenAPI 3.1.2, location by location -------------------
+# Rows by (style, explode); a row's columns are the four VALUES in order.
+
+EMPTY = ""
+STRING = "blue"
+ARRAY = ["blue", "black", "brown"]
+OBJECT = {"R": 100, "G": 200, "B": 150}
+VALUES = {"empty": EMPTY, "string": STRING, "array": ARRAY, "object": OBJECT}
+
+REJECTED = object()
+"""The spec's table gives a value here that `toolsets.openapi._serialize` refuses (see its
+notes)."""
+
+PATH_TABLE = {
+    ("matrix", False): (
+        ";color",
+        ";color=blue",
+        ";color=blue,black,brown",
+        ";color=R,100,G,200,B,150",
+    ),
+    ("matrix", True): (
+        ";color",
+        ";color=blue",
+        ";color=blue;color=black;color=brown",
+        ";R=100;G=200;B=150",
+    ),
+    # The table's "." for an empty label value is a dot segment, and its empty simple
+    # value an empty segment: both would address another resource.
+    ("label", False): (REJECTED, ".blue", ".blue,black,brown", ".R,100,G,200,B,150"),
+    ("label", True): (REJECTED, ".blue", ".blue.black.brown", ".R=100.G=200.B=150"),
+    ("simple", False): (REJECTED, "blue", "blue,black,brown", "R,100,G,200,B,150"),
+    ("simple", True): (REJECTED, "blue", "blue,black,brown", "R=100,G=200,B=150"),
+}
+
+HEADER_TABLE = {
+    ("simple", False): ("", "blue", "blue,black,brown", "R,100,G,200,B,150"),
+    ("simple", True): ("", "blue", "blue,black,brown", "R=100,G=200,B=150"),
+}
+
+QUERY_TABLE = {
+    ("form", False): ("color=", "color=blue", "color=blue,black,brown", "color=R,100,G,200,B,150"),
+    ("form", True): (
+        "color=",
+        "color=blue",
+        "color=blue&color=black&color=brown",
+        "R=100&G=200&B=150",
+    ),
+    ("spaceDelimited", False): (
+        "color=",
+        "color=blue",
+        "color=blue%20black%20brown",
+        "color=R%20100%20G%20200%20B%20150",
+    ),
+    ("pipeDelimited", False): (
+        "color=",
+        "color=blue",
+        "color=blue%7Cblack%7Cbrown",
+        "color=R%7C100%7CG%7C200%7CB%7C150",
+    ),
+    ("deepObject", True): (
+        "color=",
+        "color=blue",
+        "color%5B0%5D=blue&color%5B1%5D=black&color%5B2%5D=brown",
+        "color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150",
+    ),
+    # The combinations the table leaves n/a: the module's documented choices.
+    ("spaceDelimited", True): (
+        "color=",
+        "color=blue",
+        "color=blue&color=black&color=brown",
+        "R=100&G=200&B=150",
+    ),
+    ("pipeDelimited", True): (
+        "color=",
+        "color=blue",
+        "color=blue&color=black&color=brown",
+        "R=100&G=200&B=150",
+    ),
+    ("deepObject", False): (
+        "color=",
+        "color=blue",
+        "color%5B0%5D=blue&color%5B1%5D=black&color%5B2%5D=brown",
+        "color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150",
+    ),
+}
+
+COOKIE_TABLE = {
+    ("form", False): ("color=", "color=blue", "color=blue,black,brown", "color=R,100,G,200,B,150"),
+    ("form", True): (
+        "color=",
+        "color=blue",
+        "color=blue; color=black; color=brown",
+        "R=100; G=200; B=150",
+    ),
+}
 
 
 @dataclass

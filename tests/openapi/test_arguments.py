@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.openapi.helpers import recording_server
-from tests.openapi.test_load import FIXTURES
+from tests.openapi.helpers import FIXTURES, recording_server
 from toolsets import ToolContext, tool
 from toolsets.openapi import OpenApiToolset
 

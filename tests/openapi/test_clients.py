@@ -20,8 +20,7 @@ import anyio.from_thread
 import httpx2
 import pytest
 
-from tests.openapi.helpers import serving
-from tests.openapi.test_load import FIXTURES
+from tests.openapi.helpers import FIXTURES, serving
 from toolsets import ToolCallError, ToolContext
 from toolsets.openapi import OpenApiToolset
 

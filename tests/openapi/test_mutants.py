@@ -17,14 +17,13 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from tests.openapi.helpers import recording_server
-from tests.openapi.test_load import FIXTURES, GITHUB, ROOT
+from tests.helpers import ROOT
+from tests.openapi.helpers import FIXTURES, GITHUB, OAS_EXAMPLES, recording_server
 from toolsets import SpecError
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
 
-OAS_EXAMPLES = ROOT / "peers" / "node_modules" / "@readme" / "oas-examples"
 META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 """Checks that a schema is JSON Schema 2020-12."""
 UNREACHABLE = "http://127.0.0.1:1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.openapi.test_load import FIXTURES, GITHUB
+from tests.openapi.helpers import FIXTURES, GITHUB
 from toolsets import ToolNotFoundError
 from toolsets.openapi import OpenApiToolset
 

@@ -10,8 +10,7 @@ from typing import Any, Literal
 
 import pytest
 
-from tests.openapi.helpers import RecordingServer, recording_server
-from tests.openapi.test_load import FIXTURES
+from tests.openapi.helpers import FIXTURES, RecordingServer, recording_server
 from toolsets import ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.openapi.test_load import GITHUB
+from tests.openapi.helpers import GITHUB
 from toolsets import StaticToolset, ToolContext, filtered, tool
 from toolsets.openapi import OpenApiToolset, RestApiTool, select_operations
 

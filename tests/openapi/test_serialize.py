@@ -12,6 +12,14 @@ from typing import Any
 
 import pytest
 
+from tests.openapi.helpers import (
+    COOKIE_TABLE,
+    HEADER_TABLE,
+    PATH_TABLE,
+    QUERY_TABLE,
+    REJECTED,
+    VALUES,
+)
 from toolsets.openapi._model import Encoding, MediaType, Parameter
 from toolsets.openapi._serialize import (
     EncodedBody,
@@ -22,16 +30,6 @@ from toolsets.openapi._serialize import (
     path_value,
     query_pairs,
 )
-
-# The values of the spec's table.
-EMPTY = ""
-STRING = "blue"
-ARRAY = ["blue", "black", "brown"]
-OBJECT = {"R": 100, "G": 200, "B": 150}
-VALUES = {"empty": EMPTY, "string": STRING, "array": ARRAY, "object": OBJECT}
-
-REJECTED = object()
-"""The spec's table gives a value here that this module refuses (see its notes)."""
 
 
 def query(param: Parameter, value: object) -> str:
@@ -52,27 +50,6 @@ def table(rows: Mapping[tuple[str, bool], tuple[object, ...]]) -> list[Any]:
 
 # -- the spec's table, location by location ------------------------------------------------
 
-PATH_TABLE = {
-    ("matrix", False): (
-        ";color",
-        ";color=blue",
-        ";color=blue,black,brown",
-        ";color=R,100,G,200,B,150",
-    ),
-    ("matrix", True): (
-        ";color",
-        ";color=blue",
-        ";color=blue;color=black;color=brown",
-        ";R=100;G=200;B=150",
-    ),
-    # The table's "." for an empty label value is a dot segment, and its empty simple
-    # value an empty segment: both would address another resource.
-    ("label", False): (REJECTED, ".blue", ".blue,black,brown", ".R,100,G,200,B,150"),
-    ("label", True): (REJECTED, ".blue", ".blue.black.brown", ".R=100.G=200.B=150"),
-    ("simple", False): (REJECTED, "blue", "blue,black,brown", "R,100,G,200,B,150"),
-    ("simple", True): (REJECTED, "blue", "blue,black,brown", "R=100,G=200,B=150"),
-}
-
 
 @pytest.mark.parametrize(("style", "explode", "value", "expected"), table(PATH_TABLE))
 def test_path_parameters_expand_as_the_spec_table_shows(
@@ -87,12 +64,6 @@ def test_path_parameters_expand_as_the_spec_table_shows(
         assert path_value(param, value) == expected
 
 
-HEADER_TABLE = {
-    ("simple", False): ("", "blue", "blue,black,brown", "R,100,G,200,B,150"),
-    ("simple", True): ("", "blue", "blue,black,brown", "R=100,G=200,B=150"),
-}
-
-
 @pytest.mark.parametrize(("style", "explode", "value", "expected"), table(HEADER_TABLE))
 def test_header_parameters_expand_as_the_spec_table_shows(
     style: str, explode: bool, value: object, expected: str
@@ -101,71 +72,12 @@ def test_header_parameters_expand_as_the_spec_table_shows(
     assert header_value(param, value) == expected
 
 
-QUERY_TABLE = {
-    ("form", False): ("color=", "color=blue", "color=blue,black,brown", "color=R,100,G,200,B,150"),
-    ("form", True): (
-        "color=",
-        "color=blue",
-        "color=blue&color=black&color=brown",
-        "R=100&G=200&B=150",
-    ),
-    ("spaceDelimited", False): (
-        "color=",
-        "color=blue",
-        "color=blue%20black%20brown",
-        "color=R%20100%20G%20200%20B%20150",
-    ),
-    ("pipeDelimited", False): (
-        "color=",
-        "color=blue",
-        "color=blue%7Cblack%7Cbrown",
-        "color=R%7C100%7CG%7C200%7CB%7C150",
-    ),
-    ("deepObject", True): (
-        "color=",
-        "color=blue",
-        "color%5B0%5D=blue&color%5B1%5D=black&color%5B2%5D=brown",
-        "color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150",
-    ),
-    # The combinations the table leaves n/a: the module's documented choices.
-    ("spaceDelimited", True): (
-        "color=",
-        "color=blue",
-        "color=blue&color=black&color=brown",
-        "R=100&G=200&B=150",
-    ),
-    ("pipeDelimited", True): (
-        "color=",
-        "color=blue",
-        "color=blue&color=black&color=brown",
-        "R=100&G=200&B=150",
-    ),
-    ("deepObject", False): (
-        "color=",
-        "color=blue",
-        "color%5B0%5D=blue&color%5B1%5D=black&color%5B2%5D=brown",
-        "color%5BR%5D=100&color%5BG%5D=200&color%5BB%5D=150",
-    ),
-}
-
-
 @pytest.mark.parametrize(("style", "explode", "value", "expected"), table(QUERY_TABLE))
 def test_query_parameters_expand_as_the_spec_table_shows(
     style: str, explode: bool, value: object, expected: str
 ) -> None:
     param = Parameter(name="color", location="query", style=style, explode=explode)
     assert query(param, value) == expected
-
-
-COOKIE_TABLE = {
-    ("form", False): ("color=", "color=blue", "color=blue,black,brown", "color=R,100,G,200,B,150"),
-    ("form", True): (
-        "color=",
-        "color=blue",
-        "color=blue; color=black; color=brown",
-        "R=100; G=200; B=150",
-    ),
-}
 
 
 @pytest.mark.parametrize(("style", "explode", "value", "expected"), table(COOKIE_TABLE))

@@ -10,8 +10,7 @@ import anyio.abc
 import pytest
 
 from tests.agent.helpers import approve, asked_to_confirm, one_call, response_of
-from tests.openapi.helpers import recording_server
-from tests.openapi.test_load import FIXTURES
+from tests.openapi.helpers import FIXTURES, recording_server
 from toolsets import (
     ConnectionError,
     FunctionCall,

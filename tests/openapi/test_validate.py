@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.openapi.test_load import FIXTURES, OAS_EXAMPLES
+from tests.openapi.helpers import FIXTURES, OAS_EXAMPLES
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio

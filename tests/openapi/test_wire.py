@@ -12,14 +12,15 @@ from typing import Any
 
 import pytest
 
-from tests.openapi.helpers import Recorded, recording_server
-from tests.openapi.test_serialize import (
+from tests.openapi.helpers import (
     COOKIE_TABLE,
     HEADER_TABLE,
     PATH_TABLE,
     QUERY_TABLE,
     REJECTED,
     VALUES,
+    Recorded,
+    recording_server,
 )
 from toolsets import ToolContext
 from toolsets.openapi import OpenApiToolset
