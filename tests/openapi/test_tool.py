@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
 import anyio
 import anyio.abc
+import httpx2
 import pytest
 
 from tests.agent.helpers import approve, asked_to_confirm, one_call, response_of
@@ -23,6 +25,13 @@ from toolsets.openapi import OpenApiToolset
 pytestmark = pytest.mark.anyio
 
 SPEC = FIXTURES / "shapes.yaml"
+
+
+def live_clients() -> int:
+    """How many HTTP clients exist in this process (after a collection): a client made and
+    kept is counted, whoever holds it."""
+    gc.collect()
+    return sum(isinstance(o, httpx2.AsyncClient) for o in gc.get_objects())
 
 
 async def test_path_and_query_values_are_encoded_never_spliced() -> None:
@@ -82,16 +91,17 @@ async def test_a_tool_kept_after_shutdown_says_so_and_the_toolset_starts_again()
         toolset = OpenApiToolset(SPEC, base_url=server.url)
         kept = await toolset.get_tool("trees_get_tree")
         await toolset.shutdown()
+        before = live_clients()
         with pytest.raises(ToolCallError, match="shut down"):
             await kept.run({"id": "a"}, ToolContext())
-        assert not toolset._clients._held  # the kept tool made no new client to leak
+        assert live_clients() == before  # the kept tool made no new client to leak
         fresh = await toolset.get_tool("trees_get_tree")
         assert await fresh.run({"id": "a"}, ToolContext()) == {"ok": True}
         await toolset.shutdown()
     assert len(server.requests) == 1
 
 
-async def test_requests_carry_the_clients_timeout_and_default_headers() -> None:
+async def test_a_request_the_server_never_answers_ends_at_the_toolsets_timeout() -> None:
     # A server that accepts and never answers: the toolset's timeout ends the call.
     silent = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     port = silent.extra(anyio.abc.SocketAttribute.local_port)
@@ -107,6 +117,9 @@ async def test_requests_carry_the_clients_timeout_and_default_headers() -> None:
             with anyio.fail_after(10), pytest.raises(ConnectionError, match="no answer in time"):
                 await tool.run({"id": "a"}, ToolContext())
         tg.cancel_scope.cancel()
+
+
+async def test_requests_carry_the_clients_default_user_agent() -> None:
     async with recording_server() as server, OpenApiToolset(SPEC, base_url=server.url) as ts:
         tool = await ts.get_tool("trees_get_tree")
         await tool.run({"id": "a"}, ToolContext())
