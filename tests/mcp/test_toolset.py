@@ -6,6 +6,7 @@ import logging
 import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -619,11 +620,16 @@ async def test_a_prompt_offered_as_a_tool_quoting_a_credential_is_masked(
 # --- lifecycle edge cases (from review) -------------------------------------------------
 
 
-async def test_shutdown_while_a_lazy_first_call_is_connecting_ends_it_promptly() -> None:
+async def test_shutdown_while_a_lazy_first_call_is_connecting_ends_it_promptly(
+    tmp_path: Path,
+) -> None:
     from toolsets.mcp import Stdio
 
     # A "server" that never answers the handshake: the call is connecting until shut down.
-    toolset = McpToolset(Stdio(command="sleep", args=["60"]), connect_timeout=50)
+    # It writes its process id first, so the test knows when it runs.
+    pid_file = tmp_path / "pid"
+    script = f'echo $$ > "{pid_file}.new" && mv "{pid_file}.new" "{pid_file}" && exec sleep 60'
+    toolset = McpToolset(Stdio(command="sh", args=["-c", script]), connect_timeout=50)
     outcome: list[BaseException] = []
 
     async def first_call() -> None:
@@ -635,9 +641,12 @@ async def test_shutdown_while_a_lazy_first_call_is_connecting_ends_it_promptly()
     with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
             tg.start_soon(first_call)
-            await anyio.sleep(0.3)  # long enough for the call to be connecting
+            # The server runs, so the call is connecting (a state in another process,
+            # with no event to wait on: polled).
+            await eventually(lambda: anyio.Path(pid_file).exists())
             await toolset.shutdown()
     assert len(outcome) == 1
+    assert not alive(int(pid_file.read_text()))
 
 
 async def test_a_toolset_used_lazily_and_then_entered_runs_its_session_in_the_task_group(
