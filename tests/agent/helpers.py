@@ -5,12 +5,25 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import anyio
+
 from toolsets import FunctionCall, FunctionResponse, JsonValue, Tool, Toolset
 from toolsets.agent import ConfirmationRequest, Event, LlmAgent, Runner, ScriptedModel
 
+RUN_TIMEOUT = 30.0
+"""Seconds a run may take in a test before it counts as hung (real servers included)."""
+
 
 async def collect(events: AsyncIterator[Event]) -> list[Event]:
-    return [event async for event in events]
+    """Every event of a run (up to a pause), within `RUN_TIMEOUT`."""
+    with anyio.fail_after(RUN_TIMEOUT):
+        return [event async for event in events]
+
+
+def agent_with(steps: list[Any], tools: list[Any], **options: Any) -> tuple[Runner, ScriptedModel]:
+    """A runner for one agent whose scripted model takes ``steps``, and that model."""
+    model = ScriptedModel(steps)
+    return Runner(LlmAgent("assistant", model, tools=tools, **options)), model
 
 
 async def start(runner: Runner, message: str, user_id: str = "u") -> tuple[str, list[Event]]:

@@ -3,15 +3,16 @@ and agents used as tools."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import functools
 from typing import Any
 
 import anyio
 import pytest
 
+from tests.agent import helpers
+from tests.agent.helpers import call, collect
 from toolsets import (
     Content,
-    FunctionCall,
     FunctionResponse,
     InMemoryArtifactService,
     InMemoryMemoryService,
@@ -40,17 +41,8 @@ from toolsets.agent import (
 pytestmark = pytest.mark.anyio
 
 APP = "desk"
-
-
-async def collect(events: AsyncIterator[Event]) -> list[Event]:
-    with anyio.fail_after(5):
-        return [event async for event in events]
-
-
-async def start(runner: Runner, message: str, user_id: str = "ann") -> tuple[str, list[Event]]:
-    session = await runner.create_session(user_id=user_id)
-    events = await collect(runner.run(user_id=user_id, session_id=session.id, message=message))
-    return session.id, events
+start = functools.partial(helpers.start, user_id="ann")
+"""Every run here is ann's."""
 
 
 def responses(contents_or_events: list[Any], name: str) -> list[FunctionResponse]:
@@ -65,10 +57,6 @@ def responses(contents_or_events: list[Any], name: str) -> list[FunctionResponse
             if p.function_response is not None and p.function_response.name == name
         ]
     return found
-
-
-def call(name: str, **args: Any) -> FunctionCall:
-    return FunctionCall(name=name, args=args)
 
 
 # --- transfer_to_agent --------------------------------------------------------------------

@@ -11,7 +11,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from tests.agent.helpers import call, collect, response_of, responses, start
+from tests.agent.helpers import agent_with, call, collect, response_of, responses, start
 from toolsets import (
     AuthConfig,
     AuthCredential,
@@ -28,20 +28,12 @@ from toolsets import (
 from toolsets.agent import (
     ConfirmationRequest,
     CredentialRequest,
-    LlmAgent,
     RunConfig,
-    Runner,
-    ScriptedModel,
 )
 
 pytestmark = pytest.mark.anyio
 
 TOKEN = AuthConfig(scheme_name="token", scheme={"type": "http", "scheme": "bearer"})
-
-
-def agent_with(steps: list[Any], tools: list[Any], **options: Any) -> tuple[Runner, ScriptedModel]:
-    model = ScriptedModel(steps)
-    return Runner(LlmAgent("assistant", model, tools=tools, **options)), model
 
 
 @tool(read_only=True)

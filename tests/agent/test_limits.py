@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.agent.helpers import call, collect, responses, start
+from tests.agent.helpers import agent_with, call, collect, responses, start
 from toolsets import BaseTool, Content, FunctionCall, JsonValue, Part, Tool, ToolContext, tool
 from toolsets.agent import (
     DEFAULT_MAX_CALLS_PER_TURN,
@@ -49,11 +49,6 @@ def nested(depth: int) -> Any:
     for _ in range(depth):
         value = {"a": value}
     return value
-
-
-def agent_with(steps: list[Any], tools: list[Any], **options: Any) -> tuple[Runner, ScriptedModel]:
-    model = ScriptedModel(steps)
-    return Runner(LlmAgent("assistant", model, tools=tools, **options)), model
 
 
 def error_of(response: JsonValue) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 import pytest
 
+from tests.agent.helpers import collect
 from toolsets import Content, FunctionCall, ToolContext
 from toolsets.agent import (
     Event,
@@ -25,11 +24,6 @@ from toolsets.agent._contents import History, HistoryCache, build_contents
 pytestmark = pytest.mark.anyio
 
 APP = "shop"
-
-
-async def collect(events: AsyncIterator[Event]) -> list[Event]:
-    with anyio.fail_after(5):
-        return [event async for event in events]
 
 
 def responses(events: list[Event], name: str) -> list[Any]:
