@@ -11,10 +11,10 @@ beside the benchmarks' peers, see ``openapi_load.directory_root``; CI does not n
 
 For each spec: ``OpenApiToolset(spec, base_url=<a recording server on 127.0.0.1 + the
 first server's path>)``, and for each tool one ``tool.run(args, ToolContext())`` with
-arguments made from the tool's own declared schema (tests/openapi_judge.py's
+arguments made from the tool's own declared schema (tests/openapi/judge.py's
 ``ArgumentMaker``: every property, plain values; the required ones alone when that
 fails). Each request the server records is judged by openapi-core's request validator
-(tests/openapi_judge.py's ``CoreJudge``) against the spec with its servers replaced by
+(tests/openapi/judge.py's ``CoreJudge``) against the spec with its servers replaced by
 the recording server's and security left out (credentials are not under test); a path
 key's own query (``/jobs?op=LIST``, APIs.guru's way to tell apart operations sharing a
 path) must be in the request too.
@@ -56,8 +56,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tests' judges
 
 from openapi_load import directory_root  # noqa: E402
-from tests.openapi_helpers import Recorded, RecordingServer, recording_server  # noqa: E402
-from tests.openapi_judge import ArgumentMaker, CoreJudge, GenerationError, WireRequest  # noqa: E402
+from tests.openapi.helpers import Recorded, RecordingServer, recording_server  # noqa: E402
+from tests.openapi.judge import ArgumentMaker, CoreJudge, GenerationError, WireRequest  # noqa: E402
 
 from toolsets import ToolContext, ToolsetError  # noqa: E402
 from toolsets._patterns import SchemaValidator, matches  # noqa: E402

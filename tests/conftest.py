@@ -3,7 +3,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.mcp_helpers import HttpServer
+
+from tests.mcp.helpers import HttpServer
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 import time
 
 import anyio
@@ -7,18 +8,31 @@ import anyio.lowlevel
 import anyio.to_thread
 import pytest
 
+from tests.helpers import on_a_virtual_clock
 from toolsets._concurrency import gather, with_deadline
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_gather_returns_results_in_call_order() -> None:
-    async def after(delay: float, value: int) -> int:
-        await anyio.sleep(delay)
-        return value
+async def test_gather_runs_the_calls_at_once_and_returns_results_in_call_order() -> None:
+    # The first call finishes only after the second has run: run one after the other,
+    # they would deadlock (and fail_after would end the test).
+    second_ran = anyio.Event()
+    finished: list[int] = []
+
+    async def first() -> int:
+        await second_ran.wait()
+        finished.append(1)
+        return 1
+
+    async def second() -> int:
+        second_ran.set()
+        finished.append(2)
+        return 2
 
     with anyio.fail_after(5):
-        assert await gather([lambda: after(0.02, 1), lambda: after(0, 2)]) == [1, 2]
+        assert await gather([first, second]) == [1, 2]
+    assert finished == [2, 1]
 
 
 async def test_one_failure_is_raised_as_itself_and_cancels_the_rest() -> None:
@@ -129,15 +143,31 @@ async def test_the_calls_own_timeout_is_its_own_error_not_the_deadline() -> None
 
 
 async def test_time_spent_before_the_first_wait_counts_against_the_deadline() -> None:
+    # What is left of the deadline once it is armed (at the first wait) is read, not how
+    # long the call took: 0.2 s of the 1 s went before the first wait, so at most 0.8 s
+    # are left, however slow the machine (a deadline armed in full would leave nearly 1).
+    left: list[float] = []
+
     async def slow_start() -> int:
         time.sleep(0.2)  # noqa: ASYNC251  # on purpose: work done before the first wait
-        await anyio.sleep(0.2)
+        await anyio.lowlevel.checkpoint()
+        left.append(anyio.current_effective_deadline() - anyio.current_time())
         return 1
 
     with anyio.fail_after(5):
+        assert await with_deadline(slow_start(), 1.0) == (1, False)
+    assert left[0] <= 0.8
+
+
+@on_a_virtual_clock()
+async def test_the_deadline_ends_the_call_when_it_is_due_not_before_nor_after() -> None:
+    cleaned_up = anyio.Event()
+    with anyio.fail_after(5):
         started = anyio.current_time()
-        assert await with_deadline(slow_start(), 0.25) == (None, True)
-        assert anyio.current_time() - started < 0.35
+        assert await with_deadline(hang_until_cancelled(cleaned_up), 0.25) == (None, True)
+    # Never after: virtual time jumps straight to the deadline. The real time the call
+    # took before its first wait (microseconds, more on a loaded machine) is taken off.
+    assert 0.15 <= anyio.current_time() - started <= 0.25
 
 
 async def test_errors_from_either_side_of_the_first_wait_propagate() -> None:
@@ -172,13 +202,15 @@ async def test_cancelling_the_caller_cancels_the_call_and_is_not_a_timeout() -> 
 
 async def test_values_sent_and_errors_thrown_reach_the_waiting_call() -> None:
     # The call waits on an event set by another task (the loop sends it the wake-up),
-    # then is cancelled at its next wait (the loop throws the cancellation in).
-    ready = anyio.Event()
+    # then is cancelled at its next wait by the caller (the loop throws the cancellation
+    # in): events order it all, no deadline has to fall in between.
+    ready, asleep = anyio.Event(), anyio.Event()
     seen: list[str] = []
 
     async def waiter() -> int:
         await ready.wait()
         seen.append("woken")
+        asleep.set()
         try:
             await anyio.sleep_forever()
         except anyio.get_cancelled_exc_class():
@@ -186,15 +218,19 @@ async def test_values_sent_and_errors_thrown_reach_the_waiting_call() -> None:
             raise
         return 0  # pragma: no cover
 
-    async def wake() -> None:
-        await anyio.sleep(0.01)
-        ready.set()
+    async def caller(scope: anyio.CancelScope) -> None:
+        with scope:
+            await with_deadline(waiter(), 30)
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(wake)
-            assert await with_deadline(waiter(), 0.2) == (None, True)
+            scope = anyio.CancelScope()
+            tg.start_soon(caller, scope)
+            ready.set()
+            await asleep.wait()
+            scope.cancel()
     assert seen == ["woken", "cancelled"]
+    assert scope.cancelled_caught
 
 
 async def test_a_shielded_section_of_the_call_finishes_despite_the_deadline() -> None:
@@ -213,17 +249,32 @@ async def test_a_shielded_section_of_the_call_finishes_despite_the_deadline() ->
 
 
 async def test_a_worker_thread_is_waited_for_even_past_the_deadline() -> None:
+    # The thread ends only once the deadline has passed (a task that sleeps until it says
+    # so): its result is still what the call returns.
+    armed = anyio.Event()
+    deadlines: list[float] = []
+    past_deadline = threading.Event()
+
     def blocking() -> str:
-        time.sleep(0.2)
+        assert past_deadline.wait(5)
         return "rows"
 
     async def query() -> str:
+        await anyio.lowlevel.checkpoint()  # the first wait: the deadline is armed now
+        deadlines.append(anyio.current_effective_deadline())
+        armed.set()
         return await anyio.to_thread.run_sync(blocking)  # anyio shields this wait
 
+    async def announce_the_deadline() -> None:
+        await armed.wait()
+        await anyio.sleep_until(deadlines[0])
+        past_deadline.set()
+
     with anyio.fail_after(5):
-        started = anyio.current_time()
-        assert await with_deadline(query(), 0.05) == ("rows", False)
-        assert anyio.current_time() - started >= 0.2
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(announce_the_deadline)
+            assert await with_deadline(query(), 0.05) == ("rows", False)
+    assert anyio.current_time() >= deadlines[0]
 
 
 async def test_a_call_that_swallows_its_cancellation_is_cancelled_again_at_its_next_wait() -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
-from tests.mcp_helpers import ROOT
+from tests.helpers import ROOT
 
 SRC = ROOT / "src" / "toolsets"
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -185,3 +185,12 @@ def test_the_tests_read_nothing_beside_the_repository() -> None:
         if outside.search(line) and path != Path(__file__)
     ]
     assert found == []
+
+
+def test_the_mcp_sdk_is_not_shadowed_by_the_tests_mcp_folder() -> None:
+    # tests/ is a package: pytest puts the repository root on sys.path, not tests/, where
+    # the folder mirroring toolsets.mcp would stand in for the SDK of the same name.
+    import mcp
+
+    assert not Path(mcp.__file__ or "").is_relative_to(ROOT / "tests")
+    assert str(ROOT / "tests") not in sys.path

@@ -1,16 +1,22 @@
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import inspect
+import pkgutil
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
 
+import toolsets
 from toolsets import (
     LONG_RUNNING_NOTE,
     AuthConfig,
     BaseTool,
     JsonValue,
     LlmRequest,
+    StaticToolset,
     Tool,
     ToolAnnotations,
     ToolContext,
@@ -187,7 +193,7 @@ async def test_run_returns_the_result() -> None:
     assert await Echo().run({"text": "hi"}, ToolContext()) == {"text": "hi"}
 
 
-def test_a_class_implementing_the_protocol_without_base_tool_is_a_tool() -> None:
+async def test_a_class_implementing_the_protocol_without_base_tool_is_a_tool() -> None:
     class Minimal:
         name = "m"
         description = ""
@@ -213,8 +219,67 @@ def test_a_class_implementing_the_protocol_without_base_tool_is_a_tool() -> None
         async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
             req.add_tool(self)
 
+    assert signature_drift(Minimal) == []
     tool: Tool = Minimal()
     assert isinstance(tool, Tool)
+    assert await StaticToolset([tool]).list_tools() == (tool,)  # taken as it is, not wrapped
+
+
+def library_tool_classes() -> list[type]:
+    """Every class in ``toolsets`` that implements the `Tool` protocol's methods."""
+    for info in pkgutil.walk_packages(toolsets.__path__, "toolsets."):
+        importlib.import_module(info.name)
+    methods = protocol_methods()
+    found = {
+        cls
+        for module in list(sys.modules.values())
+        if module is not None and module.__name__.startswith("toolsets")
+        for cls in vars(module).values()
+        if inspect.isclass(cls)
+        and cls.__module__.startswith("toolsets")
+        and cls is not Tool
+        and all(hasattr(cls, name) for name in methods)
+    }
+    return sorted(found, key=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+
+
+def protocol_methods() -> dict[str, Callable[..., Any]]:
+    """The `Tool` protocol's methods (its other members are properties)."""
+    return {
+        name: member
+        for name, member in vars(Tool).items()
+        if not name.startswith("_") and inspect.isfunction(member)
+    }
+
+
+def signature_drift(cls: type) -> list[str]:
+    """How ``cls``'s methods differ from the protocol's: a parameter missing, renamed or of
+    another kind, one more without a default, or sync where async is declared."""
+    drift = []
+    for name, declared in protocol_methods().items():
+        method = inspect.getattr_static(cls, name, None)
+        if not inspect.isfunction(method):
+            drift.append(f"{name}: not a method")
+            continue
+        if inspect.iscoroutinefunction(method) != inspect.iscoroutinefunction(declared):
+            drift.append(f"{name}: async differs")
+        wanted = list(inspect.signature(declared).parameters.values())
+        given = list(inspect.signature(method).parameters.values())
+        if [(p.name, p.kind) for p in given[: len(wanted)]] != [(p.name, p.kind) for p in wanted]:
+            drift.append(f"{name}: {given} for {wanted}")
+        if any(
+            p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in given[len(wanted) :]
+        ):
+            drift.append(f"{name}: a parameter more without a default")
+    return drift
+
+
+def test_every_tool_class_of_the_library_has_the_protocols_method_signatures() -> None:
+    classes = library_tool_classes()
+    names = {cls.__name__ for cls in classes}
+    assert {"BaseTool", "FunctionTool", "McpTool", "RestApiTool", "RenamedTool"} <= names
+    assert {cls.__name__: signature_drift(cls) for cls in classes if signature_drift(cls)} == {}
 
 
 def test_the_request_joins_instructions_and_contents() -> None:

@@ -1,6 +1,9 @@
+"""Where tools come from: `BaseToolset`'s defaults, `StaticToolset`, and the shutdown
+contract every toolset of the core keeps."""
+
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 import pytest
@@ -15,6 +18,10 @@ from toolsets import (
     ToolDefinitionError,
     ToolNotFoundError,
     Toolset,
+    combined,
+    filtered,
+    prefixed,
+    renamed,
     tool,
 )
 
@@ -37,27 +44,24 @@ def plain_function(x: int) -> int:
     return x * 2
 
 
-class Lifecycle(BaseToolset):
-    """A toolset that records opening and closing, like one holding a connection."""
+class Counting(BaseToolset):
+    """Counts its shutdowns and guards nothing: what the tests see is `BaseToolset`'s."""
 
-    def __init__(self, tools: Sequence[Tool] = ()) -> None:
-        self.tools = tuple(tools)
-        self.opened = 0
-        self.closed = 0
-        self._open = False
-
-    async def __aenter__(self) -> Lifecycle:
-        self.opened += 1
-        self._open = True
-        return self
+    def __init__(self) -> None:
+        self.shutdowns = 0
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
-        return self.tools
+        return (get_weather,)
 
     async def shutdown(self) -> None:
-        if self._open:  # idempotent: release once
-            self._open = False
-            self.closed += 1
+        self.shutdowns += 1
+
+
+class Default(BaseToolset):
+    """Only the one abstract method: every default of `BaseToolset` in use."""
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        return (get_weather,)
 
 
 class PerUser(BaseToolset):
@@ -105,46 +109,56 @@ async def test_get_tool_finds_by_name_or_lists_what_is_available() -> None:
     assert "book_flight, get_weather" in str(info.value)
 
 
-async def test_a_toolset_may_answer_differently_per_context() -> None:
+async def test_get_tool_looks_among_the_tools_offered_in_the_callers_context() -> None:
     toolset = PerUser()
     admin = ToolContext(Invocation(user_id="admin"))
     guest = ToolContext(Invocation(user_id="guest"))
-    assert [t.name for t in await toolset.list_tools(admin)] == ["get_weather", "book_flight"]
-    assert [t.name for t in await toolset.list_tools(guest)] == ["get_weather"]
-    assert [t.name for t in await toolset.list_tools()] == ["get_weather"]
+    assert await toolset.get_tool("book_flight", admin) is book_flight
+    for ctx in (guest, None):
+        with pytest.raises(ToolNotFoundError) as info:
+            await toolset.get_tool("book_flight", ctx)
+        assert info.value.available == ("get_weather",)
 
 
-async def test_async_with_opens_and_shuts_down() -> None:
-    toolset = Lifecycle()
+async def test_async_with_enters_as_the_toolset_itself_and_shuts_it_down_once() -> None:
+    toolset = Counting()
     async with toolset as entered:
         assert entered is toolset
-        assert toolset.opened == 1
-    assert toolset.closed == 1
+        assert toolset.shutdowns == 0
+    assert toolset.shutdowns == 1
 
 
-async def test_shutdown_is_idempotent_and_async_with_shuts_down_on_error() -> None:
-    toolset = Lifecycle()
-    with pytest.raises(RuntimeError):
+async def test_async_with_shuts_down_on_error_and_lets_the_error_through() -> None:
+    toolset = Counting()
+    error = RuntimeError("boom")
+    with pytest.raises(RuntimeError) as info:
         async with toolset:
-            raise RuntimeError("boom")
-    await toolset.shutdown()
-    await toolset.shutdown()
-    assert toolset.closed == 1
+            raise error
+    assert info.value is error
+    assert toolset.shutdowns == 1
 
 
-async def test_shutdown_may_be_called_from_another_task() -> None:
-    toolset = Lifecycle()
-    await toolset.__aenter__()
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(toolset.shutdown)
-            tg.start_soon(toolset.shutdown)
-    assert toolset.closed == 1
+TOOLSETS = {
+    "base defaults": lambda: Default(),
+    "static": lambda: StaticToolset([get_weather]),
+    "filtered": lambda: filtered(StaticToolset([get_weather]), ["get_weather"]),
+    "prefixed": lambda: prefixed(StaticToolset([get_weather]), "a"),
+    "renamed": lambda: renamed(StaticToolset([get_weather]), {"get_weather": "weather"}),
+    "combined": lambda: combined(StaticToolset([get_weather]), StaticToolset([book_flight])),
+}
+"""Every toolset of the core (no server needed), built fresh for each test."""
 
 
-async def test_a_static_toolset_shuts_down_without_error_any_number_of_times() -> None:
-    toolset = StaticToolset([get_weather])
+@pytest.mark.parametrize("make", TOOLSETS.values(), ids=list(TOOLSETS))
+async def test_shutdown_works_twice_at_once_from_other_tasks_and_again_on_exit(
+    make: Callable[[], Toolset],
+) -> None:
+    toolset = make()
     async with toolset:
-        pass
+        listed = [t.name for t in await toolset.list_tools()]
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(toolset.shutdown)
+                tg.start_soon(toolset.shutdown)
     await toolset.shutdown()
-    assert [t.name for t in await toolset.list_tools()] == ["get_weather"]
+    assert [t.name for t in await toolset.list_tools()] == listed

@@ -330,7 +330,9 @@ async def test_combined_shutdown_raises_every_failure_together() -> None:
     assert len(info.value.exceptions) == 2
 
 
-async def test_wrapper_shutdown_is_idempotent_and_safe_from_other_tasks() -> None:
+async def test_wrapper_shutdown_forwards_every_call_from_any_task_to_the_wrapped_toolset() -> None:
+    # Wrappers keep no state of their own: idempotence is the wrapped toolset's (the
+    # `Toolset` protocol asks it of every toolset), so each call reaches it.
     inner = Recorder([ping])
     toolset = combined(prefixed(inner, "a"))
     with anyio.fail_after(5):

@@ -1,0 +1,1 @@
+"""Tests of `toolsets.agent`: the loop, its sessions, events and built-in tools."""

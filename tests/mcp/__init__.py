@@ -1,0 +1,1 @@
+"""Tests of `toolsets.mcp`, against real MCP servers over stdio and HTTP."""

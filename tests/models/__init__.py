@@ -1,0 +1,1 @@
+"""Tests of `toolsets.models`: the model clients the agent loop talks to."""

@@ -1,0 +1,1 @@
+"""Tests of `toolsets.schema`: tool declarations in the dialects model APIs accept."""
