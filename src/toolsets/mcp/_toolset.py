@@ -188,7 +188,8 @@ class McpToolset(BaseToolset):
         confirm: When calls need the user's approval (see `ConfirmPolicy`), as
             ``confirmed(toolset, confirm)`` would ask. By default (``"destructive"``) a
             tool not marked read-only or non-destructive waits for the user in an
-            agent; ``"never"`` opts out.
+            agent; ``"never"`` opts out. Anything else raises `ToolDefinitionError`
+            (``.field == "confirm"``).
         sampling: Answers the server's sampling requests: an `Llm`, or a function.
         elicitation: Answers the server's questions for the user: a function, or
             ``"defaults"`` to accept each form with its schema's defaults.
