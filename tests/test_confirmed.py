@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 from tests.agent_helpers import approve, asked_to_confirm, one_call, response_of
-from tests.mcp_helpers import HttpServer, stdio_toolset
-from tests.test_openapi_load import FIXTURES
+from tests.mcp_helpers import ROOT, HttpServer, stdio_toolset
 
 from toolsets import (
     ConfirmedTool,
@@ -38,6 +37,7 @@ from toolsets.openapi import OpenApiToolset
 pytestmark = pytest.mark.anyio
 
 POLICIES: list[ConfirmPolicy] = ["never", "writes", "destructive", "always"]
+FIXTURES = ROOT / "fixtures" / "openapi"
 
 
 @tool(read_only=True)
