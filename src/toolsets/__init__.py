@@ -4,6 +4,7 @@ Everything is a `Tool`, and tools come from a `Toolset`. See the README for a to
 """
 
 from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
+from toolsets._confirmed import ConfirmedTool, ConfirmPolicy, confirmed
 from toolsets._content import Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role
 from toolsets._context import (
     Cancellation,
@@ -51,6 +52,8 @@ __all__ = [
     "BaseToolset",
     "Blob",
     "Cancellation",
+    "ConfirmPolicy",
+    "ConfirmedTool",
     "ConnectionError",
     "Content",
     "CredentialKind",
@@ -85,6 +88,7 @@ __all__ = [
     "Toolset",
     "ToolsetError",
     "combined",
+    "confirmed",
     "error_result",
     "filtered",
     "invalid_arguments_result",

@@ -11,18 +11,16 @@ import functools
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 import anyio
 
-from toolsets._auth import AuthConfig
 from toolsets._concurrency import gather
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
-from toolsets._json import JsonValue
-from toolsets._request import LlmRequest
-from toolsets._tool import BaseTool, Tool
+from toolsets._forwarding import ForwardingTool
+from toolsets._tool import Tool
 from toolsets._toolset import BaseToolset, Toolset
 
 __all__ = ["RenamedTool", "combined", "filtered", "prefixed", "renamed"]
@@ -32,103 +30,37 @@ logger = logging.getLogger("toolsets")
 ToolPredicate = Callable[[Tool, ToolContext], bool]
 
 
-class RenamedTool:
+class RenamedTool(ForwardingTool):
     """A tool offered under another name; everything else is the wrapped tool's."""
 
     def __init__(self, tool: Tool, name: str) -> None:
-        self.tool = tool
-        """The wrapped tool."""
-        self.name = name
+        super().__init__(tool)
+        self._name = name
         # Validate the new name now, not when the model first sees it.
         self.declaration()
+
+    @property
+    def name(self) -> str:
+        """The name the tool is offered under."""
+        return self._name
 
     @property
     def original_name(self) -> str:
         """The wrapped tool's own name."""
         return self.tool.name
 
-    @property
-    def description(self) -> str:
-        return self.tool.description
-
-    def declaration(self) -> ToolDeclaration | None:
-        inner = self.tool.declaration()
-        return None if inner is None else dataclasses.replace(inner, name=self.name)
-
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-        return await self.tool.run(args, ctx)
-
-    @property
-    def is_long_running(self) -> bool:
-        return self.tool.is_long_running
-
-    def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
-        return self.tool.requires_confirmation(args)
-
-    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
-        """The wrapped tool's hint, naming the tool as the model and the user see it
-        (a hint of the tool's own making is shown as written)."""
-        if type(self.tool).confirmation_hint in _NAMING_HINTS:
-            return self.tool.confirmation_hint(args, name=name or self.name)  # type: ignore[call-arg]
-        return self.tool.confirmation_hint(args)
-
-    @property
-    def auth_config(self) -> AuthConfig | None:
-        return self.tool.auth_config
-
-    @property
-    def is_read_only(self) -> bool:
-        return self.tool.is_read_only
-
-    @property
-    def is_concurrency_safe(self) -> bool:
-        return self.tool.is_concurrency_safe
-
-    @property
-    def required_scopes(self) -> frozenset[str]:
-        return self.tool.required_scopes
-
-    @property
-    def response_schema(self) -> Mapping[str, Any] | None:
-        return self.tool.response_schema
-
-    @property
-    def timeout(self) -> float | None:
-        """The wrapped tool's own timeout, if it has one."""
-        timeout: float | None = getattr(self.tool, "timeout", None)
-        return timeout
-
-    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
-        # The wrapped tool prepares a scratch copy of the request, so that whatever else
-        # it does (instructions, contents) is kept while its own declaration is offered
-        # under the new name.
-        scratch = LlmRequest(
-            model=req.model,
-            contents=list(req.contents),
-            system_instruction=req.system_instruction,
-            config=dict(req.config),
-        )
-        await self.tool.process_llm_request(scratch, ctx)
-        for name, declaration in scratch.declarations.items():
-            offered = scratch.tools[name]
-            if offered is self.tool:
-                req.add_tool(self, dataclasses.replace(declaration, name=self.name))
-            else:
-                req.add_tool(offered, declaration)
-        req.contents = scratch.contents
-        req.system_instruction = scratch.system_instruction
-        req.config = scratch.config
+    def _offered_as(self, declaration: ToolDeclaration) -> ToolDeclaration:
+        return dataclasses.replace(declaration, name=self.name)
 
     def __repr__(self) -> str:
         return f"RenamedTool({self.tool!r}, name={self.name!r})"
 
 
-_NAMING_HINTS = (BaseTool.confirmation_hint, RenamedTool.confirmation_hint)
-"""The hints that take the name the tool is offered under."""
-
-
 class _Wrapper(BaseToolset):
     """A toolset over one other; entering and shutting down reach the wrapped one."""
+
+    keeps_names = False
+    """The wrapper offers the tools it wraps under their names (and hides none)."""
 
     def __init__(self, toolset: Toolset) -> None:
         self.wrapped = toolset
@@ -190,6 +122,8 @@ async def _names_in_any_context(toolset: Toolset, ctx: ToolContext | None) -> se
         return inner if toolset._names is None else inner & toolset._names
     if isinstance(toolset, _Renamed):
         return {toolset._new_name(n) for n in await _names_in_any_context(toolset.wrapped, ctx)}
+    if isinstance(toolset, _Wrapper) and toolset.keeps_names:
+        return await _names_in_any_context(toolset.wrapped, ctx)
     if isinstance(toolset, _Combined):
         listed = await gather(
             [functools.partial(_names_in_any_context, t, ctx) for t in toolset.toolsets]

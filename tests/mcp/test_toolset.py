@@ -29,6 +29,7 @@ from toolsets import (
     FunctionCall,
     ToolCallError,
     ToolContext,
+    ToolDefinitionError,
     ToolNotFoundError,
     combined,
     prefixed,
@@ -456,8 +457,9 @@ async def test_destructive_tools_can_be_made_to_require_confirmation(
     assert not tools["echo"].requires_confirmation({"text": "a"})
     assert not tools["append_line"].requires_confirmation({"line": "a"})
     assert tools["slow"].requires_confirmation({}), "no hints: destructive by MCP's defaults"
-    with pytest.raises(ValueError, match="confirm"):
+    with pytest.raises(ToolDefinitionError) as info:
         http_toolset(http_server, confirm="sometimes")  # type: ignore[arg-type]
+    assert info.value.field == "confirm"
 
 
 async def test_by_default_tools_not_marked_safe_wait_for_the_users_approval(

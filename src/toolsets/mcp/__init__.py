@@ -8,7 +8,6 @@ from toolsets.mcp._stdio import KILL_GRACE
 from toolsets.mcp._toolset import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
-    ConfirmPolicy,
     McpTool,
     McpToolset,
     ProgressHandler,
@@ -26,7 +25,6 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "KILL_GRACE",
-    "ConfirmPolicy",
     "ElicitationHandler",
     "HeaderProvider",
     "InputValues",

@@ -19,6 +19,7 @@ import pydantic
 from mcp import Client, MCPError
 
 from toolsets._auth import check_headers, redact, redact_json
+from toolsets._confirmed import ConfirmPolicy, confirm_rule, may_be_destructive
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolNotFoundError
@@ -58,7 +59,6 @@ from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
-    "ConfirmPolicy",
     "McpTool",
     "McpToolset",
     "ProgressHandler",
@@ -80,17 +80,6 @@ ProgressHandler: TypeAlias = Callable[
 ]
 """Called with (tool name, progress, total, message) as a server reports progress: a
 plain function, or an async one (awaited; keep it short, the call waits for it)."""
-
-ConfirmPolicy: TypeAlias = (
-    "Literal['never', 'destructive', 'always'] | Callable[[McpTool, Mapping[str, Any]], bool]"
-)
-"""When calls need the user's approval: never; for tools that may be destructive
-(``destructive``, the default); always; or decided per call.
-
-A tool may be destructive unless the server marks it read-only (``readOnlyHint``) or
-non-destructive (``destructiveHint: false``): MCP's own defaults, under which a tool
-without annotations may be destructive. A server that says nothing about a tool has not
-said it is safe, so its calls wait for the user in an agent."""
 
 
 def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -146,17 +135,11 @@ class McpTool(BaseTool):
     @property
     def is_destructive(self) -> bool:
         """Destructive by the MCP defaults: unless read-only or marked non-destructive."""
-        if self.annotations.read_only:
-            return False
-        return self.annotations.destructive is not False
+        return may_be_destructive(self)
 
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
-        policy = self.toolset.confirm
-        if callable(policy):
-            return policy(self, args)
-        if policy == "always":
-            return True
-        return policy == "destructive" and self.is_destructive
+        """As the toolset's ``confirm`` says: the check `confirmed` makes."""
+        return self.toolset._confirm_rule(self, args)
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         """Call the tool; the server's ``isError`` comes back as ``{"error": ...}``.
@@ -202,9 +185,11 @@ class McpToolset(BaseToolset):
         connect_timeout: Seconds to start or reach the server and finish the handshake.
             A stdio server not connected by then is killed (with its process group),
             so the error arrives within ``connect_timeout`` + `KILL_GRACE`.
-        confirm: When calls need the user's approval (see `ConfirmPolicy`). By default
-            (``"destructive"``) a tool not marked read-only or non-destructive waits for
-            the user in an agent; ``"never"`` opts out.
+        confirm: When calls need the user's approval (see `ConfirmPolicy`), as
+            ``confirmed(toolset, confirm)`` would ask. By default (``"destructive"``) a
+            tool not marked read-only or non-destructive waits for the user in an
+            agent; ``"never"`` opts out. Anything else raises `ToolDefinitionError`
+            (``.field == "confirm"``).
         sampling: Answers the server's sampling requests: an `Llm`, or a function.
         elicitation: Answers the server's questions for the user: a function, or
             ``"defaults"`` to accept each form with its schema's defaults.
@@ -241,14 +226,12 @@ class McpToolset(BaseToolset):
     ) -> None:
         if not isinstance(transport, Stdio | StreamableHttp | Sse):
             raise TypeError(f"transport must be Stdio, StreamableHttp or Sse, not {transport!r}")
-        if confirm not in ("never", "destructive", "always") and not callable(confirm):
-            raise ValueError(
-                f"confirm must be never, destructive, always or a function: {confirm!r}"
-            )
         self.transport = transport
         self.timeout = seconds(timeout)
         self.connect_timeout = seconds(connect_timeout)
         self.confirm = confirm
+        """The confirmation policy (as ``confirmed(toolset, confirm)`` would apply it)."""
+        self._confirm_rule = confirm_rule(confirm)
         self.name = name or transport.target
         if max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")

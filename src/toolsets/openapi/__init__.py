@@ -7,14 +7,13 @@ from toolsets.openapi._operations import Spec
 from toolsets.openapi._security import Credentials
 from toolsets.openapi._select import select_operations
 from toolsets.openapi._tool import RestApiTool
-from toolsets.openapi._toolset import ConfirmPolicy, OpenApiToolset
+from toolsets.openapi._toolset import OpenApiToolset
 
 __all__ = [
     "AuthorizationCodeFlow",
     "Body",
     "ClientAuthMethod",
     "ClientCredentials",
-    "ConfirmPolicy",
     "Credentials",
     "Encoding",
     "MediaType",

@@ -15,6 +15,7 @@ import anyio.to_thread
 import httpx2
 
 from toolsets._auth import AuthConfig, AuthCredential, redact_bytes
+from toolsets._confirmed import ConfirmPolicy, confirm_rule
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolDefinitionError, close_names
@@ -47,7 +48,7 @@ from toolsets.openapi._serialize import (
 )
 
 if TYPE_CHECKING:
-    from toolsets.openapi._toolset import ConfirmPolicy, _Loaded
+    from toolsets.openapi._toolset import _Loaded
 
 __all__ = ["RestApiTool"]
 
@@ -95,7 +96,7 @@ class RestApiTool(BaseTool):
             ),
             auth_config=missing_credential(operation, loaded.spec, loaded.credentials),
         )
-        self._confirm = confirm
+        self._confirm = confirm_rule(confirm)
         self.operation = operation
         """The operation this tool calls."""
         self._schema = schema
@@ -115,15 +116,10 @@ class RestApiTool(BaseTool):
         """The path template sent to, and the query pairs the path key itself fixes."""
 
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
-        policy = self._confirm
-        if callable(policy):
-            return policy(self, args)
-        method = self.operation.method
-        if policy == "writes":
-            return method not in _READ_ONLY_METHODS
-        if policy == "destructive":
-            return method in DESTRUCTIVE_METHODS
-        return policy == "always"
+        """As the toolset's ``confirm`` says: the check `confirmed` makes (over the
+        method-derived hints: GET, HEAD, OPTIONS read-only; DELETE, PUT, PATCH
+        destructive)."""
+        return self._confirm(self, args)
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         self._check_base()

@@ -23,6 +23,7 @@ import anyio.to_thread
 import httpx2
 
 from toolsets._auth import MASK, AuthCredential, Secret, header_problem, header_secrets
+from toolsets._confirmed import ConfirmPolicy, confirm_rule
 from toolsets._context import ToolContext
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._toolset import BaseToolset
@@ -46,7 +47,7 @@ from toolsets.openapi._security import Credentials, check_credential, origin
 if TYPE_CHECKING:
     from toolsets.openapi._tool import RestApiTool
 
-__all__ = ["ConfirmPolicy", "OpenApiToolset"]
+__all__ = ["OpenApiToolset"]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds for each request (connect, each read, each write) unless told otherwise."""
@@ -54,14 +55,6 @@ MAX_SPEC_REDIRECTS = 5
 """Redirects followed when fetching a spec document."""
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
 """Responses are cut (and marked so) beyond this many bytes: more would flood the model."""
-
-ConfirmPolicy: TypeAlias = (
-    "Literal['never', 'writes', 'destructive', 'always'] "
-    "| Callable[[RestApiTool, Mapping[str, Any]], bool]"
-)
-"""When calls need the user's approval: never; for every method but GET, HEAD and OPTIONS
-(``writes``); for DELETE, PUT and PATCH, which remove or overwrite (``destructive``, the
-default); always; or decided per call."""
 
 SpecSource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A spec: a path, an http(s) URL, JSON or YAML text, or the parsed document."""
@@ -160,9 +153,10 @@ class OpenApiToolset(BaseToolset):
             OpenID Connect scheme (tokens are then fetched and renewed automatically).
             An operation none of whose alternatives can be met asks for the missing
             credential through the agent's auth flow (its tool's ``auth_config``).
-        confirm: When calls need the user's approval (see `ConfirmPolicy`). By default
-            (``"destructive"``) a DELETE, PUT or PATCH waits for the user in an agent, so
-            no call that removes or overwrites data runs unasked; ``"never"`` opts out.
+        confirm: When calls need the user's approval (see `ConfirmPolicy`), as
+            ``confirmed(toolset, confirm)`` would ask. By default (``"destructive"``) a
+            DELETE, PUT or PATCH waits for the user in an agent, so no call that
+            removes or overwrites data runs unasked; ``"never"`` opts out.
         client: The HTTP client to send with (yours to close; it is used as it is from
             every event loop, so its pooled connections only work in the loop that
             opened them: for calls from several event loops, let the toolset make its
@@ -213,10 +207,7 @@ class OpenApiToolset(BaseToolset):
         headers: Mapping[str, str] | None = None,
         allow_refs: Sequence[str] = (),
     ) -> None:
-        if confirm not in ("never", "writes", "destructive", "always") and not callable(confirm):
-            raise ToolDefinitionError(
-                f"confirm must be never, writes, destructive, always or a function: {confirm!r}"
-            )
+        confirm_rule(confirm)  # an invalid policy fails here
         if not isinstance(spec, str | os.PathLike | Mapping):
             raise ToolDefinitionError(
                 f"spec must be a path, an http(s) URL, JSON or YAML text, or a dict, "

@@ -1,0 +1,119 @@
+"""`ForwardingTool`: a tool that is another tool with a member or two changed.
+
+Every `Tool` member is forwarded here, in one place, so a wrapper (`RenamedTool`,
+`ConfirmedTool`) states only what it changes and a member added to the protocol is
+forwarded by every wrapper at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolsets._auth import AuthConfig
+from toolsets._context import ToolContext
+from toolsets._declaration import ToolDeclaration
+from toolsets._json import JsonValue
+from toolsets._request import LlmRequest
+from toolsets._tool import BaseTool, Tool
+
+__all__ = ["ForwardingTool"]
+
+
+class ForwardingTool:
+    """The wrapped tool, member for member; subclasses override what they change.
+
+    A subclass that offers the tool under another declaration overrides `_offered_as`
+    (`declaration` and `process_llm_request` both go through it).
+    """
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+        """The wrapped tool."""
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    @property
+    def description(self) -> str:
+        return self.tool.description
+
+    def _offered_as(self, declaration: ToolDeclaration) -> ToolDeclaration:
+        """The declaration this tool is offered under, given the wrapped tool's."""
+        return declaration
+
+    def declaration(self) -> ToolDeclaration | None:
+        inner = self.tool.declaration()
+        return None if inner is None else self._offered_as(inner)
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return await self.tool.run(args, ctx)
+
+    @property
+    def is_long_running(self) -> bool:
+        return self.tool.is_long_running
+
+    def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
+        return self.tool.requires_confirmation(args)
+
+    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
+        """The wrapped tool's hint, naming the tool as the model and the user see it
+        (a hint of the tool's own making is shown as written)."""
+        if type(self.tool).confirmation_hint in _NAMING_HINTS:
+            return self.tool.confirmation_hint(args, name=name or self.name)  # type: ignore[call-arg]
+        return self.tool.confirmation_hint(args)
+
+    @property
+    def auth_config(self) -> AuthConfig | None:
+        return self.tool.auth_config
+
+    @property
+    def is_read_only(self) -> bool:
+        return self.tool.is_read_only
+
+    @property
+    def is_concurrency_safe(self) -> bool:
+        return self.tool.is_concurrency_safe
+
+    @property
+    def required_scopes(self) -> frozenset[str]:
+        return self.tool.required_scopes
+
+    @property
+    def response_schema(self) -> Mapping[str, Any] | None:
+        return self.tool.response_schema
+
+    @property
+    def timeout(self) -> float | None:
+        """The wrapped tool's own timeout, if it has one."""
+        timeout: float | None = getattr(self.tool, "timeout", None)
+        return timeout
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        # The wrapped tool prepares a scratch copy of the request, so that whatever else
+        # it does (instructions, contents, other tools) is kept while its own declaration
+        # is offered as this wrapper's: the model's calls then reach the wrapper.
+        scratch = LlmRequest(
+            model=req.model,
+            contents=list(req.contents),
+            system_instruction=req.system_instruction,
+            config=dict(req.config),
+        )
+        await self.tool.process_llm_request(scratch, ctx)
+        for name, declaration in scratch.declarations.items():
+            offered = scratch.tools[name]
+            if offered is self.tool:
+                req.add_tool(self, self._offered_as(declaration))
+            else:
+                req.add_tool(offered, declaration)
+        req.contents = scratch.contents
+        req.system_instruction = scratch.system_instruction
+        req.config = scratch.config
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.tool!r})"
+
+
+_NAMING_HINTS = (BaseTool.confirmation_hint, ForwardingTool.confirmation_hint)
+"""The hints that take the name the tool is offered under."""
