@@ -9,9 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
-from tests.agent_helpers import approve, asked_to_confirm, one_call, response_of
-from tests.mcp_helpers import ROOT, HttpServer, stdio_toolset
 
+from tests.agent.helpers import approve, asked_to_confirm, one_call, response_of
+from tests.helpers import ROOT
+from tests.mcp.helpers import HttpServer, stdio_toolset
 from toolsets import (
     ConfirmedTool,
     ConfirmPolicy,
