@@ -8,7 +8,6 @@ import hashlib
 import inspect
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self, TypeAlias, cast
@@ -24,6 +23,7 @@ from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolNotFoundError
 from toolsets._function_tool import FunctionTool
 from toolsets._json import JsonValue
+from toolsets._names import MCP_TOOL_NAMES
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset
 from toolsets._validation import ArgumentChecker
@@ -73,7 +73,6 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 
 REQUEST_TIMEOUT = -32001
 INVALID_PARAMS = -32602
-_LEGAL = re.compile(r"[^A-Za-z0-9_.:/-]")
 
 ProgressHandler: TypeAlias = Callable[
     [str, float, float | None, str | None], "Awaitable[None] | None"
@@ -100,14 +99,6 @@ def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
     if out["type"] == "object":
         out.setdefault("properties", {})
     return out
-
-
-def _legal_name(name: str, taken: set[str]) -> str:
-    legal = _LEGAL.sub("_", name)[:128] or "tool"
-    if legal != name or legal in taken:
-        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-        legal = f"{legal[:119]}_{digest}"
-    return legal
 
 
 class McpTool(BaseTool):
@@ -503,7 +494,7 @@ class McpToolset(BaseToolset):
             if support == "required" and not runs_tasks:
                 unusable.append(tool.name)
                 continue
-            name = _legal_name(tool.name, taken)
+            name = MCP_TOOL_NAMES.unique(tool.name, taken)
             if name != tool.name:
                 logger.warning("MCP tool %r of %s is offered as %r", tool.name, self.name, name)
             taken.add(name)
@@ -724,7 +715,7 @@ def _first_error(exc: pydantic.ValidationError) -> str:
 
 
 def _renamed(tool: Tool, taken: set[str]) -> Tool:
-    return RenamedTool(tool, _legal_name(tool.name, taken))
+    return RenamedTool(tool, MCP_TOOL_NAMES.unique(tool.name, taken))
 
 
 def _plain(item: Any) -> dict[str, Any]:

@@ -17,6 +17,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolsets._errors import SpecError
+from toolsets._jsonschema import (
+    DEFINITION_KEYWORDS,
+    PRE_2020_KEYWORDS,
+    SCHEMA_KEYWORDS,
+    SCHEMA_LIST_KEYWORDS,
+    SCHEMA_MAP_KEYWORDS,
+    unescape,
+)
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Body, MediaType, Operation
 from toolsets.openapi._serialize import essence, is_file, is_raw
@@ -51,22 +59,13 @@ _KEEP = frozenset(
         "maxContains",
     )
 )
-_SUBSCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
-_SUBSCHEMA = frozenset(
-    (
-        "items",
-        "not",
-        "additionalProperties",
-        "contains",
-        "propertyNames",
-        "if",
-        "then",
-        "else",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    )
-)
-_SUBSCHEMA_MAPS = frozenset(("patternProperties", "dependentSchemas"))
+# The output is draft 2020-12, so the keywords earlier drafts spelled otherwise
+# (additionalItems, dependencies, definitions) are not carried over; "properties" is
+# converted apart (read-only ones are left out), and definitions are reached through
+# "$ref" only.
+_SUBSCHEMA = SCHEMA_KEYWORDS - PRE_2020_KEYWORDS
+_SUBSCHEMA_LISTS = SCHEMA_LIST_KEYWORDS
+_SUBSCHEMA_MAPS = SCHEMA_MAP_KEYWORDS - PRE_2020_KEYWORDS - DEFINITION_KEYWORDS - {"properties"}
 """Keywords whose value maps names (or patterns) to schemas; all of them are kept: a
 dropped ``patternProperties`` beside ``additionalProperties: false`` would forbid what
 the spec allows."""
@@ -521,7 +520,7 @@ class SchemaBuilder:
 
     def _new_name(self, uri: str, fragment: str) -> str:
         if fragment.strip("/"):
-            last = fragment.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+            last = unescape(fragment.rsplit("/", 1)[-1])
         else:  # a whole document: named after its file
             last = uri.rsplit("/", 1)[-1].split(".", 1)[0]
         base_name = _DEF_NAME.sub("_", last).strip("_") or "schema"
