@@ -11,6 +11,9 @@ import keyword
 import random
 import re
 
+import pytest
+from tests.test_openapi_load import GITHUB
+
 from toolsets._names import (
     MCP_TOOL_NAMES,
     OPENAPI_TOOL_NAMES,
@@ -18,6 +21,7 @@ from toolsets._names import (
     PROVIDER_TOOL_NAMES,
     NameRule,
 )
+from toolsets.openapi import OpenApiToolset
 from toolsets.openapi._model import Operation
 from toolsets.openapi._names import tool_names
 from toolsets.schema import ToolNameMap, legal_tool_name
@@ -144,3 +148,11 @@ def test_python_identifiers_are_a_choice_of_parameters() -> None:
     names = _unique_all(identifiers, CORPUS)
     assert all(name.isidentifier() and not keyword.iskeyword(name) for name in names)
     assert len(set(names)) == len(names)
+
+
+@pytest.mark.anyio
+async def test_githubs_1223_operations_keep_their_names() -> None:
+    async with OpenApiToolset(GITHUB) as toolset:
+        names = [tool.name for tool in await toolset.list_tools()]
+    assert len(names) == 1223
+    assert _digest(names) == "c73b8998cba5b865"
