@@ -1,10 +1,11 @@
 """Tool names made legal for one audience, by one set of parameters per audience.
 
-MCP listing, OpenAPI operation names, provider name maps and server prefixes differ only in
-the `NameRule` they pass: which characters are replaced, how long a name may be, whether a
-changed name always carries a hash of the original, and how clashes are settled. Hashes
-are of the original name (SHA-256, not Python's ``hash()``): the same names give the same
-legal names in every process, so a stored conversation maps back in the next one.
+MCP listing, OpenAPI operation names, provider name maps, server prefixes and the names
+under a schema's ``$defs`` differ only in the `NameRule` they pass: which characters are
+replaced, how long a name may be, whether a changed name always carries a hash of the
+original, and how clashes are settled. Hashes are of the original name (SHA-256, not
+Python's ``hash()``): the same names give the same legal names in every process, so a
+stored conversation maps back in the next one.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from toolsets._jsonschema import (
     SCHEMA_MAP_KEYWORDS,
     unescape,
 )
+from toolsets._names import NameRule
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Body, MediaType, Operation
 from toolsets.openapi._serialize import essence, is_file, is_raw
@@ -150,7 +151,11 @@ _IGNORED_HEADERS = frozenset(
 """Header parameters left out: those OpenAPI says to ignore (the request sets them
 itself), and those the HTTP client computes (framing and connection headers: a value
 the model gives would contradict the request, and HTTP clients refuse it)."""
-_DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+_DEF_NAMES = NameRule(
+    illegal=re.compile(r"[^A-Za-z0-9_.-]+"), strip=True, fallback="schema", dedupe="number"
+)
+"""Names under ``$defs``: a schema's own name, made safe for a JSON pointer and a model;
+clashes numbered (``Repo``, ``Repo_2``)."""
 _LINK = re.compile(r"\[([^\]]+)\]\((?:https?://|/)[^)\s]*\)")
 _ANY_LINK = r"\[[^\]]+\]\((?:https?://|/)[^)\s]*\)"
 _POINTER = re.compile(
@@ -523,11 +528,7 @@ class SchemaBuilder:
             last = unescape(fragment.rsplit("/", 1)[-1])
         else:  # a whole document: named after its file
             last = uri.rsplit("/", 1)[-1].split(".", 1)[0]
-        base_name = _DEF_NAME.sub("_", last).strip("_") or "schema"
-        name, suffix = base_name, 2
-        while name in self._taken:
-            name = f"{base_name}_{suffix}"
-            suffix += 1
+        name = _DEF_NAMES.unique(last, self._taken)
         self._taken.add(name)
         return name
 

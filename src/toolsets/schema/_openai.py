@@ -26,6 +26,7 @@ from toolsets._jsonschema import (
     resolve,
     unescape,
 )
+from toolsets._names import NameRule
 from toolsets.schema._names import ToolNameMap
 
 __all__ = ["DROPPED_KEYWORDS", "openai_parameters", "to_openai_tools"]
@@ -41,6 +42,8 @@ model and are accepted.)"""
 # walked apart: before draft 2020-12 it may be a list of schemas.
 _SCHEMA_MAPS = SCHEMA_MAP_KEYWORDS - DEFINITION_KEYWORDS
 _SCHEMAS = SCHEMA_KEYWORDS - {"items"}
+_DEF_NAMES = NameRule(illegal=re.compile(r"[^A-Za-z0-9_.-]"), dedupe="number")
+"""Names under the result's ``$defs`` (clashes numbered: ``Node``, ``Node_2``)."""
 
 
 def _has_type(schema: Mapping[str, Any], name: str) -> bool:
@@ -145,15 +148,9 @@ class _Normalizer:
             parts = target_pointer.split("/")
             is_definition = len(parts) == 3 and parts[1] in DEFINITION_KEYWORDS
             raw = parts[2] if is_definition else target_pointer.strip("/")
-            name = re.sub(r"[^A-Za-z0-9_.-]", "_", unescape(raw))
-            name = name or "_"
-            unique, n = name, 1
-            while unique in self._def_names:
-                n += 1
-                unique = f"{name}_{n}"
-            self._def_names.add(unique)
-            self._recursive[target_pointer] = unique
-            name = unique
+            name = _DEF_NAMES.unique(unescape(raw), self._def_names)
+            self._def_names.add(name)
+            self._recursive[target_pointer] = name
         return f"#/$defs/{escape(name)}"
 
     def _resolve(self, target_pointer: str, ref: str, pointer: str) -> Any:
