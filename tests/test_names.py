@@ -133,6 +133,18 @@ def test_anthropic_names_are_the_provider_rule() -> None:
         assert anthropic.match(PROVIDER_TOOL_NAMES.legal(name))
 
 
+def test_gemini_names_are_a_choice_of_parameters() -> None:
+    # Gemini: letters, digits, "_", ".", ":" and "-", starting with a letter or "_".
+    gemini = NameRule(
+        illegal=re.compile(r"[^A-Za-z0-9_.:-]"), max_length=64, first=re.compile(r"[A-Za-z_]")
+    )
+    assert gemini.legal("github.get-repo") == "github.get-repo"
+    assert gemini.legal("3d/render") == "_3d_render"
+    names = _unique_all(gemini, CORPUS)
+    assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}", name) for name in names)
+    assert len(set(names)) == len(names)
+
+
 def test_python_identifiers_are_a_choice_of_parameters() -> None:
     identifiers = NameRule(
         illegal=re.compile(r"[^A-Za-z0-9_]"),
