@@ -29,6 +29,7 @@ from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import ToolCallError, ToolDefinitionError
 from toolsets._json import JsonValue, copy_json, to_json_value
+from toolsets._jsonschema import DATA_KEYWORDS, SCHEMA_MAP_KEYWORDS
 from toolsets._results import invalid_arguments_result
 from toolsets._tool import BaseTool
 
@@ -44,11 +45,6 @@ _NO_RESPONSE_SCHEMA: tuple[object, ...] = (inspect.Signature.empty, None, type(N
 _ARGUMENTS_CONFIG = pydantic.ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
-# Keywords whose values are maps of name → schema, and keywords whose values are data.
-_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
-_DATA = frozenset({"default", "examples", "example", "const", "enum"})
-
-
 def _strip_titles(node: Any) -> None:
     if isinstance(node, list):
         for item in node:
@@ -57,9 +53,9 @@ def _strip_titles(node: Any) -> None:
         if isinstance(node.get("title"), str):
             del node["title"]
         for key, value in node.items():
-            if key in _DATA:
+            if key in DATA_KEYWORDS:
                 continue
-            if key in _SCHEMA_MAPS and isinstance(value, dict):
+            if key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
                 for sub in value.values():
                     _strip_titles(sub)
             else:

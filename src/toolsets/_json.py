@@ -10,6 +10,7 @@ import pydantic_core
 from pydantic import JsonValue
 
 __all__ = [
+    "JSON_ATOMS",
     "MAX_JSON_DEPTH",
     "JsonObject",
     "JsonValue",
@@ -42,7 +43,8 @@ def to_json_value(value: Any) -> JsonValue:
     return result
 
 
-_ATOMS = (str, int, float, bool, type(None))
+JSON_ATOMS = (str, int, float, bool, type(None))
+"""The types of JSON's scalars: immutable, so never copied."""
 _CONTAINERS = frozenset({dict, list})
 
 MAX_JSON_DEPTH = 64
@@ -65,7 +67,7 @@ def deeper_than(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
         return True
     limit -= 1
     for child in children:
-        container = type(child) in _CONTAINERS or not isinstance(child, _ATOMS)
+        container = type(child) in _CONTAINERS or not isinstance(child, JSON_ATOMS)
         if container and deeper_than(child, limit):
             return True
     return False
@@ -73,11 +75,15 @@ def deeper_than(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
 
 def copy_json(value: Any) -> Any:
     """A deep copy of JSON-shaped data, several times faster than ``copy.deepcopy``
-    (which it falls back to for anything that is not a dict, list or JSON atom)."""
+    (which it falls back to for anything that is not a mapping, list or JSON atom). Other
+    mappings than dicts (a read-only ``MappingProxyType``, which ``copy.deepcopy``
+    cannot copy) come back as dicts."""
     if isinstance(value, dict):
         return {key: copy_json(item) for key, item in value.items()}
     if isinstance(value, list):
         return [copy_json(item) for item in value]
-    if isinstance(value, _ATOMS):
+    if isinstance(value, JSON_ATOMS):
         return value
+    if isinstance(value, Mapping):
+        return {key: copy_json(item) for key, item in value.items()}
     return copy.deepcopy(value)

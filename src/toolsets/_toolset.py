@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
+from toolsets._concurrency import gather
 from toolsets._context import ToolContext
 from toolsets._errors import ToolDefinitionError, ToolNotFoundError
 from toolsets._function_tool import FunctionTool
@@ -84,7 +86,12 @@ def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
         return candidate
     if callable(candidate):
         return FunctionTool(candidate)
-    raise ToolDefinitionError(f"{candidate!r} is neither a Tool nor a function")
+    raise ToolDefinitionError(f"{candidate!r} is not a tool or a function")
+
+
+async def list_each(toolsets: Sequence[Toolset], ctx: ToolContext | None) -> list[Sequence[Tool]]:
+    """The tools of each toolset, in the toolsets' order; they are listed concurrently."""
+    return await gather([functools.partial(toolset.list_tools, ctx) for toolset in toolsets])
 
 
 class StaticToolset(BaseToolset):

@@ -21,7 +21,7 @@ from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._tool import Tool
-from toolsets._toolset import BaseToolset, Toolset
+from toolsets._toolset import BaseToolset, Toolset, list_each
 
 __all__ = ["RenamedTool", "combined", "filtered", "prefixed", "renamed"]
 
@@ -201,9 +201,7 @@ class _Combined(BaseToolset):
         self._stack: contextlib.AsyncExitStack | None = None
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
-        results = await gather(
-            [functools.partial(toolset.list_tools, ctx) for toolset in self.toolsets]
-        )
+        results = await list_each(self.toolsets, ctx)
         out: list[Tool] = []
         owner: dict[str, int] = {}
         for index, tools in enumerate(results):

@@ -606,6 +606,31 @@ async def test_resources_and_prompts_can_also_be_offered_as_tools(http_server: H
         assert "read_resource" not in {t.name for t in await plain.list_tools()}
 
 
+async def test_a_resource_or_prompt_tool_asks_the_header_provider_once_per_call(
+    http_server: HttpServer,
+) -> None:
+    # Once for the request and the secrets to mask alike: a provider may mint a token.
+    asked: list[object] = []
+
+    def token(ctx: ToolContext | None) -> Mapping[str, str]:
+        asked.append(ctx)
+        return {"Authorization": "Bearer token-1"}
+
+    options: dict[str, Any] = {"resources_as_tools": True, "prompts_as_tools": True}
+    async with http_toolset(http_server, header_provider=token, **options) as toolset:
+        tools = {t.name: t for t in await toolset.list_tools()}
+        ctx = ToolContext()
+        for name, args in [
+            ("list_resources", {}),
+            ("read_resource", {"uri": "mem://greeting"}),
+            ("list_prompts", {}),
+            ("get_prompt", {"name": "review", "arguments": {"code": "x = 1"}}),
+        ]:
+            asked.clear()
+            await tools[name].run(args, ctx)
+            assert asked == [ctx], name
+
+
 async def test_a_prompt_offered_as_a_tool_quoting_a_credential_is_masked(
     http_server: HttpServer,
 ) -> None:

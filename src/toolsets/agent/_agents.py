@@ -16,13 +16,12 @@ import anyio
 from toolsets._concurrency import gather
 from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
-from toolsets._errors import ToolDefinitionError, ToolsetError
-from toolsets._function_tool import FunctionTool
+from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
 from toolsets._request import LlmRequest
 from toolsets._results import error_result
 from toolsets._tool import Tool
-from toolsets._toolset import Toolset
+from toolsets._toolset import Toolset, as_tool, list_each
 from toolsets.agent._dispatch import (
     AfterTool,
     BeforeTool,
@@ -218,14 +217,10 @@ class LlmAgent(BaseAgent):
         self._tools: list[Tool] = []
         self._toolsets: list[Toolset] = []
         for item in tools:
-            if isinstance(item, Tool):
-                self._tools.append(item)
-            elif isinstance(item, Toolset):
+            if isinstance(item, Toolset) and not isinstance(item, Tool):
                 self._toolsets.append(item)
-            elif callable(item):
-                self._tools.append(FunctionTool(item))
             else:
-                raise ToolDefinitionError(f"{item!r} is not a tool, a toolset or a function")
+                self._tools.append(as_tool(item))
         self.callbacks = Callbacks(
             before_tool=tuple(_as_list(before_tool)),
             after_tool=tuple(_as_list(after_tool)),
@@ -255,9 +250,7 @@ class LlmAgent(BaseAgent):
         """Every tool offered in this context (toolsets are listed concurrently)."""
         tools: list[Tool] = [*self._tools]
         if self._toolsets:
-            for group in await gather(
-                [functools.partial(toolset.list_tools, ctx) for toolset in self._toolsets]
-            ):
+            for group in await list_each(self._toolsets, ctx):
                 tools.extend(group)
         transfer = self._transfer_tool()
         if transfer is not None:

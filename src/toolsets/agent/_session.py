@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions
 from toolsets._errors import ToolsetError
-from toolsets._json import copy_json
+from toolsets._json import JSON_ATOMS, copy_json
 from toolsets.agent._events import Event
 
 __all__ = [
@@ -132,9 +132,6 @@ def without_temp(event: Event) -> Event:
     return dataclasses.replace(event, actions=actions)
 
 
-_ATOMS = (str, int, float, bool, type(None))
-
-
 def _copy_part(part: Part) -> Part:
     call = part.function_call
     if call is not None:
@@ -142,7 +139,7 @@ def _copy_part(part: Part) -> Part:
             function_call=FunctionCall(name=call.name, args=copy_json(dict(call.args)), id=call.id)
         )
     answer = part.function_response
-    if answer is not None and not isinstance(answer.response, _ATOMS):
+    if answer is not None and not isinstance(answer.response, JSON_ATOMS):
         return Part(
             function_response=FunctionResponse(
                 name=answer.name,

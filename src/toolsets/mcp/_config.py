@@ -12,6 +12,8 @@ from typing import Any, TypeAlias
 from urllib.parse import urlsplit
 
 from toolsets._errors import SpecError
+from toolsets._jsonschema import join_pointer
+from toolsets._names import PREFIX_NAMES
 from toolsets._toolset import BaseToolset
 from toolsets._wrappers import combined, prefixed
 from toolsets.mcp._toolset import McpToolset
@@ -27,11 +29,6 @@ InputValues: TypeAlias = "Mapping[str, str] | Callable[[str, Mapping[str, Any]],
 input's definition in the file's ``inputs`` list (``description``, ``password``, ...;
 empty when the file does not define it), e.g. one that asks the user."""
 _HTTP_TYPES = {None, "http", "streamable-http", "streamableHttp", "streamable_http"}
-_ILLEGAL_PREFIX = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def _pointer(*parts: str) -> str:
-    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 @dataclass(frozen=True)
@@ -93,7 +90,7 @@ class _Variables:
         if isinstance(value, list):
             return [self.expand(v, f"{pointer}/{i}") for i, v in enumerate(value)]
         if isinstance(value, dict):
-            return {k: self.expand(v, pointer + _pointer(k)) for k, v in value.items()}
+            return {k: self.expand(v, join_pointer(pointer, k)) for k, v in value.items()}
         return value
 
 
@@ -122,7 +119,7 @@ def _strings(value: Any, pointer: str, source: str | None, what: str) -> dict[st
 
 def _transport(name: str, entry: Any, root: str, variables: _Variables) -> Transport | None:
     source = variables.source
-    where = root + _pointer(name)
+    where = join_pointer(root, name)
     if not isinstance(entry, dict):
         raise SpecError("a server entry must be an object", pointer=where, source=source)
     if entry.get("disabled") is True:
@@ -206,11 +203,13 @@ def read_mcp_config(
     key = "mcpServers" if "mcpServers" in document else "servers"
     servers = document.get(key)
     if not isinstance(servers, Mapping):
-        raise SpecError("no mcpServers (or servers) object", pointer=_pointer(key), source=origin)
+        raise SpecError(
+            "no mcpServers (or servers) object", pointer=join_pointer("", key), source=origin
+        )
     variables = _Variables(origin, inputs, _definitions(document))
     transports: dict[str, Transport] = {}
     for name, entry in servers.items():
-        transport = _transport(name, entry, _pointer(key), variables)
+        transport = _transport(name, entry, join_pointer("", key), variables)
         if transport is not None:
             transports[name] = transport
     return transports
@@ -237,6 +236,6 @@ def load_mcp_config(
     toolsets = []
     for name, transport in read_mcp_config(source, inputs=inputs).items():
         toolset = McpToolset(transport, name=name, **options)
-        label = _ILLEGAL_PREFIX.sub("_", name) or "server"
+        label = PREFIX_NAMES.legal(name)
         toolsets.append(prefixed(toolset, label) if prefix else toolset)
     return combined(*toolsets)

@@ -8,7 +8,6 @@ import hashlib
 import inspect
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self, TypeAlias, cast
@@ -22,9 +21,10 @@ from toolsets._auth import check_headers, redact, redact_json
 from toolsets._confirmed import ConfirmPolicy, confirm_rule, may_be_destructive
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
-from toolsets._errors import ConnectionError, ToolCallError, ToolNotFoundError
+from toolsets._errors import ConnectionError, ToolCallError
 from toolsets._function_tool import FunctionTool
 from toolsets._json import JsonValue
+from toolsets._names import MCP_TOOL_NAMES
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset
 from toolsets._validation import ArgumentChecker
@@ -73,7 +73,6 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 
 REQUEST_TIMEOUT = -32001
 INVALID_PARAMS = -32602
-_LEGAL = re.compile(r"[^A-Za-z0-9_.:/-]")
 
 ProgressHandler: TypeAlias = Callable[
     [str, float, float | None, str | None], "Awaitable[None] | None"
@@ -89,14 +88,6 @@ def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
     if out["type"] == "object":
         out.setdefault("properties", {})
     return out
-
-
-def _legal_name(name: str, taken: set[str]) -> str:
-    legal = _LEGAL.sub("_", name)[:128] or "tool"
-    if legal != name or legal in taken:
-        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-        legal = f"{legal[:119]}_{digest}"
-    return legal
 
 
 class McpTool(BaseTool):
@@ -370,11 +361,6 @@ class McpToolset(BaseToolset):
             )
         return transport
 
-    async def _secrets(self, ctx: ToolContext | None) -> tuple[str, ...]:
-        """The secrets of the session serving ``ctx`` (see `Host.secrets`)."""
-        _, host = await self._host_for(ctx)
-        return host.secrets
-
     def _options(self, extra_headers: Mapping[str, str]) -> ConnectionOptions:
         return ConnectionOptions(
             transport=self._transport(extra_headers),
@@ -475,7 +461,7 @@ class McpToolset(BaseToolset):
         if cached is not None and live is not None and cached[0] is live and live.alive:
             return tuple(cached[1])
         generation = self._generation
-        listed: list[mt.Tool] = await self._all_pages(ctx, "tools")
+        listed: list[mt.Tool] = await self._all_pages(ctx, "tools", host)
         tools: list[Tool] = []
         taken: set[str] = set()
         client = host.connection.client if host.connection is not None else None
@@ -486,7 +472,7 @@ class McpToolset(BaseToolset):
             if support == "required" and not runs_tasks:
                 unusable.append(tool.name)
                 continue
-            name = _legal_name(tool.name, taken)
+            name = MCP_TOOL_NAMES.unique(tool.name, taken)
             if name != tool.name:
                 logger.warning("MCP tool %r of %s is offered as %r", tool.name, self.name, name)
             taken.add(name)
@@ -627,22 +613,20 @@ class McpToolset(BaseToolset):
             if not cursor:
                 return tasks
 
-    async def get_tool(self, name: str, ctx: ToolContext | None = None) -> Tool:
-        tools = await self.list_tools(ctx)
-        for tool in tools:
-            if tool.name == name:
-                return tool
-        raise ToolNotFoundError(name, (t.name for t in tools))
-
     # --- resources and prompts --------------------------------------------------------
 
-    async def _all_pages(self, ctx: ToolContext | None, kind: str) -> list[Any]:
-        """Every item of a paginated list (``tools``, ``resources``, ``prompts``)."""
+    async def _all_pages(
+        self, ctx: ToolContext | None, kind: str, host: Host | None = None
+    ) -> list[Any]:
+        """Every item of a paginated list (``tools``, ``resources``, ``prompts``), from
+        one session (``host``'s, by default the one serving ``ctx``)."""
+        if host is None:
+            _, host = await self._host_for(ctx)
         items: list[Any] = []
         cursor: str | None = None
         while True:
             page = await self._request(
-                ctx, f"{kind}/list", _paged(f"list_{kind}", cursor), self.timeout
+                ctx, f"{kind}/list", _paged(f"list_{kind}", cursor), self.timeout, host=host
             )
             items.extend(getattr(page, kind))
             cursor = page.next_cursor
@@ -658,8 +642,13 @@ class McpToolset(BaseToolset):
         self, uri: str, ctx: ToolContext | None = None
     ) -> list[mt.TextResourceContents | mt.BlobResourceContents]:
         """The contents of a resource."""
+        return await self._read_resource(uri, ctx, None)
+
+    async def _read_resource(
+        self, uri: str, ctx: ToolContext | None, host: Host | None
+    ) -> list[mt.TextResourceContents | mt.BlobResourceContents]:
         result = await self._request(
-            ctx, f"reading {uri!r}", lambda c: c.read_resource(uri), self.timeout
+            ctx, f"reading {uri!r}", lambda c: c.read_resource(uri), self.timeout, host=host
         )
         contents: list[mt.TextResourceContents | mt.BlobResourceContents] = result.contents
         return contents
@@ -673,9 +662,18 @@ class McpToolset(BaseToolset):
         self, name: str, arguments: Mapping[str, str] | None = None, ctx: ToolContext | None = None
     ) -> mt.GetPromptResult:
         """A prompt, filled in with ``arguments``."""
+        return await self._get_prompt(name, arguments, ctx, None)
+
+    async def _get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None,
+        ctx: ToolContext | None,
+        host: Host | None,
+    ) -> mt.GetPromptResult:
         args = dict(arguments or {})
         result: mt.GetPromptResult = await self._request(
-            ctx, f"the prompt {name!r}", lambda c: c.get_prompt(name, args), self.timeout
+            ctx, f"the prompt {name!r}", lambda c: c.get_prompt(name, args), self.timeout, host=host
         )
         return result
 
@@ -707,7 +705,7 @@ def _first_error(exc: pydantic.ValidationError) -> str:
 
 
 def _renamed(tool: Tool, taken: set[str]) -> Tool:
-    return RenamedTool(tool, _legal_name(tool.name, taken))
+    return RenamedTool(tool, MCP_TOOL_NAMES.unique(tool.name, taken))
 
 
 def _plain(item: Any) -> dict[str, Any]:
@@ -724,8 +722,9 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
 
         async def list_resources(ctx: ToolContext) -> list[dict[str, Any]]:
             """List the resources (documents, files, data) this server offers."""
-            listed = await toolset.list_resources(ctx)
-            return redact_json([_plain(r) for r in listed], await toolset._secrets(ctx))
+            _, host = await toolset._host_for(ctx)  # one header_provider call per call
+            listed = await toolset._all_pages(ctx, "resources", host)
+            return redact_json([_plain(r) for r in listed], host.secrets)
 
         async def read_resource(uri: str, ctx: ToolContext) -> JsonValue:
             """Read one of this server's resources.
@@ -733,9 +732,10 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
             Args:
                 uri: The resource's URI, as listed by list_resources.
             """
-            contents = await toolset.read_resource(uri, ctx)
+            _, host = await toolset._host_for(ctx)
+            contents = await toolset._read_resource(uri, ctx, host)
             shown: JsonValue = [_plain(c) for c in contents]
-            return redact_json(shown, await toolset._secrets(ctx))
+            return redact_json(shown, host.secrets)
 
         listing = FunctionTool(list_resources, read_only=True)
         reading = FunctionTool(read_resource, read_only=True)
@@ -744,8 +744,9 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
 
         async def list_prompts(ctx: ToolContext) -> list[dict[str, Any]]:
             """List the prompt templates this server offers."""
-            listed = await toolset.list_prompts(ctx)
-            return redact_json([_plain(p) for p in listed], await toolset._secrets(ctx))
+            _, host = await toolset._host_for(ctx)
+            listed = await toolset._all_pages(ctx, "prompts", host)
+            return redact_json([_plain(p) for p in listed], host.secrets)
 
         async def get_prompt(
             name: str, ctx: ToolContext, arguments: dict[str, str] | None = None
@@ -756,9 +757,10 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
                 name: The prompt's name, as listed by list_prompts.
                 arguments: Values for the prompt's arguments.
             """
-            result = await toolset.get_prompt(name, arguments, ctx)
+            _, host = await toolset._host_for(ctx)
+            result = await toolset._get_prompt(name, arguments, ctx, host)
             messages: JsonValue = [_plain(message) for message in result.messages]
-            return redact_json(messages, await toolset._secrets(ctx))
+            return redact_json(messages, host.secrets)
 
         prompt_list = FunctionTool(list_prompts, read_only=True)
         prompt_get = FunctionTool(get_prompt, read_only=True)

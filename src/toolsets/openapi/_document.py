@@ -20,6 +20,14 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 import yaml
 
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
+from toolsets._jsonschema import (
+    DATA_KEYWORDS,
+    PointerError,
+    escape,
+    join_pointer,
+    resolve,
+    unescape,
+)
 
 __all__ = ["Document", "Fetch", "RefPolicy", "Resolver", "escape", "join_pointer"]
 
@@ -32,23 +40,6 @@ MAX_REF_CHAIN = 64
 # The C loader is ten times faster, when PyYAML was built with libyaml.
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MISSING = object()
-_VALUES = frozenset(("example", "examples", "enum", "const", "default"))
-"""Keywords whose values are data, never schemas: an ``$id`` in them names nothing."""
-
-
-def escape(token: str) -> str:
-    """A JSON pointer reference token (RFC 6901): ``~`` → ``~0``, ``/`` → ``~1``."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def join_pointer(pointer: str, *tokens: str | int) -> str:
-    """``pointer`` extended by ``tokens``."""
-    for token in tokens:
-        text = str(token)
-        if "~" in text or "/" in text:
-            text = escape(text)
-        pointer = f"{pointer}/{text}"
-    return pointer
 
 
 def parse_text(text: str, source: str | None) -> Any:
@@ -91,21 +82,14 @@ class Document:
             return node
         if not pointer.startswith("/"):
             raise SpecError(f"invalid JSON pointer {pointer!r}", source=self.uri or None)
-        walked = ""
-        for raw in pointer[1:].split("/"):
-            token = raw.replace("~1", "/").replace("~0", "~")
-            walked += f"/{raw}"
-            if isinstance(node, Mapping) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise SpecError(
-                    f"the reference target {pointer!r} does not exist",
-                    pointer=walked,
-                    source=self.uri or None,
-                )
-        return node
+        try:
+            return resolve(node, pointer)
+        except PointerError as error:
+            raise SpecError(
+                f"the reference target {pointer!r} does not exist",
+                pointer=error.walked,
+                source=self.uri or None,
+            ) from None
 
 
 class RefPolicy:
@@ -389,7 +373,7 @@ class Resolver:
             return base
         node = document.at(prefix)
         for raw in fragment[1:].split("/")[:-1]:
-            token = raw.replace("~1", "/").replace("~0", "~")
+            token = unescape(raw)
             node = node[token] if isinstance(node, Mapping) else node[int(token)]
             base = self.inner_base(node, base)
         return base
@@ -436,7 +420,8 @@ class Resolver:
                     name = node.get(keyword)
                     if isinstance(name, str):
                         self._anchors.setdefault((resource, name), (document.uri, pointer))
-                children = ((k, v) for k, v in node.items() if k not in _VALUES)
+                # An $id in data (an example, a default) names nothing.
+                children = ((k, v) for k, v in node.items() if k not in DATA_KEYWORDS)
             elif isinstance(node, list):
                 children = enumerate(node)  # type: ignore[assignment]
             else:

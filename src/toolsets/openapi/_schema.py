@@ -17,6 +17,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolsets._errors import SpecError
+from toolsets._jsonschema import (
+    DEFINITION_KEYWORDS,
+    PRE_2020_KEYWORDS,
+    SCHEMA_KEYWORDS,
+    SCHEMA_LIST_KEYWORDS,
+    SCHEMA_MAP_KEYWORDS,
+    unescape,
+)
+from toolsets._names import NameRule
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Body, MediaType, Operation
 from toolsets.openapi._serialize import essence, is_file, is_raw
@@ -51,22 +60,13 @@ _KEEP = frozenset(
         "maxContains",
     )
 )
-_SUBSCHEMA_LISTS = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
-_SUBSCHEMA = frozenset(
-    (
-        "items",
-        "not",
-        "additionalProperties",
-        "contains",
-        "propertyNames",
-        "if",
-        "then",
-        "else",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    )
-)
-_SUBSCHEMA_MAPS = frozenset(("patternProperties", "dependentSchemas"))
+# The output is draft 2020-12, so the keywords earlier drafts spelled otherwise
+# (additionalItems, dependencies, definitions) are not carried over; "properties" is
+# converted apart (read-only ones are left out), and definitions are reached through
+# "$ref" only.
+_SUBSCHEMA = SCHEMA_KEYWORDS - PRE_2020_KEYWORDS
+_SUBSCHEMA_LISTS = SCHEMA_LIST_KEYWORDS
+_SUBSCHEMA_MAPS = SCHEMA_MAP_KEYWORDS - PRE_2020_KEYWORDS - DEFINITION_KEYWORDS - {"properties"}
 """Keywords whose value maps names (or patterns) to schemas; all of them are kept: a
 dropped ``patternProperties`` beside ``additionalProperties: false`` would forbid what
 the spec allows."""
@@ -151,7 +151,11 @@ _IGNORED_HEADERS = frozenset(
 """Header parameters left out: those OpenAPI says to ignore (the request sets them
 itself), and those the HTTP client computes (framing and connection headers: a value
 the model gives would contradict the request, and HTTP clients refuse it)."""
-_DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+_DEF_NAMES = NameRule(
+    illegal=re.compile(r"[^A-Za-z0-9_.-]+"), strip=True, fallback="schema", dedupe="number"
+)
+"""Names under ``$defs``: a schema's own name, made safe for a JSON pointer and a model;
+clashes numbered (``Repo``, ``Repo_2``)."""
 _LINK = re.compile(r"\[([^\]]+)\]\((?:https?://|/)[^)\s]*\)")
 _ANY_LINK = r"\[[^\]]+\]\((?:https?://|/)[^)\s]*\)"
 _POINTER = re.compile(
@@ -521,14 +525,10 @@ class SchemaBuilder:
 
     def _new_name(self, uri: str, fragment: str) -> str:
         if fragment.strip("/"):
-            last = fragment.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+            last = unescape(fragment.rsplit("/", 1)[-1])
         else:  # a whole document: named after its file
             last = uri.rsplit("/", 1)[-1].split(".", 1)[0]
-        base_name = _DEF_NAME.sub("_", last).strip("_") or "schema"
-        name, suffix = base_name, 2
-        while name in self._taken:
-            name = f"{base_name}_{suffix}"
-            suffix += 1
+        name = _DEF_NAMES.unique(last, self._taken)
         self._taken.add(name)
         return name
 

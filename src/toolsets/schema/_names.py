@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
+import dataclasses
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from toolsets._errors import ToolDefinitionError
+from toolsets._names import HASH_LENGTH, PROVIDER_TOOL_NAMES, NameRule
 
 __all__ = ["ToolNameMap", "legal_tool_name"]
 
-_ILLEGAL = re.compile(r"[^A-Za-z0-9_-]")
-_HASH_LENGTH = 8
 _DEFAULT_MAX_LENGTH = 64
 
 
-def _hash(text: str) -> str:
-    # A content hash, not Python's hash(): it must not change between processes, or a
-    # conversation stored with one process could not be mapped back by the next.
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_HASH_LENGTH]
-
-
-def _is_legal(name: str, max_length: int) -> bool:
-    return 0 < len(name) <= max_length and not _ILLEGAL.search(name)
-
-
-def _with_suffix(base: str, name: str, max_length: int, attempt: int = 0) -> str:
-    seed = name if attempt == 0 else f"{name}#{attempt}"
-    suffix = "_" + _hash(seed)
-    return base[: max_length - len(suffix)] + suffix
+@functools.lru_cache(maxsize=16)
+def _rule(max_length: int) -> NameRule:
+    return dataclasses.replace(PROVIDER_TOOL_NAMES, max_length=max_length)
 
 
 def legal_tool_name(name: str, *, max_length: int = _DEFAULT_MAX_LENGTH) -> str:
@@ -41,12 +29,7 @@ def legal_tool_name(name: str, *, max_length: int = _DEFAULT_MAX_LENGTH) -> str:
     long names that share a prefix stay apart. Distinct names can still meet (``a.b``
     and ``a:b``); `ToolNameMap` resolves that for a whole set of names.
     """
-    if _is_legal(name, max_length):
-        return name
-    base = _ILLEGAL.sub("_", name) or "_"
-    if len(base) <= max_length:
-        return base
-    return _with_suffix(base, name, max_length)
+    return _rule(max_length).legal(name)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,8 +62,9 @@ class ToolNameMap:
             ToolDefinitionError: a name occurs twice.
             ValueError: ``max_length`` leaves no room for a hash suffix.
         """
-        if max_length <= _HASH_LENGTH + 1:
-            raise ValueError(f"max_length must be over {_HASH_LENGTH + 1}, got {max_length}")
+        if max_length <= HASH_LENGTH + 1:
+            raise ValueError(f"max_length must be over {HASH_LENGTH + 1}, got {max_length}")
+        rule = _rule(max_length)
         ordered = list(names)
         seen: set[str] = set()
         for name in ordered:
@@ -89,19 +73,12 @@ class ToolNameMap:
             seen.add(name)
         # Legal names are claimed first, so a legal name never changes because some
         # other name happens to sanitize to it.
-        to_provider = {n: n for n in ordered if _is_legal(n, max_length)}
+        to_provider = {n: n for n in ordered if rule.is_legal(n)}
         taken = set(to_provider)
         for name in ordered:
-            if name in to_provider:
-                continue
-            base = _ILLEGAL.sub("_", name) or "_"
-            candidate = legal_tool_name(name, max_length=max_length)
-            attempt = 0
-            while candidate in taken:
-                candidate = _with_suffix(base, name, max_length, attempt)
-                attempt += 1
-            to_provider[name] = candidate
-            taken.add(candidate)
+            if name not in to_provider:
+                to_provider[name] = rule.unique(name, taken)
+                taken.add(to_provider[name])
         ordered_map = {n: to_provider[n] for n in ordered}
         return cls(
             _to_provider=MappingProxyType(ordered_map),

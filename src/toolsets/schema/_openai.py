@@ -15,6 +15,18 @@ from urllib.parse import unquote
 
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import SpecError
+from toolsets._json import copy_json
+from toolsets._jsonschema import (
+    DEFINITION_KEYWORDS,
+    SCHEMA_KEYWORDS,
+    SCHEMA_LIST_KEYWORDS,
+    SCHEMA_MAP_KEYWORDS,
+    PointerError,
+    escape,
+    resolve,
+    unescape,
+)
+from toolsets._names import NameRule
 from toolsets.schema._names import ToolNameMap
 
 __all__ = ["DROPPED_KEYWORDS", "openai_parameters", "to_openai_tools"]
@@ -25,43 +37,13 @@ tooling, tell the model nothing, and some OpenAI-compatible servers reject them.
 (``examples``, ``title``, ``format`` and unknown ``x-`` keywords are kept: they help the
 model and are accepted.)"""
 
-# Keywords whose value is a map of names to subschemas.
-# ("dependencies" is draft 4-7; its array values are copied as they are.)
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "dependencies"})
-# Keywords whose value is one subschema.
-_SCHEMAS = frozenset(
-    {
-        "additionalProperties",
-        "unevaluatedProperties",
-        "propertyNames",
-        "additionalItems",
-        "unevaluatedItems",
-        "contains",
-        "not",
-        "if",
-        "then",
-        "else",
-    }
-)
-# Keywords whose value is a list of subschemas.
-_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-# Definition blocks: only reachable through "$ref", so they are not walked in place;
-# what is still needed after inlining comes back as one top-level "$defs".
-_DEFINITIONS = frozenset({"$defs", "definitions"})
-
-
-def _copy_data(value: Any) -> Any:
-    # Keyword values that are data (enum, default, examples, const) are copied, so
-    # nothing in the result is shared with the caller's schema.
-    if isinstance(value, Mapping):
-        return {k: _copy_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_copy_data(v) for v in value]
-    return value
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
+# Definition blocks are only reachable through "$ref", so they are not walked in place;
+# what is still needed after inlining comes back as one top-level "$defs". "items" is
+# walked apart: before draft 2020-12 it may be a list of schemas.
+_SCHEMA_MAPS = SCHEMA_MAP_KEYWORDS - DEFINITION_KEYWORDS
+_SCHEMAS = SCHEMA_KEYWORDS - {"items"}
+_DEF_NAMES = NameRule(illegal=re.compile(r"[^A-Za-z0-9_.-]"), dedupe="number")
+"""Names under the result's ``$defs`` (clashes numbered: ``Node``, ``Node_2``)."""
 
 
 def _has_type(schema: Mapping[str, Any], name: str) -> bool:
@@ -99,20 +81,20 @@ class _Normalizer:
         if not isinstance(schema, Mapping):
             # Boolean schemas mean "anything" / "nothing"; other values are left for
             # the provider to judge rather than silently changed.
-            return _copy_data(schema)
+            return copy_json(schema)
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#"):
             return self._reference(schema, ref, pointer)
         out: dict[str, Any] = {}
         for key, value in schema.items():
-            if key in DROPPED_KEYWORDS or key in _DEFINITIONS:
+            if key in DROPPED_KEYWORDS or key in DEFINITION_KEYWORDS:
                 continue
-            at = f"{pointer}/{_escape(key)}"
+            at = f"{pointer}/{escape(key)}"
             if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-                out[key] = {n: self._schema(s, f"{at}/{_escape(n)}") for n, s in value.items()}
+                out[key] = {n: self._schema(s, f"{at}/{escape(n)}") for n, s in value.items()}
             elif key in _SCHEMAS:
                 out[key] = self._schema(value, at)
-            elif key in _SCHEMA_LISTS and isinstance(value, list | tuple):
+            elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list | tuple):
                 out[key] = [self._schema(s, f"{at}/{i}") for i, s in enumerate(value)]
             elif key == "items":
                 if isinstance(value, list | tuple):  # draft 4-2019 tuple form
@@ -120,7 +102,7 @@ class _Normalizer:
                 else:
                     out[key] = self._schema(value, at)
             else:
-                out[key] = _copy_data(value)
+                out[key] = copy_json(value)
         if _has_type(out, "object") and "properties" not in out:
             out["properties"] = {}
         if _has_type(out, "array") and "items" not in out and "prefixItems" not in out:
@@ -164,34 +146,20 @@ class _Normalizer:
         name = self._recursive.get(target_pointer)
         if name is None:
             parts = target_pointer.split("/")
-            is_definition = len(parts) == 3 and parts[1] in _DEFINITIONS
+            is_definition = len(parts) == 3 and parts[1] in DEFINITION_KEYWORDS
             raw = parts[2] if is_definition else target_pointer.strip("/")
-            name = re.sub(r"[^A-Za-z0-9_.-]", "_", raw.replace("~1", "/").replace("~0", "~"))
-            name = name or "_"
-            unique, n = name, 1
-            while unique in self._def_names:
-                n += 1
-                unique = f"{name}_{n}"
-            self._def_names.add(unique)
-            self._recursive[target_pointer] = unique
-            name = unique
-        return f"#/$defs/{_escape(name)}"
+            name = _DEF_NAMES.unique(unescape(raw), self._def_names)
+            self._def_names.add(name)
+            self._recursive[target_pointer] = name
+        return f"#/$defs/{escape(name)}"
 
     def _resolve(self, target_pointer: str, ref: str, pointer: str) -> Any:
-        node: Any = self._root
-        for token in target_pointer.split("/")[1:]:
-            key = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, Mapping) and key in node:
-                node = node[key]
-            elif isinstance(node, list | tuple) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-            else:
-                raise SpecError(
-                    f"$ref {ref!r} points at nothing",
-                    pointer=f"{pointer}/$ref",
-                    source=self._source,
-                )
-        return node
+        try:
+            return resolve(self._root, target_pointer)
+        except PointerError:
+            raise SpecError(
+                f"$ref {ref!r} points at nothing", pointer=f"{pointer}/$ref", source=self._source
+            ) from None
 
 
 def openai_parameters(schema: Mapping[str, Any], *, source: str | None = None) -> dict[str, Any]:
