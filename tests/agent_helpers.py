@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from toolsets import FunctionCall, FunctionResponse, JsonValue, Tool, Toolset
-from toolsets.agent import ConfirmationRequest, Event, LlmAgent, Runner, ScriptedModel
+from toolsets.agent import ConfirmationRequest, Event, LlmAgent, Runner
+from toolsets.models import ScriptedModel
 
 
 async def collect(events: AsyncIterator[Event]) -> list[Event]:

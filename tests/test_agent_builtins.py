@@ -27,7 +27,6 @@ from toolsets.agent import (
     LongRunningRequest,
     LoopAgent,
     Runner,
-    ScriptedModel,
     SequentialAgent,
     exit_loop,
     get_user_choice_tool,
@@ -36,6 +35,7 @@ from toolsets.agent import (
     preload_memory_tool,
     transfer_to_agent_tool,
 )
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 

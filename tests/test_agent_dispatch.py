@@ -25,14 +25,8 @@ from toolsets import (
     prefixed,
     tool,
 )
-from toolsets.agent import (
-    ConfirmationRequest,
-    CredentialRequest,
-    LlmAgent,
-    RunConfig,
-    Runner,
-    ScriptedModel,
-)
+from toolsets.agent import ConfirmationRequest, CredentialRequest, LlmAgent, RunConfig, Runner
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 

@@ -1,5 +1,5 @@
-"""The agent loop: `LlmAgent` and workflow agents, the `Runner`, sessions, models and
-built-in tools."""
+"""The agent loop: `LlmAgent` and workflow agents, the `Runner`, sessions and built-in
+tools. The models it calls live in `toolsets.models`."""
 
 from toolsets._json import MAX_JSON_DEPTH
 from toolsets._request import LlmRequest
@@ -30,11 +30,8 @@ from toolsets.agent._events import (
     LongRunningRequest,
     PendingRequest,
 )
-from toolsets.agent._llm import INVALID_JSON_KEY, FinishReason, Llm, LlmResponse, Usage
-from toolsets.agent._openai import OpenAIChatModel
 from toolsets.agent._run import RunConfig
 from toolsets.agent._runner import Runner
-from toolsets.agent._scripted import ScriptedModel, ScriptExhaustedError, Step
 from toolsets.agent._session import (
     InMemorySessionService,
     Session,
@@ -45,7 +42,6 @@ from toolsets.agent._session import (
 __all__ = [
     "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_TOOL_TIMEOUT",
-    "INVALID_JSON_KEY",
     "MAX_JSON_DEPTH",
     "AfterTool",
     "AgentTool",
@@ -55,29 +51,21 @@ __all__ = [
     "CredentialRequest",
     "CredentialStore",
     "Event",
-    "FinishReason",
     "InMemoryCredentialStore",
     "InMemorySessionService",
-    "Llm",
     "LlmAgent",
     "LlmRequest",
-    "LlmResponse",
     "LongRunningRequest",
     "LoopAgent",
     "OnToolError",
-    "OpenAIChatModel",
     "PendingRequest",
     "RunConfig",
     "Runner",
-    "ScriptExhaustedError",
-    "ScriptedModel",
     "SequentialAgent",
     "Session",
     "SessionNotFoundError",
     "SessionService",
-    "Step",
     "TransferToAgentTool",
-    "Usage",
     "exit_loop",
     "get_user_choice_tool",
     "load_artifacts_tool",

@@ -39,8 +39,8 @@ from toolsets.agent._events import (
     LongRunningRequest,
     PendingRequest,
 )
-from toolsets.agent._llm import INVALID_JSON_KEY, Llm
 from toolsets.agent._run import RunContext
+from toolsets.models._llm import INVALID_JSON_KEY, Llm
 
 if TYPE_CHECKING:
     from toolsets.agent._builtins import TransferToAgentTool
