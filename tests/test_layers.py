@@ -89,8 +89,12 @@ def _resolved(source: str, node: ast.ImportFrom) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
-def edges_of(source: str) -> Iterator[Edge]:
-    tree = ast.parse(MODULES[source].read_text(), str(MODULES[source]))
+def edges_of(source: str, text: str | None = None) -> Iterator[Edge]:
+    """The imports of module ``source`` (its file, or ``text`` in its place) of modules
+    of `src`."""
+    if text is None:
+        text = MODULES[source].read_text()
+    tree = ast.parse(text, str(MODULES[source]))
     for node, kind in _imports(tree):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -195,12 +199,43 @@ def below_the_agent() -> list[str]:
     return sorted({*core, *subpackages})
 
 
-def test_the_walk_sees_every_kind_of_import() -> None:
-    # The test below would pass on an empty graph; this one shows the walk finds edges.
-    kinds = {edge.kind for edges in GRAPH.values() for edge in edges}
-    assert {"runtime", "TYPE_CHECKING", "local"} <= kinds
+def test_the_walk_sees_every_kind_of_import_and_resolves_each_to_a_module() -> None:
+    text = """
+from __future__ import annotations
+import typing
+from typing import TYPE_CHECKING
+from toolsets._tool import Tool, LlmRequest
+from . import _convert
+from .. import _json
+import toolsets.schema
+if TYPE_CHECKING:
+    from toolsets.agent import _runner
+elif typing.TYPE_CHECKING:
+    pass
+else:
+    from toolsets._errors import ToolsetError
+class Holder:
+    def method(self) -> None:
+        import toolsets.models._llm
+"""
+    found = [(e.target, e.kind) for e in edges_of("toolsets.mcp._toolset", text)]
+    assert found == [
+        ("toolsets._tool", "runtime"),
+        ("toolsets.mcp._convert", "runtime"),
+        ("toolsets._json", "runtime"),
+        ("toolsets.schema", "runtime"),
+        ("toolsets.agent._runner", "TYPE_CHECKING"),
+        ("toolsets._errors", "runtime"),
+        ("toolsets.models._llm", "local"),
+    ]
+
+
+def test_the_graph_holds_every_module_of_src_and_their_imports() -> None:
+    # The tests below would pass on an empty graph.
     assert len(MODULES) > 40
-    assert all(MODULES[m].exists() for m in below_the_agent())
+    assert {PACKAGE, f"{PACKAGE}._tool", f"{PACKAGE}.mcp._toolset", AGENT} <= GRAPH.keys()
+    assert sum(len(edges) for edges in GRAPH.values()) > 200
+    assert any(e.target == f"{PACKAGE}._tool" for e in GRAPH[f"{PACKAGE}.mcp._toolset"])
 
 
 def test_the_modules_of_src_import_each_other_without_a_cycle() -> None:
@@ -224,6 +259,24 @@ def test_the_cycle_finder_reports_each_cycle_through_its_edges() -> None:
         [edge("a", "b"), edge("b", "c"), edge("c", "a")],
     ]
     assert cycles({"a": [edge("a", "b")], "b": []}) == []
+
+
+def test_the_layer_check_reports_the_path_into_the_agent() -> None:
+    def edge(source: str, target: str) -> Edge:
+        return Edge(source=source, target=target, line=1, kind="local")
+
+    graph = {
+        "toolsets.mcp": [edge("toolsets.mcp", "toolsets._tool")],
+        "toolsets._tool": [edge("toolsets._tool", "toolsets.agent._run")],
+        "toolsets.agent._run": [],
+        "toolsets.agents_elsewhere": [],
+    }
+    assert reaching(graph, "toolsets.mcp", AGENT) == [
+        edge("toolsets.mcp", "toolsets._tool"),
+        edge("toolsets._tool", "toolsets.agent._run"),
+    ]
+    graph["toolsets._tool"] = [edge("toolsets._tool", "toolsets.agents_elsewhere")]
+    assert reaching(graph, "toolsets.mcp", AGENT) is None
 
 
 @pytest.mark.parametrize("module", below_the_agent())

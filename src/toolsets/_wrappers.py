@@ -21,8 +21,7 @@ from toolsets._context import ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
 from toolsets._json import JsonValue
-from toolsets._request import LlmRequest
-from toolsets._tool import BaseTool, Tool
+from toolsets._tool import BaseTool, LlmRequest, Tool
 from toolsets._toolset import BaseToolset, Toolset
 
 __all__ = ["RenamedTool", "combined", "filtered", "prefixed", "renamed"]

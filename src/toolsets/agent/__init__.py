@@ -2,7 +2,8 @@
 tools. The models it calls live in `toolsets.models`."""
 
 from toolsets._json import MAX_JSON_DEPTH
-from toolsets._request import LlmRequest
+from toolsets._tool import LlmRequest
+from toolsets.agent._agent_tool import AgentTool
 from toolsets.agent._agents import (
     DEFAULT_MAX_CALLS_PER_TURN,
     DEFAULT_TOOL_TIMEOUT,
@@ -12,14 +13,11 @@ from toolsets.agent._agents import (
     SequentialAgent,
 )
 from toolsets.agent._builtins import (
-    AgentTool,
-    TransferToAgentTool,
     exit_loop,
     get_user_choice_tool,
     load_artifacts_tool,
     load_memory_tool,
     preload_memory_tool,
-    transfer_to_agent_tool,
 )
 from toolsets.agent._credentials import CredentialStore, InMemoryCredentialStore
 from toolsets.agent._dispatch import AfterTool, BeforeTool, OnToolError
@@ -38,6 +36,7 @@ from toolsets.agent._session import (
     SessionNotFoundError,
     SessionService,
 )
+from toolsets.agent._transfer import TransferToAgentTool, transfer_to_agent_tool
 
 __all__ = [
     "DEFAULT_MAX_CALLS_PER_TURN",

@@ -27,7 +27,7 @@ from toolsets.agent._events import (
     PendingRequest,
 )
 from toolsets.agent._run import RunContext
-from toolsets.models._llm import INVALID_JSON_KEY
+from toolsets.models import INVALID_JSON_KEY
 
 __all__ = [
     "AfterTool",

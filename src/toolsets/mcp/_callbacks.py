@@ -12,7 +12,7 @@ import mcp.types as mt
 from mcp.client.session import ClientRequestContext
 
 from toolsets._content import Content, Part
-from toolsets._request import LlmRequest
+from toolsets._tool import LlmRequest
 from toolsets.models import Llm
 
 __all__ = [

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from toolsets._content import Content
-from toolsets._request import LlmRequest
+from toolsets._tool import LlmRequest
 
 __all__ = ["INVALID_JSON_KEY", "FinishReason", "Llm", "LlmResponse", "Usage"]
 
