@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.mcp_helpers import ROOT
 
-SRC = ROOT / "src"
+import toolsets
+
 PACKAGE = "toolsets"
+SRC = Path(toolsets.__file__).resolve().parent.parent
+"""Where the package is read from: the one imported (``src/`` in a clone)."""
 AGENT = f"{PACKAGE}.agent"
 BELOW_THE_AGENT = ["mcp", "openapi", "schema", "models"]
 """The subpackages that must work without the agent (with the core, `toolsets._*`)."""
