@@ -65,7 +65,8 @@ from typing import Any
 import anyio
 
 from toolsets import FunctionCall, FunctionTool, ToolContext
-from toolsets.agent import LlmAgent, LlmRequest, Runner, ScriptedModel, Step
+from toolsets.agent import LlmAgent, LlmRequest, Runner
+from toolsets.models import ScriptedModel, Step
 
 TARGET_US = 100.0
 SHAPES = ("sequential", "batched", "long", "async")

@@ -15,8 +15,9 @@ from pathlib import Path
 import anyio
 
 from toolsets import ConnectionError, FunctionCall, ToolContext
-from toolsets.agent import LlmAgent, LlmRequest, Runner, ScriptedModel, Step
+from toolsets.agent import LlmAgent, LlmRequest, Runner
 from toolsets.mcp import McpToolset, Stdio
+from toolsets.models import ScriptedModel, Step
 
 SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "mcp" / "server.py"
 

@@ -1,7 +1,7 @@
 """An agent that plans a trip with tools, offline: no network, no API key.
 
 The "model" is a small rule-based function standing in for an LLM (swap in
-`toolsets.agent.OpenAIChatModel` for a real one). The run shows the whole cycle: tool calls
+`toolsets.models.OpenAIChatModel` for a real one). The run shows the whole cycle: tool calls
 (two read-only ones run concurrently), invalid arguments answered with a field error,
 state written by a tool, and a booking that pauses for the user's confirmation and is
 resumed with the answer.
@@ -17,15 +17,8 @@ from typing import Literal
 import anyio
 
 from toolsets import Content, FunctionCall, ToolContext, tool
-from toolsets.agent import (
-    ConfirmationRequest,
-    Event,
-    LlmAgent,
-    LlmRequest,
-    Runner,
-    ScriptedModel,
-    Step,
-)
+from toolsets.agent import ConfirmationRequest, Event, LlmAgent, LlmRequest, Runner
+from toolsets.models import ScriptedModel, Step
 
 FORECASTS = {"lisbon": "sunny, 24 °C", "oslo": "rain, 9 °C"}
 

@@ -28,15 +28,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from toolsets import FunctionCall, ToolContext, filtered
-from toolsets.agent import (
-    ConfirmationRequest,
-    Event,
-    LlmAgent,
-    LlmRequest,
-    Runner,
-    ScriptedModel,
-    Step,
-)
+from toolsets.agent import ConfirmationRequest, Event, LlmAgent, LlmRequest, Runner
+from toolsets.models import ScriptedModel, Step
 from toolsets.openapi import OpenApiToolset, select_operations
 
 SPEC = Path(__file__).resolve().parent.parent / "fixtures" / "openapi" / "bookshop.yaml"

@@ -291,7 +291,8 @@ def test_deleting_a_state_key_is_refused_with_the_alternative() -> None:
 
 
 async def test_a_finished_conversation_can_be_remembered_once() -> None:
-    from toolsets.agent import LlmAgent, Runner, ScriptedModel
+    from toolsets.agent import LlmAgent, Runner
+    from toolsets.models import ScriptedModel
 
     memory = InMemoryMemoryService()
     runner = Runner(

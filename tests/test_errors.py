@@ -18,6 +18,8 @@ from toolsets import (
     ToolNotFoundError,
     ToolsetError,
 )
+from toolsets.agent import SessionNotFoundError
+from toolsets.models import ScriptExhaustedError
 
 
 def public_modules() -> list[ModuleType]:
@@ -43,6 +45,27 @@ def test_the_tree_is_drawn_in_the_module_docstring() -> None:
     assert doc is not None
     for name in _errors.__all__:
         assert name in doc, name
+
+
+def test_every_error_class_of_every_package_is_drawn_in_the_tree() -> None:
+    import importlib
+    import pkgutil
+
+    from toolsets import _errors
+
+    for info in pkgutil.walk_packages(toolsets.__path__, "toolsets."):
+        importlib.import_module(info.name)
+    found: set[str] = set()
+    pending = [ToolsetError]
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            if sub.__module__.startswith("toolsets.") and not sub.__name__.startswith("_"):
+                found.add(sub.__name__)
+            pending.append(sub)
+    assert {SessionNotFoundError.__name__, ScriptExhaustedError.__name__} <= found
+    assert _errors.__doc__ is not None
+    assert [name for name in sorted(found) if name not in _errors.__doc__] == []
 
 
 def test_connection_error_is_also_the_builtin_one() -> None:
@@ -79,6 +102,8 @@ def test_tool_not_found_lists_the_sorted_names() -> None:
         ToolCallError("failed", tool_name="t"),
         ServiceNotConfiguredError("memory_service"),
         AuthError("refused", scheme_name="oauth"),
+        SessionNotFoundError("s1"),
+        ScriptExhaustedError("no step left"),
     ],
     ids=lambda e: type(e).__name__,
 )

@@ -85,7 +85,6 @@ def test_private_modules_declare_what_they_export() -> None:
 AGENT = {
     "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_TOOL_TIMEOUT",
-    "INVALID_JSON_KEY",
     "MAX_JSON_DEPTH",
     "AfterTool",
     "AgentTool",
@@ -95,29 +94,21 @@ AGENT = {
     "CredentialRequest",
     "CredentialStore",
     "Event",
-    "FinishReason",
     "InMemoryCredentialStore",
     "InMemorySessionService",
-    "Llm",
     "LlmAgent",
     "LlmRequest",
-    "LlmResponse",
     "LongRunningRequest",
     "LoopAgent",
     "OnToolError",
-    "OpenAIChatModel",
     "PendingRequest",
     "RunConfig",
     "Runner",
-    "ScriptExhaustedError",
-    "ScriptedModel",
     "SequentialAgent",
     "Session",
     "SessionNotFoundError",
     "SessionService",
-    "Step",
     "TransferToAgentTool",
-    "Usage",
     "exit_loop",
     "get_user_choice_tool",
     "load_artifacts_tool",
@@ -135,14 +126,30 @@ SCHEMA = {
 }
 
 
-def test_the_agent_and_schema_packages_export_exactly_the_pinned_names() -> None:
+MODELS = {
+    "INVALID_JSON_KEY",
+    "FinishReason",
+    "Llm",
+    "LlmResponse",
+    "OpenAIChatModel",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "Step",
+    "Usage",
+}
+
+
+def test_the_agent_models_and_schema_packages_export_exactly_the_pinned_names() -> None:
     import toolsets.agent
+    import toolsets.models
     import toolsets.schema
 
     assert set(toolsets.agent.__all__) == AGENT
     assert len(toolsets.agent.__all__) == len(AGENT)
+    assert set(toolsets.models.__all__) == MODELS
+    assert len(toolsets.models.__all__) == len(MODELS)
     assert set(toolsets.schema.__all__) == SCHEMA
-    for module in (toolsets.agent, toolsets.schema):
+    for module in (toolsets.agent, toolsets.models, toolsets.schema):
         for name in module.__all__:
             assert getattr(module, name) is not None
 
@@ -152,9 +159,10 @@ def test_private_modules_of_subpackages_declare_what_they_export() -> None:
     import pkgutil
 
     import toolsets.agent
+    import toolsets.models
     import toolsets.schema
 
-    for package in (toolsets.agent, toolsets.schema):
+    for package in (toolsets.agent, toolsets.models, toolsets.schema):
         for info in pkgutil.iter_modules(package.__path__):
             module = importlib.import_module(f"{package.__name__}.{info.name}")
             assert hasattr(module, "__all__"), module.__name__

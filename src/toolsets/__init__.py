@@ -27,7 +27,6 @@ from toolsets._errors import (
 )
 from toolsets._function_tool import FunctionTool, tool
 from toolsets._json import JsonObject, JsonValue
-from toolsets._request import LlmRequest
 from toolsets._results import error_result, invalid_arguments_result, is_error_result
 from toolsets._services import (
     ArtifactService,
@@ -36,7 +35,7 @@ from toolsets._services import (
     MemoryEntry,
     MemoryService,
 )
-from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, Tool
+from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, LlmRequest, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._wrappers import RenamedTool, combined, filtered, prefixed, renamed
 

@@ -17,7 +17,14 @@ branch on data, not on message text::
     │                              model's to fix (.tool_name)
     ├── AuthError                  a credential could not be obtained, e.g. an OAuth 2
     │                              token endpoint refused (.scheme_name)
-    └── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
+    ├── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
+    ├── SessionNotFoundError       (toolsets.agent) no session of that id (.session_id);
+    │                              also a builtins.LookupError
+    └── ScriptExhaustedError       (toolsets.models) a scripted model was called more
+                                   often than its script has steps
+
+The last two are defined in their packages (the core imports neither) and are
+exported there.
 
 Foreign exceptions (mcp, httpx2, openapi-core, pydantic) are translated into this tree at
 the one boundary where they are met, with ``raise ... from exc``.

@@ -14,8 +14,7 @@ from toolsets._auth import AuthConfig
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._json import JsonValue
-from toolsets._request import LlmRequest
-from toolsets._tool import BaseTool, Tool
+from toolsets._tool import BaseTool, LlmRequest, Tool
 
 __all__ = ["ForwardingTool"]
 

@@ -1,19 +1,22 @@
-"""The tool contract: the `Tool` protocol and the `BaseTool` defaults."""
+"""The tool contract: the `Tool` protocol, the `BaseTool` defaults, and the `LlmRequest`
+tools add themselves to (the two refer to each other, so they share a module)."""
 
 from __future__ import annotations
 
 import abc
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from toolsets._auth import AuthConfig
+from toolsets._content import Content
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parameters
+from toolsets._errors import ToolDefinitionError
 from toolsets._json import JsonValue
-from toolsets._request import LlmRequest
 
-__all__ = ["LONG_RUNNING_NOTE", "BaseTool", "Tool"]
+__all__ = ["LONG_RUNNING_NOTE", "BaseTool", "LlmRequest", "Tool"]
 
 LONG_RUNNING_NOTE = (
     "This tool starts a long-running operation and may first return a pending status. "
@@ -263,3 +266,55 @@ class BaseTool(abc.ABC):
     def __repr__(self) -> str:
         # getattr: repr must work on a tool whose __init__ failed part-way (tracebacks).
         return f"{type(self).__name__}(name={getattr(self, '_name', None)!r})"
+
+
+@dataclass(kw_only=True)
+class LlmRequest:
+    """What will be sent to the model: the conversation, instructions and tools.
+
+    Tools edit it in ``process_llm_request``: most add their declaration with
+    `add_tool`; passive tools change the instructions or contents instead.
+    """
+
+    model: str | None = None
+    """The model to call, if the request names one."""
+    contents: list[Content] = field(default_factory=list)
+    """The conversation so far (the list is the request's own; the turns in it are the
+    session's, read-only)."""
+    system_instruction: str = ""
+    """The system prompt."""
+    config: dict[str, Any] = field(default_factory=dict)
+    """Provider options (temperature, max tokens, ...)."""
+    tools: dict[str, Tool] = field(default_factory=dict)
+    """The callable tools, by the name the model uses."""
+    declarations: dict[str, ToolDeclaration] = field(default_factory=dict)
+    """Their declarations, by name, in the order they were added."""
+
+    def add_tool(self, tool: Tool, declaration: ToolDeclaration | None = None) -> None:
+        """Offer ``tool`` to the model under its declaration's name.
+
+        Raises:
+            ToolDefinitionError: the tool has no declaration, or another tool already
+                uses the name.
+        """
+        decl = declaration if declaration is not None else tool.declaration()
+        if decl is None:
+            raise ToolDefinitionError(
+                f"tool {tool.name!r} is passive (no declaration) and cannot be offered",
+                tool_name=tool.name,
+            )
+        if decl.name in self.declarations:
+            raise ToolDefinitionError(
+                f"two tools are named {decl.name!r}; rename or prefix one of them",
+                tool_name=decl.name,
+            )
+        self.tools[decl.name] = tool
+        self.declarations[decl.name] = decl
+
+    def append_instructions(self, *texts: str) -> None:
+        """Add paragraphs to the system instruction."""
+        self.system_instruction = "\n\n".join(t for t in (self.system_instruction, *texts) if t)
+
+    def extend_contents(self, contents: Iterable[Content]) -> None:
+        """Add turns to the end of the conversation."""
+        self.contents.extend(contents)

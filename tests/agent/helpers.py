@@ -8,7 +8,8 @@ from typing import Any
 import anyio
 
 from toolsets import FunctionCall, FunctionResponse, JsonValue, Tool, Toolset
-from toolsets.agent import ConfirmationRequest, Event, LlmAgent, Runner, ScriptedModel
+from toolsets.agent import ConfirmationRequest, Event, LlmAgent, Runner
+from toolsets.models import ScriptedModel
 
 RUN_TIMEOUT = 30.0
 """Seconds a run may take in a test before it counts as hung (real servers included)."""

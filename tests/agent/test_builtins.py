@@ -28,7 +28,6 @@ from toolsets.agent import (
     LongRunningRequest,
     LoopAgent,
     Runner,
-    ScriptedModel,
     SequentialAgent,
     exit_loop,
     get_user_choice_tool,
@@ -37,6 +36,7 @@ from toolsets.agent import (
     preload_memory_tool,
     transfer_to_agent_tool,
 )
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 

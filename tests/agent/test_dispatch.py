@@ -25,11 +25,7 @@ from toolsets import (
     prefixed,
     tool,
 )
-from toolsets.agent import (
-    ConfirmationRequest,
-    CredentialRequest,
-    RunConfig,
-)
+from toolsets.agent import ConfirmationRequest, CredentialRequest, RunConfig
 
 pytestmark = pytest.mark.anyio
 

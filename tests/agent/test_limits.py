@@ -14,15 +14,8 @@ import pytest
 
 from tests.agent.helpers import agent_with, call, collect, responses, start
 from toolsets import BaseTool, Content, FunctionCall, JsonValue, Part, Tool, ToolContext, tool
-from toolsets.agent import (
-    DEFAULT_MAX_CALLS_PER_TURN,
-    INVALID_JSON_KEY,
-    MAX_JSON_DEPTH,
-    Event,
-    LlmAgent,
-    Runner,
-    ScriptedModel,
-)
+from toolsets.agent import DEFAULT_MAX_CALLS_PER_TURN, MAX_JSON_DEPTH, Event, LlmAgent, Runner
+from toolsets.models import INVALID_JSON_KEY, ScriptedModel
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio

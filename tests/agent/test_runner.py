@@ -22,19 +22,16 @@ from toolsets.agent import (
     Event,
     LlmAgent,
     LlmRequest,
-    LlmResponse,
     LongRunningRequest,
     LoopAgent,
     RunConfig,
     Runner,
-    ScriptedModel,
-    ScriptExhaustedError,
     SequentialAgent,
     SessionNotFoundError,
-    Usage,
     exit_loop,
 )
 from toolsets.agent._run import RunContext
+from toolsets.models import LlmResponse, ScriptedModel, ScriptExhaustedError, Usage
 
 pytestmark = pytest.mark.anyio
 

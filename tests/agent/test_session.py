@@ -14,12 +14,12 @@ from toolsets.agent import (
     LlmAgent,
     RunConfig,
     Runner,
-    ScriptedModel,
     Session,
     SessionNotFoundError,
     SessionService,
 )
 from toolsets.agent._contents import History, HistoryCache, build_contents
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 

@@ -18,8 +18,8 @@ from mcp.types import TextContent
 from tests.helpers import NODE, PEERS
 from tests.mcp.helpers import HttpServer
 from toolsets import ToolContext
-from toolsets.agent import ScriptedModel
 from toolsets.mcp import McpToolset, Sse, Stdio, StreamableHttp, load_mcp_config
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 

@@ -36,8 +36,9 @@ from toolsets import (
 )
 from toolsets._auth import MASK
 from toolsets._patterns import MATCH_TIMEOUT
-from toolsets.agent import LlmAgent, Runner, ScriptedModel
+from toolsets.agent import LlmAgent, Runner
 from toolsets.mcp import McpTool, McpToolset, Sse, Stdio, StreamableHttp
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 

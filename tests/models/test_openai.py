@@ -34,8 +34,7 @@ from toolsets import (
     Part,
     ToolDeclaration,
 )
-from toolsets.agent._llm import INVALID_JSON_KEY, Llm, LlmResponse
-from toolsets.agent._openai import OpenAIChatModel
+from toolsets.models import INVALID_JSON_KEY, Llm, LlmResponse, OpenAIChatModel
 
 pytestmark = pytest.mark.anyio
 

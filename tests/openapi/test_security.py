@@ -18,7 +18,8 @@ from tests.agent.helpers import call, collect, response_of, start
 from tests.openapi.helpers import recording_server
 from tests.openapi.oauth_server import CLIENT_ID, CLIENT_SECRET, OAuthServer, oauth_server
 from toolsets import AuthConfig, AuthCredential, AuthError, ToolContext, ToolDefinitionError
-from toolsets.agent import CredentialRequest, LlmAgent, Runner, ScriptedModel
+from toolsets.agent import CredentialRequest, LlmAgent, Runner
+from toolsets.models import ScriptedModel
 from toolsets.openapi import AuthorizationCodeFlow, ClientCredentials, OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -602,7 +603,7 @@ def shown(value: object, depth: int = 3) -> str:
 
 
 async def test_no_repr_or_vars_shows_a_credential() -> None:
-    from toolsets.agent._openai import OpenAIChatModel
+    from toolsets.models import OpenAIChatModel
 
     secrets = {
         "header_key": "hk-SECRET",

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import abc
-import contextvars
 import dataclasses
 import functools
 import itertools
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -18,9 +17,8 @@ from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
-from toolsets._request import LlmRequest
 from toolsets._results import error_result
-from toolsets._tool import Tool
+from toolsets._tool import LlmRequest, Tool
 from toolsets._toolset import Toolset, as_tool, list_each
 from toolsets.agent._dispatch import (
     AfterTool,
@@ -38,11 +36,9 @@ from toolsets.agent._events import (
     LongRunningRequest,
     PendingRequest,
 )
-from toolsets.agent._llm import INVALID_JSON_KEY, Llm
-from toolsets.agent._run import RunContext
-
-if TYPE_CHECKING:
-    from toolsets.agent._builtins import TransferToAgentTool
+from toolsets.agent._run import RunContext, current_run
+from toolsets.agent._transfer import TransferToAgentTool
+from toolsets.models import INVALID_JSON_KEY, Llm
 
 __all__ = [
     "DEFAULT_MAX_CALLS_PER_TURN",
@@ -51,7 +47,6 @@ __all__ = [
     "LlmAgent",
     "LoopAgent",
     "SequentialAgent",
-    "current_run",
     "unfinished_event",
 ]
 
@@ -62,11 +57,6 @@ DEFAULT_MAX_CALLS_PER_TURN = 64
 """Function calls one model turn may make unless the agent says otherwise."""
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-current_run: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
-    "toolsets_current_run", default=None
-)
-"""The run a tool is called from (for tools that run agents themselves: AgentTool)."""
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -263,8 +253,6 @@ class LlmAgent(BaseAgent):
         if not self._transfer_made:
             targets = self.transfer_targets()
             if targets:
-                from toolsets.agent._builtins import TransferToAgentTool
-
                 self._transfer = TransferToAgentTool(targets)
             self._transfer_made = True
         return self._transfer
@@ -369,7 +357,7 @@ class LlmAgent(BaseAgent):
         target = actions.transfer_to_agent
         if target is None:
             return actions.escalate or actions.skip_summarization, None
-        agent = ctx.root_agent.find_agent(target)
+        agent = self.root_agent.find_agent(target)
         assert agent is not None  # the dispatcher checked the name
         return True, agent
 

@@ -26,8 +26,8 @@ from toolsets.agent._events import (
     LongRunningRequest,
     PendingRequest,
 )
-from toolsets.agent._llm import INVALID_JSON_KEY
 from toolsets.agent._run import RunContext
+from toolsets.models import INVALID_JSON_KEY
 
 __all__ = [
     "AfterTool",

@@ -12,7 +12,7 @@ from toolsets._content import Content, FunctionCall, FunctionResponse, fast_init
 from toolsets._context import EventActions
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
-from toolsets.agent._llm import Usage
+from toolsets.models import Usage
 
 __all__ = [
     "ConfirmationRequest",

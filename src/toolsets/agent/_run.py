@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
-import functools
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolsets._auth import AuthCredential
 from toolsets._content import Content
@@ -18,10 +18,7 @@ from toolsets.agent._credentials import CredentialStore
 from toolsets.agent._events import Event
 from toolsets.agent._session import Session, SessionService
 
-if TYPE_CHECKING:
-    from toolsets.agent._agents import BaseAgent
-
-__all__ = ["Answers", "RunConfig", "RunContext"]
+__all__ = ["Answers", "RunConfig", "RunContext", "current_run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,7 +74,8 @@ class RunContext:
     invocation_id: str
     user_content: Content | None
     run_config: RunConfig
-    root_agent: BaseAgent
+    agent_names: frozenset[str]
+    """Every agent name in the tree being run (the valid transfer targets)."""
     branch: str | None = None
     cancellation: Cancellation = field(default_factory=Cancellation)
     resume: Resume | None = None
@@ -93,11 +91,6 @@ class RunContext:
     """Where the main branch's histories come from and go back to between runs."""
     _invocations: dict[str, Invocation] = field(default_factory=dict)
     _histories: dict[str, History] = field(default_factory=dict)
-
-    @functools.cached_property
-    def agent_names(self) -> frozenset[str]:
-        """Every agent name in the tree (the valid transfer targets)."""
-        return frozenset(agent.name for agent in self.root_agent.walk())
 
     @property
     def stopped(self) -> bool:
@@ -156,14 +149,16 @@ class RunContext:
             cancellation=self.cancellation,
         )
 
-    def branched(self, branch: str, user_content: Content, root: BaseAgent) -> RunContext:
-        """A sub-invocation of ``root``, sharing session, services, the model-call budget
-        and cancellation."""
+    def branched(
+        self, branch: str, user_content: Content, agent_names: frozenset[str]
+    ) -> RunContext:
+        """A sub-invocation of another agent tree (whose names are ``agent_names``),
+        sharing session, services, the model-call budget and cancellation."""
         return dataclasses.replace(
             self,
             branch=branch,
             user_content=user_content,
-            root_agent=root,
+            agent_names=agent_names,
             resume=None,
             history_cache=None,
             agent_states={},
@@ -191,3 +186,9 @@ class Resume:
             return None
         index = self.path.index(agent_name)
         return self.path[index + 1] if index + 1 < len(self.path) else None
+
+
+current_run: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
+    "toolsets_current_run", default=None
+)
+"""The run a tool is called from (for tools that run agents themselves: AgentTool)."""

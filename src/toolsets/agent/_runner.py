@@ -64,6 +64,7 @@ class Runner:
         if agent.parent is not None:
             raise ValueError(f"agent {agent.name!r} is not the root of its tree")
         self.agent = agent
+        self._agent_names = frozenset(a.name for a in agent.walk())
         self.app_name = app_name
         self.session_service: SessionService = session_service or InMemorySessionService()
         self.artifact_service = artifact_service
@@ -121,7 +122,7 @@ class Runner:
             invocation_id=invocation_id,
             user_content=user_content,
             run_config=run_config or RunConfig(),
-            root_agent=self.agent,
+            agent_names=self._agent_names,
             history_cache=self._histories,
         )
 

@@ -12,7 +12,8 @@ import mcp.types as mt
 from mcp.client.session import ClientRequestContext
 
 from toolsets._content import Content, Part
-from toolsets._request import LlmRequest
+from toolsets._tool import LlmRequest
+from toolsets.models import Llm
 
 __all__ = [
     "ElicitationHandler",
@@ -57,11 +58,10 @@ def _sampling_text(content: Any) -> str:
 
 
 def sampling_callback(
-    handler: SamplingHandler | Any,
+    handler: SamplingHandler | Llm,
 ) -> Callable[[ClientRequestContext, mt.CreateMessageRequestParams], Awaitable[Any]]:
     """The SDK callback for ``handler``: an `Llm` (its answer becomes the message) or a
     function of the request's parameters."""
-    from toolsets.agent._llm import Llm
 
     async def answer(
         context: ClientRequestContext, params: mt.CreateMessageRequestParams

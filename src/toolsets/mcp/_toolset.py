@@ -55,6 +55,7 @@ from toolsets.mcp._tasks import (
     task_support,
 )
 from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
+from toolsets.models import Llm
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -204,7 +205,7 @@ class McpToolset(BaseToolset):
         timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         confirm: ConfirmPolicy = "destructive",
-        sampling: SamplingHandler | Any = None,
+        sampling: SamplingHandler | Llm | None = None,
         elicitation: ElicitationHandler | Literal["defaults"] | None = None,
         roots: RootsSource | None = None,
         progress: ProgressHandler | None = None,

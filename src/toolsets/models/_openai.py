@@ -19,8 +19,8 @@ import httpx2
 from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._errors import ConnectionError
-from toolsets._request import LlmRequest
-from toolsets.agent._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
+from toolsets._tool import LlmRequest
+from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolNameMap, to_openai_tools
 
 __all__ = ["CONFIG_KEYS", "DEFAULT_BASE_URL", "OpenAIChatModel"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from toolsets._content import Content
-from toolsets._request import LlmRequest
+from toolsets._tool import LlmRequest
 
 __all__ = ["INVALID_JSON_KEY", "FinishReason", "Llm", "LlmResponse", "Usage"]
 
@@ -61,7 +61,8 @@ class LlmResponse:
 
 @runtime_checkable
 class Llm(Protocol):
-    """A language model the agent loop can call.
+    """A language model: what the agent loop calls, and what answers an MCP server's
+    sampling requests.
 
     ``generate`` is an async generator: without streaming it yields exactly one
     complete response; with ``stream=True`` it yields partial chunks, then the complete

@@ -10,8 +10,8 @@ from typing import TypeAlias
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._errors import ToolsetError
 from toolsets._json import copy_json
-from toolsets._request import LlmRequest
-from toolsets.agent._llm import FinishReason, LlmResponse
+from toolsets._tool import LlmRequest
+from toolsets.models._llm import FinishReason, LlmResponse
 
 __all__ = ["ScriptExhaustedError", "ScriptedModel", "Step"]
 
