@@ -112,6 +112,7 @@ AGENT = {
     "Session",
     "SessionNotFoundError",
     "SessionService",
+    "SharesEventsForRuns",
     "Step",
     "TransferToAgentTool",
     "Usage",

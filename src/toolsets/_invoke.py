@@ -198,34 +198,29 @@ async def invoke(
     if config is not None and credential is None:
         return CredentialNeeded(auth_config=config, args=copied)
 
-    result = await _run(tool, copied, ctx, callbacks, tool.timeout or default_timeout)
-    if callbacks.after_tool:
-        result = await _after(callbacks, tool, copied, ctx, result)
-    return _finish(tool, copied, ctx, result)
-
-
-async def _run(
-    tool: Tool, args: dict[str, Any], ctx: ToolContext, callbacks: Callbacks, seconds: float
-) -> JsonValue:
-    """The tool's result under its deadline; on_tool_error sees what it raised."""
+    # The run, under the tool's deadline; on_tool_error sees what it raised.
+    seconds = tool.timeout or default_timeout
+    timed_out = False
     try:
-        running = tool.run(args, ctx)
+        running = tool.run(copied, ctx)
         # A result ready at once (a plain function's) was not waited for: no deadline
-        # could have interrupted it, and its cancel scope would cost more than the call.
+        # could have interrupted it, and a cancel scope would cost more than the call.
         if isinstance(running, Ready):
-            value: JsonValue = running.value
-            return value
-        result, timed_out = await with_deadline(running, seconds)
+            result: JsonValue = running.value
+        else:
+            result, timed_out = await with_deadline(running, seconds)
     except anyio.get_cancelled_exc_class():
         ctx.cancellation.cancel("the run was cancelled")
         raise
     except Exception as error:  # the on_tool_error boundary
-        return await _recover(callbacks, tool, args, ctx, error)
+        result = await _recover(callbacks, tool, copied, ctx, error)
     if timed_out:
         ctx.cancellation.cancel(f"timed out after {seconds:g} s")
         late = TimeoutError(f"no result within {seconds:g} s")
-        return await _recover(callbacks, tool, args, ctx, late)
-    return result
+        result = await _recover(callbacks, tool, copied, ctx, late)
+    if callbacks.after_tool:
+        result = await _after(callbacks, tool, copied, ctx, result)
+    return _finish(tool, copied, ctx, result)
 
 
 async def _first(callbacks: Sequence[Callable[..., Any]], *args: Any) -> JsonValue:

@@ -40,6 +40,7 @@ from toolsets.agent._session import (
     Session,
     SessionNotFoundError,
     SessionService,
+    SharesEventsForRuns,
 )
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "Session",
     "SessionNotFoundError",
     "SessionService",
+    "SharesEventsForRuns",
     "Step",
     "TransferToAgentTool",
     "Usage",

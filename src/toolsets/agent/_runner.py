@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 from toolsets._auth import AuthCredential
@@ -22,7 +22,12 @@ from toolsets.agent._events import (
     LongRunningRequest,
 )
 from toolsets.agent._run import Answers, Resume, RunConfig, RunContext
-from toolsets.agent._session import InMemorySessionService, Session, SessionService
+from toolsets.agent._session import (
+    InMemorySessionService,
+    Session,
+    SessionService,
+    SharesEventsForRuns,
+)
 
 __all__ = ["Runner"]
 
@@ -96,13 +101,14 @@ class Runner:
     async def _session_for_run(self, user_id: str, session_id: str) -> Session:
         # A service may offer a cheaper read for runs, which only read the events it
         # holds (the in-memory one shares them instead of copying the whole history).
-        read = getattr(self.session_service, "session_for_run", None)
-        if read is None:
-            read = self.session_service.get_session
-        session: Session = await read(
+        service = self.session_service
+        if isinstance(service, SharesEventsForRuns):
+            return await service.session_for_run(
+                app_name=self.app_name, user_id=user_id, session_id=session_id
+            )
+        return await service.get_session(
             app_name=self.app_name, user_id=user_id, session_id=session_id
         )
-        return session
 
     def _context(
         self,
@@ -290,9 +296,10 @@ class _Stopping:
     async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
         if kind is not None:
             self._ctx.cancellation.cancel("the run was stopped")
-        close = getattr(self._events, "aclose", None)
-        if close is not None:
-            await close()
+        # An agent's run is usually an async generator, to be closed now (its cleanup
+        # runs here, not whenever it is collected); any async iterator is allowed.
+        if isinstance(self._events, AsyncGenerator):
+            await self._events.aclose()
         self._ctx.keep_histories()
 
 
