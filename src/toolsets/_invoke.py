@@ -179,24 +179,9 @@ async def invoke(
                 ready = await _after(callbacks, tool, copied, ctx, ready)
             return _finish(tool, copied, ctx, ready)
 
-    required = tool.required_scopes
-    missing = required - scopes if required else required
-    if missing:
-        return Done(
-            result=error_result(
-                f"Not permitted: calling {tool.name!r} needs the scopes "
-                f"{', '.join(sorted(missing))}, which this user does not have."
-            ),
-            args=copied,
-        )
-
-    if confirmation is not None and not confirmation.confirmed:
-        return Done(result=error_result(DECLINED), args=copied)
-    if confirmation is None and tool.requires_confirmation(copied):
-        return ConfirmationNeeded(hint=tool.confirmation_hint(copied), args=copied)
-    config = tool.auth_config
-    if config is not None and credential is None:
-        return CredentialNeeded(auth_config=config, args=copied)
+    stopped = _gates(tool, copied, scopes, confirmation, credential)
+    if stopped is not None:
+        return stopped
 
     # The run, under the tool's deadline; on_tool_error sees what it raised.
     seconds = tool.timeout or default_timeout
@@ -221,6 +206,35 @@ async def invoke(
     if callbacks.after_tool:
         result = await _after(callbacks, tool, copied, ctx, result)
     return _finish(tool, copied, ctx, result)
+
+
+def _gates(
+    tool: Tool,
+    args: dict[str, Any],
+    scopes: Set[str],
+    confirmation: ToolConfirmation | None,
+    credential: AuthCredential | None,
+) -> Outcome | None:
+    """Why the call may not run now (scopes missing, declined, confirmation or a
+    credential needed), or None."""
+    required = tool.required_scopes
+    missing = required - scopes if required else required
+    if missing:
+        return Done(
+            result=error_result(
+                f"Not permitted: calling {tool.name!r} needs the scopes "
+                f"{', '.join(sorted(missing))}, which this user does not have."
+            ),
+            args=args,
+        )
+    if confirmation is not None and not confirmation.confirmed:
+        return Done(result=error_result(DECLINED), args=args)
+    if confirmation is None and tool.requires_confirmation(args):
+        return ConfirmationNeeded(hint=tool.confirmation_hint(args), args=args)
+    config = tool.auth_config
+    if config is not None and credential is None:
+        return CredentialNeeded(auth_config=config, args=args)
+    return None
 
 
 async def _first(callbacks: Sequence[Callable[..., Any]], *args: Any) -> JsonValue:

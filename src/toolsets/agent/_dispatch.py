@@ -4,9 +4,9 @@ outcome as the loop records it. Internal to the agent loop."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from toolsets._auth import AuthCredential
 from toolsets._content import FunctionCall, FunctionResponse
@@ -51,7 +51,7 @@ WAITING_FOR_CONFIRMATION: JsonValue = {"status": "waiting for the user's confirm
 WAITING_FOR_CREDENTIAL: JsonValue = {"status": "waiting for the user's credentials"}
 
 
-@dataclass(kw_only=True)
+@dataclasses.dataclass(kw_only=True)
 class CallOutcome:
     """What dispatching one call produced."""
 
@@ -190,21 +190,26 @@ class Dispatcher:
         )
         return self._recorded(call_id, tool.name, outcome)
 
+    def _transfer_checked(self, outcome: Outcome, actions: EventActions) -> Outcome:
+        """``outcome``, its transfer dropped for an error result when no agent has the
+        name it asks for."""
+        target = actions.transfer_to_agent
+        if target in self._ctx.agent_names:
+            return outcome
+        actions.transfer_to_agent = None
+        names = ", ".join(sorted(self._ctx.agent_names)) or "none"
+        wrong = error_result(f"There is no agent named {target!r} to transfer to. Agents: {names}.")
+        if isinstance(outcome, Done):
+            return dataclasses.replace(outcome, result=wrong)
+        if isinstance(outcome, LongRunning):
+            return dataclasses.replace(outcome, interim=wrong)
+        return outcome
+
     def _recorded(self, call_id: str, name: str, outcome: Outcome) -> CallOutcome:
         """The outcome as the loop records it: a response, and what it waits for."""
         actions = outcome.actions
         if actions is not None and actions.transfer_to_agent is not None:
-            target = actions.transfer_to_agent
-            if target not in self._ctx.agent_names:
-                actions.transfer_to_agent = None
-                names = ", ".join(sorted(self._ctx.agent_names)) or "none"
-                wrong = error_result(
-                    f"There is no agent named {target!r} to transfer to. Agents: {names}."
-                )
-                if isinstance(outcome, Done):
-                    outcome = Done(result=wrong, args=outcome.args, actions=actions)
-                elif isinstance(outcome, LongRunning):
-                    outcome = LongRunning(interim=wrong, args=outcome.args, actions=actions)
+            outcome = self._transfer_checked(outcome, actions)
         if isinstance(outcome, Done):
             response = FunctionResponse(id=call_id, name=name, response=outcome.result)
             return CallOutcome(response=response, actions=actions)
