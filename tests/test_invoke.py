@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.agent_helpers import call, response_of, start
 from tests.openapi_helpers import recording_server
 
 from toolsets import (
@@ -39,7 +40,9 @@ from toolsets.agent import (
     BaseAgent,
     Event,
     InMemorySessionService,
+    LlmAgent,
     Runner,
+    ScriptedModel,
     SessionService,
     SharesEventsForRuns,
 )
@@ -425,3 +428,22 @@ def test_the_in_memory_service_declares_its_cheaper_read_for_runs() -> None:
     service = InMemorySessionService()
     assert isinstance(service, SessionService)
     assert isinstance(service, SharesEventsForRuns)
+
+
+async def test_the_agent_refuses_a_transfer_to_an_agent_that_does_not_exist() -> None:
+    @tool(run_in_thread=False)
+    def hand_over(ctx: ToolContext) -> str:
+        """Hands the conversation to another agent."""
+        ctx.actions.transfer_to_agent = "nobody"
+        return "handed over"
+
+    model = ScriptedModel([call("hand_over"), "still here"])
+    runner = Runner(LlmAgent("front", model, tools=[hand_over]))
+    with anyio.fail_after(5):
+        _, events = await start(runner, "go")
+
+    assert response_of(events, "hand_over") == {
+        "error": "There is no agent named 'nobody' to transfer to. Agents: front."
+    }
+    assert all(e.actions.transfer_to_agent is None for e in events)
+    assert events[-1].text == "still here"
