@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from toolsets._auth import AuthCredential
@@ -71,6 +71,8 @@ class Runner:
         self.agent = agent
         self.app_name = app_name
         self.session_service: SessionService = session_service or InMemorySessionService()
+        self._read_service: SessionService | None = None
+        self._read: Callable[..., Awaitable[Session]] = self.session_service.get_session
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.credential_store: CredentialStore = credential_store or InMemoryCredentialStore()
@@ -102,13 +104,15 @@ class Runner:
         # A service may offer a cheaper read for runs, which only read the events it
         # holds (the in-memory one shares them instead of copying the whole history).
         service = self.session_service
-        if isinstance(service, SharesEventsForRuns):
-            return await service.session_for_run(
-                app_name=self.app_name, user_id=user_id, session_id=session_id
+        if service is not self._read_service:
+            # A runtime-checkable isinstance costs about a tool call: asked once per service.
+            self._read_service = service
+            self._read = (
+                service.session_for_run
+                if isinstance(service, SharesEventsForRuns)
+                else service.get_session
             )
-        return await service.get_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id
-        )
+        return await self._read(app_name=self.app_name, user_id=user_id, session_id=session_id)
 
     def _context(
         self,
