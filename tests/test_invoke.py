@@ -24,6 +24,7 @@ from toolsets import (
     Tool,
     ToolConfirmation,
     ToolContext,
+    ToolNotFoundError,
     tool,
 )
 from toolsets._invoke import (
@@ -447,3 +448,17 @@ async def test_the_agent_refuses_a_transfer_to_an_agent_that_does_not_exist() ->
     }
     assert all(e.actions.transfer_to_agent is None for e in events)
     assert events[-1].text == "still here"
+
+
+def test_the_model_is_told_of_a_missing_tool_from_the_error_toolsets_raise_for_it() -> None:
+    few = ToolNotFoundError("ad", ["sub", "add"])
+    many = ToolNotFoundError("tool_12x", [f"tool_{i}" for i in range(300)])
+    huge = ToolNotFoundError("x" * 10_000, ["a"])
+
+    assert few.for_model() == "There is no tool named 'ad'. Available tools: add, sub."
+    assert many.for_model() == (
+        f"There is no tool named 'tool_12x' (of 300 tools). "
+        f"The closest: {', '.join(many.suggestions)}."
+    )
+    assert many.suggestions[0] == "tool_12"
+    assert len(huge.for_model()) < 200
