@@ -149,14 +149,10 @@ def make_runner(
 
 
 async def call_tool(tool: FunctionTool[[], Any], contexts: list[ToolContext]) -> None:
-    """A call of ``tool`` with each context, as the loop calls it: a plain function on the
-    loop directly (no coroutine), an async one through ``run``."""
-    if tool.runs_on_loop:
-        for ctx in contexts:
-            tool.run_on_loop({}, ctx)
-    else:
-        for ctx in contexts:
-            await tool.run({}, ctx)
+    """A call of ``tool`` with each context, as the loop calls it: through ``run`` (a plain
+    function on the loop hands back its result ready, an async one a coroutine)."""
+    for ctx in contexts:
+        await tool.run({}, ctx)
 
 
 async def run_messages(runner: Runner, shape: str, messages: int) -> list[str]:

@@ -108,6 +108,7 @@ AGENT = {
     "Session",
     "SessionNotFoundError",
     "SessionService",
+    "SharesEventsForRuns",
     "TransferToAgentTool",
     "exit_loop",
     "get_user_choice_tool",

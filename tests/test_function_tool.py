@@ -726,27 +726,28 @@ async def test_a_tool_annotated_with_json_value_has_a_response_schema() -> None:
     assert await t.run({}, ToolContext()) == {"a": [1, {"b": None}]}
 
 
-# --- run_on_loop: the agent loop's way to call a plain function on the event loop -------
+# --- a plain function on the event loop: called at once, its result ready ---------------
 
 
-async def test_run_on_loop_does_what_run_does_for_a_plain_function_on_the_loop() -> None:
+async def test_a_plain_function_on_the_loop_is_called_when_run_is_called_not_awaited() -> None:
+    calls: list[int] = []
+
     @tool(run_in_thread=False)
     def double(x: int) -> int:
         """Twice x."""
+        calls.append(x)
         return 2 * x
 
-    assert double.runs_on_loop
-    assert (
-        double.run_on_loop({"x": 4}, ToolContext())
-        == 8
-        == await double.run({"x": 4}, ToolContext())
-    )
-    invalid = double.run_on_loop({"x": "many"}, ToolContext())
-    assert invalid == await double.run({"x": "many"}, ToolContext())
+    running = double.run({"x": 4}, ToolContext())
+    assert calls == [4]  # no wait, so nothing a deadline could interrupt
+    assert await running == 8
+    invalid = await double.run({"x": "many"}, ToolContext())
+    assert isinstance(invalid, dict)
     assert "x" in str(invalid["error"])
+    assert calls == [4]
 
 
-async def test_run_on_loop_hands_back_an_awaitable_the_function_returned() -> None:
+async def test_a_plain_function_on_the_loop_may_hand_back_an_awaitable_that_run_awaits() -> None:
     async def later() -> str:
         await anyio.lowlevel.checkpoint()
         return "later"
@@ -756,34 +757,37 @@ async def test_run_on_loop_hands_back_an_awaitable_the_function_returned() -> No
         """Hands back a coroutine."""
         return later()
 
-    pending = wrapper.run_on_loop({}, ToolContext())
-    assert inspect.isawaitable(pending)
-    assert await pending == "later"
+    assert await wrapper.run({}, ToolContext()) == "later"
 
 
-def test_run_on_loop_refuses_a_tool_that_does_not_call_a_plain_function_on_the_loop() -> None:
+async def test_a_threaded_or_async_function_runs_only_when_awaited() -> None:
+    calls: list[str] = []
+
     @tool
     def threaded() -> str:
         """Runs in a worker thread."""
+        calls.append("threaded")
         return "x"
 
     @tool
     async def asynchronous() -> str:
         """A coroutine function."""
+        calls.append("asynchronous")
         return "x"
 
     for each in (threaded, asynchronous):
-        assert not each.runs_on_loop
-        with pytest.raises(ToolCallError) as caught:
-            each.run_on_loop({}, ToolContext())
-        assert caught.value.tool_name == each.name
+        running = each.run({}, ToolContext())
+        assert calls == []
+        assert await running == "x"
+        calls.clear()
 
 
-def test_run_on_loop_raises_for_a_result_json_cannot_carry() -> None:
+async def test_a_plain_function_on_the_loop_returning_what_json_cannot_carry_raises() -> None:
     @tool(run_in_thread=False)
     def opaque() -> Any:
         """Returns something JSON cannot carry."""
         return object()
 
-    with pytest.raises(ToolCallError, match="JSON cannot carry"):
-        opaque.run_on_loop({}, ToolContext())
+    with pytest.raises(ToolCallError) as caught:
+        await opaque.run({}, ToolContext())
+    assert caught.value.tool_name == "opaque"

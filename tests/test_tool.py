@@ -203,6 +203,7 @@ async def test_a_class_implementing_the_protocol_without_base_tool_is_a_tool() -
         is_concurrency_safe = True
         required_scopes: frozenset[str] = frozenset()
         response_schema = None
+        timeout = None
 
         def declaration(self) -> ToolDeclaration | None:
             return ToolDeclaration(name="m")

@@ -6,13 +6,33 @@ from __future__ import annotations
 import time
 import types
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 
-__all__ = ["gather", "with_deadline"]
+__all__ = ["Ready", "gather", "with_deadline"]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Ready(Generic[T_co]):
+    """An awaitable whose value is known already: awaiting it never waits.
+
+    What a tool's ``run`` returns for a call it finished at once (a plain function's);
+    the call path hands on the value without a cancel scope, since nothing that never
+    waits can be interrupted, and the scope would cost more than such a call.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: T_co) -> None:
+        self.value = value
+        """The result."""
+
+    def __await__(self) -> Generator[Any, Any, T_co]:
+        yield from ()  # a generator that returns at once
+        return self.value
 
 
 async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:

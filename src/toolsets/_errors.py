@@ -37,6 +37,8 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
+from toolsets._results import clip
+
 __all__ = [
     "AuthError",
     "ConnectionError",
@@ -51,10 +53,11 @@ __all__ = [
 _MAX_COMPARED = 200
 """Names longer than this are not compared (difflib's cost grows with the product of
 the lengths, and no real name is that long)."""
-_MAX_SHOWN = 80
+_MAX_SHOWN = 100
 """Characters of an unknown name quoted in a message (the name may be anything)."""
 _MAX_LISTED = 10
-"""Up to this many names offered, a not-found message lists them all."""
+"""Up to this many names offered, a not-found message lists them all (else the closest
+few: whoever reads it, a model or an operator, has the whole list elsewhere)."""
 
 
 def close_names(name: str, names: Iterable[str], limit: int = 3) -> list[str]:
@@ -116,17 +119,30 @@ class ToolNotFoundError(ToolsetError):
         """The names that are offered, sorted."""
         self.suggestions = tuple(close_names(name, self.available))
         """The few offered names closest to ``name``, closest first (maybe none)."""
-        shown = repr(name) if len(name) <= _MAX_SHOWN else f"{name[:_MAX_SHOWN]!r}..."
         if len(self.available) <= _MAX_LISTED:
             listing = ", ".join(self.available) if self.available else "none"
-            super().__init__(f"no tool named {shown}; available: {listing}")
+            super().__init__(f"no tool named {self._shown}; available: {listing}")
             return
         count = f"{len(self.available)} tools are offered"
         if self.suggestions:
             hint = f"did you mean {', '.join(self.suggestions)}? ({count})"
         else:
             hint = f"{count}; none is named like it"
-        super().__init__(f"no tool named {shown}; {hint}")
+        super().__init__(f"no tool named {self._shown}; {hint}")
+
+    @property
+    def _shown(self) -> str:
+        return repr(clip(self.name, _MAX_SHOWN))
+
+    def for_model(self) -> str:
+        """What a model that called this name is told: the same facts as the message, in
+        a sentence addressed to it."""
+        if len(self.available) <= _MAX_LISTED:
+            names = ", ".join(self.available) or "none"
+            return f"There is no tool named {self._shown}. Available tools: {names}."
+        close = self.suggestions
+        hint = f"The closest: {', '.join(close)}." if close else "Call one of the tools declared."
+        return f"There is no tool named {self._shown} (of {len(self.available)} tools). {hint}"
 
 
 class SpecError(ToolsetError):

@@ -85,9 +85,8 @@ class ForwardingTool:
 
     @property
     def timeout(self) -> float | None:
-        """The wrapped tool's own timeout, if it has one."""
-        timeout: float | None = getattr(self.tool, "timeout", None)
-        return timeout
+        """The wrapped tool's own timeout."""
+        return self.tool.timeout
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         # The wrapped tool prepares a scratch copy of the request, so that whatever else

@@ -25,6 +25,7 @@ from pydantic.json_schema import (
 from pydantic_core import core_schema
 
 from toolsets._auth import AuthConfig
+from toolsets._concurrency import Ready
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import ToolCallError, ToolDefinitionError
@@ -301,58 +302,43 @@ class FunctionTool(BaseTool, Generic[P, R]):
         """Call the plain function."""
         return self.fn(*args, **kwargs)
 
-    @property
-    def runs_on_loop(self) -> bool:
-        """True for a sync function called on the event loop (``run_in_thread=False``)."""
-        return not self._is_async and not self._run_in_thread
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
+        """Validate ``args``, call the function, and return its result as JSON.
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-        """Validate ``args``, call the function, and return its result as JSON."""
+        A sync function run on the event loop (``run_in_thread=False``) is called now,
+        and its result handed back ready: such a call cannot wait, so it cannot be
+        interrupted, and the call path needs no cancel scope for it. Otherwise the
+        awaitable does the call (an async function's, or one in a worker thread).
+        """
         try:
             positional, keywords = self._bind(args, ctx)
         except _InvalidArguments as invalid:
-            return invalid.result
+            return Ready(invalid.result)
         fn: Callable[..., Any] = self.fn  # (not cast(): that builds the type on every call)
         if self._is_async:
-            result = await fn(*positional, **keywords)
-        elif self._run_in_thread:
-            call = functools.partial(fn, *positional, **keywords)
-            try:
-                result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
-            except anyio.get_cancelled_exc_class():
-                ctx.cancellation.cancel("the tool call was cancelled")
-                raise
-        else:
-            result = fn(*positional, **keywords)
+            return self._awaited(fn(*positional, **keywords))
+        if self._run_in_thread:
+            return self._in_thread(functools.partial(fn, *positional, **keywords), ctx)
+        result = fn(*positional, **keywords)
+        if inspect.isawaitable(result):  # e.g. a sync wrapper around a coroutine function
+            return self._awaited(result)
+        return Ready(self._as_json(result))
+
+    async def _in_thread(self, call: Callable[[], Any], ctx: ToolContext) -> JsonValue:
+        try:
+            result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            ctx.cancellation.cancel("the tool call was cancelled")
+            raise
         if inspect.isawaitable(result):  # e.g. a sync wrapper around a coroutine function
             result = await result
         return self._as_json(result)
 
-    def run_on_loop(self, args: Mapping[str, Any], ctx: ToolContext) -> Any:
-        """What `run` does, for a tool that `runs_on_loop`, done now: the result as JSON,
-        or, when the function returned an awaitable, an awaitable of it.
-
-        The agent loop calls this for such tools: a call that cannot wait cannot be
-        interrupted either, so it needs no cancel scope (only the awaitable, if any,
-        runs under the call's deadline).
-        """
-        if not self.runs_on_loop:
-            raise ToolCallError(
-                f"tool {self.name!r} does not call a plain function on the event loop",
-                tool_name=self.name,
-            )
-        try:
-            positional, keywords = self._bind(args, ctx)
-        except _InvalidArguments as invalid:
-            return invalid.result
-        fn: Callable[..., Any] = self.fn
-        result = fn(*positional, **keywords)
-        if inspect.isawaitable(result):
-            return self._awaited(result)
-        return self._as_json(result)
-
     async def _awaited(self, result: Awaitable[Any]) -> JsonValue:
-        return self._as_json(await result)
+        value = await result
+        if inspect.isawaitable(value):  # e.g. an async function returning a coroutine
+            value = await value
+        return self._as_json(value)
 
     def _bind(self, args: Mapping[str, Any], ctx: ToolContext) -> tuple[list[Any], dict[str, Any]]:
         """The function's arguments from the model's, validated.

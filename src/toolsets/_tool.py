@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import abc
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,7 +29,10 @@ LONG_RUNNING_NOTE = (
 class Tool(Protocol):
     """Anything a model can call (or, if passive, anything that shapes the request).
 
-    Implement it directly, or subclass `BaseTool` for the defaults.
+    Implement it directly, or subclass `BaseTool` for the defaults. Every member is
+    read by the call path (`toolsets._invoke`), which runs each call the same way for
+    every caller: ``timeout`` bounds ``run`` (None: the caller's default applies),
+    ``required_scopes``, ``requires_confirmation`` and ``auth_config`` gate it.
     """
 
     @property
@@ -46,12 +49,18 @@ class Tool(Protocol):
         """The declaration offered to the model; None for a passive tool."""
         ...
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
         """Run the tool. ``args`` is the model's arguments and must not be mutated.
 
-        A failure the model should see (bad arguments, an API's 4xx) is returned as
-        ``{"error": ...}``; a fault the operator should see is raised.
+        Usually an ``async def``. A failure the model should see (bad arguments, an
+        API's 4xx) is returned as ``{"error": ...}``; a fault the operator should see is
+        raised. The call path runs it under the call's deadline.
         """
+        ...
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a call may take; None leaves it to the caller's default."""
         ...
 
     @property
@@ -114,7 +123,7 @@ class BaseTool(abc.ABC):
         confirmation_hint: What the user is asked (text or a function of the arguments).
         auth_config: The credential the tool needs.
         required_scopes: Scopes the caller must hold.
-        timeout: Seconds a call may take; None leaves it to the agent's default.
+        timeout: Seconds a call may take; None leaves it to the caller's default.
     """
 
     def __init__(
@@ -218,7 +227,7 @@ class BaseTool(abc.ABC):
 
     @property
     def timeout(self) -> float | None:
-        """Seconds a call may take; None leaves it to the agent's default."""
+        """Seconds a call may take; None leaves it to the caller's default."""
         return self._timeout
 
     def declaration(self) -> ToolDeclaration | None:
@@ -233,8 +242,8 @@ class BaseTool(abc.ABC):
         )
 
     @abc.abstractmethod
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-        """Run the tool; see `Tool.run`."""
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
+        """Run the tool (usually an ``async def``); see `Tool.run`."""
 
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
         """As configured: always, never, or per a predicate over the arguments."""

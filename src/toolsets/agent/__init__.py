@@ -35,6 +35,7 @@ from toolsets.agent._session import (
     Session,
     SessionNotFoundError,
     SessionService,
+    SharesEventsForRuns,
 )
 from toolsets.agent._transfer import TransferToAgentTool, transfer_to_agent_tool
 
@@ -64,6 +65,7 @@ __all__ = [
     "Session",
     "SessionNotFoundError",
     "SessionService",
+    "SharesEventsForRuns",
     "TransferToAgentTool",
     "exit_loop",
     "get_user_choice_tool",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from toolsets._auth import AuthCredential
@@ -22,7 +22,12 @@ from toolsets.agent._events import (
     LongRunningRequest,
 )
 from toolsets.agent._run import Answers, Resume, RunConfig, RunContext
-from toolsets.agent._session import InMemorySessionService, Session, SessionService
+from toolsets.agent._session import (
+    InMemorySessionService,
+    Session,
+    SessionService,
+    SharesEventsForRuns,
+)
 
 __all__ = ["Runner"]
 
@@ -67,6 +72,8 @@ class Runner:
         self._agent_names = frozenset(a.name for a in agent.walk())
         self.app_name = app_name
         self.session_service: SessionService = session_service or InMemorySessionService()
+        self._read_service: SessionService | None = None
+        self._read: Callable[..., Awaitable[Session]] = self.session_service.get_session
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.credential_store: CredentialStore = credential_store or InMemoryCredentialStore()
@@ -97,13 +104,16 @@ class Runner:
     async def _session_for_run(self, user_id: str, session_id: str) -> Session:
         # A service may offer a cheaper read for runs, which only read the events it
         # holds (the in-memory one shares them instead of copying the whole history).
-        read = getattr(self.session_service, "session_for_run", None)
-        if read is None:
-            read = self.session_service.get_session
-        session: Session = await read(
-            app_name=self.app_name, user_id=user_id, session_id=session_id
-        )
-        return session
+        service = self.session_service
+        if service is not self._read_service:
+            # A runtime-checkable isinstance costs about a tool call: asked once per service.
+            self._read_service = service
+            self._read = (
+                service.session_for_run
+                if isinstance(service, SharesEventsForRuns)
+                else service.get_session
+            )
+        return await self._read(app_name=self.app_name, user_id=user_id, session_id=session_id)
 
     def _context(
         self,
@@ -291,9 +301,10 @@ class _Stopping:
     async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
         if kind is not None:
             self._ctx.cancellation.cancel("the run was stopped")
-        close = getattr(self._events, "aclose", None)
-        if close is not None:
-            await close()
+        # An agent's run is usually an async generator, to be closed now (its cleanup
+        # runs here, not whenever it is collected); any async iterator is allowed.
+        if isinstance(self._events, AsyncGenerator):
+            await self._events.aclose()
         self._ctx.keep_histories()
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "Session",
     "SessionNotFoundError",
     "SessionService",
+    "SharesEventsForRuns",
 ]
 
 APP_PREFIX = "app:"
@@ -66,10 +67,8 @@ class Session:
 class SessionService(Protocol):
     """Stores sessions; `append_event` is the one way state changes.
 
-    A service may also offer ``session_for_run`` (same arguments as `get_session`): the
-    session as a `Runner` reads it for a run, whose events it may share rather than copy
-    (a run only reads them; see `InMemorySessionService.session_for_run`). Without it,
-    runs read sessions with `get_session`.
+    A service may also implement `SharesEventsForRuns` (``session_for_run``), a cheaper
+    read for runs; without it, runs read sessions with `get_session`.
     """
 
     async def create_session(
@@ -195,6 +194,22 @@ def copy_event(event: Event) -> Event:
 @dataclass
 class _Stored:
     session: Session  # its state holds the session's own keys only
+
+
+@runtime_checkable
+class SharesEventsForRuns(Protocol):
+    """What a `SessionService` may also offer: the session as a `Runner` reads it for a
+    run, whose events it may share rather than copy (a run only reads them; new ones go
+    through ``append_event``). A `Runner` uses it when its service has it (as
+    `InMemorySessionService` does), else `SessionService.get_session`."""
+
+    async def session_for_run(self, *, app_name: str, user_id: str, session_id: str) -> Session:
+        """The session for one run, as `SessionService.get_session` but sharing its events.
+
+        Raises:
+            SessionNotFoundError: there is none.
+        """
+        ...
 
 
 class InMemorySessionService:

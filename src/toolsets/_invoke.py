@@ -1,0 +1,299 @@
+"""Calling one tool, outside any loop: the one call path every consumer of tools uses.
+
+`invoke` copies the arguments, runs ``before_tool``, checks scopes, asks for confirmation
+and a credential (as outcomes the caller answers by calling again), runs the tool under
+its deadline, turns what it raised into ``on_tool_error``'s answer or an error result,
+runs ``after_tool``, and reads what the tool asked for while running. It knows no agent,
+session or credential store: the agent loop (and any other caller) maps its outcomes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import anyio
+
+from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._concurrency import Ready, with_deadline
+from toolsets._context import EventActions, ToolConfirmation, ToolContext
+from toolsets._json import MAX_JSON_DEPTH, JsonValue, copy_json, deeper_than
+from toolsets._results import error_result
+from toolsets._tool import Tool
+
+__all__ = [
+    "DECLINED",
+    "AfterTool",
+    "BeforeTool",
+    "Callbacks",
+    "ConfirmationNeeded",
+    "CredentialNeeded",
+    "Done",
+    "LongRunning",
+    "OnToolError",
+    "Outcome",
+    "describe_error",
+    "invoke",
+]
+
+BeforeTool: TypeAlias = Callable[
+    [Tool, dict[str, Any], ToolContext], "JsonValue | Awaitable[JsonValue]"
+]
+"""Called before a tool runs with a copy of the arguments it may change in place (to
+rewrite the call); returning anything but None skips the tool and uses that as its
+result."""
+AfterTool: TypeAlias = Callable[
+    [Tool, Mapping[str, Any], ToolContext, JsonValue], "JsonValue | Awaitable[JsonValue]"
+]
+"""Called with the tool's result; returning anything but None replaces it."""
+OnToolError: TypeAlias = Callable[
+    [Tool, Mapping[str, Any], ToolContext, Exception], "JsonValue | Awaitable[JsonValue]"
+]
+"""Called when the tool raised (or timed out); returning anything but None is used as
+the result; otherwise the model is told the error."""
+
+DECLINED = "The user declined this call; it did not run."
+"""What the model is told when the user declined the confirmation of a call."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Callbacks:
+    """Tool callbacks; each list is tried in order, first non-None wins."""
+
+    before_tool: Sequence[BeforeTool] = ()
+    """Run before the tool (not again when a paused call is answered)."""
+    after_tool: Sequence[AfterTool] = ()
+    """Run with every result, including one ``before_tool`` or ``on_tool_error`` gave."""
+    on_tool_error: Sequence[OnToolError] = ()
+    """Run when the tool raised or timed out."""
+
+
+NO_CALLBACKS = Callbacks()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Done:
+    """The call is over: its result (an ``{"error": ...}`` one when it did not run or
+    failed)."""
+
+    result: JsonValue
+    """What the model is given."""
+    args: dict[str, Any]
+    """The arguments the tool saw (the caller's copy, as ``before_tool`` left it)."""
+    actions: EventActions | None = None
+    """What the tool asked its caller to do afterwards (None: nothing)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfirmationNeeded:
+    """The call waits for the user's consent: call again with ``confirmation=``."""
+
+    hint: str
+    """What the user is asked."""
+    args: dict[str, Any]
+    """The arguments to call again with (as ``before_tool`` left them)."""
+    payload: JsonValue = None
+    """What the tool attached to its request, when it asked while running."""
+    actions: EventActions | None = None
+    """The actions of the run that asked (None when asked before running)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CredentialNeeded:
+    """The call waits for a credential: call again with ``credential=``."""
+
+    auth_config: AuthConfig
+    """What credential is needed."""
+    args: dict[str, Any]
+    """The arguments to call again with."""
+    actions: EventActions | None = None
+    """The actions of the run that asked (None when asked before running)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LongRunning:
+    """The call started work whose result arrives later."""
+
+    interim: JsonValue
+    """What the tool returned meanwhile (e.g. a status or a job id)."""
+    args: dict[str, Any]
+    """The arguments it was called with."""
+    actions: EventActions | None = None
+    """What the tool asked its caller to do afterwards (None: nothing)."""
+
+
+Outcome: TypeAlias = Done | ConfirmationNeeded | CredentialNeeded | LongRunning
+"""What one call of `invoke` produced."""
+
+
+def describe_error(tool_name: str, error: Exception) -> str:
+    """What the model is told about an exception: the real cause, in one line."""
+    if isinstance(error, TimeoutError):
+        return f"The tool {tool_name!r} timed out: {error or 'no result in time'}"
+    return f"The tool {tool_name!r} failed: {type(error).__name__}: {error}"
+
+
+async def invoke(
+    tool: Tool,
+    args: Mapping[str, Any] | None,
+    ctx: ToolContext,
+    *,
+    default_timeout: float,
+    callbacks: Callbacks = NO_CALLBACKS,
+    scopes: Set[str] = frozenset(),
+    confirmation: ToolConfirmation | None = None,
+    credential: AuthCredential | None = None,
+    resumed: bool = False,
+) -> Outcome:
+    """Call ``tool`` once: the gates, the run under its deadline, the callbacks.
+
+    Args:
+        tool: The tool to call.
+        args: The model's arguments; never changed (the callbacks and the tool get a copy).
+        ctx: The call's context; it gets ``confirmation`` and ``credential``, and its
+            cancellation flag is set when the call times out or is cancelled.
+        default_timeout: Seconds the call may take when the tool has no ``timeout``.
+        callbacks: ``before_tool``, ``after_tool`` and ``on_tool_error`` callbacks.
+        scopes: The scopes the caller holds (see `Tool.required_scopes`).
+        confirmation: The user's answer to a `ConfirmationNeeded` of this call.
+        credential: The credential for the tool's ``auth_config`` (or for what it
+            asked while running), when the caller has one.
+        resumed: The call is an answered pause: ``before_tool`` already ran.
+
+    Returns:
+        `Done`, or what the call waits for: `ConfirmationNeeded`, `CredentialNeeded`
+        (answer it by calling again with the answer and ``resumed=True``), `LongRunning`.
+    """
+    copied: dict[str, Any] = copy_json(args if type(args) is dict else dict(args)) if args else {}
+    if confirmation is not None:
+        ctx.tool_confirmation = confirmation
+    if credential is not None:
+        ctx.auth_credential = credential
+
+    if not resumed and callbacks.before_tool:
+        ready = await _first(callbacks.before_tool, tool, copied, ctx)
+        if ready is not None:
+            if callbacks.after_tool:
+                ready = await _after(callbacks, tool, copied, ctx, ready)
+            return _finish(tool, copied, ctx, ready)
+
+    stopped = _gates(tool, copied, scopes, confirmation, credential)
+    if stopped is not None:
+        return stopped
+
+    # The run, under the tool's deadline; on_tool_error sees what it raised.
+    seconds = tool.timeout or default_timeout
+    timed_out = False
+    try:
+        running = tool.run(copied, ctx)
+        # A result ready at once (a plain function's) was not waited for: no deadline
+        # could have interrupted it, and a cancel scope would cost more than the call.
+        if isinstance(running, Ready):
+            result: JsonValue = running.value
+        else:
+            result, timed_out = await with_deadline(running, seconds)
+    except anyio.get_cancelled_exc_class():
+        ctx.cancellation.cancel("the run was cancelled")
+        raise
+    except Exception as error:  # the on_tool_error boundary
+        result = await _recover(callbacks, tool, copied, ctx, error)
+    if timed_out:
+        ctx.cancellation.cancel(f"timed out after {seconds:g} s")
+        late = TimeoutError(f"no result within {seconds:g} s")
+        result = await _recover(callbacks, tool, copied, ctx, late)
+    if callbacks.after_tool:
+        result = await _after(callbacks, tool, copied, ctx, result)
+    return _finish(tool, copied, ctx, result)
+
+
+def _gates(
+    tool: Tool,
+    args: dict[str, Any],
+    scopes: Set[str],
+    confirmation: ToolConfirmation | None,
+    credential: AuthCredential | None,
+) -> Outcome | None:
+    """Why the call may not run now (scopes missing, declined, confirmation or a
+    credential needed), or None."""
+    required = tool.required_scopes
+    missing = required - scopes if required else required
+    if missing:
+        return Done(
+            result=error_result(
+                f"Not permitted: calling {tool.name!r} needs the scopes "
+                f"{', '.join(sorted(missing))}, which this user does not have."
+            ),
+            args=args,
+        )
+    if confirmation is not None and not confirmation.confirmed:
+        return Done(result=error_result(DECLINED), args=args)
+    if confirmation is None and tool.requires_confirmation(args):
+        return ConfirmationNeeded(hint=tool.confirmation_hint(args), args=args)
+    config = tool.auth_config
+    if config is not None and credential is None:
+        return CredentialNeeded(auth_config=config, args=args)
+    return None
+
+
+async def _first(callbacks: Sequence[Callable[..., Any]], *args: Any) -> JsonValue:
+    """The first non-None answer of ``callbacks`` (called in order), or None."""
+    for callback in callbacks:
+        value = callback(*args)
+        if inspect.isawaitable(value):
+            value = await value
+        if value is not None:
+            result: JsonValue = value
+            return result
+    return None
+
+
+async def _recover(
+    callbacks: Callbacks, tool: Tool, args: dict[str, Any], ctx: ToolContext, error: Exception
+) -> JsonValue:
+    recovered = await _first(callbacks.on_tool_error, tool, args, ctx, error)
+    if recovered is not None:
+        return recovered
+    return error_result(describe_error(tool.name, error))
+
+
+async def _after(
+    callbacks: Callbacks, tool: Tool, args: dict[str, Any], ctx: ToolContext, result: JsonValue
+) -> JsonValue:
+    replaced = await _first(callbacks.after_tool, tool, args, ctx, result)
+    return result if replaced is None else replaced
+
+
+def _finish(tool: Tool, args: dict[str, Any], ctx: ToolContext, result: JsonValue) -> Outcome:
+    """The outcome of a call that ran (or that ``before_tool`` answered)."""
+    if isinstance(result, dict | list) and deeper_than(result, MAX_JSON_DEPTH):
+        # Kept, it would break every later read of a session and every request that
+        # carries the conversation (both recurse as deep as the value goes).
+        result = error_result(
+            f"The tool's result is nested deeper than {MAX_JSON_DEPTH} levels, too "
+            "deep to keep; it was dropped."
+        )
+    actions = ctx.actions_set
+    if actions is None:  # most calls: nothing to act on
+        if tool.is_long_running:
+            return LongRunning(interim=result, args=args)
+        return Done(result=result, args=args)
+    # A tool may ask for confirmation or credentials while running: it pauses and runs
+    # again, with the answer in its context, when the caller answers.
+    call_id = ctx.function_call_id
+    if call_id is not None:
+        asked = actions.requested_tool_confirmations.pop(call_id, None)
+        if asked is not None:
+            return ConfirmationNeeded(
+                hint=asked.hint or tool.confirmation_hint(args),
+                args=args,
+                payload=asked.payload,
+                actions=actions,
+            )
+        config = actions.requested_auth_configs.pop(call_id, None)
+        if config is not None:
+            return CredentialNeeded(auth_config=config, args=args, actions=actions)
+    if tool.is_long_running or actions.long_running:
+        return LongRunning(interim=result, args=args, actions=actions)
+    return Done(result=result, args=args, actions=actions)
