@@ -1,8 +1,9 @@
 """Running awaitables with anyio: side by side (without leaking exception groups), and under
-a deadline."""
+a deadline; and the one rule for a timeout's value."""
 
 from __future__ import annotations
 
+import math
 import time
 import types
 from collections.abc import Awaitable, Callable, Generator, Sequence
@@ -10,9 +11,29 @@ from typing import Any, TypeVar
 
 import anyio
 
-__all__ = ["gather", "with_deadline"]
+__all__ = ["check_timeout", "gather", "with_deadline"]
 
 T = TypeVar("T")
+
+
+def check_timeout(value: object, what: str = "timeout") -> float:
+    """``value`` as seconds, if it is a finite number above zero: the one rule for every
+    timeout toolsets takes (None, zero, a negative number, infinity and NaN are refused;
+    an unbounded wait is never what a timeout is for).
+
+    Raises:
+        ValueError: naming ``what`` (e.g. ``"connect_timeout"``) and the value. A
+            ValueError, as Python raises for an argument of the right type and a wrong
+            value: the caller's bug, not a fault of a tool or server.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{what} must be a positive, finite number of seconds, got {value!r}")
+    return float(value)
 
 
 async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:

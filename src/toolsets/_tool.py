@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from toolsets._auth import AuthConfig
+from toolsets._concurrency import check_timeout
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parameters
 from toolsets._json import JsonValue
@@ -131,8 +132,8 @@ class BaseTool(abc.ABC):
         required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
         timeout: float | None = None,
     ) -> None:
-        if timeout is not None and timeout <= 0:
-            raise ValueError(f"tool {name!r}: timeout must be positive, got {timeout}")
+        if timeout is not None:
+            timeout = check_timeout(timeout, f"tool {name!r}: timeout")
         self._name = name
         self._timeout = timeout
         self._description = description

@@ -19,6 +19,7 @@ import pydantic
 from mcp import Client, MCPError
 
 from toolsets._auth import check_headers, redact, redact_json
+from toolsets._concurrency import check_timeout
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
 from toolsets._errors import ConnectionError, ToolCallError, ToolNotFoundError
@@ -43,7 +44,6 @@ from toolsets.mcp._connection import (
     SessionRefusedError,
     StaleConnectionError,
     is_connection_lost,
-    seconds,
 )
 from toolsets.mcp._convert import convert_result
 from toolsets.mcp._tasks import (
@@ -246,8 +246,8 @@ class McpToolset(BaseToolset):
                 f"confirm must be never, destructive, always or a function: {confirm!r}"
             )
         self.transport = transport
-        self.timeout = seconds(timeout)
-        self.connect_timeout = seconds(connect_timeout)
+        self.timeout = check_timeout(timeout, "timeout")
+        self.connect_timeout = check_timeout(connect_timeout, "connect_timeout")
         self.confirm = confirm
         self.name = name or transport.target
         if max_sessions < 1:
@@ -547,7 +547,7 @@ class McpToolset(BaseToolset):
             ToolCallError: the server answered with another protocol error, or with a
                 result that is not a valid ``CallToolResult``.
         """
-        bound = seconds(timeout) if timeout is not None else self.timeout
+        bound = check_timeout(timeout, "timeout") if timeout is not None else self.timeout
         args = dict(arguments or {})
         result, _ = await self._call_tool(name, args, ctx, bound, progress, meta, task)
         return result

@@ -35,6 +35,7 @@ import ssl
 import threading
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import anyio
 import anyio.from_thread
@@ -42,7 +43,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
-__all__ = ["CLOSE_TIMEOUT", "LoopClients"]
+__all__ = ["CLOSE_TIMEOUT", "ApiClients", "LoopClients", "new_client"]
 
 CLOSE_TIMEOUT = 5.0
 """Seconds `LoopClients.aclose` waits for the clients to close (each in its loop)."""
@@ -131,6 +132,73 @@ class LoopClients:
                         group.start_soon(one.aclose)
                     elif not _is_closed(one.token.native_token):
                         group.start_soon(_close_in_its_loop, one)
+
+
+def new_client(timeout: float, tls: ssl.SSLContext | None) -> httpx2.AsyncClient:
+    """A client as an API's requests need it: ``timeout`` seconds per phase, no redirects
+    followed (we follow them, stripping credentials across origins), no settings from the
+    environment, and no cookie kept; certificates verified with ``tls`` (None only for
+    a template, which never connects, so loads no certificates)."""
+    return httpx2.AsyncClient(
+        verify=tls if tls is not None else False,
+        timeout=timeout,
+        follow_redirects=False,
+        trust_env=False,
+        # One client serves every user of the toolset: cookies an API sets for one
+        # must never be sent for another. Cookie parameters are sent per call.
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+    )
+
+
+class ApiClients:
+    """The clients an API's requests go out with: the one given (never closed here), or
+    each event loop's own (`LoopClients`); and a template to build requests with.
+
+    Args:
+        given: The caller's client, used from every loop as it is.
+        loops: Makes and holds each loop's client, when none is given.
+        make: Makes a client like every loop's (for the template).
+    """
+
+    def __init__(
+        self,
+        given: httpx2.AsyncClient | None,
+        loops: LoopClients,
+        make: Callable[[ssl.SSLContext | None], httpx2.AsyncClient],
+    ) -> None:
+        self.given = given
+        self._loops = loops
+        self._make = make
+        self._template: httpx2.AsyncClient | None = None
+
+    async def get(self) -> httpx2.AsyncClient:
+        """The client to send with from the running loop (made off the event loop the
+        first time: loading certificates takes a while)."""
+        if self.given is not None:
+            return self.given
+        return await self._loops.get()
+
+    def current(self) -> httpx2.AsyncClient:
+        """`get`, without waiting (the certificates may be loaded on the event loop, the
+        first time of all)."""
+        if self.given is not None:
+            return self.given
+        return self._loops.current()
+
+    @property
+    def template(self) -> httpx2.AsyncClient:
+        """A client to build requests with: the one given, or one like every loop's (it
+        never sends, so it belongs to no loop and holds nothing to close)."""
+        if self.given is not None:
+            return self.given
+        if self._template is None:
+            self._template = self._make(None)
+        return self._template
+
+    async def aclose(self) -> None:
+        """Close every loop's client (a given one is left open)."""
+        if self.given is None:
+            await self._loops.aclose()
 
 
 async def _keep(
