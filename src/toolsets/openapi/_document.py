@@ -21,7 +21,16 @@ import yaml
 
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
 
-__all__ = ["Document", "Fetch", "RefPolicy", "Resolver", "escape", "join_pointer"]
+__all__ = [
+    "Document",
+    "Fetch",
+    "RefPolicy",
+    "Resolver",
+    "escape",
+    "file_uri",
+    "join_pointer",
+    "parse_text",
+]
 
 Fetch = Callable[[str], str]
 """Gets the text at an http(s) URL (raising on failure)."""

@@ -324,7 +324,7 @@ class OpenApiToolset(BaseToolset):
             return Document(source, self._spec_url or "")
         text = os.fspath(source)
         if text.startswith(("http://", "https://")):
-            fetched, url = await self._fetch(text)
+            fetched, url = await _fetch(self._http, text)
             return Document(await anyio.to_thread.run_sync(parse_text, fetched, url), url)
         if "\n" in text or text.lstrip().startswith("{"):
             parsed = await anyio.to_thread.run_sync(parse_text, text, self._spec_url)
@@ -336,32 +336,6 @@ class OpenApiToolset(BaseToolset):
             raise SpecError(f"cannot read {path}: {error.strerror}", source=str(path)) from error
         uri = file_uri(path)
         return Document(await anyio.to_thread.run_sync(parse_text, content, uri), uri)
-
-    async def _fetch(self, url: str, *, any_origin: bool = True) -> tuple[str, str]:
-        """The text at ``url``, and the URL it came from after redirects (its references
-        are relative to that); redirects to another origin are followed only when
-        ``any_origin`` (the spec's own URL, which the user gave, but not the documents it
-        refers to: the origin was what allowed them)."""
-        client = await self._http.get()
-        asked = url
-        for _ in range(MAX_SPEC_REDIRECTS + 1):
-            try:
-                with map_http_errors("fetching the spec", url):
-                    response = await client.get(url, follow_redirects=False)
-            except httpx2.InvalidURL as error:  # not a transport fault: the URL itself
-                raise SpecError(f"cannot fetch {safe_url(url)}: {error}", source=asked) from error
-            if not (response.is_redirect and "location" in response.headers):
-                break
-            url = urljoin(url, response.headers["location"])
-            if not any_origin and origin(url) != origin(asked):
-                raise SpecError(
-                    f"fetching it was redirected to another origin, {origin(url)}", source=asked
-                )
-        else:
-            raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=asked)
-        if response.status_code >= 400:
-            raise SpecError(f"fetching it gave HTTP {response.status_code}", source=asked)
-        return response.text, url
 
     def _build(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
         """In a worker thread: read the operations and make their tools.
@@ -430,8 +404,10 @@ class OpenApiToolset(BaseToolset):
         """The resolver of ``root``'s references (used in a worker thread: documents
         are fetched through the event loop's client)."""
 
+        clients = self._http  # not the toolset: what its tools share never holds it
+
         def fetch(url: str) -> str:
-            text, _ = anyio.from_thread.run(partial(self._fetch, any_origin=False), url)
+            text, _ = anyio.from_thread.run(partial(_fetch, clients, any_origin=False), url)
             return text
 
         return Resolver(root, fetch=fetch, policy=self._ref_policy)
@@ -453,6 +429,33 @@ class OpenApiToolset(BaseToolset):
                 return None
             url = urljoin(doc_uri, url)
         return url.rstrip("/")
+
+
+async def _fetch(clients: ApiClients, url: str, *, any_origin: bool = True) -> tuple[str, str]:
+    """The text at ``url``, and the URL it came from after redirects (its references
+    are relative to that); redirects to another origin are followed only when
+    ``any_origin`` (the spec's own URL, which the user gave, but not the documents it
+    refers to: the origin was what allowed them)."""
+    client = await clients.get()
+    asked = url
+    for _ in range(MAX_SPEC_REDIRECTS + 1):
+        try:
+            with map_http_errors("fetching the spec", url):
+                response = await client.get(url, follow_redirects=False)
+        except httpx2.InvalidURL as error:  # not a transport fault: the URL itself
+            raise SpecError(f"cannot fetch {safe_url(url)}: {error}", source=asked) from error
+        if not (response.is_redirect and "location" in response.headers):
+            break
+        url = urljoin(url, response.headers["location"])
+        if not any_origin and origin(url) != origin(asked):
+            raise SpecError(
+                f"fetching it was redirected to another origin, {origin(url)}", source=asked
+            )
+    else:
+        raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=asked)
+    if response.status_code >= 400:
+        raise SpecError(f"fetching it gave HTTP {response.status_code}", source=asked)
+    return response.text, url
 
 
 class _Retrievers(Mapping[str, Callable[[str], Any]]):
