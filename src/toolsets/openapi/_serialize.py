@@ -771,11 +771,14 @@ _TYPE_KEYWORDS: Final = frozenset(
 def is_file(schema: Mapping[str, Any]) -> bool:
     """Whether a multipart part or a raw body with this schema (``$ref`` followed) is a
     file: raw bytes, which the model gives as a file object. The one rule: the tool's
-    declaration asks for a file object exactly where this says so."""
+    declaration asks for a file object exactly where this says so, and the encoder sends
+    raw bytes exactly there. Bytes in a ``contentEncoding`` (base64, ...) are text on the
+    wire, which the model writes: never a file, even with ``format: binary``."""
+    if "contentEncoding" in schema:
+        return False
     if schema.get("format") == "binary":
         return True
-    raw_media = "contentMediaType" in schema and "contentEncoding" not in schema
-    return raw_media or not _TYPE_KEYWORDS.intersection(schema)
+    return "contentMediaType" in schema or not _TYPE_KEYWORDS.intersection(schema)
 
 
 def _is_base64(schema: Mapping[str, Any]) -> bool:
