@@ -23,6 +23,9 @@ which ``asyncio.run`` and ``anyio.run`` do), or on a later `aclose` made while i
 Its connections are not closed from outside: they belong to that loop, whose closing
 steps run only when it runs.
 
+The same registry keeps each loop's lock for reading the spec (`LoopClients.lock`),
+held weakly: a loop that only loaded a spec given as a dict made no client to close.
+
 Settings are shared: the TLS context is made once (loading the certificates takes tens
 of milliseconds, in a worker thread) and every client is made with it.
 """
@@ -33,6 +36,7 @@ import contextlib
 import functools
 import ssl
 import threading
+import weakref
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -72,8 +76,19 @@ class LoopClients:
         self._make = make
         self._tls: ssl.SSLContext | None = None
         self._held: dict[object, _Held] = {}
-        """By the loop's native token (the asyncio loop, or trio's run token)."""
+        """By the loop's native token (the asyncio loop, or trio's run token): held
+        strongly, until the loop ends (see the module's notes)."""
+        self._locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
+        """By the loop's native token, weakly: a loop that only took its lock (loading a
+        spec given as a dict makes no client) is not kept alive by it."""
         self._guard = threading.Lock()  # never held across an await
+
+    def lock(self) -> anyio.Lock:
+        """The running loop's lock, for work done once at a time in each loop (reading
+        the spec); loops in other threads have their own."""
+        native = anyio.lowlevel.current_token().native_token
+        with self._guard:
+            return self._locks.setdefault(native, anyio.Lock())
 
     async def get(self) -> httpx2.AsyncClient:
         """The running loop's client, made the first time (the TLS context is made in a
@@ -194,6 +209,10 @@ class ApiClients:
         if self._template is None:
             self._template = self._make(None)
         return self._template
+
+    def lock(self) -> anyio.Lock:
+        """The running loop's lock (`LoopClients.lock`)."""
+        return self._loops.lock()
 
     async def aclose(self) -> None:
         """Close every loop's client (a given one is left open)."""

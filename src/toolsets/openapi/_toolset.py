@@ -6,7 +6,6 @@ import dataclasses
 import gc
 import os
 import threading
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -195,10 +194,6 @@ class OpenApiToolset(BaseToolset):
             )
         self._validate_responses: Literal["warn", "error"] | None = validate_responses
         self._guard = threading.Lock()  # never held across an await
-        self._load_locks: weakref.WeakKeyDictionary[object, anyio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
-        """By event loop (its native token)."""
         self._api: RestApi | None = None
         self._tools: tuple[RestApiTool, ...] = ()
 
@@ -240,10 +235,7 @@ class OpenApiToolset(BaseToolset):
         # One load at a time per event loop; loops in other threads (each call of a
         # synchronous framework in a thread of its own) may load side by side, and the
         # first to finish is kept.
-        token = anyio.lowlevel.current_token().native_token
-        with self._guard:
-            lock = self._load_locks.setdefault(token, anyio.Lock())
-        async with lock:
+        async with self._http.lock():
             loaded = self._api
             if loaded is None:
                 root = await self._read_root()
