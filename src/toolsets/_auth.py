@@ -18,6 +18,8 @@ from pydantic_core import SchemaSerializer, core_schema
 from toolsets._errors import AuthError
 
 __all__ = [
+    "MASK",
+    "MIN_MASKED",
     "AuthConfig",
     "AuthCredential",
     "CredentialKind",
@@ -25,6 +27,7 @@ __all__ = [
     "check_headers",
     "check_credential_text",
     "credential_problem",
+    "credential_refused",
     "header_problem",
     "header_secrets",
     "redact",
@@ -76,10 +79,16 @@ def check_credential_text(value: str, *, scheme_name: str, in_header: bool) -> N
     """
     problem = credential_problem(value, in_header=in_header)
     if problem is not None:
-        raise AuthError(
-            f"the credential for security scheme {scheme_name!r} {problem}: fix the credential",
-            scheme_name=scheme_name,
-        )
+        raise credential_refused(scheme_name, problem)
+
+
+def credential_refused(scheme_name: str, problem: str) -> AuthError:
+    """The error for a credential no request can carry: it names the scheme and the
+    ``problem`` (a `credential_problem`), never the value."""
+    return AuthError(
+        f"the credential for security scheme {scheme_name!r} {problem}: fix the credential",
+        scheme_name=scheme_name,
+    )
 
 
 HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")

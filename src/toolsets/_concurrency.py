@@ -1,8 +1,9 @@
 """Running awaitables with anyio: side by side (without leaking exception groups), and under
-a deadline."""
+a deadline; and the one rule for a timeout's value."""
 
 from __future__ import annotations
 
+import math
 import time
 import types
 from collections.abc import Awaitable, Callable, Generator, Sequence
@@ -10,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 import anyio
 
-__all__ = ["Ready", "gather", "with_deadline"]
+__all__ = ["Ready", "check_timeout", "gather", "with_deadline"]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -33,6 +34,26 @@ class Ready(Generic[T_co]):
     def __await__(self) -> Generator[Any, Any, T_co]:
         yield from ()  # a generator that returns at once
         return self.value
+
+
+def check_timeout(value: object, what: str = "timeout") -> float:
+    """``value`` as seconds, if it is a finite number above zero: the one rule for every
+    timeout toolsets takes (None, zero, a negative number, infinity and NaN are refused;
+    an unbounded wait is never what a timeout is for).
+
+    Raises:
+        ValueError: naming ``what`` (e.g. ``"connect_timeout"``) and the value. A
+            ValueError, as Python raises for an argument of the right type and a wrong
+            value: the caller's bug, not a fault of a tool or server.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{what} must be a positive, finite number of seconds, got {value!r}")
+    return float(value)
 
 
 async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:

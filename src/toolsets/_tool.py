@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from toolsets._auth import AuthConfig
+from toolsets._concurrency import check_timeout
 from toolsets._content import Content
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parameters
@@ -143,8 +144,8 @@ class BaseTool(abc.ABC):
         required_scopes: frozenset[str] | set[str] | tuple[str, ...] = frozenset(),
         timeout: float | None = None,
     ) -> None:
-        if timeout is not None and timeout <= 0:
-            raise ValueError(f"tool {name!r}: timeout must be positive, got {timeout}")
+        if timeout is not None:
+            timeout = check_timeout(timeout, f"tool {name!r}: timeout")
         self._name = name
         self._timeout = timeout
         self._description = description

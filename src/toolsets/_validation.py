@@ -4,7 +4,7 @@ source of tools whose parameters are a JSON Schema (MCP tools, API operations)."
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
@@ -12,6 +12,7 @@ from jsonschema.protocols import Validator
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
+from toolsets._errors import close_names
 from toolsets._json import JsonValue
 from toolsets._patterns import matches, with_ecma_patterns
 from toolsets._results import invalid_arguments_result
@@ -71,6 +72,19 @@ class ArgumentChecker:
         if not dropped:
             return args
         return {key: value for key, value in args.items() if key not in dropped}
+
+    @staticmethod
+    def unknown(args: Iterable[str], known: Collection[str]) -> list[tuple[str, str]]:
+        """One problem per name in ``args`` that is not in ``known``, with the known
+        names most like it as a hint (an ``additionalProperties: false`` error would be
+        one for them all, naming no field)."""
+        problems: list[tuple[str, str]] = []
+        for key in args:
+            if key not in known:
+                near = close_names(str(key), known)
+                hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+                problems.append((str(key), f"this tool takes no such argument{hint}"))
+        return problems
 
     def problems(self, args: object) -> list[tuple[str, str]]:
         """``(field path, what is wrong)`` for each problem of ``args``; the path is

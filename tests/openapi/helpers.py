@@ -9,7 +9,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
@@ -216,3 +216,35 @@ async def recording_server() -> AsyncIterator[RecordingServer]:
     """A started `RecordingServer`, stopped on exit."""
     async with serving(RecordingServer()) as server:
         yield server
+
+
+ONE_GET: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "t", "version": "1"},
+    "paths": {
+        "/things/{id}": {
+            "get": {
+                "operationId": "get_thing",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+"""A spec of one operation, ``get_thing`` (GET /things/{id})."""
+
+
+def secured(name: str, scheme: dict[str, Any]) -> dict[str, Any]:
+    """`ONE_GET` with every operation needing the one security scheme ``scheme``."""
+    return {
+        **ONE_GET,
+        "security": [{name: []}],
+        "components": {"securitySchemes": {name: scheme}},
+    }
+
+
+def client_credentials(token_url: str) -> dict[str, Any]:
+    """An OAuth2 client-credentials scheme whose tokens come from ``token_url``."""
+    return {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": token_url, "scopes": {}}}}

@@ -17,7 +17,6 @@ import concurrent.futures
 import contextlib
 import contextvars
 import logging
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -489,10 +488,3 @@ class Host:
                 portal, self._portal = self._portal, None
                 await portal.stop()
             self._task_group = None
-
-
-def seconds(value: float | None) -> float:
-    """A finite number of seconds (None and inf are not allowed for our timeouts)."""
-    if value is None or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"a timeout must be a positive number of seconds, got {value!r}")
-    return value

@@ -18,6 +18,7 @@ import pydantic
 from mcp import Client, MCPError
 
 from toolsets._auth import check_headers, redact, redact_json
+from toolsets._concurrency import check_timeout
 from toolsets._confirmed import ConfirmPolicy, confirm_rule, may_be_destructive
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
@@ -44,7 +45,6 @@ from toolsets.mcp._connection import (
     SessionRefusedError,
     StaleConnectionError,
     is_connection_lost,
-    seconds,
 )
 from toolsets.mcp._convert import convert_result
 from toolsets.mcp._tasks import (
@@ -219,8 +219,8 @@ class McpToolset(BaseToolset):
         if not isinstance(transport, Stdio | StreamableHttp | Sse):
             raise TypeError(f"transport must be Stdio, StreamableHttp or Sse, not {transport!r}")
         self.transport = transport
-        self.timeout = seconds(timeout)
-        self.connect_timeout = seconds(connect_timeout)
+        self.timeout = check_timeout(timeout, "timeout")
+        self.connect_timeout = check_timeout(connect_timeout, "connect_timeout")
         self.confirm = confirm
         """The confirmation policy (as ``confirmed(toolset, confirm)`` would apply it)."""
         self._confirm_rule = confirm_rule(confirm)
@@ -517,7 +517,7 @@ class McpToolset(BaseToolset):
             ToolCallError: the server answered with another protocol error, or with a
                 result that is not a valid ``CallToolResult``.
         """
-        bound = seconds(timeout) if timeout is not None else self.timeout
+        bound = check_timeout(timeout, "timeout") if timeout is not None else self.timeout
         args = dict(arguments or {})
         result, _ = await self._call_tool(name, args, ctx, bound, progress, meta, task)
         return result

@@ -23,6 +23,9 @@ which ``asyncio.run`` and ``anyio.run`` do), or on a later `aclose` made while i
 Its connections are not closed from outside: they belong to that loop, whose closing
 steps run only when it runs.
 
+The same registry keeps each loop's lock for reading the spec (`LoopClients.lock`),
+held weakly: a loop that only loaded a spec given as a dict made no client to close.
+
 Settings are shared: the TLS context is made once (loading the certificates takes tens
 of milliseconds, in a worker thread) and every client is made with it.
 """
@@ -33,8 +36,10 @@ import contextlib
 import functools
 import ssl
 import threading
+import weakref
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import anyio
 import anyio.from_thread
@@ -42,7 +47,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
-__all__ = ["CLOSE_TIMEOUT", "LoopClients"]
+__all__ = ["CLOSE_TIMEOUT", "ApiClients", "LoopClients", "new_client"]
 
 CLOSE_TIMEOUT = 5.0
 """Seconds `LoopClients.aclose` waits for the clients to close (each in its loop)."""
@@ -71,8 +76,19 @@ class LoopClients:
         self._make = make
         self._tls: ssl.SSLContext | None = None
         self._held: dict[object, _Held] = {}
-        """By the loop's native token (the asyncio loop, or trio's run token)."""
+        """By the loop's native token (the asyncio loop, or trio's run token): held
+        strongly, until the loop ends (see the module's notes)."""
+        self._locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
+        """By the loop's native token, weakly: a loop that only took its lock (loading a
+        spec given as a dict makes no client) is not kept alive by it."""
         self._guard = threading.Lock()  # never held across an await
+
+    def lock(self) -> anyio.Lock:
+        """The running loop's lock, for work done once at a time in each loop (reading
+        the spec); loops in other threads have their own."""
+        native = anyio.lowlevel.current_token().native_token
+        with self._guard:
+            return self._locks.setdefault(native, anyio.Lock())
 
     async def get(self) -> httpx2.AsyncClient:
         """The running loop's client, made the first time (the TLS context is made in a
@@ -131,6 +147,77 @@ class LoopClients:
                         group.start_soon(one.aclose)
                     elif not _is_closed(one.token.native_token):
                         group.start_soon(_close_in_its_loop, one)
+
+
+def new_client(timeout: float, tls: ssl.SSLContext | None) -> httpx2.AsyncClient:
+    """A client as an API's requests need it: ``timeout`` seconds per phase, no redirects
+    followed (we follow them, stripping credentials across origins), no settings from the
+    environment, and no cookie kept; certificates verified with ``tls`` (None only for
+    a template, which never connects, so loads no certificates)."""
+    return httpx2.AsyncClient(
+        verify=tls if tls is not None else False,
+        timeout=timeout,
+        follow_redirects=False,
+        trust_env=False,
+        # One client serves every user of the toolset: cookies an API sets for one
+        # must never be sent for another. Cookie parameters are sent per call.
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+    )
+
+
+class ApiClients:
+    """The clients an API's requests go out with: the one given (never closed here), or
+    each event loop's own (`LoopClients`); and a template to build requests with.
+
+    Args:
+        given: The caller's client, used from every loop as it is.
+        loops: Makes and holds each loop's client, when none is given.
+        make: Makes a client like every loop's (for the template).
+    """
+
+    def __init__(
+        self,
+        given: httpx2.AsyncClient | None,
+        loops: LoopClients,
+        make: Callable[[ssl.SSLContext | None], httpx2.AsyncClient],
+    ) -> None:
+        self.given = given
+        self._loops = loops
+        self._make = make
+        self._template: httpx2.AsyncClient | None = None
+
+    async def get(self) -> httpx2.AsyncClient:
+        """The client to send with from the running loop (made off the event loop the
+        first time: loading certificates takes a while)."""
+        if self.given is not None:
+            return self.given
+        return await self._loops.get()
+
+    def current(self) -> httpx2.AsyncClient:
+        """`get`, without waiting (the certificates may be loaded on the event loop, the
+        first time of all)."""
+        if self.given is not None:
+            return self.given
+        return self._loops.current()
+
+    @property
+    def template(self) -> httpx2.AsyncClient:
+        """A client to build requests with: the one given, or one like every loop's (it
+        never sends, so it belongs to no loop and holds nothing to close)."""
+        if self.given is not None:
+            return self.given
+        if self._template is None:
+            self._template = self._make(None)
+        return self._template
+
+    def lock(self) -> anyio.Lock:
+        """The running loop's lock (`LoopClients.lock`)."""
+        return self._loops.lock()
+
+    async def aclose(self) -> None:
+        """Close every loop's client (a given one is left open)."""
+        if self.given is None:
+            await self._loops.aclose()
 
 
 async def _keep(

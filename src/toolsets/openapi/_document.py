@@ -29,7 +29,16 @@ from toolsets._jsonschema import (
     unescape,
 )
 
-__all__ = ["Document", "Fetch", "RefPolicy", "Resolver", "escape", "join_pointer"]
+__all__ = [
+    "Document",
+    "Fetch",
+    "RefPolicy",
+    "Resolver",
+    "escape",
+    "file_uri",
+    "join_pointer",
+    "parse_text",
+]
 
 Fetch = Callable[[str], str]
 """Gets the text at an http(s) URL (raising on failure)."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "DEFAULT_STYLES",
     "Body",
     "Encoding",
     "HttpMethod",

@@ -31,10 +31,17 @@ from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
 import anyio
 import httpx2
 
-from toolsets._auth import AuthConfig, AuthCredential, Secret, redact
-from toolsets._errors import AuthError, ConnectionError
+from toolsets._auth import AuthConfig, AuthCredential, Secret, credential_problem, redact
+from toolsets._errors import AuthError
+from toolsets._http import map_http_errors, safe_url
 
-__all__ = ["AuthorizationCodeFlow", "ClientAuthMethod", "ClientCredentials", "OAuth"]
+__all__ = [
+    "AuthorizationCodeFlow",
+    "ClientAuthMethod",
+    "ClientCredentials",
+    "OAuth",
+    "is_expired",
+]
 
 ClientAuthMethod = Literal["client_secret_basic", "client_secret_post"]
 """How the client authenticates to the token endpoint (RFC 6749 §2.3.1): HTTP basic (the
@@ -90,7 +97,7 @@ def check_secure(url: str, scheme_name: str, what: str) -> None:
         return
     raise AuthError(
         f"the {what} of scheme {scheme_name!r} must be an https URL (or http to a loopback "
-        f"address): {_safe(url)}",
+        f"address): {safe_url(url)}",
         scheme_name=scheme_name,
     )
 
@@ -102,13 +109,6 @@ def _is_loopback(host: str) -> bool:
         return ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _safe(url: str) -> str:
-    """``url`` without user info, query or fragment (which may carry secrets)."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else parts.path
 
 
 class OAuth:
@@ -198,6 +198,14 @@ class OAuth:
                     auth_method=given.auth_method,
                     scopes=wanted,
                 )
+                # Checked once, here: the requests that carry it never check it again.
+                problem = credential_problem(cached.secret, in_header=True)
+                if problem is not None:
+                    raise AuthError(
+                        f"the token endpoint {safe_url(url)} issued a token for scheme "
+                        f"{scheme_name!r} that {problem}",
+                        scheme_name=scheme_name,
+                    )
                 self._tokens[key] = cached
         return cached
 
@@ -220,16 +228,11 @@ async def discover(client: httpx2.AsyncClient, url: str, scheme_name: str) -> Ma
     """Read OpenID Connect provider metadata, checking its ``issuer`` (OIDC Discovery §4.3:
     the issuer is the discovery URL without the well-known suffix)."""
     check_secure(url, scheme_name, "openIdConnectUrl")
-    try:
+    with map_http_errors("the OpenID Connect configuration at", url):
         response = await client.get(url, headers={"Accept": "application/json"})
-    except httpx2.HTTPError as error:
-        raise ConnectionError(
-            f"cannot read the OpenID Connect configuration at {_safe(url)}: {type(error).__name__}",
-            target=_safe(url),
-        ) from error
     if response.status_code != 200:
         raise AuthError(
-            f"the OpenID Connect configuration at {_safe(url)} answered HTTP "
+            f"the OpenID Connect configuration at {safe_url(url)} answered HTTP "
             f"{response.status_code}",
             scheme_name=scheme_name,
         )
@@ -239,14 +242,14 @@ async def discover(client: httpx2.AsyncClient, url: str, scheme_name: str) -> Ma
         metadata = None
     if not isinstance(metadata, dict):
         raise AuthError(
-            f"the OpenID Connect configuration at {_safe(url)} is not a JSON object",
+            f"the OpenID Connect configuration at {safe_url(url)} is not a JSON object",
             scheme_name=scheme_name,
         )
     if url.endswith(OIDC_SUFFIX):
         expected = url[: -len(OIDC_SUFFIX)]
         if str(metadata.get("issuer", "")).rstrip("/") != expected.rstrip("/"):
             raise AuthError(
-                f"the OpenID Connect configuration at {_safe(url)} names the issuer "
+                f"the OpenID Connect configuration at {safe_url(url)} names the issuer "
                 f"{metadata.get('issuer')!r}, not {expected!r}: refusing it",
                 scheme_name=scheme_name,
             )
@@ -279,30 +282,25 @@ async def request_token(
         form["client_id"] = client_id
         if client_secret is not None:
             form["client_secret"] = client_secret
-    try:
+    # A server may quote what it was sent: the secrets are masked, whole (before the
+    # text is cut, so no part of one survives).
+    sent = [client_secret, *(form.get(k) for k in ("refresh_token", "code", "code_verifier"))]
+    with map_http_errors("the token endpoint", url, secrets=sent):
         response = await client.post(
             url, content=urlencode(form).encode(), headers=headers, follow_redirects=False
         )
-    except httpx2.HTTPError as error:
-        raise ConnectionError(
-            f"cannot reach the token endpoint {_safe(url)}: {type(error).__name__}",
-            target=_safe(url),
-        ) from error
     try:
         body: Any = response.json()
     except (ValueError, json.JSONDecodeError):
         body = None
     if response.status_code != 200 or not isinstance(body, dict):
-        # A server may quote what it was sent: the secrets are masked, whole (before the
-        # text is cut, so no part of one survives).
-        sent = [client_secret, *(form.get(k) for k in ("refresh_token", "code", "code_verifier"))]
         reason = f"HTTP {response.status_code}"
         if isinstance(body, dict) and isinstance(body.get("error"), str):
             reason += f", {redact(body['error'], sent)[:100]}"
             if isinstance(body.get("error_description"), str):
                 reason += f": {redact(body['error_description'], sent)[:200]}"
         raise AuthError(
-            f"the token endpoint {_safe(url)} refused to issue a token for scheme "
+            f"the token endpoint {safe_url(url)} refused to issue a token for scheme "
             f"{scheme_name!r} ({reason})",
             scheme_name=scheme_name,
         )
@@ -310,12 +308,12 @@ async def request_token(
     kind = str(body.get("token_type", "")).lower()
     if not isinstance(token, str) or not token:
         raise AuthError(
-            f"the token endpoint {_safe(url)} answered without an access_token",
+            f"the token endpoint {safe_url(url)} answered without an access_token",
             scheme_name=scheme_name,
         )
     if kind != "bearer":
         raise AuthError(
-            f"the token endpoint {_safe(url)} issued a {kind or 'untyped'} token; only bearer "
+            f"the token endpoint {safe_url(url)} issued a {kind or 'untyped'} token; only bearer "
             "tokens are supported",
             scheme_name=scheme_name,
         )

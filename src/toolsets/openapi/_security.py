@@ -19,14 +19,14 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import httpx2
 
 from toolsets._auth import (
-    MASK,
     MIN_MASKED,
     AuthConfig,
     AuthCredential,
     Secret,
     credential_problem,
+    credential_refused,
+    redact,
 )
-from toolsets._errors import AuthError
 from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import ClientCredentials
 from toolsets.openapi._operations import Spec
@@ -92,13 +92,13 @@ def apply_security(
     cookies: list[tuple[str, str]],
 ) -> list[tuple[str, str]]:
     """Add the credentials ``requirement`` names to ``headers`` and ``cookies``; return the
-    query pairs to add (percent-encoded)."""
+    query pairs to add (percent-encoded). Each credential was checked once, where it came
+    from (`check_credential`): given to the toolset, given by the user, or fetched."""
     query: list[tuple[str, str]] = []
     for name in requirement:
         scheme = spec.security_schemes.get(name)
         credential = credentials.get(name)
         if scheme is not None and credential is not None:
-            check_credential(name, scheme, credential)
             _apply(scheme, credential, headers, cookies, query)
     return query
 
@@ -138,10 +138,7 @@ def check_credential(
     """
     problem = credential_problem_for(scheme, credential)
     if problem is not None:
-        raise AuthError(
-            f"the credential for security scheme {name!r} {problem}: fix the credential",
-            scheme_name=name,
-        )
+        raise credential_refused(name, problem)
 
 
 def credential_problem_for(
@@ -219,10 +216,7 @@ class _RedactQuerySecrets(logging.Filter):
             args = []
             for arg in record.args:
                 text = str(arg) if isinstance(arg, httpx2.URL) else arg
-                if isinstance(text, str):
-                    for secret in self.secrets:
-                        text = text.replace(secret, MASK)
-                args.append(text)
+                args.append(redact(text, self.secrets) if isinstance(text, str) else text)
             record.args = tuple(args)
         return True
 

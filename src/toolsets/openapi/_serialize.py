@@ -131,6 +131,7 @@ __all__ = [
     "encode_body",
     "header_value",
     "is_file",
+    "is_json",
     "is_raw",
     "path_value",
     "query_pairs",
@@ -279,7 +280,8 @@ def _charset(content_type: str) -> str | None:
     return None
 
 
-def _is_json(content_type: str) -> bool:
+def is_json(content_type: str) -> bool:
+    """Whether the media type is JSON (``*/json`` or ``*/*+json``)."""
     subtype = essence(content_type).partition("/")[2]
     return subtype == "json" or subtype.endswith("+json")
 
@@ -297,7 +299,7 @@ def _within(content_type: str, media_range: str) -> bool:
 
 def _content_text(content_type: str, value: object, *, ascii_only: bool = False) -> str:
     """A value serialized in a parameter's or property's media type."""
-    if _is_json(content_type):
+    if is_json(content_type):
         return _json(value, ascii_only=ascii_only)
     if isinstance(value, Mapping | list | tuple):
         return _json(value, ascii_only=ascii_only)
@@ -544,7 +546,7 @@ def cookie_pairs(param: Parameter, value: object) -> list[tuple[str, str]]:
     with _failing_as("cookie", param.name):
         if param.content_type is not None:
             text = _content_text(param.content_type, value)
-            if _is_json(param.content_type):
+            if is_json(param.content_type):
                 return [(_pct(param.name), _pct(text))]
             bad = _NOT_COOKIE_OCTET.search(text)
             if bad is not None:
@@ -562,7 +564,7 @@ def is_raw(content_type: str) -> bool:
     (anything but JSON, form and multipart types, which are built from a JSON value)."""
     kind = essence(content_type)
     return not (
-        _is_json(kind)
+        is_json(kind)
         or kind == "application/x-www-form-urlencoded"
         or kind.startswith("multipart/")
     )
@@ -582,7 +584,7 @@ def encode_body(media: MediaType, value: object, *, resolve: Resolve | None = No
     """
     with _failing_as("body", ""):
         kind = essence(media.content_type)
-        if _is_json(kind):
+        if is_json(kind):
             return EncodedBody(content=_encode_text(_json(value)), content_type=media.content_type)
         if kind == "application/x-www-form-urlencoded":
             return _form_body(media, value)
@@ -769,11 +771,14 @@ _TYPE_KEYWORDS: Final = frozenset(
 def is_file(schema: Mapping[str, Any]) -> bool:
     """Whether a multipart part or a raw body with this schema (``$ref`` followed) is a
     file: raw bytes, which the model gives as a file object. The one rule: the tool's
-    declaration asks for a file object exactly where this says so."""
+    declaration asks for a file object exactly where this says so, and the encoder sends
+    raw bytes exactly there. Bytes in a ``contentEncoding`` (base64, ...) are text on the
+    wire, which the model writes: never a file, even with ``format: binary``."""
+    if "contentEncoding" in schema:
+        return False
     if schema.get("format") == "binary":
         return True
-    raw_media = "contentMediaType" in schema and "contentEncoding" not in schema
-    return raw_media or not _TYPE_KEYWORDS.intersection(schema)
+    return "contentMediaType" in schema or not _TYPE_KEYWORDS.intersection(schema)
 
 
 def _is_base64(schema: Mapping[str, Any]) -> bool:
@@ -845,7 +850,7 @@ def _parts(
         return [_Part(key, _encode_text(text)) for key, text in pairs]
     declared = _alternatives(encoding.content_type) if encoding and encoding.content_type else []
     headers = _part_headers(encoding, schemas) if encoding is not None else ()
-    if isinstance(value, list | tuple) and not (declared and _is_json(declared[0])):
+    if isinstance(value, list | tuple) and not (declared and is_json(declared[0])):
         return [_part(name, item, items, declared, headers) for item in value]
     return [_part(name, value, schema, declared, headers)]
 
@@ -859,7 +864,7 @@ def _part(
 ) -> _Part:
     first = declared[0] if declared else None
     concrete = first if first is not None and "*" not in first else None
-    if first is not None and _is_json(first):
+    if first is not None and is_json(first):
         return _Part(name, _encode_text(_json(value)), first, headers=headers)
     if schema is not None and _is_base64(schema):
         # The base64 text is what goes on the wire; bytes (from Python callers) get encoded.

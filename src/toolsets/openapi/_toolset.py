@@ -5,15 +5,11 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import ssl
 import threading
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import partial
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 from urllib.parse import quote, urljoin, urlsplit
 
 import anyio
@@ -22,12 +18,15 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
-from toolsets._auth import MASK, AuthCredential, Secret, header_problem, header_secrets
+from toolsets._auth import MASK, AuthCredential, Secret, header_problem
+from toolsets._concurrency import check_timeout
 from toolsets._confirmed import ConfirmPolicy, confirm_rule
 from toolsets._context import ToolContext
-from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError, ToolNotFoundError
+from toolsets._errors import SpecError, ToolDefinitionError, ToolNotFoundError
+from toolsets._http import map_http_errors, safe_url
 from toolsets._toolset import BaseToolset
-from toolsets.openapi._clients import LoopClients
+from toolsets.openapi._api import RestApi
+from toolsets.openapi._clients import ApiClients, LoopClients, new_client
 from toolsets.openapi._document import (
     Document,
     RefPolicy,
@@ -38,14 +37,11 @@ from toolsets.openapi._document import (
 )
 from toolsets.openapi._model import Operation, Server
 from toolsets.openapi._names import tool_names
-from toolsets.openapi._oauth import ClientCredentials, OAuth
+from toolsets.openapi._oauth import ClientCredentials
 from toolsets.openapi._operations import Spec, dropped, read_spec
-from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._schema import SchemaBuilder
 from toolsets.openapi._security import Credentials, check_credential, origin
-
-if TYPE_CHECKING:
-    from toolsets.openapi._tool import RestApiTool
+from toolsets.openapi._tool import RestApiTool
 
 __all__ = ["OpenApiToolset"]
 
@@ -90,46 +86,6 @@ def _checked_headers(headers: Mapping[str, str] | None) -> _Headers:
             field = f"headers[{name!r}]"
             raise ToolDefinitionError(f"{field}: {problem}", field=field)
     return _Headers(headers or {})
-
-
-@dataclass(eq=False)
-class _Loaded:
-    """A loaded spec and what its tools share."""
-
-    spec: Spec
-    resolver: Resolver
-    toolset: OpenApiToolset
-    """Whose client the tools send with."""
-    credentials: Credentials
-    headers: Mapping[str, str]
-    """Sent with every request to the API (not to another origin it redirects to)."""
-    header_secrets: list[str]
-    """The secrets ``headers`` carry (`header_secrets`), masked in what the API sends back."""
-    max_response_bytes: int
-    check_responses: Literal["warn", "error"] | None
-    responses: ResponseChecker
-    oauth: OAuth = field(init=False)
-    shut_down: bool = False
-    """Set when the toolset shuts down: tools kept from before must not send."""
-
-    def __post_init__(self) -> None:
-        self.oauth = OAuth(self.http)
-
-    async def http(self) -> httpx2.AsyncClient:
-        """The client to send with from the running event loop."""
-        return await self.toolset._http()
-
-    @property
-    def client(self) -> httpx2.AsyncClient:
-        """The client requests are built with (its timeouts and default headers); every
-        loop's client has the same."""
-        return self.toolset._template()
-
-    def follow(self, schema: Mapping[str, Any], base: str = "") -> Mapping[str, Any]:
-        """``schema`` (in the document at ``base``, by default the spec's own) with its
-        top-level ``$ref``s followed (for the body encoder)."""
-        target, _, _ = self.resolver.resolve(schema, base or self.resolver.root.uri, "")
-        return target if isinstance(target, Mapping) else schema
 
 
 class OpenApiToolset(BaseToolset):
@@ -225,12 +181,9 @@ class OpenApiToolset(BaseToolset):
         self._headers = _checked_headers(headers)
         self.confirm = confirm
         """The confirmation policy."""
-        self._own_client = client is None
-        self._client = client
-        """The client given, if one was."""
-        self._clients = LoopClients(self._new_client)
-        self._prototype: httpx2.AsyncClient | None = None
-        self._timeout = timeout
+        make = partial(new_client, check_timeout(timeout, "timeout"))
+        self._clients = LoopClients(make)
+        self._http = ApiClients(client, self._clients, make)
         self._max_response_bytes = max_response_bytes
         self._spec_url = spec_url
         self._ref_policy = RefPolicy(allow_refs)
@@ -240,18 +193,14 @@ class OpenApiToolset(BaseToolset):
             )
         self._validate_responses: Literal["warn", "error"] | None = validate_responses
         self._guard = threading.Lock()  # never held across an await
-        self._load_locks: weakref.WeakKeyDictionary[object, anyio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
-        """By event loop (its native token)."""
-        self._loaded: _Loaded | None = None
+        self._api: RestApi | None = None
         self._tools: tuple[RestApiTool, ...] = ()
 
     # --- the toolset ----------------------------------------------------------------
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[RestApiTool]:
         """Every operation's tool (the spec is read on the first call)."""
-        if self._loaded is None:
+        if self._api is None:
             await self.load()
         return self._tools
 
@@ -279,24 +228,21 @@ class OpenApiToolset(BaseToolset):
             ConnectionError: the spec's URL cannot be fetched (a document it refers to
                 that cannot be leaves the operations using it out, as `problems`).
         """
-        loaded = self._loaded
+        loaded = self._api
         if loaded is not None:
             return loaded.spec
         # One load at a time per event loop; loops in other threads (each call of a
         # synchronous framework in a thread of its own) may load side by side, and the
         # first to finish is kept.
-        token = anyio.lowlevel.current_token().native_token
-        with self._guard:
-            lock = self._load_locks.setdefault(token, anyio.Lock())
-        async with lock:
-            loaded = self._loaded
+        async with self._http.lock():
+            loaded = self._api
             if loaded is None:
                 root = await self._read_root()
                 built, tools = await anyio.to_thread.run_sync(self._build, root)
                 with self._guard:
-                    if self._loaded is None:
-                        self._loaded, self._tools = built, tools
-                    loaded = self._loaded
+                    if self._api is None:
+                        self._api, self._tools = built, tools
+                    loaded = self._api
             return loaded.spec
 
     async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
@@ -322,7 +268,7 @@ class OpenApiToolset(BaseToolset):
             loading = (error,)
         else:
             loading = self.problems
-        loaded = self._loaded
+        loaded = self._api
         if loaded is not None:
             resolver = loaded.resolver
         else:
@@ -339,7 +285,7 @@ class OpenApiToolset(BaseToolset):
     @property
     def problems(self) -> tuple[SpecError, ...]:
         """The operations left out because they could not be read (empty before loading)."""
-        return self._loaded.spec.problems if self._loaded is not None else ()
+        return self._api.spec.problems if self._api is not None else ()
 
     async def shutdown(self) -> None:
         """Close the HTTP clients the toolset made, those of every event loop, from any
@@ -348,12 +294,12 @@ class OpenApiToolset(BaseToolset):
         An asyncio loop that is alive but not running (between two
         ``loop.run_until_complete`` calls) is not waited on: it closes its client as it
         ends (``loop.shutdown_asyncgens()``)."""
-        if self._own_client:
-            if self._loaded is not None:
-                self._loaded.shut_down = True
-            self._loaded = None
+        if self._http.given is None:
+            if self._api is not None:
+                self._api.shut_down = True
+            self._api = None
             self._tools = ()
-            await self._clients.aclose()
+            await self._http.aclose()
 
     # --- loading --------------------------------------------------------------------
 
@@ -361,38 +307,7 @@ class OpenApiToolset(BaseToolset):
     def client(self) -> httpx2.AsyncClient:
         """The HTTP client the tools send with from the running event loop (the one given,
         or this loop's own, made now if needed)."""
-        if self._client is not None:
-            return self._client
-        return self._clients.current()
-
-    async def _http(self) -> httpx2.AsyncClient:
-        """`client`, made off the event loop the first time (loading certificates takes
-        a while: the event loop does not wait, and neither does loading the spec)."""
-        if self._client is not None:
-            return self._client
-        return await self._clients.get()
-
-    def _template(self) -> httpx2.AsyncClient:
-        """A client to build requests with: the one given, or one like every loop's
-        (it never sends, so it belongs to no loop and holds nothing to close)."""
-        if self._client is not None:
-            return self._client
-        if self._prototype is None:
-            self._prototype = self._new_client(None)
-        return self._prototype
-
-    def _new_client(self, tls: ssl.SSLContext | None) -> httpx2.AsyncClient:
-        """A client that verifies certificates with ``tls``; None only for the template,
-        which never connects (so loads no certificates)."""
-        return httpx2.AsyncClient(
-            verify=tls if tls is not None else False,
-            timeout=self._timeout,
-            follow_redirects=False,
-            trust_env=False,
-            # One client serves every user of the toolset: cookies an API sets for one
-            # must never be sent for another. Cookie parameters are sent per call.
-            cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
-        )
+        return self._http.current()
 
     async def _read_root(self) -> Document:
         source = self._source
@@ -400,7 +315,7 @@ class OpenApiToolset(BaseToolset):
             return Document(source, self._spec_url or "")
         text = os.fspath(source)
         if text.startswith(("http://", "https://")):
-            fetched, url = await self._fetch(text)
+            fetched, url = await _fetch(self._http, text)
             return Document(await anyio.to_thread.run_sync(parse_text, fetched, url), url)
         if "\n" in text or text.lstrip().startswith("{"):
             parsed = await anyio.to_thread.run_sync(parse_text, text, self._spec_url)
@@ -413,36 +328,7 @@ class OpenApiToolset(BaseToolset):
         uri = file_uri(path)
         return Document(await anyio.to_thread.run_sync(parse_text, content, uri), uri)
 
-    async def _fetch(self, url: str, *, any_origin: bool = True) -> tuple[str, str]:
-        """The text at ``url``, and the URL it came from after redirects (its references
-        are relative to that); redirects to another origin are followed only when
-        ``any_origin`` (the spec's own URL, which the user gave, but not the documents it
-        refers to: the origin was what allowed them)."""
-        client = await self._http()
-        asked = url
-        for _ in range(MAX_SPEC_REDIRECTS + 1):
-            try:
-                response = await client.get(url, follow_redirects=False)
-            except httpx2.InvalidURL as error:
-                raise SpecError(f"cannot fetch {url!r}: {error}", source=asked) from error
-            except httpx2.HTTPError as error:
-                raise ConnectionError(
-                    f"cannot fetch the spec {url}: {type(error).__name__}", target=url
-                ) from error
-            if not (response.is_redirect and "location" in response.headers):
-                break
-            url = urljoin(url, response.headers["location"])
-            if not any_origin and origin(url) != origin(asked):
-                raise SpecError(
-                    f"fetching it was redirected to another origin, {origin(url)}", source=asked
-                )
-        else:
-            raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=asked)
-        if response.status_code >= 400:
-            raise SpecError(f"fetching it gave HTTP {response.status_code}", source=asked)
-        return response.text, url
-
-    def _build(self, root: Document) -> tuple[_Loaded, tuple[RestApiTool, ...]]:
+    def _build(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
         """In a worker thread: read the operations and make their tools.
 
         The garbage collector is paused meanwhile: a big spec makes hundreds of thousands
@@ -457,9 +343,7 @@ class OpenApiToolset(BaseToolset):
             if enabled:
                 gc.enable()
 
-    def _build_tools(self, root: Document) -> tuple[_Loaded, tuple[RestApiTool, ...]]:
-        from toolsets.openapi._tool import RestApiTool
-
+    def _build_tools(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
         resolver = self._resolver(root)
         spec = read_spec(resolver)
         unknown = sorted(set(self._credentials) - set(spec.security_schemes))
@@ -484,16 +368,14 @@ class OpenApiToolset(BaseToolset):
                 problems.append(dropped(error, op.pointer, root.uri or None, what))
         if len(problems) > len(spec.problems):
             spec = dataclasses.replace(spec, problems=tuple(problems))
-        loaded = _Loaded(
+        api = RestApi(
             spec=spec,
             resolver=resolver,
-            toolset=self,
+            clients=self._http,
             credentials=self._credentials,
             headers=self._headers,
-            header_secrets=[Secret(s) for s in header_secrets(self._headers)],
             max_response_bytes=self._max_response_bytes,
             check_responses=self._validate_responses,
-            responses=ResponseChecker(resolver, version=spec.version),
         )
         names = tool_names([op for op, _ in built])
         tools = tuple(
@@ -501,20 +383,22 @@ class OpenApiToolset(BaseToolset):
                 name,
                 op,
                 schema,
-                loaded,
+                api,
                 base_url=self._resolve_base(op, root.uri),
                 confirm=self.confirm,
             )
             for name, (op, schema) in zip(names, built, strict=True)
         )
-        return loaded, tools
+        return api, tools
 
     def _resolver(self, root: Document) -> Resolver:
         """The resolver of ``root``'s references (used in a worker thread: documents
         are fetched through the event loop's client)."""
 
+        clients = self._http  # not the toolset: what its tools share never holds it
+
         def fetch(url: str) -> str:
-            text, _ = anyio.from_thread.run(partial(self._fetch, any_origin=False), url)
+            text, _ = anyio.from_thread.run(partial(_fetch, clients, any_origin=False), url)
             return text
 
         return Resolver(root, fetch=fetch, policy=self._ref_policy)
@@ -536,6 +420,33 @@ class OpenApiToolset(BaseToolset):
                 return None
             url = urljoin(doc_uri, url)
         return url.rstrip("/")
+
+
+async def _fetch(clients: ApiClients, url: str, *, any_origin: bool = True) -> tuple[str, str]:
+    """The text at ``url``, and the URL it came from after redirects (its references
+    are relative to that); redirects to another origin are followed only when
+    ``any_origin`` (the spec's own URL, which the user gave, but not the documents it
+    refers to: the origin was what allowed them)."""
+    client = await clients.get()
+    asked = url
+    for _ in range(MAX_SPEC_REDIRECTS + 1):
+        try:
+            with map_http_errors("fetching the spec", url):
+                response = await client.get(url, follow_redirects=False)
+        except httpx2.InvalidURL as error:  # not a transport fault: the URL itself
+            raise SpecError(f"cannot fetch {safe_url(url)}: {error}", source=asked) from error
+        if not (response.is_redirect and "location" in response.headers):
+            break
+        url = urljoin(url, response.headers["location"])
+        if not any_origin and origin(url) != origin(asked):
+            raise SpecError(
+                f"fetching it was redirected to another origin, {origin(url)}", source=asked
+            )
+    else:
+        raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=asked)
+    if response.status_code >= 400:
+        raise SpecError(f"fetching it gave HTTP {response.status_code}", source=asked)
+    return response.text, url
 
 
 class _Retrievers(Mapping[str, Callable[[str], Any]]):

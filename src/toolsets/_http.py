@@ -1,0 +1,115 @@
+"""httpx2's errors, mapped once into the tree of `toolsets._errors`.
+
+Every place that sends with httpx2 (an OpenAPI call, a spec fetch, OpenID Connect
+discovery, a token request, a model's API) wraps the send in `map_http_errors`: a request
+that fails in transport (no connection, no answer in time, a broken protocol, a body that
+cannot be decoded) becomes a `ConnectionError` naming the server, with httpx2's exception
+as its ``__cause__``. Like httpx's own ``map_httpcore_exceptions``, it is one table,
+most specific class first; a test checks that every request error httpx2 defines has its
+row.
+
+Messages never carry what a URL may hide a secret in (user info, query, fragment: see
+`safe_url`), and httpx2's own text is shown with the given secrets masked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Final
+from urllib.parse import urlsplit
+
+import httpx2
+
+from toolsets._auth import redact
+from toolsets._errors import ConnectionError
+
+__all__ = ["HTTP_ERRORS", "map_http_errors", "safe_url"]
+
+HTTP_ERRORS: Final[tuple[tuple[type[httpx2.RequestError], str], ...]] = (
+    (httpx2.ConnectTimeout, "no answer in time (connecting)"),
+    (httpx2.ReadTimeout, "no answer in time"),
+    (httpx2.WriteTimeout, "no answer in time (sending)"),
+    (httpx2.PoolTimeout, "no answer in time (waiting for a free connection)"),
+    (httpx2.TimeoutException, "no answer in time"),
+    (httpx2.ConnectError, "cannot connect"),
+    (httpx2.ReadError, "the connection broke while reading"),
+    (httpx2.WriteError, "the connection broke while sending"),
+    (httpx2.CloseError, "the connection failed to close"),
+    (httpx2.NetworkError, "a network error"),
+    (httpx2.LocalProtocolError, "the request cannot be sent as HTTP"),
+    (httpx2.RemoteProtocolError, "the server broke the HTTP protocol"),
+    (httpx2.ProtocolError, "an HTTP protocol error"),
+    (httpx2.ProxyError, "the proxy failed"),
+    (httpx2.UnsupportedProtocol, "not an http(s) URL"),
+    (httpx2.SSEError, "a malformed event stream"),
+    (httpx2.TransportError, "a transport error"),
+    (httpx2.DecodingError, "the answer's content encoding is broken"),
+    (httpx2.TooManyRedirects, "too many redirects"),
+    (httpx2.RequestError, "the request failed"),
+)
+"""httpx2's request errors, each with what went wrong in words, most specific first
+(the first row whose class matches is used)."""
+
+MAX_DETAIL = 200
+"""Characters of httpx2's own message kept in ours."""
+
+
+def safe_url(url: str | httpx2.URL) -> str:
+    """``url`` as a message may show it: ``scheme://host[:port]/path``, without user
+    info, query or fragment (each may carry a secret)."""
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # not a URL (an unbalanced "[", say): cut by hand
+        text = text.split("#", 1)[0].split("?", 1)[0]
+        scheme, slashes, rest = text.partition("://")
+        if not slashes:
+            return text.rsplit("@", 1)[-1]
+        netloc, slash, path = rest.partition("/")
+        return f"{scheme}://{netloc.rsplit('@', 1)[-1]}{slash}{path}"
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else parts.path
+
+
+def _reason(error: httpx2.RequestError) -> str:
+    for kind, reason in HTTP_ERRORS:
+        if isinstance(error, kind):
+            return reason
+    raise AssertionError("httpx2.RequestError ends the table")  # pragma: no cover
+
+
+@contextmanager
+def map_http_errors(
+    what: str,
+    url: str | httpx2.URL,
+    *,
+    target: str | None = None,
+    secrets: Iterable[str | None] = (),
+) -> Iterator[None]:
+    """Raise httpx2's request errors from inside as `ConnectionError`.
+
+    The message reads ``"{what} {safe_url(url)}: {reason} ({ExceptionName}: {detail})"``,
+    e.g. ``"GET https://api.example/v1/items: no answer in time (ReadTimeout: timed
+    out)"``; httpx2's own text (``detail``) is cut at `MAX_DETAIL` characters, with
+    ``secrets`` masked (as is, percent-encoded or JSON-escaped).
+
+    Args:
+        what: What was being done or asked, e.g. ``"GET"``, ``"the token endpoint"``.
+        url: Where the request went.
+        target: The error's ``target`` (the server, as errors name it); by default
+            `safe_url` of ``url``.
+        secrets: What the request carried that httpx2's text must not show (a key, a
+            client secret).
+    """
+    try:
+        yield
+    except httpx2.RequestError as error:
+        kind = type(error).__name__
+        detail = redact(str(error), secrets)[:MAX_DETAIL]
+        cause = f"{kind}: {detail}" if detail and detail != kind else kind
+        shown = safe_url(url)
+        raise ConnectionError(
+            f"{what} {shown}: {_reason(error)} ({cause})",
+            target=target if target is not None else shown,
+        ) from error

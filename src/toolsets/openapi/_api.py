@@ -1,0 +1,312 @@
+"""`RestApi`: what the tools of one loaded spec share, and how their calls go out.
+
+It holds the spec and its resolver, the clients (`ApiClients`), the credentials and
+``headers=``, OAuth's tokens and endpoints, and the response checker; it chooses the
+credentials for a call (fetching tokens for `ClientCredentials`, and renewing one the API
+refuses), sends the request a `RequestBuilder` made, follows redirects (credentials never
+follow to another origin), reads the response (cut at a size, the secrets it quotes back
+masked), decodes it for the model and checks it against the spec.
+
+It knows nothing of the toolset that made it, nor of tools: a `RestApiTool` declares the
+operation and checks the model's arguments, then calls `RestApi.call`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+from urllib.parse import urljoin
+
+import anyio.to_thread
+import httpx2
+
+from toolsets._auth import AuthCredential, Secret, header_secrets, redact_bytes
+from toolsets._errors import ToolCallError
+from toolsets._http import map_http_errors
+from toolsets._json import JsonValue
+from toolsets._results import error_result
+from toolsets.openapi._clients import ApiClients
+from toolsets.openapi._document import Resolver
+from toolsets.openapi._model import Operation
+from toolsets.openapi._oauth import ClientCredentials, OAuth
+from toolsets.openapi._operations import Spec
+from toolsets.openapi._request import RequestBuilder
+from toolsets.openapi._responses import ResponseChecker
+from toolsets.openapi._security import (
+    Credentials,
+    Requirement,
+    choose,
+    origin,
+    sent_secrets,
+    strip_credentials,
+)
+from toolsets.openapi._serialize import essence, is_json
+
+__all__ = ["MAX_REDIRECTS", "RestApi"]
+
+logger = logging.getLogger("toolsets.openapi")
+
+MAX_REDIRECTS = 5
+"""Redirects followed for one call."""
+
+Ready = dict[str, AuthCredential | str]
+"""Credentials as a request carries them, by scheme name (tokens already fetched)."""
+
+
+class RestApi:
+    """The runtime the tools of one spec share.
+
+    Args:
+        spec: The operations and security schemes read.
+        resolver: The spec's references (body schemas are followed through it).
+        clients: What requests are built and sent with.
+        credentials: By scheme name, as given (checked when the spec was read).
+        headers: Sent with every request to the API (not to another origin it
+            redirects to).
+        max_response_bytes: Responses are cut beyond this size.
+        check_responses: Check successful JSON responses against the spec: ``"warn"``
+            logs, ``"error"`` also gives the model an error; None does not check.
+    """
+
+    def __init__(
+        self,
+        *,
+        spec: Spec,
+        resolver: Resolver,
+        clients: ApiClients,
+        credentials: Credentials,
+        headers: Mapping[str, str],
+        max_response_bytes: int,
+        check_responses: Literal["warn", "error"] | None,
+    ) -> None:
+        self.spec = spec
+        self.resolver = resolver
+        self.clients = clients
+        self.credentials = credentials
+        self.headers = headers
+        self.header_secrets = [Secret(s) for s in header_secrets(headers)]
+        """The secrets ``headers`` carry, masked in what the API sends back."""
+        self.max_response_bytes = max_response_bytes
+        self.check_responses = check_responses
+        self.responses = ResponseChecker(resolver, version=spec.version)
+        self.oauth = OAuth(clients.get)
+        self.shut_down = False
+        """Set when the toolset shuts down: tools kept from before must not send."""
+
+    def follow(self, schema: Mapping[str, Any], base: str = "") -> Mapping[str, Any]:
+        """``schema`` (in the document at ``base``, by default the spec's own) with its
+        top-level ``$ref``s followed (for the body encoder)."""
+        target, _, _ = self.resolver.resolve(schema, base or self.resolver.root.uri, "")
+        return target if isinstance(target, Mapping) else schema
+
+    def given_credentials(self, op: Operation) -> tuple[Ready, Requirement | None]:
+        """The credentials given up front that are ready to send (no token to fetch),
+        and the first alternative of ``op`` they meet."""
+        ready: Ready = {
+            name: credential
+            for name, credential in self.credentials.items()
+            if not isinstance(credential, ClientCredentials)
+        }
+        return ready, choose(op, self.spec, ready)
+
+    async def client(self, tool_name: str) -> httpx2.AsyncClient:
+        """The running loop's client (made off the event loop the first time).
+
+        Raises:
+            ToolCallError: the toolset was shut down (or the client given closed).
+        """
+        client = await self.clients.get() if not self.shut_down else None
+        if client is None or client.is_closed:
+            raise ToolCallError(
+                "the toolset this tool came from was shut down (or its client closed): "
+                "list its tools again",
+                tool_name=tool_name,
+            )
+        return client
+
+    async def call(
+        self,
+        tool_name: str,
+        request: RequestBuilder,
+        op: Operation,
+        args: Mapping[str, Any],
+        *,
+        user: tuple[str, AuthCredential] | None = None,
+        base_url: str,
+    ) -> tuple[int | None, JsonValue]:
+        """Send the request for ``args`` (already checked), with the user's credential
+        (scheme name and credential) if one was given; the final status (None: too many
+        redirects) and the result for the model. A token the toolset fetched that the
+        API refuses (401) is renewed once.
+
+        Raises:
+            SerializationError: a value cannot be sent as the spec says.
+            ConnectionError: the API cannot be reached.
+            ToolCallError: the toolset was shut down.
+            AuthError: no token could be had for `ClientCredentials`.
+        """
+        client = await self.client(tool_name)
+        for attempt in range(2):
+            credentials, requirement, fetched = await self._credentials(op, user, base_url)
+            built = request.build(args, credentials, requirement, self.clients.template)
+            secrets = sent_secrets(credentials) + self.header_secrets
+            status, result = await self._send(client, built, op, tool_name, secrets)
+            if status != 401 or not fetched or attempt:
+                return status, result
+            for name, token in fetched.items():  # a token we got ourselves: renew it
+                self.oauth.forget(name, token)
+        raise AssertionError("the second attempt returns")  # pragma: no cover
+
+    async def _credentials(
+        self, op: Operation, user: tuple[str, AuthCredential] | None, base_url: str
+    ) -> tuple[Ready, Requirement | None, dict[str, AuthCredential]]:
+        """The credentials of the alternative to use, tokens fetched where the toolset
+        holds client credentials; the alternative; and the tokens fetched."""
+        given = self.credentials
+        if user is not None:
+            given = {**given, user[0]: user[1]}
+        requirement = choose(op, self.spec, given)
+        if not requirement:
+            return {}, requirement, {}
+        ready: Ready = {}
+        fetched: dict[str, AuthCredential] = {}
+        for name, scopes in requirement.items():
+            credential = given[name]
+            if isinstance(credential, ClientCredentials):
+                scheme = self.spec.security_schemes[name]
+                token = await self.oauth.token(name, scheme, credential, scopes, base_url)
+                ready[name] = fetched[name] = token
+            else:
+                ready[name] = credential
+        return ready, requirement, fetched
+
+    async def _send(
+        self,
+        client: httpx2.AsyncClient,
+        request: httpx2.Request,
+        op: Operation,
+        tool_name: str,
+        secrets: Sequence[str],
+    ) -> tuple[int | None, JsonValue]:
+        """Send, following redirects; the final status (None: too many redirects) and the
+        result for the model."""
+        first = origin(request.url)
+        for _ in range(MAX_REDIRECTS + 1):
+            url = request.url
+            with map_http_errors(request.method, url, target=origin(url), secrets=secrets):
+                response = await client.send(request, stream=True, follow_redirects=False)
+                try:
+                    if response.is_redirect and "location" in response.headers:
+                        request = self._redirected(request, response, op, first)
+                        continue
+                    return response.status_code, await self._result(
+                        response, op, tool_name, secrets
+                    )
+                finally:
+                    await response.aclose()
+        return None, error_result(f"more than {MAX_REDIRECTS} redirects")
+
+    def _redirected(
+        self, request: httpx2.Request, response: httpx2.Response, op: Operation, first: str
+    ) -> httpx2.Request:
+        url = httpx2.URL(urljoin(str(request.url), response.headers["location"]))
+        method = request.method
+        content: bytes | None = request.content
+        headers = dict(request.headers)
+        if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+            method, content = "GET", None
+            headers.pop("content-type", None)
+            headers.pop("content-length", None)
+        headers.pop("host", None)
+        if origin(url) != first:  # credentials never follow to another origin
+            url = strip_credentials(url, op, self.spec, headers)
+            fixed = {name.lower() for name in self.headers}  # nor do headers=
+            headers = {name: value for name, value in headers.items() if name.lower() not in fixed}
+        return self.clients.template.build_request(method, url, headers=headers, content=content)
+
+    async def _result(
+        self, response: httpx2.Response, op: Operation, tool_name: str, secrets: Sequence[str]
+    ) -> JsonValue:
+        limit = self.max_response_bytes
+        chunks: list[bytes] = []
+        size = 0
+        truncated = False
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                chunks.append(chunk[: len(chunk) - (size - limit)])
+                truncated = True
+                break
+            chunks.append(chunk)
+        # An API may quote a credential it was sent (a "bad key: ..." message): the model
+        # must never see it.
+        data = redact_bytes(b"".join(chunks), secrets) if secrets else b"".join(chunks)
+        content_type = response.headers.get("content-type", "")
+        value = decode(data, content_type, truncated, limit)
+        status = response.status_code
+        checking = self.check_responses is not None and status < 400
+        if checking and not truncated and is_json(content_type) and isinstance(value, dict | list):
+            return await self._checked(op, tool_name, status, content_type, value)
+        if status >= 400:
+            return error_result(
+                f"HTTP {status} {response.reason_phrase}".strip(), status=status, body=value
+            )
+        return value
+
+    async def _checked(
+        self, op: Operation, tool_name: str, status: int, content_type: str, value: JsonValue
+    ) -> JsonValue:
+        """``value``, checked against the spec's schema for the response (in a worker
+        thread: a big body takes a while)."""
+        problems = await anyio.to_thread.run_sync(
+            self.responses.problems, op, status, content_type, value
+        )
+        if not problems:
+            return value
+        listed: list[JsonValue] = [
+            {"field": field or "(the body)", "problem": text} for field, text in problems
+        ]
+        logger.warning(
+            "%s: the HTTP %d response does not match the spec (%d problems; first: %s: %s)",
+            tool_name,
+            status,
+            len(problems),
+            problems[0][0] or "(the body)",
+            problems[0][1][:200],
+        )
+        if self.check_responses == "warn":
+            return value
+        return error_result(
+            f"the API's HTTP {status} response does not match its spec",
+            status=status,
+            problems=listed[:20],
+            body=value,
+        )
+
+
+def decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonValue:
+    """A response body as the model is given it: JSON parsed, text as text, anything
+    else a base64 blob; a body cut at ``limit`` bytes says so."""
+    kind = essence(content_type)
+    if truncated:
+        note = f"[the response was cut at {limit} bytes]"
+        if kind.startswith("text/") or "json" in kind or "xml" in kind:
+            return {"truncated": True, "text": data.decode("utf-8", "replace"), "note": note}
+        return {"truncated": True, "note": note}
+    if not data:
+        return None
+    if kind == "application/json" or kind.endswith("+json") or (not kind and data[:1] in b"{["):
+        try:
+            return json.loads(data)  # type: ignore[no-any-return]
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
+            return data.decode("utf-8", "replace")
+    if kind.startswith("text/") or kind.endswith("+xml") or kind in ("application/xml", ""):
+        return data.decode("utf-8", "replace")
+    return {
+        "type": "blob",
+        "mime_type": kind,
+        "data": base64.b64encode(data).decode("ascii"),
+    }
