@@ -253,6 +253,15 @@ def protocol_methods() -> dict[str, Callable[..., Any]]:
     }
 
 
+def _awaits_alike(declared: Any, method: Any) -> bool:
+    """Both async, or both sync; a method declared to return an awaitable may be either
+    an ``async def`` or a ``def`` that says it returns one."""
+    if "Awaitable" in str(inspect.signature(declared).return_annotation):
+        returned = str(inspect.signature(method).return_annotation)
+        return inspect.iscoroutinefunction(method) or "Awaitable" in returned
+    return inspect.iscoroutinefunction(method) == inspect.iscoroutinefunction(declared)
+
+
 def signature_drift(cls: type) -> list[str]:
     """How ``cls``'s methods differ from the protocol's: a parameter missing, renamed or of
     another kind, one more without a default, or sync where async is declared."""
@@ -262,7 +271,7 @@ def signature_drift(cls: type) -> list[str]:
         if not inspect.isfunction(method):
             drift.append(f"{name}: not a method")
             continue
-        if inspect.iscoroutinefunction(method) != inspect.iscoroutinefunction(declared):
+        if not _awaits_alike(declared, method):
             drift.append(f"{name}: async differs")
         wanted = list(inspect.signature(declared).parameters.values())
         given = list(inspect.signature(method).parameters.values())
