@@ -24,7 +24,7 @@ import httpx2
 from toolsets._auth import redact
 from toolsets._errors import ConnectionError
 
-__all__ = ["HTTP_ERRORS", "map_http_errors", "safe_url"]
+__all__ = ["HTTP_ERRORS", "essence", "map_http_errors", "safe_url"]
 
 HTTP_ERRORS: Final[tuple[tuple[type[httpx2.RequestError], str], ...]] = (
     (httpx2.ConnectTimeout, "no answer in time (connecting)"),
@@ -70,6 +70,12 @@ def safe_url(url: str | httpx2.URL) -> str:
         return f"{scheme}://{netloc.rsplit('@', 1)[-1]}{slash}{path}"
     host = parts.netloc.rsplit("@", 1)[-1]
     return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else parts.path
+
+
+def essence(content_type: str) -> str:
+    """A media type's ``type/subtype``, lower case, without parameters (a ``Content-Type``
+    header's value, or a media type a spec declares): the one parser of media types."""
+    return content_type.split(";", 1)[0].strip().lower()
 
 
 def _reason(error: httpx2.RequestError) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from toolsets._concurrency import gather
+from toolsets._concurrency import check_timeout, gather
 from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolsetError
@@ -200,8 +200,7 @@ class LlmAgent(BaseAgent):
             raise ValueError("max_iterations must be at least 1")
         if max_calls_per_turn < 1:
             raise ValueError("max_calls_per_turn must be at least 1")
-        if tool_timeout <= 0:
-            raise ValueError("tool_timeout must be positive")
+        check_timeout(tool_timeout, "tool_timeout")
         self.model = model
         self.instruction = instruction
         self._tools: list[Tool] = []

@@ -10,12 +10,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeAlias
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
 
 from toolsets._auth import MIN_MASKED, SECRET_NAME, Secret, check_headers, header_secrets
 from toolsets._context import ToolContext
+from toolsets._http import safe_url
 
 __all__ = ["HeaderProvider", "Sse", "StderrTarget", "Stdio", "StreamableHttp", "Transport"]
 
@@ -108,7 +109,7 @@ class _AtUrl:
     @property
     def target(self) -> str:
         """The URL without user:password and query (either may carry a secret)."""
-        return _without_secrets(self.url)
+        return safe_url(self.url)
 
     @property
     def secrets(self) -> list[str]:
@@ -203,14 +204,6 @@ def _secret_headers(transport: StreamableHttp | Sse) -> None:
     (they are often credentials)."""
     check_headers(transport.headers)
     object.__setattr__(transport, "headers", {k: Secret(v) for k, v in transport.headers.items()})
-
-
-def _without_secrets(url: str) -> str:
-    """``url`` without user:password and query, either of which may carry a secret."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 Transport: TypeAlias = Stdio | StreamableHttp | Sse

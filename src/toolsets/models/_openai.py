@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 import os
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Final, Self
@@ -17,8 +16,9 @@ from typing import Any, Final, Self
 import httpx2
 
 from toolsets._auth import Secret, check_credential_text, redact
+from toolsets._concurrency import check_timeout
 from toolsets._content import Content, FunctionCall, Part
-from toolsets._errors import ConnectionError
+from toolsets._http import essence, map_http_errors
 from toolsets._tool import LlmRequest
 from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolNameMap, to_openai_tools
@@ -117,8 +117,7 @@ class OpenAIChatModel:
         model = model or os.environ.get("OPENAI_MODEL")
         if not model:
             raise ValueError("no model given: pass OpenAIChatModel(model=...) or set OPENAI_MODEL")
-        if not (timeout > 0 and math.isfinite(timeout)):
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        check_timeout(timeout, "timeout")
         url = httpx2.URL(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"base_url must be an http(s) URL, got {str(url)!r}")
@@ -234,12 +233,10 @@ class OpenAIChatModel:
             )
         return self._client
 
-    def _connection_error(self, exc: httpx2.RequestError) -> ConnectionError:
-        kind = type(exc).__name__
-        detail = self._redact(str(exc)) or kind
-        return ConnectionError(
-            f"OpenAI-compatible server at {self._target} failed: {kind}: {detail}",
-            target=self._target,
+    def _mapped(self) -> AbstractContextManager[None]:
+        """httpx2's errors while talking to the server, as `ConnectionError`."""
+        return map_http_errors(
+            "OpenAI-compatible server at", self._url, target=self._target, secrets=[self._api_key]
         )
 
     def _redact(self, text: str) -> str:
@@ -249,12 +246,10 @@ class OpenAIChatModel:
     # -- response --------------------------------------------------------------------
 
     async def _complete(self, body: dict[str, Any], names: ToolNameMap) -> LlmResponse:
-        try:
+        with self._mapped():
             response = await self._http().post(
                 self._url, json=body, headers=self._request_headers(stream=False)
             )
-        except httpx2.RequestError as exc:
-            raise self._connection_error(exc) from exc
         if response.is_error:
             return self._http_error(response.status_code, response.content)
         return self._parse_completion(response.content, names)
@@ -264,7 +259,7 @@ class OpenAIChatModel:
             if response.is_error:
                 yield self._http_error(response.status_code, await self._read(response))
                 return
-            content_type = response.headers.get("content-type", "").partition(";")[0].strip()
+            content_type = essence(response.headers.get("content-type", ""))
             if content_type != "text/event-stream":
                 # Servers that cannot stream (or ignore "stream") answer in one piece.
                 yield self._parse_completion(await self._read(response), names)
@@ -295,26 +290,20 @@ class OpenAIChatModel:
 
     @asynccontextmanager
     async def _open_stream(self, body: dict[str, Any]) -> AsyncIterator[httpx2.Response]:
-        try:
+        with self._mapped():
             async with self._http().stream(
                 "POST", self._url, json=body, headers=self._request_headers(stream=True)
             ) as response:
                 yield response
-        except httpx2.RequestError as exc:
-            raise self._connection_error(exc) from exc
 
     async def _read(self, response: httpx2.Response) -> bytes:
-        try:
+        with self._mapped():
             return await response.aread()
-        except httpx2.RequestError as exc:
-            raise self._connection_error(exc) from exc
 
     async def _events(self, response: httpx2.Response) -> AsyncIterator[str]:
-        try:
+        with self._mapped():
             async for event in httpx2.EventSource(response):
                 yield event.data
-        except httpx2.RequestError as exc:
-            raise self._connection_error(exc) from exc
 
     def _http_error(self, status: int, content: bytes) -> LlmResponse:
         payload = _json_object(content)

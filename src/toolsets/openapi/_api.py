@@ -25,7 +25,7 @@ import httpx2
 
 from toolsets._auth import AuthCredential, Secret, header_secrets, redact_bytes
 from toolsets._errors import ToolCallError
-from toolsets._http import map_http_errors
+from toolsets._http import essence, map_http_errors
 from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets.openapi._clients import ApiClients
@@ -43,7 +43,7 @@ from toolsets.openapi._security import (
     sent_secrets,
     strip_credentials,
 )
-from toolsets.openapi._serialize import essence, is_json
+from toolsets.openapi._serialize import is_json
 
 __all__ = ["MAX_REDIRECTS", "RestApi"]
 

@@ -19,10 +19,10 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT4, DRAFT202012
 
+from toolsets._http import essence
 from toolsets._patterns import ECMA_KEYWORDS, SchemaValidator
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Operation
-from toolsets.openapi._serialize import essence
 
 __all__ = ["ResponseChecker"]
 

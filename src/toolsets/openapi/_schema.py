@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolsets._errors import SpecError
+from toolsets._http import essence
 from toolsets._jsonschema import (
     DEFINITION_KEYWORDS,
     PRE_2020_KEYWORDS,
@@ -28,7 +29,7 @@ from toolsets._jsonschema import (
 from toolsets._names import NameRule
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Body, MediaType, Operation
-from toolsets.openapi._serialize import essence, is_file, is_raw
+from toolsets.openapi._serialize import is_file, is_raw
 
 __all__ = ["Argument", "OperationSchema", "SchemaBuilder", "pick_media_type", "plain_text"]
 

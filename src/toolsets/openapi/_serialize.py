@@ -121,10 +121,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote_from_bytes, unquote
 
+from toolsets._http import essence
 from toolsets.openapi._model import Encoding, MediaType, Parameter
 
 __all__ = [
-    "essence",
     "EncodedBody",
     "SerializationError",
     "cookie_pairs",
@@ -264,12 +264,6 @@ def _encode_text(text: str, charset: str = "utf-8") -> bytes:
 
 
 # -- media types -------------------------------------------------------------------------
-
-
-def essence(content_type: str) -> str:
-    """A media type's ``type/subtype``, lower case, without parameters: the one parser of
-    media types here."""
-    return content_type.split(";", 1)[0].strip().lower()
 
 
 def _charset(content_type: str) -> str | None:
