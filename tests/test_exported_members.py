@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
 import toolsets
+import toolsets.agent
+import toolsets.models
 
 EXPECTED = {
     "LONG_RUNNING_NOTE",
@@ -203,3 +207,16 @@ def test_the_mcp_package_exports_exactly_the_pinned_names() -> None:
     for info in pkgutil.iter_modules(toolsets.mcp.__path__):
         module = importlib.import_module(f"toolsets.mcp.{info.name}")
         assert hasattr(module, "__all__"), module.__name__
+
+
+@pytest.mark.parametrize("name", ["ScriptedModel", "OpenAIChatModel", "Llm"])
+def test_a_model_name_asked_of_the_agent_package_says_where_it_is(name: str) -> None:
+    with pytest.raises(ImportError) as caught:
+        exec(f"from toolsets.agent import {name}", {})
+
+    assert f"from toolsets.models import {name}" in str(caught.value)
+    assert getattr(toolsets.models, name) is not None
+
+
+def test_other_missing_names_of_the_agent_package_are_plain_attribute_errors() -> None:
+    assert not hasattr(toolsets.agent, "no_such_name")

@@ -60,6 +60,8 @@ class Reply:
 class Received:
     headers: dict[str, str]
     body: dict[str, Any]
+    path: str = ""
+    query: str = ""
 
 
 @dataclass
@@ -79,7 +81,9 @@ class FakeOpenAI:
     async def chat(self, request: Request) -> Response:
         body = await request.json()
         model = body["model"]
-        self.received.setdefault(model, []).append(Received(dict(request.headers), body))
+        self.received.setdefault(model, []).append(
+            Received(dict(request.headers), body, request.url.path, request.url.query)
+        )
         scripted = self.scripts[model].popleft()
         reply = scripted(body) if callable(scripted) else scripted
         if reply.raw is not None:
@@ -598,6 +602,22 @@ async def test_a_connection_dropped_mid_stream_raises_connection_error(
     assert info.value.target == server.base_url
     assert isinstance(info.value.__cause__, httpx2.RemoteProtocolError)
     assert [r.content.text for r in seen if r.content] == ["Hel"]
+
+
+async def test_a_base_url_with_a_query_keeps_it_on_the_wire_and_out_of_reprs_and_errors(
+    server: FakeOpenAI, name: str
+) -> None:
+    # Azure-style roots carry the API version as a query; a key there must not be shown.
+    server.script(name, Reply(body=completion(content="ok")))
+    root = f"{server.base_url}?api-version=2024-06-01&api_key={KEY}"
+    async with OpenAIChatModel(name, base_url=root, api_key=KEY) as model:
+        await collect(model, LlmRequest(contents=[Content.user("Hi")]))
+
+    (received,) = server.requests(name)
+    assert received.path.endswith("/v1/chat/completions")
+    assert received.query == f"api-version=2024-06-01&api_key={KEY}"
+    assert model.base_url == server.base_url
+    assert KEY not in repr(model)
 
 
 async def test_a_refused_connection_raises_connection_error_naming_the_server(

@@ -82,3 +82,16 @@ async def test_a_relative_server_resolves_against_the_spec_url_given_for_a_dict(
         "GET /specs/v2/pets/1 HTTP/1.1",
         "GET /pets/2 HTTP/1.1",
     ]
+
+
+@pytest.mark.parametrize("base_url", ["http://127.0.0.1:1/api?api_key=sk-SECRET-1", "http://h/a#x"])
+def test_a_base_url_with_a_query_or_fragment_is_refused_where_it_is_given(base_url: str) -> None:
+    # Paths are appended to the base URL: a query there would end up inside every path.
+    with pytest.raises(ToolDefinitionError) as caught:
+        OpenApiToolset(
+            {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {}},
+            base_url=base_url,
+        )
+
+    assert caught.value.field == "base_url"
+    assert "sk-SECRET-1" not in str(caught.value)

@@ -74,3 +74,30 @@ __all__ = [
     "preload_memory_tool",
     "transfer_to_agent_tool",
 ]
+
+_MOVED_TO_MODELS = frozenset(
+    (
+        "FinishReason",
+        "INVALID_JSON_KEY",
+        "Llm",
+        "LlmResponse",
+        "OpenAIChatModel",
+        "ScriptExhaustedError",
+        "ScriptedModel",
+        "Step",
+        "Usage",
+    )
+)
+
+
+def __getattr__(name: str) -> object:
+    # The models live in toolsets.models; say so to code written for toolsets.agent.
+    if name in _MOVED_TO_MODELS:
+        # An ImportError, not an AttributeError: ``from toolsets.agent import X`` shows
+        # an AttributeError's message as a bare "cannot import name".
+        raise ImportError(
+            f"{name} is in toolsets.models, not toolsets.agent: from toolsets.models import {name}",
+            name=__name__,
+            path=__file__,
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

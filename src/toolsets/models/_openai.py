@@ -18,7 +18,7 @@ import httpx2
 from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._concurrency import check_timeout
 from toolsets._content import Content, FunctionCall, Part
-from toolsets._http import essence, map_http_errors
+from toolsets._http import essence, map_http_errors, safe_url
 from toolsets._tool import LlmRequest
 from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolNameMap, to_openai_tools
@@ -122,9 +122,12 @@ class OpenAIChatModel:
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"base_url must be an http(s) URL, got {str(url)!r}")
         self._model = model
-        self._url = str(url).rstrip("/") + "/chat/completions"
-        # The URL the errors name: without user info, which can hold a password.
-        self._target = str(url.copy_with(username=None, password=None)).rstrip("/")
+        # The endpoint under the root's path, keeping its query (``?api-version=`` and
+        # the like).
+        self._url = str(url.copy_with(path=url.path.rstrip("/") + "/chat/completions"))
+        # The URL errors and reprs name: without user info or query, which can hold a
+        # password or a key.
+        self._target = safe_url(url).rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY") or None
         if key is not None:
             check_credential_text(key, scheme_name="bearer", in_header=True)

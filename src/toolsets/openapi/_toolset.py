@@ -169,6 +169,14 @@ class OpenApiToolset(BaseToolset):
                 f"spec must be a path, an http(s) URL, JSON or YAML text, or a dict, "
                 f"not {type(spec).__name__}"
             )
+        if base_url is not None and ("?" in base_url or "#" in base_url):
+            # Paths are appended to it: a query would end up inside the path. Keys go in
+            # credentials= or headers=, where they are sent only to this API.
+            raise ToolDefinitionError(
+                f"base_url must be the API's root without a query or fragment, got "
+                f"{safe_url(base_url)!r}; give keys as credentials= or headers=",
+                field="base_url",
+            )
         self._source = spec
         self._base_url = base_url
         self._server_variables = dict(server_variables or {})
