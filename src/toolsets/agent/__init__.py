@@ -1,6 +1,7 @@
 """The agent loop: `LlmAgent` and workflow agents, the `Runner`, sessions and built-in
 tools. The models it calls live in `toolsets.models`."""
 
+import toolsets.models
 from toolsets._json import MAX_JSON_DEPTH
 from toolsets._tool import LlmRequest
 from toolsets.agent._agent_tool import AgentTool
@@ -75,24 +76,10 @@ __all__ = [
     "transfer_to_agent_tool",
 ]
 
-_MOVED_TO_MODELS = frozenset(
-    (
-        "FinishReason",
-        "INVALID_JSON_KEY",
-        "Llm",
-        "LlmResponse",
-        "OpenAIChatModel",
-        "ScriptExhaustedError",
-        "ScriptedModel",
-        "Step",
-        "Usage",
-    )
-)
-
 
 def __getattr__(name: str) -> object:
     # The models live in toolsets.models; say so to code written for toolsets.agent.
-    if name in _MOVED_TO_MODELS:
+    if name in toolsets.models.__all__:
         # An ImportError, not an AttributeError: ``from toolsets.agent import X`` shows
         # an AttributeError's message as a bare "cannot import name".
         raise ImportError(
