@@ -13,8 +13,9 @@ import httpx2
 import pytest
 
 from tests.openapi.helpers import ONE_GET, client_credentials, recording_server, secured
-from toolsets import ConnectionError, ToolContext
-from toolsets._http import HTTP_ERRORS, map_http_errors, safe_url
+from toolsets import ConnectionError, SpecError, ToolContext
+from toolsets._http import HTTP_ERRORS, map_http_errors
+from toolsets._urls import safe_url
 from toolsets.openapi import ClientCredentials, OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -162,3 +163,15 @@ async def test_an_openid_configuration_that_cannot_be_reached_raises_connection_
     error = await call_with_client_credentials(secured("oidc", scheme), "oidc")
     assert error.target == discovery
     assert isinstance(error.__cause__, httpx2.ConnectError)
+
+
+async def test_a_spec_url_answered_with_an_error_is_named_without_its_secrets() -> None:
+    async with recording_server() as server:
+        server.status = 404
+        url = f"{server.url}/spec.json?token={SECRET}#x"
+        with anyio.fail_after(10), pytest.raises(SpecError) as caught:
+            await OpenApiToolset(url).load()
+
+    assert caught.value.source == f"{server.url}/spec.json"
+    assert SECRET not in str(caught.value)
+    assert SECRET not in repr(caught.value)

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolsets._results import clip
+from toolsets._urls import safe_url
 
 __all__ = [
     "AuthError",
@@ -155,8 +156,11 @@ class SpecError(ToolsetError):
     def __init__(self, message: str, *, pointer: str = "", source: str | None = None) -> None:
         self.pointer = pointer
         """JSON pointer of the broken node."""
+        if source is not None and source.startswith(("http://", "https://")):
+            source = safe_url(source)  # a spec URL may carry a token in its query
         self.source = source
-        """Where the document came from (a path or URL), when known."""
+        """Where the document came from (a path, or a URL without user info, query or
+        fragment), when known."""
         where = f"{source}#{pointer}" if source else f"#{pointer}"
         super().__init__(f"{where}: {message}")
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Final
-from urllib.parse import urlsplit
 
 import httpx2
 
 from toolsets._auth import redact
 from toolsets._errors import ConnectionError
+from toolsets._urls import safe_url
 
-__all__ = ["HTTP_ERRORS", "essence", "map_http_errors", "safe_url"]
+__all__ = ["HTTP_ERRORS", "essence", "map_http_errors"]
 
 HTTP_ERRORS: Final[tuple[tuple[type[httpx2.RequestError], str], ...]] = (
     (httpx2.ConnectTimeout, "no answer in time (connecting)"),
@@ -53,23 +53,6 @@ HTTP_ERRORS: Final[tuple[tuple[type[httpx2.RequestError], str], ...]] = (
 
 MAX_DETAIL = 200
 """Characters of httpx2's own message kept in ours."""
-
-
-def safe_url(url: str | httpx2.URL) -> str:
-    """``url`` as a message may show it: ``scheme://host[:port]/path``, without user
-    info, query or fragment (each may carry a secret)."""
-    text = str(url)
-    try:
-        parts = urlsplit(text)
-    except ValueError:  # not a URL (an unbalanced "[", say): cut by hand
-        text = text.split("#", 1)[0].split("?", 1)[0]
-        scheme, slashes, rest = text.partition("://")
-        if not slashes:
-            return text.rsplit("@", 1)[-1]
-        netloc, slash, path = rest.partition("/")
-        return f"{scheme}://{netloc.rsplit('@', 1)[-1]}{slash}{path}"
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else parts.path
 
 
 def essence(content_type: str) -> str:

@@ -16,7 +16,7 @@ import httpx2
 
 from toolsets._auth import MIN_MASKED, SECRET_NAME, Secret, check_headers, header_secrets
 from toolsets._context import ToolContext
-from toolsets._http import safe_url
+from toolsets._urls import safe_url
 
 __all__ = ["HeaderProvider", "Sse", "StderrTarget", "Stdio", "StreamableHttp", "Transport"]
 

@@ -18,8 +18,9 @@ import httpx2
 from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._concurrency import check_timeout
 from toolsets._content import Content, FunctionCall, Part
-from toolsets._http import essence, map_http_errors, safe_url
+from toolsets._http import essence, map_http_errors
 from toolsets._tool import LlmRequest
+from toolsets._urls import safe_url
 from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolNameMap, to_openai_tools
 

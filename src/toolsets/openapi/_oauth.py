@@ -33,7 +33,8 @@ import httpx2
 
 from toolsets._auth import AuthConfig, AuthCredential, Secret, credential_problem, redact
 from toolsets._errors import AuthError
-from toolsets._http import map_http_errors, safe_url
+from toolsets._http import map_http_errors
+from toolsets._urls import safe_url
 
 __all__ = [
     "AuthorizationCodeFlow",

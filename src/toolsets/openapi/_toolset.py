@@ -23,8 +23,9 @@ from toolsets._concurrency import check_timeout
 from toolsets._confirmed import ConfirmPolicy, confirm_rule
 from toolsets._context import ToolContext
 from toolsets._errors import SpecError, ToolDefinitionError, ToolNotFoundError
-from toolsets._http import map_http_errors, safe_url
+from toolsets._http import map_http_errors
 from toolsets._toolset import BaseToolset
+from toolsets._urls import safe_url
 from toolsets.openapi._api import RestApi
 from toolsets.openapi._clients import ApiClients, LoopClients, new_client
 from toolsets.openapi._document import (
