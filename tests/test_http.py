@@ -14,7 +14,7 @@ import pytest
 
 from tests.openapi.helpers import ONE_GET, client_credentials, recording_server, secured
 from toolsets import ConnectionError, SpecError, ToolContext
-from toolsets._http import HTTP_ERRORS, map_http_errors
+from toolsets._http import HTTP_ERRORS, is_json, is_text, map_http_errors
 from toolsets._urls import safe_url
 from toolsets.openapi import ClientCredentials, OpenApiToolset
 
@@ -175,3 +175,23 @@ async def test_a_spec_url_answered_with_an_error_is_named_without_its_secrets() 
     assert caught.value.source == f"{server.url}/spec.json"
     assert SECRET not in str(caught.value)
     assert SECRET not in repr(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("content_type", "json_", "text"),
+    [
+        ("application/json; charset=utf-8", True, True),
+        ("text/json", True, True),
+        ("application/problem+json", True, True),
+        ("text/plain", False, True),
+        ("application/xml", False, True),
+        ("image/svg+xml", False, True),
+        ("application/octet-stream", False, False),
+        ("image/png", False, False),
+        ("", False, False),
+    ],
+)
+def test_one_rule_says_what_is_json_and_what_is_text(
+    content_type: str, json_: bool, text: bool
+) -> None:
+    assert (is_json(content_type), is_text(content_type)) == (json_, text)

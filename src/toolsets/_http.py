@@ -24,7 +24,7 @@ from toolsets._auth import redact
 from toolsets._errors import ConnectionError
 from toolsets._urls import safe_url
 
-__all__ = ["HTTP_ERRORS", "essence", "map_http_errors"]
+__all__ = ["HTTP_ERRORS", "essence", "is_json", "is_text", "map_http_errors"]
 
 HTTP_ERRORS: Final[tuple[tuple[type[httpx2.RequestError], str], ...]] = (
     (httpx2.ConnectTimeout, "no answer in time (connecting)"),
@@ -59,6 +59,20 @@ def essence(content_type: str) -> str:
     """A media type's ``type/subtype``, lower case, without parameters (a ``Content-Type``
     header's value, or a media type a spec declares): the one parser of media types."""
     return content_type.split(";", 1)[0].strip().lower()
+
+
+def is_json(content_type: str) -> bool:
+    """Whether the media type is JSON (``*/json`` or ``*/*+json``)."""
+    subtype = essence(content_type).partition("/")[2]
+    return subtype == "json" or subtype.endswith("+json")
+
+
+def is_text(content_type: str) -> bool:
+    """Whether the media type is text a person or a model reads: ``text/*``, JSON or XML
+    (``*/xml``, ``*/*+xml``)."""
+    kind = essence(content_type)
+    subtype = kind.partition("/")[2]
+    return kind.startswith("text/") or is_json(kind) or subtype == "xml" or subtype.endswith("+xml")
 
 
 def _reason(error: httpx2.RequestError) -> str:

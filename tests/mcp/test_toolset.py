@@ -401,7 +401,7 @@ def test_a_header_no_request_can_carry_is_refused_naming_the_header_not_the_valu
 def test_a_stdio_transports_repr_hides_a_secret_argument() -> None:
     stdio = Stdio(command="srv", args=["--token", "tok-SECRET", "--api-key=tok-SECRET", "-v"])
     assert "SECRET" not in repr(stdio)
-    assert repr(stdio) == "Stdio(command='srv --token *** --api-key=*** -v', cwd=None)"
+    assert repr(stdio) == f"Stdio(command='srv --token {MASK} --api-key={MASK} -v', cwd=None)"
 
 
 def test_the_secrets_a_transport_carries_are_what_its_repr_hides_and_credential_headers() -> None:
@@ -921,7 +921,7 @@ def test_credentials_in_a_url_or_arguments_never_reach_the_target() -> None:
     assert http.target == "https://example.com/mcp"
     stdio = Stdio(command="srv", args=["--token", "SECRET", "--api-key=SECRET", "--verbose"])
     assert "SECRET" not in stdio.target
-    assert stdio.target == "srv --token *** --api-key=*** --verbose"
+    assert stdio.target == f"srv --token {MASK} --api-key={MASK} --verbose"
 
 
 def test_header_and_environment_values_are_in_no_repr_or_vars() -> None:

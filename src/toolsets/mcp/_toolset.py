@@ -221,8 +221,7 @@ class McpToolset(BaseToolset):
         self.transport = transport
         self.timeout = check_timeout(timeout, "timeout")
         self.connect_timeout = check_timeout(connect_timeout, "connect_timeout")
-        self.confirm = confirm
-        """The confirmation policy (as ``confirmed(toolset, confirm)`` would apply it)."""
+        self._confirm = confirm
         self._confirm_rule = confirm_rule(confirm)
         self.name = name or transport.target
         if max_sessions < 1:
@@ -452,6 +451,12 @@ class McpToolset(BaseToolset):
         raise AssertionError("unreachable")  # pragma: no cover
 
     # --- tools ------------------------------------------------------------------------
+
+    @property
+    def confirm(self) -> ConfirmPolicy:
+        """The confirmation policy its tools apply (as ``confirmed(toolset, confirm)``
+        would), fixed when the toolset is made."""
+        return self._confirm
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         """Every tool of the server (all pages), cached until the server announces a

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
 
-from toolsets._auth import MIN_MASKED, SECRET_NAME, Secret, check_headers, header_secrets
+from toolsets._auth import MASK, MIN_MASKED, SECRET_NAME, Secret, check_headers, header_secrets
 from toolsets._context import ToolContext
 from toolsets._urls import safe_url
 
@@ -88,12 +88,12 @@ class Stdio:
         hide_next = False
         for arg in self.args:
             if hide_next:
-                shown.append("***")
+                shown.append(MASK)
                 hidden.append(arg)
                 hide_next = False
             elif SECRET_NAME.search(arg) and "=" in arg:
                 name, value = arg.split("=", 1)
-                shown.append(name + "=***")
+                shown.append(f"{name}={MASK}")
                 hidden.append(value)
             else:
                 shown.append(arg)

@@ -25,7 +25,7 @@ import httpx2
 
 from toolsets._auth import AuthCredential, Secret, header_secrets, redact_bytes
 from toolsets._errors import ToolCallError
-from toolsets._http import essence, map_http_errors
+from toolsets._http import essence, is_json, is_text, map_http_errors
 from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets.openapi._clients import ApiClients
@@ -43,7 +43,6 @@ from toolsets.openapi._security import (
     sent_secrets,
     strip_credentials,
 )
-from toolsets.openapi._serialize import is_json
 
 __all__ = ["MAX_REDIRECTS", "RestApi"]
 
@@ -293,17 +292,17 @@ def decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonV
     kind = essence(content_type)
     if truncated:
         note = f"[the response was cut at {limit} bytes]"
-        if kind.startswith("text/") or "json" in kind or "xml" in kind:
+        if is_text(kind):
             return {"truncated": True, "text": data.decode("utf-8", "replace"), "note": note}
         return {"truncated": True, "note": note}
     if not data:
         return None
-    if kind == "application/json" or kind.endswith("+json") or (not kind and data[:1] in b"{["):
+    if is_json(kind) or (not kind and data[:1] in b"{["):
         try:
             return json.loads(data)  # type: ignore[no-any-return]
         except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
             return data.decode("utf-8", "replace")
-    if kind.startswith("text/") or kind.endswith("+xml") or kind in ("application/xml", ""):
+    if is_text(kind) or not kind:
         return data.decode("utf-8", "replace")
     return {
         "type": "blob",

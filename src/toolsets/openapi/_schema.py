@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolsets._errors import SpecError
-from toolsets._http import essence
+from toolsets._http import essence, is_json, is_text
 from toolsets._jsonschema import (
     DEFINITION_KEYWORDS,
     PRE_2020_KEYWORDS,
@@ -220,7 +220,7 @@ def pick_media_type(body: Body | None) -> MediaType | None:
 
     def rank(media: MediaType) -> int:
         kind = essence(media.content_type)
-        if kind == "application/json" or kind.endswith("+json"):
+        if is_json(kind):
             return 0
         if kind == "application/x-www-form-urlencoded":
             return 1
@@ -388,8 +388,7 @@ class SchemaBuilder:
         the model writes the text)."""
         schema = target if isinstance(target, Mapping) else {}
         kind = essence(content_type)
-        textual = kind.startswith("text/") or kind.endswith(("/xml", "+xml"))
-        if is_file(schema) and not textual:
+        if is_file(schema) and not is_text(kind):
             return _file_schema(schema.get("description"))
         if schema.get("type") == "string" and not any(
             k in schema for k in ("properties", "items", "allOf", "anyOf", "oneOf")

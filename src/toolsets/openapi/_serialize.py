@@ -121,7 +121,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote_from_bytes, unquote
 
-from toolsets._http import essence
+from toolsets._http import essence, is_json
 from toolsets.openapi._model import Encoding, MediaType, Parameter
 
 __all__ = [
@@ -131,7 +131,6 @@ __all__ = [
     "encode_body",
     "header_value",
     "is_file",
-    "is_json",
     "is_raw",
     "path_value",
     "query_pairs",
@@ -272,12 +271,6 @@ def _charset(content_type: str) -> str | None:
         if key.strip().lower() == "charset":
             return value.strip().strip('"')
     return None
-
-
-def is_json(content_type: str) -> bool:
-    """Whether the media type is JSON (``*/json`` or ``*/*+json``)."""
-    subtype = essence(content_type).partition("/")[2]
-    return subtype == "json" or subtype.endswith("+json")
 
 
 def _alternatives(content_types: str) -> list[str]:

@@ -188,8 +188,7 @@ class OpenApiToolset(BaseToolset):
             for name, value in (credentials or {}).items()
         }
         self._headers = _checked_headers(headers)
-        self.confirm = confirm
-        """The confirmation policy."""
+        self._confirm = confirm
         make = partial(new_client, check_timeout(timeout, "timeout"))
         self._clients = LoopClients(make)
         self._http = ApiClients(client, self._clients, make)
@@ -206,6 +205,12 @@ class OpenApiToolset(BaseToolset):
         self._tools: tuple[RestApiTool, ...] = ()
 
     # --- the toolset ----------------------------------------------------------------
+
+    @property
+    def confirm(self) -> ConfirmPolicy:
+        """The confirmation policy its tools apply (as ``confirmed(toolset, confirm)``
+        would), fixed when the toolset is made."""
+        return self._confirm
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[RestApiTool]:
         """Every operation's tool (the spec is read on the first call)."""
@@ -394,7 +399,7 @@ class OpenApiToolset(BaseToolset):
                 schema,
                 api,
                 base_url=self._resolve_base(op, root.uri),
-                confirm=self.confirm,
+                confirm=self._confirm,
             )
             for name, (op, schema) in zip(names, built, strict=True)
         )
