@@ -1,14 +1,17 @@
 """What `McpToolset` adds to a tool call over the raw `mcp` SDK, on the same server.
 
-Both sides call the fixture server's ``echo`` tool (fixtures/mcp/server.py) through an
-``mcp.Client`` built the way ``toolsets.mcp._connection`` builds it (``cache=None``, no
-client-wide read timeout; over HTTP an ``httpx2.AsyncClient`` with the same timeouts), so
-the difference is our layer: ``McpToolset.call_tool``'s session lookup, timeout and error
-mapping, and the client options the toolset sets (client info, message and logging
-handlers, ``log_level``).
+Both sides call the fixture server's ``echo`` tool (fixtures/mcp/server.py). The raw side
+is the SDK's public API alone: ``mcp.Client(transport, **RAW_CLIENT_OPTIONS)`` over
+``stdio_client`` or ``streamable_http_client`` (over HTTP with an
+``httpx2.AsyncClient(**RAW_HTTP_OPTIONS)``); those options, printed with the results,
+are the ones `McpToolset` uses by default (no response cache, no client-wide read
+timeout, the same HTTP timeouts), so the difference is our layer:
+``McpToolset.call_tool``'s session lookup, timeout and error mapping, and the client
+options the toolset sets besides (client info, message and logging handlers,
+``log_level``).
 
 Run: python benchmarks/mcp_overhead.py [--calls N] [--warmup W] [--concurrency C]
-                                        [--repeats R] [--block B]
+                                        [--repeats R] [--block B] [--before REF [--rounds P]]
 
 For each transport, in one run:
   stdio  each side starts its own server process (``python server.py stdio``): a stdio
@@ -35,6 +38,10 @@ them. Timings on a small shared machine swing by a third between runs: run the s
 more than once before believing a ratio near its target. If a session breaks mid-run (a
 dropped HTTP connection ends the SDK's session), that transport is measured once more and
 the table says so.
+
+``--before REF`` measures in P processes (``--rounds``, default 3) importing ``src/`` of the
+working tree and P importing ``src/`` of git commit REF, the two taking turns, and prints
+each figure's median (``ours/raw`` ratios among them) before and after, and their ratio.
 """
 
 from __future__ import annotations
@@ -42,22 +49,29 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import math
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.abc
 import httpx2
 import mcp.types as mt
+from _common import (
+    Call,
+    add_before_option,
+    before_after_table,
+    concurrent,
+    emit,
+    free_port,
+    run_before_after,
+    sequential,
+    server_process,
+    verdict,
+)
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -72,15 +86,15 @@ SEQUENTIAL_TARGET = 1.10
 """Ours may take at most this many times raw's median latency."""
 CONCURRENT_TARGET = 0.90
 """Ours must reach at least this share of raw's throughput."""
-SERVER_START_TIMEOUT = 20.0
-SERVER_STOP_TIMEOUT = 5.0
 BENCH_TIMEOUT = 240.0
 """A bound on the whole measurement (it takes well under a minute when all is well)."""
-HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""What `McpToolset` gives its own httpx2 client for a default `StreamableHttp`."""
+RAW_CLIENT_OPTIONS: dict[str, Any] = {"read_timeout_seconds": None, "cache": None}
+"""The raw side's ``mcp.Client`` options (`McpToolset`'s defaults: no client-wide read
+timeout, no response cache)."""
+RAW_HTTP_OPTIONS: dict[str, Any] = {"timeout": httpx2.Timeout(30.0, read=300.0)}
+"""The raw side's ``httpx2.AsyncClient`` options over HTTP (what `McpToolset` gives its
+own client for a default `StreamableHttp`)."""
 ARGS = {"text": "hello"}
-
-Call = Callable[[], Coroutine[Any, Any, object]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,55 +116,12 @@ class Result:
 # --- servers and clients ---------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-async def stop(process: anyio.abc.Process) -> None:
-    """End a process we started: SIGTERM, then SIGKILL if it lingers."""
-    with anyio.CancelScope(shield=True):
-        if process.returncode is None:
-            process.terminate()
-            with anyio.move_on_after(SERVER_STOP_TIMEOUT):
-                await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
-
-
 @contextlib.asynccontextmanager
 async def http_server() -> AsyncIterator[str]:
     """The fixture server over streamable HTTP in a process of its own; yields its URL."""
     port = free_port()
-    with tempfile.TemporaryFile() as errors:
-        process = await anyio.open_process(
-            [sys.executable, str(SERVER), "http", str(port)],
-            stdout=subprocess.DEVNULL,  # uvicorn's access log
-            stderr=errors,
-        )
-        try:
-            with anyio.fail_after(SERVER_START_TIMEOUT):
-                while True:
-                    if process.returncode is not None:
-                        errors.seek(0)
-                        tail = errors.read().decode(errors="replace").strip()[-500:]
-                        raise RuntimeError(
-                            f"the HTTP server exited with {process.returncode}: {tail}"
-                        )
-                    try:
-                        stream = await anyio.connect_tcp("127.0.0.1", port)
-                    except OSError:
-                        await anyio.sleep(0.05)  # nothing to wait on but the port
-                    else:
-                        await stream.aclose()
-                        break
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            await stop(process)
+    async with server_process([sys.executable, str(SERVER), "http", str(port)], port=port):
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def text_of(result: mt.CallToolResult) -> str:
@@ -173,12 +144,10 @@ async def sides(transport: str, url: str | None) -> AsyncIterator[tuple[str, dic
             ours_transport: Stdio | StreamableHttp = Stdio(command=command, args=args)
         else:
             assert url is not None
-            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=HTTP_TIMEOUT))
+            http = await stack.enter_async_context(httpx2.AsyncClient(**RAW_HTTP_OPTIONS))
             raw_transport = streamable_http_client(url, http_client=http)
             ours_transport = StreamableHttp(url=url)
-        raw = await stack.enter_async_context(
-            Client(raw_transport, read_timeout_seconds=None, cache=None)
-        )
+        raw = await stack.enter_async_context(Client(raw_transport, **RAW_CLIENT_OPTIONS))
         await raw.list_tools()
         toolset = await stack.enter_async_context(McpToolset(ours_transport))
         tool = await toolset.get_tool("echo")
@@ -204,58 +173,6 @@ async def sides(transport: str, url: str | None) -> AsyncIterator[tuple[str, dic
 
 
 # --- measurements ----------------------------------------------------------------------------
-
-
-def rotated(names: list[str], turn: int) -> list[str]:
-    turn %= len(names)
-    return names[turn:] + names[:turn]
-
-
-async def sequential(
-    calls: dict[str, Call], count: int, warmup: int, block: int
-) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """Each call's latency, and this process's CPU time per call, the sides taking turns
-    block by block."""
-    names = list(calls)
-    for name in names:
-        for _ in range(warmup):
-            await calls[name]()
-    latency: dict[str, list[float]] = {name: [] for name in names}
-    cpu = dict.fromkeys(names, 0.0)
-    for turn in range(math.ceil(count / block)):
-        size = min(block, count - turn * block)
-        for name in rotated(names, turn):
-            call, out = calls[name], latency[name]
-            cpu_start = time.process_time()
-            for _ in range(size):
-                start = time.perf_counter()
-                await call()
-                out.append(time.perf_counter() - start)
-            cpu[name] += time.process_time() - cpu_start
-    return latency, {name: cpu[name] / count for name in names}
-
-
-async def burst(call: Call, concurrency: int) -> float:
-    """Calls per second with ``concurrency`` calls in flight at once."""
-    start = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for _ in range(concurrency):
-            tg.start_soon(call)
-    return concurrency / (time.perf_counter() - start)
-
-
-async def concurrent(
-    calls: dict[str, Call], concurrency: int, repeats: int
-) -> dict[str, list[float]]:
-    """The throughput of each burst, the sides taking turns burst by burst."""
-    names = list(calls)
-    for name in names:
-        await burst(calls[name], concurrency)
-    throughput: dict[str, list[float]] = {name: [] for name in names}
-    for turn in range(repeats):
-        for name in rotated(names, turn):
-            throughput[name].append(await burst(calls[name], concurrency))
-    return throughput
 
 
 async def measure(options: argparse.Namespace) -> list[Result]:
@@ -307,13 +224,6 @@ async def measure_one(transport: str, url: str | None, options: argparse.Namespa
 # --- the table -------------------------------------------------------------------------------
 
 
-def verdict(ratio: float, *, at_most: float | None = None, at_least: float | None = None) -> str:
-    if at_most is not None:
-        return f"≤{at_most:.2f}x {'met' if ratio <= at_most else 'MISSED'}"
-    assert at_least is not None
-    return f"≥{at_least:.2f}x {'met' if ratio >= at_least else 'MISSED'}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="sequential calls per side")
@@ -321,11 +231,18 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=10, help="sequential calls per turn")
     parser.add_argument("--concurrency", type=int, default=100, help="calls per burst")
     parser.add_argument("--repeats", type=int, default=9, help="bursts per side")
+    add_before_option(parser)
     options = parser.parse_args()
+    if options.before and not options.json:
+        before_after(options)
+        return
 
     started = time.perf_counter()
     results = anyio.run(measure, options)
     elapsed = time.perf_counter() - started
+    if options.json:
+        emit(figures(results), [raw_options()])
+        return
 
     print(
         f"MCP echo call, raw SDK vs McpToolset (sequential: median of {options.calls} calls "
@@ -362,6 +279,43 @@ def main() -> None:
             print(f"{result.transport}: measured again after a session broke ({result.broken})")
     protocols = ", ".join(f"{r.transport} {r.protocol}" for r in results)
     print(f"protocol: {protocols}; whole run {elapsed:.0f} s")
+    print(raw_options())
+
+
+def raw_options() -> str:
+    """The raw side's options, as the results state them."""
+    client = ", ".join(f"{k}={v!r}" for k, v in RAW_CLIENT_OPTIONS.items())
+    http = ", ".join(f"{k}={v!r}" for k, v in RAW_HTTP_OPTIONS.items())
+    return f"raw: mcp.Client(transport, {client}); over HTTP httpx2.AsyncClient({http})"
+
+
+def figures(results: list[Result]) -> dict[str, float]:
+    """One run's figures for a before/after table."""
+    out: dict[str, float] = {}
+    for result in results:
+        seq = {side: statistics.median(result.latency_s[side]) * 1e3 for side in SIDES}
+        rate = {side: statistics.median(result.throughput[side]) for side in SIDES}
+        name = result.transport
+        out[f"{name} sequential ms ours"] = seq["ours"]
+        out[f"{name} sequential ours/raw"] = seq["ours"] / seq["raw"]
+        out[f"{name} sequential run/raw"] = seq["run"] / seq["raw"]
+        out[f"{name} client CPU µs ours"] = result.cpu_s["ours"] * 1e6
+        out[f"{name} client CPU ours/raw"] = result.cpu_s["ours"] / result.cpu_s["raw"]
+        out[f"{name} client CPU run/raw"] = result.cpu_s["run"] / result.cpu_s["raw"]
+        out[f"{name} concurrent ours/raw"] = rate["ours"] / rate["raw"]
+    return out
+
+
+def before_after(options: argparse.Namespace) -> None:
+    """Both sides with src/ of the working tree and of ``--before``, turn about."""
+    names = ("calls", "warmup", "block", "concurrency", "repeats")
+    argv = [f"--{name}={getattr(options, name)}" for name in names]
+    try:
+        commit, outputs = run_before_after(__file__, argv, options.before, options.rounds)
+    except RuntimeError as exc:
+        sys.exit(f"before/after: {exc}")
+    print(f"MCP echo call, raw SDK vs McpToolset ({options.calls} sequential calls a side)")
+    print("\n".join(before_after_table(commit, outputs)))
 
 
 if __name__ == "__main__":
