@@ -316,8 +316,8 @@ def instruction_counter() -> InstructionCounter | str:
         why.append("perf is not installed")
     valgrind = shutil.which("valgrind")
     if valgrind is not None:
-        prefix = (valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null")
-        return InstructionCounter("valgrind --tool=callgrind", prefix)
+        callgrind = (valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null")
+        return InstructionCounter("valgrind --tool=callgrind", callgrind)
     why.append("valgrind is not installed")
     return "; ".join(why)
 

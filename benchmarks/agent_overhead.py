@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
 from _common import (
     add_before_option,
     before_after_table,
@@ -76,7 +77,6 @@ from _common import (
     run_before_after,
     tail,
 )
-
 from toolsets import FunctionCall, FunctionTool, ToolContext
 from toolsets.agent import LlmAgent, LlmRequest, Runner, ScriptedModel, Step
 

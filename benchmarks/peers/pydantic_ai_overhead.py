@@ -60,14 +60,15 @@ def batched(calls: int) -> Any:
     return respond
 
 
+async def noop() -> None:
+    """Do nothing."""
+    return None
+
+
 async def measure(shape: str, count: int, calls: int) -> float:
     """µs per tool call of ``count`` user messages in ``shape``."""
     agent = Agent(FunctionModel(batched(calls) if shape == "batched" else sequential(calls)))
-
-    @agent.tool_plain(sequential=False)
-    async def noop() -> None:
-        """Do nothing."""
-        return None
+    agent.tool_plain(sequential=False)(noop)
 
     history = None
     total_calls = 0
