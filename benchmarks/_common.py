@@ -98,12 +98,10 @@ def npm_package(spec: str, name: str) -> Path:
     use; raises RuntimeError saying why not."""
     prefix = PEERS_DIR / spec.replace("@", "-")
     folder = prefix / "node_modules" / name
-    done = prefix / ".installed"
-    if not done.exists():
+    if not (folder / "package.json").is_file():
         print(f"installing {spec} in {prefix} ...", file=sys.stderr, flush=True)
         options = ["--no-audit", "--no-fund", "--ignore-scripts"]
         _run(["npm", "install", "--prefix", str(prefix), *options, spec], "npm install")
-        done.touch()
     return folder
 
 

@@ -67,7 +67,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
 from _common import (
     add_before_option,
     before_after_table,
@@ -77,6 +76,7 @@ from _common import (
     run_before_after,
     tail,
 )
+
 from toolsets import FunctionCall, FunctionTool, ToolContext
 from toolsets.agent import LlmAgent, LlmRequest, Runner, ScriptedModel, Step
 

@@ -60,10 +60,6 @@ from typing import Any
 import anyio
 import httpx2
 import mcp.types as mt
-from mcp import Client, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-
-import toolsets
 from _common import (
     Call,
     add_before_option,
@@ -76,6 +72,10 @@ from _common import (
     server_process,
     verdict,
 )
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+import toolsets
 from toolsets import ToolContext
 from toolsets.mcp import McpToolset, Stdio, StreamableHttp
 

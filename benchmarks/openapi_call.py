@@ -71,7 +71,6 @@ from typing import Any
 import anyio
 import anyio.abc
 import httpx2
-
 from _common import (
     Call,
     add_before_option,
@@ -84,6 +83,7 @@ from _common import (
     server_process,
     verdict,
 )
+
 from toolsets import ToolContext
 from toolsets.openapi import OpenApiToolset
 

@@ -55,10 +55,10 @@ from jsonschema import Draft202012Validator, FormatChecker
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tests' judges
 
+from openapi_load import directory_root  # noqa: E402
 from tests.openapi_helpers import Recorded, RecordingServer, recording_server  # noqa: E402
 from tests.openapi_judge import ArgumentMaker, CoreJudge, GenerationError, WireRequest  # noqa: E402
 
-from openapi_load import directory_root  # noqa: E402
 from toolsets import ToolContext, ToolsetError  # noqa: E402
 from toolsets._patterns import SchemaValidator, matches  # noqa: E402
 from toolsets.openapi import OpenApiToolset, Operation, RestApiTool  # noqa: E402
