@@ -410,6 +410,29 @@ def run_before_after(
     return commit, outputs
 
 
+def before_after(
+    script: str, options: argparse.Namespace, passed: Sequence[str], title: str
+) -> None:
+    """``--before``: ``script`` run in turns (`run_before_after`) with the options named in
+    ``passed`` (``instructions`` counted in each side's first round only), then the table
+    under ``title``; exits saying why if a round fails."""
+    argv = []
+    for name in passed:
+        flag, value = "--" + name.replace("_", "-"), getattr(options, name)
+        if value is True:
+            argv.append(flag)
+        elif value is not False and value is not None:
+            argv.append(f"{flag}={value}")
+    try:
+        commit, outputs = run_before_after(
+            script, argv, options.before, options.rounds, once=["--instructions"]
+        )
+    except RuntimeError as exc:
+        sys.exit(f"before/after: {exc}")
+    print(title)
+    print("\n".join(before_after_table(commit, outputs)))
+
+
 def _number(value: float) -> str:
     size = abs(value)
     return f"{value:.0f}" if size >= 1000 else f"{value:.1f}" if size >= 10 else f"{value:.3f}"

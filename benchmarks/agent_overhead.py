@@ -69,11 +69,10 @@ from typing import Any
 import anyio
 from _common import (
     add_before_option,
-    before_after_table,
+    before_after,
     emit,
     instruction_counter,
     peer_python,
-    run_before_after,
     tail,
 )
 
@@ -361,7 +360,12 @@ def main() -> None:
         anyio.run(count, part, shape, int(messages), options.calls)
         return
     if options.before and not options.json:
-        before_after(options)
+        passed = ("messages", "calls", "repeats", "instructions")
+        title = (
+            f"agent loop per tool call ({options.messages} messages x {options.calls} calls; "
+            f"{options.repeats} repeats a process; no peer)"
+        )
+        before_after(__file__, options, passed, title)
         return
 
     results = anyio.run(measure_all, options.messages, options.calls, options.repeats)
@@ -453,27 +457,6 @@ def figures(
     elif isinstance(counted, str):
         notes.append(f"instructions: not counted ({counted})")
     return out, notes
-
-
-def before_after(options: argparse.Namespace) -> None:
-    """Our side with src/ of the working tree and of ``--before``, turn about (no peer)."""
-    argv = [
-        f"--messages={options.messages}",
-        f"--calls={options.calls}",
-        f"--repeats={options.repeats}",
-        *(["--instructions"] if options.instructions else []),
-    ]
-    try:
-        commit, outputs = run_before_after(
-            __file__, argv, options.before, options.rounds, once=["--instructions"]
-        )
-    except RuntimeError as exc:
-        sys.exit(f"before/after: {exc}")
-    print(
-        f"agent loop per tool call ({options.messages} messages x {options.calls} calls; "
-        f"{options.repeats} repeats a process)"
-    )
-    print("\n".join(before_after_table(commit, outputs)))
 
 
 if __name__ == "__main__":

@@ -63,11 +63,10 @@ import mcp.types as mt
 from _common import (
     Call,
     add_before_option,
-    before_after_table,
+    before_after,
     concurrent,
     emit,
     free_port,
-    run_before_after,
     sequential,
     server_process,
     verdict,
@@ -234,7 +233,9 @@ def main() -> None:
     add_before_option(parser)
     options = parser.parse_args()
     if options.before and not options.json:
-        before_after(options)
+        passed = ("calls", "warmup", "block", "concurrency", "repeats")
+        title = f"MCP echo call, raw SDK vs McpToolset ({options.calls} sequential calls a side)"
+        before_after(__file__, options, passed, title)
         return
 
     started = time.perf_counter()
@@ -304,18 +305,6 @@ def figures(results: list[Result]) -> dict[str, float]:
         out[f"{name} client CPU run/raw"] = result.cpu_s["run"] / result.cpu_s["raw"]
         out[f"{name} concurrent ours/raw"] = rate["ours"] / rate["raw"]
     return out
-
-
-def before_after(options: argparse.Namespace) -> None:
-    """Both sides with src/ of the working tree and of ``--before``, turn about."""
-    names = ("calls", "warmup", "block", "concurrency", "repeats")
-    argv = [f"--{name}={getattr(options, name)}" for name in names]
-    try:
-        commit, outputs = run_before_after(__file__, argv, options.before, options.rounds)
-    except RuntimeError as exc:
-        sys.exit(f"before/after: {exc}")
-    print(f"MCP echo call, raw SDK vs McpToolset ({options.calls} sequential calls a side)")
-    print("\n".join(before_after_table(commit, outputs)))
 
 
 if __name__ == "__main__":

@@ -74,11 +74,10 @@ import httpx2
 from _common import (
     Call,
     add_before_option,
-    before_after_table,
+    before_after,
     concurrent,
     emit,
     instruction_counter,
-    run_before_after,
     sequential,
     server_process,
     verdict,
@@ -98,6 +97,16 @@ BENCH_TIMEOUT = 300.0
 """A bound on the whole measurement (it takes about a minute when all is well)."""
 TIMEOUT = 30.0
 """What `OpenApiToolset` gives its default client: both sides' clients get it too."""
+ROUND_OPTIONS = (
+    "calls",
+    "warmup",
+    "block",
+    "concurrency",
+    "repeats",
+    "connections",
+    "instructions",
+)
+"""The options each process of a ``--before`` run is given."""
 COUNTED_CALLS = (100, 600)
 """Calls made by the two processes whose instructions are counted, per side."""
 
@@ -415,7 +424,10 @@ def main() -> None:
         anyio.run(count_calls, options)
         return
     if options.before and not options.json:
-        before_after(options)
+        title = (
+            f"REST call, raw httpx2 vs RestApiTool.run ({options.calls} sequential calls a side)"
+        )
+        before_after(__file__, options, ROUND_OPTIONS, title)
         return
 
     started = time.perf_counter()
@@ -458,21 +470,6 @@ def figures(results: list[Result], counted: Counted) -> tuple[dict[str, float], 
     elif isinstance(counted, str):
         notes.append(f"instructions not counted: {counted}")
     return out, notes
-
-
-def before_after(options: argparse.Namespace) -> None:
-    """Both sides with src/ of the working tree and of ``--before``, turn about."""
-    names = ("calls", "warmup", "block", "concurrency", "repeats", "connections")
-    argv = [f"--{name}={getattr(options, name)}" for name in names]
-    argv += ["--instructions"] if options.instructions else []
-    try:
-        commit, outputs = run_before_after(
-            __file__, argv, options.before, options.rounds, once=["--instructions"]
-        )
-    except RuntimeError as exc:
-        sys.exit(f"before/after: {exc}")
-    print(f"REST call, raw httpx2 vs RestApiTool.run ({options.calls} sequential calls a side)")
-    print("\n".join(before_after_table(commit, outputs)))
 
 
 if __name__ == "__main__":
