@@ -242,7 +242,9 @@ class InstructionCounter:
     name: str
     """What counts, as the tables print it."""
     prefix: tuple[str, ...]
-    """The command that runs the counted one, ``--log-file=`` for callgrind aside."""
+    """The command that runs the counted one."""
+    log_option: str | None = None
+    """The option that sends the count to a file, if it does not go to stderr."""
 
     async def count(self, command: Sequence[str]) -> int:
         """The user-space instructions ``command`` ran; raises RuntimeError if it failed.
@@ -251,10 +253,10 @@ class InstructionCounter:
         """
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         with tempfile.TemporaryDirectory(prefix="bench-count-") as tmp:
-            log = Path(tmp) / "valgrind.log"
+            log = Path(tmp) / "count.log"
             prefix = list(self.prefix)
-            if self.prefix[0].endswith("valgrind"):
-                prefix.append(f"--log-file={log}")
+            if self.log_option is not None:
+                prefix.append(f"{self.log_option}{log}")
             with anyio.fail_after(COUNT_TIMEOUT):
                 done = await anyio.run_process([*prefix, "--", *command], check=False, env=env)
             report = done.stderr.decode(errors="replace")
@@ -315,7 +317,7 @@ def instruction_counter() -> InstructionCounter | str:
     valgrind = shutil.which("valgrind")
     if valgrind is not None:
         callgrind = (valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null")
-        return InstructionCounter("valgrind --tool=callgrind", callgrind)
+        return InstructionCounter("valgrind --tool=callgrind", callgrind, "--log-file=")
     why.append("valgrind is not installed")
     return "; ".join(why)
 
