@@ -257,8 +257,11 @@ class InstructionCounter:
             prefix = list(self.prefix)
             if self.log_option is not None:
                 prefix.append(f"{self.log_option}{log}")
-            with anyio.fail_after(COUNT_TIMEOUT):
-                done = await anyio.run_process([*prefix, "--", *command], check=False, env=env)
+            try:
+                with anyio.fail_after(COUNT_TIMEOUT):
+                    done = await anyio.run_process([*prefix, "--", *command], check=False, env=env)
+            except TimeoutError:
+                raise RuntimeError(f"{self.name} timed out after {COUNT_TIMEOUT:g} s") from None
             report = done.stderr.decode(errors="replace")
             if log.exists():
                 report = log.read_text(errors="replace")
@@ -268,17 +271,24 @@ class InstructionCounter:
 
     async def count_all(self, commands: Sequence[Sequence[str]]) -> list[int]:
         """Each command's count, as many at a time as there are CPUs (a count does not
-        depend on what else runs)."""
+        depend on what else runs); raises the first failure's RuntimeError."""
         limit = anyio.CapacityLimiter(os.cpu_count() or 1)
         counts = [0] * len(commands)
+        failures: list[RuntimeError] = []
 
         async def one(index: int) -> None:
             async with limit:
-                counts[index] = await self.count(commands[index])
+                try:
+                    counts[index] = await self.count(commands[index])
+                except RuntimeError as exc:
+                    failures.append(exc)
+                    tg.cancel_scope.cancel()
 
         async with anyio.create_task_group() as tg:
             for index in range(len(commands)):
                 tg.start_soon(one, index)
+        if failures:
+            raise failures[0]
         return counts
 
 

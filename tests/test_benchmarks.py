@@ -131,6 +131,16 @@ async def test_the_same_run_counts_the_same_instructions() -> None:
     assert abs(first - again) <= first * 0.01
 
 
+@pytest.mark.anyio
+async def test_a_command_that_fails_is_no_count() -> None:
+    counter = common.instruction_counter()
+    if isinstance(counter, str):
+        pytest.skip(f"no instruction counter here: {counter}")
+    with anyio.fail_after(60), pytest.raises(RuntimeError) as caught:
+        await counter.count_all([["true"], ["sh", "-c", "echo no luck >&2; exit 3"]])
+    assert counter.name in caught.value.args[0]
+
+
 def test_the_source_at_a_commit_is_its_src_folder_and_goes_away() -> None:
     shown = subprocess.run(
         ["git", "-C", str(ROOT), "show", "HEAD:src/toolsets/__init__.py"],
