@@ -11,7 +11,8 @@ options the toolset sets besides (client info, message and logging handlers,
 ``log_level``).
 
 Run: python benchmarks/mcp_overhead.py [--calls N] [--warmup W] [--concurrency C]
-                                        [--repeats R] [--block B] [--before REF [--rounds P]]
+                                        [--repeats R] [--block B] [--instructions]
+                                        [--before REF [--rounds P]]
 
 For each transport, in one run:
   stdio  each side starts its own server process (``python server.py stdio``): a stdio
@@ -31,7 +32,12 @@ converts the result into JSON for the model):
                    steadier than wall time when other processes compete for the CPUs;
   concurrent /s    calls per second when C calls are started at once and all awaited,
                    median of R bursts per side, the sides taking turns burst by burst
-                   (after one warm-up burst each).
+                   (after one warm-up burst each);
+  instructions k   with ``--instructions``: user-space instructions per call, in
+                   thousands, of a process of each side's alone making 50 and then 300
+                   calls (the difference over 250), counted as ``_common`` counts them
+                   (perf, else callgrind; the table says which); the server is not
+                   counted. Unlike time, it does not move with other load.
 ``ours/raw`` and ``run/raw`` are the ratios of those medians, with the targets
 (sequential ≤ 1.10x raw, concurrent throughput ≥ 0.90x raw) and whether ``ours`` meets
 them. Timings on a small shared machine swing by a third between runs: run the script
@@ -41,7 +47,8 @@ the table says so.
 
 ``--before REF`` measures in P processes (``--rounds``, default 3) importing ``src/`` of the
 working tree and P importing ``src/`` of git commit REF, the two taking turns, and prints
-each figure's median (``ours/raw`` ratios among them) before and after, and their ratio.
+each figure's median (``ours/raw`` ratios among them) before and after, and their ratio;
+with ``--instructions``, each side's first process counts them too.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ from _common import (
     concurrent,
     emit,
     free_port,
+    instruction_counter,
     sequential,
     server_process,
     verdict,
@@ -94,6 +102,8 @@ RAW_HTTP_OPTIONS: dict[str, Any] = {"timeout": httpx2.Timeout(30.0, read=300.0)}
 """The raw side's ``httpx2.AsyncClient`` options over HTTP (what `McpToolset` gives its
 own client for a default `StreamableHttp`)."""
 ARGS = {"text": "hello"}
+COUNTED_CALLS = (50, 300)
+"""Calls made by the two processes whose instructions are counted, per side."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,9 +184,50 @@ async def sides(transport: str, url: str | None) -> AsyncIterator[tuple[str, dic
 # --- measurements ----------------------------------------------------------------------------
 
 
-async def measure(options: argparse.Namespace) -> list[Result]:
+async def measure(options: argparse.Namespace) -> tuple[list[Result], Counted]:
     with anyio.fail_after(BENCH_TIMEOUT):
-        return [await measure_transport(transport, options) for transport in TRANSPORTS]
+        results = [await measure_transport(transport, options) for transport in TRANSPORTS]
+    if not options.instructions:
+        return results, None
+    async with http_server() as url:  # each count has a bound of its own
+        return results, await instructions(url)
+
+
+Counted = tuple[str, dict[str, dict[str, float]]] | str | None
+"""The counter and instructions per call by transport and side; or why they could not be
+counted; or None when not asked for."""
+
+
+async def instructions(url: str) -> Counted:
+    """User-space instructions per call of each side, each in a process of its own (a stdio
+    server is the counted process's child, and not counted)."""
+    counter = instruction_counter()
+    if isinstance(counter, str):
+        return counter
+    runs = [(t, side, n) for t in TRANSPORTS for side in SIDES for n in COUNTED_CALLS]
+    commands = [
+        [sys.executable, __file__, "--count", side, t, str(n), "--url", url] for t, side, n in runs
+    ]
+    try:
+        totals = dict(zip(runs, await counter.count_all(commands), strict=True))
+    except RuntimeError as exc:
+        return str(exc)
+    low, high = COUNTED_CALLS
+    counted: dict[str, dict[str, float]] = {}
+    for t in TRANSPORTS:
+        for side in SIDES:
+            calls = totals[t, side, high] - totals[t, side, low]
+            counted.setdefault(t, {})[side] = calls / (high - low)
+    return counter.name, counted
+
+
+async def count_calls(options: argparse.Namespace) -> None:
+    """In a process whose instructions are counted: one side's calls, nothing else."""
+    side, transport, count = options.count
+    async with sides(transport, options.url if transport == "http" else None) as (_, calls):
+        call = calls[side]
+        for _ in range(int(count)):
+            await call()
 
 
 async def measure_transport(transport: str, options: argparse.Namespace) -> Result:
@@ -230,19 +281,28 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=10, help="sequential calls per turn")
     parser.add_argument("--concurrency", type=int, default=100, help="calls per burst")
     parser.add_argument("--repeats", type=int, default=9, help="bursts per side")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions per call (perf/valgrind)"
+    )
     add_before_option(parser)
+    # What the benchmark runs itself as: a side whose instructions are counted.
+    parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)  # SIDE TRANSPORT CALLS
+    parser.add_argument("--url", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.count:
+        anyio.run(count_calls, options)
+        return
     if options.before and not options.json:
-        passed = ("calls", "warmup", "block", "concurrency", "repeats")
+        passed = ("calls", "warmup", "block", "concurrency", "repeats", "instructions")
         title = f"MCP echo call, raw SDK vs McpToolset ({options.calls} sequential calls a side)"
         before_after(__file__, options, passed, title)
         return
 
     started = time.perf_counter()
-    results = anyio.run(measure, options)
+    results, counted = anyio.run(measure, options)
     elapsed = time.perf_counter() - started
     if options.json:
-        emit(figures(results), [raw_options()])
+        emit(*figures(results, counted))
         return
 
     print(
@@ -275,6 +335,18 @@ def main() -> None:
             f"{ratio:>9.2f}x  {verdict(ratio, at_least=CONCURRENT_TARGET):<14}"
             f"{rate['run']:>8.0f}{rate['run'] / rate['raw']:>8.2f}x"
         )
+        if isinstance(counted, tuple):
+            count = {side: counted[1][result.transport][side] / 1e3 for side in SIDES}
+            print(
+                f"{'':<10}{'instructions k':<16}{count['raw']:>8.0f}{count['ours']:>8.0f}"
+                f"{count['ours'] / count['raw']:>9.2f}x  {'':<14}"
+                f"{count['run']:>8.0f}{count['run'] / count['raw']:>8.2f}x"
+            )
+    if isinstance(counted, str):
+        print(f"instructions not counted: {counted}")
+    elif counted is not None:
+        low, high = COUNTED_CALLS
+        print(f"instructions counted by {counted[0]} ({high} calls less {low})")
     for result in results:
         if result.broken is not None:
             print(f"{result.transport}: measured again after a session broke ({result.broken})")
@@ -290,8 +362,8 @@ def raw_options() -> str:
     return f"raw: mcp.Client(transport, {client}); over HTTP httpx2.AsyncClient({http})"
 
 
-def figures(results: list[Result]) -> dict[str, float]:
-    """One run's figures for a before/after table."""
+def figures(results: list[Result], counted: Counted) -> tuple[dict[str, float], list[str]]:
+    """One run's figures for a before/after table, and how they were made."""
     out: dict[str, float] = {}
     for result in results:
         seq = {side: statistics.median(result.latency_s[side]) * 1e3 for side in SIDES}
@@ -304,7 +376,17 @@ def figures(results: list[Result]) -> dict[str, float]:
         out[f"{name} client CPU ours/raw"] = result.cpu_s["ours"] / result.cpu_s["raw"]
         out[f"{name} client CPU run/raw"] = result.cpu_s["run"] / result.cpu_s["raw"]
         out[f"{name} concurrent ours/raw"] = rate["ours"] / rate["raw"]
-    return out
+    notes = [raw_options()]
+    if isinstance(counted, tuple):
+        counter, by_transport = counted
+        for name, by_side in by_transport.items():
+            out[f"{name} k instructions ours"] = by_side["ours"] / 1e3
+            out[f"{name} instructions ours/raw"] = by_side["ours"] / by_side["raw"]
+            out[f"{name} instructions run/raw"] = by_side["run"] / by_side["raw"]
+        notes.append(f"instructions counted by {counter}")
+    elif isinstance(counted, str):
+        notes.append(f"instructions not counted: {counted}")
+    return out, notes
 
 
 if __name__ == "__main__":
