@@ -6,8 +6,9 @@ use under ``$TOOLSETS_BENCH_PEERS`` (default ``.bench-peers/`` in the repository
 ignores).
 
 Instructions are counted by ``perf stat -e instructions:u`` where the machine's counters
-allow it, else by valgrind's callgrind (about 50 times slower, the same count from run to
-run); every table says which counted.
+allow it, else by valgrind's callgrind (about 50 times slower); every table says which
+counted. Counts of the same code agree within about 2% from run to run (ids and clocks
+still differ), where times on a shared machine differ by a third.
 
 ``--before REF`` (`add_before_option`) measures our side twice in one run: in processes
 importing ``src/`` of the working tree ("after") and ``src/`` of the git commit REF
