@@ -307,6 +307,38 @@ def _parse_count(report: str, name: str) -> int:
     raise RuntimeError(f"{name} gave no count: {tail(report)}")
 
 
+PerCall = tuple[str, dict[str, dict[str, float]]] | str
+"""The counter and instructions per call by group (transport, operation) and side; or why
+they could not be counted."""
+
+
+async def instructions_per_call(
+    command: Callable[[str, str, int], list[str]],
+    groups: Sequence[str],
+    sides: Sequence[str],
+    calls: tuple[int, int],
+) -> PerCall:
+    """Each side's instructions per call in each group: a process making ``calls[1]`` calls
+    (``command(group, side, calls)``) less one making ``calls[0]``, over the difference, so
+    that start-up cancels out."""
+    counter = instruction_counter()
+    if isinstance(counter, str):
+        return counter
+    runs = [(group, side, n) for group in groups for side in sides for n in calls]
+    try:
+        counts = await counter.count_all([command(*run) for run in runs])
+    except RuntimeError as exc:
+        return str(exc)
+    totals = dict(zip(runs, counts, strict=True))
+    low, high = calls
+    per_call: dict[str, dict[str, float]] = {}
+    for group in groups:
+        for side in sides:
+            made = totals[group, side, high] - totals[group, side, low]
+            per_call.setdefault(group, {})[side] = made / (high - low)
+    return counter.name, per_call
+
+
 @functools.cache
 def instruction_counter() -> InstructionCounter | str:
     """perf if it can count here, else callgrind; or why neither can."""

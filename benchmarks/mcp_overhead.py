@@ -69,12 +69,13 @@ import httpx2
 import mcp.types as mt
 from _common import (
     Call,
+    PerCall,
     add_before_option,
     before_after,
     concurrent,
     emit,
     free_port,
-    instruction_counter,
+    instructions_per_call,
     sequential,
     server_process,
     verdict,
@@ -193,32 +194,18 @@ async def measure(options: argparse.Namespace) -> tuple[list[Result], Counted]:
         return results, await instructions(url)
 
 
-Counted = tuple[str, dict[str, dict[str, float]]] | str | None
-"""The counter and instructions per call by transport and side; or why they could not be
-counted; or None when not asked for."""
+Counted = PerCall | None
+"""Instructions per call by transport and side (or why not); None when not asked for."""
 
 
 async def instructions(url: str) -> Counted:
     """User-space instructions per call of each side, each in a process of its own (a stdio
     server is the counted process's child, and not counted)."""
-    counter = instruction_counter()
-    if isinstance(counter, str):
-        return counter
-    runs = [(t, side, n) for t in TRANSPORTS for side in SIDES for n in COUNTED_CALLS]
-    commands = [
-        [sys.executable, __file__, "--count", side, t, str(n), "--url", url] for t, side, n in runs
-    ]
-    try:
-        totals = dict(zip(runs, await counter.count_all(commands), strict=True))
-    except RuntimeError as exc:
-        return str(exc)
-    low, high = COUNTED_CALLS
-    counted: dict[str, dict[str, float]] = {}
-    for t in TRANSPORTS:
-        for side in SIDES:
-            calls = totals[t, side, high] - totals[t, side, low]
-            counted.setdefault(t, {})[side] = calls / (high - low)
-    return counter.name, counted
+
+    def command(transport: str, side: str, calls: int) -> list[str]:
+        return [sys.executable, __file__, "--count", side, transport, str(calls), "--url", url]
+
+    return await instructions_per_call(command, TRANSPORTS, SIDES, COUNTED_CALLS)
 
 
 async def count_calls(options: argparse.Namespace) -> None:

@@ -73,11 +73,12 @@ import anyio.abc
 import httpx2
 from _common import (
     Call,
+    PerCall,
     add_before_option,
     before_after,
     concurrent,
     emit,
-    instruction_counter,
+    instructions_per_call,
     sequential,
     server_process,
     verdict,
@@ -307,34 +308,28 @@ async def measure(options: argparse.Namespace) -> tuple[list[Result], Counted]:
         return results, counted
 
 
-Counted = tuple[str, dict[str, dict[str, float]]] | str | None
-"""The counter and instructions per call by operation and side; or why they could not be
-counted; or None when not asked for."""
+Counted = PerCall | None
+"""Instructions per call by operation and side (or why not); None when not asked for."""
 
 
 async def instructions(url: str, options: argparse.Namespace) -> Counted:
     """User-space instructions per call of each side, each in a process of its own."""
-    counter = instruction_counter()
-    if isinstance(counter, str):
-        return counter
-    runs = [(op, side, n) for op in OPERATIONS for side in SIDES for n in COUNTED_CALLS]
     pool = ["--connections", str(options.connections)]
-    commands = [
-        [sys.executable, __file__, "--count", side, op, str(n), "--url", url, *pool]
-        for op, side, n in runs
-    ]
-    try:
-        totals = dict(zip(runs, await counter.count_all(commands), strict=True))
-    except RuntimeError as exc:
-        return str(exc)
-    low, high = COUNTED_CALLS
-    counted: dict[str, dict[str, float]] = {}
-    for op in OPERATIONS:
-        for side in SIDES:
-            counted.setdefault(op, {})[side] = (totals[op, side, high] - totals[op, side, low]) / (
-                high - low
-            )
-    return counter.name, counted
+
+    def command(operation: str, side: str, calls: int) -> list[str]:
+        return [
+            sys.executable,
+            __file__,
+            "--count",
+            side,
+            operation,
+            str(calls),
+            "--url",
+            url,
+            *pool,
+        ]
+
+    return await instructions_per_call(command, OPERATIONS, SIDES, COUNTED_CALLS)
 
 
 async def count_calls(options: argparse.Namespace) -> None:
