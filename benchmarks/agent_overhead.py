@@ -6,7 +6,7 @@ remains is what the loop itself costs: building the request, dispatching through
 gates and callbacks, the tool call's cancel scope, recording events, applying actions.
 
 Run: python benchmarks/agent_overhead.py [--messages N] [--calls K] [--repeats R] [--no-peer]
-     [--instructions]
+     [--instructions] [--before REF [--rounds P]]
 
 Prints microseconds per tool call for four shapes of conversation:
   sequential  K model turns of one call each, per user message (N messages)
@@ -33,17 +33,23 @@ times. The ``model`` column, a fixed piece of pure Python, doubles as a witness 
 host's speed at the time: compare runs whose ``model`` figures agree.
 
 ``--instructions`` adds what the machine's noise cannot move: user-space instructions
-per tool call, counted by ``perf stat -e instructions:u`` around processes that each do
+per tool call, counted by ``perf stat -e instructions:u`` or, where the machine has no
+counters, by valgrind's callgrind (the table names which), around processes that each do
 one thing, each less a process doing all but that (the loop: N messages, less none; the
 model's replay: recording and replaying, less recording; the tool's calls: contexts and
 calls, less the contexts), divided by the calls (own = loop - model - tool).
 
-The peer is pydantic-ai (``pydantic-ai-slim`` from PyPI, its ``FunctionModel`` test double
-and one no-op tool) in the same shapes, with N/10 messages. It runs as a subprocess in its
-own venv, made on first use (with pip; that takes a while once) under
-``$TOOLSETS_BENCH_PEERS`` (default /tmp/toolsets-bench-peers). Its ``total`` median is
-shown, with how many times ours it is. If it cannot be installed or run, the table says
-why and the benchmark goes on.
+``--before REF`` measures the loop alone (no peer), in P processes (``--rounds``, default
+3) importing ``src/`` of the working tree and P importing ``src/`` of git commit REF, the
+two taking turns, and prints each figure's median before and after and their ratio; with
+``--instructions``, each side's first process counts them too.
+
+The peer is pydantic-ai (``pydantic-ai-slim``, pinned below, its ``FunctionModel`` test
+double and one no-op tool: ``peers/pydantic_ai_overhead.py``) in the same shapes, with
+N/10 messages. It runs as a subprocess in its own venv, made on first use (with pip; that
+takes a while once; see ``_common.peer_python``). Its ``total`` median is shown, with how
+many times ours it is. If it cannot be installed or run, the table says why and the
+benchmark goes on.
 """
 
 from __future__ import annotations
@@ -51,8 +57,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -63,6 +67,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _common import (
+    add_before_option,
+    before_after,
+    emit,
+    instruction_counter,
+    peer_python,
+    tail,
+)
 
 from toolsets import FunctionCall, FunctionTool, ToolContext
 from toolsets.agent import LlmAgent, LlmRequest, Runner
@@ -72,8 +84,7 @@ TARGET_US = 100.0
 SHAPES = ("sequential", "batched", "long", "async")
 PEER_SHAPES = {"sequential": "sequential", "batched": "batched", "long": "long"}
 """Which of the peer's shapes each of ours is compared with (its no-op tool is async)."""
-PEERS_DIR = Path(os.environ.get("TOOLSETS_BENCH_PEERS", "/tmp/toolsets-bench-peers"))
-PEER_INSTALL_TIMEOUT = 600.0
+PEER = "pydantic-ai-slim==2.68.0"
 PEER_RUN_TIMEOUT = 300.0
 
 
@@ -244,35 +255,44 @@ async def count(part: str, shape: str, messages: int, calls: int) -> None:
 
 
 INSTRUCTION_MESSAGES = 100
-COUNT_TIMEOUT = 300.0
+PARTS = ("loop", "model", "record", "tool", "contexts")
 
 
-async def instructions(calls: int) -> dict[str, dict[str, float]] | str:
-    """Instructions per tool call by shape: loop, model, tool and own; or why not."""
-    perf = shutil.which("perf")
-    if perf is None:
-        return "perf is not installed"
+async def instructions(calls: int) -> tuple[str, dict[str, dict[str, float]]] | str:
+    """Which counter counted, and instructions per tool call by shape: loop, model, tool
+    and own; or why they could not be counted."""
+    counter = instruction_counter()
+    if isinstance(counter, str):
+        return counter
 
-    async def counted(part: str, shape: str, messages: int) -> int:
-        command = [perf, "stat", "-x,", "-e", "instructions:u", "--no-inherit", "--"]
-        command += [sys.executable, __file__, "--count", part, shape, str(messages)]
-        command += ["--calls", str(calls)]
-        with anyio.fail_after(COUNT_TIMEOUT):
-            done = await anyio.run_process(command, check=False)
-        lines = done.stderr.decode(errors="replace").splitlines()
-        value = next((ln.split(",")[0] for ln in lines if "instructions" in ln), "")
-        if done.returncode != 0 or not value.isdigit():
-            raise RuntimeError(f"perf stat failed: {(lines or ['no output'])[-1][:200]}")
-        return int(value)
+    def command(part: str, shape: str, messages: int) -> list[str]:
+        return [
+            sys.executable,
+            __file__,
+            "--count",
+            part,
+            shape,
+            str(messages),
+            "--calls",
+            str(calls),
+        ]
 
     results: dict[str, dict[str, float]] = {}
     try:
         for shape in SHAPES:
             n = INSTRUCTION_MESSAGES if shape != "long" else max(1, INSTRUCTION_MESSAGES // 5)
             per_call = 1.0 / (n * calls)
-            loop = await counted("loop", shape, n) - await counted("loop", shape, 0)
-            model = await counted("model", shape, n) - await counted("record", shape, n)
-            tool = await counted("tool", shape, n) - await counted("contexts", shape, n)
+            runs = [("loop", 0), *((part, n) for part in PARTS)]
+            counted = dict(
+                zip(
+                    runs,
+                    await counter.count_all([command(p, shape, m) for p, m in runs]),
+                    strict=True,
+                )
+            )
+            loop = counted["loop", n] - counted["loop", 0]
+            model = counted["model", n] - counted["record", n]
+            tool = counted["tool", n] - counted["contexts", n]
             results[shape] = {
                 "loop": loop * per_call,
                 "model": model * per_call,
@@ -281,7 +301,7 @@ async def instructions(calls: int) -> dict[str, dict[str, float]] | str:
             }
     except RuntimeError as exc:
         return str(exc)
-    return results
+    return counter.name, results
 
 
 async def measure_all(messages: int, calls: int, repeats: int) -> dict[str, list[Sample]]:
@@ -295,114 +315,15 @@ async def measure_all(messages: int, calls: int, repeats: int) -> dict[str, list
 
 # --- the peer ------------------------------------------------------------------------------
 
-PEER_SCRIPT = '''\
-"""pydantic-ai in the shapes of benchmarks/agent_overhead.py (written and run by it)."""
-
-import gc
-import json
-import sys
-import time
-from importlib.metadata import version
-
-import anyio
-from pydantic_ai import Agent
-from pydantic_ai.messages import (
-    ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart,
-)
-from pydantic_ai.models.function import FunctionModel
-
-messages, calls, repeats = (int(a) for a in sys.argv[1:4])
-
-
-def returns(message):
-    if not isinstance(message, ModelRequest):
-        return 0
-    return sum(isinstance(p, ToolReturnPart) for p in message.parts)
-
-
-def sequential(history, info):
-    since_user = 0
-    for message in reversed(history):
-        if isinstance(message, ModelRequest) and any(
-            isinstance(p, UserPromptPart) for p in message.parts
-        ):
-            break
-        since_user += returns(message)
-    if since_user < calls:
-        return ModelResponse(parts=[ToolCallPart("noop", {})])
-    return ModelResponse(parts=[TextPart("done")])
-
-
-def batched(history, info):
-    if any(isinstance(p, UserPromptPart) for p in history[-1].parts):
-        return ModelResponse(parts=[ToolCallPart("noop", {}) for _ in range(calls)])
-    return ModelResponse(parts=[TextPart("done")])
-
-
-async def measure(shape, count):
-    agent = Agent(FunctionModel(batched if shape == "batched" else sequential))
-
-    @agent.tool_plain(sequential=False)
-    async def noop() -> None:
-        """Do nothing."""
-        return None
-
-    history = None
-    total_calls = 0
-    gc.collect()
-    start = time.perf_counter_ns()
-    for _ in range(count):
-        result = await agent.run("go", message_history=history)
-        total_calls += sum(returns(m) for m in result.new_messages())
-        if shape == "long":
-            history = result.all_messages()
-    elapsed = time.perf_counter_ns() - start
-    assert total_calls == count * calls, total_calls
-    return elapsed / total_calls / 1e3
-
-
-async def main():
-    out = {"version": version("pydantic-ai-slim"), "shapes": {}}
-    for shape in ("sequential", "batched", "long"):
-        await measure(shape, 1)
-        out["shapes"][shape] = [await measure(shape, messages) for _ in range(repeats)]
-    print(json.dumps(out))
-
-
-anyio.run(main)
-'''
-
-
-def _tail(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "no output"
+PEER_SCRIPT = Path(__file__).resolve().parent / "peers" / "pydantic_ai_overhead.py"
 
 
 def run_peer(messages: int, calls: int, repeats: int) -> tuple[str, dict[str, list[float]]]:
     """pydantic-ai's version and µs per call by shape; raises RuntimeError saying why not."""
-    venv = PEERS_DIR / "pydantic-ai"
-    python = venv / "bin" / "python"
+    python = peer_python(PEER)
     try:
-        if not python.exists():
-            print(f"installing the peer (pydantic-ai-slim) in {venv} ...", flush=True)
-            subprocess.run(
-                [sys.executable, "-m", "venv", str(venv)],
-                check=True,
-                capture_output=True,
-                text=True,
-                timeout=PEER_INSTALL_TIMEOUT,
-            )
-            subprocess.run(
-                [str(python), "-m", "pip", "install", "-q", "pydantic-ai-slim"],
-                check=True,
-                capture_output=True,
-                text=True,
-                timeout=PEER_INSTALL_TIMEOUT,
-            )
-        script = PEERS_DIR / "pydantic_ai_overhead.py"
-        script.write_text(PEER_SCRIPT)
         done = subprocess.run(
-            [str(python), str(script), str(messages), str(calls), str(repeats)],
+            [str(python), str(PEER_SCRIPT), str(messages), str(calls), str(repeats)],
             check=True,
             capture_output=True,
             text=True,
@@ -411,7 +332,7 @@ def run_peer(messages: int, calls: int, repeats: int) -> tuple[str, dict[str, li
         out = json.loads(done.stdout)
         return str(out["version"]), {k: list(v) for k, v in out["shapes"].items()}
     except subprocess.CalledProcessError as exc:
-        raise RuntimeError(f"{Path(exc.cmd[0]).name} failed: {_tail(exc.stderr)}") from exc
+        raise RuntimeError(f"the peer failed: {tail(exc.stderr)}") from exc
     except (OSError, subprocess.TimeoutExpired, ValueError, KeyError) as exc:
         raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
 
@@ -426,16 +347,29 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--no-peer", action="store_true", help="skip pydantic-ai")
     parser.add_argument(
-        "--instructions", action="store_true", help="count instructions per call (perf)"
+        "--instructions", action="store_true", help="count instructions per call (perf/valgrind)"
     )
+    add_before_option(parser)
     parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)  # PART SHAPE MESSAGES
     options = parser.parse_args()
     if options.count:
         part, shape, messages = options.count
         anyio.run(count, part, shape, int(messages), options.calls)
         return
+    if options.before and not options.json:
+        passed = ("messages", "calls", "repeats", "instructions")
+        title = (
+            f"agent loop per tool call ({options.messages} messages x {options.calls} calls; "
+            f"{options.repeats} repeats a process; no peer)"
+        )
+        before_after(__file__, options, passed, title)
+        return
 
     results = anyio.run(measure_all, options.messages, options.calls, options.repeats)
+    counted = anyio.run(instructions, options.calls) if options.instructions else None
+    if options.json:
+        emit(*figures(results, counted))
+        return
 
     peer: dict[str, list[float]] = {}
     peer_note = "peer: skipped (--no-peer)"
@@ -477,21 +411,49 @@ def main() -> None:
         print(row)
     print(peer_note)
 
-    if options.instructions:
-        counted = anyio.run(instructions, options.calls)
-        if isinstance(counted, str):
-            print(f"instructions: not counted ({counted})")
-            return
+    if counted is None:
+        return
+    if isinstance(counted, str):
+        print(f"instructions: not counted ({counted})")
+        return
+    counter, by_shape = counted
+    print(
+        f"instructions per tool call, thousands ({counter}; {INSTRUCTION_MESSAGES} messages,"
+        f" long {max(1, INSTRUCTION_MESSAGES // 5)}, less a run with none)"
+    )
+    print(f"{'shape':<11}{'loop':>8}{'model':>8}{'tool':>8}{'own':>8}")
+    for shape, parts in by_shape.items():
         print(
-            f"instructions per tool call, thousands (perf stat; {INSTRUCTION_MESSAGES} messages,"
-            f" long {max(1, INSTRUCTION_MESSAGES // 5)}, less a run with none)"
+            f"{shape:<11}"
+            + "".join(f"{parts[k] / 1000:>8.1f}" for k in ("loop", "model", "tool", "own"))
         )
-        print(f"{'shape':<11}{'loop':>8}{'model':>8}{'tool':>8}{'own':>8}")
-        for shape, figures in counted.items():
-            print(
-                f"{shape:<11}"
-                + "".join(f"{figures[k] / 1000:>8.1f}" for k in ("loop", "model", "tool", "own"))
-            )
+
+
+Counted = tuple[str, dict[str, dict[str, float]]] | str | None
+"""The counter and instructions per call by shape and part; or why not counted; or None
+when not asked for."""
+
+
+def figures(
+    results: dict[str, list[Sample]], counted: Counted
+) -> tuple[dict[str, float], list[str]]:
+    """One run's figures for a before/after table, and how they were made."""
+    out: dict[str, float] = {}
+    for shape in SHAPES:
+        owns = [s.own for s in results[shape]]
+        out[f"{shape} total µs (median)"] = statistics.median(s.total for s in results[shape])
+        out[f"{shape} own µs (min)"] = min(owns)
+        out[f"{shape} own µs (median)"] = statistics.median(owns)
+    notes = []
+    if isinstance(counted, tuple):
+        counter, by_shape = counted
+        for shape, parts in by_shape.items():
+            out[f"{shape} loop k instructions"] = parts["loop"] / 1000
+            out[f"{shape} own k instructions"] = parts["own"] / 1000
+        notes.append(f"instructions counted by {counter}")
+    elif isinstance(counted, str):
+        notes.append(f"instructions: not counted ({counted})")
+    return out, notes
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
 """What `McpToolset` adds to a tool call over the raw `mcp` SDK, on the same server.
 
-Both sides call the fixture server's ``echo`` tool (fixtures/mcp/server.py) through an
-``mcp.Client`` built the way ``toolsets.mcp._connection`` builds it (``cache=None``, no
-client-wide read timeout; over HTTP an ``httpx2.AsyncClient`` with the same timeouts), so
-the difference is our layer: ``McpToolset.call_tool``'s session lookup, timeout and error
-mapping, and the client options the toolset sets (client info, message and logging
-handlers, ``log_level``).
+Both sides call the fixture server's ``echo`` tool (fixtures/mcp/server.py). The raw side
+is the SDK's public API alone: ``mcp.Client(transport, **RAW_CLIENT_OPTIONS)`` over
+``stdio_client`` or ``streamable_http_client`` (over HTTP with an
+``httpx2.AsyncClient(**RAW_HTTP_OPTIONS)``); those options, printed with the results,
+are the ones `McpToolset` uses by default (no response cache, no client-wide read
+timeout, the same HTTP timeouts), so the difference is our layer:
+``McpToolset.call_tool``'s session lookup, timeout and error mapping, and the client
+options the toolset sets besides (client info, message and logging handlers,
+``log_level``).
 
 Run: python benchmarks/mcp_overhead.py [--calls N] [--warmup W] [--concurrency C]
-                                        [--repeats R] [--block B]
+                                        [--repeats R] [--block B] [--instructions]
+                                        [--before REF [--rounds P]]
 
 For each transport, in one run:
   stdio  each side starts its own server process (``python server.py stdio``): a stdio
@@ -28,13 +32,23 @@ converts the result into JSON for the model):
                    steadier than wall time when other processes compete for the CPUs;
   concurrent /s    calls per second when C calls are started at once and all awaited,
                    median of R bursts per side, the sides taking turns burst by burst
-                   (after one warm-up burst each).
+                   (after one warm-up burst each);
+  instructions k   with ``--instructions``: user-space instructions per call, in
+                   thousands, of a process of each side's alone making 50 and then 300
+                   calls (the difference over 250), counted as ``_common`` counts them
+                   (perf, else callgrind; the table says which); the server is not
+                   counted. Unlike time, it does not move with other load.
 ``ours/raw`` and ``run/raw`` are the ratios of those medians, with the targets
 (sequential ≤ 1.10x raw, concurrent throughput ≥ 0.90x raw) and whether ``ours`` meets
 them. Timings on a small shared machine swing by a third between runs: run the script
 more than once before believing a ratio near its target. If a session breaks mid-run (a
 dropped HTTP connection ends the SDK's session), that transport is measured once more and
 the table says so.
+
+``--before REF`` measures in P processes (``--rounds``, default 3) importing ``src/`` of the
+working tree and P importing ``src/`` of git commit REF, the two taking turns, and prints
+each figure's median (``ours/raw`` ratios among them) before and after, and their ratio;
+with ``--instructions``, each side's first process counts them too.
 """
 
 from __future__ import annotations
@@ -42,22 +56,30 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import math
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.abc
 import httpx2
 import mcp.types as mt
+from _common import (
+    Call,
+    PerCall,
+    add_before_option,
+    before_after,
+    concurrent,
+    emit,
+    free_port,
+    instructions_per_call,
+    sequential,
+    server_process,
+    verdict,
+)
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -72,15 +94,17 @@ SEQUENTIAL_TARGET = 1.10
 """Ours may take at most this many times raw's median latency."""
 CONCURRENT_TARGET = 0.90
 """Ours must reach at least this share of raw's throughput."""
-SERVER_START_TIMEOUT = 20.0
-SERVER_STOP_TIMEOUT = 5.0
 BENCH_TIMEOUT = 240.0
 """A bound on the whole measurement (it takes well under a minute when all is well)."""
-HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""What `McpToolset` gives its own httpx2 client for a default `StreamableHttp`."""
+RAW_CLIENT_OPTIONS: dict[str, Any] = {"read_timeout_seconds": None, "cache": None}
+"""The raw side's ``mcp.Client`` options (`McpToolset`'s defaults: no client-wide read
+timeout, no response cache)."""
+RAW_HTTP_OPTIONS: dict[str, Any] = {"timeout": httpx2.Timeout(30.0, read=300.0)}
+"""The raw side's ``httpx2.AsyncClient`` options over HTTP (what `McpToolset` gives its
+own client for a default `StreamableHttp`)."""
 ARGS = {"text": "hello"}
-
-Call = Callable[[], Coroutine[Any, Any, object]]
+COUNTED_CALLS = (50, 300)
+"""Calls made by the two processes whose instructions are counted, per side."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,55 +126,12 @@ class Result:
 # --- servers and clients ---------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-async def stop(process: anyio.abc.Process) -> None:
-    """End a process we started: SIGTERM, then SIGKILL if it lingers."""
-    with anyio.CancelScope(shield=True):
-        if process.returncode is None:
-            process.terminate()
-            with anyio.move_on_after(SERVER_STOP_TIMEOUT):
-                await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
-
-
 @contextlib.asynccontextmanager
 async def http_server() -> AsyncIterator[str]:
     """The fixture server over streamable HTTP in a process of its own; yields its URL."""
     port = free_port()
-    with tempfile.TemporaryFile() as errors:
-        process = await anyio.open_process(
-            [sys.executable, str(SERVER), "http", str(port)],
-            stdout=subprocess.DEVNULL,  # uvicorn's access log
-            stderr=errors,
-        )
-        try:
-            with anyio.fail_after(SERVER_START_TIMEOUT):
-                while True:
-                    if process.returncode is not None:
-                        errors.seek(0)
-                        tail = errors.read().decode(errors="replace").strip()[-500:]
-                        raise RuntimeError(
-                            f"the HTTP server exited with {process.returncode}: {tail}"
-                        )
-                    try:
-                        stream = await anyio.connect_tcp("127.0.0.1", port)
-                    except OSError:
-                        await anyio.sleep(0.05)  # nothing to wait on but the port
-                    else:
-                        await stream.aclose()
-                        break
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            await stop(process)
+    async with server_process([sys.executable, str(SERVER), "http", str(port)], port=port):
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def text_of(result: mt.CallToolResult) -> str:
@@ -173,12 +154,10 @@ async def sides(transport: str, url: str | None) -> AsyncIterator[tuple[str, dic
             ours_transport: Stdio | StreamableHttp = Stdio(command=command, args=args)
         else:
             assert url is not None
-            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=HTTP_TIMEOUT))
+            http = await stack.enter_async_context(httpx2.AsyncClient(**RAW_HTTP_OPTIONS))
             raw_transport = streamable_http_client(url, http_client=http)
             ours_transport = StreamableHttp(url=url)
-        raw = await stack.enter_async_context(
-            Client(raw_transport, read_timeout_seconds=None, cache=None)
-        )
+        raw = await stack.enter_async_context(Client(raw_transport, **RAW_CLIENT_OPTIONS))
         await raw.list_tools()
         toolset = await stack.enter_async_context(McpToolset(ours_transport))
         tool = await toolset.get_tool("echo")
@@ -206,61 +185,36 @@ async def sides(transport: str, url: str | None) -> AsyncIterator[tuple[str, dic
 # --- measurements ----------------------------------------------------------------------------
 
 
-def rotated(names: list[str], turn: int) -> list[str]:
-    turn %= len(names)
-    return names[turn:] + names[:turn]
-
-
-async def sequential(
-    calls: dict[str, Call], count: int, warmup: int, block: int
-) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """Each call's latency, and this process's CPU time per call, the sides taking turns
-    block by block."""
-    names = list(calls)
-    for name in names:
-        for _ in range(warmup):
-            await calls[name]()
-    latency: dict[str, list[float]] = {name: [] for name in names}
-    cpu = dict.fromkeys(names, 0.0)
-    for turn in range(math.ceil(count / block)):
-        size = min(block, count - turn * block)
-        for name in rotated(names, turn):
-            call, out = calls[name], latency[name]
-            cpu_start = time.process_time()
-            for _ in range(size):
-                start = time.perf_counter()
-                await call()
-                out.append(time.perf_counter() - start)
-            cpu[name] += time.process_time() - cpu_start
-    return latency, {name: cpu[name] / count for name in names}
-
-
-async def burst(call: Call, concurrency: int) -> float:
-    """Calls per second with ``concurrency`` calls in flight at once."""
-    start = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for _ in range(concurrency):
-            tg.start_soon(call)
-    return concurrency / (time.perf_counter() - start)
-
-
-async def concurrent(
-    calls: dict[str, Call], concurrency: int, repeats: int
-) -> dict[str, list[float]]:
-    """The throughput of each burst, the sides taking turns burst by burst."""
-    names = list(calls)
-    for name in names:
-        await burst(calls[name], concurrency)
-    throughput: dict[str, list[float]] = {name: [] for name in names}
-    for turn in range(repeats):
-        for name in rotated(names, turn):
-            throughput[name].append(await burst(calls[name], concurrency))
-    return throughput
-
-
-async def measure(options: argparse.Namespace) -> list[Result]:
+async def measure(options: argparse.Namespace) -> tuple[list[Result], Counted]:
     with anyio.fail_after(BENCH_TIMEOUT):
-        return [await measure_transport(transport, options) for transport in TRANSPORTS]
+        results = [await measure_transport(transport, options) for transport in TRANSPORTS]
+    if not options.instructions:
+        return results, None
+    async with http_server() as url:  # each count has a bound of its own
+        return results, await instructions(url)
+
+
+Counted = PerCall | None
+"""Instructions per call by transport and side (or why not); None when not asked for."""
+
+
+async def instructions(url: str) -> Counted:
+    """User-space instructions per call of each side, each in a process of its own (a stdio
+    server is the counted process's child, and not counted)."""
+
+    def command(transport: str, side: str, calls: int) -> list[str]:
+        return [sys.executable, __file__, "--count", side, transport, str(calls), "--url", url]
+
+    return await instructions_per_call(command, TRANSPORTS, SIDES, COUNTED_CALLS)
+
+
+async def count_calls(options: argparse.Namespace) -> None:
+    """In a process whose instructions are counted: one side's calls, nothing else."""
+    side, transport, count = options.count
+    async with sides(transport, options.url if transport == "http" else None) as (_, calls):
+        call = calls[side]
+        for _ in range(int(count)):
+            await call()
 
 
 async def measure_transport(transport: str, options: argparse.Namespace) -> Result:
@@ -307,13 +261,6 @@ async def measure_one(transport: str, url: str | None, options: argparse.Namespa
 # --- the table -------------------------------------------------------------------------------
 
 
-def verdict(ratio: float, *, at_most: float | None = None, at_least: float | None = None) -> str:
-    if at_most is not None:
-        return f"≤{at_most:.2f}x {'met' if ratio <= at_most else 'MISSED'}"
-    assert at_least is not None
-    return f"≥{at_least:.2f}x {'met' if ratio >= at_least else 'MISSED'}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="sequential calls per side")
@@ -321,11 +268,29 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=10, help="sequential calls per turn")
     parser.add_argument("--concurrency", type=int, default=100, help="calls per burst")
     parser.add_argument("--repeats", type=int, default=9, help="bursts per side")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions per call (perf/valgrind)"
+    )
+    add_before_option(parser)
+    # What the benchmark runs itself as: a side whose instructions are counted.
+    parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)  # SIDE TRANSPORT CALLS
+    parser.add_argument("--url", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.count:
+        anyio.run(count_calls, options)
+        return
+    if options.before and not options.json:
+        passed = ("calls", "warmup", "block", "concurrency", "repeats", "instructions")
+        title = f"MCP echo call, raw SDK vs McpToolset ({options.calls} sequential calls a side)"
+        before_after(__file__, options, passed, title)
+        return
 
     started = time.perf_counter()
-    results = anyio.run(measure, options)
+    results, counted = anyio.run(measure, options)
     elapsed = time.perf_counter() - started
+    if options.json:
+        emit(*figures(results, counted))
+        return
 
     print(
         f"MCP echo call, raw SDK vs McpToolset (sequential: median of {options.calls} calls "
@@ -357,11 +322,58 @@ def main() -> None:
             f"{ratio:>9.2f}x  {verdict(ratio, at_least=CONCURRENT_TARGET):<14}"
             f"{rate['run']:>8.0f}{rate['run'] / rate['raw']:>8.2f}x"
         )
+        if isinstance(counted, tuple):
+            count = {side: counted[1][result.transport][side] / 1e3 for side in SIDES}
+            print(
+                f"{'':<10}{'instructions k':<16}{count['raw']:>8.0f}{count['ours']:>8.0f}"
+                f"{count['ours'] / count['raw']:>9.2f}x  {'':<14}"
+                f"{count['run']:>8.0f}{count['run'] / count['raw']:>8.2f}x"
+            )
+    if isinstance(counted, str):
+        print(f"instructions not counted: {counted}")
+    elif counted is not None:
+        low, high = COUNTED_CALLS
+        print(f"instructions counted by {counted[0]} ({high} calls less {low})")
     for result in results:
         if result.broken is not None:
             print(f"{result.transport}: measured again after a session broke ({result.broken})")
     protocols = ", ".join(f"{r.transport} {r.protocol}" for r in results)
     print(f"protocol: {protocols}; whole run {elapsed:.0f} s")
+    print(raw_options())
+
+
+def raw_options() -> str:
+    """The raw side's options, as the results state them."""
+    client = ", ".join(f"{k}={v!r}" for k, v in RAW_CLIENT_OPTIONS.items())
+    http = ", ".join(f"{k}={v!r}" for k, v in RAW_HTTP_OPTIONS.items())
+    return f"raw: mcp.Client(transport, {client}); over HTTP httpx2.AsyncClient({http})"
+
+
+def figures(results: list[Result], counted: Counted) -> tuple[dict[str, float], list[str]]:
+    """One run's figures for a before/after table, and how they were made."""
+    out: dict[str, float] = {}
+    for result in results:
+        seq = {side: statistics.median(result.latency_s[side]) * 1e3 for side in SIDES}
+        rate = {side: statistics.median(result.throughput[side]) for side in SIDES}
+        name = result.transport
+        out[f"{name} sequential ms ours"] = seq["ours"]
+        out[f"{name} sequential ours/raw"] = seq["ours"] / seq["raw"]
+        out[f"{name} sequential run/raw"] = seq["run"] / seq["raw"]
+        out[f"{name} client CPU µs ours"] = result.cpu_s["ours"] * 1e6
+        out[f"{name} client CPU ours/raw"] = result.cpu_s["ours"] / result.cpu_s["raw"]
+        out[f"{name} client CPU run/raw"] = result.cpu_s["run"] / result.cpu_s["raw"]
+        out[f"{name} concurrent ours/raw"] = rate["ours"] / rate["raw"]
+    notes = [raw_options()]
+    if isinstance(counted, tuple):
+        counter, by_transport = counted
+        for name, by_side in by_transport.items():
+            out[f"{name} k instructions ours"] = by_side["ours"] / 1e3
+            out[f"{name} instructions ours/raw"] = by_side["ours"] / by_side["raw"]
+            out[f"{name} instructions run/raw"] = by_side["run"] / by_side["raw"]
+        notes.append(f"instructions counted by {counter}")
+    elif isinstance(counted, str):
+        notes.append(f"instructions not counted: {counted}")
+    return out, notes
 
 
 if __name__ == "__main__":

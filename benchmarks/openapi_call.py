@@ -8,6 +8,7 @@ JSON body, the API key), reading the response and decoding it for the model.
 Run: python benchmarks/openapi_call.py [--calls N] [--warmup W] [--block B]
                                         [--concurrency C] [--repeats R]
                                         [--connections K] [--instructions] [--check]
+                                        [--before REF [--rounds P]]
 
 The server is a bare HTTP/1.1 loop on anyio streams, in a process of its own (this script, run with
 ``--serve``), so its CPU time never shares the client's event loop. It answers
@@ -35,10 +36,12 @@ Rows, per operation:
                   group), median of R bursts per side, the sides taking turns burst by
                   burst (after one warm-up burst each).
   instructions k  with ``--instructions``: user-space instructions per call, in thousands,
-                  counted by ``perf stat -e instructions:u`` around a process of each
-                  side's alone making 100 and then 600 calls (the difference over 500:
-                  start-up cancels out). Unlike time, it does not move with other load on
-                  the machine: the steadiest figure of what our layer adds to a call.
+                  counted by ``perf stat -e instructions:u`` (or, where the machine
+                  has no counters, valgrind's callgrind: the table says which) around
+                  a process of each side's alone making 100 and then 600 calls (the
+                  difference over 500: start-up cancels out). Unlike time, it does not
+                  move with other load on the machine: the steadiest figure of what our
+                  layer adds to a call.
 ``ours/raw`` is, for the two timed rows, the median of the ratios of neighbouring
 measurements (the i-th call or burst of ours over the i-th of raw, taken one right after
 the other): on a shared machine, latencies jump between a fast and a slow mode as other
@@ -47,27 +50,39 @@ neighbours share theirs. For the other rows it is the plain ratio. The target (�
 raw) is checked on the timed rows and the instructions; with ``--check`` a missed target
 makes the exit status 1. Run the script more than once before believing a time ratio
 near its target.
+
+``--before REF`` measures in P processes (``--rounds``, default 3) importing ``src/`` of the
+working tree and P importing ``src/`` of git commit REF, the two taking turns, and prints
+each figure's median (``ours/raw`` ratios among them) before and after, and their ratio;
+with ``--instructions``, each side's first process counts them too.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import shutil
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.abc
 import httpx2
-
-# The same turn-taking measurements as the MCP benchmark (this script's folder is on the path).
-from mcp_overhead import concurrent, sequential, stop
+from _common import (
+    Call,
+    PerCall,
+    add_before_option,
+    before_after,
+    concurrent,
+    emit,
+    instructions_per_call,
+    sequential,
+    server_process,
+    verdict,
+)
 
 from toolsets import ToolContext
 from toolsets.openapi import OpenApiToolset
@@ -79,15 +94,22 @@ TARGET = 1.20
 API_KEY = "bench-key"
 ITEM_ARGS: dict[str, Any] = {"item_id": 42, "q": "blue shoes"}
 NEW_ITEM: dict[str, Any] = {"name": "desk lamp", "price": 19.5, "tags": ["home", "light"]}
-SERVER_START_TIMEOUT = 20.0
-SERVER_STOP_TIMEOUT = 5.0
 BENCH_TIMEOUT = 300.0
-"""A bound on the whole measurement (it takes about a minute when all is well)."""
+"""A bound on the timed measurement, about a minute when all is well (counts have their own)."""
 TIMEOUT = 30.0
 """What `OpenApiToolset` gives its default client: both sides' clients get it too."""
+ROUND_OPTIONS = (
+    "calls",
+    "warmup",
+    "block",
+    "concurrency",
+    "repeats",
+    "connections",
+    "instructions",
+)
+"""The options each process of a ``--before`` run is given."""
 COUNTED_CALLS = (100, 600)
 """Calls made by the two processes whose instructions are counted, per side."""
-COUNT_TIMEOUT = 120.0
 
 SPEC: dict[str, Any] = {
     "openapi": "3.0.3",
@@ -140,8 +162,6 @@ SPEC: dict[str, Any] = {
         },
     },
 }
-
-Call = Callable[[], Coroutine[Any, Any, object]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -210,27 +230,8 @@ async def _serve() -> None:
 @contextlib.asynccontextmanager
 async def items_server() -> AsyncIterator[str]:
     """The server in a process of its own; yields its base URL."""
-    process = await anyio.open_process(
-        [sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    try:
-        assert process.stdout is not None
-        assert process.stderr is not None
-        line = b""
-        with anyio.fail_after(SERVER_START_TIMEOUT):
-            while not line.endswith(b"\n"):
-                try:
-                    line += await process.stdout.receive()
-                except anyio.EndOfStream:
-                    errors = b""
-                    with contextlib.suppress(anyio.EndOfStream):
-                        while True:
-                            errors += await process.stderr.receive()
-                    tail = errors.decode(errors="replace").strip()[-500:]
-                    raise RuntimeError(f"the server exited: {tail}") from None
-        yield f"http://127.0.0.1:{int(line)}"
-    finally:
-        await stop(process)
+    async with server_process([sys.executable, __file__, "--serve"]) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 # --- the two sides ---------------------------------------------------------------------------
@@ -287,9 +288,9 @@ async def sides(url: str, connections: int) -> AsyncIterator[dict[str, dict[str,
 
 
 async def measure(options: argparse.Namespace) -> tuple[list[Result], Counted]:
-    with anyio.fail_after(BENCH_TIMEOUT):
-        async with items_server() as url:
-            results = []
+    async with items_server() as url:
+        results = []
+        with anyio.fail_after(BENCH_TIMEOUT):
             async with sides(url, options.connections) as calls:
                 for operation in OPERATIONS:
                     latency, cpu = await sequential(
@@ -302,38 +303,33 @@ async def measure(options: argparse.Namespace) -> tuple[list[Result], Counted]:
                     results.append(
                         Result(operation=operation, latency_s=latency, cpu_s=cpu, burst_s=bursts)
                     )
-            counted = await instructions(url, options) if options.instructions else None
-            return results, counted
+        # Each count has a bound of its own: under callgrind they take minutes.
+        counted = await instructions(url, options) if options.instructions else None
+        return results, counted
 
 
-Counted = dict[str, dict[str, float]] | str | None
-"""Instructions per call by operation and side; or why they could not be counted; or None
-when not asked for."""
+Counted = PerCall | None
+"""Instructions per call by operation and side (or why not); None when not asked for."""
 
 
 async def instructions(url: str, options: argparse.Namespace) -> Counted:
     """User-space instructions per call of each side, each in a process of its own."""
-    perf = shutil.which("perf")
-    if perf is None:
-        return "perf is not installed"
-    counted: dict[str, dict[str, float]] = {}
-    for operation in OPERATIONS:
-        for side in SIDES:
-            totals = []
-            for count in COUNTED_CALLS:
-                command = [perf, "stat", "-x,", "-e", "instructions:u", "--no-inherit", "--"]
-                command += [sys.executable, __file__, "--count", side, operation, str(count)]
-                command += ["--url", url, "--connections", str(options.connections)]
-                with anyio.fail_after(COUNT_TIMEOUT):
-                    done = await anyio.run_process(command, check=False)
-                lines = done.stderr.decode(errors="replace").splitlines()
-                value = next((ln.split(",")[0] for ln in lines if "instructions" in ln), "")
-                if done.returncode != 0 or not value.isdigit():
-                    return f"perf stat failed: {(lines or ['no output'])[-1][:200]}"
-                totals.append(int(value))
-            calls = COUNTED_CALLS[1] - COUNTED_CALLS[0]
-            counted.setdefault(operation, {})[side] = (totals[1] - totals[0]) / calls
-    return counted
+    pool = ["--connections", str(options.connections)]
+
+    def command(operation: str, side: str, calls: int) -> list[str]:
+        return [
+            sys.executable,
+            __file__,
+            "--count",
+            side,
+            operation,
+            str(calls),
+            "--url",
+            url,
+            *pool,
+        ]
+
+    return await instructions_per_call(command, OPERATIONS, SIDES, COUNTED_CALLS)
 
 
 async def count_calls(options: argparse.Namespace) -> None:
@@ -356,7 +352,7 @@ def paired(raw: list[float], ours: list[float]) -> float:
 def row(
     operation: str, figure: str, raw: float, ours: float, ratio: float, checked: bool, digits: int
 ) -> str:
-    target = f"≤{TARGET:.2f}x {'met' if ratio <= TARGET else 'MISSED'}" if checked else ""
+    target = verdict(ratio, at_most=TARGET) if checked else ""
     return (
         f"{operation:<6}{figure:<19}{raw:>9.{digits}f}{ours:>9.{digits}f}{ratio:>9.2f}x  {target}"
     )
@@ -387,13 +383,15 @@ def table(
             row("", "client CPU µs", cpu["raw"], cpu["ours"], cpu["ours"] / cpu["raw"], False, 0),
             row("", concurrent, wall["raw"], wall["ours"], wall_ratio, True, 1),
         ]
-        if isinstance(counted, dict):
-            count = {side: counted[op][side] / 1e3 for side in SIDES}
+        if isinstance(counted, tuple):
+            count = {side: counted[1][op][side] / 1e3 for side in SIDES}
             ratio = count["ours"] / count["raw"]
             met &= ratio <= TARGET
             lines.append(row("", "instructions k", count["raw"], count["ours"], ratio, True, 0))
     if isinstance(counted, str):
         lines.append(f"instructions not counted: {counted}")
+    elif counted is not None:
+        lines.append(f"instructions counted by {counted[0]}")
     return lines, met
 
 
@@ -406,9 +404,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9, help="bursts per side")
     parser.add_argument("--connections", type=int, default=100, help="each client's pool")
     parser.add_argument(
-        "--instructions", action="store_true", help="count instructions per call (perf)"
+        "--instructions", action="store_true", help="count instructions per call (perf/valgrind)"
     )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    add_before_option(parser)
     # What the benchmark runs itself as: the server, and a side whose instructions count.
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)
@@ -420,10 +419,19 @@ def main() -> None:
     if options.count:
         anyio.run(count_calls, options)
         return
+    if options.before and not options.json:
+        title = (
+            f"REST call, raw httpx2 vs RestApiTool.run ({options.calls} sequential calls a side)"
+        )
+        before_after(__file__, options, ROUND_OPTIONS, title)
+        return
 
     started = time.perf_counter()
     results, counted = anyio.run(measure, options)
     elapsed = time.perf_counter() - started
+    if options.json:
+        emit(*figures(results, counted))
+        return
 
     print(
         f"REST call, raw httpx2 vs RestApiTool.run (sequential: {options.calls} calls per side "
@@ -435,6 +443,29 @@ def main() -> None:
     print(f"whole run {elapsed:.0f} s")
     if options.check and not met:
         sys.exit(1)
+
+
+def figures(results: list[Result], counted: Counted) -> tuple[dict[str, float], list[str]]:
+    """One run's figures for a before/after table, and how they were made."""
+    out: dict[str, float] = {}
+    for result in results:
+        op = result.operation
+        out[f"{op} sequential ms ours"] = statistics.median(result.latency_s["ours"]) * 1e3
+        out[f"{op} sequential ours/raw"] = paired(result.latency_s["raw"], result.latency_s["ours"])
+        out[f"{op} min ms ours"] = min(result.latency_s["ours"]) * 1e3
+        out[f"{op} client CPU µs ours"] = result.cpu_s["ours"] * 1e6
+        out[f"{op} client CPU ours/raw"] = result.cpu_s["ours"] / result.cpu_s["raw"]
+        out[f"{op} concurrent ours/raw"] = paired(result.burst_s["raw"], result.burst_s["ours"])
+    notes = []
+    if isinstance(counted, tuple):
+        counter, by_operation = counted
+        for op, sides in by_operation.items():
+            out[f"{op} k instructions ours"] = sides["ours"] / 1e3
+            out[f"{op} instructions ours/raw"] = sides["ours"] / sides["raw"]
+        notes.append(f"instructions counted by {counter}")
+    elif isinstance(counted, str):
+        notes.append(f"instructions not counted: {counted}")
+    return out, notes
 
 
 if __name__ == "__main__":
