@@ -31,7 +31,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ COUNT_TIMEOUT = 900.0
 ROUND_TIMEOUT = 3600.0
 """A bound on one process of a before/after round."""
 
-Call = Callable[[], Coroutine[Any, Any, object]]
+Call = Callable[[], Awaitable[object]]
 Figures = dict[str, float]
 """Named figures of one run, as a ``--json`` run prints them."""
 
@@ -212,10 +212,14 @@ async def sequential(
 
 async def burst(call: Call, concurrency: int) -> float:
     """Calls per second with ``concurrency`` calls in flight at once."""
+
+    async def one() -> None:  # any awaitable, not only a coroutine, may be measured
+        await call()
+
     start = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for _ in range(concurrency):
-            tg.start_soon(call)
+            tg.start_soon(one)
     return concurrency / (time.perf_counter() - start)
 
 
