@@ -29,6 +29,7 @@ from toolsets import (
 )
 from toolsets._invoke import (
     DECLINED,
+    TOO_DEEP,
     Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
@@ -462,3 +463,25 @@ def test_the_model_is_told_of_a_missing_tool_from_the_error_toolsets_raise_for_i
     )
     assert many.suggestions[0] == "tool_12"
     assert len(huge.for_model()) < 200
+
+
+async def test_arguments_that_are_not_an_object_or_nest_too_deep_never_reach_the_tool() -> None:
+    runs: list[object] = []
+
+    @tool(run_in_thread=False)
+    def echo(a: Any = None) -> None:
+        """Records what it was given."""
+        runs.append(a)  # pragma: no cover
+
+    deep: dict[str, Any] = {}
+    for _ in range(5000):
+        deep = {"a": deep}
+
+    listed = await invoke(echo, ["a"], ToolContext(), default_timeout=10)  # type: ignore[arg-type]
+    nested = await invoke(echo, deep, ToolContext(), default_timeout=10)
+
+    assert listed == Done(
+        result={"error": "The arguments must be a JSON object, not an array."}, args={}
+    )
+    assert nested == Done(result={"error": TOO_DEEP}, args={})
+    assert runs == []

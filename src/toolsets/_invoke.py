@@ -32,8 +32,10 @@ __all__ = [
     "CredentialNeeded",
     "Done",
     "LongRunning",
+    "TOO_DEEP",
     "OnToolError",
     "Outcome",
+    "argument_problem",
     "describe_error",
     "invoke",
 ]
@@ -128,6 +130,35 @@ Outcome: TypeAlias = Done | ConfirmationNeeded | CredentialNeeded | LongRunning
 """What one call of `invoke` produced."""
 
 
+def _kind(value: object) -> str:
+    """The JSON type of ``value``, as the model would call it."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
+TOO_DEEP = f"The arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them flatter."
+"""What the model is told about arguments nested deeper than `MAX_JSON_DEPTH`."""
+
+
+def argument_problem(args: object) -> str | None:
+    """What is wrong with a call's arguments before any tool may see them (not a JSON
+    object, nested deeper than `MAX_JSON_DEPTH`), or None."""
+    if not isinstance(args, Mapping):
+        return f"The arguments must be a JSON object, not {_kind(args)}."
+    if deeper_than(args, MAX_JSON_DEPTH):
+        return TOO_DEEP
+    return None
+
+
 def describe_error(tool_name: str, error: Exception) -> str:
     """What the model is told about an exception: the real cause, in one line."""
     if isinstance(error, TimeoutError):
@@ -165,7 +196,14 @@ async def invoke(
     Returns:
         `Done`, or what the call waits for: `ConfirmationNeeded`, `CredentialNeeded`
         (answer it by calling again with the answer and ``resumed=True``), `LongRunning`.
+        Arguments that are not a JSON object, or nest deeper than `MAX_JSON_DEPTH`, are
+        a `Done` with an error result (and empty ``args``): no tool sees them.
     """
+    if args is None:
+        args = {}
+    problem = argument_problem(args)
+    if problem is not None:
+        return Done(result=error_result(problem), args={})
     copied: dict[str, Any] = copy_json(args if type(args) is dict else dict(args)) if args else {}
     if confirmation is not None:
         ctx.tool_confirmation = confirmation

@@ -13,6 +13,7 @@ from toolsets._content import FunctionCall, FunctionResponse
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._errors import ToolNotFoundError
 from toolsets._invoke import (
+    TOO_DEEP,
     AfterTool,
     BeforeTool,
     Callbacks,
@@ -24,7 +25,8 @@ from toolsets._invoke import (
     Outcome,
     invoke,
 )
-from toolsets._json import MAX_JSON_DEPTH, JsonValue, deeper_than
+from toolsets._invoke import argument_problem as shape_problem
+from toolsets._json import JsonValue
 from toolsets._results import clip, error_result
 from toolsets._tool import Tool
 from toolsets.agent._events import (
@@ -67,34 +69,13 @@ _SHOWN = 100
 """Characters of a model's own text (a name, unreadable arguments) quoted back to it."""
 
 
-def _kind(value: object) -> str:
-    """The JSON type of ``value``, as the model would call it."""
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "null" if value is None else type(value).__name__
-
-
-_TOO_DEEP = f"The arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them flatter."
-
-
 def argument_problem(args: object) -> str | None:
-    """What is wrong with a call's arguments before any tool may see them (not a JSON
-    object, text the model could not read, nested deeper than `MAX_JSON_DEPTH`), or None."""
-    if not isinstance(args, Mapping):
-        return f"The arguments must be a JSON object, not {_kind(args)}."
-    if len(args) == 1 and isinstance(args.get(INVALID_JSON_KEY), str):
+    """What is wrong with a call's arguments before any tool may see them: the call
+    path's answer (`toolsets._invoke.argument_problem`), or why text the model sent
+    could not be read, or None."""
+    if isinstance(args, Mapping) and len(args) == 1 and isinstance(args.get(INVALID_JSON_KEY), str):
         return _unreadable(args[INVALID_JSON_KEY])
-    if deeper_than(args, MAX_JSON_DEPTH):
-        return _TOO_DEEP
-    return None
+    return shape_problem(args)
 
 
 def _unreadable(text: str) -> str:
@@ -104,15 +85,13 @@ def _unreadable(text: str) -> str:
         if isinstance(value, str):  # encoded twice, as some models do
             value = json.loads(value)
     except RecursionError:  # json's answer to deep nesting
-        return _TOO_DEEP
+        return TOO_DEEP
     except json.JSONDecodeError as exc:
         return (
             f"The arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a "
             f"JSON object. They began: {clip(text, _SHOWN)!r}"
         )
-    if not isinstance(value, Mapping):
-        return f"The arguments must be a JSON object, not {_kind(value)}."
-    return _TOO_DEEP if deeper_than(value, MAX_JSON_DEPTH) else "The arguments are unreadable."
+    return shape_problem(value) or "The arguments are unreadable."
 
 
 def unknown_tool(name: str, available: Mapping[str, object]) -> str:
