@@ -24,6 +24,8 @@ from toolsets import (
     renamed,
     tool,
 )
+from toolsets.agent import LlmAgent
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -162,3 +164,44 @@ async def test_shutdown_works_twice_at_once_from_other_tasks_and_again_on_exit(
                 tg.start_soon(toolset.shutdown)
     await toolset.shutdown()
     assert [t.name for t in await toolset.list_tools()] == listed
+
+
+class ToolWithoutTimeout:
+    """A tool written against the contract before ``timeout`` was declared on it."""
+
+    name = "old"
+    description = "Written before timeout."
+    is_long_running = False
+    auth_config = None
+    is_read_only = True
+    is_concurrency_safe = True
+    required_scopes: frozenset[str] = frozenset()
+    response_schema = None
+
+    def declaration(self) -> None:
+        return None
+
+    async def run(self, args: object, ctx: ToolContext) -> str:
+        return "ran"  # pragma: no cover
+
+    def requires_confirmation(self, args: object) -> bool:
+        return False  # pragma: no cover
+
+    def confirmation_hint(self, args: object, *, name: str | None = None) -> str:
+        return ""  # pragma: no cover
+
+    async def process_llm_request(self, req: object, ctx: ToolContext) -> None:
+        return None  # pragma: no cover
+
+
+def test_a_tool_lacking_a_declared_member_is_rejected_naming_what_it_lacks() -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        StaticToolset([ToolWithoutTimeout()])  # type: ignore[list-item]
+    assert info.value.field == "timeout"
+
+
+def test_an_agent_rejects_a_tool_lacking_a_member_and_says_toolsets_are_accepted_too() -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        LlmAgent("a", ScriptedModel([]), tools=[ToolWithoutTimeout()])  # type: ignore[list-item]
+    assert info.value.field == "timeout"
+    assert "a tool, a toolset or a function" in str(info.value)

@@ -209,7 +209,7 @@ class LlmAgent(BaseAgent):
             if isinstance(item, Toolset) and not isinstance(item, Tool):
                 self._toolsets.append(item)
             else:
-                self._tools.append(as_tool(item))
+                self._tools.append(as_tool(item, toolsets=True))
         self.callbacks = Callbacks(
             before_tool=tuple(_as_list(before_tool)),
             after_tool=tuple(_as_list(after_tool)),
