@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import anyio
 import pytest
 
+from tests.helpers import MinimalTool
 from toolsets import (
     BaseToolset,
     FunctionTool,
@@ -166,32 +167,12 @@ async def test_shutdown_works_twice_at_once_from_other_tasks_and_again_on_exit(
     assert [t.name for t in await toolset.list_tools()] == listed
 
 
-class ToolWithoutTimeout:
-    """A tool written against the contract before ``timeout`` was declared on it."""
-
-    name = "old"
-    description = "Written before timeout."
-    is_long_running = False
-    auth_config = None
-    is_read_only = True
-    is_concurrency_safe = True
-    required_scopes: frozenset[str] = frozenset()
-    response_schema = None
-
-    def declaration(self) -> None:
-        return None
-
-    async def run(self, args: object, ctx: ToolContext) -> str:
-        return "ran"  # pragma: no cover
-
-    def requires_confirmation(self, args: object) -> bool:
-        return False  # pragma: no cover
-
-    def confirmation_hint(self, args: object, *, name: str | None = None) -> str:
-        return ""  # pragma: no cover
-
-    async def process_llm_request(self, req: object, ctx: ToolContext) -> None:
-        return None  # pragma: no cover
+ToolWithoutTimeout: type = type(
+    "ToolWithoutTimeout",
+    (),
+    {key: value for key, value in vars(MinimalTool).items() if key != "timeout"},
+)
+"""A tool written against the contract before ``timeout`` was declared on it."""
 
 
 def test_a_tool_lacking_a_declared_member_is_rejected_naming_what_it_lacks() -> None:
