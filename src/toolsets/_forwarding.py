@@ -7,7 +7,7 @@ forwarded by every wrapper at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from toolsets._auth import AuthConfig
@@ -46,8 +46,10 @@ class ForwardingTool:
         inner = self.tool.declaration()
         return None if inner is None else self._offered_as(inner)
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-        return await self.tool.run(args, ctx)
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
+        # The wrapped tool's awaitable as it is (not awaited in a coroutine of our own):
+        # a function tool's result ready at once stays ready for the call path.
+        return self.tool.run(args, ctx)
 
     @property
     def is_long_running(self) -> bool:

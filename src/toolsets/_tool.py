@@ -53,9 +53,12 @@ class Tool(Protocol):
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
         """Run the tool. ``args`` is the model's arguments and must not be mutated.
 
-        Usually an ``async def``. A failure the model should see (bad arguments, an
-        API's 4xx) is returned as ``{"error": ...}``; a fault the operator should see is
-        raised. The call path runs it under the call's deadline.
+        It returns an awaitable of the result: an ``async def`` is fine, and usual. A
+        ``def`` may return one it made otherwise; `FunctionTool.run` does, for a plain
+        function run on the event loop (``run_in_thread=False``): it calls the function
+        right away and returns its result ready to await. A failure the model should see
+        (bad arguments, an API's 4xx) is returned as ``{"error": ...}``; a fault the
+        operator should see is raised. The call path runs it under the call's deadline.
         """
         ...
 
