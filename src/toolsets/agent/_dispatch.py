@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
+from typing import Any
 
 from toolsets._auth import AuthCredential
 from toolsets._content import FunctionCall, FunctionResponse
@@ -148,18 +149,34 @@ class Dispatcher:
         tool = self._tools.get(call.name)
         if tool is None:
             return self.refused(call, unknown_tool(call.name, self._tools))
-        config = tool.auth_config
-        if config is not None:
-            store = self._ctx.credential_store
-            where = {"app_name": self._ctx.app_name, "user_id": self._ctx.session.user_id}
-            if credential is not None:
-                await store.put(**where, config=config, credential=credential)
-            else:
-                credential = await store.get(**where, config=config)
-        outcome = await invoke(
+        if credential is not None and tool.auth_config is not None:
+            # An answer for the tool's own credential: stored, and given to the call,
+            # only once the gates before it (scopes, confirmation) let the call through.
+            answered, credential = credential, None
+        else:
+            answered = None
+        ctx = ToolContext(self._invocation, function_call_id=call_id)
+        outcome = await self._invoke(tool, call.args, ctx, confirmation, credential, resumed)
+        if isinstance(outcome, CredentialNeeded) and outcome.actions is None:
+            # Every gate but the credential's passed: the store answers, or the user did.
+            stored = await self._stored(outcome, answered)
+            if stored is not None:
+                outcome = await self._invoke(tool, outcome.args, ctx, confirmation, stored, True)
+        return self._recorded(call_id, tool.name, outcome)
+
+    def _invoke(
+        self,
+        tool: Tool,
+        args: Mapping[str, Any] | None,
+        ctx: ToolContext,
+        confirmation: ToolConfirmation | None,
+        credential: AuthCredential | None,
+        resumed: bool,
+    ) -> Awaitable[Outcome]:
+        return invoke(
             tool,
-            call.args,
-            ToolContext(self._invocation, function_call_id=call_id),
+            args,
+            ctx,
             default_timeout=self._default_timeout,
             callbacks=self._callbacks,
             scopes=self._ctx.run_config.scopes,
@@ -167,7 +184,17 @@ class Dispatcher:
             credential=credential,
             resumed=resumed,
         )
-        return self._recorded(call_id, tool.name, outcome)
+
+    async def _stored(
+        self, needed: CredentialNeeded, answered: AuthCredential | None
+    ) -> AuthCredential | None:
+        """The credential the user ``answered`` (now stored), or the stored one, or None."""
+        store = self._ctx.credential_store
+        where = {"app_name": self._ctx.app_name, "user_id": self._ctx.session.user_id}
+        if answered is not None:
+            await store.put(**where, config=needed.auth_config, credential=answered)
+            return answered
+        return await store.get(**where, config=needed.auth_config)
 
     def _transfer_checked(self, outcome: Outcome, actions: EventActions) -> Outcome:
         """``outcome``, its transfer dropped for an error result when no agent has the
