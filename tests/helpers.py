@@ -60,8 +60,8 @@ class MinimalTool:
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
         return False
 
-    def confirmation_hint(self, args: Mapping[str, Any]) -> str:
-        return ""
+    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
+        return f"Run {name or self.name}?"
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         req.add_tool(self)

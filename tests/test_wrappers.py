@@ -8,6 +8,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from tests.helpers import MinimalTool
 from toolsets import (
     BaseTool,
     BaseToolset,
@@ -481,3 +482,7 @@ async def test_a_wrapped_function_tool_on_the_loop_is_called_as_soon_as_run_is(
 
     assert calls == ["hi"]  # the wrapper hands on the function tool's own awaitable
     assert await running == "HI"
+
+
+def test_a_renamed_tool_of_ones_own_making_is_asked_about_under_its_offered_name() -> None:
+    assert RenamedTool(MinimalTool(), "other").confirmation_hint({}) == "Run other?"

@@ -76,8 +76,12 @@ class Tool(Protocol):
         """Whether the user must approve this call before it runs."""
         ...
 
-    def confirmation_hint(self, args: Mapping[str, Any]) -> str:
-        """What the user is asked when confirmation is required."""
+    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
+        """What the user is asked when confirmation is required.
+
+        ``name`` is the name the user knows the tool by, when a wrapper offers it under
+        another (None: the tool's own); a hint that does not name the tool may ignore it.
+        """
         ...
 
     @property
