@@ -28,6 +28,8 @@ exported there.
 
 Foreign exceptions (mcp, httpx2, openapi-core, pydantic) are translated into this tree at
 the one boundary where they are met, with ``raise ... from exc``.
+
+Beside the tree, ``close_names`` finds the "did you mean" names of not-found messages.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ __all__ = [
     "ToolDefinitionError",
     "ToolNotFoundError",
     "ToolsetError",
+    "close_names",
 ]
 
 _MAX_COMPARED = 200
@@ -67,7 +70,8 @@ few: whoever reads it, a model or an operator, has the whole list elsewhere)."""
 
 def close_names(name: str, names: Iterable[str], limit: int = 3) -> list[str]:
     """The few names most like ``name`` (closest first): for "did you mean" hints (here
-    and in invalid-argument results; not part of the tree, so not in ``__all__``)."""
+    and in invalid-argument results; not part of the tree, so not exported by
+    ``toolsets``)."""
     if len(name) > _MAX_COMPARED:
         return []
     return difflib.get_close_matches(name, list(names), n=limit, cutoff=0.6)

@@ -14,7 +14,7 @@ from toolsets._errors import ToolDefinitionError, ToolNotFoundError
 from toolsets._function_tool import FunctionTool
 from toolsets._tool import Tool
 
-__all__ = ["BaseToolset", "StaticToolset", "Toolset"]
+__all__ = ["BaseToolset", "StaticToolset", "Toolset", "as_tool", "list_each"]
 
 
 @runtime_checkable

@@ -17,18 +17,11 @@ from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
+from toolsets._invoke import AfterTool, BeforeTool, Callbacks, OnToolError
 from toolsets._results import error_result
 from toolsets._tool import LlmRequest, Tool
 from toolsets._toolset import Toolset, as_tool, list_each
-from toolsets.agent._dispatch import (
-    AfterTool,
-    BeforeTool,
-    Callbacks,
-    CallOutcome,
-    Dispatcher,
-    OnToolError,
-    argument_problem,
-)
+from toolsets.agent._dispatch import CallOutcome, Dispatcher, argument_problem
 from toolsets.agent._events import (
     ConfirmationRequest,
     CredentialRequest,

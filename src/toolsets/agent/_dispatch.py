@@ -15,14 +15,11 @@ from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._errors import ToolNotFoundError
 from toolsets._invoke import (
     TOO_DEEP,
-    AfterTool,
-    BeforeTool,
     Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
     LongRunning,
-    OnToolError,
     Outcome,
     invoke,
 )
@@ -40,12 +37,8 @@ from toolsets.agent._run import RunContext
 from toolsets.models import INVALID_JSON_KEY
 
 __all__ = [
-    "AfterTool",
-    "BeforeTool",
     "CallOutcome",
-    "Callbacks",
     "Dispatcher",
-    "OnToolError",
     "argument_problem",
     "unknown_tool",
 ]
