@@ -221,13 +221,22 @@ async def invoke(
     if stopped is not None:
         return stopped
 
-    # The run, under the tool's deadline; on_tool_error sees what it raised.
-    seconds = tool.timeout or default_timeout
+    result = await _run(tool, copied, ctx, tool.timeout or default_timeout, callbacks)
+    if callbacks.after_tool:
+        result = await _after(callbacks, tool, copied, ctx, result)
+    return _finish(tool, copied, ctx, result)
+
+
+async def _run(
+    tool: Tool, args: dict[str, Any], ctx: ToolContext, seconds: float, callbacks: Callbacks
+) -> JsonValue:
+    """The tool's result, run under its deadline of ``seconds``; if it raised or timed
+    out, ``on_tool_error``'s answer or an error result saying why."""
     timed_out = False
     try:
-        running = tool.run(copied, ctx)
+        running = tool.run(args, ctx)
         # A result ready at once (a plain function's) was not waited for: no deadline
-        # could have interrupted it, and a cancel scope would cost more than the call.
+        # could have interrupted it, so it needs no cancel scope.
         if isinstance(running, Ready):
             result: JsonValue = running.value
         else:
@@ -236,14 +245,12 @@ async def invoke(
         ctx.cancellation.cancel("the run was cancelled")
         raise
     except Exception as error:  # the on_tool_error boundary
-        result = await _recover(callbacks, tool, copied, ctx, error)
+        return await _recover(callbacks, tool, args, ctx, error)
     if timed_out:
         ctx.cancellation.cancel(f"timed out after {seconds:g} s")
         late = TimeoutError(f"no result within {seconds:g} s")
-        result = await _recover(callbacks, tool, copied, ctx, late)
-    if callbacks.after_tool:
-        result = await _after(callbacks, tool, copied, ctx, result)
-    return _finish(tool, copied, ctx, result)
+        return await _recover(callbacks, tool, args, ctx, late)
+    return result
 
 
 def _gates(
