@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -17,10 +17,8 @@ from tests.openapi.helpers import recording_server
 from toolsets import (
     AuthConfig,
     AuthCredential,
-    Content,
     FunctionTool,
     JsonValue,
-    Part,
     Tool,
     ToolConfirmation,
     ToolContext,
@@ -39,15 +37,12 @@ from toolsets._invoke import (
     invoke,
 )
 from toolsets.agent import (
-    BaseAgent,
-    Event,
     InMemorySessionService,
     LlmAgent,
     Runner,
     SessionService,
     SharesEventsForRuns,
 )
-from toolsets.agent._run import RunContext
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
 
@@ -390,40 +385,6 @@ def test_timeout_is_part_of_the_tool_contract() -> None:
     assert isinstance(slow, Tool)
     assert slow.timeout == 2.5
     assert FunctionTool(lambda: None, name="quick").timeout is None
-
-
-class OneEventAgent(BaseAgent):
-    """An agent whose run is an async iterator but not a generator (no ``aclose``)."""
-
-    def run(self, ctx: RunContext) -> AsyncIterator[Event]:
-        return _Events(
-            [
-                ctx.event(
-                    author=self.name, content=Content(role="model", parts=(Part.from_text("hi"),))
-                )
-            ]
-        )
-
-
-class _Events:
-    def __init__(self, events: list[Event]) -> None:
-        self._events = iter(events)
-
-    def __aiter__(self) -> _Events:
-        return self
-
-    async def __anext__(self) -> Event:
-        for event in self._events:
-            return event
-        raise StopAsyncIteration
-
-
-async def test_an_agent_whose_run_is_a_plain_async_iterator_runs_without_aclose() -> None:
-    runner = Runner(OneEventAgent("plain"))
-    session = await runner.create_session(user_id="u")
-    with anyio.fail_after(5):
-        events = [e async for e in runner.run(user_id="u", session_id=session.id, message="go")]
-    assert events[-1].text == "hi"
 
 
 def test_the_in_memory_service_declares_its_cheaper_read_for_runs() -> None:

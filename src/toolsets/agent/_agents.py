@@ -125,7 +125,13 @@ class BaseAgent(abc.ABC):
 
     @abc.abstractmethod
     def run(self, ctx: RunContext) -> AsyncIterator[Event]:
-        """Run for this invocation, yielding events (already recorded unless partial)."""
+        """Run for this invocation, yielding events (already recorded unless partial).
+
+        Usually an async generator (an ``async def`` that yields). Any async iterator
+        is accepted; the `Runner` closes it when the run ends or is stopped if it has an
+        ``async aclose()`` (`toolsets.agent._runner.AsyncClosable`; an async generator
+        has), so that its cleanup runs then rather than whenever it is collected.
+        """
 
     def _resume_child(self, ctx: RunContext) -> int:
         """Where to start among the sub-agents when resuming through this agent."""
