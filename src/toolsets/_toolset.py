@@ -80,7 +80,7 @@ class BaseToolset(abc.ABC):
         await self.shutdown()
 
 
-def as_tool(candidate: Tool | Callable[..., Any], *, toolsets: bool = False) -> Tool:
+def as_tool(candidate: object, *, toolsets: bool = False) -> Tool:
     """A `Tool` as is; a plain function wrapped in a `FunctionTool`.
 
     Raises:
