@@ -1,13 +1,18 @@
 """What every test folder shares: the repository's root, the npm peers (scripts/test.sh
-installs them), a free port on 127.0.0.1, and a virtual clock."""
+installs them), a free port on 127.0.0.1, a virtual clock, and a tool written against the
+`Tool` protocol alone."""
 
 from __future__ import annotations
 
 import socket
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from trio.testing import MockClock
+
+from toolsets import JsonValue, LlmRequest, ToolContext, ToolDeclaration
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / "peers" / "node_modules"
@@ -31,3 +36,32 @@ def on_a_virtual_clock() -> pytest.MarkDecorator:
     return pytest.mark.parametrize(
         "anyio_backend", [pytest.param(("trio", {"clock": clock}), id="trio-virtual-clock")]
     )
+
+
+class MinimalTool:
+    """A tool implementing the `Tool` protocol directly, without `BaseTool`."""
+
+    name = "m"
+    description = ""
+    is_long_running = False
+    auth_config = None
+    is_read_only = True
+    is_concurrency_safe = True
+    required_scopes: frozenset[str] = frozenset()
+    response_schema = None
+    timeout = None
+
+    def declaration(self) -> ToolDeclaration | None:
+        return ToolDeclaration(name="m")
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return None
+
+    def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
+        return False
+
+    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
+        return f"Run {name or self.name}?"
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        req.add_tool(self)

@@ -86,6 +86,31 @@ def test_private_modules_declare_what_they_export() -> None:
             assert hasattr(module, "__all__"), info.name
 
 
+def test_what_a_module_imports_from_a_private_module_that_module_declares() -> None:
+    import ast
+    import importlib
+    import inspect
+    import pkgutil
+    import sys
+
+    undeclared = []
+    for info in pkgutil.walk_packages(toolsets.__path__, "toolsets."):
+        module = importlib.import_module(info.name)
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+                continue
+            parts = node.module.split(".")
+            if parts[0] != "toolsets" or not any(p.startswith("_") for p in parts):
+                continue
+            declared = getattr(importlib.import_module(node.module), "__all__", ())
+            undeclared += [
+                f"{info.name}: {node.module}.{alias.name}"
+                for alias in node.names
+                if alias.name not in declared and f"{node.module}.{alias.name}" not in sys.modules
+            ]
+    assert undeclared == []
+
+
 AGENT = {
     "DEFAULT_MAX_CALLS_PER_TURN",
     "DEFAULT_TOOL_TIMEOUT",

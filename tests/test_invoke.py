@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -17,10 +17,8 @@ from tests.openapi.helpers import recording_server
 from toolsets import (
     AuthConfig,
     AuthCredential,
-    Content,
     FunctionTool,
     JsonValue,
-    Part,
     Tool,
     ToolConfirmation,
     ToolContext,
@@ -29,6 +27,7 @@ from toolsets import (
 )
 from toolsets._invoke import (
     DECLINED,
+    TOO_DEEP,
     Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
@@ -38,15 +37,12 @@ from toolsets._invoke import (
     invoke,
 )
 from toolsets.agent import (
-    BaseAgent,
-    Event,
     InMemorySessionService,
     LlmAgent,
     Runner,
     SessionService,
     SharesEventsForRuns,
 )
-from toolsets.agent._run import RunContext
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
 
@@ -391,40 +387,6 @@ def test_timeout_is_part_of_the_tool_contract() -> None:
     assert FunctionTool(lambda: None, name="quick").timeout is None
 
 
-class OneEventAgent(BaseAgent):
-    """An agent whose run is an async iterator but not a generator (no ``aclose``)."""
-
-    def run(self, ctx: RunContext) -> AsyncIterator[Event]:
-        return _Events(
-            [
-                ctx.event(
-                    author=self.name, content=Content(role="model", parts=(Part.from_text("hi"),))
-                )
-            ]
-        )
-
-
-class _Events:
-    def __init__(self, events: list[Event]) -> None:
-        self._events = iter(events)
-
-    def __aiter__(self) -> _Events:
-        return self
-
-    async def __anext__(self) -> Event:
-        for event in self._events:
-            return event
-        raise StopAsyncIteration
-
-
-async def test_an_agent_whose_run_is_a_plain_async_iterator_runs_without_aclose() -> None:
-    runner = Runner(OneEventAgent("plain"))
-    session = await runner.create_session(user_id="u")
-    with anyio.fail_after(5):
-        events = [e async for e in runner.run(user_id="u", session_id=session.id, message="go")]
-    assert events[-1].text == "hi"
-
-
 def test_the_in_memory_service_declares_its_cheaper_read_for_runs() -> None:
     service = InMemorySessionService()
     assert isinstance(service, SessionService)
@@ -457,8 +419,30 @@ def test_the_model_is_told_of_a_missing_tool_from_the_error_toolsets_raise_for_i
 
     assert few.for_model() == "There is no tool named 'ad'. Available tools: add, sub."
     assert many.for_model() == (
-        f"There is no tool named 'tool_12x' (of 300 tools). "
-        f"The closest: {', '.join(many.suggestions)}."
+        "There is no tool named 'tool_12x' (of 300 tools). "
+        "The closest: tool_12, tool_212, tool_192, tool_182, tool_172."
     )
-    assert many.suggestions[0] == "tool_12"
+    assert many.suggestions == ("tool_12", "tool_212", "tool_192")
     assert len(huge.for_model()) < 200
+
+
+async def test_arguments_that_are_not_an_object_or_nest_too_deep_never_reach_the_tool() -> None:
+    runs: list[object] = []
+
+    @tool(run_in_thread=False)
+    def echo(a: Any = None) -> None:
+        """Records what it was given."""
+        runs.append(a)  # pragma: no cover
+
+    deep: dict[str, Any] = {}
+    for _ in range(5000):
+        deep = {"a": deep}
+
+    listed = await invoke(echo, ["a"], ToolContext(), default_timeout=10)  # type: ignore[arg-type]
+    nested = await invoke(echo, deep, ToolContext(), default_timeout=10)
+
+    assert listed == Done(
+        result={"error": "The arguments must be a JSON object, not an array."}, args={}
+    )
+    assert nested == Done(result={"error": TOO_DEEP}, args={})
+    assert runs == []

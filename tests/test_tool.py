@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import toolsets
+from tests.helpers import MinimalTool
 from toolsets import (
     LONG_RUNNING_NOTE,
     AuthConfig,
@@ -194,34 +195,8 @@ async def test_run_returns_the_result() -> None:
 
 
 async def test_a_class_implementing_the_protocol_without_base_tool_is_a_tool() -> None:
-    class Minimal:
-        name = "m"
-        description = ""
-        is_long_running = False
-        auth_config = None
-        is_read_only = True
-        is_concurrency_safe = True
-        required_scopes: frozenset[str] = frozenset()
-        response_schema = None
-        timeout = None
-
-        def declaration(self) -> ToolDeclaration | None:
-            return ToolDeclaration(name="m")
-
-        async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-            return None
-
-        def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
-            return False
-
-        def confirmation_hint(self, args: Mapping[str, Any]) -> str:
-            return ""
-
-        async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
-            req.add_tool(self)
-
-    assert signature_drift(Minimal) == []
-    tool: Tool = Minimal()
+    assert signature_drift(MinimalTool) == []
+    tool: Tool = MinimalTool()
     assert isinstance(tool, Tool)
     assert await StaticToolset([tool]).list_tools() == (tool,)  # taken as it is, not wrapped
 

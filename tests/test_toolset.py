@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import anyio
 import pytest
 
+from tests.helpers import MinimalTool
 from toolsets import (
     BaseToolset,
     FunctionTool,
@@ -24,6 +25,8 @@ from toolsets import (
     renamed,
     tool,
 )
+from toolsets.agent import LlmAgent
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -162,3 +165,24 @@ async def test_shutdown_works_twice_at_once_from_other_tasks_and_again_on_exit(
                 tg.start_soon(toolset.shutdown)
     await toolset.shutdown()
     assert [t.name for t in await toolset.list_tools()] == listed
+
+
+ToolWithoutTimeout: type = type(
+    "ToolWithoutTimeout",
+    (),
+    {key: value for key, value in vars(MinimalTool).items() if key != "timeout"},
+)
+"""A tool written against the contract before ``timeout`` was declared on it."""
+
+
+def test_a_tool_lacking_a_declared_member_is_rejected_naming_what_it_lacks() -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        StaticToolset([ToolWithoutTimeout()])  # type: ignore[list-item]
+    assert info.value.field == "timeout"
+
+
+def test_an_agent_rejects_a_tool_lacking_a_member_and_says_toolsets_are_accepted_too() -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        LlmAgent("a", ScriptedModel([]), tools=[ToolWithoutTimeout()])  # type: ignore[list-item]
+    assert info.value.field == "timeout"
+    assert "a tool, a toolset or a function" in str(info.value)

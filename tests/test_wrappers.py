@@ -1,16 +1,18 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
+from tests.helpers import MinimalTool
 from toolsets import (
     BaseTool,
     BaseToolset,
+    ConfirmedTool,
     ConnectionError,
     Invocation,
     JsonValue,
@@ -458,3 +460,29 @@ async def test_renamed_and_filtered_still_warn_about_a_name_no_context_can_show(
         "renamed(): no tools named delete_itme",
         "filtered(): no tools named serach",
     ]
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [lambda t: RenamedTool(t, "jot"), lambda t: ConfirmedTool(t, "always")],
+    ids=["renamed", "confirmed"],
+)
+async def test_a_wrapped_function_tool_on_the_loop_is_called_as_soon_as_run_is(
+    wrap: Callable[[Tool], Tool],
+) -> None:
+    calls: list[str] = []
+
+    @tool(run_in_thread=False)
+    def note(text: str) -> str:
+        """Notes a text."""
+        calls.append(text)
+        return text.upper()
+
+    running = wrap(note).run({"text": "hi"}, ToolContext())
+
+    assert calls == ["hi"]  # the wrapper hands on the function tool's own awaitable
+    assert await running == "HI"
+
+
+def test_a_renamed_tool_of_ones_own_making_is_asked_about_under_its_offered_name() -> None:
+    assert RenamedTool(MinimalTool(), "other").confirmation_hint({}) == "Run other?"

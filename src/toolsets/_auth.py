@@ -20,6 +20,7 @@ from toolsets._errors import AuthError
 __all__ = [
     "MASK",
     "MIN_MASKED",
+    "SECRET_NAME",
     "AuthConfig",
     "AuthCredential",
     "CredentialKind",

@@ -16,7 +16,7 @@ from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._tool import Tool
 from toolsets._toolset import BaseToolset, Toolset
-from toolsets._wrappers import _Wrapper
+from toolsets._wrappers import WrapperToolset
 
 __all__ = ["ConfirmPolicy", "ConfirmedTool", "confirm_rule", "confirmed", "may_be_destructive"]
 
@@ -106,7 +106,7 @@ class ConfirmedTool(ForwardingTool):
         return f"ConfirmedTool({self.tool!r}, policy={self.policy!r})"
 
 
-class _Confirmed(_Wrapper):
+class _Confirmed(WrapperToolset):
     keeps_names = True
 
     def __init__(self, toolset: Toolset, policy: ConfirmPolicy) -> None:

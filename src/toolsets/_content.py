@@ -15,7 +15,16 @@ from typing import Any, Literal, TypeVar
 
 from toolsets._json import JsonValue
 
-__all__ = ["Blob", "Content", "FileData", "FunctionCall", "FunctionResponse", "Part", "Role"]
+__all__ = [
+    "Blob",
+    "Content",
+    "FileData",
+    "FunctionCall",
+    "FunctionResponse",
+    "Part",
+    "Role",
+    "fast_init",
+]
 
 Role = Literal["user", "model", "tool", "system"]
 

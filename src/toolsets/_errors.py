@@ -28,6 +28,8 @@ exported there.
 
 Foreign exceptions (mcp, httpx2, openapi-core, pydantic) are translated into this tree at
 the one boundary where they are met, with ``raise ... from exc``.
+
+Beside the tree, ``close_names`` finds the "did you mean" names of not-found messages.
 """
 
 from __future__ import annotations
@@ -49,13 +51,19 @@ __all__ = [
     "ToolDefinitionError",
     "ToolNotFoundError",
     "ToolsetError",
+    "close_names",
 ]
 
 _MAX_COMPARED = 200
 """Names longer than this are not compared (difflib's cost grows with the product of
 the lengths, and no real name is that long)."""
-_MAX_SHOWN = 100
-"""Characters of an unknown name quoted in a message (the name may be anything)."""
+_MAX_SHOWN = 80
+"""Characters of an unknown name quoted in an error's message (the name may be anything)."""
+_SHOWN_TO_MODEL = 100
+"""Characters of an unknown name quoted back to the model that called it."""
+_SUGGESTED_TO_MODEL = 5
+"""Close names a model that called an unknown name is offered (it cannot look the rest
+up, unlike an operator reading ``available``)."""
 _MAX_LISTED = 10
 """Up to this many names offered, a not-found message lists them all (else the closest
 few: whoever reads it, a model or an operator, has the whole list elsewhere)."""
@@ -63,7 +71,8 @@ few: whoever reads it, a model or an operator, has the whole list elsewhere)."""
 
 def close_names(name: str, names: Iterable[str], limit: int = 3) -> list[str]:
     """The few names most like ``name`` (closest first): for "did you mean" hints (here
-    and in invalid-argument results; not part of the tree, so not in ``__all__``)."""
+    and in invalid-argument results; not part of the tree, so not exported by
+    ``toolsets``)."""
     if len(name) > _MAX_COMPARED:
         return []
     return difflib.get_close_matches(name, list(names), n=limit, cutoff=0.6)
@@ -133,17 +142,19 @@ class ToolNotFoundError(ToolsetError):
 
     @property
     def _shown(self) -> str:
-        return repr(clip(self.name, _MAX_SHOWN))
+        name = self.name
+        return repr(name) if len(name) <= _MAX_SHOWN else f"{name[:_MAX_SHOWN]!r}..."
 
     def for_model(self) -> str:
         """What a model that called this name is told: the same facts as the message, in
-        a sentence addressed to it."""
+        a sentence addressed to it, with a few more close names than ``suggestions``."""
+        shown = repr(clip(self.name, _SHOWN_TO_MODEL))
         if len(self.available) <= _MAX_LISTED:
             names = ", ".join(self.available) or "none"
-            return f"There is no tool named {self._shown}. Available tools: {names}."
-        close = self.suggestions
+            return f"There is no tool named {shown}. Available tools: {names}."
+        close = close_names(self.name, self.available, limit=_SUGGESTED_TO_MODEL)
         hint = f"The closest: {', '.join(close)}." if close else "Call one of the tools declared."
-        return f"There is no tool named {self._shown} (of {len(self.available)} tools). {hint}"
+        return f"There is no tool named {shown} (of {len(self.available)} tools). {hint}"
 
 
 class SpecError(ToolsetError):

@@ -7,14 +7,14 @@ forwarded by every wrapper at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from toolsets._auth import AuthConfig
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._json import JsonValue
-from toolsets._tool import BaseTool, LlmRequest, Tool
+from toolsets._tool import LlmRequest, Tool
 
 __all__ = ["ForwardingTool"]
 
@@ -46,8 +46,10 @@ class ForwardingTool:
         inner = self.tool.declaration()
         return None if inner is None else self._offered_as(inner)
 
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
-        return await self.tool.run(args, ctx)
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
+        # The wrapped tool's awaitable as it is (not awaited in a coroutine of our own):
+        # a function tool's result ready at once stays ready for the call path.
+        return self.tool.run(args, ctx)
 
     @property
     def is_long_running(self) -> bool:
@@ -57,11 +59,9 @@ class ForwardingTool:
         return self.tool.requires_confirmation(args)
 
     def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
-        """The wrapped tool's hint, naming the tool as the model and the user see it
-        (a hint of the tool's own making is shown as written)."""
-        if type(self.tool).confirmation_hint in _NAMING_HINTS:
-            return self.tool.confirmation_hint(args, name=name or self.name)  # type: ignore[call-arg]
-        return self.tool.confirmation_hint(args)
+        """The wrapped tool's hint, given the name the model and the user see the tool
+        by (a hint that does not name the tool ignores it)."""
+        return self.tool.confirmation_hint(args, name=name or self.name)
 
     @property
     def auth_config(self) -> AuthConfig | None:
@@ -111,7 +111,3 @@ class ForwardingTool:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.tool!r})"
-
-
-_NAMING_HINTS = (BaseTool.confirmation_hint, ForwardingTool.confirmation_hint)
-"""The hints that take the name the tool is offered under."""

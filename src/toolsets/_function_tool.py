@@ -139,8 +139,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
         description: What it does (default: from the docstring).
         run_in_thread: Run a sync function in a worker thread (default). Turn off only
             for functions that return at once: they are then called on the event loop,
-            which the agent loop does without a cancel scope (nothing could interrupt
-            them).
+            right away when ``run`` is called, and the call path (`toolsets._invoke`)
+            takes their result without a cancel scope (nothing could interrupt them).
         read_only: The function does not change its environment (annotations shortcut).
         **options: The other `BaseTool` options (annotations, requires_confirmation,
             confirmation_hint, is_long_running, is_concurrency_safe, auth_config,

@@ -32,8 +32,10 @@ __all__ = [
     "CredentialNeeded",
     "Done",
     "LongRunning",
+    "TOO_DEEP",
     "OnToolError",
     "Outcome",
+    "argument_problem",
     "describe_error",
     "invoke",
 ]
@@ -128,6 +130,35 @@ Outcome: TypeAlias = Done | ConfirmationNeeded | CredentialNeeded | LongRunning
 """What one call of `invoke` produced."""
 
 
+def _kind(value: object) -> str:
+    """The JSON type of ``value``, as the model would call it."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
+TOO_DEEP = f"The arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them flatter."
+"""What the model is told about arguments nested deeper than `MAX_JSON_DEPTH`."""
+
+
+def argument_problem(args: object) -> str | None:
+    """What is wrong with a call's arguments before any tool may see them (not a JSON
+    object, nested deeper than `MAX_JSON_DEPTH`), or None."""
+    if not isinstance(args, Mapping):
+        return f"The arguments must be a JSON object, not {_kind(args)}."
+    if deeper_than(args, MAX_JSON_DEPTH):
+        return TOO_DEEP
+    return None
+
+
 def describe_error(tool_name: str, error: Exception) -> str:
     """What the model is told about an exception: the real cause, in one line."""
     if isinstance(error, TimeoutError):
@@ -165,7 +196,14 @@ async def invoke(
     Returns:
         `Done`, or what the call waits for: `ConfirmationNeeded`, `CredentialNeeded`
         (answer it by calling again with the answer and ``resumed=True``), `LongRunning`.
+        Arguments that are not a JSON object, or nest deeper than `MAX_JSON_DEPTH`, are
+        a `Done` with an error result (and empty ``args``): no tool sees them.
     """
+    if args is None:
+        args = {}
+    problem = argument_problem(args)
+    if problem is not None:
+        return Done(result=error_result(problem), args={})
     copied: dict[str, Any] = copy_json(args if type(args) is dict else dict(args)) if args else {}
     if confirmation is not None:
         ctx.tool_confirmation = confirmation
@@ -183,13 +221,22 @@ async def invoke(
     if stopped is not None:
         return stopped
 
-    # The run, under the tool's deadline; on_tool_error sees what it raised.
-    seconds = tool.timeout or default_timeout
+    result = await _run(tool, copied, ctx, tool.timeout or default_timeout, callbacks)
+    if callbacks.after_tool:
+        result = await _after(callbacks, tool, copied, ctx, result)
+    return _finish(tool, copied, ctx, result)
+
+
+async def _run(
+    tool: Tool, args: dict[str, Any], ctx: ToolContext, seconds: float, callbacks: Callbacks
+) -> JsonValue:
+    """The tool's result, run under its deadline of ``seconds``; if it raised or timed
+    out, ``on_tool_error``'s answer or an error result saying why."""
     timed_out = False
     try:
-        running = tool.run(copied, ctx)
+        running = tool.run(args, ctx)
         # A result ready at once (a plain function's) was not waited for: no deadline
-        # could have interrupted it, and a cancel scope would cost more than the call.
+        # could have interrupted it, so it needs no cancel scope.
         if isinstance(running, Ready):
             result: JsonValue = running.value
         else:
@@ -198,14 +245,12 @@ async def invoke(
         ctx.cancellation.cancel("the run was cancelled")
         raise
     except Exception as error:  # the on_tool_error boundary
-        result = await _recover(callbacks, tool, copied, ctx, error)
+        return await _recover(callbacks, tool, args, ctx, error)
     if timed_out:
         ctx.cancellation.cancel(f"timed out after {seconds:g} s")
         late = TimeoutError(f"no result within {seconds:g} s")
-        result = await _recover(callbacks, tool, copied, ctx, late)
-    if callbacks.after_tool:
-        result = await _after(callbacks, tool, copied, ctx, result)
-    return _finish(tool, copied, ctx, result)
+        return await _recover(callbacks, tool, args, ctx, late)
+    return result
 
 
 def _gates(

@@ -53,9 +53,12 @@ class Tool(Protocol):
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
         """Run the tool. ``args`` is the model's arguments and must not be mutated.
 
-        Usually an ``async def``. A failure the model should see (bad arguments, an
-        API's 4xx) is returned as ``{"error": ...}``; a fault the operator should see is
-        raised. The call path runs it under the call's deadline.
+        It returns an awaitable of the result: an ``async def`` is fine, and usual. A
+        ``def`` may return one it made otherwise; `FunctionTool.run` does, for a plain
+        function run on the event loop (``run_in_thread=False``): it calls the function
+        right away and returns its result ready to await. A failure the model should see
+        (bad arguments, an API's 4xx) is returned as ``{"error": ...}``; a fault the
+        operator should see is raised. The call path runs it under the call's deadline.
         """
         ...
 
@@ -73,8 +76,12 @@ class Tool(Protocol):
         """Whether the user must approve this call before it runs."""
         ...
 
-    def confirmation_hint(self, args: Mapping[str, Any]) -> str:
-        """What the user is asked when confirmation is required."""
+    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
+        """What the user is asked when confirmation is required.
+
+        ``name`` is the name the user knows the tool by, when a wrapper offers it under
+        another (None: the tool's own); a hint that does not name the tool may ignore it.
+        """
         ...
 
     @property

@@ -14,7 +14,7 @@ from toolsets._errors import ToolDefinitionError, ToolNotFoundError
 from toolsets._function_tool import FunctionTool
 from toolsets._tool import Tool
 
-__all__ = ["BaseToolset", "StaticToolset", "Toolset"]
+__all__ = ["BaseToolset", "StaticToolset", "Toolset", "as_tool", "list_each"]
 
 
 @runtime_checkable
@@ -80,13 +80,30 @@ class BaseToolset(abc.ABC):
         await self.shutdown()
 
 
-def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
-    """A `Tool` as is; a plain function wrapped in a `FunctionTool`."""
+def as_tool(candidate: object, *, toolsets: bool = False) -> Tool:
+    """A `Tool` as is; a plain function wrapped in a `FunctionTool`.
+
+    Raises:
+        ToolDefinitionError: ``candidate`` is neither; when it has some `Tool`
+            members, ``field`` names those it lacks (``toolsets``: the caller accepts a
+            `Toolset` too, and the message says so).
+    """
     if isinstance(candidate, Tool):
         return candidate
     if callable(candidate):
         return FunctionTool(candidate)
-    raise ToolDefinitionError(f"{candidate!r} is not a tool or a function")
+    kinds = "a tool, a toolset or a function" if toolsets else "a tool or a function"
+    missing = [member for member in _TOOL_MEMBERS if not hasattr(candidate, member)]
+    if len(missing) == len(_TOOL_MEMBERS):  # nothing like a tool: listing all would not help
+        raise ToolDefinitionError(f"{candidate!r} is not {kinds}")
+    lacks = ", ".join(missing)
+    raise ToolDefinitionError(
+        f"{candidate!r} is not {kinds}: as a tool it lacks {lacks}", field=lacks
+    )
+
+
+_TOOL_MEMBERS = tuple(member for member in vars(Tool) if not member.startswith("_"))
+"""The members the `Tool` protocol declares, in its order."""
 
 
 async def list_each(toolsets: Sequence[Toolset], ctx: ToolContext | None) -> list[Sequence[Tool]]:

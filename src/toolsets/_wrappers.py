@@ -23,7 +23,7 @@ from toolsets._forwarding import ForwardingTool
 from toolsets._tool import Tool
 from toolsets._toolset import BaseToolset, Toolset, list_each
 
-__all__ = ["RenamedTool", "combined", "filtered", "prefixed", "renamed"]
+__all__ = ["RenamedTool", "WrapperToolset", "combined", "filtered", "prefixed", "renamed"]
 
 logger = logging.getLogger("toolsets")
 
@@ -56,7 +56,7 @@ class RenamedTool(ForwardingTool):
         return f"RenamedTool({self.tool!r}, name={self.name!r})"
 
 
-class _Wrapper(BaseToolset):
+class WrapperToolset(BaseToolset):
     """A toolset over one other; entering and shutting down reach the wrapped one."""
 
     keeps_names = False
@@ -122,7 +122,7 @@ async def _names_in_any_context(toolset: Toolset, ctx: ToolContext | None) -> se
         return inner if toolset._names is None else inner & toolset._names
     if isinstance(toolset, _Renamed):
         return {toolset._new_name(n) for n in await _names_in_any_context(toolset.wrapped, ctx)}
-    if isinstance(toolset, _Wrapper) and toolset.keeps_names:
+    if isinstance(toolset, WrapperToolset) and toolset.keeps_names:
         return await _names_in_any_context(toolset.wrapped, ctx)
     if isinstance(toolset, _Combined):
         listed = await gather(
@@ -132,7 +132,7 @@ async def _names_in_any_context(toolset: Toolset, ctx: ToolContext | None) -> se
     return {t.name for t in await toolset.list_tools(ctx)}
 
 
-class _Filtered(_Wrapper):
+class _Filtered(WrapperToolset):
     def __init__(self, toolset: Toolset, keep: Collection[str] | ToolPredicate) -> None:
         super().__init__(toolset)
         self._names: frozenset[str] | None = None
@@ -159,7 +159,7 @@ class _Filtered(_Wrapper):
         return f"filtered({self.wrapped!r}, {keep!r})"
 
 
-class _Renamed(_Wrapper):
+class _Renamed(WrapperToolset):
     """Renames by a prefix (a string) or by a mapping of old to new names."""
 
     def __init__(self, toolset: Toolset, rename: str | dict[str, str], label: str) -> None:

@@ -25,7 +25,8 @@ from toolsets import (
     prefixed,
     tool,
 )
-from toolsets.agent import ConfirmationRequest, CredentialRequest, RunConfig
+from toolsets.agent import ConfirmationRequest, CredentialRequest, LlmAgent, RunConfig, Runner
+from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -235,6 +236,62 @@ async def test_a_tool_needing_both_gates_asks_for_confirmation_then_for_a_creden
     )
     assert response_of(final, "pay") == "paid 5"
     assert final[-1].text == "done"
+
+
+class CountingStore:
+    """A `CredentialStore` in memory that records every read and write."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[str, str, str], AuthCredential] = {}
+        self.used: list[str] = []
+
+    async def get(
+        self, *, app_name: str, user_id: str, config: AuthConfig
+    ) -> AuthCredential | None:
+        self.used.append("get")
+        return self.kept.get((app_name, user_id, config.key))
+
+    async def put(
+        self, *, app_name: str, user_id: str, config: AuthConfig, credential: AuthCredential
+    ) -> None:
+        self.used.append("put")
+        self.kept[(app_name, user_id, config.key)] = credential
+
+
+async def test_the_credential_store_is_not_touched_before_scopes_and_confirmation_pass() -> None:
+    @tool(auth_config=TOKEN, required_scopes={"admin"})
+    def purge() -> str:
+        """Purge."""
+        raise AssertionError("ran")  # pragma: no cover
+
+    @tool(auth_config=TOKEN, requires_confirmation=True)
+    def pay(ctx: ToolContext) -> str:
+        """Pay."""
+        return "paid"
+
+    store = CountingStore()
+    runner = Runner(
+        LlmAgent("a", ScriptedModel([call("purge"), call("pay"), "done"]), tools=[purge, pay]),
+        credential_store=store,
+    )
+    session_id, events = await start(runner, "go")
+
+    assert isinstance(response_of(events, "purge"), dict)
+    assert isinstance(events[-1].pending[0], ConfirmationRequest)
+    assert store.used == []  # refused by scopes, then paused for confirmation
+    call_id = events[-1].pending[0].function_call_id
+    approved = await collect(
+        runner.resume(user_id="u", session_id=session_id, confirmations={call_id: True})
+    )
+    assert isinstance(approved[-1].pending[0], CredentialRequest)
+    assert store.used == ["get"]
+    final = await collect(
+        runner.resume(
+            user_id="u", session_id=session_id, credentials={call_id: AuthCredential.bearer("t")}
+        )
+    )
+    assert response_of(final, "pay") == "paid"
+    assert store.used == ["get", "put"]
 
 
 # --- scopes -----------------------------------------------------------------------------

@@ -290,6 +290,18 @@ async def test_an_unknown_tool_name_names_the_closest_tools_not_all_of_them() ->
     assert len(error) < 1_000
 
 
+async def test_the_model_is_offered_five_close_names_for_an_unknown_tool() -> None:
+    twenty = [tool(name=f"tool_{i}")(lambda: None) for i in range(20)]
+    runner, _ = agent_with([FunctionCall(name="tool_1x", args={}), "done"], twenty)
+
+    _, events = await start(runner, "hi")
+
+    (response,) = responses(events)
+    closest = error_of(response.response).split("The closest: ")[1].rstrip(".").split(", ")
+    assert len(closest) == 5
+    assert closest[0] == "tool_1"
+
+
 async def test_calls_beyond_the_per_turn_cap_run_none_and_each_gets_an_error() -> None:
     calls = [call("add", a=i, b=1) for i in range(5)]
     runner, model = agent_with([calls, "fewer then"], [add], max_calls_per_turn=4)

@@ -467,3 +467,62 @@ async def test_a_message_may_be_a_whole_content() -> None:
     )
     await collect(runner.run(user_id="u", session_id=session.id, message=image))
     assert model.requests[0].contents == [image]
+
+
+class OneEventAgent(BaseAgent):
+    """An agent whose run is an async iterator but not a generator (no ``aclose``)."""
+
+    def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        return _Events(
+            [
+                ctx.event(
+                    author=self.name, content=Content(role="model", parts=(Part.from_text("hi"),))
+                )
+            ]
+        )
+
+
+class _Events:
+    def __init__(self, events: list[Event]) -> None:
+        self._events = iter(events)
+
+    def __aiter__(self) -> _Events:
+        return self
+
+    async def __anext__(self) -> Event:
+        for event in self._events:
+            return event
+        raise StopAsyncIteration
+
+
+async def test_an_agent_whose_run_is_a_plain_async_iterator_runs_without_aclose() -> None:
+    _, events = await start(Runner(OneEventAgent("plain")), "go")
+    assert events[-1].text == "hi"
+
+
+class _ClosableEvents(_Events):
+    def __init__(self, events: list[Event], closed: list[bool]) -> None:
+        super().__init__(events)
+        self._closed = closed
+
+    async def aclose(self) -> None:
+        self._closed.append(True)
+
+
+class ClosableAgent(BaseAgent):
+    """An agent whose run is an async iterator with ``aclose`` (not a generator)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.closed: list[bool] = []
+
+    def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        reply = Content(role="model", parts=(Part.from_text("hi"),))
+        return _ClosableEvents([ctx.event(author=self.name, content=reply)], self.closed)
+
+
+async def test_an_agent_whose_run_has_aclose_is_closed_when_the_run_ends() -> None:
+    agent = ClosableAgent("closable")
+    _, events = await start(Runner(agent), "go")
+    assert events[-1].text == "hi"
+    assert agent.closed == [True]

@@ -2,6 +2,7 @@
 tools. The models it calls live in `toolsets.models`."""
 
 import toolsets.models
+from toolsets._invoke import AfterTool, BeforeTool, OnToolError
 from toolsets._json import MAX_JSON_DEPTH
 from toolsets._tool import LlmRequest
 from toolsets.agent._agent_tool import AgentTool
@@ -21,7 +22,6 @@ from toolsets.agent._builtins import (
     preload_memory_tool,
 )
 from toolsets.agent._credentials import CredentialStore, InMemoryCredentialStore
-from toolsets.agent._dispatch import AfterTool, BeforeTool, OnToolError
 from toolsets.agent._events import (
     ConfirmationRequest,
     CredentialRequest,

@@ -17,18 +17,11 @@ from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
+from toolsets._invoke import AfterTool, BeforeTool, Callbacks, OnToolError
 from toolsets._results import error_result
 from toolsets._tool import LlmRequest, Tool
 from toolsets._toolset import Toolset, as_tool, list_each
-from toolsets.agent._dispatch import (
-    AfterTool,
-    BeforeTool,
-    Callbacks,
-    CallOutcome,
-    Dispatcher,
-    OnToolError,
-    argument_problem,
-)
+from toolsets.agent._dispatch import CallOutcome, Dispatcher, argument_problem
 from toolsets.agent._events import (
     ConfirmationRequest,
     CredentialRequest,
@@ -132,7 +125,13 @@ class BaseAgent(abc.ABC):
 
     @abc.abstractmethod
     def run(self, ctx: RunContext) -> AsyncIterator[Event]:
-        """Run for this invocation, yielding events (already recorded unless partial)."""
+        """Run for this invocation, yielding events (already recorded unless partial).
+
+        Usually an async generator (an ``async def`` that yields). Any async iterator
+        is accepted; the `Runner` closes it when the run ends or is stopped if it has an
+        ``async aclose()`` (`toolsets.agent._runner.AsyncClosable`; an async generator
+        has), so that its cleanup runs then rather than whenever it is collected.
+        """
 
     def _resume_child(self, ctx: RunContext) -> int:
         """Where to start among the sub-agents when resuming through this agent."""
@@ -209,7 +208,7 @@ class LlmAgent(BaseAgent):
             if isinstance(item, Toolset) and not isinstance(item, Tool):
                 self._toolsets.append(item)
             else:
-                self._tools.append(as_tool(item))
+                self._tools.append(as_tool(item, toolsets=True))
         self.callbacks = Callbacks(
             before_tool=tuple(_as_list(before_tool)),
             after_tool=tuple(_as_list(after_tool)),

@@ -6,25 +6,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
+from typing import Any
 
 from toolsets._auth import AuthCredential
 from toolsets._content import FunctionCall, FunctionResponse
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._errors import ToolNotFoundError
 from toolsets._invoke import (
-    AfterTool,
-    BeforeTool,
+    TOO_DEEP,
     Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
     LongRunning,
-    OnToolError,
     Outcome,
     invoke,
 )
-from toolsets._json import MAX_JSON_DEPTH, JsonValue, deeper_than
+from toolsets._invoke import argument_problem as shape_problem
+from toolsets._json import JsonValue
 from toolsets._results import clip, error_result
 from toolsets._tool import Tool
 from toolsets.agent._events import (
@@ -37,12 +37,8 @@ from toolsets.agent._run import RunContext
 from toolsets.models import INVALID_JSON_KEY
 
 __all__ = [
-    "AfterTool",
-    "BeforeTool",
     "CallOutcome",
-    "Callbacks",
     "Dispatcher",
-    "OnToolError",
     "argument_problem",
     "unknown_tool",
 ]
@@ -67,34 +63,13 @@ _SHOWN = 100
 """Characters of a model's own text (a name, unreadable arguments) quoted back to it."""
 
 
-def _kind(value: object) -> str:
-    """The JSON type of ``value``, as the model would call it."""
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "null" if value is None else type(value).__name__
-
-
-_TOO_DEEP = f"The arguments are nested deeper than {MAX_JSON_DEPTH} levels; send them flatter."
-
-
 def argument_problem(args: object) -> str | None:
-    """What is wrong with a call's arguments before any tool may see them (not a JSON
-    object, text the model could not read, nested deeper than `MAX_JSON_DEPTH`), or None."""
-    if not isinstance(args, Mapping):
-        return f"The arguments must be a JSON object, not {_kind(args)}."
-    if len(args) == 1 and isinstance(args.get(INVALID_JSON_KEY), str):
+    """What is wrong with a call's arguments before any tool may see them: the call
+    path's answer (`toolsets._invoke.argument_problem`), or why text the model sent
+    could not be read, or None."""
+    if isinstance(args, Mapping) and len(args) == 1 and isinstance(args.get(INVALID_JSON_KEY), str):
         return _unreadable(args[INVALID_JSON_KEY])
-    if deeper_than(args, MAX_JSON_DEPTH):
-        return _TOO_DEEP
-    return None
+    return shape_problem(args)
 
 
 def _unreadable(text: str) -> str:
@@ -104,15 +79,13 @@ def _unreadable(text: str) -> str:
         if isinstance(value, str):  # encoded twice, as some models do
             value = json.loads(value)
     except RecursionError:  # json's answer to deep nesting
-        return _TOO_DEEP
+        return TOO_DEEP
     except json.JSONDecodeError as exc:
         return (
             f"The arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a "
             f"JSON object. They began: {clip(text, _SHOWN)!r}"
         )
-    if not isinstance(value, Mapping):
-        return f"The arguments must be a JSON object, not {_kind(value)}."
-    return _TOO_DEEP if deeper_than(value, MAX_JSON_DEPTH) else "The arguments are unreadable."
+    return shape_problem(value) or "The arguments are unreadable."
 
 
 def unknown_tool(name: str, available: Mapping[str, object]) -> str:
@@ -169,18 +142,34 @@ class Dispatcher:
         tool = self._tools.get(call.name)
         if tool is None:
             return self.refused(call, unknown_tool(call.name, self._tools))
-        config = tool.auth_config
-        if config is not None:
-            store = self._ctx.credential_store
-            where = {"app_name": self._ctx.app_name, "user_id": self._ctx.session.user_id}
-            if credential is not None:
-                await store.put(**where, config=config, credential=credential)
-            else:
-                credential = await store.get(**where, config=config)
-        outcome = await invoke(
+        if credential is not None and tool.auth_config is not None:
+            # An answer for the tool's own credential: stored, and given to the call,
+            # only once the gates before it (scopes, confirmation) let the call through.
+            answered, credential = credential, None
+        else:
+            answered = None
+        ctx = ToolContext(self._invocation, function_call_id=call_id)
+        outcome = await self._invoke(tool, call.args, ctx, confirmation, credential, resumed)
+        if isinstance(outcome, CredentialNeeded) and outcome.actions is None:
+            # Every gate but the credential's passed: the store answers, or the user did.
+            stored = await self._stored(outcome, answered)
+            if stored is not None:
+                outcome = await self._invoke(tool, outcome.args, ctx, confirmation, stored, True)
+        return self._recorded(call_id, tool.name, outcome)
+
+    def _invoke(
+        self,
+        tool: Tool,
+        args: Mapping[str, Any] | None,
+        ctx: ToolContext,
+        confirmation: ToolConfirmation | None,
+        credential: AuthCredential | None,
+        resumed: bool,
+    ) -> Awaitable[Outcome]:
+        return invoke(
             tool,
-            call.args,
-            ToolContext(self._invocation, function_call_id=call_id),
+            args,
+            ctx,
             default_timeout=self._default_timeout,
             callbacks=self._callbacks,
             scopes=self._ctx.run_config.scopes,
@@ -188,7 +177,17 @@ class Dispatcher:
             credential=credential,
             resumed=resumed,
         )
-        return self._recorded(call_id, tool.name, outcome)
+
+    async def _stored(
+        self, needed: CredentialNeeded, answered: AuthCredential | None
+    ) -> AuthCredential | None:
+        """The credential the user ``answered`` (now stored), or the stored one, or None."""
+        store = self._ctx.credential_store
+        where = {"app_name": self._ctx.app_name, "user_id": self._ctx.session.user_id}
+        if answered is not None:
+            await store.put(**where, config=needed.auth_config, credential=answered)
+            return answered
+        return await store.get(**where, config=needed.auth_config)
 
     def _transfer_checked(self, outcome: Outcome, actions: EventActions) -> Outcome:
         """``outcome``, its transfer dropped for an error result when no agent has the

@@ -18,7 +18,7 @@ from toolsets.agent._credentials import CredentialStore
 from toolsets.agent._events import Event
 from toolsets.agent._session import Session, SessionService
 
-__all__ = ["Answers", "RunConfig", "RunContext", "current_run"]
+__all__ = ["Answers", "Resume", "RunConfig", "RunContext", "current_run"]
 
 
 @dataclass(frozen=True, kw_only=True)

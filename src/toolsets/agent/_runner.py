@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from toolsets._auth import AuthCredential
 from toolsets._content import Content, FunctionResponse, Part
@@ -29,7 +29,18 @@ from toolsets.agent._session import (
     SharesEventsForRuns,
 )
 
-__all__ = ["Runner"]
+__all__ = ["AsyncClosable", "Runner"]
+
+
+@runtime_checkable
+class AsyncClosable(Protocol):
+    """An agent's events that the `Runner` closes when the run ends or stops (an async
+    generator is one)."""
+
+    async def aclose(self) -> None:
+        """Release what producing the events holds."""
+        ...
+
 
 ABANDONED = "The user sent a new message instead of answering; this call did not complete."
 
@@ -106,7 +117,8 @@ class Runner:
         # holds (the in-memory one shares them instead of copying the whole history).
         service = self.session_service
         if service is not self._read_service:
-            # A runtime-checkable isinstance costs about a tool call: asked once per service.
+            # A runtime-checkable isinstance looks up every member the protocol declares:
+            # asked once per service, not on every run.
             self._read_service = service
             self._read = (
                 service.session_for_run
@@ -301,10 +313,11 @@ class _Stopping:
     async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
         if kind is not None:
             self._ctx.cancellation.cancel("the run was stopped")
-        # An agent's run is usually an async generator, to be closed now (its cleanup
-        # runs here, not whenever it is collected); any async iterator is allowed.
-        if isinstance(self._events, AsyncGenerator):
-            await self._events.aclose()
+        # An agent's run is closed now (its cleanup runs here, not whenever it is
+        # collected): usually an async generator, else any iterator with an aclose.
+        events = self._events
+        if isinstance(events, (AsyncGenerator, AsyncClosable)):  # generators first: cheaper
+            await events.aclose()
         self._ctx.keep_histories()
 
 
