@@ -51,7 +51,7 @@ logger = logging.getLogger("toolsets.openapi")
 MAX_REDIRECTS = 5
 """Redirects followed for one call."""
 
-Ready = dict[str, AuthCredential | str]
+Sendable = dict[str, AuthCredential | str]
 """Credentials as a request carries them, by scheme name (tokens already fetched)."""
 
 
@@ -101,10 +101,10 @@ class RestApi:
         target, _, _ = self.resolver.resolve(schema, base or self.resolver.root.uri, "")
         return target if isinstance(target, Mapping) else schema
 
-    def given_credentials(self, op: Operation) -> tuple[Ready, Requirement | None]:
+    def given_credentials(self, op: Operation) -> tuple[Sendable, Requirement | None]:
         """The credentials given up front that are ready to send (no token to fetch),
         and the first alternative of ``op`` they meet."""
-        ready: Ready = {
+        ready: Sendable = {
             name: credential
             for name, credential in self.credentials.items()
             if not isinstance(credential, ClientCredentials)
@@ -161,7 +161,7 @@ class RestApi:
 
     async def _credentials(
         self, op: Operation, user: tuple[str, AuthCredential] | None, base_url: str
-    ) -> tuple[Ready, Requirement | None, dict[str, AuthCredential]]:
+    ) -> tuple[Sendable, Requirement | None, dict[str, AuthCredential]]:
         """The credentials of the alternative to use, tokens fetched where the toolset
         holds client credentials; the alternative; and the tokens fetched."""
         given = self.credentials
@@ -170,7 +170,7 @@ class RestApi:
         requirement = choose(op, self.spec, given)
         if not requirement:
             return {}, requirement, {}
-        ready: Ready = {}
+        ready: Sendable = {}
         fetched: dict[str, AuthCredential] = {}
         for name, scopes in requirement.items():
             credential = given[name]
@@ -244,7 +244,7 @@ class RestApi:
         # must never see it.
         data = redact_bytes(b"".join(chunks), secrets) if secrets else b"".join(chunks)
         content_type = response.headers.get("content-type", "")
-        value = decode(data, content_type, truncated, limit)
+        value = _decode(data, content_type, truncated, limit)
         status = response.status_code
         checking = self.check_responses is not None and status < 400
         if checking and not truncated and is_json(content_type) and isinstance(value, dict | list):
@@ -286,7 +286,7 @@ class RestApi:
         )
 
 
-def decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonValue:
+def _decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonValue:
     """A response body as the model is given it: JSON parsed, text as text, anything
     else a base64 blob; a body cut at ``limit`` bytes says so."""
     kind = essence(content_type)

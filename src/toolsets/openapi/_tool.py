@@ -39,7 +39,7 @@ __all__ = ["RestApiTool"]
 logger = logging.getLogger("toolsets.openapi")
 
 _READ_ONLY_METHODS = frozenset(("get", "head", "options"))
-DESTRUCTIVE_METHODS = frozenset(("delete", "put", "patch"))
+_DESTRUCTIVE_METHODS = frozenset(("delete", "put", "patch"))
 """Methods that may remove or overwrite what is there (a PUT replaces the whole resource,
 a PATCH changes it): destructive in MCP's sense. A POST is taken to add (use the
 ``writes`` policy for APIs whose POSTs do more)."""
@@ -68,7 +68,7 @@ class RestApiTool(BaseTool):
             annotations=ToolAnnotations(
                 read_only=method in _READ_ONLY_METHODS,
                 destructive=(
-                    method in DESTRUCTIVE_METHODS if method not in _READ_ONLY_METHODS else None
+                    method in _DESTRUCTIVE_METHODS if method not in _READ_ONLY_METHODS else None
                 ),
                 idempotent=method in ("get", "head", "options", "put", "delete"),
                 open_world=True,
