@@ -78,7 +78,11 @@ from _common import (
 
 from toolsets import FunctionCall, FunctionTool, ToolContext
 from toolsets.agent import LlmAgent, LlmRequest, Runner
-from toolsets.models import ScriptedModel, Step
+
+try:
+    from toolsets.models import ScriptedModel, Step
+except ModuleNotFoundError:  # --before a ref from when the models lived in toolsets.agent
+    from toolsets.agent import ScriptedModel, Step  # type: ignore[no-redef]
 
 TARGET_US = 100.0
 SHAPES = ("sequential", "batched", "long", "async")
