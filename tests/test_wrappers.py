@@ -14,6 +14,7 @@ from toolsets import (
     BaseToolset,
     ConfirmedTool,
     ConnectionError,
+    FunctionTool,
     Invocation,
     JsonValue,
     LlmRequest,
@@ -25,6 +26,7 @@ from toolsets import (
     ToolDeclaration,
     ToolDefinitionError,
     combined,
+    confirmed,
     filtered,
     prefixed,
     renamed,
@@ -486,3 +488,33 @@ async def test_a_wrapped_function_tool_on_the_loop_is_called_as_soon_as_run_is(
 
 def test_a_renamed_tool_of_ones_own_making_is_asked_about_under_its_offered_name() -> None:
     assert RenamedTool(MinimalTool(), "other").confirmation_hint({}) == "Run other?"
+
+
+def _tool_list() -> list[FunctionTool[..., str]]:
+    def hello() -> str:
+        """Say hello."""
+        return "hello"
+
+    return [FunctionTool(hello)]
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda given: filtered(given, ["hello"]),
+        lambda given: prefixed(given, "p"),
+        lambda given: renamed(given, {"hello": "hi"}),
+        lambda given: confirmed(given, "always"),
+        lambda given: combined(StaticToolset([]), given),
+    ],
+    ids=["filtered", "prefixed", "renamed", "confirmed", "combined"],
+)
+@pytest.mark.parametrize("given", [_tool_list(), _tool_list()[0]], ids=["list", "tool"])
+def test_a_wrapper_over_tools_instead_of_a_toolset_is_refused_when_built(
+    wrap: Callable[[object], object], given: object
+) -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        wrap(given)
+
+    assert caught.value.field == "toolset"
+    assert "StaticToolset" in str(caught.value)

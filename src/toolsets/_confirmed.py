@@ -33,7 +33,10 @@ ConfirmPolicy: TypeAlias = Literal["never", "writes", "destructive", "always"] |
 - ``"writes"``: calls of any tool not read-only (for OpenAPI: all but GET, HEAD and
   OPTIONS).
 - ``"always"``, ``"never"``.
-- A function of the tool and the call's arguments, deciding per call.
+- A function of the tool and the call's arguments, deciding per call. It is given the
+  tool as the wrapper receives it: through ``prefixed`` or ``renamed``, a `RenamedTool`
+  (its ``.tool`` is the one below); read the hints and ``declaration()`` to stay
+  independent of what wraps what.
 """
 
 

@@ -23,7 +23,15 @@ from toolsets._forwarding import ForwardingTool
 from toolsets._tool import Tool
 from toolsets._toolset import BaseToolset, Toolset, list_each
 
-__all__ = ["RenamedTool", "WrapperToolset", "combined", "filtered", "prefixed", "renamed"]
+__all__ = [
+    "checked_toolset",
+    "RenamedTool",
+    "WrapperToolset",
+    "combined",
+    "filtered",
+    "prefixed",
+    "renamed",
+]
 
 logger = logging.getLogger("toolsets")
 
@@ -56,6 +64,22 @@ class RenamedTool(ForwardingTool):
         return f"RenamedTool({self.tool!r}, name={self.name!r})"
 
 
+def checked_toolset(candidate: object) -> Toolset:
+    """``candidate``, if it is a toolset (a wrapper is built over one, not over tools).
+
+    Raises:
+        ToolDefinitionError: naming what was given instead (``.field`` is
+            ``"toolset"``); tools or functions go in a `StaticToolset` first.
+    """
+    if isinstance(candidate, Toolset):
+        return candidate
+    raise ToolDefinitionError(
+        f"expected a toolset, got {type(candidate).__name__}: put tools or functions in "
+        f"StaticToolset([...]) first",
+        field="toolset",
+    )
+
+
 class WrapperToolset(BaseToolset):
     """A toolset over one other; entering and shutting down reach the wrapped one."""
 
@@ -63,7 +87,7 @@ class WrapperToolset(BaseToolset):
     """The wrapper offers the tools it wraps under their names (and hides none)."""
 
     def __init__(self, toolset: Toolset) -> None:
-        self.wrapped = toolset
+        self.wrapped = checked_toolset(toolset)
         """The toolset underneath."""
 
     async def shutdown(self) -> None:
@@ -196,7 +220,7 @@ class _Renamed(WrapperToolset):
 
 class _Combined(BaseToolset):
     def __init__(self, toolsets: Sequence[Toolset]) -> None:
-        self.toolsets = tuple(toolsets)
+        self.toolsets = tuple(checked_toolset(toolset) for toolset in toolsets)
         """The combined toolsets, in order."""
         self._stack: contextlib.AsyncExitStack | None = None
 
