@@ -219,6 +219,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         self._id = id
         self.max_retries = max_retries
         self._context = context
+        self._run: tuple[str, Invocation] | None = None
         self._credentials = credentials
         self._default_timeout = default_timeout
         self._listed: dict[str, _Listed[AgentDepsT]] = {}
@@ -229,6 +230,19 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     def id(self) -> str | None:
         """The id given, if any."""
         return self._id
+
+    def _invocation(self, ctx: RunContext[AgentDepsT]) -> Invocation:
+        """The invocation of a call or listing in ``ctx``; the default one is made once
+        per run (its calls share it, and its cancellation flag)."""
+        run_id = ctx.run_id
+        if self._context is not default_invocation or run_id is None:
+            return self._context(ctx)
+        last = self._run
+        if last is not None and last[0] == run_id:
+            return last[1]
+        invocation = default_invocation(ctx)
+        self._run = (run_id, invocation)
+        return invocation
 
     async def __aenter__(self) -> PydanticAIToolset[AgentDepsT]:
         async with self._lock:
@@ -252,7 +266,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         """The wrapped toolset's tools, listed in the context of this run step."""
-        tools = await self.toolset.list_tools(ToolContext(self._context(ctx)))
+        tools = await self.toolset.list_tools(ToolContext(self._invocation(ctx)))
         max_retries = self.max_retries if self.max_retries is not None else ctx.max_retries
         listed: dict[str, ToolsetTool[AgentDepsT]] = {}
         known = self._listed
@@ -282,7 +296,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         """Call the tool through toolsets' call path; see the module's table for what
         each outcome becomes."""
         ours = cast("_Listed[AgentDepsT]", tool).tool
-        invocation = self._context(ctx)
+        invocation = self._invocation(ctx)
         confirmation = None
         if ctx.tool_call_approved:
             payload = ctx.tool_call_metadata
@@ -405,7 +419,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             tool_name=call.tool_name,
             tool_call_approved=approved,
         )
-        invocation = self._context(ctx)
+        invocation = self._invocation(ctx)
         tools = await self.toolset.list_tools(ToolContext(invocation))
         tool = next((t for t in tools if t.name == call.tool_name), None)
         if tool is None:
