@@ -18,9 +18,12 @@ import anyio
 import pytest
 from pydantic_ai import (
     Agent,
+    ApprovalRequired,
+    CallDeferred,
     DeferredToolRequests,
     DeferredToolResults,
     FunctionToolset,
+    ModelRetry,
     RunContext,
     ToolDenied,
     UnexpectedModelBehavior,
@@ -36,11 +39,18 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.adapters.helpers import NotesApi, everything, notes_api, wipe_disk
-from tests.agent.helpers import approve, asked_to_confirm, call, response_of, start
+from tests.agent.helpers import (
+    approve,
+    asked_to_confirm,
+    call,
+    response_of,
+    responses,
+    start,
+)
 from tests.mcp.helpers import stdio_toolset
 from toolsets import AuthConfig, AuthCredential, Invocation, StaticToolset, ToolContext, tool
 from toolsets.adapters.pydantic_ai import PydanticAIToolset, from_pydantic_ai
-from toolsets.agent import LlmAgent, Runner
+from toolsets.agent import LlmAgent, LongRunningRequest, Runner
 from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -458,6 +468,53 @@ async def test_a_toolset_wrapped_both_ways_is_the_same_tools() -> None:
         (tool_,) = await back.list_tools()
     assert tool_.name == "wipe_disk"
     assert tool_.description.startswith("Erase every file on a disk.")
+
+
+async def test_what_a_pydantic_ai_tool_raises_reaches_our_model_or_pauses_our_loop() -> None:
+    tools = FunctionToolset[None]()
+
+    @tools.tool
+    def pick(ctx: RunContext[None], n: int) -> str:
+        """Pick a number."""
+        if n < 0:
+            raise ModelRetry("n must be positive")
+        if n > 10 and not ctx.tool_call_approved:
+            raise ApprovalRequired(metadata={"why": "a big number"})
+        return f"picked {n}"
+
+    @tools.tool_plain
+    def order(item: str) -> str:
+        """Order something; it arrives later."""
+        raise CallDeferred(metadata={"order": item})
+
+    toolset = from_pydantic_ai(tools)
+    steps = [call("pick", n=-1), call("pick", n=11), call("order", item="tea"), "ok"]
+    runner = runner_of(toolset, *steps)
+    session_id, events = await start(runner, "pick")
+    assert responses(events)[0].response == {"error": "n must be positive"}
+    request = asked_to_confirm(events)
+    assert request.payload == {"why": "a big number"}
+    events = await approve(runner, session_id, request)
+    assert response_of(events, "pick") == "picked 11"
+    (pending,) = events[-1].pending  # the order's result arrives later
+    assert isinstance(pending, LongRunningRequest)
+    assert pending.interim == {"status": "deferred", "metadata": {"order": "tea"}}
+
+
+@asyncio_only
+async def test_by_default_a_tool_runs_in_the_conversation_and_run_of_pydantic_ai() -> None:
+    @tool
+    def where(ctx: ToolContext) -> list[str | None]:
+        """Where the call runs."""
+        return [ctx.session_id, ctx.invocation_id, ctx.agent_name]
+
+    model, _ = scripted(calling("where", "w"), calling("where", "w2"), "ok")
+    agent = Agent(model, name="helper", toolsets=[PydanticAIToolset([where])])
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await agent.run("where?")
+    answers = returned(result.all_messages())
+    assert answers["w"] == [result.conversation_id, result.run_id, "helper"]
+    assert answers["w2"] == answers["w"]
 
 
 # --- the extra --------------------------------------------------------------------------------

@@ -269,21 +269,24 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         tools = await self.toolset.list_tools(ToolContext(self._invocation(ctx)))
         max_retries = self.max_retries if self.max_retries is not None else ctx.max_retries
         listed: dict[str, ToolsetTool[AgentDepsT]] = {}
-        known = self._listed
+        # Definitions are made again only for tools that changed since the last step.
+        known, fresh = self._listed, {}
         for tool in tools:
             seen = known.get(tool.name)
             if seen is None or seen.tool is not tool or seen.max_retries != max_retries:
                 declaration = tool.declaration()
                 if declaration is None:  # passive: nothing the model can call
                     continue
-                seen = known[tool.name] = _Listed(
+                seen = _Listed(
                     toolset=self,
                     tool_def=tool_definition(tool, declaration),
                     max_retries=max_retries,
                     args_validator=_ARGS_VALIDATOR,
                     tool=tool,
                 )
+            fresh[tool.name] = seen
             listed[seen.tool_def.name] = seen
+        self._listed = fresh
         return listed
 
     async def call_tool(
