@@ -278,6 +278,20 @@ async def test_runs_inside_one_agent_context_share_one_mcp_session() -> None:
         await toolset.__aexit__(None, None, None)
 
 
+@asyncio_only
+async def test_pydantic_ai_wrappers_over_the_adapter_call_the_same_tools() -> None:
+    toolset = PydanticAIToolset([wipe_disk]).prefixed("fs").approval_required()
+    model, _ = scripted(calling("fs_wipe_disk", "w", disk="sdb"), "Wiped.")
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("wipe sdb")
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"w": True}),
+        )
+    assert returned(resumed.new_messages())["w"] == "sdb wiped"
+
+
 # --- context, credentials, long-running ------------------------------------------------------
 
 

@@ -66,6 +66,7 @@ from pydantic_core import SchemaValidator, core_schema
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
+from toolsets._errors import ToolNotFoundError
 from toolsets._function_tool import _problems as validation_problems
 from toolsets._invoke import (
     ConfirmationNeeded,
@@ -298,7 +299,10 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     ) -> Any:
         """Call the tool through toolsets' call path; see the module's table for what
         each outcome becomes."""
-        ours = cast("_Listed[AgentDepsT]", tool).tool
+        if isinstance(tool, _Listed):
+            ours = tool.tool
+        else:  # rebuilt by a wrapper that kept only the definition
+            ours = await self._tool_named(tool.tool_def.name, ctx)
         invocation = self._invocation(ctx)
         confirmation = None
         if ctx.tool_call_approved:
@@ -306,6 +310,17 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             confirmation = ToolConfirmation(confirmed=True, payload=payload)
         outcome = await self._invoke(ours, tool_args, ctx, invocation, confirmation)
         return self._answer(outcome, invocation, ctx.tool_call_approved)
+
+    async def _tool_named(self, name: str, ctx: RunContext[AgentDepsT]) -> Tool:
+        """The tool the model knows as ``name``.
+
+        Raises:
+            ToolNotFoundError: the toolset no longer offers it.
+        """
+        for listed in (await self.get_tools(ctx)).values():
+            if listed.tool_def.name == name:
+                return cast("_Listed[AgentDepsT]", listed).tool
+        raise ToolNotFoundError(name, (t.tool_def.name for t in self._listed.values()))
 
     async def _invoke(
         self,
@@ -423,10 +438,10 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             tool_call_approved=approved,
         )
         invocation = self._invocation(ctx)
-        tools = await self.toolset.list_tools(ToolContext(invocation))
-        tool = next((t for t in tools if t.name == call.tool_name), None)
-        if tool is None:
-            return ToolFailed(f"There is no tool named {call.tool_name!r} any more.")
+        try:
+            tool = await self._tool_named(call.tool_name, ctx)
+        except ToolNotFoundError as gone:
+            return ToolFailed(gone.for_model())
         confirmation = ToolConfirmation(confirmed=True) if approved else None
         outcome = await self._invoke(
             tool, call.args_as_dict(), ctx, invocation, confirmation, credential
