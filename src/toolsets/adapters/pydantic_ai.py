@@ -67,7 +67,7 @@ from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolNotFoundError
-from toolsets._function_tool import _problems as validation_problems
+from toolsets._function_tool import validation_problems
 from toolsets._invoke import (
     ConfirmationNeeded,
     CredentialNeeded,
