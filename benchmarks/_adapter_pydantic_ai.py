@@ -4,7 +4,10 @@ uses, pydantic-ai's own tool against ours through `toolsets.adapters.pydantic_ai
 ``pair``: ``noop(x)`` as a pydantic-ai function tool (a ``FunctionToolset``) and as a
 toolsets `FunctionTool` in `PydanticAIToolset`, each called by a ``ToolManager`` prepared
 for a run step, as the agent graph calls tools (``handle_call``: validation, hooks, the
-toolset's ``call_tool``).
+toolset's ``call_tool``). ``noop`` is a coroutine function: pydantic-ai runs a plain
+function in a worker thread (ours does too, by default), whose cost (about 200 µs here)
+would hide both sides' own. Ours pays toolsets' call path (`toolsets._invoke.invoke`:
+the argument copy, the gates, the call's cancel scope), as toolsets' own agent loop does.
 
 ``mcp_pair``: the fixture MCP server's ``echo`` through pydantic-ai's own MCP client
 (``pydantic_ai.mcp.MCPToolset``, FastMCP's client: the ``pydantic-ai-slim[mcp]`` extra)
