@@ -48,7 +48,15 @@ from tests.agent.helpers import (
     start,
 )
 from tests.mcp.helpers import stdio_toolset
-from toolsets import AuthConfig, AuthCredential, Invocation, StaticToolset, ToolContext, tool
+from toolsets import (
+    AuthConfig,
+    AuthCredential,
+    Invocation,
+    StaticToolset,
+    ToolContext,
+    ToolDefinitionError,
+    tool,
+)
 from toolsets.adapters.pydantic_ai import PydanticAIToolset, from_pydantic_ai
 from toolsets.agent import LlmAgent, LongRunningRequest, Runner
 from toolsets.models import ScriptedModel
@@ -529,6 +537,12 @@ async def test_by_default_a_tool_runs_in_the_conversation_and_run_of_pydantic_ai
     answers = returned(result.all_messages())
     assert answers["w"] == [result.conversation_id, result.run_id, "helper"]
     assert answers["w2"] == answers["w"]
+
+
+def test_a_pydantic_ai_toolset_is_not_wrapped_again() -> None:
+    with pytest.raises(ToolDefinitionError) as raised:
+        PydanticAIToolset(FunctionToolset[None]())  # type: ignore[arg-type]
+    assert raised.value.field == "toolset"
 
 
 # --- the extra --------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ from pydantic_core import SchemaValidator, core_schema
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
-from toolsets._errors import ToolNotFoundError
+from toolsets._errors import ToolDefinitionError, ToolNotFoundError
 from toolsets._function_tool import validation_problems
 from toolsets._invoke import (
     ConfirmationNeeded,
@@ -203,6 +203,13 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             credential it does not give is deferred (``CallDeferred``), never sent
             without it.
         default_timeout: Seconds a call may take when the tool has no ``timeout``.
+
+    What else a tool asks of its caller (``transfer_to_agent``, ``escalate``,
+    ``skip_summarization``) has no pydantic-ai equivalent and is not acted on.
+
+    Raises:
+        ToolDefinitionError: ``toolset`` is a pydantic-ai toolset already (``.field`` is
+            ``"toolset"``).
     """
 
     def __init__(
@@ -215,6 +222,12 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         credentials: Credentials | None = None,
         default_timeout: float = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
+        if isinstance(toolset, AbstractToolset):
+            raise ToolDefinitionError(
+                f"{type(toolset).__name__} is already a pydantic-ai toolset: give it to the "
+                "Agent as it is (from_pydantic_ai makes a toolsets Toolset of it)",
+                field="toolset",
+            )
         self.toolset: Toolset = toolset if isinstance(toolset, Toolset) else StaticToolset(toolset)
         """The wrapped toolset."""
         self._id = id
