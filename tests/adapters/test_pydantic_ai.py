@@ -37,6 +37,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from tests.adapters.helpers import NotesApi, everything, notes_api, wipe_disk
 from tests.agent.helpers import (
@@ -298,6 +299,60 @@ async def test_pydantic_ai_wrappers_over_the_adapter_call_the_same_tools() -> No
             deferred_tool_results=DeferredToolResults(approvals={"w": True}),
         )
     assert returned(resumed.new_messages())["w"] == "sdb wiped"
+
+
+class Rebuilt(WrapperToolset[Any]):
+    """A wrapper that rebuilds each tool from its definition, as durable execution does."""
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        tools = await super().get_tools(ctx)
+        return {
+            name: ToolsetTool(
+                toolset=self,
+                tool_def=listed.tool_def,
+                max_retries=listed.max_retries,
+                args_validator=listed.args_validator,
+            )
+            for name, listed in tools.items()
+        }
+
+
+@asyncio_only
+async def test_a_tool_rebuilt_from_its_definition_is_still_called() -> None:
+    model, _ = scripted(calling("remember", "r", city="Rome"), "ok")
+    agent = Agent(model, toolsets=[Rebuilt(PydanticAIToolset([remember]))])
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await agent.run("Rome")
+    assert returned(result.all_messages())["r"] == "user lives in Rome (call r)"
+
+
+@tool
+def transfer(amount: int, ctx: ToolContext) -> str:
+    """Send money."""
+    answer = ctx.tool_confirmation
+    if answer is None:
+        ctx.request_confirmation(hint=f"Send {amount}?", payload={"limit": 100})
+        return "waiting"
+    return f"sent {amount} ({answer.payload})"
+
+
+@asyncio_only
+async def test_a_tool_asking_while_running_gets_the_answer_and_its_metadata() -> None:
+    model, _ = scripted(calling("transfer", "t", amount=5), "Sent.")
+    toolset = PydanticAIToolset([transfer])
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("send 5")
+        requests = paused.output
+        assert isinstance(requests, DeferredToolRequests)
+        assert requests.metadata["t"] == {"hint": "Send 5?", "payload": {"limit": 100}}
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(
+                approvals={"t": True}, metadata={"t": {"limit": 10}}
+            ),
+        )
+    assert returned(resumed.new_messages())["t"] == "sent 5 ({'limit': 10})"
 
 
 # --- context, credentials, long-running ------------------------------------------------------
