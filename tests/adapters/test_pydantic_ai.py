@@ -29,6 +29,7 @@ from pydantic_ai import (
     UnexpectedModelBehavior,
 )
 from pydantic_ai.messages import (
+    BinaryContent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -353,6 +354,28 @@ async def test_a_tool_asking_while_running_gets_the_answer_and_its_metadata() ->
             ),
         )
     assert returned(resumed.new_messages())["t"] == "sent 5 ({'limit': 10})"
+
+
+@asyncio_only
+async def test_an_mcp_tools_images_and_audio_reach_the_model_as_binary_content() -> None:
+    toolset = PydanticAIToolset(stdio_toolset(confirm="never"))
+    model, seen = scripted(calling("media", "m"), "ok")
+    with anyio.fail_after(RUN_TIMEOUT):
+        async with toolset:
+            await Agent(model, toolsets=[toolset]).run("media")
+    shown = [
+        part
+        for message in seen[-1]
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        for part in (part.content if isinstance(part.content, list) else [part.content])
+    ]
+    media = [p for p in shown if isinstance(p, BinaryContent)]
+    assert [(m.media_type, m.data) for m in media] == [
+        ("image/png", b"\x89PNG"),
+        ("audio/wav", b"RIFF"),
+    ]
+    assert "hello" in shown
 
 
 # --- context, credentials, long-running ------------------------------------------------------

@@ -31,6 +31,8 @@ In: `from_pydantic_ai` makes pydantic-ai function tools (or any pydantic-ai tool
 
 from __future__ import annotations
 
+import base64
+import binascii
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -51,7 +53,7 @@ try:
         UserError,
     )
     from pydantic_ai import Tool as PaiTool
-    from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+    from pydantic_ai.messages import BinaryContent, ModelMessage, ModelResponse, ToolCallPart
     from pydantic_ai.models import Model
     from pydantic_ai.models.function import AgentInfo, FunctionModel
     from pydantic_ai.tools import AgentDepsT, ToolDefinition
@@ -170,6 +172,37 @@ def _model_message(result: Mapping[str, Any]) -> str:
     if isinstance(fields, Mapping):
         lines.extend(f"- {path}: {problem}" for path, problem in fields.items())
     return "\n".join(lines)
+
+
+_MEDIA = ("image", "audio")
+
+
+def _with_media(result: JsonValue) -> Any:
+    """``result``, its images and audio (an MCP tool's ``{"content": [blocks]}``) made
+    pydantic-ai ``BinaryContent``, which models that read them are shown as such rather
+    than as base64 text; other blocks stay as they are, a text block as its text."""
+    if type(result) is not dict or len(result) != 1:  # the usual result: at once
+        return result
+    blocks = result.get("content")
+    if not isinstance(blocks, list) or not any(
+        isinstance(block, dict) and block.get("type") in _MEDIA for block in blocks
+    ):
+        return result
+    return [_block(block) for block in blocks]
+
+
+def _block(block: JsonValue) -> Any:
+    if not isinstance(block, dict):
+        return block
+    kind, data, media_type = block.get("type"), block.get("data"), block.get("mime_type")
+    if kind == "text":
+        return block.get("text")
+    if kind in _MEDIA and isinstance(data, str) and isinstance(media_type, str):
+        try:
+            return BinaryContent(data=base64.b64decode(data, validate=True), media_type=media_type)
+        except binascii.Error:  # not base64 after all: the model reads it as it came
+            return block
+    return block
 
 
 def _auth_metadata(config: AuthConfig) -> dict[str, Any]:
@@ -399,7 +432,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             result = outcome.result
             if is_error_result(result) and "fields" in cast("Mapping[str, Any]", result):
                 raise ModelRetry(_model_message(cast("Mapping[str, Any]", result)))
-            return result
+            return _with_media(result)
         if isinstance(outcome, ConfirmationNeeded):
             asked: dict[str, Any] = {"hint": outcome.hint}
             if outcome.payload is not None:
