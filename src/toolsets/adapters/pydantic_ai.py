@@ -3,7 +3,7 @@
 Out: `PydanticAIToolset` hands any `Toolset` (an MCP server, an OpenAPI spec,
 functions) to a pydantic-ai ``Agent`` as one of its toolsets::
 
-    agent = Agent(model, toolsets=[PydanticAIToolset(McpToolset(Stdio("server")))],
+    agent = Agent(model, toolsets=[PydanticAIToolset(McpToolset(Stdio(command="srv")))],
                   output_type=[str, DeferredToolRequests])
 
 Each call goes through toolsets' one call path (`toolsets._invoke.invoke`), and what it
@@ -13,6 +13,7 @@ produces is mapped to pydantic-ai's own mechanisms:
 invalid arguments              ``ModelRetry`` naming each field: the model is asked to fix
                                them (counted against the tool's ``max_retries``)
 other ``{"error": ...}``       returned as the tool's result, for the model to read
+images and audio (MCP)         pydantic-ai ``BinaryContent``, as its own MCP client makes them
 confirmation needed            ``ApprovalRequired``: the run ends with
                                ``DeferredToolRequests``; approve it with
                                ``DeferredToolResults(approvals={id: True})`` and it runs
