@@ -378,34 +378,35 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         confirmation: ToolConfirmation | None,
         credential: AuthCredential | None = None,
     ) -> Outcome:
-        tool_ctx = ToolContext(invocation, function_call_id=ctx.tool_call_id)
-        outcome = await invoke(
+        outcome = await self._once(tool, args, ctx, invocation, confirmation, credential)
+        if isinstance(outcome, CredentialNeeded) and credential is None:
+            # Asked once every other gate passed (or by the tool while running): the
+            # adapter's credentials answer, or the call is deferred.
+            found = await self._credential(ctx, outcome.auth_config)
+            if found is not None:
+                outcome = await self._once(tool, outcome.args, ctx, invocation, confirmation, found)
+        return outcome
+
+    def _once(
+        self,
+        tool: Tool,
+        args: Mapping[str, Any],
+        ctx: RunContext[AgentDepsT],
+        invocation: Invocation,
+        confirmation: ToolConfirmation | None,
+        credential: AuthCredential | None,
+    ) -> Awaitable[Outcome]:
+        """One pass through the call path (an answered pause is a resumed call)."""
+        return invoke(
             tool,
             args,
-            tool_ctx,
+            ToolContext(invocation, function_call_id=ctx.tool_call_id),
             default_timeout=self._default_timeout,
             scopes=invocation.scopes,
             confirmation=confirmation,
             credential=credential,
             resumed=confirmation is not None or credential is not None,
         )
-        if isinstance(outcome, CredentialNeeded) and credential is None:
-            # Asked once every other gate passed (or by the tool while running): the
-            # adapter's credentials answer, or the call is deferred.
-            found = await self._credential(ctx, outcome.auth_config)
-            if found is not None:
-                retry = ToolContext(invocation, function_call_id=ctx.tool_call_id)
-                outcome = await invoke(
-                    tool,
-                    outcome.args,
-                    retry,
-                    default_timeout=self._default_timeout,
-                    scopes=invocation.scopes,
-                    confirmation=confirmation,
-                    credential=found,
-                    resumed=True,
-                )
-        return outcome
 
     async def _credential(
         self, ctx: RunContext[AgentDepsT], config: AuthConfig
