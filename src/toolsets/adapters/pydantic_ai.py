@@ -378,35 +378,26 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         confirmation: ToolConfirmation | None,
         credential: AuthCredential | None = None,
     ) -> Outcome:
-        outcome = await self._once(tool, args, ctx, invocation, confirmation, credential)
-        if isinstance(outcome, CredentialNeeded) and credential is None:
-            # Asked once every other gate passed (or by the tool while running): the
-            # adapter's credentials answer, or the call is deferred.
-            found = await self._credential(ctx, outcome.auth_config)
-            if found is not None:
-                outcome = await self._once(tool, outcome.args, ctx, invocation, confirmation, found)
-        return outcome
-
-    def _once(
-        self,
-        tool: Tool,
-        args: Mapping[str, Any],
-        ctx: RunContext[AgentDepsT],
-        invocation: Invocation,
-        confirmation: ToolConfirmation | None,
-        credential: AuthCredential | None,
-    ) -> Awaitable[Outcome]:
-        """One pass through the call path (an answered pause is a resumed call)."""
-        return invoke(
-            tool,
-            args,
-            ToolContext(invocation, function_call_id=ctx.tool_call_id),
-            default_timeout=self._default_timeout,
-            scopes=invocation.scopes,
-            confirmation=confirmation,
-            credential=credential,
-            resumed=confirmation is not None or credential is not None,
-        )
+        """The call through the call path; when it asks for a credential (every other
+        gate passed, or the tool asked while running), once more with the adapter's."""
+        given = credential is not None
+        while True:
+            outcome = await invoke(
+                tool,
+                args,
+                ToolContext(invocation, function_call_id=ctx.tool_call_id),
+                default_timeout=self._default_timeout,
+                scopes=invocation.scopes,
+                confirmation=confirmation,
+                credential=credential,
+                resumed=confirmation is not None or credential is not None,
+            )
+            if given or not isinstance(outcome, CredentialNeeded):
+                return outcome
+            credential = await self._credential(ctx, outcome.auth_config)
+            if credential is None:  # deferred: never sent without it
+                return outcome
+            args, given = outcome.args, True
 
     async def _credential(
         self, ctx: RunContext[AgentDepsT], config: AuthConfig
