@@ -34,7 +34,7 @@ from toolsets._jsonschema import DATA_KEYWORDS, SCHEMA_MAP_KEYWORDS
 from toolsets._results import invalid_arguments_result
 from toolsets._tool import BaseTool
 
-__all__ = ["FunctionTool", "tool"]
+__all__ = ["FunctionTool", "tool", "validation_problems"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -359,7 +359,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
         try:
             validated = self._arguments_model.model_validate(arguments)
         except pydantic.ValidationError as exc:
-            raise _InvalidArguments(invalid_arguments_result(_problems(exc, arguments))) from None
+            problems = validation_problems(exc, arguments)
+            raise _InvalidArguments(invalid_arguments_result(problems)) from None
 
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
@@ -413,7 +414,9 @@ def _field_path(loc: tuple[int | str, ...], arguments: Any, error_type: str) -> 
     return ".".join(parts)
 
 
-def _problems(exc: pydantic.ValidationError, arguments: Any) -> list[tuple[str, str]]:
+def validation_problems(exc: pydantic.ValidationError, arguments: Any) -> list[tuple[str, str]]:
+    """What pydantic found wrong with ``arguments``: ``(field path, problem)`` pairs, as
+    `invalid_arguments_result` takes them."""
     problems = []
     for error in exc.errors(include_url=False):
         path = _field_path(error["loc"], arguments, error["type"])

@@ -1,0 +1,638 @@
+"""toolsets.adapters.pydantic_ai: toolsets' tools in a real pydantic-ai ``Agent`` run by
+pydantic-ai's own ``FunctionModel`` (scripted tool calls), against the notes API on
+127.0.0.1 and the fixture MCP server; and pydantic-ai's tools in toolsets' agent loop.
+
+pydantic-ai's ``Agent`` runs on asyncio only (on trio its run fails: "no running event
+loop"), so the agent turns run on asyncio; pydantic-ai's tools in our loop run on both.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pytest
+from pydantic_ai import (
+    Agent,
+    ApprovalRequired,
+    CallDeferred,
+    DeferredToolRequests,
+    DeferredToolResults,
+    FunctionToolset,
+    ModelRetry,
+    RunContext,
+    ToolDenied,
+    UnexpectedModelBehavior,
+)
+from pydantic_ai.messages import (
+    BinaryContent,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
+
+from tests.adapters.helpers import NotesApi, everything, notes_api, wipe_disk
+from tests.agent.helpers import (
+    approve,
+    asked_to_confirm,
+    call,
+    response_of,
+    responses,
+    start,
+)
+from tests.mcp.helpers import stdio_toolset
+from toolsets import (
+    AuthConfig,
+    AuthCredential,
+    Invocation,
+    StaticToolset,
+    ToolContext,
+    ToolDefinitionError,
+    tool,
+)
+from toolsets.adapters.pydantic_ai import PydanticAIToolset, from_pydantic_ai
+from toolsets.agent import LlmAgent, LongRunningRequest, Runner
+from toolsets.models import ScriptedModel
+
+pytestmark = pytest.mark.anyio
+
+asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+"""pydantic-ai's Agent does not run on trio."""
+
+RUN_TIMEOUT = 30.0
+
+Turn = list[ToolCallPart] | str
+
+
+def scripted(*turns: Turn) -> tuple[FunctionModel, list[list[ModelMessage]]]:
+    """A FunctionModel answering each request with the next turn (tool calls or text),
+    and the message histories it was sent."""
+    script = list(turns)
+    seen: list[list[ModelMessage]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        turn = script.pop(0)
+        if isinstance(turn, str):
+            return ModelResponse(parts=[TextPart(turn)])
+        return ModelResponse(parts=list(turn))
+
+    return FunctionModel(respond), seen
+
+
+def calling(name: str, call_id: str = "c1", **args: Any) -> list[ToolCallPart]:
+    return [ToolCallPart(name, args, tool_call_id=call_id)]
+
+
+def returned(messages: Sequence[ModelMessage]) -> dict[str, Any]:
+    """What each tool call returned, by call id."""
+    return {
+        part.tool_call_id: part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.outcome != "retried"
+    }
+
+
+def retries(messages: Sequence[ModelMessage]) -> list[ToolReturnPart]:
+    """The calls the model was asked to retry (pydantic-ai's ``ModelRetry``: a return
+    whose outcome is ``"retried"``, formerly a ``RetryPromptPart``)."""
+    return [
+        part
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.outcome == "retried"
+    ]
+
+
+@pytest.fixture
+def api() -> Iterator[NotesApi]:
+    with notes_api() as running:
+        yield running
+
+
+@pytest.fixture
+async def notes_and_mcp(api: NotesApi) -> AsyncIterator[PydanticAIToolset[Any]]:
+    toolset = PydanticAIToolset(everything(api))
+    async with toolset:
+        yield toolset
+
+
+@asyncio_only
+async def test_an_agent_calls_an_openapi_tool_on_the_real_api_and_an_mcp_tool(
+    api: NotesApi, notes_and_mcp: PydanticAIToolset[Any]
+) -> None:
+    model, _ = scripted(
+        [
+            ToolCallPart("create_note", {"title": "milk"}, tool_call_id="note"),
+            ToolCallPart("add", {"a": 2, "b": 3}, tool_call_id="sum"),
+        ],
+        "Noted, and 2 + 3 = 5.",
+    )
+    agent = Agent(model, toolsets=[notes_and_mcp])
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await agent.run("note milk, and add 2 and 3")
+    answers = returned(result.all_messages())
+    assert answers["note"] == {"id": 1, "title": "milk"}
+    assert "5" in str(answers["sum"])
+    assert api.requests == ["POST /notes"]
+    assert result.output == "Noted, and 2 + 3 = 5."
+
+
+@asyncio_only
+async def test_the_model_sees_each_tool_with_its_description_and_schema(api: NotesApi) -> None:
+    seen: dict[str, Any] = {}
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.update({t.name: t for t in info.function_tools})
+        return ModelResponse(parts=[TextPart("ok")])
+
+    agent = Agent(FunctionModel(respond), toolsets=[PydanticAIToolset(everything(api))])
+    with anyio.fail_after(RUN_TIMEOUT):
+        await agent.run("hi")
+    note = seen["create_note"]
+    assert note.description == "Create a note"
+    assert note.parameters_json_schema["required"] == ["title"]
+    assert seen["add"].metadata == {"annotations": {"read_only": True}}
+    assert not seen["add"].sequential  # read-only: may run beside other calls
+    assert seen["wipe_disk"].sequential
+    assert "disk" in seen["wipe_disk"].parameters_json_schema["properties"]
+
+
+@asyncio_only
+async def test_invalid_arguments_come_back_to_the_model_naming_the_field(
+    api: NotesApi, notes_and_mcp: PydanticAIToolset[Any]
+) -> None:
+    model, _ = scripted(
+        calling("create_note", "bad", title=""),
+        calling("create_note", "good", title="milk"),
+        "done",
+    )
+    agent = Agent(model, toolsets=[notes_and_mcp])
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await agent.run("note milk")
+    (retry,) = retries(result.all_messages())
+    assert retry.tool_call_id == "bad"
+    assert retry.content == (
+        "Invalid arguments: title (see fields). Fix them and call the tool again.\n"
+        "- title: '' should be non-empty"
+    )
+    assert api.requests == ["POST /notes"]  # the invalid call never reached the API
+
+
+@asyncio_only
+async def test_a_model_that_keeps_sending_invalid_arguments_runs_out_of_retries(
+    api: NotesApi,
+) -> None:
+    model, _ = scripted(*(calling("create_note", f"c{i}", title="") for i in range(3)))
+    agent = Agent(model, toolsets=[PydanticAIToolset(everything(api), max_retries=1)])
+    with anyio.fail_after(RUN_TIMEOUT), pytest.raises(UnexpectedModelBehavior):
+        await agent.run("note nothing")
+    assert api.requests == []
+
+
+@asyncio_only
+async def test_a_gated_call_pauses_and_runs_once_when_approved(
+    api: NotesApi, notes_and_mcp: PydanticAIToolset[Any]
+) -> None:
+    api.notes[1] = {"id": 1, "title": "old"}
+    model, _ = scripted(calling("delete_note", "del", note_id=1), "Deleted.")
+    agent = Agent(model, toolsets=[notes_and_mcp], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("delete note 1")
+    requests = paused.output
+    assert isinstance(requests, DeferredToolRequests)
+    assert [c.tool_call_id for c in requests.approvals] == ["del"]
+    assert "DELETE /notes/{note_id}" in requests.metadata["del"]["hint"]
+    assert api.requests == []  # nothing sent before the user's answer
+
+    with anyio.fail_after(RUN_TIMEOUT):
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"del": True}),
+        )
+    assert resumed.output == "Deleted."
+    assert api.requests == ["DELETE /notes/1"]
+    assert 1 not in api.notes
+
+
+@asyncio_only
+async def test_a_denied_call_never_runs_and_the_model_is_told(
+    api: NotesApi, notes_and_mcp: PydanticAIToolset[Any]
+) -> None:
+    api.notes[1] = {"id": 1, "title": "old"}
+    model, _ = scripted(calling("delete_note", "del", note_id=1), "Kept it.")
+    agent = Agent(model, toolsets=[notes_and_mcp], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("delete note 1")
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(
+                approvals={"del": ToolDenied("Not that one.")}
+            ),
+        )
+    assert returned(resumed.new_messages())["del"] == "Not that one."
+    assert api.requests == []
+    assert 1 in api.notes
+
+
+@asyncio_only
+async def test_a_gated_function_tool_and_a_destructive_mcp_tool_both_pause(
+    api: NotesApi, notes_and_mcp: PydanticAIToolset[Any]
+) -> None:
+    model, _ = scripted(
+        [
+            ToolCallPart("wipe_disk", {"disk": "sda"}, tool_call_id="wipe"),
+            ToolCallPart("delete_file", {"path": "/tmp/x"}, tool_call_id="rm"),
+        ],
+        "Both done.",
+    )
+    agent = Agent(model, toolsets=[notes_and_mcp], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("wipe sda and remove /tmp/x")
+        requests = paused.output
+        assert isinstance(requests, DeferredToolRequests)
+        assert {c.tool_call_id for c in requests.approvals} == {"wipe", "rm"}
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=requests.build_results(approve_all=True),
+        )
+    answers = returned(resumed.new_messages())
+    assert answers["wipe"] == "sda wiped"
+    assert "/tmp/x" in str(answers["rm"])
+
+
+@asyncio_only
+async def test_runs_inside_one_agent_context_share_one_mcp_session() -> None:
+    toolset = PydanticAIToolset(stdio_toolset(confirm="never"))
+    model, _ = scripted(calling("pid", "p1"), "one", calling("pid", "p2"), "two")
+    agent = Agent(model, toolsets=[toolset])
+    with anyio.fail_after(RUN_TIMEOUT):
+        async with agent:
+            first = await agent.run("pid")
+            second = await agent.run("pid again")
+    pids = returned(first.all_messages())["p1"], returned(second.all_messages())["p2"]
+    assert pids[0] == pids[1]
+    with pytest.raises(RuntimeError, match="more often"):
+        await toolset.__aexit__(None, None, None)
+
+
+@asyncio_only
+async def test_pydantic_ai_wrappers_over_the_adapter_call_the_same_tools() -> None:
+    toolset = PydanticAIToolset([wipe_disk]).prefixed("fs").approval_required()
+    model, _ = scripted(calling("fs_wipe_disk", "w", disk="sdb"), "Wiped.")
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("wipe sdb")
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"w": True}),
+        )
+    assert returned(resumed.new_messages())["w"] == "sdb wiped"
+
+
+class Rebuilt(WrapperToolset[Any]):
+    """A wrapper that rebuilds each tool from its definition, as durable execution does."""
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        tools = await super().get_tools(ctx)
+        return {
+            name: ToolsetTool(
+                toolset=self,
+                tool_def=listed.tool_def,
+                max_retries=listed.max_retries,
+                args_validator=listed.args_validator,
+            )
+            for name, listed in tools.items()
+        }
+
+
+@asyncio_only
+async def test_a_tool_rebuilt_from_its_definition_is_still_called() -> None:
+    model, _ = scripted(calling("remember", "r", city="Rome"), "ok")
+    agent = Agent(model, toolsets=[Rebuilt(PydanticAIToolset([remember]))])
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await agent.run("Rome")
+    assert returned(result.all_messages())["r"] == "user lives in Rome (call r)"
+
+
+@tool
+def transfer(amount: int, ctx: ToolContext) -> str:
+    """Send money."""
+    answer = ctx.tool_confirmation
+    if answer is None:
+        ctx.request_confirmation(hint=f"Send {amount}?", payload={"limit": 100})
+        return "waiting"
+    return f"sent {amount} ({answer.payload})"
+
+
+@asyncio_only
+async def test_a_tool_asking_while_running_gets_the_answer_and_its_metadata() -> None:
+    model, _ = scripted(calling("transfer", "t", amount=5), "Sent.")
+    toolset = PydanticAIToolset([transfer])
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("send 5")
+        requests = paused.output
+        assert isinstance(requests, DeferredToolRequests)
+        assert requests.metadata["t"] == {"hint": "Send 5?", "payload": {"limit": 100}}
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(
+                approvals={"t": True}, metadata={"t": {"limit": 10}}
+            ),
+        )
+    assert returned(resumed.new_messages())["t"] == "sent 5 ({'limit': 10})"
+
+
+@asyncio_only
+async def test_an_mcp_tools_images_and_audio_reach_the_model_as_binary_content() -> None:
+    toolset = PydanticAIToolset(stdio_toolset(confirm="never"))
+    model, seen = scripted(calling("media", "m"), "ok")
+    with anyio.fail_after(RUN_TIMEOUT):
+        async with toolset:
+            await Agent(model, toolsets=[toolset]).run("media")
+    shown = [
+        part
+        for message in seen[-1]
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        for part in (part.content if isinstance(part.content, list) else [part.content])
+    ]
+    media = [p for p in shown if isinstance(p, BinaryContent)]
+    assert [(m.media_type, m.data) for m in media] == [
+        ("image/png", b"\x89PNG"),
+        ("audio/wav", b"RIFF"),
+    ]
+    assert "hello" in shown
+
+
+# --- context, credentials, long-running ------------------------------------------------------
+
+
+@dataclass
+class Deps:
+    user: str
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+def from_deps(ctx: RunContext[Deps]) -> Invocation:
+    return Invocation(user_id=ctx.deps.user, state=ctx.deps.state)
+
+
+@tool
+def remember(city: str, ctx: ToolContext) -> str:
+    """Remember the user's city."""
+    ctx.state["city"] = city
+    return f"{ctx.user_id} lives in {city} (call {ctx.function_call_id})"
+
+
+@asyncio_only
+async def test_the_context_hook_gives_the_tool_its_user_and_state_and_keeps_its_writes() -> None:
+    deps = Deps(user="ada")
+    model, _ = scripted(calling("remember", "r1", city="Paris"), "ok")
+    toolset = PydanticAIToolset[Deps]([remember], context=from_deps)
+    agent = Agent(model, deps_type=Deps, toolsets=[toolset])
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await agent.run("I live in Paris", deps=deps)
+    assert returned(result.all_messages())["r1"] == "ada lives in Paris (call r1)"
+    assert deps.state == {"city": "Paris"}
+
+
+API_KEY = AuthConfig(scheme_name="weather_key", scheme={"type": "apiKey", "in": "header"})
+
+
+@tool(auth_config=API_KEY)
+def forecast(city: str, ctx: ToolContext) -> str:
+    """The weather in a city."""
+    credential = ctx.auth_credential
+    assert credential is not None
+    return f"sunny in {city} (key of {len(credential.secret)} characters)"
+
+
+@asyncio_only
+async def test_a_credential_from_the_adapter_lets_the_call_run() -> None:
+    model, _ = scripted(calling("forecast", "f", city="Oslo"), "ok")
+    toolset = PydanticAIToolset(
+        [forecast], credentials={"weather_key": AuthCredential.api_key("k3y")}
+    )
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await Agent(model, toolsets=[toolset]).run("weather?")
+    assert returned(result.all_messages())["f"] == "sunny in Oslo (key of 3 characters)"
+
+
+@asyncio_only
+async def test_a_missing_credential_defers_the_call_until_the_user_gives_one() -> None:
+    asked: list[str] = []
+
+    async def lookup(ctx: RunContext[Any], config: AuthConfig) -> AuthCredential | None:
+        asked.append(config.scheme_name)
+        return None
+
+    model, _ = scripted(calling("forecast", "f", city="Oslo"), "It is sunny.")
+    toolset = PydanticAIToolset([forecast], credentials=lookup)
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("weather?")
+    requests = paused.output
+    assert isinstance(requests, DeferredToolRequests)
+    (deferred,) = requests.calls
+    assert requests.metadata["f"]["auth_config"]["scheme_name"] == "weather_key"
+    assert asked == ["weather_key"]
+
+    answer = await toolset.call_with_credential(deferred, AuthCredential.api_key("secret"))
+    assert answer == "sunny in Oslo (key of 6 characters)"
+    with anyio.fail_after(RUN_TIMEOUT):
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(calls={"f": answer}),
+        )
+    assert resumed.output == "It is sunny."
+
+
+@tool(is_long_running=True)
+def start_backup(disk: str) -> dict[str, str]:
+    """Start backing a disk up."""
+    return {"job": f"backup-{disk}", "status": "started"}
+
+
+@asyncio_only
+async def test_a_long_running_call_pauses_with_its_interim_until_the_result_is_given() -> None:
+    model, _ = scripted(calling("start_backup", "b", disk="sda"), "Backed up.")
+    agent = Agent(
+        model,
+        toolsets=[PydanticAIToolset([start_backup])],
+        output_type=[str, DeferredToolRequests],
+    )
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("back sda up")
+        requests = paused.output
+        assert isinstance(requests, DeferredToolRequests)
+        assert requests.metadata["b"] == {
+            "long_running": True,
+            "interim": {"job": "backup-sda", "status": "started"},
+        }
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(calls={"b": {"status": "done"}}),
+        )
+    assert returned(resumed.new_messages())["b"] == {"status": "done"}
+
+
+# --- in: pydantic-ai's tools in toolsets' agent loop -----------------------------------------
+
+
+def pydantic_ai_tools() -> FunctionToolset[str]:
+    tools = FunctionToolset[str]()
+
+    @tools.tool
+    def greet(ctx: RunContext[str], name: str, times: int = 1) -> str:
+        """Greet someone.
+
+        Args:
+            name: Who.
+            times: How often.
+        """
+        return " ".join([f"{ctx.deps} greets {name}"] * times)
+
+    @tools.tool_plain(requires_approval=True)
+    def launch(target: str) -> str:
+        """Launch something."""
+        return f"launched at {target}"
+
+    return tools
+
+
+def runner_of(tools: Any, *steps: Any) -> Runner:
+    return Runner(LlmAgent("assistant", ScriptedModel(list(steps)), tools=[tools]))
+
+
+async def test_pydantic_ai_tools_run_in_our_agent_loop_with_their_deps() -> None:
+    toolset = from_pydantic_ai(pydantic_ai_tools(), deps=lambda ctx: f"agent of {ctx.user_id}")
+    listed = {t.name: t for t in await toolset.list_tools()}
+    declaration = listed["greet"].declaration()
+    assert declaration is not None
+    assert declaration.description.startswith("Greet someone.")
+    assert declaration.parameters["required"] == ["name"]
+
+    runner = runner_of(toolset, call("greet", name="Bo", times=2), "Done.")
+    _, events = await start(runner, "greet Bo", user_id="ann")
+    assert response_of(events, "greet") == "agent of ann greets Bo agent of ann greets Bo"
+
+
+async def test_invalid_arguments_to_a_pydantic_ai_tool_name_the_field() -> None:
+    runner = runner_of(from_pydantic_ai(pydantic_ai_tools()), call("greet", times="x"), "Sorry.")
+    _, events = await start(runner, "greet")
+    result = response_of(events, "greet")
+    assert isinstance(result, dict)
+    assert set(result["fields"]) == {"name", "times"}
+
+
+async def test_a_pydantic_ai_tool_needing_approval_pauses_our_loop_until_approved() -> None:
+    runner = runner_of(
+        from_pydantic_ai(pydantic_ai_tools()), call("launch", target="moon"), "Gone."
+    )
+    session_id, events = await start(runner, "launch")
+    request = asked_to_confirm(events)
+    assert request.tool_name == "launch"
+    events = await approve(runner, session_id, request)
+    assert response_of(events, "launch") == "launched at moon"
+
+
+async def test_plain_functions_and_tools_become_a_toolset() -> None:
+    def shout(text: str) -> str:
+        """Shout."""
+        return text.upper()
+
+    toolset = from_pydantic_ai([shout])
+    (tool_,) = await toolset.list_tools(ToolContext())
+    with anyio.fail_after(RUN_TIMEOUT):
+        assert await tool_.run({"text": "hi"}, ToolContext(function_call_id="1")) == "HI"
+
+
+async def test_a_toolset_wrapped_both_ways_is_the_same_tools() -> None:
+    there = PydanticAIToolset(StaticToolset([wipe_disk]))
+    back = from_pydantic_ai(there)
+    async with back:
+        (tool_,) = await back.list_tools()
+    assert tool_.name == "wipe_disk"
+    assert tool_.description.startswith("Erase every file on a disk.")
+
+
+async def test_what_a_pydantic_ai_tool_raises_reaches_our_model_or_pauses_our_loop() -> None:
+    tools = FunctionToolset[None]()
+
+    @tools.tool
+    def pick(ctx: RunContext[None], n: int) -> str:
+        """Pick a number."""
+        if n < 0:
+            raise ModelRetry("n must be positive")
+        if n > 10 and not ctx.tool_call_approved:
+            raise ApprovalRequired(metadata={"why": "a big number"})
+        return f"picked {n}"
+
+    @tools.tool_plain
+    def order(item: str) -> str:
+        """Order something; it arrives later."""
+        raise CallDeferred(metadata={"order": item})
+
+    toolset = from_pydantic_ai(tools)
+    steps = [call("pick", n=-1), call("pick", n=11), call("order", item="tea"), "ok"]
+    runner = runner_of(toolset, *steps)
+    session_id, events = await start(runner, "pick")
+    assert responses(events)[0].response == {"error": "n must be positive"}
+    request = asked_to_confirm(events)
+    assert request.payload == {"why": "a big number"}
+    events = await approve(runner, session_id, request)
+    assert response_of(events, "pick") == "picked 11"
+    (pending,) = events[-1].pending  # the order's result arrives later
+    assert isinstance(pending, LongRunningRequest)
+    assert pending.interim == {"status": "deferred", "metadata": {"order": "tea"}}
+
+
+@asyncio_only
+async def test_by_default_a_tool_runs_in_the_conversation_and_run_of_pydantic_ai() -> None:
+    @tool
+    def where(ctx: ToolContext) -> list[str | None]:
+        """Where the call runs."""
+        return [ctx.session_id, ctx.invocation_id, ctx.agent_name]
+
+    model, _ = scripted(calling("where", "w"), calling("where", "w2"), "ok")
+    agent = Agent(model, name="helper", toolsets=[PydanticAIToolset([where])])
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await agent.run("where?")
+    answers = returned(result.all_messages())
+    assert answers["w"] == [result.conversation_id, result.run_id, "helper"]
+    assert answers["w2"] == answers["w"]
+
+
+def test_a_pydantic_ai_toolset_is_not_wrapped_again() -> None:
+    with pytest.raises(ToolDefinitionError) as raised:
+        PydanticAIToolset(FunctionToolset[None]())  # type: ignore[arg-type]
+    assert raised.value.field == "toolset"
+
+
+# --- the extra --------------------------------------------------------------------------------
+
+
+def test_without_the_extra_the_import_error_names_the_install_line() -> None:
+    code = (
+        "import sys; sys.modules['pydantic_ai'] = None\n"
+        "try:\n    import toolsets.adapters.pydantic_ai\n"
+        "except ImportError as exc:\n    print(exc)\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "pip install 'toolsets-ai[pydantic-ai]'" in shown.stdout
