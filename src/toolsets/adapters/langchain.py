@@ -91,6 +91,8 @@ from toolsets._validation import ArgumentChecker
 from toolsets.schema import ToolNameMap
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_PAUSES",
     "ConfirmationRequest",
     "Confirm",
     "CredentialRequest",
@@ -153,7 +155,7 @@ Confirm: TypeAlias = Callable[[ConfirmationRequest], "ConfirmAnswer | Awaitable[
 """Decides, outside LangGraph, whether a gated call may run (sync or async)."""
 Credentials: TypeAlias = (
     Mapping[str, AuthCredential]
-    | Callable[[AuthConfig], "AuthCredential | None | Awaitable[AuthCredential | None]"]
+    | Callable[[AuthConfig], "AuthCredential | Awaitable[AuthCredential | None] | None"]
 )
 """Credentials by security scheme name, or a function of the `AuthConfig` (sync or
 async) returning one, or None when it has none."""
@@ -253,29 +255,45 @@ def _interrupt(value: JsonValue, context: contextvars.Context | None) -> Any:
     return interrupt(value) if context is None else context.run(interrupt, value)
 
 
-def _confirmation(answer: object) -> ToolConfirmation:
-    """The user's answer to a `ConfirmationRequest`, as toolsets takes it."""
+def _confirmation(answer: object, tool_name: str) -> ToolConfirmation:
+    """The user's answer to a `ConfirmationRequest`, as toolsets takes it.
+
+    Raises:
+        ToolCallError: the answer is none of the accepted kinds.
+    """
     if isinstance(answer, ToolConfirmation):
         return answer
     if isinstance(answer, bool):
         return ToolConfirmation(confirmed=answer)
     if isinstance(answer, Mapping) and isinstance(answer.get("confirmed"), bool):
         return ToolConfirmation(confirmed=answer["confirmed"], payload=answer.get("payload"))
-    raise TypeError(
+    raise ToolCallError(
         "the answer to a confirmation request must be True or False, a ToolConfirmation "
-        f'or {{"confirmed": bool, "payload": ...}}, not {type(answer).__name__}'
+        f'or {{"confirmed": bool, "payload": ...}}, not {type(answer).__name__}',
+        tool_name=tool_name,
     )
 
 
-def _credential(answer: object) -> AuthCredential | None:
-    """The user's answer to a `CredentialRequest` (None: they gave none)."""
+def _credential(answer: object, tool_name: str) -> AuthCredential | None:
+    """The user's answer to a `CredentialRequest` (None: they gave none).
+
+    Raises:
+        ToolCallError: the answer is none of the accepted kinds.
+    """
     if answer is None or isinstance(answer, AuthCredential):
         return answer
     if isinstance(answer, Mapping):
-        return AuthCredential(**answer)
-    raise TypeError(
+        try:
+            return AuthCredential(**answer)
+        except (TypeError, ValueError) as exc:
+            raise ToolCallError(
+                f"the answer to a credential request is not a credential: {exc}",
+                tool_name=tool_name,
+            ) from exc
+    raise ToolCallError(
         "the answer to a credential request must be an AuthCredential, a mapping of its "
-        f"fields, or None, not {type(answer).__name__}"
+        f"fields, or None, not {type(answer).__name__}",
+        tool_name=tool_name,
     )
 
 
@@ -394,8 +412,7 @@ class ToolsetTool(LangChainBaseTool):
                 )
         else:
             raise _refusal(
-                f"Calling {self.name!r} asked again after {MAX_PAUSES} answers; it was "
-                "given up."
+                f"Calling {self.name!r} asked again after {MAX_PAUSES} answers; it was given up."
             )
         result = outcome.result if isinstance(outcome, Done) else outcome.interim
         if is_error_result(result):
@@ -420,14 +437,14 @@ class ToolsetTool(LangChainBaseTool):
             payload=needed.payload,
         )
         if _in_graph(config):
-            return _confirmation(_interrupt(request, context))  # type: ignore[arg-type]
+            return _confirmation(_interrupt(request, context), self.name)  # type: ignore[arg-type]
         confirm = self._bridge.confirm
         if confirm is None:
             return None
         answer = confirm(request)
         if inspect.isawaitable(answer):
             answer = await answer
-        return _confirmation(answer)
+        return _confirmation(answer, self.name)
 
     async def _credential(
         self,
@@ -450,7 +467,7 @@ class ToolsetTool(LangChainBaseTool):
             scheme=dict(auth.scheme),
             scopes=list(auth.scopes),
         )
-        return _credential(_interrupt(request, context))  # type: ignore[arg-type]
+        return _credential(_interrupt(request, context), self.name)  # type: ignore[arg-type]
 
 
 def _parameters(declaration: ToolDeclaration) -> dict[str, Any]:
@@ -561,8 +578,8 @@ class LangChainTool(BaseTool):
             ctx.actions.skip_summarization = True
         if not isinstance(output, ToolMessage):
             return to_json_value(output)
-        content = output.content if isinstance(output.content, str) else to_json_value(
-            output.content
+        content = (
+            output.content if isinstance(output.content, str) else to_json_value(output.content)
         )
         if output.status == "error":
             return error_result(content if isinstance(content, str) else _content(content))
