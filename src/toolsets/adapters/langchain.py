@@ -59,6 +59,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypedDict
@@ -468,6 +469,12 @@ class ToolsetTool(LangChainBaseTool):
             scopes=list(auth.scopes),
         )
         return _credential(_interrupt(request, context), self.name)  # type: ignore[arg-type]
+
+
+# LangChain looks for the RunnableConfig parameter of _arun / _run on every call, with
+# typing.get_type_hints: annotations already evaluated spare it compiling them each time.
+for _method in (ToolsetTool._arun, ToolsetTool._run):
+    _method.__annotations__ = typing.get_type_hints(_method)
 
 
 def _parameters(declaration: ToolDeclaration) -> dict[str, Any]:
