@@ -3,9 +3,10 @@
 tool-calling chat model calls the notes API on 127.0.0.1 and the fixture MCP server,
 pauses on a gated call and resumes, and gets invalid arguments back with the field named.
 
-LangChain's async path runs on asyncio only (langchain-core puts every async tool call in
-an asyncio task), so the graph tests that use ``ainvoke`` are asyncio's; the sync path is
-tested on both backends, with the tools listed on an asyncio or a trio loop.
+LangGraph's async path runs on asyncio only (langchain-core puts every async tool call in
+an asyncio task), so the tests of ``graph.ainvoke`` are asyncio's; the sync path
+(``graph.invoke``) is tested on both backends, with the tools listed on an asyncio or a
+trio loop, and so is `ToolsetTool.ainvoke`, which runs on trio through the sync path.
 """
 
 from __future__ import annotations
@@ -116,6 +117,11 @@ def tool_messages(result: dict[str, Any]) -> dict[str, ToolMessage]:
     return {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
 
 
+def call_of(name: str, /, **args: Any) -> dict[str, Any]:
+    """A tool call as LangGraph's ``ToolNode`` passes it to ``ainvoke``."""
+    return {"type": "tool_call", "id": "call-0", "name": name, "args": args}
+
+
 def interrupt_value(result: dict[str, Any]) -> Any:
     (interrupt,) = result["__interrupt__"]
     return interrupt.value
@@ -162,6 +168,21 @@ async def _interrupted_delete(api: NotesApi) -> tuple[CompiledStateGraph, dict[s
     )
     result = await graph.ainvoke({"messages": [HumanMessage("delete 7")]}, thread())
     return graph, result
+
+
+@pytest.mark.anyio
+async def test_ainvoke_calls_openapi_and_mcp_tools_on_either_backend() -> None:
+    with notes_api() as api, anyio.fail_after(TIMEOUT):
+        async with everything(api) as toolset:
+            tools = {t.name: t for t in await to_langchain(toolset)}
+            note = await tools["create_note"].ainvoke(call_of("create_note", title="milk"))
+            total = await tools["add"].ainvoke(call_of("add", a=2, b=3))
+            wrong = await tools["get_note"].ainvoke(call_of("get_note", note_id="one"))
+    assert note.artifact == {"id": 1, "title": "milk"}
+    assert total.artifact == {"total": 5}
+    assert wrong.status == "error"
+    assert list(json.loads(wrong.content)["fields"]) == ["note_id"]
+    assert api.requests == ["POST /notes"]
 
 
 @ASYNCIO
@@ -274,10 +295,6 @@ def read_private(ctx: ToolContext) -> str:
     return f"read with a {ctx.auth_credential.kind}"
 
 
-def call_of(name: str, /, **args: Any) -> dict[str, Any]:
-    return {"type": "tool_call", "id": "call-0", "name": name, "args": args}
-
-
 @ASYNCIO
 @pytest.mark.anyio
 async def test_a_call_needing_a_credential_names_it_when_none_is_given() -> None:
@@ -327,7 +344,6 @@ def whoami(ctx: ToolContext) -> dict[str, Any]:
     return {"user": ctx.user_id, "session": ctx.session_id, "call": ctx.function_call_id}
 
 
-@ASYNCIO
 @pytest.mark.anyio
 async def test_the_thread_the_user_and_the_call_id_reach_the_tool_context() -> None:
     (who,) = await to_langchain([whoami], invocation=Invocation(user_id="nobody"))

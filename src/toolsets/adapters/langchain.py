@@ -28,13 +28,15 @@ they are used (``async with toolset:`` around the agent's runs; toolsets open la
 a toolset that was never entered is opened by ``to_langchain`` and closed by its
 ``shutdown``). List again when the toolset's tools may have changed.
 
-LangChain's async path (``ainvoke``, ``graph.ainvoke``) needs asyncio (langchain-core
-runs every async tool call in an ``asyncio`` task). The sync path (``invoke``,
-``graph.invoke``) works on any anyio backend: a sync call is sent to the event loop the
-tools were listed on, from whatever thread LangChain calls it in, so list the tools on a
-loop that keeps running (e.g. ``anyio.from_thread.start_blocking_portal()``, asyncio or
-trio). A sync call made on that loop's own thread would block it and is refused with
-`ToolCallError`; use ``ainvoke`` there.
+LangGraph's and LangChain's async paths (``graph.ainvoke``, ``ainvoke``) need asyncio.
+`ToolsetTool.ainvoke` itself runs on trio too (through the sync path in a worker thread).
+The sync path (``invoke``, ``graph.invoke``) works on any anyio backend: a sync call is
+sent to the event loop the tools were listed on, from whatever thread LangChain calls it
+in, so list the tools on a loop that keeps running (e.g. in
+``anyio.from_thread.start_blocking_portal()``, asyncio or trio, entering the toolset with
+the portal's ``wrap_async_context_manager``). A sync call made on that loop's own thread
+would block it and is refused with `ToolCallError`; use ``ainvoke`` there, on the loop the
+tools were listed on.
 
 In: ``from_langchain(tools)`` makes LangChain tools (``@tool`` functions,
 ``StructuredTool``, any ``BaseTool``) a toolsets `Toolset`, to run in toolsets' agent
@@ -44,7 +46,7 @@ loop or to serve over MCP.
 from __future__ import annotations
 
 try:
-    from langchain_core.messages import ToolMessage
+    from langchain_core.messages import ToolCall, ToolMessage
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool as LangChainBaseTool
     from langchain_core.tools import ToolException
@@ -342,6 +344,25 @@ class ToolsetTool(LangChainBaseTool):
     def tool(self) -> Tool:
         """The toolsets tool it calls."""
         return self._tool
+
+    async def ainvoke(
+        self,
+        input: str | dict[str, Any] | ToolCall,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Run the tool (LangChain's async entry point) on any anyio backend.
+
+        On asyncio this is LangChain's own ``ainvoke``. langchain-core's async path needs
+        asyncio, so elsewhere (trio) LangChain's sync path runs in a worker thread and
+        sends the call back to this loop; a cancelled caller then waits for the call to
+        end (within its deadline).
+        """
+        if sniffio.current_async_library() == "asyncio":
+            return await super().ainvoke(input, config, **kwargs)
+        return await anyio.to_thread.run_sync(
+            functools.partial(self.invoke, input, config, **kwargs)
+        )
 
     def _to_args_and_kwargs(
         self, tool_input: str | dict[str, Any], tool_call_id: str | None
