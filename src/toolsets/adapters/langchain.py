@@ -176,26 +176,17 @@ class _Call:
     id: str | None
 
 
+@dataclass(frozen=True, kw_only=True)
 class _Bridge:
     """What every tool of one `to_langchain` shares: the options, and the event loop the
     toolset lives on."""
 
-    def __init__(
-        self,
-        *,
-        invocation: Invocation,
-        confirm: Confirm | None,
-        credentials: Credentials | None,
-        default_timeout: float,
-        callbacks: Callbacks,
-        token: EventLoopToken,
-    ) -> None:
-        self.invocation = invocation
-        self.confirm = confirm
-        self.credentials = credentials
-        self.default_timeout = default_timeout
-        self.callbacks = callbacks
-        self.token = token
+    invocation: Invocation
+    confirm: Confirm | None
+    credentials: Credentials | None
+    default_timeout: float
+    callbacks: Callbacks
+    token: EventLoopToken
 
     def context(self, config: RunnableConfig | None, call_id: str | None) -> ToolContext:
         """The call's context: the thread as the session, the configured user."""
