@@ -338,6 +338,19 @@ async def test_in_a_graph_a_missing_credential_interrupts_and_the_answer_is_used
     assert tool_messages(result)["call-0"].content == "read with a bearer"
 
 
+@ASYNCIO
+@pytest.mark.anyio
+async def test_an_answer_that_is_no_credential_fails_the_run_naming_the_tool() -> None:
+    graph = react_graph(
+        model(calls(("read_private", {})), "Read."), await to_langchain([read_private])
+    )
+    with anyio.fail_after(TIMEOUT):
+        await graph.ainvoke({"messages": [HumanMessage("read")]}, thread())
+        with pytest.raises(ToolCallError) as raised:
+            await graph.ainvoke(Command(resume={"kind": "bearer"}), thread())
+    assert raised.value.tool_name == "read_private"
+
+
 @tool
 def whoami(ctx: ToolContext) -> dict[str, Any]:
     """Who is calling, in which session."""
