@@ -1,0 +1,620 @@
+"""LangChain and LangGraph: toolsets' tools as LangChain tools, and LangChain tools as a
+toolset.
+
+Needs ``pip install 'toolsets-ai[langchain]'``; interrupts in LangGraph graphs need
+``pip install 'toolsets-ai[langgraph]'`` (imported only when a call runs in a graph).
+
+Out: ``await to_langchain(toolset)`` lists the toolset's tools as langchain-core
+``BaseTool`` objects (`ToolsetTool`), for any LangChain chat model, a LangGraph
+``ToolNode`` or ``create_react_agent``. Every call goes through toolsets' one call path:
+
+- the tool's own JSON Schema is the ``args_schema``; its name is made legal for the chat
+  model providers (``^[A-Za-z0-9_-]{1,64}$``);
+- a result is the message content (text as is, anything else as JSON text) with the raw
+  value as the ``ToolMessage`` artifact; an ``{"error": ...}`` result (invalid arguments
+  with the fields named, an API's 4xx, ...) is a ``ToolMessage`` with
+  ``status="error"``, so the model can fix its call;
+- a call that needs the user's approval interrupts the graph (LangGraph's
+  ``interrupt``) with a `ConfirmationRequest`; resume with ``Command(resume=True)`` to
+  run it once, ``Command(resume=False)`` to refuse it (it never runs). Outside a graph,
+  the ``confirm=`` callback answers; without one the call is refused with an error
+  result saying it needs the user's approval;
+- a call that needs a credential gets it from ``credentials=``; failing that, it
+  interrupts the graph with a `CredentialRequest` (resume with an `AuthCredential`, or
+  None to refuse); outside a graph it is refused with an error result naming the
+  missing credential. It is never sent without one;
+- the ``RunnableConfig`` becomes the `ToolContext`: ``configurable.thread_id`` is the
+  session, ``configurable.user_id`` the user, the tool call's id the function call id.
+
+Lifecycle: the tools call the toolset they were listed from, which must stay open while
+they are used (``async with toolset:`` around the agent's runs; toolsets open lazily, so
+a toolset that was never entered is opened by ``to_langchain`` and closed by its
+``shutdown``). List again when the toolset's tools may have changed.
+
+LangGraph's and LangChain's async paths (``graph.ainvoke``, ``ainvoke``) need asyncio.
+`ToolsetTool.ainvoke` itself runs on trio too (through the sync path in a worker thread).
+The sync path (``invoke``, ``graph.invoke``) works on any anyio backend: a sync call is
+sent to the event loop the tools were listed on, from whatever thread LangChain calls it
+in, so list the tools on a loop that keeps running (e.g. in
+``anyio.from_thread.start_blocking_portal()``, asyncio or trio, entering the toolset with
+the portal's ``wrap_async_context_manager``). A sync call made on that loop's own thread
+would block it and is refused with `ToolCallError`; use ``ainvoke`` there, on the loop the
+tools were listed on.
+
+In: ``from_langchain(tools)`` makes LangChain tools (``@tool`` functions,
+``StructuredTool``, any ``BaseTool``) a toolsets `Toolset`, to run in toolsets' agent
+loop or to serve over MCP.
+"""
+
+from __future__ import annotations
+
+try:
+    from langchain_core.messages import ToolCall, ToolMessage
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import BaseTool as LangChainBaseTool
+    from langchain_core.tools import ToolException
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess
+    from toolsets.adapters._extras import missing_extra
+
+    raise missing_extra(__name__, "langchain", exc) from exc
+
+import contextvars
+import dataclasses
+import functools
+import inspect
+import json
+import typing
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, TypedDict
+
+import anyio
+import anyio.from_thread
+import sniffio
+from anyio.lowlevel import EventLoopToken, current_token
+from pydantic import PrivateAttr
+
+from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._context import Invocation, ToolConfirmation, ToolContext
+from toolsets._declaration import ToolDeclaration, empty_parameters
+from toolsets._errors import ToolCallError
+from toolsets._ids import new_id
+from toolsets._invoke import (
+    Callbacks,
+    ConfirmationNeeded,
+    CredentialNeeded,
+    Done,
+    LongRunning,
+    Outcome,
+    invoke,
+)
+from toolsets._json import JsonValue, copy_json, to_json_value
+from toolsets._results import error_result, is_error_result
+from toolsets._tool import BaseTool, Tool
+from toolsets._toolset import StaticToolset, Toolset, as_tool
+from toolsets._validation import ArgumentChecker
+from toolsets.schema import ToolNameMap
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_PAUSES",
+    "ConfirmationRequest",
+    "Confirm",
+    "CredentialRequest",
+    "Credentials",
+    "LangChainTool",
+    "ToolsetTool",
+    "from_langchain",
+    "to_langchain",
+]
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a call may take when its tool sets no ``timeout``."""
+
+MAX_PAUSES = 8
+"""How many times one call may ask for confirmation or a credential before it is given
+up (a tool that asks again whatever it is told would otherwise ask forever)."""
+
+_SCRATCHPAD = "__pregel_scratchpad"
+"""The key LangGraph puts in ``configurable`` when it runs a node, which its
+``interrupt`` needs: a call that sees it runs inside a graph and may interrupt."""
+
+
+class ConfirmationRequest(TypedDict):
+    """What the user is asked before a gated call runs: the value of the LangGraph
+    interrupt, and what the ``confirm=`` callback is given. JSON, so checkpointers keep
+    it."""
+
+    type: Literal["confirmation"]
+    tool: str
+    """The tool's name, as the model called it."""
+    tool_call_id: str | None
+    args: dict[str, Any]
+    """The arguments the call will run with."""
+    hint: str
+    """What to ask the user, e.g. ``"Delete note 3?"``."""
+    payload: JsonValue
+    """What the tool attached, when it asked while running (else None)."""
+
+
+class CredentialRequest(TypedDict):
+    """What is needed before a call that needs a credential runs: the value of the
+    LangGraph interrupt."""
+
+    type: Literal["credential"]
+    tool: str
+    """The tool's name, as the model called it."""
+    tool_call_id: str | None
+    scheme_name: str
+    """The security scheme, e.g. the key under ``components.securitySchemes``."""
+    scheme: dict[str, Any]
+    """The security scheme object (OpenAPI's vocabulary)."""
+    scopes: list[str]
+    """The OAuth2 scopes needed."""
+
+
+ConfirmAnswer: TypeAlias = bool | ToolConfirmation | Mapping[str, Any]
+"""An answer to a `ConfirmationRequest`: True / False, a `ToolConfirmation`, or
+``{"confirmed": bool, "payload": ...}``."""
+Confirm: TypeAlias = Callable[[ConfirmationRequest], "ConfirmAnswer | Awaitable[ConfirmAnswer]"]
+"""Decides, outside LangGraph, whether a gated call may run (sync or async)."""
+Credentials: TypeAlias = (
+    Mapping[str, AuthCredential]
+    | Callable[[AuthConfig], "AuthCredential | Awaitable[AuthCredential | None] | None"]
+)
+"""Credentials by security scheme name, or a function of the `AuthConfig` (sync or
+async) returning one, or None when it has none."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Call:
+    """One call as LangChain hands it to `ToolsetTool` (the model's arguments kept
+    apart from what LangChain injects, so no argument name can clash with those)."""
+
+    args: dict[str, Any]
+    id: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Bridge:
+    """What every tool of one `to_langchain` shares: the options, and the event loop the
+    toolset lives on."""
+
+    invocation: Invocation
+    confirm: Confirm | None
+    credentials: Credentials | None
+    default_timeout: float
+    callbacks: Callbacks
+    token: EventLoopToken
+
+    def context(self, config: RunnableConfig | None, call_id: str | None) -> ToolContext:
+        """The call's context: the thread as the session, the configured user."""
+        invocation = self.invocation
+        configurable = config.get("configurable") if config else None
+        if configurable:
+            thread, user = configurable.get("thread_id"), configurable.get("user_id")
+            if thread is not None or user is not None:
+                invocation = dataclasses.replace(
+                    invocation,
+                    session_id=invocation.session_id if thread is None else str(thread),
+                    user_id=invocation.user_id if user is None else str(user),
+                )
+        return ToolContext(invocation, function_call_id=call_id)
+
+    def invoke(
+        self,
+        tool: Tool,
+        args: Mapping[str, Any],
+        ctx: ToolContext,
+        *,
+        confirmation: ToolConfirmation | None = None,
+        credential: AuthCredential | None = None,
+        resumed: bool = False,
+    ) -> Awaitable[Outcome]:
+        return invoke(
+            tool,
+            args,
+            ctx,
+            default_timeout=self.default_timeout,
+            callbacks=self.callbacks,
+            scopes=ctx.scopes,
+            confirmation=confirmation,
+            credential=credential,
+            resumed=resumed,
+        )
+
+    async def stored_credential(self, config: AuthConfig) -> AuthCredential | None:
+        """The credential ``credentials=`` has for ``config``, or None."""
+        given = self.credentials
+        if given is None:
+            return None
+        if isinstance(given, Mapping):
+            return given.get(config.scheme_name)
+        answer = given(config)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer
+
+
+def _in_graph(config: RunnableConfig | None) -> bool:
+    """Whether the call runs in a LangGraph node, where it may interrupt."""
+    configurable = config.get("configurable") if config else None
+    return configurable is not None and _SCRATCHPAD in configurable
+
+
+def _interrupt(value: JsonValue, context: contextvars.Context | None) -> Any:
+    """LangGraph's ``interrupt(value)``: raises to pause the graph, or returns the
+    answer once it is resumed. ``context`` is the caller's, when called from another
+    thread (``interrupt`` reads the node's config from it)."""
+    from langgraph.types import interrupt  # under LangGraph only: its own extra
+
+    return interrupt(value) if context is None else context.run(interrupt, value)
+
+
+def _confirmation(answer: object, tool_name: str) -> ToolConfirmation:
+    """The user's answer to a `ConfirmationRequest`, as toolsets takes it.
+
+    Raises:
+        ToolCallError: the answer is none of the accepted kinds.
+    """
+    if isinstance(answer, ToolConfirmation):
+        return answer
+    if isinstance(answer, bool):
+        return ToolConfirmation(confirmed=answer)
+    if isinstance(answer, Mapping) and isinstance(answer.get("confirmed"), bool):
+        return ToolConfirmation(confirmed=answer["confirmed"], payload=answer.get("payload"))
+    raise ToolCallError(
+        "the answer to a confirmation request must be True or False, a ToolConfirmation "
+        f'or {{"confirmed": bool, "payload": ...}}, not {type(answer).__name__}',
+        tool_name=tool_name,
+    )
+
+
+def _credential(answer: object, tool_name: str) -> AuthCredential | None:
+    """The user's answer to a `CredentialRequest` (None: they gave none).
+
+    Raises:
+        ToolCallError: the answer is none of the accepted kinds.
+    """
+    if answer is None or isinstance(answer, AuthCredential):
+        return answer
+    if isinstance(answer, Mapping):
+        try:
+            return AuthCredential(**answer)
+        except (TypeError, ValueError) as exc:
+            raise ToolCallError(
+                f"the answer to a credential request is not a credential: {exc}",
+                tool_name=tool_name,
+            ) from exc
+    raise ToolCallError(
+        "the answer to a credential request must be an AuthCredential, a mapping of its "
+        f"fields, or None, not {type(answer).__name__}",
+        tool_name=tool_name,
+    )
+
+
+def _refusal(message: str, **details: JsonValue) -> ToolException:
+    """The error a call that did not run ends with: LangChain hands its error result to
+    the model as a ``ToolMessage`` with ``status="error"``."""
+    return ToolException(_content(error_result(message, **details)))
+
+
+def _content(result: JsonValue) -> str:
+    """What the model reads: text as is, anything else as JSON text."""
+    if isinstance(result, str):
+        return result
+    return json.dumps(result, ensure_ascii=False)
+
+
+class ToolsetTool(LangChainBaseTool):
+    """A toolsets `Tool` as a LangChain tool; made by `to_langchain`.
+
+    ``ainvoke`` (what LangGraph's ``ToolNode`` calls) runs it on the running event
+    loop; ``invoke`` sends it to the loop the tools were listed on (see the module's
+    docstring).
+    """
+
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
+    handle_tool_error: Any = True
+    _tool: Tool = PrivateAttr()
+    _bridge: _Bridge = PrivateAttr()
+
+    @classmethod
+    def _made(
+        cls, tool: Tool, declaration: ToolDeclaration, name: str, bridge: _Bridge
+    ) -> ToolsetTool:
+        made = cls(
+            name=name,
+            description=declaration.description or declaration.title or tool.name,
+            args_schema=_parameters(declaration),
+            metadata={"toolsets_name": tool.name} if name != tool.name else None,
+        )
+        made._tool = tool
+        made._bridge = bridge
+        return made
+
+    @property
+    def tool(self) -> Tool:
+        """The toolsets tool it calls."""
+        return self._tool
+
+    async def ainvoke(
+        self,
+        input: str | dict[str, Any] | ToolCall,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Run the tool (LangChain's async entry point) on any anyio backend.
+
+        On asyncio this is LangChain's own ``ainvoke``. langchain-core's async path needs
+        asyncio, so elsewhere (trio) LangChain's sync path runs in a worker thread and
+        sends the call back to this loop; a cancelled caller then waits for the call to
+        end (within its deadline).
+        """
+        if sniffio.current_async_library() == "asyncio":
+            return await super().ainvoke(input, config, **kwargs)
+        return await anyio.to_thread.run_sync(
+            functools.partial(self.invoke, input, config, **kwargs)
+        )
+
+    def _to_args_and_kwargs(
+        self, tool_input: str | dict[str, Any], tool_call_id: str | None
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if isinstance(tool_input, str):  # LangChain refuses text for a JSON-schema tool
+            return super()._to_args_and_kwargs(tool_input, tool_call_id)
+        return (), {"call": _Call(args=tool_input, id=tool_call_id)}
+
+    async def _arun(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[str, Any]:
+        return await self._call(call, config, None)
+
+    def _run(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[str, Any]:
+        try:
+            current_token()
+        except anyio.NoEventLoopError:
+            pass
+        else:
+            raise ToolCallError(
+                f"{self.name!r} was called synchronously on a running event loop, which "
+                "it would block; call it with ainvoke (graph.ainvoke) there",
+                tool_name=self.name,
+            )
+        context = contextvars.copy_context()
+        try:
+            return anyio.from_thread.run(
+                self._call, call, config, context, token=self._bridge.token
+            )
+        except anyio.RunFinishedError as exc:
+            raise ToolCallError(
+                f"{self.name!r} was called synchronously, but the event loop its tools "
+                "were listed on has finished; list them on a loop that keeps running "
+                "(e.g. anyio.from_thread.start_blocking_portal())",
+                tool_name=self.name,
+            ) from exc
+
+    async def _call(
+        self, call: _Call, config: RunnableConfig | None, context: contextvars.Context | None
+    ) -> tuple[str, Any]:
+        """Run the call through the call path, answering what it waits for; the
+        content and the artifact, or ToolException with an error result."""
+        bridge, tool = self._bridge, self._tool
+        ctx = bridge.context(config, call.id)
+        outcome = await bridge.invoke(tool, call.args, ctx)
+        for _ in range(MAX_PAUSES):
+            if isinstance(outcome, Done | LongRunning):
+                break
+            if isinstance(outcome, ConfirmationNeeded):
+                answer = await self._confirm(outcome, call.id, config, context)
+                if answer is None:
+                    raise _refusal(
+                        f"Calling {self.name!r} needs the user's approval, and there is "
+                        "no one to ask here; it did not run.",
+                        needs="confirmation",
+                    )
+                outcome = await bridge.invoke(
+                    tool, outcome.args, ctx, confirmation=answer, resumed=True
+                )
+            else:
+                credential = await self._credential(outcome, call.id, config, context)
+                if credential is None:
+                    raise _refusal(
+                        f"Calling {self.name!r} needs a credential for "
+                        f"{outcome.auth_config.scheme_name!r}, which was not given; it "
+                        "did not run.",
+                        credential=outcome.auth_config.scheme_name,
+                    )
+                outcome = await bridge.invoke(
+                    tool, outcome.args, ctx, credential=credential, resumed=True
+                )
+        else:
+            raise _refusal(
+                f"Calling {self.name!r} asked again after {MAX_PAUSES} answers; it was given up."
+            )
+        result = outcome.result if isinstance(outcome, Done) else outcome.interim
+        if is_error_result(result):
+            raise ToolException(_content(result))
+        return _content(result), result
+
+    async def _confirm(
+        self,
+        needed: ConfirmationNeeded,
+        call_id: str | None,
+        config: RunnableConfig | None,
+        context: contextvars.Context | None,
+    ) -> ToolConfirmation | None:
+        """The user's answer: through LangGraph's interrupt in a graph, else the
+        ``confirm=`` callback; None when there is no one to ask."""
+        request = ConfirmationRequest(
+            type="confirmation",
+            tool=self.name,
+            tool_call_id=call_id,
+            args=copy_json(needed.args),
+            hint=needed.hint,
+            payload=needed.payload,
+        )
+        if _in_graph(config):
+            return _confirmation(_interrupt(request, context), self.name)  # type: ignore[arg-type]
+        confirm = self._bridge.confirm
+        if confirm is None:
+            return None
+        answer = confirm(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return _confirmation(answer, self.name)
+
+    async def _credential(
+        self,
+        needed: CredentialNeeded,
+        call_id: str | None,
+        config: RunnableConfig | None,
+        context: contextvars.Context | None,
+    ) -> AuthCredential | None:
+        """The credential: from ``credentials=``, else asked through LangGraph's
+        interrupt in a graph; None when there is none."""
+        auth = needed.auth_config
+        stored = await self._bridge.stored_credential(auth)
+        if stored is not None or not _in_graph(config):
+            return stored
+        request = CredentialRequest(
+            type="credential",
+            tool=self.name,
+            tool_call_id=call_id,
+            scheme_name=auth.scheme_name,
+            scheme=dict(auth.scheme),
+            scopes=list(auth.scopes),
+        )
+        return _credential(_interrupt(request, context), self.name)  # type: ignore[arg-type]
+
+
+# LangChain looks for the RunnableConfig parameter of _arun / _run on every call, with
+# typing.get_type_hints: annotations already evaluated spare it compiling them each time.
+for _method in (ToolsetTool._arun, ToolsetTool._run):
+    _method.__annotations__ = typing.get_type_hints(_method)
+
+
+def _parameters(declaration: ToolDeclaration) -> dict[str, Any]:
+    """The ``args_schema`` LangChain is given: the one place the schema is chosen
+    (LangChain passes a JSON-schema dict on to the chat model as it is)."""
+    schema: dict[str, Any] = copy_json(dict(declaration.parameters))
+    return schema
+
+
+async def to_langchain(
+    toolset: Toolset | Iterable[Tool | Callable[..., Any]],
+    *,
+    invocation: Invocation | None = None,
+    confirm: Confirm | None = None,
+    credentials: Credentials | None = None,
+    default_timeout: float = DEFAULT_TIMEOUT,
+    callbacks: Callbacks | None = None,
+) -> list[ToolsetTool]:
+    """The toolset's tools, listed now, as LangChain tools.
+
+    Args:
+        toolset: A `Toolset`, or tools and plain functions. Keep a toolset open while
+            the tools are used (``async with toolset:``).
+        invocation: Who calls by default (app, user, session, scopes, services): the
+            context the tools are listed in, and the base of every call's context
+            (``configurable.thread_id`` and ``configurable.user_id`` override it).
+        confirm: Outside LangGraph, decides whether a call that needs the user's
+            approval runs; None refuses them (in a graph, ``interrupt`` asks instead).
+        credentials: Credentials by security scheme name, or a function of the
+            `AuthConfig` returning one; asked for by ``interrupt`` in a graph when
+            this has none. Credentials given as an interrupt's answer are kept in the
+            graph's checkpoints like any answer: prefer this option for secrets.
+        default_timeout: Seconds a call may take when its tool sets no ``timeout``.
+        callbacks: toolsets' ``before_tool`` / ``after_tool`` / ``on_tool_error``.
+
+    Returns:
+        One `ToolsetTool` per tool the model may call (passive tools are left out),
+        named as the providers of LangChain's chat models allow.
+    """
+    if not isinstance(toolset, Toolset):
+        toolset = StaticToolset(as_tool(t) for t in toolset)
+    invocation = invocation if invocation is not None else Invocation()
+    bridge = _Bridge(
+        invocation=invocation,
+        confirm=confirm,
+        credentials=credentials,
+        default_timeout=default_timeout,
+        callbacks=callbacks if callbacks is not None else Callbacks(),
+        token=current_token(),
+    )
+    declared: list[tuple[Tool, ToolDeclaration]] = []
+    for tool in await toolset.list_tools(ToolContext(invocation)):
+        declaration = tool.declaration()
+        if declaration is not None:
+            declared.append((tool, declaration))
+    names = ToolNameMap.build(declaration.name for _, declaration in declared)
+    return [
+        ToolsetTool._made(tool, declaration, names.to_provider(declaration.name), bridge)
+        for tool, declaration in declared
+    ]
+
+
+class LangChainTool(BaseTool):
+    """A LangChain tool as a toolsets `Tool`; made by `from_langchain`.
+
+    Its parameters are the JSON Schema LangChain gives chat models for it; arguments
+    are checked against it first (an invalid-arguments result names the fields). On
+    asyncio it runs through ``ainvoke``; on another backend through ``invoke`` in a
+    worker thread (langchain-core's async path needs asyncio, so a tool that only has
+    an async implementation runs on asyncio only). ``return_direct`` tools end the
+    agent's turn with their result (``skip_summarization``).
+    """
+
+    def __init__(self, tool: LangChainBaseTool) -> None:
+        function = convert_to_openai_tool(tool)["function"]
+        parameters = function.get("parameters") or empty_parameters()
+        super().__init__(tool.name, function.get("description") or "", parameters=parameters)
+        self._tool = tool
+        self._checker = ArgumentChecker(parameters, tool_name=tool.name)
+
+    @property
+    def langchain_tool(self) -> LangChainBaseTool:
+        """The LangChain tool it calls."""
+        return self._tool
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        """Call the LangChain tool as a tool call (with the context's session, user and
+        call id in its config); its message's content is the result."""
+        invalid = self._checker.result(args)
+        if invalid is not None:
+            return invalid
+        call = {
+            "type": "tool_call",
+            "id": ctx.function_call_id or new_id(),
+            "name": self._tool.name,
+            "args": dict(args),
+        }
+        config: RunnableConfig = {
+            "configurable": {"thread_id": ctx.session_id, "user_id": ctx.user_id}
+        }
+        if sniffio.current_async_library() == "asyncio":
+            output = await self._tool.ainvoke(call, config)
+        else:
+            output = await anyio.to_thread.run_sync(
+                functools.partial(self._tool.invoke, call, config)
+            )
+        if self._tool.return_direct:
+            ctx.actions.skip_summarization = True
+        if not isinstance(output, ToolMessage):
+            return to_json_value(output)
+        content = (
+            output.content if isinstance(output.content, str) else to_json_value(output.content)
+        )
+        if output.status == "error":
+            return error_result(content if isinstance(content, str) else _content(content))
+        return content
+
+
+def from_langchain(tools: LangChainBaseTool | Sequence[LangChainBaseTool]) -> StaticToolset:
+    """LangChain tools (``@tool`` functions, ``StructuredTool``, any ``BaseTool``) as a
+    toolset, for toolsets' agent loop or an MCP server.
+
+    Raises:
+        ToolDefinitionError: two tools have the same name.
+    """
+    if isinstance(tools, LangChainBaseTool):
+        tools = [tools]
+    return StaticToolset(LangChainTool(t) for t in tools)
