@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Annotated, Any
 
 import anyio
@@ -31,9 +31,11 @@ from tests.helpers import NODE, PEERS
 from toolsets import (
     AuthConfig,
     AuthCredential,
+    BaseToolset,
     ConnectionError,
     FunctionTool,
     StaticToolset,
+    Tool,
     ToolCallError,
     ToolContext,
     ToolsetError,
@@ -505,3 +507,72 @@ async def test_our_agent_loop_calls_a_smolagents_tool_in_a_worker_thread() -> No
 
 def test_the_toolset_of_smolagents_tools_is_a_static_toolset() -> None:
     assert isinstance(from_smolagents([get_weather]), StaticToolset)
+
+
+# --- bounded waits ----------------------------------------------------------------------
+
+
+class Stuck(BaseToolset):
+    """A toolset that hangs where it is told to: listing, or closing."""
+
+    def __init__(self, *, listing: bool = False, closing: bool = False) -> None:
+        self.listing, self.closing = listing, closing
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        if self.listing:
+            await anyio.sleep_forever()
+        return [FunctionTool(hang, timeout=0.2)]
+
+    async def shutdown(self) -> None:
+        if self.closing:
+            await anyio.sleep_forever()
+
+
+async def hang() -> str:
+    """Never answers."""
+    await anyio.sleep_forever()
+    return "never"
+
+
+def in_thread(work: Callable[[], object], seconds: float = 20) -> None:
+    """Run ``work`` in a thread; fail if it is still running after ``seconds``."""
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # handed to the test's thread
+            failures.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "it hung"
+    if failures:
+        raise failures[0]
+
+
+def test_a_toolset_that_never_lists_fails_to_open_within_open_timeout() -> None:
+    def open_it() -> None:
+        with to_smolagents(Stuck(listing=True), open_timeout=0.3):
+            pass
+
+    with pytest.raises(TimeoutError):
+        in_thread(open_it)
+
+
+def test_a_toolset_that_never_closes_is_cancelled_after_close_timeout() -> None:
+    def use_it() -> None:
+        with to_smolagents(Stuck(closing=True), close_timeout=0.3) as tools:
+            assert [t.name for t in tools] == ["hang"]
+
+    in_thread(use_it)
+
+
+def test_a_call_that_never_answers_ends_at_its_deadline_with_an_error() -> None:
+    def call_it() -> None:
+        with to_smolagents(Stuck()) as tools, pytest.raises(SmolagentsToolError) as late:
+            tools[0]()
+        assert late.value.result["error"].startswith("The tool 'hang' timed out")
+
+    in_thread(call_it)

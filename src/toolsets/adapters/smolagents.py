@@ -583,16 +583,14 @@ class SmolagentsAdapter:
     def _call(self, entry: _Entry, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
         """One call of a tool, from smolagents: its output, or its error raised."""
         if self._closed:
-            raise ToolCallError(
-                f"the tool {entry.name!r} was used after its smolagents adapter closed; "
-                "use the tools inside `with to_smolagents(...)`",
-                tool_name=entry.name,
-            )
+            raise self._closed_error(entry, "was used after")
         call_args = entry.own_args(args, kwargs)
         ctx = ToolContext(self._invocation, function_call_id=new_id("call-"))
+        outcome = self._invoke(entry, call_args, ctx, None, None, False)
+        if type(outcome) is Done and outcome.actions is None:  # most calls
+            return self._give(entry, outcome.result)
         confirmation: ToolConfirmation | None = None
         credential: AuthCredential | None = None
-        outcome = self._invoke(entry, call_args, ctx, None, None, False)
         for _ in range(_MAX_ROUNDS):
             if isinstance(outcome, ConfirmationNeeded):
                 if self._confirm is None:
@@ -605,6 +603,7 @@ class SmolagentsAdapter:
                     return self._give(entry, _no_credential(outcome.auth_config))
             else:
                 break
+            # The answers so far go with each new round: the gates ask again otherwise.
             outcome = self._invoke(entry, outcome.args, ctx, confirmation, credential, True)
         else:
             return self._give(
@@ -627,6 +626,7 @@ class SmolagentsAdapter:
         credential: AuthCredential | None,
         resumed: bool,
     ) -> Outcome:
+        """One run of the call path: here for a fast tool, else on the loop."""
         call = functools.partial(
             invoke,
             entry.tool,
@@ -641,11 +641,14 @@ class SmolagentsAdapter:
         if entry.fast:
             return _now(call())
         portal = self._portal
+        if portal is None:
+            raise self._closed_error(entry, "was used after")
         seconds = (entry.tool.timeout or self._timeout) + _GRACE
         try:
-            if portal is None:
-                raise RuntimeError("closed")
             future = portal.start_task_soon(call)
+        except RuntimeError as exc:  # the loop stopped meanwhile
+            raise self._closed_error(entry, "was called as") from exc
+        try:
             return future.result(timeout=seconds)
         except concurrent.futures.TimeoutError:
             future.cancel()
@@ -653,11 +656,16 @@ class SmolagentsAdapter:
                 f"the tool {entry.name!r} gave no answer within {seconds:g} s",
                 tool_name=entry.name,
             ) from None
-        except (RuntimeError, concurrent.futures.CancelledError) as exc:
-            raise ToolCallError(
-                f"the smolagents adapter closed while the tool {entry.name!r} was called",
-                tool_name=entry.name,
-            ) from exc
+        except concurrent.futures.CancelledError as exc:  # cancelled by close()
+            raise self._closed_error(entry, "was running when") from exc
+
+    @staticmethod
+    def _closed_error(entry: _Entry, when: str) -> ToolCallError:
+        return ToolCallError(
+            f"the tool {entry.name!r} {when} its smolagents adapter closed; use the tools "
+            "inside `with to_smolagents(...)`",
+            tool_name=entry.name,
+        )
 
     def _credential(self, config: AuthConfig) -> AuthCredential | None:
         given = self._credentials
