@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
 import anyio
@@ -31,9 +31,12 @@ from tests.helpers import NODE, PEERS
 from toolsets import (
     AuthConfig,
     AuthCredential,
+    BaseTool,
     BaseToolset,
     ConnectionError,
     FunctionTool,
+    JsonValue,
+    SpecError,
     StaticToolset,
     Tool,
     ToolCallError,
@@ -576,3 +579,70 @@ def test_a_call_that_never_answers_ends_at_its_deadline_with_an_error() -> None:
         assert late.value.result["error"].startswith("The tool 'hang' timed out")
 
     in_thread(call_it)
+
+
+# --- schemas ----------------------------------------------------------------------------
+
+
+class Echo(BaseTool):
+    """A tool with a given schema that returns its arguments."""
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return dict(args)
+
+
+NODE_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "child": {"$ref": "#/$defs/Node"}},
+}
+SHAPES = {
+    "type": "object",
+    "properties": {
+        "text": {"type": ["string", "null"], "description": "Some text."},
+        "count": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "id": {"type": ["string", "integer"]},
+        "mode": {"enum": ["fast", "slow"]},
+        "limit": {"type": "integer"},
+        "anything": {},
+        "tree": {"$ref": "#/$defs/Node"},
+        "either": {"oneOf": [{"$ref": "#/$defs/Node"}, {"type": "string"}]},
+    },
+    "required": ["text", "id", "mode"],
+    "$defs": {"Node": NODE_SCHEMA},
+}
+
+
+def test_json_schema_shapes_become_inputs_smolagents_accepts() -> None:
+    with to_smolagents([Echo("shapes", "Shapes.", parameters=SHAPES)]) as (smol,):
+        inputs = smol.inputs
+        assert inputs["text"] == {"type": "string", "description": "Some text.", "nullable": True}
+        assert inputs["count"]["type"] == "integer"
+        assert inputs["count"]["nullable"] is True
+        assert inputs["id"]["type"] == ["string", "integer"]
+        assert "nullable" not in inputs["id"]
+        assert inputs["mode"]["type"] == "string"
+        assert inputs["anything"]["type"] == "any"
+        # A recursive definition is inlined once, then left open: inputs carry no $defs.
+        assert inputs["tree"]["type"] == "object"
+        assert inputs["tree"]["properties"]["child"] == {}
+        assert "$ref" not in str(inputs)
+        assert inputs["either"]["type"] == ["object", "string"]
+        _, agent = run_tool_calling(
+            [smol],
+            calls(
+                ("shapes", {"text": None, "count": None, "id": 7, "mode": "fast", "limit": None})
+            ),
+            answer("ok"),
+        )
+    assert step_errors(agent) == []
+    # null for an optional argument that does not take null ("limit") means "not given".
+    assert observations(agent)[0] == "{'text': None, 'count': None, 'id': 7, 'mode': 'fast'}"
+
+
+def test_a_schema_whose_reference_points_at_nothing_fails_the_open_and_closes() -> None:
+    broken = {"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}}
+    adapter = to_smolagents([Echo("broken", parameters=broken)])
+    with pytest.raises(SpecError) as failed:
+        adapter.open()
+    assert failed.value.pointer == "/properties/a/$ref"
+    adapter.close()

@@ -50,6 +50,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._concurrency import check_timeout
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolCallError, ToolsetError
@@ -209,16 +210,20 @@ def _value_type(value: object) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def _without_refs(node: Any) -> Any:
-    """``node`` with each ``$ref`` (a recursive definition, which smolagents' inputs cannot
-    carry) replaced by an empty schema: the model may send anything there, and the
-    tool's own schema checks it."""
+def _without_refs(node: Any, defs: Mapping[str, Any], inlined: frozenset[str] = frozenset()) -> Any:
+    """``node`` with no ``$ref`` left (smolagents' inputs carry no ``$defs``): a reference
+    to a recursive definition is inlined once along each path, then left open (``{}``:
+    the model may send anything there, and the tool's own schema checks it)."""
     if isinstance(node, dict):
-        if "$ref" in node:
-            return {k: _without_refs(v) for k, v in node.items() if k != "$ref"}
-        return {k: _without_refs(v) for k, v in node.items()}
+        ref = node.get("$ref")
+        out = {k: _without_refs(v, defs, inlined) for k, v in node.items() if k != "$ref"}
+        name = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+        if name is not None and name not in inlined and isinstance(defs.get(name), Mapping):
+            target = _without_refs(defs[name], defs, inlined | {name})
+            return {**target, **out}
+        return out
     if isinstance(node, list):
-        return [_without_refs(item) for item in node]
+        return [_without_refs(item, defs, inlined) for item in node]
     return node
 
 
@@ -335,8 +340,9 @@ def _entry(tool: Tool, name: str) -> _Entry | None:
     if declaration is None:  # a passive tool: nothing for a model to call
         return None
     parameters = parameters_for(declaration)
-    if "$defs" in parameters:
-        parameters = _without_refs({k: v for k, v in parameters.items() if k != "$defs"})
+    defs = parameters.get("$defs")
+    if isinstance(defs, Mapping):
+        parameters = _without_refs({k: v for k, v in parameters.items() if k != "$defs"}, defs)
     properties = parameters.get("properties")
     properties = properties if isinstance(properties, Mapping) else {}
     required = parameters.get("required")
@@ -454,9 +460,9 @@ class SmolagentsAdapter:
             state=self.state,
             scopes=self._scopes,
         )
-        self._timeout = timeout
-        self._open_timeout = open_timeout
-        self._close_timeout = close_timeout
+        self._timeout = check_timeout(timeout, "timeout")
+        self._open_timeout = check_timeout(open_timeout, "open_timeout")
+        self._close_timeout = check_timeout(close_timeout, "close_timeout")
         self._errors = errors
         self._backend = backend
         self._lock = threading.Lock()
@@ -522,11 +528,16 @@ class SmolagentsAdapter:
             except BaseException:
                 self._stop(portal, host, stack)
                 raise
+            try:
+                names = legal_names((t.name for t in tools), TOOL_NAMES)
+                entries = [_entry(t, names[t.name]) for t in tools]
+                adapted = [_AdaptedTool(self, e) for e in entries if e is not None]
+            except BaseException:  # e.g. a SpecError: a schema's $ref points at nothing
+                self._stop(portal, host, stack)
+                raise
             self._stack, self._portal, self._host = stack, portal, host
-            names = legal_names((t.name for t in tools), TOOL_NAMES)
-            entries = (_entry(t, names[t.name]) for t in tools)
-            self._tools = [_AdaptedTool(self, e) for e in entries if e is not None]
-            return list(self._tools)
+            self._tools = adapted
+            return list(adapted)
 
     async def _serve(self, listed: concurrent.futures.Future[Sequence[Tool]]) -> None:
         """The loop's host task: holds the toolset entered until `close`."""
