@@ -646,3 +646,16 @@ def test_a_schema_whose_reference_points_at_nothing_fails_the_open_and_closes() 
         adapter.open()
     assert failed.value.pointer == "/properties/a/$ref"
     adapter.close()
+
+
+def test_positional_arguments_map_to_the_inputs_in_order_as_python_would() -> None:
+    def power(base: int, exponent: int = 2) -> int:
+        """base ** exponent."""
+        return int(base**exponent)
+
+    with to_smolagents([FunctionTool(power, run_in_thread=False)]) as (smol,):
+        assert [smol(3), smol(2, 5), smol(2, exponent=3)] == [9, 32, 8]
+        with pytest.raises(TypeError):
+            smol(2, base=3)
+        with pytest.raises(TypeError):
+            smol(1, 2, 3)

@@ -301,12 +301,16 @@ class _Entry:
     output_schema: dict[str, Any] | None
     fast: bool
     """Called in the caller's thread (a plain function that returns at once)."""
+    plain: bool
+    """No argument is renamed, and none has a ``None`` meaning "not given"."""
 
-    def own_args(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """The tool's own arguments from what smolagents passed ``forward``.
+    def own_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The tool's own arguments from what smolagents passed ``forward`` (``kwargs``
+        is ``forward``'s own dict: it may be handed on as it is).
 
         Raises:
-            TypeError: more positional arguments than inputs (as Python would).
+            TypeError: too many positional arguments, or one given twice (as Python
+                would say).
         """
         if args:
             names = list(self.inputs)
@@ -314,7 +318,13 @@ class _Entry:
                 raise TypeError(
                     f"{self.name}() takes {len(names)} arguments, {len(args)} were given"
                 )
-            kwargs = {**dict(zip(names, args, strict=False)), **kwargs}
+            positional = dict(zip(names, args, strict=False))
+            twice = sorted(positional.keys() & kwargs.keys())
+            if twice:
+                raise TypeError(f"{self.name}() got multiple values for argument {twice[0]!r}")
+            kwargs = {**positional, **kwargs}
+        if self.plain:
+            return kwargs
         own = self.own_names
         return {
             own.get(key, key): value
@@ -360,6 +370,7 @@ def _entry(tool: Tool, name: str) -> _Entry | None:
         output_type=output_type,
         output_schema=output_schema,
         fast=_is_fast(tool),
+        plain=all(legal == spec.own and not spec.drop_null for legal, spec in inputs.items()),
     )
 
 
@@ -591,7 +602,7 @@ class SmolagentsAdapter:
 
     # --- calls ----------------------------------------------------------------------
 
-    def _call(self, entry: _Entry, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+    def _call(self, entry: _Entry, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """One call of a tool, from smolagents: its output, or its error raised."""
         if self._closed:
             raise self._closed_error(entry, "was used after")
@@ -688,8 +699,8 @@ class SmolagentsAdapter:
 
     def _give(self, entry: _Entry, result: JsonValue) -> Any:
         """``result`` as the tool's output; an error result raised, if so configured."""
-        if self._errors == "raise" and is_error_result(result):
-            assert isinstance(result, Mapping)
+        # (A dict first: the cheap test, and every error result is one.)
+        if isinstance(result, dict) and self._errors == "raise" and is_error_result(result):
             raise SmolagentsToolError(result, tool_name=entry.name)
         return result
 
