@@ -659,3 +659,30 @@ def test_positional_arguments_map_to_the_inputs_in_order_as_python_would() -> No
             smol(2, base=3)
         with pytest.raises(TypeError):
             smol(1, 2, 3)
+
+
+def test_a_tool_that_asks_for_confirmation_while_running_runs_again_with_the_answer() -> None:
+    def transfer(amount: int, ctx: ToolContext) -> str:
+        """Move money."""
+        if amount > 100 and ctx.tool_confirmation is None:
+            ctx.request_confirmation(hint=f"Transfer {amount}?")
+            return "waiting"
+        if ctx.tool_confirmation is not None and not ctx.tool_confirmation.confirmed:
+            return "cancelled"
+        return f"moved {amount}"
+
+    hints: list[str] = []
+    with to_smolagents([transfer], confirm=lambda hint, args: hints.append(hint) is None) as tools:
+        assert [tools[0](amount=5), tools[0](amount=500)] == ["moved 5", "moved 500"]
+    assert hints == ["Transfer 500?"]
+
+
+def test_a_long_running_tool_gives_its_interim_result() -> None:
+    def start_job(name: str) -> dict[str, str]:
+        """Start a job."""
+        return {"status": "started", "job": name}
+
+    job = FunctionTool(start_job, is_long_running=True)
+    with to_smolagents([job]) as (smol,):
+        assert smol(name="backup") == {"status": "started", "job": "backup"}
+        assert "long-running" in smol.description
