@@ -5,6 +5,7 @@ server-everything); and smolagents tools run by toolsets' own agent loop."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import threading
@@ -126,6 +127,11 @@ def observations(agent: Any) -> list[str]:
     return [s.observations for s in agent.memory.steps if isinstance(s, ActionStep)]
 
 
+def observed(agent: Any, step: int) -> Any:
+    """The value a ToolCallingAgent showed the model as the observation of one call."""
+    return ast.literal_eval(observations(agent)[step])
+
+
 @pytest.fixture
 def api() -> Iterator[NotesApi]:
     with notes_api() as running:
@@ -187,13 +193,33 @@ def test_invalid_arguments_come_back_to_the_model_naming_the_field(api: NotesApi
             calls(("create_note", {"title": "milk"})),
             answer("done"),
         )
+    assert step_errors(agent) == []
+    assert list(observed(agent, 0)["fields"]) == ["title"]
+    # What the model is sent next holds the field and its problem.
+    assert "'fields': {'title'" in agent.model.sent[1][-1].content[0]["text"]
+    assert api.requests == ["POST /notes"]  # only the fixed call reached the API
+
+
+def test_a_failing_call_keeps_the_results_of_the_other_calls_of_its_turn(api: NotesApi) -> None:
+    with to_smolagents(everything(api)) as tools:
+        _, agent = run_tool_calling(
+            tools,
+            calls(("create_note", {"title": "a"}), ("create_note", {"title": ""})),
+            answer(""),
+        )
+    assert step_errors(agent) == []
+    created, invalid = observations(agent)[0].split("\n")
+    assert ast.literal_eval(created) == {"id": 1, "title": "a"}
+    assert list(ast.literal_eval(invalid)["fields"]) == ["title"]
+    assert api.requests == ["POST /notes"]
+
+
+def test_with_errors_raise_the_step_of_a_tool_calling_agent_fails(api: NotesApi) -> None:
+    with to_smolagents(everything(api), errors="raise") as tools:
+        _, agent = run_tool_calling(tools, calls(("create_note", {"title": ""})), answer(""))
     (error,) = step_errors(agent)
     assert list(tool_error(error).result["fields"]) == ["title"]
     assert tool_error(error).tool_name == "create_note"
-    # What the model is sent next holds the field and its problem.
-    sent = str(agent.model.sent[1])
-    assert '"fields": {"title"' in sent
-    assert api.requests == ["POST /notes"]  # only the fixed call reached the API
 
 
 def test_invalid_arguments_fail_a_code_agents_line_with_the_field_named(api: NotesApi) -> None:
@@ -209,12 +235,13 @@ def test_invalid_arguments_fail_a_code_agents_line_with_the_field_named(api: Not
     assert '"fields": {"title"' in error.message
 
 
-def test_with_errors_return_an_error_result_is_the_tools_output(api: NotesApi) -> None:
+def test_with_errors_return_a_code_agent_gets_the_error_result_as_a_value(api: NotesApi) -> None:
     with to_smolagents(everything(api), errors="return") as tools:
-        _, agent = run_tool_calling(tools, calls(("get_note", {"note_id": 7})), answer("none"))
+        model = ScriptedSmolModel([code("final_answer(get_note(note_id=7))")])
+        agent = CodeAgent(tools=tools, model=model, max_steps=1, verbosity_level=-1)
+        result = agent.run("Do it.")
     assert step_errors(agent) == []
-    assert "'error'" in observations(agent)[0]
-    assert "404" in observations(agent)[0]
+    assert "404" in result["error"]
 
 
 def test_a_call_needing_approval_is_refused_without_confirm_and_never_sent(api: NotesApi) -> None:
@@ -226,9 +253,9 @@ def test_a_call_needing_approval_is_refused_without_confirm_and_never_sent(api: 
             calls(("wipe_disk", {"disk": "sda"})),
             answer("I need your approval first."),
         )
-    refused = [tool_error(e) for e in step_errors(agent)]
-    assert [e.result["error"] for e in refused] == [NEEDS_APPROVAL, NEEDS_APPROVAL]
-    assert str(refused[0].result["hint"]).startswith("Allow DELETE /notes/")
+    refused = [observed(agent, 0), observed(agent, 1)]
+    assert [r["error"] for r in refused] == [NEEDS_APPROVAL, NEEDS_APPROVAL]
+    assert refused[0]["hint"].startswith("Allow DELETE /notes/")
     assert api.requests == []
     assert 1 in api.notes
 
@@ -258,8 +285,7 @@ def test_confirm_decides_each_call_and_a_declined_one_never_reaches_the_server(
         assert step_errors(agent) == []
     else:
         assert api.requests == ["GET /notes"]
-        (error,) = step_errors(agent)
-        assert tool_error(error).result["error"] == DECLINED
+        assert observed(agent, 0) == {"error": DECLINED}
 
 
 def test_confirm_sees_the_tools_own_argument_names() -> None:

@@ -77,6 +77,7 @@ __all__ = [
     "NEEDS_APPROVAL",
     "Confirm",
     "Credentials",
+    "Errors",
     "SmolagentsAdapter",
     "SmolagentsTool",
     "SmolagentsToolError",
@@ -103,6 +104,14 @@ NEEDS_APPROVAL = (
 )
 """What the model is told about a call that needs approval when the adapter has no
 ``confirm=`` callback."""
+
+Errors: TypeAlias = Literal["auto", "raise", "return"]
+"""What a tool's ``{"error": ...}`` result becomes in smolagents: ``"return"``ed as the
+tool's output, ``"raise"``d as `SmolagentsToolError`, or (``"auto"``) returned to a
+ToolCallingAgent, which shows it to the model as the call's observation (raising would
+also drop the results of the other calls of the same turn, which did run), and raised
+elsewhere: in a CodeAgent's program, where a returned error would flow on unnoticed as
+a value (into ``final_answer``, even), the line fails with the message instead."""
 
 Confirm: TypeAlias = Callable[[str, dict[str, Any]], bool]
 """Decides a call that needs the user's approval: ``(hint, args) -> approved``. It runs
@@ -137,12 +146,11 @@ ARGUMENT_NAMES = NameRule(
 
 
 class SmolagentsToolError(ToolsetError):
-    """A tool's ``{"error": ...}`` result, raised from ``forward`` (``errors="raise"``).
+    """A tool's ``{"error": ...}`` result, raised from ``forward`` (see `Errors`).
 
-    smolagents tells the model about a failed call by the exception its tool raised: a
-    ToolCallingAgent shows it as the step's error and asks the model to retry, a
-    CodeAgent stops the code at that line with the message. The message is the result
-    as JSON, so the model reads the fields it has to fix.
+    A CodeAgent's program stops at the line that called the tool, and the model is shown
+    the message and asked to retry; the message is the result as JSON, so the model reads
+    the fields it has to fix.
     """
 
     def __init__(self, result: Mapping[str, Any], *, tool_name: str) -> None:
@@ -374,6 +382,11 @@ def _entry(tool: Tool, name: str) -> _Entry | None:
     )
 
 
+_OBSERVED = threading.local()
+"""Per thread, for each tool call under way in it: whether its output is shown to the
+model as an observation (see `Errors`)."""
+
+
 class _AdaptedTool(smolagents.Tool):  # type: ignore[misc]
     """One toolsets tool as a smolagents tool; ``forward`` calls it through the adapter."""
 
@@ -395,9 +408,22 @@ class _AdaptedTool(smolagents.Tool):  # type: ignore[misc]
         """The toolsets tool this one calls."""
         return self._entry.tool
 
+    def __call__(self, *args: Any, sanitize_inputs_outputs: bool = False, **kwargs: Any) -> Any:
+        # A ToolCallingAgent is the caller that asks for its inputs and outputs to be
+        # sanitized: it shows the output to the model as the call's observation.
+        observed = _OBSERVED.__dict__.setdefault("calls", [])
+        observed.append(sanitize_inputs_outputs)
+        try:
+            return super().__call__(
+                *args, sanitize_inputs_outputs=sanitize_inputs_outputs, **kwargs
+            )
+        finally:
+            observed.pop()
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Call the tool through toolsets' call path (see `SmolagentsAdapter`)."""
-        return self._adapter._call(self._entry, args, kwargs)
+        observed = _OBSERVED.__dict__.get("calls")
+        return self._adapter._call(self._entry, args, kwargs, bool(observed and observed[-1]))
 
     def __repr__(self) -> str:
         return f"<smolagents tool {self.name!r} for {self._entry.tool.name!r}>"
@@ -428,10 +454,9 @@ class SmolagentsAdapter:
     in the caller's thread instead: it never waits). Its outcome:
 
     - a result comes back as the tool's output; an ``{"error": ...}`` result (invalid
-      arguments naming the fields, an HTTP 4xx, an MCP error) is raised as
-      `SmolagentsToolError` (``errors="raise"``, the default: smolagents shows a
-      tool's exception to the model and asks it to retry) or returned as the output
-      (``errors="return"``);
+      arguments naming the fields, an HTTP 4xx, an MCP error) reaches the model as
+      `Errors` says: by default the observation of a ToolCallingAgent's call, the
+      `SmolagentsToolError` that stops a CodeAgent's program at that line;
     - a call that needs the user's approval asks ``confirm(hint, args)``; without
       ``confirm`` it is refused with `NEEDS_APPROVAL`, and a declined call does not run;
     - a credential a tool needs comes from ``credentials`` (by security scheme name, or
@@ -453,7 +478,7 @@ class SmolagentsAdapter:
         timeout: float = DEFAULT_TIMEOUT,
         open_timeout: float = OPEN_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
-        errors: Literal["raise", "return"] = "raise",
+        errors: Errors = "auto",
         backend: Literal["asyncio", "trio"] = "asyncio",
     ) -> None:
         self.toolset: Toolset = tools if isinstance(tools, Toolset) else StaticToolset(tools)
@@ -602,42 +627,46 @@ class SmolagentsAdapter:
 
     # --- calls ----------------------------------------------------------------------
 
-    def _call(self, entry: _Entry, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """One call of a tool, from smolagents: its output, or its error raised."""
+    def _call(
+        self, entry: _Entry, args: tuple[Any, ...], kwargs: dict[str, Any], observed: bool
+    ) -> Any:
+        """One call of a tool, from smolagents: its output, or its error raised
+        (``observed``: the output is shown to the model as the call's observation)."""
         if self._closed:
             raise self._closed_error(entry, "was used after")
         call_args = entry.own_args(args, kwargs)
         ctx = ToolContext(self._invocation, function_call_id=new_id("call-"))
         outcome = self._invoke(entry, call_args, ctx, None, None, False)
         if type(outcome) is Done and outcome.actions is None:  # most calls
-            return self._give(entry, outcome.result)
+            return self._give(entry, observed, outcome.result)
         confirmation: ToolConfirmation | None = None
         credential: AuthCredential | None = None
         for _ in range(_MAX_ROUNDS):
             if isinstance(outcome, ConfirmationNeeded):
                 if self._confirm is None:
-                    return self._give(entry, error_result(NEEDS_APPROVAL, hint=outcome.hint))
+                    return self._give(
+                        entry, observed, error_result(NEEDS_APPROVAL, hint=outcome.hint)
+                    )
                 approved = bool(self._confirm(outcome.hint, dict(outcome.args)))
                 confirmation = ToolConfirmation(hint=outcome.hint, confirmed=approved)
             elif isinstance(outcome, CredentialNeeded):
                 credential = self._credential(outcome.auth_config)
                 if credential is None:
-                    return self._give(entry, _no_credential(outcome.auth_config))
+                    return self._give(entry, observed, _no_credential(outcome.auth_config))
             else:
                 break
             # The answers so far go with each new round: the gates ask again otherwise.
             outcome = self._invoke(entry, outcome.args, ctx, confirmation, credential, True)
         else:
-            return self._give(
-                entry, error_result("The call kept asking for the user's answers; it was stopped.")
-            )
+            stopped = error_result("The call kept asking for the user's answers; it was stopped.")
+            return self._give(entry, observed, stopped)
         if outcome.actions is not None and outcome.actions.state_delta:
             with self._lock:
                 self.state.update(outcome.actions.state_delta)
         if isinstance(outcome, LongRunning):
-            return self._give(entry, outcome.interim)
+            return self._give(entry, observed, outcome.interim)
         assert isinstance(outcome, Done)
-        return self._give(entry, outcome.result)
+        return self._give(entry, observed, outcome.result)
 
     def _invoke(
         self,
@@ -697,11 +726,13 @@ class SmolagentsAdapter:
             return given(config)
         return given.get(config.scheme_name)
 
-    def _give(self, entry: _Entry, result: JsonValue) -> Any:
-        """``result`` as the tool's output; an error result raised, if so configured."""
+    def _give(self, entry: _Entry, observed: bool, result: JsonValue) -> Any:
+        """``result`` as the tool's output, or an error result raised (see `Errors`)."""
         # (A dict first: the cheap test, and every error result is one.)
-        if isinstance(result, dict) and self._errors == "raise" and is_error_result(result):
-            raise SmolagentsToolError(result, tool_name=entry.name)
+        if isinstance(result, dict) and is_error_result(result):
+            mode = self._errors
+            if mode == "raise" or (mode == "auto" and not observed):
+                raise SmolagentsToolError(result, tool_name=entry.name)
         return result
 
 
@@ -726,7 +757,7 @@ def to_smolagents(
     timeout: float = DEFAULT_TIMEOUT,
     open_timeout: float = OPEN_TIMEOUT,
     close_timeout: float = CLOSE_TIMEOUT,
-    errors: Literal["raise", "return"] = "raise",
+    errors: Errors = "auto",
     backend: Literal["asyncio", "trio"] = "asyncio",
 ) -> SmolagentsAdapter:
     """A toolset (or tools, or plain functions) as smolagents tools::
@@ -749,8 +780,9 @@ def to_smolagents(
         timeout: Seconds a call may take when its tool sets none.
         open_timeout: Seconds the toolset may take to open and list its tools.
         close_timeout: Seconds it may take to close before it is cancelled.
-        errors: ``"raise"`` an ``{"error": ...}`` result as `SmolagentsToolError` (what
-            smolagents shows the model as a failed call), or ``"return"`` it as the output.
+        errors: What an ``{"error": ...}`` result becomes: returned as the output of a
+            ToolCallingAgent's call and raised as `SmolagentsToolError` elsewhere
+            (``"auto"``), or always ``"raise"``d, or always ``"return"``ed (`Errors`).
         backend: The event loop the tools run on, in the adapter's thread.
 
     Returns:
