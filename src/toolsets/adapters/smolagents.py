@@ -600,9 +600,10 @@ class SmolagentsAdapter:
         if portal is None or host is None or stack is None:
             return
         closing = self._closing
-        with contextlib.suppress(RuntimeError):  # the loop already stopped
+        # RuntimeError: the loop stopped already; TimeoutError: it does not answer.
+        with contextlib.suppress(RuntimeError, concurrent.futures.TimeoutError):
             if closing is not None:
-                portal.call(closing.set)
+                portal.start_task_soon(closing.set).result(timeout=self._close_timeout)
         try:
             host.result(timeout=self._close_timeout)
         except concurrent.futures.TimeoutError:
