@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import anyio
 import pytest
+import smolagents
 from pydantic import Field
 from smolagents import CodeAgent, ToolCallingAgent, tool
 from smolagents.memory import ActionStep
@@ -27,7 +28,7 @@ from smolagents.models import (
 from smolagents.utils import AgentError, is_valid_name
 
 from tests.adapters.helpers import NotesApi, everything, mcp_toolset, notes_api
-from tests.agent.helpers import agent_with, call, response_of, start
+from tests.agent.helpers import agent_with, approve, asked_to_confirm, call, response_of, start
 from tests.helpers import NODE, PEERS
 from toolsets import (
     AuthConfig,
@@ -712,3 +713,46 @@ def test_a_long_running_tool_gives_its_interim_result() -> None:
     with to_smolagents([job]) as (smol,):
         assert smol(name="backup") == {"status": "started", "job": "backup"}
         assert "long-running" in smol.description
+
+
+class Resize(smolagents.Tool):  # type: ignore[misc]
+    """A smolagents tool written as a class, with every kind of input."""
+
+    name = "resize"
+    description = "Resize an image."
+    inputs = {  # noqa: RUF012 - smolagents reads these class attributes
+        "image": {"type": "image", "description": "Path or URL of the image."},
+        "size": {"type": ["integer", "number"], "description": "The new width."},
+        "options": {"type": "any", "description": "Anything.", "nullable": True},
+    }
+    output_type = "object"
+    output_schema = {"type": "object", "properties": {"width": {"type": "number"}}}  # noqa: RUF012
+
+    def forward(self, image: str, size: float, options: Any = None) -> dict[str, Any]:
+        return {"width": size, "image": image, "options": options}
+
+
+def test_a_smolagents_tool_class_with_any_kind_of_input_becomes_a_tool() -> None:
+    (converted,) = anyio.run(from_smolagents([Resize()]).list_tools)
+    declaration = converted.declaration()
+    assert declaration is not None
+    assert declaration.parameters["properties"] == {
+        "image": {"type": "string", "description": "Path or URL of the image."},
+        "size": {"type": ["integer", "number"], "description": "The new width."},
+        "options": {"description": "Anything."},
+    }
+    assert declaration.parameters["required"] == ["image", "size"]
+    assert declaration.response == Resize.output_schema
+
+
+@pytest.mark.anyio
+async def test_a_smolagents_tool_can_be_made_to_ask_for_confirmation_in_our_loop() -> None:
+    runner, _ = agent_with(
+        [call("resize", image="a.png", size=10), "Resized."],
+        [from_smolagents([Resize()], requires_confirmation=True)],
+    )
+    session_id, events = await start(runner, "Resize it.")
+    request = asked_to_confirm(events)
+    assert request.args == {"image": "a.png", "size": 10}
+    resumed = await approve(runner, session_id, request)
+    assert response_of(resumed, "resize") == {"width": 10, "image": "a.png", "options": None}
