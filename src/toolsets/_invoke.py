@@ -241,11 +241,14 @@ async def _run(
             result: JsonValue = running.value
         else:
             result, timed_out = await with_deadline(running, seconds)
+    except Exception as error:  # the on_tool_error boundary
+        # Before the cancellation clause (no backend's cancellation is an Exception):
+        # asking anyio for that class needs a running loop, and a plain function's call
+        # (a Ready result) may run where there is none (the smolagents adapter).
+        return await _recover(callbacks, tool, args, ctx, error)
     except anyio.get_cancelled_exc_class():
         ctx.cancellation.cancel("the run was cancelled")
         raise
-    except Exception as error:  # the on_tool_error boundary
-        return await _recover(callbacks, tool, args, ctx, error)
     if timed_out:
         ctx.cancellation.cancel(f"timed out after {seconds:g} s")
         late = TimeoutError(f"no result within {seconds:g} s")
