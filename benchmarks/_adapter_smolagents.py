@@ -1,9 +1,11 @@
 """smolagents: one call of ``noop(x=1)`` through a smolagents tool, native and ours.
 
 Native is smolagents' own ``@tool`` function; ours is `to_smolagents` over a toolsets
-`FunctionTool` of the same function. Both are called as smolagents' agents call a tool,
-``tool(x=1)`` (``Tool.__call__``, which calls ``forward``). smolagents is synchronous,
-so each call is wrapped in an ``async def``. The FunctionTool is made with
+`FunctionTool` of the same function. Both are called as a ``ToolCallingAgent`` calls a
+tool the model asked for: ``agent.execute_tool_call(name, {"x": 1})``, which checks the
+arguments against the tool's ``inputs`` and calls ``tool(x=1, sanitize_inputs_outputs=True)``
+(``Tool.__call__``, then ``forward``). smolagents is synchronous, so each call is wrapped
+in an ``async def``. The FunctionTool is made with
 ``run_in_thread=False``, as smolagents runs its own function tools: in the caller's
 thread (the adapter's fast path, with no hop to its event loop's thread).
 """
@@ -14,7 +16,8 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 import anyio.to_thread
-from smolagents import tool  # type: ignore[import-untyped]
+from smolagents import ToolCallingAgent, tool  # type: ignore[import-untyped]
+from smolagents.models import Model  # type: ignore[import-untyped]
 
 from toolsets import FunctionTool
 from toolsets.adapters.smolagents import to_smolagents
@@ -47,10 +50,14 @@ async def pair(
     (ours_tool,) = await anyio.to_thread.run_sync(adapter.open)
     stack.push_async_callback(anyio.to_thread.run_sync, adapter.close)
 
+    # The model is never asked: only the agent's tool-call entry point is measured.
+    agent = ToolCallingAgent(tools=[native_noop, ours_tool], model=Model(model_id="none"))
+    native_name, ours_name = native_noop.name, ours_tool.name
+
     async def native() -> object:
-        return native_noop(x=1)
+        return agent.execute_tool_call(native_name, {"x": 1})
 
     async def ours() -> object:
-        return ours_tool(x=1)
+        return agent.execute_tool_call(ours_name, {"x": 1})
 
     return native, ours
