@@ -1,0 +1,432 @@
+"""The google-adk adapter, judged by ADK itself: a real `InMemoryRunner` turn whose model
+(an ADK `BaseLlm` written here) calls an OpenAPI tool against a real API on 127.0.0.1
+and a tool of the fixture MCP server, pauses on ADK's own confirmation and credential
+requests and resumes; and ADK's tools run by toolsets' agent loop.
+
+ADK runs on asyncio only, so these tests do too.
+"""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from collections.abc import AsyncGenerator, Iterator, Sequence
+from typing import Any
+
+import anyio
+import pytest
+from google.adk.agents import LlmAgent as AdkAgent
+from google.adk.auth.auth_credential import AuthCredential as AdkAuthCredential
+from google.adk.auth.auth_credential import AuthCredentialTypes
+from google.adk.events.event import Event as AdkEvent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_request import LlmRequest as AdkLlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import InMemoryRunner
+from google.adk.tools import FunctionTool as AdkFunctionTool
+from google.adk.tools.tool_context import ToolContext as AdkToolContext
+from google.genai import types
+
+from tests.adapters.helpers import NOTES_SPEC, NotesApi, everything, notes_api, wipe_disk
+from tests.agent.helpers import asked_to_confirm, collect, response_of, start
+from toolsets import FunctionCall, ToolContext, ToolDefinitionError, tool
+from toolsets.adapters.adk import (
+    WAITING_FOR_CONFIRMATION,
+    WAITING_FOR_CREDENTIAL,
+    AdkToolset,
+    from_adk,
+)
+from toolsets._invoke import DECLINED
+from toolsets.agent import LlmAgent, Runner
+from toolsets.models import ScriptedModel
+from toolsets.openapi import OpenApiToolset
+
+pytestmark = pytest.mark.anyio
+
+RUN_TIMEOUT = 30.0
+APP = "notes_app"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """ADK is built on asyncio (its runner, flows and locks): asyncio only."""
+    return "asyncio"
+
+
+@pytest.fixture
+def api() -> Iterator[NotesApi]:
+    with notes_api() as running:
+        yield running
+
+
+class ScriptedLlm(BaseLlm):
+    """An ADK model that answers each request with the next scripted response, and keeps
+    the requests it was sent."""
+
+    model: str = "scripted"
+    replies: list[LlmResponse] = []
+    requests: list[AdkLlmRequest] = []
+
+    async def generate_content_async(
+        self, llm_request: AdkLlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        self.requests.append(llm_request)
+        yield self.replies.pop(0)
+
+
+def calls(*calls: tuple[str, dict[str, Any]]) -> LlmResponse:
+    """A model turn calling ``(name, args)`` pairs, with ids ``c1``, ``c2``..."""
+    parts = [
+        types.Part(function_call=types.FunctionCall(name=name, args=args, id=f"c{i}"))
+        for i, (name, args) in enumerate(calls, 1)
+    ]
+    return LlmResponse(content=types.Content(role="model", parts=parts))
+
+
+def says(text: str) -> LlmResponse:
+    return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+
+
+def user(text: str) -> types.Content:
+    return types.Content(role="user", parts=[types.Part(text=text)])
+
+
+def answering(name: str, call_id: str, response: dict[str, Any]) -> types.Content:
+    """The user's answer to one of ADK's requests (confirmation, credential)."""
+    part = types.Part(function_response=types.FunctionResponse(name=name, id=call_id, response=response))
+    return types.Content(role="user", parts=[part])
+
+
+class Turn:
+    """One ADK runner with one agent over ``tools`` and a session, run message by message."""
+
+    def __init__(self, tools: list[Any], replies: list[LlmResponse], state: dict[str, Any] | None = None) -> None:
+        self.model = ScriptedLlm(replies=replies)
+        self.runner = InMemoryRunner(agent=AdkAgent(name="assistant", model=self.model, tools=tools), app_name=APP)
+        self.state = state or {}
+        self.session_id = ""
+
+    async def send(self, message: types.Content) -> list[AdkEvent]:
+        with anyio.fail_after(RUN_TIMEOUT):
+            if not self.session_id:
+                session = await self.runner.session_service.create_session(
+                    app_name=APP, user_id="ada", state=self.state
+                )
+                self.session_id = session.id
+            return [
+                event
+                async for event in self.runner.run_async(
+                    user_id="ada", session_id=self.session_id, new_message=message
+                )
+            ]
+
+    async def session_state(self) -> dict[str, Any]:
+        session = await self.runner.session_service.get_session(
+            app_name=APP, user_id="ada", session_id=self.session_id
+        )
+        assert session is not None
+        return dict(session.state)
+
+
+def responses(events: Sequence[AdkEvent]) -> dict[str, Any]:
+    """Each function response of the events, by call id (the last one wins)."""
+    return {
+        response.id: response.response
+        for event in events
+        for response in event.get_function_responses()
+    }
+
+
+def requested(events: Sequence[AdkEvent], name: str) -> types.FunctionCall:
+    """The one call of ADK's own request function ``name`` among the events."""
+    (found,) = [call for event in events for call in event.get_function_calls() if call.name == name]
+    return found
+
+
+async def test_an_adk_agent_calls_an_openapi_tool_and_an_mcp_tool(api: NotesApi) -> None:
+    toolset = AdkToolset(everything(api))
+    turn = Turn([toolset], [calls(("create_note", {"title": "milk"}), ("add", {"a": 2, "b": 3})), says("done")])
+    try:
+        events = await turn.send(user("note milk, and add 2 and 3"))
+    finally:
+        await turn.runner.close()
+
+    answers = responses(events)
+    assert answers["c1"] == {"id": 1, "title": "milk"}
+    assert answers["c2"] == {"total": 5}
+    assert api.requests == ["POST /notes"]
+    assert events[-1].content is not None and events[-1].content.parts[0].text == "done"
+    declarations = {
+        d.name: d
+        for t in turn.model.requests[0].config.tools or []
+        for d in t.function_declarations or []
+    }
+    assert {"create_note", "add", "wipe_disk", "delete_note"} <= set(declarations)
+    schema = declarations["create_note"].parameters_json_schema
+    assert schema["required"] == ["title"]
+
+
+async def test_invalid_arguments_come_back_to_the_model_naming_the_field(api: NotesApi) -> None:
+    turn = Turn([AdkToolset(everything(api))], [calls(("create_note", {"title": 7})), says("sorry")])
+    try:
+        events = await turn.send(user("note 7"))
+    finally:
+        await turn.runner.close()
+
+    result = responses(events)["c1"]
+    assert set(result["fields"]) == {"title"}
+    assert api.requests == []
+    # The model is asked again with the error in front of it.
+    assert len(turn.model.requests) == 2
+
+
+async def test_a_confirmation_gated_call_pauses_then_runs_once_when_approved(api: NotesApi) -> None:
+    api.notes[1] = {"id": 1, "title": "old"}
+    turn = Turn([AdkToolset(everything(api))], [calls(("delete_note", {"note_id": 1})), says("deleted")])
+    try:
+        paused = await turn.send(user("delete note 1"))
+        asked = requested(paused, "adk_request_confirmation")
+        assert asked.args is not None
+        assert asked.args["originalFunctionCall"]["id"] == "c1"
+        assert "DELETE" in asked.args["toolConfirmation"]["hint"]
+        assert responses(paused)["c1"] == WAITING_FOR_CONFIRMATION
+        assert api.requests == []
+        assert len(turn.model.requests) == 1  # the pause does not go back to the model
+
+        assert asked.id is not None
+        resumed = await turn.send(answering("adk_request_confirmation", asked.id, {"confirmed": True}))
+    finally:
+        await turn.runner.close()
+
+    assert responses(resumed)["c1"] == {"result": None} or api.notes == {}
+    assert api.requests == ["DELETE /notes/1"]
+    assert api.notes == {}
+
+
+async def test_a_declined_call_never_reaches_the_server(api: NotesApi) -> None:
+    api.notes[1] = {"id": 1, "title": "keep"}
+    turn = Turn([AdkToolset(everything(api))], [calls(("delete_note", {"note_id": 1})), says("kept")])
+    try:
+        paused = await turn.send(user("delete note 1"))
+        asked = requested(paused, "adk_request_confirmation")
+        assert asked.id is not None
+        resumed = await turn.send(answering("adk_request_confirmation", asked.id, {"confirmed": False}))
+    finally:
+        await turn.runner.close()
+
+    assert responses(resumed)["c1"] == {"error": DECLINED}
+    assert api.requests == []
+    assert api.notes == {1: {"id": 1, "title": "keep"}}
+
+
+async def test_a_confirmation_gated_function_tool_pauses_and_resumes() -> None:
+    turn = Turn([AdkToolset([wipe_disk])], [calls(("wipe_disk", {"disk": "sda"})), says("wiped")])
+    try:
+        paused = await turn.send(user("wipe sda"))
+        asked = requested(paused, "adk_request_confirmation")
+        assert asked.id is not None
+        resumed = await turn.send(answering("adk_request_confirmation", asked.id, {"confirmed": True}))
+    finally:
+        await turn.runner.close()
+    assert responses(resumed)["c1"] == {"result": "sda wiped"}
+
+
+SEEN: dict[str, Any] = {}
+
+
+@tool
+def remember(color: str, ctx: ToolContext) -> str:
+    """Remember a color.
+
+    Args:
+        color: The color.
+    """
+    SEEN.update(
+        user=ctx.user_id,
+        session=ctx.session_id,
+        call=ctx.function_call_id,
+        app=ctx.app_name,
+        agent=ctx.agent_name,
+        message=ctx.user_content.text if ctx.user_content else None,
+        before=ctx.state.get("color"),
+    )
+    ctx.state["color"] = color
+    ctx.state["user:colors"] = [*ctx.state.get("user:colors", []), color]
+    ctx.actions.skip_summarization = True
+    return f"remembered {color}"
+
+
+async def test_user_session_and_state_reach_the_tool_and_its_writes_reach_adk() -> None:
+    SEEN.clear()
+    turn = Turn([AdkToolset([remember])], [calls(("remember", {"color": "blue"}))], state={"color": "red"})
+    try:
+        events = await turn.send(user("remember blue"))
+        state = await turn.session_state()
+    finally:
+        await turn.runner.close()
+
+    assert SEEN == {
+        "user": "ada",
+        "session": turn.session_id,
+        "call": "c1",
+        "app": APP,
+        "agent": "assistant",
+        "message": "remember blue",
+        "before": "red",
+    }
+    assert state["color"] == "blue"
+    assert state["user:colors"] == ["blue"]
+    (event,) = [e for e in events if e.get_function_responses()]
+    assert event.actions.state_delta == {"color": "blue", "user:colors": ["blue"]}
+    assert event.actions.skip_summarization is True
+    assert len(turn.model.requests) == 1  # skip_summarization ended the turn
+
+
+SECURED_SPEC: dict[str, Any] = copy.deepcopy(NOTES_SPEC)
+SECURED_SPEC["components"] = {
+    "securitySchemes": {"notes_key": {"type": "apiKey", "in": "query", "name": "key"}}
+}
+SECURED_SPEC["security"] = [{"notes_key": []}]
+
+
+def key_response(call: types.FunctionCall, key: str) -> types.Content:
+    """The user's answer to ADK's credential request: the API key."""
+    assert call.args is not None and call.id is not None
+    config = dict(call.args["authConfig"])
+    config["exchangedAuthCredential"] = AdkAuthCredential(
+        auth_type=AuthCredentialTypes.API_KEY, api_key=key
+    ).model_dump(mode="json", by_alias=True, exclude_none=True)
+    return answering("adk_request_credential", call.id, config)
+
+
+async def test_a_call_needing_a_credential_asks_adk_and_goes_out_only_with_it(api: NotesApi) -> None:
+    notes = OpenApiToolset(SECURED_SPEC, base_url=api.url)
+    turn = Turn([AdkToolset(notes)], [calls(("create_note", {"title": "milk"})), says("noted")])
+    try:
+        paused = await turn.send(user("note milk"))
+        asked = requested(paused, "adk_request_credential")
+        assert responses(paused)["c1"] == WAITING_FOR_CREDENTIAL
+        assert asked.args is not None and asked.args["functionCallId"] == "c1"
+        assert api.requests == []
+
+        resumed = await turn.send(key_response(asked, "s3cret-key"))
+    finally:
+        await turn.runner.close()
+
+    assert responses(resumed)["c1"] == {"id": 1, "title": "milk"}
+    assert api.requests == ["POST /notes?key=s3cret-key"]
+
+
+async def test_a_gated_call_needing_a_credential_asks_both_at_once_and_runs_once(
+    api: NotesApi,
+) -> None:
+    api.notes[1] = {"id": 1, "title": "old"}
+    notes = OpenApiToolset(SECURED_SPEC, base_url=api.url)
+    turn = Turn([AdkToolset(notes)], [calls(("delete_note", {"note_id": 1})), says("deleted")])
+    try:
+        paused = await turn.send(user("delete note 1"))
+        confirm = requested(paused, "adk_request_confirmation")
+        key = requested(paused, "adk_request_credential")
+        assert api.requests == []
+        assert confirm.id is not None
+
+        both = key_response(key, "s3cret-key")
+        assert both.parts is not None
+        both.parts.append(
+            types.Part(
+                function_response=types.FunctionResponse(
+                    name="adk_request_confirmation", id=confirm.id, response={"confirmed": True}
+                )
+            )
+        )
+        resumed = await turn.send(both)
+    finally:
+        await turn.runner.close()
+
+    assert responses(resumed)["c1"] == {"result": None} or api.notes == {}
+    assert api.requests == ["DELETE /notes/1?key=s3cret-key"]
+
+
+# --- in: ADK's tools run by toolsets' agent loop ---------------------------------------
+
+
+def paint(wall: str, color: str, tool_context: AdkToolContext) -> dict[str, Any]:
+    """Paint a wall.
+
+    Args:
+        wall: Which wall.
+        color: The paint's color.
+    """
+    before = tool_context.state.get("painted", [])
+    tool_context.state["painted"] = [*before, wall]
+    return {"wall": wall, "color": color, "user": tool_context.user_id}
+
+
+def demolish(wall: str) -> str:
+    """Knock a wall down.
+
+    Args:
+        wall: Which wall.
+    """
+    return f"{wall} is gone"
+
+
+async def test_adk_function_tools_run_in_toolsets_agent_loop_with_state_and_user() -> None:
+    toolset = from_adk(paint)
+    model = ScriptedModel([FunctionCall(name="paint", args={"wall": "north", "color": "teal"}), "painted"])
+    runner = Runner(LlmAgent("assistant", model, tools=[toolset]))
+    session_id, events = await start(runner, "paint the north wall teal", user_id="bo")
+
+    assert response_of(events, "paint") == {"wall": "north", "color": "teal", "user": "bo"}
+    session = await runner.get_session(user_id="bo", session_id=session_id)
+    assert session.state["painted"] == ["north"]
+    declared = model.requests[0].declarations["paint"]
+    assert declared.parameters["required"] == ["wall", "color"]
+    assert "tool_context" not in declared.parameters["properties"]
+
+
+async def test_an_adk_tool_requiring_confirmation_pauses_toolsets_loop_until_approved() -> None:
+    ran: list[str] = []
+
+    def demolish_tracked(wall: str) -> str:
+        """Knock a wall down.
+
+        Args:
+            wall: Which wall.
+        """
+        ran.append(wall)
+        return demolish(wall)
+
+    toolset = from_adk(AdkFunctionTool(demolish_tracked, require_confirmation=True))
+    model = ScriptedModel([FunctionCall(name="demolish_tracked", args={"wall": "east"}), "done"])
+    runner = Runner(LlmAgent("assistant", model, tools=[toolset]))
+    session_id, events = await start(runner, "knock down the east wall")
+    request = asked_to_confirm(events)
+    assert ran == []
+
+    resumed = await collect(
+        runner.resume(user_id="u", session_id=session_id, confirmations={request.function_call_id: True})
+    )
+    assert response_of(resumed, "demolish_tracked") == "east is gone"
+    assert ran == ["east"]
+
+
+async def test_from_adk_refuses_what_is_not_an_adk_tool() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        from_adk(42)  # type: ignore[arg-type]
+    assert caught.value.field == "tools"
+
+
+def test_without_google_adk_the_import_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['google.adk'] = None\n"
+        "try:\n"
+        "    import toolsets.adapters.adk\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert "pip install 'toolsets-ai[adk]'" in out
