@@ -27,17 +27,18 @@ from google.adk.runners import InMemoryRunner
 from google.adk.tools import FunctionTool as AdkFunctionTool
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 from google.genai import types
+from pydantic import Field
 
 from tests.adapters.helpers import NOTES_SPEC, NotesApi, everything, notes_api, wipe_disk
 from tests.agent.helpers import asked_to_confirm, collect, response_of, start
 from toolsets import FunctionCall, ToolContext, ToolDefinitionError, tool
+from toolsets._invoke import DECLINED
 from toolsets.adapters.adk import (
     WAITING_FOR_CONFIRMATION,
     WAITING_FOR_CREDENTIAL,
     AdkToolset,
     from_adk,
 )
-from toolsets._invoke import DECLINED
 from toolsets.agent import LlmAgent, Runner
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
@@ -65,8 +66,8 @@ class ScriptedLlm(BaseLlm):
     the requests it was sent."""
 
     model: str = "scripted"
-    replies: list[LlmResponse] = []
-    requests: list[AdkLlmRequest] = []
+    replies: list[LlmResponse] = Field(default_factory=list)
+    requests: list[AdkLlmRequest] = Field(default_factory=list)
 
     async def generate_content_async(
         self, llm_request: AdkLlmRequest, stream: bool = False
@@ -94,16 +95,22 @@ def user(text: str) -> types.Content:
 
 def answering(name: str, call_id: str, response: dict[str, Any]) -> types.Content:
     """The user's answer to one of ADK's requests (confirmation, credential)."""
-    part = types.Part(function_response=types.FunctionResponse(name=name, id=call_id, response=response))
+    part = types.Part(
+        function_response=types.FunctionResponse(name=name, id=call_id, response=response)
+    )
     return types.Content(role="user", parts=[part])
 
 
 class Turn:
     """One ADK runner with one agent over ``tools`` and a session, run message by message."""
 
-    def __init__(self, tools: list[Any], replies: list[LlmResponse], state: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, tools: list[Any], replies: list[LlmResponse], state: dict[str, Any] | None = None
+    ) -> None:
         self.model = ScriptedLlm(replies=replies)
-        self.runner = InMemoryRunner(agent=AdkAgent(name="assistant", model=self.model, tools=tools), app_name=APP)
+        self.runner = InMemoryRunner(
+            agent=AdkAgent(name="assistant", model=self.model, tools=tools), app_name=APP
+        )
         self.state = state or {}
         self.session_id = ""
 
@@ -140,13 +147,18 @@ def responses(events: Sequence[AdkEvent]) -> dict[str, Any]:
 
 def requested(events: Sequence[AdkEvent], name: str) -> types.FunctionCall:
     """The one call of ADK's own request function ``name`` among the events."""
-    (found,) = [call for event in events for call in event.get_function_calls() if call.name == name]
+    (found,) = [
+        call for event in events for call in event.get_function_calls() if call.name == name
+    ]
     return found
 
 
 async def test_an_adk_agent_calls_an_openapi_tool_and_an_mcp_tool(api: NotesApi) -> None:
     toolset = AdkToolset(everything(api))
-    turn = Turn([toolset], [calls(("create_note", {"title": "milk"}), ("add", {"a": 2, "b": 3})), says("done")])
+    turn = Turn(
+        [toolset],
+        [calls(("create_note", {"title": "milk"}), ("add", {"a": 2, "b": 3})), says("done")],
+    )
     try:
         events = await turn.send(user("note milk, and add 2 and 3"))
     finally:
@@ -156,7 +168,9 @@ async def test_an_adk_agent_calls_an_openapi_tool_and_an_mcp_tool(api: NotesApi)
     assert answers["c1"] == {"id": 1, "title": "milk"}
     assert answers["c2"] == {"total": 5}
     assert api.requests == ["POST /notes"]
-    assert events[-1].content is not None and events[-1].content.parts[0].text == "done"
+    assert events[-1].content is not None
+    assert events[-1].content.parts is not None
+    assert events[-1].content.parts[0].text == "done"
     declarations = {
         d.name: d
         for t in turn.model.requests[0].config.tools or []
@@ -168,7 +182,9 @@ async def test_an_adk_agent_calls_an_openapi_tool_and_an_mcp_tool(api: NotesApi)
 
 
 async def test_invalid_arguments_come_back_to_the_model_naming_the_field(api: NotesApi) -> None:
-    turn = Turn([AdkToolset(everything(api))], [calls(("create_note", {"title": 7})), says("sorry")])
+    turn = Turn(
+        [AdkToolset(everything(api))], [calls(("create_note", {"title": 7})), says("sorry")]
+    )
     try:
         events = await turn.send(user("note 7"))
     finally:
@@ -183,7 +199,9 @@ async def test_invalid_arguments_come_back_to_the_model_naming_the_field(api: No
 
 async def test_a_confirmation_gated_call_pauses_then_runs_once_when_approved(api: NotesApi) -> None:
     api.notes[1] = {"id": 1, "title": "old"}
-    turn = Turn([AdkToolset(everything(api))], [calls(("delete_note", {"note_id": 1})), says("deleted")])
+    turn = Turn(
+        [AdkToolset(everything(api))], [calls(("delete_note", {"note_id": 1})), says("deleted")]
+    )
     try:
         paused = await turn.send(user("delete note 1"))
         asked = requested(paused, "adk_request_confirmation")
@@ -195,23 +213,29 @@ async def test_a_confirmation_gated_call_pauses_then_runs_once_when_approved(api
         assert len(turn.model.requests) == 1  # the pause does not go back to the model
 
         assert asked.id is not None
-        resumed = await turn.send(answering("adk_request_confirmation", asked.id, {"confirmed": True}))
+        resumed = await turn.send(
+            answering("adk_request_confirmation", asked.id, {"confirmed": True})
+        )
     finally:
         await turn.runner.close()
 
-    assert responses(resumed)["c1"] == {"result": None} or api.notes == {}
+    assert responses(resumed)["c1"] == {"result": None}  # a 204 has no body
     assert api.requests == ["DELETE /notes/1"]
     assert api.notes == {}
 
 
 async def test_a_declined_call_never_reaches_the_server(api: NotesApi) -> None:
     api.notes[1] = {"id": 1, "title": "keep"}
-    turn = Turn([AdkToolset(everything(api))], [calls(("delete_note", {"note_id": 1})), says("kept")])
+    turn = Turn(
+        [AdkToolset(everything(api))], [calls(("delete_note", {"note_id": 1})), says("kept")]
+    )
     try:
         paused = await turn.send(user("delete note 1"))
         asked = requested(paused, "adk_request_confirmation")
         assert asked.id is not None
-        resumed = await turn.send(answering("adk_request_confirmation", asked.id, {"confirmed": False}))
+        resumed = await turn.send(
+            answering("adk_request_confirmation", asked.id, {"confirmed": False})
+        )
     finally:
         await turn.runner.close()
 
@@ -226,7 +250,9 @@ async def test_a_confirmation_gated_function_tool_pauses_and_resumes() -> None:
         paused = await turn.send(user("wipe sda"))
         asked = requested(paused, "adk_request_confirmation")
         assert asked.id is not None
-        resumed = await turn.send(answering("adk_request_confirmation", asked.id, {"confirmed": True}))
+        resumed = await turn.send(
+            answering("adk_request_confirmation", asked.id, {"confirmed": True})
+        )
     finally:
         await turn.runner.close()
     assert responses(resumed)["c1"] == {"result": "sda wiped"}
@@ -259,14 +285,16 @@ def remember(color: str, ctx: ToolContext) -> str:
 
 async def test_user_session_and_state_reach_the_tool_and_its_writes_reach_adk() -> None:
     SEEN.clear()
-    turn = Turn([AdkToolset([remember])], [calls(("remember", {"color": "blue"}))], state={"color": "red"})
+    turn = Turn(
+        [AdkToolset([remember])], [calls(("remember", {"color": "blue"}))], state={"color": "red"}
+    )
     try:
         events = await turn.send(user("remember blue"))
         state = await turn.session_state()
     finally:
         await turn.runner.close()
 
-    assert SEEN == {
+    assert {
         "user": "ada",
         "session": turn.session_id,
         "call": "c1",
@@ -274,7 +302,7 @@ async def test_user_session_and_state_reach_the_tool_and_its_writes_reach_adk() 
         "agent": "assistant",
         "message": "remember blue",
         "before": "red",
-    }
+    } == SEEN
     assert state["color"] == "blue"
     assert state["user:colors"] == ["blue"]
     (event,) = [e for e in events if e.get_function_responses()]
@@ -292,7 +320,8 @@ SECURED_SPEC["security"] = [{"notes_key": []}]
 
 def key_response(call: types.FunctionCall, key: str) -> types.Content:
     """The user's answer to ADK's credential request: the API key."""
-    assert call.args is not None and call.id is not None
+    assert call.args is not None
+    assert call.id is not None
     config = dict(call.args["authConfig"])
     config["exchangedAuthCredential"] = AdkAuthCredential(
         auth_type=AuthCredentialTypes.API_KEY, api_key=key
@@ -300,14 +329,17 @@ def key_response(call: types.FunctionCall, key: str) -> types.Content:
     return answering("adk_request_credential", call.id, config)
 
 
-async def test_a_call_needing_a_credential_asks_adk_and_goes_out_only_with_it(api: NotesApi) -> None:
+async def test_a_call_needing_a_credential_asks_adk_and_goes_out_only_with_it(
+    api: NotesApi,
+) -> None:
     notes = OpenApiToolset(SECURED_SPEC, base_url=api.url)
     turn = Turn([AdkToolset(notes)], [calls(("create_note", {"title": "milk"})), says("noted")])
     try:
         paused = await turn.send(user("note milk"))
         asked = requested(paused, "adk_request_credential")
         assert responses(paused)["c1"] == WAITING_FOR_CREDENTIAL
-        assert asked.args is not None and asked.args["functionCallId"] == "c1"
+        assert asked.args is not None
+        assert asked.args["functionCallId"] == "c1"
         assert api.requests == []
 
         resumed = await turn.send(key_response(asked, "s3cret-key"))
@@ -344,7 +376,7 @@ async def test_a_gated_call_needing_a_credential_asks_both_at_once_and_runs_once
     finally:
         await turn.runner.close()
 
-    assert responses(resumed)["c1"] == {"result": None} or api.notes == {}
+    assert responses(resumed)["c1"] == {"result": None}  # a 204 has no body
     assert api.requests == ["DELETE /notes/1?key=s3cret-key"]
 
 
@@ -374,7 +406,9 @@ def demolish(wall: str) -> str:
 
 async def test_adk_function_tools_run_in_toolsets_agent_loop_with_state_and_user() -> None:
     toolset = from_adk(paint)
-    model = ScriptedModel([FunctionCall(name="paint", args={"wall": "north", "color": "teal"}), "painted"])
+    model = ScriptedModel(
+        [FunctionCall(name="paint", args={"wall": "north", "color": "teal"}), "painted"]
+    )
     runner = Runner(LlmAgent("assistant", model, tools=[toolset]))
     session_id, events = await start(runner, "paint the north wall teal", user_id="bo")
 
@@ -406,7 +440,9 @@ async def test_an_adk_tool_requiring_confirmation_pauses_toolsets_loop_until_app
     assert ran == []
 
     resumed = await collect(
-        runner.resume(user_id="u", session_id=session_id, confirmations={request.function_call_id: True})
+        runner.resume(
+            user_id="u", session_id=session_id, confirmations={request.function_call_id: True}
+        )
     )
     assert response_of(resumed, "demolish_tracked") == "east is gone"
     assert ran == ["east"]

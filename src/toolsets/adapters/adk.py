@@ -25,7 +25,6 @@ ADK runs on asyncio only, so these adapters do too.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
@@ -37,7 +36,6 @@ from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolCo
 from toolsets._errors import ToolDefinitionError
 from toolsets._invoke import (
     ConfirmationNeeded,
-    CredentialNeeded,
     Done,
     LongRunning,
     Outcome,
@@ -276,7 +274,9 @@ class _StateView(Mapping[str, Any]):
         return len(self._state.to_dict())
 
 
-def _invocation(adk: ReadonlyContext, state: Mapping[str, Any], scopes: frozenset[str]) -> Invocation:
+def _invocation(
+    adk: ReadonlyContext, state: Mapping[str, Any], scopes: frozenset[str]
+) -> Invocation:
     """The run as toolsets' tools see it, from ADK's context."""
     inner = adk._invocation_context
     return Invocation(
@@ -412,9 +412,8 @@ def _content(adk: types.Content) -> Content:
         if part.text is not None:
             parts.append(Part(text=part.text, thought=bool(part.thought)))
         elif part.inline_data is not None and part.inline_data.data is not None:
-            blob = part.inline_data
-            mime = blob.mime_type or "application/octet-stream"
-            parts.append(Part(inline_data=Blob(mime_type=mime, data=blob.data)))
+            mime = part.inline_data.mime_type or "application/octet-stream"
+            parts.append(Part(inline_data=Blob(mime_type=mime, data=part.inline_data.data)))
         elif part.file_data is not None and part.file_data.file_uri:
             parts.append(
                 Part(
@@ -423,15 +422,16 @@ def _content(adk: types.Content) -> Content:
                     )
                 )
             )
-    role = "model" if adk.role == "model" else "user"
-    return Content(role=role, parts=tuple(parts))
+    return Content(role="model" if adk.role == "model" else "user", parts=tuple(parts))
 
 
 def _genai_part(part: Part) -> types.Part:
     if part.text is not None:
         return types.Part(text=part.text)
     if part.inline_data is not None:
-        return types.Part.from_bytes(data=part.inline_data.data, mime_type=part.inline_data.mime_type)
+        return types.Part.from_bytes(
+            data=part.inline_data.data, mime_type=part.inline_data.mime_type
+        )
     if part.file_data is not None:
         return types.Part(
             file_data=types.FileData(
@@ -443,13 +443,12 @@ def _genai_part(part: Part) -> types.Part:
 
 def _part(adk: types.Part) -> Part:
     if adk.inline_data is not None and adk.inline_data.data is not None:
-        data = adk.inline_data.data
-        if isinstance(data, str):  # base64, as some stores keep it
-            data = base64.b64decode(data)
         mime = adk.inline_data.mime_type or "application/octet-stream"
-        return Part(inline_data=Blob(mime_type=mime, data=data))
+        return Part(inline_data=Blob(mime_type=mime, data=adk.inline_data.data))
     if adk.file_data is not None and adk.file_data.file_uri:
-        return Part(file_data=FileData(uri=adk.file_data.file_uri, mime_type=adk.file_data.mime_type))
+        return Part(
+            file_data=FileData(uri=adk.file_data.file_uri, mime_type=adk.file_data.mime_type)
+        )
     return Part(text=adk.text or "")
 
 
@@ -489,7 +488,9 @@ class _Artifacts:
         )
         return None if found is None else _part(found)
 
-    async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str) -> list[str]:
+    async def list_artifact_keys(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> list[str]:
         keys: list[str] = await self._service.list_artifact_keys(
             app_name=app_name, user_id=user_id, session_id=session_id
         )
@@ -538,7 +539,7 @@ def from_adk(*tools: AdkBaseTool | AdkBaseToolset | Callable[..., Any]) -> Tools
 class _FromAdk(BaseToolset):
     def __init__(self, items: Sequence[AdkBaseTool | AdkBaseToolset]) -> None:
         self._items = items
-        self._sessions = InMemorySessionService()  # type: ignore[no-untyped-call]
+        self._sessions = InMemorySessionService()
         self._wrapped: dict[int, _AdkToolAsTool] = {}
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
