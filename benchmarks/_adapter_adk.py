@@ -12,7 +12,7 @@ from google.adk.agents import LlmAgent
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.sessions.session import Session
-from google.adk.tools import FunctionTool as AdkFunctionTool
+from google.adk.tools.function_tool import FunctionTool as AdkFunctionTool
 from google.adk.tools.tool_context import ToolContext
 
 from toolsets import FunctionTool
