@@ -16,30 +16,50 @@ from typing import Any
 
 import anyio
 import pytest
+from fastapi.openapi.models import APIKey, APIKeyIn
 from google.adk.agents import LlmAgent as AdkAgent
 from google.adk.auth.auth_credential import AuthCredential as AdkAuthCredential
 from google.adk.auth.auth_credential import AuthCredentialTypes
+from google.adk.auth.auth_tool import AuthConfig as AdkAuthConfig
 from google.adk.events.event import Event as AdkEvent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest as AdkLlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools import FunctionTool as AdkFunctionTool
+from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 from google.genai import types
 from pydantic import Field
 
-from tests.adapters.helpers import NOTES_SPEC, NotesApi, everything, notes_api, wipe_disk
+from tests.adapters.helpers import (
+    NOTES_SPEC,
+    NotesApi,
+    everything,
+    mcp_toolset,
+    notes_api,
+    wipe_disk,
+)
 from tests.agent.helpers import asked_to_confirm, collect, response_of, start
-from toolsets import FunctionCall, ToolContext, ToolDefinitionError, tool
+from toolsets import (
+    AuthCredential,
+    FunctionCall,
+    Part,
+    StaticToolset,
+    ToolContext,
+    ToolDefinitionError,
+    tool,
+)
 from toolsets._invoke import DECLINED
 from toolsets.adapters.adk import (
     WAITING_FOR_CONFIRMATION,
     WAITING_FOR_CREDENTIAL,
     AdkToolset,
+    _adk_credential,
+    _credential,
     from_adk,
 )
-from toolsets.agent import LlmAgent, Runner
+from toolsets.agent import CredentialRequest, LlmAgent, Runner
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
 
@@ -380,6 +400,84 @@ async def test_a_gated_call_needing_a_credential_asks_both_at_once_and_runs_once
     assert api.requests == ["DELETE /notes/1?key=s3cret-key"]
 
 
+@tool
+async def file_report(text: str, ctx: ToolContext) -> str:
+    """Store a report as an artifact, then stop the enclosing loop.
+
+    Args:
+        text: The report.
+    """
+    version = await ctx.save_artifact("report.txt", Part.from_text(text))
+    loaded = await ctx.load_artifact("report.txt")
+    ctx.actions.escalate = True
+    return f"stored v{version}: {loaded.text if loaded else None}"
+
+
+async def test_artifacts_go_to_adks_artifact_service_and_the_actions_become_adks() -> None:
+    turn = Turn(
+        [AdkToolset([file_report])], [calls(("file_report", {"text": "all good"})), says("filed")]
+    )
+    try:
+        events = await turn.send(user("file the report"))
+        stored = await turn.runner.artifact_service.load_artifact(
+            app_name=APP, user_id="ada", session_id=turn.session_id, filename="report.txt"
+        )
+    finally:
+        await turn.runner.close()
+
+    assert responses(events)["c1"] == {"result": "stored v0: all good"}
+    (event,) = [e for e in events if e.get_function_responses()]
+    assert event.actions.artifact_delta == {"report.txt": 0}
+    assert event.actions.escalate is True
+    assert stored is not None
+    assert stored.text == "all good"
+
+
+class Recorded(StaticToolset):
+    """A toolset that records being shut down."""
+
+    closed = 0
+
+    async def shutdown(self) -> None:
+        self.closed += 1
+
+
+async def test_closing_the_adk_runner_shuts_the_wrapped_toolset_down() -> None:
+    toolset = Recorded([wipe_disk])
+    turn = Turn([AdkToolset(toolset)], [says("hello")])
+    await turn.send(user("hi"))
+    assert toolset.closed == 0
+    await turn.runner.close()
+    assert toolset.closed == 1
+
+
+async def test_entered_with_async_with_the_mcp_session_lives_in_the_callers_task() -> None:
+    async with AdkToolset(mcp_toolset()) as toolset:
+        turn = Turn([toolset], [calls(("add", {"a": 1, "b": 1})), says("2")])
+        events = await turn.send(user("1 + 1"))
+    assert responses(events)["c1"] == {"total": 2}
+
+
+def test_a_tool_that_is_not_a_tool_or_toolset_is_refused_by_name() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        AdkToolset(42)  # type: ignore[arg-type]
+    assert caught.value.field == "toolset"
+
+
+@pytest.mark.parametrize(
+    "credential",
+    [
+        AuthCredential.api_key("k-123456"),
+        AuthCredential.bearer("t-123456"),
+        AuthCredential.basic("ada", "p-123456"),
+        AuthCredential.oauth2("a-123456", refresh_token="r-123456", expires_at=1_900_000_000),
+    ],
+    ids=lambda c: c.kind,
+)
+def test_a_credential_survives_the_trip_through_adks_form(credential: AuthCredential) -> None:
+    assert _credential(_adk_credential(credential)) == credential
+
+
 # --- in: ADK's tools run by toolsets' agent loop ---------------------------------------
 
 
@@ -452,6 +550,68 @@ async def test_from_adk_refuses_what_is_not_an_adk_tool() -> None:
     with pytest.raises(ToolDefinitionError) as caught:
         from_adk(42)  # type: ignore[arg-type]
     assert caught.value.field == "tools"
+
+
+LOCKED: list[str | None] = []
+
+
+def open_vault(vault: str, tool_context: AdkToolContext) -> dict[str, Any]:
+    """Open a vault with the user's key.
+
+    Args:
+        vault: Which vault.
+    """
+    config = VAULT_AUTH
+    found = tool_context.get_auth_response(config)
+    if found is None:
+        tool_context.request_credential(config)
+        return {"status": "needs a key"}
+    LOCKED.append(found.api_key)
+    tool_context.actions.skip_summarization = True
+    return {"opened": vault}
+
+
+VAULT_AUTH = AdkAuthConfig(
+    auth_scheme=APIKey(**{"in": APIKeyIn.header, "name": "X-Vault-Key"}),
+    credential_key="vault_key",
+)
+
+
+class VaultTools(AdkBaseToolset):
+    """An ADK toolset holding one tool."""
+
+    closed = False
+
+    async def get_tools(self, readonly_context: Any = None) -> list[Any]:
+        return [AdkFunctionTool(open_vault)]
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_an_adk_toolset_asks_toolsets_loop_for_a_credential_and_gets_it() -> None:
+    LOCKED.clear()
+    vault = VaultTools()
+    toolset = from_adk(vault)
+    model = ScriptedModel([FunctionCall(name="open_vault", args={"vault": "v1"}), "open"])
+    runner = Runner(LlmAgent("assistant", model, tools=[toolset]))
+    session_id, events = await start(runner, "open v1")
+    (request,) = events[-1].pending
+    assert isinstance(request, CredentialRequest)
+    assert request.auth_config.scheme["name"] == "X-Vault-Key"
+    assert LOCKED == []
+
+    resumed = await collect(
+        runner.resume(
+            user_id="u",
+            session_id=session_id,
+            credentials={request.function_call_id: AuthCredential.api_key("vault-secret")},
+        )
+    )
+    assert response_of(resumed, "open_vault") == {"opened": "v1"}
+    assert LOCKED == ["vault-secret"]
+    await toolset.shutdown()
+    assert vault.closed
 
 
 def test_without_google_adk_the_import_names_the_extra() -> None:
