@@ -27,6 +27,7 @@ from google.adk.models.llm_request import LlmRequest as AdkLlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools import FunctionTool as AdkFunctionTool
+from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 from google.genai import types
@@ -165,6 +166,15 @@ def responses(events: Sequence[AdkEvent]) -> dict[str, Any]:
     }
 
 
+def declared(model: ScriptedLlm) -> dict[str, types.FunctionDeclaration]:
+    """The function declarations of the model's first request, by name."""
+    return {
+        d.name or "": d
+        for t in model.requests[0].config.tools or []
+        for d in t.function_declarations or []
+    }
+
+
 def requested(events: Sequence[AdkEvent], name: str) -> types.FunctionCall:
     """The one call of ADK's own request function ``name`` among the events."""
     (found,) = [
@@ -191,11 +201,7 @@ async def test_an_adk_agent_calls_an_openapi_tool_and_an_mcp_tool(api: NotesApi)
     assert events[-1].content is not None
     assert events[-1].content.parts is not None
     assert events[-1].content.parts[0].text == "done"
-    declarations = {
-        d.name: d
-        for t in turn.model.requests[0].config.tools or []
-        for d in t.function_declarations or []
-    }
+    declarations = declared(turn.model)
     assert {"create_note", "add", "wipe_disk", "delete_note"} <= set(declarations)
     schema = declarations["create_note"].parameters_json_schema
     assert schema["required"] == ["title"]
@@ -478,6 +484,64 @@ def test_a_credential_survives_the_trip_through_adks_form(credential: AuthCreden
     assert _credential(_adk_credential(credential)) == credential
 
 
+@tool(is_long_running=True)
+def start_backup(disk: str) -> dict[str, str]:
+    """Start backing a disk up.
+
+    Args:
+        disk: The disk.
+    """
+    return {"job": f"backup-{disk}", "status": "started"}
+
+
+@tool
+def hand_over(ctx: ToolContext) -> str:
+    """Hand the conversation to the helper agent."""
+    ctx.actions.transfer_to_agent = "helper"
+    return "handing over"
+
+
+async def test_a_long_running_tool_is_long_running_for_adk_and_answers_its_interim() -> None:
+    turn = Turn(
+        [AdkToolset([start_backup, wipe_disk], tool_filter=["start_backup"])],
+        [calls(("start_backup", {"disk": "sda"})), says("started")],
+    )
+    try:
+        events = await turn.send(user("back up sda"))
+    finally:
+        await turn.runner.close()
+
+    assert responses(events)["c1"] == {"job": "backup-sda", "status": "started"}
+    (call_event,) = [e for e in events if e.get_function_calls()]
+    assert call_event.long_running_tool_ids == {"c1"}
+    assert list(declared(turn.model)) == ["start_backup"]  # ADK's own tool_filter applies
+
+
+async def test_a_transfer_the_tool_asks_for_hands_the_turn_to_that_adk_agent() -> None:
+    helper_model = ScriptedLlm(replies=[says("helper here")])
+    helper = AdkAgent(name="helper", model=helper_model, description="Helps.")
+    model = ScriptedLlm(replies=[calls(("hand_over", {}))])
+    agent = AdkAgent(
+        name="assistant", model=model, tools=[AdkToolset([hand_over])], sub_agents=[helper]
+    )
+    runner = InMemoryRunner(agent=agent, app_name=APP)
+    try:
+        session = await runner.session_service.create_session(app_name=APP, user_id="ada")
+        with anyio.fail_after(RUN_TIMEOUT):
+            events = [
+                e
+                async for e in runner.run_async(
+                    user_id="ada", session_id=session.id, new_message=user("help")
+                )
+            ]
+    finally:
+        await runner.close()
+
+    (handed,) = [e for e in events if e.get_function_responses()]
+    assert handed.actions.transfer_to_agent == "helper"
+    assert events[-1].author == "helper"
+
+
 # --- in: ADK's tools run by toolsets' agent loop ---------------------------------------
 
 
@@ -612,6 +676,82 @@ async def test_an_adk_toolset_asks_toolsets_loop_for_a_credential_and_gets_it() 
     assert LOCKED == ["vault-secret"]
     await toolset.shutdown()
     assert vault.closed
+
+
+class Search(AdkBaseTool):
+    """An ADK tool declared with Gemini's ``parameters`` (an OpenAPI-subset schema)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="search", description="Search the notes.")
+
+    def _get_declaration(self) -> types.FunctionDeclaration:
+        return types.FunctionDeclaration(
+            name=self.name,
+            description=self.description,
+            parameters=types.Schema(
+                type=types.Type.OBJECT,
+                properties={"query": types.Schema(type=types.Type.STRING)},
+                required=["query"],
+            ),
+        )
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: AdkToolContext) -> Any:
+        tool_context.actions.escalate = True
+        return [types.Part(text=f"found {args['query']}")]
+
+
+async def test_any_adk_base_tool_runs_with_its_schema_result_and_actions_mapped() -> None:
+    model = ScriptedModel([FunctionCall(name="search", args={"query": "milk"}), "found"])
+    runner = Runner(LlmAgent("assistant", model, tools=[from_adk(Search())]))
+    _, events = await start(runner, "search milk")
+
+    assert response_of(events, "search") == [{"text": "found milk"}]
+    declared = model.requests[0].declarations["search"]
+    assert declared.parameters == {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    }
+    assert any(e.actions is not None and e.actions.escalate for e in events)
+
+
+async def test_an_adk_confirmation_rule_over_the_arguments_pauses_only_the_calls_it_names() -> None:
+    ran: list[str] = []
+
+    def knock_down(wall: str) -> str:
+        """Knock a wall down.
+
+        Args:
+            wall: Which wall.
+        """
+        ran.append(wall)
+        return f"{wall} is gone"
+
+    def load_bearing(wall: str) -> bool:
+        return wall == "spine"
+
+    toolset = from_adk(AdkFunctionTool(knock_down, require_confirmation=load_bearing))
+    model = ScriptedModel(
+        [
+            [
+                FunctionCall(name="knock_down", args={"wall": "shed"}),
+                FunctionCall(name="knock_down", args={"wall": "spine"}),
+            ],
+            "done",
+        ]
+    )
+    runner = Runner(LlmAgent("assistant", model, tools=[toolset]))
+    session_id, events = await start(runner, "knock down the shed and the spine")
+    request = asked_to_confirm(events)
+    assert request.args == {"wall": "spine"}
+    assert ran == ["shed"]
+
+    await collect(
+        runner.resume(
+            user_id="u", session_id=session_id, confirmations={request.function_call_id: True}
+        )
+    )
+    assert ran == ["shed", "spine"]
 
 
 def test_without_google_adk_the_import_names_the_extra() -> None:
