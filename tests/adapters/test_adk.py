@@ -21,11 +21,16 @@ from google.adk.agents import LlmAgent as AdkAgent
 from google.adk.auth.auth_credential import AuthCredential as AdkAuthCredential
 from google.adk.auth.auth_credential import AuthCredentialTypes
 from google.adk.auth.auth_tool import AuthConfig as AdkAuthConfig
+from google.adk.auth.credential_service.in_memory_credential_service import (
+    InMemoryCredentialService,
+)
 from google.adk.events.event import Event as AdkEvent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest as AdkLlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
+from google.adk.runners import Runner as AdkRunner
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools import FunctionTool as AdkFunctionTool
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
@@ -125,13 +130,26 @@ def answering(name: str, call_id: str, response: dict[str, Any]) -> types.Conten
 class Turn:
     """One ADK runner with one agent over ``tools`` and a session, run message by message."""
 
+    runner: AdkRunner
+
     def __init__(
-        self, tools: list[Any], replies: list[LlmResponse], state: dict[str, Any] | None = None
+        self,
+        tools: list[Any],
+        replies: list[LlmResponse],
+        state: dict[str, Any] | None = None,
+        credential_service: Any = None,
     ) -> None:
         self.model = ScriptedLlm(replies=replies)
-        self.runner = InMemoryRunner(
-            agent=AdkAgent(name="assistant", model=self.model, tools=tools), app_name=APP
-        )
+        agent = AdkAgent(name="assistant", model=self.model, tools=tools)
+        if credential_service is None:
+            self.runner = InMemoryRunner(agent=agent, app_name=APP)
+        else:
+            self.runner = AdkRunner(
+                agent=agent,
+                app_name=APP,
+                session_service=InMemorySessionService(),
+                credential_service=credential_service,
+            )
         self.state = state or {}
         self.session_id = ""
 
@@ -374,6 +392,25 @@ async def test_a_call_needing_a_credential_asks_adk_and_goes_out_only_with_it(
 
     assert responses(resumed)["c1"] == {"id": 1, "title": "milk"}
     assert api.requests == ["POST /notes?key=s3cret-key"]
+
+
+@pytest.mark.filterwarnings("ignore:.EXPERIMENTAL. (InMemory|Base)CredentialService:UserWarning")
+async def test_with_adks_credential_service_the_credential_is_asked_once_per_user(
+    api: NotesApi,
+) -> None:
+    notes = OpenApiToolset(SECURED_SPEC, base_url=api.url)
+    replies = [calls(("create_note", {"title": "milk"})), says("noted")]
+    replies += [calls(("create_note", {"title": "eggs"})), says("noted")]
+    turn = Turn([AdkToolset(notes)], replies, credential_service=InMemoryCredentialService())
+    try:
+        paused = await turn.send(user("note milk"))
+        await turn.send(key_response(requested(paused, "adk_request_credential"), "s3cret-key"))
+        later = await turn.send(user("note eggs"))
+    finally:
+        await turn.runner.close()
+
+    assert responses(later)["c1"] == {"id": 2, "title": "eggs"}
+    assert api.requests == ["POST /notes?key=s3cret-key", "POST /notes?key=s3cret-key"]
 
 
 async def test_a_gated_call_needing_a_credential_asks_both_at_once_and_runs_once(

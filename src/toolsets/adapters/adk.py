@@ -540,10 +540,14 @@ class _FromAdk(BaseToolset):
     def __init__(self, items: Sequence[AdkBaseTool | AdkBaseToolset]) -> None:
         self._items = items
         self._sessions = InMemorySessionService()
+        # The wrappers of the last listing, by ADK tool (kept while ADK keeps the tool).
         self._wrapped: dict[int, _AdkToolAsTool] = {}
+        self.credential_keys: dict[str, str] = {}
+        """Call id → the key under which ADK looks for the credential that call asked
+        for (the call is run again, by a new wrapper if the toolset listed anew)."""
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
-        listed: list[Tool] = []
+        listed: dict[int, _AdkToolAsTool] = {}
         for item in self._items:
             if isinstance(item, AdkBaseToolset):
                 readonly = ReadonlyContext(self._invocation_context(ctx or ToolContext()))
@@ -554,13 +558,12 @@ class _FromAdk(BaseToolset):
                 wrapped = self._wrapped.get(id(adk_tool))
                 if wrapped is None or wrapped.adk_tool is not adk_tool:
                     declaration = adk_tool._get_declaration()
-                    if declaration is None:
+                    if declaration is None:  # a model's built-in tool (e.g. Google Search)
                         continue
-                    wrapped = self._wrapped[id(adk_tool)] = _AdkToolAsTool(
-                        self, adk_tool, declaration
-                    )
-                listed.append(wrapped)
-        return listed
+                    wrapped = _AdkToolAsTool(self, adk_tool, declaration)
+                listed[id(adk_tool)] = wrapped
+        self._wrapped = listed
+        return list(listed.values())
 
     def _invocation_context(self, ctx: ToolContext) -> InvocationContext:
         session = Session(
@@ -617,7 +620,6 @@ class _AdkToolAsTool(BaseTool):
         )
         self.adk_tool = adk_tool
         self._owner = owner
-        self._credential_keys: dict[str, str] = {}  # call id → what it asked for
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         call_id = ctx.function_call_id
@@ -634,7 +636,7 @@ class _AdkToolAsTool(BaseTool):
                 )
             ),
         )
-        key = None if call_id is None else self._credential_keys.pop(call_id, None)
+        key = None if call_id is None else self._owner.credential_keys.pop(call_id, None)
         if key is not None and ctx.auth_credential is not None:
             # Where ADK's get_auth_response looks for the user's answer.
             context.session.state["temp:" + key] = _adk_credential(ctx.auth_credential)
@@ -646,7 +648,7 @@ class _AdkToolAsTool(BaseTool):
             ctx.request_confirmation(hint=self.confirmation_hint(args))
             return WAITING_FOR_CONFIRMATION
         result = await self.adk_tool.run_async(args=dict(args), tool_context=adk)
-        _took_back(adk, ctx, self._credential_keys)
+        _took_back(adk, ctx, self._owner.credential_keys)
         return _json(result)
 
 
