@@ -319,7 +319,12 @@ def remember(color: str, ctx: ToolContext) -> str:
         app=ctx.app_name,
         agent=ctx.agent_name,
         message=ctx.user_content.text if ctx.user_content else None,
+        attached=[p.inline_data.mime_type for p in ctx.user_content.parts if p.inline_data]
+        if ctx.user_content
+        else None,
         before=ctx.state.get("color"),
+        keys=sorted(ctx.state),
+        size=len(ctx.state),
     )
     ctx.state["color"] = color
     ctx.state["user:colors"] = [*ctx.state.get("user:colors", []), color]
@@ -333,7 +338,10 @@ async def test_user_session_and_state_reach_the_tool_and_its_writes_reach_adk() 
         [AdkToolset([remember])], [calls(("remember", {"color": "blue"}))], state={"color": "red"}
     )
     try:
-        events = await turn.send(user("remember blue"))
+        message = user("remember blue")
+        assert message.parts is not None
+        message.parts.append(types.Part.from_bytes(data=b"\x89PNG", mime_type="image/png"))
+        events = await turn.send(message)
         state = await turn.session_state()
     finally:
         await turn.runner.close()
@@ -345,7 +353,10 @@ async def test_user_session_and_state_reach_the_tool_and_its_writes_reach_adk() 
         "app": APP,
         "agent": "assistant",
         "message": "remember blue",
+        "attached": ["image/png"],
         "before": "red",
+        "keys": ["color"],
+        "size": 1,
     } == SEEN
     assert state["color"] == "blue"
     assert state["user:colors"] == ["blue"]

@@ -3,22 +3,30 @@
 Out: `AdkToolset` is an ADK ``BaseToolset`` that lists the wrapped toolset's tools on
 each invocation, each an `AdkTool` (an ADK ``BaseTool``) calling the tool through
 toolsets' one call path. What ADK has, the call keeps: the user, session, state (writes
-land in ADK's state delta), call id and artifacts reach the tool's `ToolContext`; a call
-that needs the user's approval asks through ADK's ``request_confirmation`` (the
-``adk_request_confirmation`` function call) and runs once approved, never when declined;
-a tool that needs a credential asks through ADK's ``request_credential`` (the
-``adk_request_credential`` function call) and gets what the user sent back; the actions
-the tool sets (state, artifacts, ``skip_summarization``, ``escalate``, a transfer) become
-ADK's; arguments that do not fit the schema come back to the model as an error result
-naming the field.
+land in ADK's state delta), call id, the user's message and the artifact service reach
+the tool's `ToolContext`; the actions the tool sets (state, artifacts,
+``skip_summarization``, ``escalate``, a transfer) become ADK's; arguments that do not fit
+the schema come back to the model as an error result naming the field.
+
+- A call that needs the user's approval asks through ADK's ``request_confirmation`` (the
+  client sees an ``adk_request_confirmation`` function call); approved, it runs once;
+  declined, it never runs and the model is told so.
+- A tool that needs a credential takes the one the user sent back to ADK's
+  ``adk_request_credential`` (in this invocation), else the one the runner's credential
+  service keeps (where an answer is saved), else asks through ``request_credential``.
+  ADK asks the user only for what calls *the model made* request, not for what a
+  resumed call requests: a call needing both approval and a credential asks for both at
+  once (answer both in one message, or give the runner a credential service).
+- Passive tools (no declaration) are left out: they shape toolsets' own requests only.
 
 In: `from_adk` turns ADK tools and toolsets (``FunctionTool`` and any other
 ``BaseTool``) into a toolsets `Toolset`, so toolsets' agent loop can run them or an MCP
 server can serve them. Each call runs the ADK tool with an ADK ``ToolContext`` made from
-toolsets' (a fresh in-memory ADK session holding a copy of the state): state writes,
-confirmation and credential requests and the other actions come back to toolsets'. Tools
-that need what only ADK's own runner has (its artifact and memory services, the real
-session's events, live streaming) are not supported there.
+toolsets' (over a fresh in-memory ADK session holding a copy of the state): its state
+writes, confirmation and credential requests, ``skip_summarization``, ``escalate`` and
+transfer come back as toolsets'. Tools that need what only ADK's own runner has (its
+artifact, memory and credential services, the session's events, live streaming) are not
+supported there.
 
 ADK runs on asyncio only, so these adapters do too.
 """
