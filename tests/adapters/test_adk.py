@@ -268,6 +268,24 @@ async def test_a_confirmation_gated_call_pauses_then_runs_once_when_approved(api
     assert api.notes == {}
 
 
+async def test_an_approval_never_covers_a_later_call_that_reuses_the_id(api: NotesApi) -> None:
+    api.notes.update({1: {"id": 1, "title": "a"}, 2: {"id": 2, "title": "b"}})
+    replies = [calls(("delete_note", {"note_id": 1})), says("deleted 1")]
+    replies += [calls(("delete_note", {"note_id": 2})), says("deleted 2")]
+    turn = Turn([AdkToolset(everything(api))], replies)
+    try:
+        paused = await turn.send(user("delete note 1"))
+        asked = requested(paused, "adk_request_confirmation")
+        assert asked.id is not None
+        await turn.send(answering("adk_request_confirmation", asked.id, {"confirmed": True}))
+        again = await turn.send(user("delete note 2"))  # the model calls it "c1" again
+    finally:
+        await turn.runner.close()
+
+    assert responses(again)["c1"] == WAITING_FOR_CONFIRMATION
+    assert api.requests == ["DELETE /notes/1"]
+
+
 async def test_a_declined_call_never_reaches_the_server(api: NotesApi) -> None:
     api.notes[1] = {"id": 1, "title": "keep"}
     turn = Turn(

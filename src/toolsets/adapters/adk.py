@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, Set
 from typing import Any
 
 from toolsets._auth import AuthConfig, AuthCredential
@@ -246,7 +246,7 @@ class AdkTool(AdkBaseTool):
         ctx: ToolContext,
         confirmation: ToolConfirmation | None,
         credential: AuthCredential | None,
-    ) -> Any:
+    ) -> Awaitable[Outcome]:
         return invoke(
             self.tool,
             args,
@@ -343,20 +343,21 @@ _REQUEST_CONFIRMATION = "adk_request_confirmation"
 
 
 def _approval_in_session(adk: AdkToolContext) -> ToolConfirmation | None:
-    """The user's answer to an earlier confirmation request of this very call, if the
-    session holds one."""
+    """The user's answer to a confirmation request of this very call, if the session
+    holds one: asked after the model made the call (a model may reuse an id in a later
+    turn, and an old approval never covers a new call)."""
     call_id = adk.function_call_id
     asked: set[str] = set()  # ids of the confirmation requests for this call
     answer: ToolConfirmation | None = None
     for event in adk.session.events:
         for call in event.get_function_calls():
+            if call.name != _REQUEST_CONFIRMATION:
+                if call.id == call_id:  # the call itself: what came before is not its
+                    asked.clear()
+                    answer = None
+                continue
             original = (call.args or {}).get("originalFunctionCall")
-            if (
-                call.name == _REQUEST_CONFIRMATION
-                and isinstance(original, dict)
-                and original.get("id") == call_id
-                and call.id
-            ):
+            if isinstance(original, dict) and original.get("id") == call_id and call.id:
                 asked.add(call.id)
         if event.author != "user":
             continue
