@@ -767,11 +767,20 @@ class Search(AdkBaseTool):
 
 
 async def test_any_adk_base_tool_runs_with_its_schema_result_and_actions_mapped() -> None:
-    model = ScriptedModel([FunctionCall(name="search", args={"query": "milk"}), "found"])
+    model = ScriptedModel(
+        [
+            FunctionCall(name="search", args={"query": 7}),
+            FunctionCall(name="search", args={"query": "milk"}),
+            "found",
+        ]
+    )
     runner = Runner(LlmAgent("assistant", model, tools=[from_adk(Search())]))
     _, events = await start(runner, "search milk")
 
-    assert response_of(events, "search") == [{"text": "found milk"}]
+    (invalid, found) = [r.response for e in events for r in e.function_responses]
+    assert isinstance(invalid, dict)
+    assert set(invalid["fields"]) == {"query"}
+    assert found == [{"text": "found milk"}]
     declared = model.requests[0].declarations["search"]
     assert declared.parameters == {
         "type": "object",

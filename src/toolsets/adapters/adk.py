@@ -52,6 +52,7 @@ from toolsets._invoke import (
 from toolsets._json import JsonValue
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
+from toolsets._validation import ArgumentChecker
 from toolsets.adapters._extras import missing_extra
 from toolsets.agent import DEFAULT_TOOL_TIMEOUT
 
@@ -629,8 +630,12 @@ class _AdkToolAsTool(BaseTool):
         )
         self.adk_tool = adk_tool
         self._owner = owner
+        self._checker = ArgumentChecker(self.parameters, tool_name=self.name)
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        invalid = self._checker.result(args)
+        if invalid is not None:  # the model is told which field, as for every tool
+            return invalid
         call_id = ctx.function_call_id
         context = self._owner._invocation_context(ctx)
         answered = ctx.tool_confirmation
