@@ -3,7 +3,8 @@
 and a tool of the fixture MCP server, pauses on ADK's own confirmation and credential
 requests and resumes; and ADK's tools run by toolsets' agent loop.
 
-ADK runs on asyncio only, so these tests do too.
+ADK's runner runs on asyncio only, so its tests do too; ADK's tools run by toolsets' loop
+are tested on trio as well.
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ APP = "notes_app"
 def anyio_backend() -> str:
     """ADK is built on asyncio (its runner, flows and locks): asyncio only."""
     return "asyncio"
+
+
+ON_BOTH_BACKENDS = pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+"""ADK's tools run by toolsets' loop need no asyncio of their own: both backends."""
 
 
 @pytest.fixture
@@ -632,6 +637,7 @@ def demolish(wall: str) -> str:
     return f"{wall} is gone"
 
 
+@ON_BOTH_BACKENDS
 async def test_adk_function_tools_run_in_toolsets_agent_loop_with_state_and_user() -> None:
     toolset = from_adk(paint)
     model = ScriptedModel(
@@ -648,6 +654,7 @@ async def test_adk_function_tools_run_in_toolsets_agent_loop_with_state_and_user
     assert "tool_context" not in declared.parameters["properties"]
 
 
+@ON_BOTH_BACKENDS
 async def test_an_adk_tool_requiring_confirmation_pauses_toolsets_loop_until_approved() -> None:
     ran: list[str] = []
 
@@ -719,6 +726,7 @@ class VaultTools(AdkBaseToolset):
         self.closed = True
 
 
+@ON_BOTH_BACKENDS
 async def test_an_adk_toolset_asks_toolsets_loop_for_a_credential_and_gets_it() -> None:
     LOCKED.clear()
     vault = VaultTools()
@@ -766,6 +774,7 @@ class Search(AdkBaseTool):
         return [types.Part(text=f"found {args['query']}")]
 
 
+@ON_BOTH_BACKENDS
 async def test_any_adk_base_tool_runs_with_its_schema_result_and_actions_mapped() -> None:
     model = ScriptedModel(
         [
@@ -790,6 +799,7 @@ async def test_any_adk_base_tool_runs_with_its_schema_result_and_actions_mapped(
     assert any(e.actions is not None and e.actions.escalate for e in events)
 
 
+@ON_BOTH_BACKENDS
 async def test_an_adk_confirmation_rule_over_the_arguments_pauses_only_the_calls_it_names() -> None:
     ran: list[str] = []
 

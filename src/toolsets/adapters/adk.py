@@ -28,7 +28,8 @@ transfer come back as toolsets'. Tools that need what only ADK's own runner has 
 artifact, memory and credential services, the session's events, live streaming) are not
 supported there.
 
-ADK runs on asyncio only, so these adapters do too.
+`AdkToolset` runs where ADK runs: on asyncio. The toolset `from_adk` makes runs on asyncio
+and trio alike, as long as the ADK tool itself needs nothing of asyncio.
 """
 
 from __future__ import annotations
