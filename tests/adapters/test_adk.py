@@ -50,6 +50,7 @@ from tests.adapters.helpers import (
 from tests.agent.helpers import asked_to_confirm, collect, response_of, start
 from toolsets import (
     AuthCredential,
+    AuthError,
     FunctionCall,
     Part,
     StaticToolset,
@@ -426,6 +427,31 @@ async def test_a_call_needing_a_credential_asks_adk_and_goes_out_only_with_it(
 
     assert responses(resumed)["c1"] == {"id": 1, "title": "milk"}
     assert api.requests == ["POST /notes?key=s3cret-key"]
+
+
+async def test_an_answer_that_is_no_usable_credential_fails_naming_the_scheme(
+    api: NotesApi,
+) -> None:
+    notes = OpenApiToolset(SECURED_SPEC, base_url=api.url)
+    turn = Turn([AdkToolset(notes)], [calls(("create_note", {"title": "milk"})), says("no")])
+    try:
+        paused = await turn.send(user("note milk"))
+        asked = requested(paused, "adk_request_credential")
+        assert asked.args is not None
+        assert asked.id is not None
+        config = dict(asked.args["authConfig"])
+        config["exchangedAuthCredential"] = {"authType": "oauth2", "oauth2": {"clientId": "app"}}
+        with pytest.raises(Exception) as caught:  # noqa: PT011 (ADK wraps what a tool raised)
+            await turn.send(answering("adk_request_credential", asked.id, config))
+    finally:
+        await turn.runner.close()
+
+    error: BaseException | None = caught.value
+    while error is not None and not isinstance(error, AuthError):
+        error = error.__cause__ or error.__context__
+    assert isinstance(error, AuthError)
+    assert error.scheme_name == "notes_key"
+    assert api.requests == []
 
 
 @pytest.mark.filterwarnings("ignore:.EXPERIMENTAL. (InMemory|Base)CredentialService:UserWarning")

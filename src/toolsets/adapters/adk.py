@@ -39,7 +39,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, Set
 from typing import Any
 
-from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._auth import AuthConfig, AuthCredential, credential_refused
 from toolsets._content import Blob, Content, FileData, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolDefinitionError
@@ -371,7 +371,13 @@ def _approval_in_session(adk: AdkToolContext) -> ToolConfirmation | None:
 
 async def _stored_credential(adk: AdkToolContext, config: AuthConfig) -> AuthCredential | None:
     """The credential ADK holds for ``config``: the user's answer to a credential
-    request of this invocation, else one its credential service stored."""
+    request of this invocation, else one its credential service stored.
+
+    Raises:
+        AuthError: what ADK holds is no credential toolsets can send (e.g. a service
+            account's, or an OAuth2 answer not yet exchanged for a token); names the
+            scheme (``scheme_name``).
+    """
     adk_config = _adk_auth_config(config)
     found = adk.get_auth_response(adk_config)
     service = adk._invocation_context.credential_service
@@ -381,7 +387,15 @@ async def _stored_credential(adk: AdkToolContext, config: AuthConfig) -> AuthCre
             await adk.save_credential(adk_config)
     elif service is not None:
         found = await adk.load_credential(adk_config)
-    return None if found is None else _credential(found)
+    if found is None:
+        return None
+    credential = _credential(found)
+    if credential is None:  # asking again would only get the same answer
+        raise credential_refused(
+            config.scheme_name,
+            f"is an {found.auth_type.value} credential carrying no key, password or token",
+        )
+    return credential
 
 
 def _adk_auth_config(config: AuthConfig) -> AdkAuthConfig:
