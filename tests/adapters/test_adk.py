@@ -561,7 +561,7 @@ async def test_entered_with_async_with_the_mcp_session_lives_in_the_callers_task
     assert responses(events)["c1"] == {"total": 2}
 
 
-def test_a_tool_that_is_not_a_tool_or_toolset_is_refused_by_name() -> None:
+def test_what_is_neither_a_toolset_nor_tools_is_refused_naming_the_field() -> None:
     with pytest.raises(ToolDefinitionError) as caught:
         AdkToolset(42)  # type: ignore[arg-type]
     assert caught.value.field == "toolset"
