@@ -220,6 +220,18 @@ _FORMAT_VALUES = {
 _CANDIDATES = ("x", "a", "1", "abc", "A", "a1", "main", "2024-05-06", "a-b", "a_b", "ab12", "v1")
 
 
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
 def _types(schema: Mapping[str, Any]) -> list[str]:
     declared = schema.get("type")
     names = [declared] if isinstance(declared, str) else list(declared or [])
@@ -238,6 +250,8 @@ class Arguments:
         self.root = root
         self.nulls = nulls
         self.optional = optional
+        self.endless = False
+        """Whether the schema requires itself without end (no finite instance)."""
 
     def value(self, schema: Any, depth: int = 0) -> Any:
         if not isinstance(schema, Mapping):
@@ -246,12 +260,21 @@ class Arguments:
         if isinstance(ref, str):
             target = self.root if ref == "#" else (self.root.get("$defs") or {})[ref.split("/")[-1]]
             return self.value(target, depth + 1)
+        if depth > 40:
+            self.endless = True  # a schema that requires itself has no finite instance
+            return None
+        if isinstance(schema.get("allOf"), list):
+            return self.value(self._all_of(schema), depth)
         deep = depth > 8
         if schema.get("enum"):
             values = schema["enum"]
             if None in values and (self.nulls or deep):
                 return None
-            return next(v for v in values if v is not None)
+            kinds = set(_types(schema))
+            if "number" in kinds:
+                kinds.add("integer")
+            fitting = [v for v in values if v is not None and (not kinds or _json_kind(v) in kinds)]
+            return (fitting or [v for v in values if v is not None] or [None])[0]
         if "const" in schema:
             return schema["const"]
         branches = schema.get("anyOf") or schema.get("oneOf")
@@ -260,7 +283,7 @@ class Arguments:
                 _nullable(schema) or any(_types(b) == ["null"] for b in branches)
             ):
                 return None
-            real = [b for b in branches if _types(b) != ["null"]]
+            real = [b for b in branches if _types(b) != ["null"] and self._possible(schema, b)]
             pick = real[depth % len(real)] if real else {}
             siblings = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
             if siblings and isinstance(pick, Mapping) and "$ref" not in pick:
@@ -268,9 +291,40 @@ class Arguments:
             return self.value(pick, depth + 1)
         if (self.nulls or deep) and _nullable(schema):
             return None
+        if _types(schema) == ["null"]:
+            return None
         kinds = [k for k in _types(schema) if k != "null"]
         kind = kinds[0] if kinds else ("object" if "properties" in schema else "string")
         return getattr(self, f"_{kind}")(schema, depth)
+
+    def _all_of(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        for branch in schema["allOf"]:
+            if isinstance(branch, Mapping) and isinstance(branch.get("$ref"), str):
+                ref = branch["$ref"]
+                branch = self.root if ref == "#" else self.root["$defs"][ref.split("/")[-1]]
+            if not isinstance(branch, Mapping):
+                continue
+            if "allOf" in branch:
+                branch = self._all_of(branch)
+            for key, value in branch.items():
+                if key == "properties":
+                    merged[key] = {**merged.get(key, {}), **value}
+                elif key == "required":
+                    merged[key] = [*merged.get(key, []), *value]
+                else:
+                    merged.setdefault(key, value)
+        return merged
+
+    @staticmethod
+    def _possible(schema: Mapping[str, Any], branch: Any) -> bool:
+        """Whether an alternative can hold: not when it requires a property the object
+        (closed) cannot have."""
+        extra = schema.get("additionalProperties")
+        if not isinstance(branch, Mapping) or extra not in (False, {"not": {}}):
+            return True
+        known = set(schema.get("properties") or ()) | set(branch.get("properties") or ())
+        return set(branch.get("required") or ()) <= known
 
     @staticmethod
     def _within(
@@ -347,18 +401,23 @@ class Arguments:
 
     def _object(self, schema: Mapping[str, Any], depth: int) -> dict[str, Any]:
         properties = schema.get("properties") or {}
-        required = set(schema.get("required") or ())
-        return {
+        required = list(schema.get("required") or ())
+        made = {
             name: self.value(child, depth + 1)
             for name, child in properties.items()
             if name in required or (self.optional and depth <= 8)
         }
+        # Required but not described (allowed when the object is open): any value.
+        made.update({name: "x" for name in required if name not in properties})
+        return made
 
 
-def arguments(schema: Mapping[str, Any], *, nulls: bool, optional: bool) -> dict[str, Any]:
-    """Arguments a model following ``schema`` could send."""
-    made: dict[str, Any] = Arguments(schema, nulls=nulls, optional=optional)._object(schema, 0)
-    return made
+def arguments(schema: Mapping[str, Any], *, nulls: bool, optional: bool) -> dict[str, Any] | None:
+    """Arguments a model following ``schema`` could send; None when ``schema`` has no
+    finite instance (it requires itself without end)."""
+    maker = Arguments(schema, nulls=nulls, optional=optional)
+    made: dict[str, Any] = maker._object(schema, 0)
+    return None if maker.endless else made
 
 
 # -- a string matching a pattern -------------------------------------------------------

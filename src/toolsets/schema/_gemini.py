@@ -37,6 +37,7 @@ from toolsets.schema._restore import (
     def_name,
     exclusive_branches,
     finished,
+    json_kind,
     kinds_of,
 )
 
@@ -97,6 +98,8 @@ class _Gemini:
         self._root = {k: v for k, v in root.items() if k != "$defs"}
         self._defs: Mapping[str, Any] = root.get("$defs") or {}
         self._stack: list[str] = []
+        # The schemas standing for a recursion cut short (by identity).
+        self._cuts: set[int] = set()
 
     def schema(self, schema: Any) -> tuple[dict[str, Any], _Plan | None]:
         if not isinstance(schema, Mapping):
@@ -117,7 +120,9 @@ class _Gemini:
         out: dict[str, Any] = {}
         plan = _Plan()
         if declared == "null":
+            # Gemini has no null type: "nullable" of no type, and whatever comes is null.
             out["nullable"] = True
+            plan.null_only = True
         elif isinstance(declared, str) and declared in _TYPES:
             out["type"] = _TYPES[declared]
         if "enum" in schema or "const" in schema:
@@ -158,7 +163,7 @@ class _Gemini:
             stub["description"] = _notes(
                 description, ["nested deeper: its fields are not described"]
             )
-            stub["nullable"] = True
+            self._cuts.add(id(stub))
             return stub, None
         self._stack.append(target)
         try:
@@ -240,14 +245,24 @@ class _Gemini:
         self, schema: Mapping[str, Any], out: dict[str, Any], plan: _Plan, notes: list[str]
     ) -> None:
         properties = schema.get("properties")
+        undeclared = [n for n in schema.get("required") or () if n not in (properties or {})]
+        if undeclared and isinstance(schema.get("required"), list):
+            # Required but not described: any value (Gemini needs it among properties).
+            properties = {**(properties or {}), **{n: {} for n in undeclared}}
         if isinstance(properties, Mapping) and properties:
             names = legal_names(list(properties), GEMINI_PROPERTY_NAMES)
+            required_names = set(schema.get("required") or ())
             out["properties"] = {}
             for own, legal in names.items():
-                out["properties"][legal], plan.properties[legal] = self.schema(properties[own])
+                converted, child = self.schema(properties[own])
+                if id(converted) in self._cuts and own not in required_names:
+                    continue  # an optional property past the depth: not offered
+                out["properties"][legal], plan.properties[legal] = converted, child
                 if legal != own:
                     plan.names[legal] = own
-            required = [names[n] for n in schema.get("required") or () if n in names]
+            offered = out["properties"]
+            required = [names[n] for n in required_names & set(names) if names[n] in offered]
+            required.sort(key=list(names.values()).index)
             if required:
                 out["required"] = list(dict.fromkeys(required))
         extra = schema.get("additionalProperties")
@@ -267,6 +282,8 @@ class _Gemini:
             items = {"anyOf": list(tuple_items)} if tuple_items else {}
             notes.append("a tuple: items in the order given")
         out["items"], plan.items = self.schema(items if items is not None else {})
+        if id(out["items"]) in self._cuts:
+            out["maxItems"] = 0  # items past the depth: not offered
         if schema.get("uniqueItems") is True:
             notes.append("items must be unique")
 
@@ -277,6 +294,10 @@ class _Gemini:
         if None in values:
             out["nullable"] = True
             values = [v for v in values if v is not None]
+        kinds = kinds_of(schema.get("type"))
+        if kinds is not None:
+            # A value the declared type refuses (``""`` in a number's enum) is no option.
+            values = [v for v in values if json_kind(v) in kinds]
         if not values:
             return
         if all(isinstance(v, str) for v in values):

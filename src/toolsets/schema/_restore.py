@@ -57,7 +57,8 @@ def def_name(ref: Any, defs: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON kind of ``value`` (a whole float is an ``integer``, as JSON Schema says)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -86,6 +87,7 @@ class _Plan:
         "kinds",
         "names",
         "non_null",
+        "null_only",
         "properties",
         "ref",
         "required",
@@ -107,6 +109,9 @@ class _Plan:
         """Alternatives (``anyOf``): the first that fits the value applies."""
         self.values: dict[str, Any] | None = None
         """Enum values the dialect made strings: the string → the original value."""
+        self.null_only = False
+        """Whether the tool accepts only ``null`` here (a dialect without a null type
+        says "nullable, anything"): any value becomes ``null``."""
         self.integer = False
         """Whether a whole float (``3.0``) means the integer the tool asked for."""
         self.kinds: frozenset[str] | None = None
@@ -133,13 +138,14 @@ class _Plan:
             or self.branches
             or self.values is not None
             or self.integer
+            or self.null_only
             or self.ref
         )
 
     def fits(self, value: Any) -> bool:
         """Whether ``value`` can be an instance of this plan's schema (a cheap test by
         kind, enum strings, property names and nulls, used to pick a branch)."""
-        if self.kinds is not None and _kind(value) not in self.kinds:
+        if self.kinds is not None and json_kind(value) not in self.kinds:
             return False
         if self.values is not None and isinstance(value, str):
             return value in self.values
@@ -186,6 +192,16 @@ def alternative(schema: Any, plan: _Plan | None) -> _Plan:
     return plan
 
 
+def requirements_only(branches: list[Any]) -> bool:
+    """Whether alternatives only say which properties are required (each something)."""
+    return all(
+        isinstance(b, Mapping)
+        and set(b) <= {"required", "description", "title"}
+        and bool(b.get("required"))
+        for b in branches
+    )
+
+
 def exclusive_branches(schema: Mapping[str, Any], shared: Mapping[str, Any]) -> list[Any]:
     """The alternatives of ``schema``'s ``anyOf``/``oneOf``, each with the keywords
     ``shared`` beside them merged in.
@@ -198,9 +214,16 @@ def exclusive_branches(schema: Mapping[str, Any], shared: Mapping[str, Any]) -> 
     key = "anyOf" if "anyOf" in schema else "oneOf"
     branches: list[Any] = list(schema[key])
     properties = shared.get("properties")
-    only_required = all(
-        isinstance(b, Mapping) and set(b) <= {"required", "description", "title"} for b in branches
-    )
+    only_required = requirements_only(branches)
+    if isinstance(properties, Mapping) and closed(shared.get("additionalProperties")):
+        # An alternative that requires a property the object cannot have never holds.
+        possible = [
+            b
+            for b in branches
+            if not isinstance(b, Mapping)
+            or set(b.get("required") or ()) <= set(properties) | set(b.get("properties") or ())
+        ]
+        branches = possible or branches
     if key == "oneOf" and only_required and isinstance(properties, Mapping):
         needs = [set(b.get("required") or ()) for b in branches]
         out = []
@@ -245,6 +268,8 @@ def restore(plan: _Plan | None, value: Any) -> Any:
         plan = plans.get(name)
     if plan is None:
         return value
+    if plan.null_only:
+        return None
     if plan.values is not None and isinstance(value, str) and value in plan.values:
         return plan.values[value]
     if plan.branches:

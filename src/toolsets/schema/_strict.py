@@ -23,6 +23,7 @@ from toolsets.schema._restore import (
     exclusive_branches,
     finished,
     kinds_of,
+    requirements_only,
 )
 
 __all__ = ["STRICT_LIMITS", "strict_form"]
@@ -149,6 +150,51 @@ def _merge_all_of(schema: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _lengths_as_pattern(schema: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """``minLength``/``maxLength``, which strict mode refuses, said as the ``pattern`` it
+    accepts (exactly: both count characters), when the schema has no pattern of its own."""
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    if "pattern" in out or (low is None and high is None):
+        return
+    if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in (low, high)):
+        return
+    out["pattern"] = f"^[\\s\\S]{{{low or 0},{'' if high is None else high}}}$"
+
+
+def _disjoint(branches: list[Any]) -> bool:
+    """Whether no value can match two of ``branches``: each admits other JSON types, or
+    each gives a property they all require its own constant values (a discriminator)."""
+    if not all(isinstance(b, Mapping) for b in branches):
+        return False
+    kinds = [kinds_of(b.get("type")) for b in branches]
+    if all(k is not None for k in kinds) and _pairwise_disjoint(kinds):  # type: ignore[arg-type]
+        return True
+    common = set.intersection(*(set(b.get("required") or ()) for b in branches))
+    for name in sorted(common):
+        values: list[frozenset[str]] = []
+        for branch in branches:
+            prop = (branch.get("properties") or {}).get(name)
+            if isinstance(prop, Mapping) and "const" in prop:
+                values.append(frozenset({repr(prop["const"])}))
+            elif isinstance(prop, Mapping) and isinstance(prop.get("enum"), list):
+                values.append(frozenset(repr(v) for v in prop["enum"]))
+            else:
+                break
+        else:
+            if _pairwise_disjoint(values):
+                return True
+    return False
+
+
+def _pairwise_disjoint(sets: list[frozenset[str]]) -> bool:
+    seen: set[str] = set()
+    for each in sets:
+        if seen & each:
+            return False
+        seen |= each
+    return True
+
+
 class _Strict:
     def __init__(self, root: Mapping[str, Any]) -> None:
         self._root = root
@@ -191,6 +237,7 @@ class _Strict:
         if isinstance(ref, str):
             return self._reference(schema, ref)
         out: dict[str, Any] = {k: schema[k] for k in _KEPT if k in schema}
+        _lengths_as_pattern(schema, out)
         if isinstance(schema.get("format"), str) and schema["format"] in _FORMATS:
             out["format"] = schema["format"]
         plan = _Plan()
@@ -242,8 +289,12 @@ class _Strict:
             for k, v in schema.items()
             if k not in ("anyOf", "oneOf", "description", "title") and k not in _KEPT
         }
+        alternatives = exclusive_branches(schema, shared)
+        one_of = "anyOf" not in schema
+        if one_of and not requirements_only(branches) and not _disjoint(alternatives):
+            raise _NotStrict  # "exactly one" would become "at least one"
         converted = []
-        for branch in exclusive_branches(schema, shared):
+        for branch in alternatives:
             if not isinstance(branch, Mapping):
                 raise _NotStrict
             branch_out, branch_plan = self._schema(branch, depth=depth)
@@ -290,6 +341,8 @@ class _Strict:
         if not properties and extra is None and not at_root:
             raise _NotStrict  # a free-form object
         required = set(schema.get("required") or ())
+        if not required <= set(properties):
+            raise _NotStrict  # a required property of unknown type
         out_props: dict[str, Any] = {}
         for name, child in properties.items():
             self._properties += 1
