@@ -17,8 +17,8 @@ from toolsets.schema._names import ToolNameMap, legal_names
 from toolsets.schema._openai import openai_parameters
 from toolsets.schema._restore import (
     DialectSchema,
+    Plan,
     ToolCallMap,
-    _Plan,
     alternative,
     call_map,
     def_name,
@@ -76,7 +76,7 @@ class _Renamer:
     def __init__(self, root: Mapping[str, Any], rule: NameRule) -> None:
         self._rule = rule
         self._defs: Mapping[str, Any] = root.get("$defs") or {}
-        self._def_plans: dict[str, _Plan | None] = {}
+        self._def_plans: dict[str, Plan | None] = {}
 
     def run(self, root: Mapping[str, Any]) -> DialectSchema:
         body = {k: v for k, v in root.items() if k != "$defs"}
@@ -88,10 +88,10 @@ class _Renamer:
                 out["$defs"][name], self._def_plans[name] = self.schema(definition)
         return DialectSchema(schema=out, _plan=plan)
 
-    def schema(self, schema: Any) -> tuple[Any, _Plan | None]:
+    def schema(self, schema: Any) -> tuple[Any, Plan | None]:
         if not isinstance(schema, Mapping):
             return schema, None
-        plan = _Plan()
+        plan = Plan()
         plan.kinds = kinds_of(schema.get("type"))
         target = def_name(schema.get("$ref"), self._defs)
         if target is not None:

@@ -29,8 +29,8 @@ from toolsets.schema._names import ToolNameMap, legal_names
 from toolsets.schema._openai import openai_parameters
 from toolsets.schema._restore import (
     DialectSchema,
+    Plan,
     ToolCallMap,
-    _Plan,
     alternative,
     call_map,
     closed,
@@ -101,7 +101,7 @@ class _Gemini:
         # The schemas standing for a recursion cut short (by identity).
         self._cuts: set[int] = set()
 
-    def schema(self, schema: Any) -> tuple[dict[str, Any], _Plan | None]:
+    def schema(self, schema: Any) -> tuple[dict[str, Any], Plan | None]:
         if not isinstance(schema, Mapping):
             # A boolean schema: any value (true), or none at all (false).
             return {}, None
@@ -118,7 +118,7 @@ class _Gemini:
         if isinstance(declared, list):
             return self._type_list(schema, declared, notes)
         out: dict[str, Any] = {}
-        plan = _Plan()
+        plan = Plan()
         if declared == "null":
             # Gemini has no null type: "nullable" of no type, and whatever comes is null.
             out["nullable"] = True
@@ -147,7 +147,7 @@ class _Gemini:
 
     def _reference(
         self, schema: Mapping[str, Any], target: str
-    ) -> tuple[dict[str, Any], _Plan | None]:
+    ) -> tuple[dict[str, Any], Plan | None]:
         definition = self._root if target == "" else self._defs[target]
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
         if self._stack.count(target) >= GEMINI_RECURSION_DEPTH:
@@ -194,7 +194,7 @@ class _Gemini:
 
     def _any_of(
         self, schema: Mapping[str, Any], branches: list[Any], notes: list[str]
-    ) -> tuple[dict[str, Any], _Plan | None]:
+    ) -> tuple[dict[str, Any], Plan | None]:
         # Keywords beside the alternatives (a type, properties) apply to each of them.
         shared = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf", *_ANNOTATIONS)}
         nullable = False
@@ -215,7 +215,7 @@ class _Gemini:
             out, plan = self.schema(base)
         else:
             out = {"anyOf": []}
-            plan = _Plan()
+            plan = Plan()
             for option in alternatives:
                 converted, branch_plan = self.schema(option)
                 out["anyOf"].append(converted)
@@ -232,7 +232,7 @@ class _Gemini:
 
     def _type_list(
         self, schema: Mapping[str, Any], declared: list[Any], notes: list[str]
-    ) -> tuple[dict[str, Any], _Plan | None]:
+    ) -> tuple[dict[str, Any], Plan | None]:
         kinds = [t for t in declared if t != "null"]
         rest = {k: v for k, v in schema.items() if k != "type" and k not in _ANNOTATIONS}
         branches: list[Any] = [{**rest, "type": t} for t in kinds]
@@ -242,7 +242,7 @@ class _Gemini:
         return self._any_of({"anyOf": branches, **annotations}, branches, notes)
 
     def _object(
-        self, schema: Mapping[str, Any], out: dict[str, Any], plan: _Plan, notes: list[str]
+        self, schema: Mapping[str, Any], out: dict[str, Any], plan: Plan, notes: list[str]
     ) -> None:
         properties = schema.get("properties")
         undeclared = [n for n in schema.get("required") or () if n not in (properties or {})]
@@ -273,7 +273,7 @@ class _Gemini:
                 notes.append("other keys allowed")
 
     def _array(
-        self, schema: Mapping[str, Any], out: dict[str, Any], plan: _Plan, notes: list[str]
+        self, schema: Mapping[str, Any], out: dict[str, Any], plan: Plan, notes: list[str]
     ) -> None:
         items = schema.get("items")
         prefix = schema.get("prefixItems")
@@ -287,7 +287,7 @@ class _Gemini:
         if schema.get("uniqueItems") is True:
             notes.append("items must be unique")
 
-    def _enum(self, schema: Mapping[str, Any], out: dict[str, Any], plan: _Plan) -> None:
+    def _enum(self, schema: Mapping[str, Any], out: dict[str, Any], plan: Plan) -> None:
         values = schema["enum"] if "enum" in schema else [schema["const"]]
         if not isinstance(values, list):
             return
@@ -335,7 +335,7 @@ class _Gemini:
             notes.append(f"a multiple of {schema['multipleOf']}")
 
     def _keywords(
-        self, schema: Mapping[str, Any], out: dict[str, Any], plan: _Plan, notes: list[str]
+        self, schema: Mapping[str, Any], out: dict[str, Any], plan: Plan, notes: list[str]
     ) -> None:
         kind = out.get("type")
         for key in _COUNTS:

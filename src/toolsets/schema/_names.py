@@ -12,7 +12,7 @@ from typing import Self
 from toolsets._errors import ToolDefinitionError
 from toolsets._names import HASH_LENGTH, PROVIDER_TOOL_NAMES, NameRule
 
-__all__ = ["ToolNameMap", "legal_tool_name"]
+__all__ = ["ToolNameMap", "legal_names", "legal_tool_name"]
 
 _DEFAULT_MAX_LENGTH = 64
 

@@ -3,7 +3,7 @@
 A dialect may rename properties (Gemini and Anthropic allow fewer characters in property
 names), add ``null`` to optional properties (OpenAI strict mode makes every property
 required), or turn enum values into strings (Gemini). While converting a schema, each
-dialect records what it changed in a `_Plan` tree that mirrors the schema; `DialectSchema`
+dialect records what it changed in a `Plan` tree that mirrors the schema; `DialectSchema`
 and `ToolCallMap` walk the model's arguments along it.
 """
 
@@ -18,7 +18,22 @@ from typing import Any
 from toolsets._jsonschema import unescape
 from toolsets.schema._names import ToolNameMap
 
-__all__ = ["DialectSchema", "ToolCallMap"]
+__all__ = [
+    "DialectSchema",
+    "Plan",
+    "ToolCallMap",
+    "accepts_null",
+    "alternative",
+    "call_map",
+    "closed",
+    "def_name",
+    "exclusive_branches",
+    "finished",
+    "json_kind",
+    "kinds_of",
+    "requirements_only",
+    "restore",
+]
 
 _KINDS = {
     "string": frozenset({"string"}),
@@ -74,7 +89,7 @@ def json_kind(value: Any) -> str:
     return "object" if isinstance(value, Mapping) else "unknown"
 
 
-class _Plan:
+class Plan:
     """What a dialect changed in one schema, and so what to undo in its values."""
 
     __slots__ = (
@@ -97,15 +112,15 @@ class _Plan:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
         """Renamed properties: the dialect's name → the tool's own."""
-        self.properties: dict[str, _Plan | None] = {}
+        self.properties: dict[str, Plan | None] = {}
         """Every declared property (the dialect's name) → the plan of its values."""
         self.drop_null: set[str] = set()
         """Properties (the dialect's names) whose ``null`` means "not given"."""
-        self.extra: _Plan | None = None
+        self.extra: Plan | None = None
         """The plan of values under other keys (``additionalProperties``)."""
-        self.items: _Plan | None = None
+        self.items: Plan | None = None
         """The plan of an array's items."""
-        self.branches: list[_Plan] = []
+        self.branches: list[Plan] = []
         """Alternatives (``anyOf``): the first that fits the value applies."""
         self.values: dict[str, Any] | None = None
         """Enum values the dialect made strings: the string → the original value."""
@@ -123,7 +138,7 @@ class _Plan:
         """The properties the dialect's schema requires, to pick a branch."""
         self.non_null: frozenset[str] = frozenset()
         """The properties that cannot be ``null`` in the dialect, to pick a branch."""
-        self.ref: tuple[Mapping[str, _Plan | None], str] | None = None
+        self.ref: tuple[Mapping[str, Plan | None], str] | None = None
         """A recursive definition this schema stands for: (the plans by name, name)."""
 
     def is_trivial(self) -> bool:
@@ -173,10 +188,10 @@ def accepts_null(schema: Any) -> bool:
     return isinstance(branches, list) and any(accepts_null(b) for b in branches)
 
 
-def alternative(schema: Any, plan: _Plan | None) -> _Plan:
+def alternative(schema: Any, plan: Plan | None) -> Plan:
     """The plan of one alternative of an ``anyOf`` (its dialect schema ``schema``), with
-    what `_Plan.fits` needs to tell it from the others."""
-    plan = plan if plan is not None else _Plan()
+    what `Plan.fits` needs to tell it from the others."""
+    plan = plan if plan is not None else Plan()
     if not isinstance(schema, Mapping):
         return plan
     plan.kinds = kinds_of(schema.get("type"))
@@ -256,12 +271,12 @@ def closed(extra: Any) -> bool:
     return extra is False or (isinstance(extra, Mapping) and dict(extra) == {"not": {}})
 
 
-def finished(plan: _Plan) -> _Plan | None:
+def finished(plan: Plan) -> Plan | None:
     """``plan``, or None when no value needs a change."""
     return None if plan.is_trivial() else plan
 
 
-def restore(plan: _Plan | None, value: Any) -> Any:
+def restore(plan: Plan | None, value: Any) -> Any:
     """``value`` (the model's, in the dialect) as the tool's own; never changes it."""
     while plan is not None and plan.ref is not None:
         plans, name = plan.ref
@@ -283,7 +298,7 @@ def restore(plan: _Plan | None, value: Any) -> Any:
             if item is None and key in plan.drop_null:
                 continue
             child = plan.properties.get(key, plan.extra)
-            out[plan.names.get(key, key)] = restore(child, item)
+            out[plan.names[key] if key in plan.names else key] = restore(child, item)
         return out
     if isinstance(value, list) and plan.items is not None:
         return [restore(plan.items, item) for item in value]
@@ -300,7 +315,7 @@ class DialectSchema:
 
     schema: dict[str, Any]
     """The parameter schema in the dialect. Treat it as immutable."""
-    _plan: _Plan | None = field(default=None, repr=False, compare=False)
+    _plan: Plan | None = field(default=None, repr=False, compare=False)
 
     @property
     def changes_arguments(self) -> bool:
@@ -314,11 +329,11 @@ class DialectSchema:
         Renamed properties get their names back, ``null`` sent for an optional
         property that does not accept ``null`` is dropped, enum values the dialect made
         strings become the original values again, and a whole number sent as a float
-        for an integer becomes an int. ``arguments`` is not changed; the result shares
-        no container with it.
+        for an integer becomes an int. ``arguments`` is never changed: the result is a
+        new dict (values the dialect did not change are the model's own objects).
         """
         restored = restore(self._plan, arguments)
-        return dict(restored) if restored is arguments else restored  # type: ignore[no-any-return]
+        return dict(restored) if restored is arguments else restored
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)

@@ -16,7 +16,7 @@ from typing import Any
 
 from toolsets.schema._restore import (
     DialectSchema,
-    _Plan,
+    Plan,
     alternative,
     closed,
     def_name,
@@ -199,7 +199,7 @@ class _Strict:
     def __init__(self, root: Mapping[str, Any]) -> None:
         self._root = root
         self._defs: Mapping[str, Any] = root.get("$defs") or {}
-        self._def_plans: dict[str, _Plan | None] = {}
+        self._def_plans: dict[str, Plan | None] = {}
         self._properties = 0
         self._enum_values = 0
         self._length = 0
@@ -228,7 +228,7 @@ class _Strict:
 
     def _schema(
         self, schema: Any, *, depth: int, at_root: bool = False
-    ) -> tuple[dict[str, Any], _Plan | None]:
+    ) -> tuple[dict[str, Any], Plan | None]:
         if not isinstance(schema, Mapping) or any(k in schema for k in _BLOCKERS):
             raise _NotStrict
         if "allOf" in schema:
@@ -240,7 +240,7 @@ class _Strict:
         _lengths_as_pattern(schema, out)
         if isinstance(schema.get("format"), str) and schema["format"] in _FORMATS:
             out["format"] = schema["format"]
-        plan = _Plan()
+        plan = Plan()
         branches = schema.get("anyOf", schema.get("oneOf"))
         if branches is not None:
             return self._any_of(schema, branches, out, plan, depth)
@@ -264,12 +264,12 @@ class _Strict:
             out["items"], plan.items = self._schema(items, depth=depth)
         return out, finished(plan)
 
-    def _reference(self, schema: Mapping[str, Any], ref: str) -> tuple[dict[str, Any], _Plan]:
+    def _reference(self, schema: Mapping[str, Any], ref: str) -> tuple[dict[str, Any], Plan]:
         name = def_name(ref, self._defs)
         if name is None:
             raise _NotStrict  # another document: nothing to check it against
         out: dict[str, Any] = {"$ref": ref}
-        plan = _Plan()
+        plan = Plan()
         plan.ref = (self._def_plans, name)
         return out, plan
 
@@ -278,9 +278,9 @@ class _Strict:
         schema: Mapping[str, Any],
         branches: Any,
         out: dict[str, Any],
-        plan: _Plan,
+        plan: Plan,
         depth: int,
-    ) -> tuple[dict[str, Any], _Plan | None]:
+    ) -> tuple[dict[str, Any], Plan | None]:
         if not isinstance(branches, list) or not branches:
             raise _NotStrict
         # Structural keywords beside "anyOf" apply to every branch.
@@ -327,7 +327,7 @@ class _Strict:
         self,
         schema: Mapping[str, Any],
         out: dict[str, Any],
-        plan: _Plan,
+        plan: Plan,
         depth: int,
         at_root: bool,
     ) -> None:
