@@ -294,11 +294,12 @@ def restore(plan: Plan | None, value: Any) -> Any:
         return int(value)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
-        for key, item in value.items():
+        fields: Mapping[str, Any] = value
+        for key, item in fields.items():
             if item is None and key in plan.drop_null:
                 continue
             child = plan.properties.get(key, plan.extra)
-            out[plan.names[key] if key in plan.names else key] = restore(child, item)
+            out[plan.names.get(key, key)] = restore(child, item)
         return out
     if isinstance(value, list) and plan.items is not None:
         return [restore(plan.items, item) for item in value]
