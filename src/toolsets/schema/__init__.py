@@ -1,9 +1,14 @@
 """Provider schemas: tool declarations in the dialect each model provider accepts.
 
-One module per provider dialect. Each turns the neutral `ToolDeclaration` into the
-provider's tool format, normalizing the parameter schema so that any schema from an MCP
-server or an OpenAPI spec is accepted, and maps the tools' names to names the provider
-allows, exactly and reversibly, with a `ToolNameMap`.
+One module per provider dialect: OpenAI (`to_openai_tools`, plain or strict), Anthropic
+(`to_anthropic_tools`) and Gemini (`to_gemini_declarations`, its OpenAPI-subset
+``parameters`` or ``parametersJsonSchema``). Each turns the neutral `ToolDeclaration`
+into the provider's tool format, normalizing the parameter schema so that any schema
+from an MCP server or an OpenAPI spec is accepted, and returns a `ToolCallMap` (a
+`ToolNameMap`) that maps each call the model makes back to the tool's own name and
+arguments: ``name, arguments = calls.restore(call_name, call_arguments)``. Per schema,
+`openai_strict_parameters`, `anthropic_input_schema` and `gemini_parameters` give a
+`DialectSchema`: the provider's schema and its ``restore``.
 """
 
 from toolsets.schema._anthropic import anthropic_input_schema, to_anthropic_tools
