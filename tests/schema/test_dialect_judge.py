@@ -1,5 +1,6 @@
 """The dialect judge: every tool of real specs and real MCP servers, converted to each
-provider dialect, is accepted by that provider's own SDK types and published rules, and
+provider dialect, is accepted by that provider's own SDK types and published rules (and the
+strict ones by openai-agents' own strict check), and
 arguments a model could send against the converted schema map back to arguments the
 original tool accepts.
 
@@ -18,6 +19,8 @@ from typing import Any
 
 import anyio
 import pytest
+from agents.exceptions import UserError
+from agents.strict_schema import ensure_strict_json_schema
 from anthropic.types import ToolParam
 from google.genai import types as genai
 from jsonschema import Draft202012Validator
@@ -28,6 +31,7 @@ from tests.helpers import NODE, PEERS, ROOT
 from tests.mcp.helpers import fixture_stdio
 from tests.schema import judge
 from toolsets import SpecError, ToolDeclaration
+from toolsets._json import copy_json
 from toolsets.mcp import McpToolset, Stdio
 from toolsets.openapi import OpenApiToolset
 from toolsets.schema import (
@@ -176,6 +180,8 @@ def _accept(dialect: str, tool: dict[str, Any]) -> tuple[str, dict[str, Any], li
         problems = [] if judge.OPENAI_NAME.match(function["name"]) else ["name"]
         if function.get("strict"):
             problems += judge.strict_violations(schema)
+            # openai-agents' own strict check (it raises UserError on what it refuses).
+            ensure_strict_json_schema(copy_json(schema))
         return function["name"], schema, problems
     if dialect == "anthropic":
         _ANTHROPIC.validate_python(tool)
@@ -227,7 +233,7 @@ def _judge_one(
 ) -> None:
     try:
         name, schema, problems = _accept(dialect, tool)
-    except ValueError as exc:  # pydantic's ValidationError
+    except (ValueError, UserError) as exc:  # pydantic's ValidationError; openai-agents'
         verdict.rejected.append(f"{decl.name}: {exc}")
         return
     if problems:

@@ -66,7 +66,7 @@ class ToolNameMap:
     _rule: NameRule = field(default=PROVIDER_TOOL_NAMES, repr=False, compare=False)
 
     def __repr__(self) -> str:
-        return f"ToolNameMap({self.as_dict()!r}, max_length={self.max_length})"
+        return f"{type(self).__name__}({self.as_dict()!r}, max_length={self.max_length})"
 
     @classmethod
     def build(cls, names: Iterable[str], *, max_length: int = _DEFAULT_MAX_LENGTH) -> Self:
