@@ -149,9 +149,19 @@ AGENT = {
 
 SCHEMA = {
     "DROPPED_KEYWORDS",
+    "GEMINI_RECURSION_DEPTH",
+    "STRICT_LIMITS",
+    "DialectSchema",
+    "ToolCallMap",
     "ToolNameMap",
+    "anthropic_input_schema",
+    "gemini_parameters",
+    "gemini_parameters_json_schema",
     "legal_tool_name",
     "openai_parameters",
+    "openai_strict_parameters",
+    "to_anthropic_tools",
+    "to_gemini_declarations",
     "to_openai_tools",
 }
 

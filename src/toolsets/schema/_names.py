@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Self
 
 from toolsets._errors import ToolDefinitionError
 from toolsets._names import HASH_LENGTH, PROVIDER_TOOL_NAMES, NameRule
 
-__all__ = ["ToolNameMap", "legal_tool_name"]
+__all__ = ["ToolNameMap", "legal_names", "legal_tool_name"]
 
 _DEFAULT_MAX_LENGTH = 64
 
 
 @functools.lru_cache(maxsize=16)
-def _rule(max_length: int) -> NameRule:
+def _provider_rule(max_length: int) -> NameRule:
     return dataclasses.replace(PROVIDER_TOOL_NAMES, max_length=max_length)
 
 
@@ -29,7 +30,23 @@ def legal_tool_name(name: str, *, max_length: int = _DEFAULT_MAX_LENGTH) -> str:
     long names that share a prefix stay apart. Distinct names can still meet (``a.b``
     and ``a:b``); `ToolNameMap` resolves that for a whole set of names.
     """
-    return _rule(max_length).legal(name)
+    return _provider_rule(max_length).legal(name)
+
+
+def legal_names(names: Sequence[str], rule: NameRule) -> dict[str, str]:
+    """``{name: legal name}`` for distinct ``names``, in their order: legal names are
+    kept, the others made legal by ``rule`` and unique among all."""
+    if all(rule.is_legal(n) for n in names):
+        return {n: n for n in names}
+    # Legal names are claimed first, so a legal name never changes because some other
+    # name happens to sanitize to it.
+    legal = {n: n for n in names if rule.is_legal(n)}
+    taken = set(legal)
+    for name in names:
+        if name not in legal:
+            legal[name] = rule.unique(name, taken)
+            taken.add(legal[name])
+    return {n: legal[n] for n in names}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,12 +63,13 @@ class ToolNameMap:
     _from_provider: Mapping[str, str] = field(default_factory=dict)
     max_length: int = _DEFAULT_MAX_LENGTH
     """The longest name the provider accepts."""
+    _rule: NameRule = field(default=PROVIDER_TOOL_NAMES, repr=False, compare=False)
 
     def __repr__(self) -> str:
-        return f"ToolNameMap({self.as_dict()!r}, max_length={self.max_length})"
+        return f"{type(self).__name__}({self.as_dict()!r}, max_length={self.max_length})"
 
     @classmethod
-    def build(cls, names: Iterable[str], *, max_length: int = _DEFAULT_MAX_LENGTH) -> ToolNameMap:
+    def build(cls, names: Iterable[str], *, max_length: int = _DEFAULT_MAX_LENGTH) -> Self:
         """Map ``names`` (the tools' own, distinct names) to provider-legal ones.
 
         Args:
@@ -64,26 +82,22 @@ class ToolNameMap:
         """
         if max_length <= HASH_LENGTH + 1:
             raise ValueError(f"max_length must be over {HASH_LENGTH + 1}, got {max_length}")
-        rule = _rule(max_length)
+        return cls._build(names, _provider_rule(max_length))
+
+    @classmethod
+    def _build(cls, names: Iterable[str], rule: NameRule) -> Self:
         ordered = list(names)
         seen: set[str] = set()
         for name in ordered:
             if name in seen:
                 raise ToolDefinitionError(f"two tools are named {name!r}", tool_name=name)
             seen.add(name)
-        # Legal names are claimed first, so a legal name never changes because some
-        # other name happens to sanitize to it.
-        to_provider = {n: n for n in ordered if rule.is_legal(n)}
-        taken = set(to_provider)
-        for name in ordered:
-            if name not in to_provider:
-                to_provider[name] = rule.unique(name, taken)
-                taken.add(to_provider[name])
-        ordered_map = {n: to_provider[n] for n in ordered}
+        ordered_map = legal_names(ordered, rule)
         return cls(
             _to_provider=MappingProxyType(ordered_map),
             _from_provider=MappingProxyType({v: k for k, v in ordered_map.items()}),
-            max_length=max_length,
+            max_length=rule.max_length or _DEFAULT_MAX_LENGTH,
+            _rule=rule,
         )
 
     def to_provider(self, name: str) -> str:
@@ -95,7 +109,7 @@ class ToolNameMap:
         mapped = self._to_provider.get(name)
         if mapped is not None:
             return mapped
-        return legal_tool_name(name, max_length=self.max_length)
+        return self._rule.legal(name)
 
     def from_provider(self, name: str) -> str:
         """The tool's own name for a provider name; an unknown name comes back unchanged,

@@ -28,8 +28,16 @@ from toolsets._jsonschema import (
 )
 from toolsets._names import NameRule
 from toolsets.schema._names import ToolNameMap
+from toolsets.schema._restore import DialectSchema, ToolCallMap, call_map
+from toolsets.schema._strict import STRICT_LIMITS, strict_form
 
-__all__ = ["DROPPED_KEYWORDS", "openai_parameters", "to_openai_tools"]
+__all__ = [
+    "DROPPED_KEYWORDS",
+    "STRICT_LIMITS",
+    "openai_parameters",
+    "openai_strict_parameters",
+    "to_openai_tools",
+]
 
 DROPPED_KEYWORDS = frozenset({"$schema", "$id", "$comment", "$anchor", "$dynamicAnchor"})
 """Keywords removed from every schema: they identify or annotate the document for
@@ -194,15 +202,51 @@ def openai_parameters(schema: Mapping[str, Any], *, source: str | None = None) -
     return _Normalizer(schema, source).run()
 
 
+def openai_strict_parameters(
+    schema: Mapping[str, Any], *, source: str | None = None
+) -> DialectSchema | None:
+    """A parameter schema for OpenAI's strict mode, or None when ``schema`` has none.
+
+    Built from `openai_parameters`' schema: every object gets all its properties in
+    ``required`` and ``additionalProperties: false``; an optional property becomes
+    nullable, and `DialectSchema.restore` drops the ``null`` a model sends for it (where
+    the tool itself does not accept ``null``). ``oneOf`` becomes ``anyOf``; ``allOf`` of
+    objects is merged; keywords strict mode refuses (``default``, ``examples``,
+    ``minLength``, ``uniqueItems``, other formats...) are left out; ``not`` is dropped.
+
+    None when the schema cannot be strict without refusing what the tool accepts: an
+    object with free-form or pattern keys (``additionalProperties`` other than false,
+    ``patternProperties``, no properties at all below the top level), a value of any
+    type (no ``type``/``enum``/``anyOf``), a tuple, ``if``/``then``/``else``,
+    ``dependentSchemas``, enum values that are objects, references to other
+    documents, or a schema past `STRICT_LIMITS`.
+
+    Args:
+        schema: A JSON Schema of an object (a tool's parameters).
+        source: What the schema belongs to, named in errors (e.g. ``tool:search``).
+
+    Raises:
+        SpecError: a local ``$ref`` points at nothing.
+    """
+    return strict_form(openai_parameters(schema, source=source))
+
+
 def to_openai_tools(
-    declarations: Iterable[ToolDeclaration],
-) -> tuple[list[dict[str, Any]], ToolNameMap]:
-    """Chat Completions ``tools`` for ``declarations``, and the map of their names.
+    declarations: Iterable[ToolDeclaration], *, strict: bool = False
+) -> tuple[list[dict[str, Any]], ToolCallMap]:
+    """Chat Completions ``tools`` for ``declarations``, and the map back.
+
+    Args:
+        declarations: The tools' declarations.
+        strict: Offer each tool whose schema allows it in strict mode
+            (``"strict": true`` and `openai_strict_parameters`' schema); the others
+            are offered as they are, without ``strict``.
 
     Returns:
         ``[{"type": "function", "function": {"name", "description", "parameters"}}]``
-        with provider-legal names, and the `ToolNameMap` to turn the names in the
-        model's calls back into the declarations' own.
+        with provider-legal names, and the `ToolCallMap` to turn the names and
+        arguments in the model's calls back into the declarations' own (a
+        `ToolNameMap`).
 
     Raises:
         ToolDefinitionError: two declarations have the same name.
@@ -211,12 +255,19 @@ def to_openai_tools(
     decls = list(declarations)
     names = ToolNameMap.build(d.name for d in decls)
     tools: list[dict[str, Any]] = []
+    schemas: dict[str, DialectSchema] = {}
     for decl in decls:
-        parameters = openai_parameters(decl.parameters, source=f"tool:{decl.name}")
-        function = {
+        source = f"tool:{decl.name}"
+        function: dict[str, Any] = {
             "name": names.to_provider(decl.name),
             "description": decl.description,
-            "parameters": parameters,
         }
+        converted = openai_strict_parameters(decl.parameters, source=source) if strict else None
+        if converted is None:
+            function["parameters"] = openai_parameters(decl.parameters, source=source)
+        else:
+            function["parameters"] = converted.schema
+            function["strict"] = True
+            schemas[decl.name] = converted
         tools.append({"type": "function", "function": function})
-    return tools, names
+    return tools, call_map(names, schemas)

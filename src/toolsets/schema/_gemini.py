@@ -1,0 +1,471 @@
+"""The Gemini dialect: function declarations for Gemini (the Gemini API and Vertex AI).
+
+A declaration carries its parameters in one of two forms:
+
+- ``parametersJsonSchema``: JSON Schema, which current models take as it is;
+- ``parameters``: Gemini's ``Schema``, a subset of OpenAPI 3.0's schema object, which
+  every model and endpoint takes (and older ones need). It has no references, no
+  ``additionalProperties``, no type lists (``nullable`` instead), no ``oneOf``/``allOf``/
+  ``not``/``const``, enums of strings only, a handful of formats, and parameter names of
+  letters, digits and ``_`` only. What it cannot say is rewritten (``oneOf`` → ``anyOf``,
+  ``const`` → a one-value enum, ``exclusiveMinimum`` of an integer → ``minimum``),
+  folded into the description, or dropped; recursive schemas are unrolled a few levels.
+
+Function names start with a letter or ``_`` and hold letters, digits, ``_ . : -``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from toolsets._declaration import ToolDeclaration
+from toolsets._json import copy_json
+from toolsets._names import NameRule
+from toolsets.schema._names import ToolNameMap, legal_names
+from toolsets.schema._openai import openai_parameters
+from toolsets.schema._restore import (
+    DialectSchema,
+    Plan,
+    ToolCallMap,
+    alternative,
+    call_map,
+    closed,
+    def_name,
+    exclusive_branches,
+    finished,
+    json_kind,
+    kinds_of,
+)
+
+__all__ = [
+    "GEMINI_RECURSION_DEPTH",
+    "gemini_parameters",
+    "gemini_parameters_json_schema",
+    "to_gemini_declarations",
+]
+
+GEMINI_RECURSION_DEPTH = 3
+"""How many times a recursive definition is unrolled in ``parameters`` before the schema
+is cut there (the cut value is described as such)."""
+
+GEMINI_TOOL_NAMES = NameRule(
+    illegal=re.compile(r"[^A-Za-z0-9_.:-]"), max_length=64, first=re.compile(r"[A-Za-z_]")
+)
+"""Function names Gemini accepts."""
+
+GEMINI_PROPERTY_NAMES = NameRule(
+    illegal=re.compile(r"[^A-Za-z0-9_]"), max_length=64, first=re.compile(r"[A-Za-z_]")
+)
+"""Property names in ``parameters``: a letter or ``_``, then letters, digits and ``_``."""
+
+_TYPES = {
+    "string": "STRING",
+    "number": "NUMBER",
+    "integer": "INTEGER",
+    "boolean": "BOOLEAN",
+    "array": "ARRAY",
+    "object": "OBJECT",
+}
+_FORMATS = {
+    "STRING": frozenset({"enum", "date-time"}),
+    "NUMBER": frozenset({"float", "double"}),
+    "INTEGER": frozenset({"int32", "int64"}),
+}
+_COUNTS = ("minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties")
+_ANNOTATIONS = ("description", "title", "default")
+# JSON Schema keywords and OpenAPI annotations Gemini's JSON Schema form has no use for.
+_NOT_JSON_SCHEMA = frozenset({"discriminator", "xml", "externalDocs", "example", "nullable"})
+
+
+def _text(value: Any) -> str:
+    """An enum value as the string Gemini gets."""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _notes(description: Any, notes: list[str]) -> str | None:
+    parts = [description] if isinstance(description, str) and description else []
+    return " ".join([*parts, *(f"({note})" for note in notes)]) or None
+
+
+class _Gemini:
+    """One schema in OpenAPI-subset form; recursive definitions unrolled."""
+
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self._root = {k: v for k, v in root.items() if k != "$defs"}
+        self._defs: Mapping[str, Any] = root.get("$defs") or {}
+        self._stack: list[str] = []
+        # The schemas standing for a recursion cut short (by identity).
+        self._cuts: set[int] = set()
+
+    def schema(self, schema: Any) -> tuple[dict[str, Any], Plan | None]:
+        if not isinstance(schema, Mapping):
+            # A boolean schema: any value (true), or none at all (false).
+            return {}, None
+        target = def_name(schema.get("$ref"), self._defs)
+        if target is not None:
+            return self._reference(schema, target)
+        if "allOf" in schema:
+            schema = self._merge_all_of(schema)
+        notes: list[str] = []
+        branches = schema.get("anyOf", schema.get("oneOf"))
+        if isinstance(branches, list) and branches:
+            return self._any_of(schema, branches, notes)
+        declared = schema.get("type")
+        if isinstance(declared, list):
+            return self._type_list(schema, declared, notes)
+        out: dict[str, Any] = {}
+        plan = Plan()
+        if declared == "null":
+            # Gemini has no null type: "nullable" of no type, and whatever comes is null.
+            out["nullable"] = True
+            plan.null_only = True
+        elif isinstance(declared, str) and declared in _TYPES:
+            out["type"] = _TYPES[declared]
+        if "enum" in schema or "const" in schema:
+            self._enum(schema, out, plan)
+        kind = out.get("type")
+        plan.kinds = kinds_of(kind)
+        if plan.kinds is not None and out.get("nullable"):
+            plan.kinds |= {"null"}
+        if kind == "OBJECT":
+            self._object(schema, out, plan, notes)
+        elif kind == "ARRAY":
+            self._array(schema, out, plan, notes)
+        elif kind in ("NUMBER", "INTEGER"):
+            self._bounds(schema, out, notes, integer=kind == "INTEGER")
+            plan.integer = kind == "INTEGER"
+        elif kind == "STRING" and isinstance(schema.get("pattern"), str):
+            out["pattern"] = schema["pattern"]
+        self._keywords(schema, out, plan, notes)
+        return out, finished(plan)
+
+    # -- structure -------------------------------------------------------------------
+
+    def _reference(
+        self, schema: Mapping[str, Any], target: str
+    ) -> tuple[dict[str, Any], Plan | None]:
+        definition = self._root if target == "" else self._defs[target]
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        if self._stack.count(target) >= GEMINI_RECURSION_DEPTH:
+            kind = definition.get("type") if isinstance(definition, Mapping) else None
+            stub: dict[str, Any] = {
+                "type": _TYPES.get(kind, "OBJECT") if isinstance(kind, str) else "OBJECT"
+            }
+            if stub["type"] == "ARRAY":
+                stub["items"] = {}
+            description = siblings.get("description") or (
+                definition.get("description") if isinstance(definition, Mapping) else None
+            )
+            stub["description"] = _notes(
+                description, ["nested deeper: its fields are not described"]
+            )
+            self._cuts.add(id(stub))
+            return stub, None
+        self._stack.append(target)
+        try:
+            merged = {**definition, **siblings} if isinstance(definition, Mapping) else siblings
+            return self.schema(merged)
+        finally:
+            self._stack.pop()
+
+    def _merge_all_of(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+        for branch in schema["allOf"]:
+            if not isinstance(branch, Mapping):
+                continue
+            target = def_name(branch.get("$ref"), self._defs)
+            if target is not None and self._stack.count(target) < GEMINI_RECURSION_DEPTH:
+                definition = self._root if target == "" else self._defs[target]
+                branch = {**definition, **{k: v for k, v in branch.items() if k != "$ref"}}
+            if "allOf" in branch:
+                branch = self._merge_all_of(branch)
+            for key, value in branch.items():
+                if key == "properties" and isinstance(value, Mapping):
+                    merged["properties"] = {**merged.get("properties", {}), **value}
+                elif key == "required" and isinstance(value, list):
+                    merged["required"] = [*merged.get("required", []), *value]
+                elif key not in merged:
+                    merged[key] = value
+        return merged
+
+    def _any_of(
+        self, schema: Mapping[str, Any], branches: list[Any], notes: list[str]
+    ) -> tuple[dict[str, Any], Plan | None]:
+        # Keywords beside the alternatives (a type, properties) apply to each of them.
+        shared = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf", *_ANNOTATIONS)}
+        nullable = False
+        alternatives: list[Any] = []
+        for branch in exclusive_branches(schema, shared):
+            if isinstance(branch, Mapping) and branch.get("type") == "null":
+                nullable = True
+            else:
+                alternatives.append(branch)
+        if not alternatives:
+            alternatives = [shared]
+        if len(alternatives) == 1:
+            single = alternatives[0]
+            base = dict(single) if isinstance(single, Mapping) else {}
+            for key in _ANNOTATIONS:
+                if key in schema:
+                    base[key] = schema[key]
+            out, plan = self.schema(base)
+        else:
+            out = {"anyOf": []}
+            plan = Plan()
+            for option in alternatives:
+                converted, branch_plan = self.schema(option)
+                out["anyOf"].append(converted)
+                plan.branches.append(alternative(converted, branch_plan))
+            if "oneOf" in schema and "anyOf" not in schema:
+                notes.append("exactly one of the alternatives")
+            self._keywords(schema, out, plan, notes)
+            plan = finished(plan) if any(not b.is_trivial() for b in plan.branches) else None
+        if nullable:
+            out["nullable"] = True
+            if plan is not None and plan.kinds is not None:
+                plan.kinds |= {"null"}
+        return out, plan
+
+    def _type_list(
+        self, schema: Mapping[str, Any], declared: list[Any], notes: list[str]
+    ) -> tuple[dict[str, Any], Plan | None]:
+        kinds = [t for t in declared if t != "null"]
+        rest = {k: v for k, v in schema.items() if k != "type" and k not in _ANNOTATIONS}
+        branches: list[Any] = [{**rest, "type": t} for t in kinds]
+        if "null" in declared:
+            branches.append({"type": "null"})
+        annotations = {k: schema[k] for k in _ANNOTATIONS if k in schema}
+        return self._any_of({"anyOf": branches, **annotations}, branches, notes)
+
+    def _object(
+        self, schema: Mapping[str, Any], out: dict[str, Any], plan: Plan, notes: list[str]
+    ) -> None:
+        properties = schema.get("properties")
+        undeclared = [n for n in schema.get("required") or () if n not in (properties or {})]
+        if undeclared and isinstance(schema.get("required"), list):
+            # Required but not described: any value (Gemini needs it among properties).
+            properties = {**(properties or {}), **{n: {} for n in undeclared}}
+        if isinstance(properties, Mapping) and properties:
+            names = legal_names(list(properties), GEMINI_PROPERTY_NAMES)
+            required_names = set(schema.get("required") or ())
+            out["properties"] = {}
+            for own, legal in names.items():
+                converted, child = self.schema(properties[own])
+                if id(converted) in self._cuts and own not in required_names:
+                    continue  # an optional property past the depth: not offered
+                out["properties"][legal], plan.properties[legal] = converted, child
+                if legal != own:
+                    plan.names[legal] = own
+            offered = out["properties"]
+            required = [names[n] for n in required_names & set(names) if names[n] in offered]
+            required.sort(key=list(names.values()).index)
+            if required:
+                out["required"] = list(dict.fromkeys(required))
+        extra = schema.get("additionalProperties")
+        if (extra is not None and not closed(extra)) or "patternProperties" in schema:
+            if isinstance(extra, Mapping) and isinstance(extra.get("type"), str):
+                notes.append(f"other keys allowed, each a {extra['type']}")
+            else:
+                notes.append("other keys allowed")
+
+    def _array(
+        self, schema: Mapping[str, Any], out: dict[str, Any], plan: Plan, notes: list[str]
+    ) -> None:
+        items = schema.get("items")
+        prefix = schema.get("prefixItems")
+        if isinstance(items, list) or isinstance(prefix, list):
+            tuple_items = items if isinstance(items, list) else prefix
+            items = {"anyOf": list(tuple_items)} if tuple_items else {}
+            notes.append("a tuple: items in the order given")
+        out["items"], plan.items = self.schema(items if items is not None else {})
+        if id(out["items"]) in self._cuts:
+            out["maxItems"] = 0  # items past the depth: not offered
+        if schema.get("uniqueItems") is True:
+            notes.append("items must be unique")
+
+    def _enum(self, schema: Mapping[str, Any], out: dict[str, Any], plan: Plan) -> None:
+        values = schema["enum"] if "enum" in schema else [schema["const"]]
+        if not isinstance(values, list):
+            return
+        if None in values:
+            out["nullable"] = True
+            values = [v for v in values if v is not None]
+        kinds = kinds_of(schema.get("type"))
+        if kinds is not None:
+            # A value the declared type refuses (``""`` in a number's enum) is no option.
+            values = [v for v in values if json_kind(v) in kinds]
+        if not values:
+            return
+        if all(isinstance(v, str) for v in values):
+            out["enum"] = list(values)
+        else:
+            texts: dict[str, Any] = {}
+            for value in values:
+                texts.setdefault(_text(value), value)
+            out["enum"] = list(texts)
+            plan.values = texts
+        out["type"] = "STRING"
+        out["format"] = "enum"
+
+    def _bounds(
+        self, schema: Mapping[str, Any], out: dict[str, Any], notes: list[str], *, integer: bool
+    ) -> None:
+        for key in ("minimum", "maximum"):
+            if isinstance(schema.get(key), int | float) and not isinstance(schema[key], bool):
+                out[key] = schema[key]
+        for key, bound, step in (
+            ("exclusiveMinimum", "minimum", 1),
+            ("exclusiveMaximum", "maximum", -1),
+        ):
+            value = schema.get(key)
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                continue
+            if integer:
+                # The nearest integer inside the bound says the same thing exactly.
+                edge = math.floor(value) + 1 if step == 1 else math.ceil(value) - 1
+                if bound not in out or (out[bound] < edge if step == 1 else out[bound] > edge):
+                    out[bound] = edge
+            else:
+                notes.append(f"{'greater' if step == 1 else 'less'} than {value}")
+        if isinstance(schema.get("multipleOf"), int | float):
+            notes.append(f"a multiple of {schema['multipleOf']}")
+
+    def _keywords(
+        self, schema: Mapping[str, Any], out: dict[str, Any], plan: Plan, notes: list[str]
+    ) -> None:
+        kind = out.get("type")
+        for key in _COUNTS:
+            value = schema.get(key)
+            if (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and value == int(value)
+            ):
+                out[key] = int(value)
+        fmt = schema.get("format")
+        if isinstance(fmt, str) and "format" not in out:
+            if fmt in _FORMATS.get(kind or "", ()):
+                out["format"] = fmt
+            else:
+                notes.append(f"format: {fmt}")
+        if isinstance(schema.get("title"), str):
+            out["title"] = schema["title"]
+        if "default" in schema and plan.values is None:
+            out["default"] = copy_json(schema["default"])
+        examples = schema.get("examples")
+        if "example" in schema and plan.values is None:
+            out["example"] = copy_json(schema["example"])
+        elif isinstance(examples, list) and examples and plan.values is None:
+            out["example"] = copy_json(examples[0])
+        if schema.get("deprecated") is True:
+            notes.append("deprecated")
+        description = _notes(schema.get("description"), notes)
+        if description:
+            out["description"] = description
+
+
+def gemini_parameters(schema: Mapping[str, Any], *, source: str | None = None) -> DialectSchema:
+    """Gemini's ``parameters`` (the OpenAPI-subset ``Schema``) for ``schema``, and the way
+    back.
+
+    Types are Gemini's (``STRING``, ``OBJECT``...); a type list becomes ``anyOf`` plus
+    ``nullable``; references are inlined, a recursive one unrolled
+    `GEMINI_RECURSION_DEPTH` times and then cut (described as such); ``oneOf`` becomes
+    ``anyOf``, ``allOf`` is merged; enums and ``const`` become string enums (other
+    values as JSON text: ``1``, ``true``); ``additionalProperties``, ``uniqueItems``,
+    ``multipleOf``, other formats and a number's exclusive bounds are said in the
+    description (an integer's exclusive bound becomes the inclusive one); ``not`` and
+    conditionals are dropped; property names are made legal. `DialectSchema.restore`
+    undoes the renames and the enum strings, and makes whole floats ints where the
+    tool wants an integer.
+
+    Args:
+        schema: A JSON Schema of an object (a tool's parameters).
+        source: What the schema belongs to, named in errors (e.g. ``tool:search``).
+
+    Raises:
+        SpecError: a local ``$ref`` points at nothing.
+    """
+    normalized = openai_parameters(schema, source=source)
+    converter = _Gemini(normalized)
+    out, plan = converter.schema(converter._root)
+    out["type"] = "OBJECT"
+    return DialectSchema(schema=out, _plan=plan)
+
+
+def _json_schema(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_json_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key.startswith("x-") or key in _NOT_JSON_SCHEMA:
+            continue
+        if key in ("properties", "$defs", "patternProperties", "dependentSchemas"):
+            out[key] = (
+                {n: _json_schema(s) for n, s in value.items()} if isinstance(value, dict) else value
+            )
+        elif key in ("enum", "const", "default", "examples"):
+            out[key] = value
+        else:
+            out[key] = _json_schema(value)
+    return out
+
+
+def gemini_parameters_json_schema(
+    schema: Mapping[str, Any], *, source: str | None = None
+) -> DialectSchema:
+    """Gemini's ``parametersJsonSchema`` for ``schema``: `openai_parameters`' schema
+    without OpenAPI's annotations (``example``, ``discriminator``, ``xml``,
+    ``externalDocs``) and ``x-`` extensions. Arguments need no change back.
+
+    Raises:
+        SpecError: a local ``$ref`` points at nothing.
+    """
+    return DialectSchema(schema=_json_schema(openai_parameters(schema, source=source)))
+
+
+def to_gemini_declarations(
+    declarations: Iterable[ToolDeclaration],
+    *,
+    form: Literal["parameters", "json_schema"] = "parameters",
+) -> tuple[list[dict[str, Any]], ToolCallMap]:
+    """Gemini ``functionDeclarations`` for ``declarations``, and the map back.
+
+    Args:
+        declarations: The tools' declarations.
+        form: ``"parameters"`` for the OpenAPI-subset ``Schema`` every Gemini endpoint
+            takes, ``"json_schema"`` for ``parametersJsonSchema``.
+
+    Returns:
+        ``[{"name", "description", "parameters" | "parametersJsonSchema"}]`` (no
+        parameters for a tool that takes none) with legal names, and the `ToolCallMap`
+        that turns each function call's name and arguments back into the tool's own.
+
+    Raises:
+        ToolDefinitionError: two declarations have the same name.
+        SpecError: a parameter schema has a broken local ``$ref``.
+    """
+    if form not in ("parameters", "json_schema"):
+        raise ValueError(f"form must be 'parameters' or 'json_schema', got {form!r}")
+    decls = list(declarations)
+    names = ToolNameMap._build((d.name for d in decls), GEMINI_TOOL_NAMES)
+    convert = gemini_parameters if form == "parameters" else gemini_parameters_json_schema
+    key = "parameters" if form == "parameters" else "parametersJsonSchema"
+    out: list[dict[str, Any]] = []
+    schemas: dict[str, DialectSchema] = {}
+    for decl in decls:
+        converted = convert(decl.parameters, source=f"tool:{decl.name}")
+        schemas[decl.name] = converted
+        declaration: dict[str, Any] = {"name": names.to_provider(decl.name)}
+        if decl.description:
+            declaration["description"] = decl.description
+        if converted.schema.get("properties"):
+            declaration[key] = converted.schema
+        out.append(declaration)
+    return out, call_map(names, schemas)
