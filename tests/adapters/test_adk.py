@@ -13,7 +13,7 @@ import copy
 import subprocess
 import sys
 from collections.abc import AsyncGenerator, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -229,6 +229,41 @@ async def test_an_adk_agent_calls_an_openapi_tool_and_an_mcp_tool(api: NotesApi)
     assert {"create_note", "add", "wipe_disk", "delete_note"} <= set(declarations)
     schema = declarations["create_note"].parameters_json_schema
     assert schema["required"] == ["title"]
+
+
+@pytest.mark.parametrize("form", ["json_schema", "parameters"])
+async def test_names_and_schemas_gemini_refuses_are_made_legal_and_calls_map_back(
+    form: str,
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    @tool(name="files/move")
+    def move(level: Literal[1, 2, 3], note: str | int | None = None) -> str:
+        """Move a file to a level."""
+        seen.append({"level": level, "note": note})
+        return "moved"
+
+    toolset = AdkToolset([move], schema=form)  # type: ignore[arg-type]
+    tools = await toolset.get_tools()
+    (adk_tool,) = tools
+    declaration = adk_tool._get_declaration()
+    assert declaration is not None
+    # Gemini's names have no "/"; in the OpenAPI-subset form, enums are strings.
+    assert adk_tool.name == declaration.name == "files_move"
+    if form == "parameters":
+        assert declaration.parameters is not None
+        assert declaration.parameters.properties is not None
+        assert declaration.parameters.properties["level"].enum == ["1", "2", "3"]
+    replies = [calls(("files_move", {"level": "2"} if form == "parameters" else {"level": 2}))]
+    turn = Turn([toolset], [*replies, says("moved")])
+    try:
+        events = await turn.send(user("move it to level 2"))
+    finally:
+        await turn.runner.close()
+
+    assert responses(events)["c1"] == {"result": "moved"}
+    # The model's "2" reached the function as the number 2 the tool declared.
+    assert seen == [{"level": 2, "note": None}]
 
 
 async def test_invalid_arguments_come_back_to_the_model_naming_the_field(api: NotesApi) -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, Set
-from typing import Any
+from typing import Any, Literal
 
 from toolsets._auth import AuthConfig, AuthCredential, credential_refused
 from toolsets._content import Blob, Content, FileData, Part
@@ -56,6 +56,7 @@ from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
 from toolsets.adapters._extras import missing_extra
 from toolsets.agent import DEFAULT_TOOL_TIMEOUT
+from toolsets.schema import DialectSchema, ToolCallMap, to_gemini_declarations
 
 try:
     from google.adk.agents.invocation_context import InvocationContext
@@ -86,7 +87,8 @@ __all__ = [
     "AdkTool",
     "AdkToolset",
     "from_adk",
-    "function_declaration",
+    "SchemaForm",
+    "function_declarations",
 ]
 
 WAITING_FOR_CONFIRMATION: dict[str, JsonValue] = {"status": "waiting for the user's confirmation"}
@@ -95,23 +97,32 @@ WAITING_FOR_CREDENTIAL: dict[str, JsonValue] = {"status": "waiting for the user'
 """What a call that waits for a credential answers meanwhile."""
 
 
-def function_declaration(tool: Tool) -> types.FunctionDeclaration | None:
-    """The declaration ADK sends to the model for ``tool`` (None for a passive tool).
+SchemaForm = Literal["json_schema", "parameters"]
+"""How declarations carry their parameters: ``"json_schema"`` as Gemini's
+``parametersJsonSchema`` (the Gemini API), ``"parameters"`` as the OpenAPI-subset
+``Schema`` every Gemini endpoint takes (Vertex AI, older models)."""
 
-    The one place the schema's form is chosen: the full JSON Schema, as
-    ``parameters_json_schema`` (which the Gemini API accepts as is).
+
+def function_declarations(
+    tools: Sequence[Tool], form: SchemaForm = "json_schema"
+) -> tuple[list[types.FunctionDeclaration], ToolCallMap]:
+    """The declarations ADK sends to the model for ``tools`` (declared ones only), and
+    the map that turns each call's name and arguments back into the tool's own.
+
+    The one place the schema's form is chosen: toolsets' Gemini dialect
+    (`toolsets.schema.to_gemini_declarations`), so that names Gemini refuses (with
+    ``/`` or too long) and schemas it refuses (type lists, ``$ref``, ``oneOf``...) are
+    made legal, and mapped back exactly.
     """
-    declaration = tool.declaration()
-    if declaration is None:
-        return None
-    return types.FunctionDeclaration(
-        name=declaration.name,
-        description=declaration.description,
-        parameters_json_schema=dict(declaration.parameters),
-        response_json_schema=(
-            dict(declaration.response) if declaration.response is not None else None
-        ),
-    )
+    declared = [d for d in (t.declaration() for t in tools) if d is not None]
+    wire, calls = to_gemini_declarations(declared, form=form)
+    out = []
+    for declaration, spec in zip(declared, wire, strict=True):
+        made = types.FunctionDeclaration.model_validate(spec)
+        if declaration.response is not None and form == "json_schema":
+            made.response_json_schema = dict(declaration.response)
+        out.append(made)
+    return out, calls
 
 
 # --- out: toolsets' tools in ADK ------------------------------------------------------
@@ -130,6 +141,10 @@ class AdkToolset(AdkBaseToolset):
         tool_name_prefix: ADK's prefix for every tool name.
         tool_timeout: Seconds a call may take when the tool has no ``timeout``.
         scopes: The scopes the caller holds (see `Tool.required_scopes`).
+        schema: The declarations' form (see `SchemaForm`): ``"json_schema"`` (the
+            default, for the Gemini API) or ``"parameters"`` (for Vertex AI). Either
+            way names and schemas are made legal for Gemini and the model's calls are
+            mapped back to the tools' own names and arguments.
     """
 
     def __init__(
@@ -140,6 +155,7 @@ class AdkToolset(AdkBaseToolset):
         tool_name_prefix: str | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         scopes: Set[str] = frozenset(),
+        schema: SchemaForm = "json_schema",
     ) -> None:
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         if isinstance(toolset, Toolset):
@@ -150,26 +166,38 @@ class AdkToolset(AdkBaseToolset):
             raise ToolDefinitionError(
                 f"{toolset!r} is not a toolset or a list of tools", field="toolset"
             )
+        if schema not in ("json_schema", "parameters"):
+            raise ToolDefinitionError(
+                f"schema must be 'json_schema' or 'parameters', got {schema!r}", field="schema"
+            )
         self._timeout = tool_timeout
         self._scopes = frozenset(scopes)
-        self._wrapped: dict[str, AdkTool] = {}
+        self._schema: SchemaForm = schema
+        # The last listing's tools and their ADK tools: rebuilt when the list changes.
+        self._listed: tuple[list[Tool], list[AdkTool]] = ([], [])
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[AdkBaseTool]:
         """The wrapped toolset's tools (passive ones, which only shape toolsets' own
         requests, are left out), listed for this invocation's user and session."""
         ctx = None if readonly_context is None else ToolContext(self._invocation(readonly_context))
-        tools: list[AdkBaseTool] = []
-        for tool in await self.toolset.list_tools(ctx):
-            if tool.declaration() is None:
-                continue
-            wrapped = self._wrapped.get(tool.name)
-            if wrapped is None or wrapped.tool is not tool:
-                wrapped = self._wrapped[tool.name] = AdkTool(
-                    tool, tool_timeout=self._timeout, scopes=self._scopes
+        listed = [t for t in await self.toolset.list_tools(ctx) if t.declaration() is not None]
+        before, wrapped = self._listed
+        if len(listed) != len(before) or any(
+            a is not b for a, b in zip(listed, before, strict=True)
+        ):
+            declarations, calls = function_declarations(listed, self._schema)
+            wrapped = [
+                AdkTool(
+                    tool,
+                    tool_timeout=self._timeout,
+                    scopes=self._scopes,
+                    declaration=declaration,
+                    schema=calls.schema(tool.name),
                 )
-            if self._is_tool_selected(wrapped, readonly_context):
-                tools.append(wrapped)
-        return tools
+                for tool, declaration in zip(listed, declarations, strict=True)
+            ]
+            self._listed = (listed, wrapped)
+        return [t for t in wrapped if self._is_tool_selected(t, readonly_context)]
 
     def _invocation(self, adk: ReadonlyContext) -> Invocation:
         return _invocation(adk, adk.state, self._scopes)
@@ -196,6 +224,10 @@ class AdkTool(AdkBaseTool):
         tool: The tool.
         tool_timeout: Seconds a call may take when the tool has no ``timeout``.
         scopes: The scopes the caller holds (see `Tool.required_scopes`).
+        declaration: Its declaration for Gemini (by default made by
+            `function_declarations`, with its name legal for Gemini).
+        schema: How the model's arguments map back to the tool's (by default, as
+            `function_declarations` made them).
     """
 
     def __init__(
@@ -204,20 +236,32 @@ class AdkTool(AdkBaseTool):
         *,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         scopes: Set[str] = frozenset(),
+        declaration: types.FunctionDeclaration | None = None,
+        schema: DialectSchema | None = None,
     ) -> None:
+        if declaration is None:
+            made, calls = function_declarations([tool])
+            declaration = made[0] if made else None
+            schema = calls.schema(tool.name)
         super().__init__(
-            name=tool.name, description=tool.description, is_long_running=tool.is_long_running
+            name=declaration.name or tool.name if declaration is not None else tool.name,
+            description=tool.description,
+            is_long_running=tool.is_long_running,
         )
         self.tool = tool
         """The toolsets tool this calls."""
+        self._declaration = declaration
+        self._restore = schema.restore if schema is not None and schema.changes_arguments else None
         self._timeout = tool_timeout
         self._scopes = frozenset(scopes)
 
     def _get_declaration(self) -> types.FunctionDeclaration | None:
-        return function_declaration(self.tool)
+        return self._declaration
 
     async def run_async(self, *, args: dict[str, Any], tool_context: AdkToolContext) -> Any:
         """Call the tool once, answering ADK's confirmation and credential requests."""
+        if self._restore is not None:
+            args = self._restore(args)
         ctx = ToolContext(
             _invocation(tool_context, _StateView(tool_context), self._scopes),
             function_call_id=tool_context.function_call_id,
