@@ -319,6 +319,18 @@ async def test_a_call_gets_its_credential_from_the_credentials_option(
 
 
 @ASYNCIO
+async def test_credentials_may_be_given_by_security_scheme_name(
+    anyio_backend: str, api: NotesApi
+) -> None:
+    credentials = {"notes_token": AuthCredential.bearer("t0k")}
+    async with OpenApiToolset(SECURED_SPEC, base_url=api.url) as toolset:
+        model = Scripted([[Call("list_notes", {"limit": 5}, "l1")], "Here."])
+        tools = await to_openai_agents(toolset, credentials=credentials)
+        await run(Agent(name="notes", model=model, tools=tools), "list")
+    assert api.requests == ["GET /notes?limit=5"]
+
+
+@ASYNCIO
 async def test_the_run_becomes_the_tool_context(anyio_backend: str) -> None:
     @tool
     def whoami(ctx: ToolContext) -> dict[str, Any]:

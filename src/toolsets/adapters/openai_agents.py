@@ -199,7 +199,10 @@ def _output(result: JsonValue) -> Any:
     blocks = result.get("content") if isinstance(result, dict) and len(result) == 1 else None
     if isinstance(blocks, list) and any(_is_image(b) for b in blocks):
         return [_block(b) for b in blocks]
-    return json.dumps(result, ensure_ascii=False)
+    return _JSON.encode(result)
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 def _is_image(block: JsonValue) -> bool:
@@ -213,7 +216,7 @@ def _block(block: JsonValue) -> ToolOutputText | ToolOutputImage:
         return ToolOutputImage(image_url=url)
     if isinstance(block, dict) and block.get("type") == "text":
         return ToolOutputText(text=str(block.get("text", "")))
-    return ToolOutputText(text=json.dumps(block, ensure_ascii=False))
+    return ToolOutputText(text=_JSON.encode(block))
 
 
 def _key(name: str, args: Mapping[str, Any]) -> str:
@@ -279,6 +282,19 @@ class _Bridge:
 _CONFIRMED = ToolConfirmation(confirmed=True)
 
 
+def _approved(run: AgentsToolContext[Any]) -> bool:
+    """Whether the user approved this call through openai-agents (``state.approve``)."""
+    return run.is_tool_approved(run.tool_name, run.tool_call_id) is True
+
+
+def _no_credential(tool_name: str, config: AuthConfig) -> JsonValue:
+    return error_result(
+        f"Calling {tool_name!r} needs the credential {config.scheme_name!r}, which was not "
+        "given; the call was not made.",
+        credential=config.scheme_name,
+    )
+
+
 class _Call:
     """One tool's ``on_invoke_tool`` and ``needs_approval``."""
 
@@ -304,41 +320,45 @@ class _Call:
         tool, bridge = self._tool, self._bridge
         args = self._schema.restore(args)
         ctx = bridge.context(run)
-        # openai-agents calls this only once the call is approved, when it had to be.
-        approved = run.is_tool_approved(run.tool_name, run.tool_call_id) is True
-        confirmation = _CONFIRMED if approved else None
-        if approved and bridge.asked:
-            bridge.asked.pop(_key(tool.name, args), None)
+        confirmation: ToolConfirmation | None = None
+        credential: AuthCredential | None = None
+        if bridge.asked:
+            key = _key(tool.name, args)
+            if key in bridge.asked and _approved(run):
+                # It asked while running when called before; the user has now approved.
+                del bridge.asked[key]
+                confirmation = _CONFIRMED
         outcome = await bridge.invoke(tool, args, ctx, confirmation)
         for _ in range(MAX_PAUSES):
-            if not isinstance(outcome, CredentialNeeded):
+            if isinstance(outcome, ConfirmationNeeded):
+                # openai-agents runs a call that needed approval only once approved; one
+                # it did not ask about (asked while running) is not.
+                if confirmation is not None or not _approved(run):
+                    return self._needs_approval(outcome)
+                confirmation = _CONFIRMED
+            elif isinstance(outcome, CredentialNeeded):
+                credential = await bridge.credential(outcome.auth_config, run)
+                if credential is None:
+                    return _output(_no_credential(run.tool_name, outcome.auth_config))
+            else:
                 break
-            config = outcome.auth_config
-            credential = await bridge.credential(config, run)
-            if credential is None:
-                return _output(
-                    error_result(
-                        f"Calling {run.tool_name!r} needs the credential {config.scheme_name!r}, "
-                        "which was not given; the call was not made.",
-                        credential=config.scheme_name,
-                    )
-                )
             outcome = await bridge.invoke(
                 tool, outcome.args, ctx, confirmation, credential, resumed=True
             )
-        if isinstance(outcome, ConfirmationNeeded):
-            bridge.remember(_key(tool.name, outcome.args))
-            return _output(
-                error_result(
-                    f"This call needs the user's approval ({outcome.hint}); it did not run. "
-                    "Call the tool again with the same arguments to ask the user.",
-                    approval_needed=True,
-                )
-            )
-        if isinstance(outcome, CredentialNeeded):
+        else:
             return _output(error_result("The tool kept asking for a credential; given up."))
         self._keep_state(ctx)
         return _output(outcome.result if isinstance(outcome, Done) else outcome.interim)
+
+    def _needs_approval(self, outcome: ConfirmationNeeded) -> Any:
+        self._bridge.remember(_key(self._tool.name, outcome.args))
+        return _output(
+            error_result(
+                f"This call needs the user's approval ({outcome.hint}); it did not run. "
+                "Call the tool again with the same arguments to ask the user.",
+                approval_needed=True,
+            )
+        )
 
     @staticmethod
     def _keep_state(ctx: ToolContext) -> None:
