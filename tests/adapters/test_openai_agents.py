@@ -18,7 +18,15 @@ from typing import Any
 
 import anyio
 import pytest
-from agents import Agent, FunctionTool, RunConfig, Runner, RunResult, function_tool
+from agents import (
+    Agent,
+    FunctionTool,
+    RunConfig,
+    RunContextWrapper,
+    Runner,
+    RunResult,
+    function_tool,
+)
 from agents.items import ModelResponse, TResponseInputItem
 from agents.models.interface import Model
 from agents.tool_context import ToolContext as AgentsToolContext
@@ -149,6 +157,25 @@ async def test_a_runner_turn_calls_a_rest_api_on_localhost_and_an_mcp_tool(
     assert model.output("c2") == {"total": 5}
     schema = by_name(tools)["create_note"].params_json_schema
     assert schema["required"] == ["title"]
+
+
+@ASYNCIO
+async def test_an_mcp_tools_image_reaches_the_model_as_an_image(
+    anyio_backend: str, api: NotesApi
+) -> None:
+    async with everything(api) as toolset:
+        model = Scripted([[Call("media", {}, "m1")], "A picture."])
+        agent = Agent(name="a", model=model, tools=await to_openai_agents(toolset))
+        paused = await run(agent, "go")  # not read-only: MCP's default asks the user
+        state = paused.to_state()
+        state.approve(paused.interruptions[0])
+        await run(agent, state)
+    output = model.output("m1")
+    images = [part for part in output if part["type"] == "input_image"]
+    assert [image["image_url"] for image in images] == ["data:image/png;base64,iVBORw=="]
+    texts = [part["text"] for part in output if part["type"] == "input_text"]
+    assert texts[0] == "hello"
+    assert any("audio/wav" in text for text in texts)
 
 
 @ASYNCIO
@@ -375,6 +402,7 @@ async def test_on_invoke_tool_runs_on_either_event_loop(anyio_backend: str) -> N
     assert await noop.on_invoke_tool(ctx, '{"x": 1}') == "1"
     assert "x" in json.loads(await noop.on_invoke_tool(ctx, '{"x": "a"}'))["fields"]
     assert "JSON object" in json.loads(await noop.on_invoke_tool(ctx, "[1]"))["error"]
+    assert "x" in json.loads(await noop.on_invoke_tool(ctx, ""))["fields"]  # no arguments
 
 
 @tool
@@ -465,6 +493,24 @@ async def test_an_imported_tool_needing_approval_pauses_and_runs_once_approved(
     events = await approve(runner, session_id, request)
     assert runs == [5, 500]
     assert response_of(events, "pay") == "paid 500"
+
+
+async def test_an_imported_tool_sees_the_run_context_object_and_the_call_id(
+    anyio_backend: str,
+) -> None:
+    @function_tool
+    async def whoami(run_ctx: RunContextWrapper[dict[str, str]]) -> str:
+        """Who is calling."""
+        assert isinstance(run_ctx, AgentsToolContext)
+        return f"{run_ctx.context['user']} in {run_ctx.tool_call_id}"
+
+    toolset = from_openai_agents([whoami], context=lambda ctx: {"user": ctx.user_id})
+    runner = ToolsetsRunner(
+        LlmAgent("assistant", ToolsetsScriptedModel([call("whoami"), "Ann."]), tools=[toolset])
+    )
+    _, events = await start(runner, "who?", user_id="ann")
+    (request,) = [c for e in events for c in e.function_calls]
+    assert response_of(events, "whoami") == f"ann in {request.id}"
 
 
 def test_what_is_not_an_openai_agents_function_tool_is_refused() -> None:

@@ -21,7 +21,9 @@ objects for an ``Agent(tools=...)``. Every call goes through toolsets' one call 
   for confirmation *while running* (``ctx.request_confirmation``) has no equivalent in
   openai-agents, which decides before the call: the model is told the call needs the
   user's approval and to call again with the same arguments, and that call then asks
-  through ``needs_approval`` like any other;
+  through ``needs_approval`` like any other. (openai-agents also asks the user about a
+  call whose arguments text is not a JSON object, since no approval policy can read it;
+  approved, the model is told what is wrong with it);
 - a call that needs a credential gets it from ``credentials=``; failing that, it is
   refused with an error result naming the missing credential. It is never sent without;
 - the call's context (`ToolContext`) is made from openai-agents' tool context: its
@@ -38,8 +40,8 @@ while they are used: ``async with toolset:`` around the runs (a toolset opens la
 one never entered is opened by the listing and closed by its ``shutdown``). When the
 toolset's tools may have changed, list again and run ``agent.clone(tools=...)``.
 
-openai-agents runs on asyncio only (its runner uses asyncio tasks); the tools'
-``on_invoke_tool`` runs on trio too.
+openai-agents runs on asyncio only (``Runner.run`` makes asyncio tasks, and fails on trio
+with "no running event loop"); the tools' ``on_invoke_tool`` itself runs on trio too.
 
 In: ``from_openai_agents(tools)`` makes openai-agents function tools (``@function_tool``
 functions, any ``FunctionTool``) a toolsets `Toolset`, for toolsets' agent loop or to
