@@ -25,6 +25,7 @@ from agents import (
     RunContextWrapper,
     Runner,
     RunResult,
+    RunState,
     function_tool,
 )
 from agents.items import ModelResponse, TResponseInputItem
@@ -193,8 +194,9 @@ async def test_a_confirmation_gated_call_pauses_and_runs_exactly_once_when_appro
         (item,) = paused.interruptions
         assert (item.tool_name, item.arguments) == ("delete_note", '{"note_id": 7}')
         assert api.requests == []
-        state = paused.to_state()
-        state.approve(item)
+        # The pause survives a round trip through text, as when the user answers later.
+        state = await RunState.from_string(agent, paused.to_state().to_string())
+        state.approve(state.get_interruptions()[0])
         result = await run(agent, state)
     assert result.final_output == "Deleted."
     assert api.requests == ["DELETE /notes/7"]

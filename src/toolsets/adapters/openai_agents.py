@@ -32,7 +32,10 @@ objects for an ``Agent(tools=...)``. Every call goes through toolsets' one call 
   from ``invocation=`` (an `Invocation`, or a function of openai-agents' tool context
   returning one, e.g. reading the user from your ``Runner.run(context=...)`` object). A
   tool's state writes go into the invocation's ``state`` when it is a mutable mapping
-  (a dict you keep), else nowhere: openai-agents has no session state.
+  (a dict you keep), else nowhere: openai-agents has no session state. Neither has it
+  later results nor agent transfers: a long-running tool's interim result is its result,
+  and ``transfer_to_agent`` / ``escalate`` / ``skip_summarization`` are not acted on
+  (use openai-agents' handoffs and ``tool_use_behavior``).
 
 Lifecycle: ``Agent.tools`` is a static list, so the tools are listed once, by
 ``to_openai_agents``, and call the toolset they were listed from, which must stay open
