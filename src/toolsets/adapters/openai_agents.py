@@ -339,7 +339,7 @@ class _Call:
                 # openai-agents runs a call that needed approval only once approved; one
                 # it did not ask about (asked while running) is not.
                 if confirmation is not None or not _approved(run):
-                    return self._needs_approval(outcome)
+                    return self._needs_approval(outcome, args)
                 confirmation = _CONFIRMED
             elif isinstance(outcome, CredentialNeeded):
                 credential = await bridge.credential(outcome.auth_config, run)
@@ -355,8 +355,10 @@ class _Call:
         self._keep_state(ctx)
         return _output(outcome.result if isinstance(outcome, Done) else outcome.interim)
 
-    def _needs_approval(self, outcome: ConfirmationNeeded) -> Any:
-        self._bridge.remember(_key(self._tool.name, outcome.args))
+    def _needs_approval(self, outcome: ConfirmationNeeded, args: Mapping[str, Any]) -> Any:
+        # Remembered as the model sent them (before any ``before_tool`` rewrote them):
+        # that is what ``needs_approval`` is given when the model calls again.
+        self._bridge.remember(_key(self._tool.name, args))
         return _output(
             error_result(
                 f"This call needs the user's approval ({outcome.hint}); it did not run. "
@@ -503,7 +505,9 @@ class OpenAIAgentsTool(BaseTool):
             result = await self._tool.on_invoke_tool(run, text)
         else:
             job = functools.partial(anyio.run, self._tool.on_invoke_tool, run, text)
-            result = await anyio.to_thread.run_sync(functools.partial(job, backend="asyncio"))
+            result = await anyio.to_thread.run_sync(
+                functools.partial(job, backend="asyncio"), abandon_on_cancel=True
+            )
         return to_json_value(result)
 
 
