@@ -42,6 +42,7 @@ from tests.adapters.helpers import NOTES_SPEC, NotesApi, everything, notes_api, 
 from tests.agent.helpers import approve, asked_to_confirm, call, response_of, start
 from toolsets import AuthConfig, AuthCredential, Invocation, StaticToolset, ToolContext, tool
 from toolsets._errors import ToolDefinitionError
+from toolsets._invoke import Callbacks
 from toolsets.adapters.openai_agents import (
     OpenAIAgentsTool,
     from_openai_agents,
@@ -228,8 +229,19 @@ async def test_a_gated_function_tool_runs_once_when_approved(anyio_backend: str)
         runs.append(disk)
         return f"{disk} erased"
 
+    seen: list[str] = []
+
+    def before(tool_: Any, args: dict[str, Any], ctx: ToolContext) -> None:
+        seen.append(f"before {args['disk']}")
+
+    def after(tool_: Any, args: Any, ctx: ToolContext, result: Any) -> None:
+        seen.append(f"after {result}")
+
     model = Scripted([[Call("erase", {"disk": "sda"}, "e1")], "Erased."])
-    agent = Agent(name="a", model=model, tools=await to_openai_agents([erase]))
+    tools = await to_openai_agents(
+        [erase], callbacks=Callbacks(before_tool=[before], after_tool=[after])
+    )
+    agent = Agent(name="a", model=model, tools=tools)
     paused = await run(agent, "erase sda")
     assert runs == []
     state = paused.to_state()
@@ -237,6 +249,7 @@ async def test_a_gated_function_tool_runs_once_when_approved(anyio_backend: str)
     await run(agent, state)
     assert runs == ["sda"]
     assert model.output("e1") == "sda erased"
+    assert seen == ["before sda", "after sda erased"]
 
 
 @ASYNCIO
