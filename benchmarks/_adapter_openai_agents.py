@@ -1,0 +1,56 @@
+"""OpenAI Agents SDK: one call of ``noop(x=1)`` through an openai-agents function tool,
+native and ours.
+
+Native is openai-agents' own ``@function_tool`` function; ours is `to_openai_agents` over
+a toolsets `FunctionTool` of the same function. Both are called as openai-agents' runner
+calls a function tool: ``await tool.on_invoke_tool(ToolContext(...), '{"x": 1}')``, with
+the call's JSON arguments text. openai-agents runs a sync function in a worker thread
+(``asyncio.to_thread``), and so does the `FunctionTool` (its default): both sides hop to
+a thread once. openai-agents needs asyncio.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+
+from agents import function_tool
+from agents.tool_context import ToolContext
+
+from toolsets import FunctionTool
+from toolsets.adapters.openai_agents import to_openai_agents
+
+
+def noop(x: int) -> int:
+    """Return x.
+
+    Args:
+        x: A number.
+    """
+    return x
+
+
+native_noop = function_tool(noop)
+ARGUMENTS = '{"x": 1}'
+
+
+def _context() -> ToolContext[None]:
+    return ToolContext(
+        context=None, tool_name="noop", tool_call_id="call-1", tool_arguments=ARGUMENTS
+    )
+
+
+async def pair(
+    stack: contextlib.AsyncExitStack,
+) -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[object]]]:
+    """``(native, ours)``: one call each of ``noop(x=1)`` as an openai-agents tool call."""
+    del stack  # a list of tools holds nothing to close
+    (ours_tool,) = await to_openai_agents([FunctionTool(noop)])
+
+    async def native() -> object:
+        return await native_noop.on_invoke_tool(_context(), ARGUMENTS)
+
+    async def ours() -> object:
+        return await ours_tool.on_invoke_tool(_context(), ARGUMENTS)
+
+    return native, ours
