@@ -10,6 +10,7 @@ session or credential store: the agent loop (and any other caller) maps its outc
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -20,11 +21,12 @@ from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import Ready, with_deadline
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, copy_json, deeper_than
-from toolsets._results import error_result
+from toolsets._results import clip, error_result
 from toolsets._tool import Tool
 
 __all__ = [
     "DECLINED",
+    "DEFAULT_TOOL_TIMEOUT",
     "AfterTool",
     "BeforeTool",
     "Callbacks",
@@ -38,7 +40,12 @@ __all__ = [
     "argument_problem",
     "describe_error",
     "invoke",
+    "unreadable_arguments",
 ]
+
+DEFAULT_TOOL_TIMEOUT = 60.0
+"""Seconds a tool call may take unless its caller or the tool says otherwise (the agent
+loop's and every framework adapter's default)."""
 
 BeforeTool: TypeAlias = Callable[
     [Tool, dict[str, Any], ToolContext], "JsonValue | Awaitable[JsonValue]"
@@ -157,6 +164,26 @@ def argument_problem(args: object) -> str | None:
     if deeper_than(args, MAX_JSON_DEPTH):
         return TOO_DEEP
     return None
+
+
+_SHOWN = 100
+"""Characters of unreadable arguments quoted back to the model."""
+
+
+def unreadable_arguments(text: str) -> str:
+    """Why ``text``, which a model sent as a call's arguments, is not a JSON object."""
+    try:
+        value = json.loads(text)
+        if isinstance(value, str):  # encoded twice, as some models do
+            value = json.loads(value)
+    except RecursionError:  # json's answer to deep nesting
+        return TOO_DEEP
+    except json.JSONDecodeError as exc:
+        return (
+            f"The arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a "
+            f"JSON object. They began: {clip(text, _SHOWN)!r}"
+        )
+    return argument_problem(value) or "The arguments are unreadable."
 
 
 def describe_error(tool_name: str, error: Exception) -> str:

@@ -157,8 +157,41 @@ async def test_a_runner_turn_calls_a_rest_api_on_localhost_and_an_mcp_tool(
     assert api.requests == ["POST /notes"]
     assert model.output("c1") == {"id": 1, "title": "milk", "body": "2 l"}
     assert model.output("c2") == {"total": 5}
-    schema = by_name(tools)["create_note"].params_json_schema
-    assert schema["required"] == ["title"]
+    create_note = by_name(tools)["create_note"]
+    # OpenAI's strict mode (openai-agents' default): every property required, the
+    # optional one nullable.
+    assert create_note.strict_json_schema
+    assert create_note.params_json_schema["required"] == ["title", "body"]
+
+
+@ASYNCIO
+async def test_in_strict_mode_the_null_sent_for_an_optional_argument_never_reaches_the_api(
+    anyio_backend: str, api: NotesApi
+) -> None:
+    async with everything(api) as toolset:
+        tools = await to_openai_agents(toolset)
+        model = Scripted([[Call("create_note", {"title": "milk", "body": None}, "c1")], "ok"])
+        await run(Agent(name="notes", model=model, tools=tools), "go")
+    # The tool refuses null for "body": the null is dropped, as if the model had left it out.
+    assert model.output("c1") == {"id": 1, "title": "milk"}
+    assert api.notes == {1: {"id": 1, "title": "milk"}}
+
+
+@ASYNCIO
+async def test_a_schema_strict_mode_cannot_express_is_sent_non_strict(anyio_backend: str) -> None:
+    @tool
+    def tag(labels: dict[str, str]) -> int:
+        """Tag with free-form labels."""
+        return len(labels)
+
+    (strict_off,) = await to_openai_agents([tag])
+    assert not strict_off.strict_json_schema
+    assert strict_off.params_json_schema["properties"]["labels"]["additionalProperties"] == {
+        "type": "string"
+    }
+    (plain,) = await to_openai_agents([wipe_disk], strict=False)
+    assert not plain.strict_json_schema
+    assert plain.params_json_schema["required"] == ["disk"]
 
 
 @ASYNCIO

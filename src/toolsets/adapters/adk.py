@@ -44,6 +44,7 @@ from toolsets._content import Blob, Content, FileData, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolDefinitionError
 from toolsets._invoke import (
+    DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
     Done,
     LongRunning,
@@ -55,7 +56,6 @@ from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
 from toolsets.adapters._extras import missing_extra
-from toolsets.agent import DEFAULT_TOOL_TIMEOUT
 from toolsets.schema import DialectSchema, ToolCallMap, to_gemini_declarations
 
 try:

@@ -81,6 +81,7 @@ from toolsets._declaration import ToolDeclaration, empty_parameters
 from toolsets._errors import ToolCallError
 from toolsets._ids import new_id
 from toolsets._invoke import (
+    DEFAULT_TOOL_TIMEOUT,
     Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
@@ -97,7 +98,6 @@ from toolsets._validation import ArgumentChecker
 from toolsets.schema import ToolNameMap
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "MAX_PAUSES",
     "ConfirmationRequest",
     "Confirm",
@@ -108,9 +108,6 @@ __all__ = [
     "from_langchain",
     "to_langchain",
 ]
-
-DEFAULT_TIMEOUT = 60.0
-"""Seconds a call may take when its tool sets no ``timeout``."""
 
 MAX_PAUSES = 8
 """How many times one call may ask for confirmation or a credential before it is given
@@ -505,7 +502,7 @@ async def to_langchain(
     invocation: Invocation | None = None,
     confirm: Confirm | None = None,
     credentials: Credentials | None = None,
-    default_timeout: float = DEFAULT_TIMEOUT,
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
     callbacks: Callbacks | None = None,
 ) -> list[ToolsetTool]:
     """The toolset's tools, listed now, as LangChain tools.
@@ -522,7 +519,7 @@ async def to_langchain(
             `AuthConfig` returning one; asked for by ``interrupt`` in a graph when
             this has none. Credentials given as an interrupt's answer are kept in the
             graph's checkpoints like any answer: prefer this option for secrets.
-        default_timeout: Seconds a call may take when its tool sets no ``timeout``.
+        tool_timeout: Seconds a call may take when its tool sets no ``timeout``.
         callbacks: toolsets' ``before_tool`` / ``after_tool`` / ``on_tool_error``.
 
     Returns:
@@ -536,7 +533,7 @@ async def to_langchain(
         invocation=invocation,
         confirm=confirm,
         credentials=credentials,
-        default_timeout=default_timeout,
+        default_timeout=tool_timeout,
         callbacks=callbacks if callbacks is not None else Callbacks(),
         token=current_token(),
     )

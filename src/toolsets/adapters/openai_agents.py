@@ -80,6 +80,7 @@ from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
 from toolsets._ids import new_id
 from toolsets._invoke import (
+    DEFAULT_TOOL_TIMEOUT,
     Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
@@ -94,10 +95,9 @@ from toolsets._toolset import StaticToolset, Toolset, as_tool
 from toolsets._validation import ArgumentChecker
 from toolsets.agent._dispatch import argument_problem
 from toolsets.models import INVALID_JSON_KEY
-from toolsets.schema import ToolNameMap, openai_parameters
+from toolsets.schema import ToolNameMap, openai_parameters, openai_strict_parameters
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "MAX_PAUSES",
     "Credentials",
     "InvocationFor",
@@ -108,9 +108,6 @@ __all__ = [
     "to_openai_agents",
     "tool_schema",
 ]
-
-DEFAULT_TIMEOUT = 60.0
-"""Seconds a call may take when its tool sets no ``timeout``."""
 
 MAX_PAUSES = 8
 """How many times one call may ask for a credential before it is given up (a tool that
@@ -153,17 +150,29 @@ class ToolSchema:
     """The model's arguments (in ``parameters``' form) as the tool's own arguments."""
 
 
-def tool_schema(declaration: ToolDeclaration) -> ToolSchema:
+def tool_schema(declaration: ToolDeclaration, *, strict: bool = True) -> ToolSchema:
     """The schema openai-agents is given for ``declaration``: the one place it is chosen.
 
-    For now the non-strict OpenAI dialect (`openai_parameters`): openai-agents' own strict
-    conversion refuses open objects and makes optionals required.
+    With ``strict`` (openai-agents' own default), OpenAI's strict mode wherever the schema
+    allows it (`toolsets.schema.openai_strict_parameters`): every property required, the
+    optional ones nullable, and the ``null`` a model then sends for an optional argument
+    dropped on the way back, so the tool sees it absent. A schema strict mode cannot
+    express without refusing what the tool accepts (free-form objects, tuples...) gets
+    the plain OpenAI dialect (`openai_parameters`) with ``strict_json_schema=False``, and
+    so does every tool when ``strict`` is False.
 
     Raises:
         SpecError: the parameter schema has a broken local ``$ref``.
     """
-    parameters = openai_parameters(declaration.parameters, source=f"tool:{declaration.name}")
-    return ToolSchema(parameters=parameters, strict=False)
+    source = f"tool:{declaration.name}"
+    if strict:
+        made = openai_strict_parameters(declaration.parameters, source=source)
+        if made is not None:
+            restore = made.restore if made.changes_arguments else _unchanged
+            return ToolSchema(parameters=made.schema, strict=True, restore=restore)
+    return ToolSchema(
+        parameters=openai_parameters(declaration.parameters, source=source), strict=False
+    )
 
 
 # -- out: toolsets' tools in openai-agents ----------------------------------------------
@@ -380,8 +389,9 @@ async def to_openai_agents(
     *,
     invocation: Invocation | InvocationFor | None = None,
     credentials: Credentials | None = None,
-    default_timeout: float = DEFAULT_TIMEOUT,
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
     callbacks: Callbacks | None = None,
+    strict: bool = True,
 ) -> list[AgentsFunctionTool]:
     """The toolset's tools, listed now, as openai-agents function tools.
 
@@ -394,8 +404,10 @@ async def to_openai_agents(
             listed with a fixed one (the given one, or a new one).
         credentials: Credentials by security scheme name, or a function returning one;
             a call whose credential it lacks is refused (never sent without it).
-        default_timeout: Seconds a call may take when its tool sets no ``timeout``.
+        tool_timeout: Seconds a call may take when its tool sets no ``timeout``.
         callbacks: toolsets' ``before_tool`` / ``after_tool`` / ``on_tool_error``.
+        strict: OpenAI's strict mode for every tool whose schema allows it (see
+            `tool_schema`); False sends every schema non-strict.
 
     Returns:
         One ``agents.FunctionTool`` per tool the model may call (passive tools are left
@@ -410,7 +422,7 @@ async def to_openai_agents(
     bridge = _Bridge(
         invocation=base if invocation is None else invocation,
         credentials=credentials,
-        default_timeout=default_timeout,
+        default_timeout=tool_timeout,
         callbacks=callbacks if callbacks is not None else Callbacks(),
     )
     declared: list[tuple[Tool, ToolDeclaration]] = []
@@ -421,7 +433,7 @@ async def to_openai_agents(
     names = ToolNameMap.build(declaration.name for _, declaration in declared)
     out: list[AgentsFunctionTool] = []
     for tool, declaration in declared:
-        schema = tool_schema(declaration)
+        schema = tool_schema(declaration, strict=strict)
         call = _Call(tool, schema, bridge)
         out.append(
             AgentsFunctionTool(

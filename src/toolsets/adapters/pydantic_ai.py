@@ -72,6 +72,7 @@ from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError, ToolNotFoundError
 from toolsets._function_tool import validation_problems
 from toolsets._invoke import (
+    DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
@@ -83,7 +84,6 @@ from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result, invalid_arguments_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
-from toolsets.agent import DEFAULT_TOOL_TIMEOUT
 
 __all__ = [
     "ContextHook",
@@ -236,7 +236,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         credentials: The credentials tools need (see `Credentials`); a tool whose
             credential it does not give is deferred (``CallDeferred``), never sent
             without it.
-        default_timeout: Seconds a call may take when the tool has no ``timeout``.
+        tool_timeout: Seconds a call may take when the tool has no ``timeout``.
 
     What else a tool asks of its caller (``transfer_to_agent``, ``escalate``,
     ``skip_summarization``) has no pydantic-ai equivalent and is not acted on.
@@ -254,7 +254,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         max_retries: int | None = None,
         context: Callable[[RunContext[AgentDepsT]], Invocation] = default_invocation,
         credentials: Credentials | None = None,
-        default_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
         if isinstance(toolset, AbstractToolset):
             raise ToolDefinitionError(
@@ -269,7 +269,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         self._context = context
         self._run: tuple[str, Invocation] | None = None
         self._credentials = credentials
-        self._default_timeout = default_timeout
+        self._tool_timeout = tool_timeout
         self._listed: dict[str, _Listed[AgentDepsT]] = {}
         self._entered = 0
         self._lock = anyio.Lock()
@@ -386,7 +386,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                 tool,
                 args,
                 ToolContext(invocation, function_call_id=ctx.tool_call_id),
-                default_timeout=self._default_timeout,
+                default_timeout=self._tool_timeout,
                 scopes=invocation.scopes,
                 confirmation=confirmation,
                 credential=credential,

@@ -57,6 +57,7 @@ from toolsets._errors import ToolCallError, ToolsetError
 from toolsets._function_tool import FunctionTool
 from toolsets._ids import new_id
 from toolsets._invoke import (
+    DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
@@ -73,7 +74,6 @@ from toolsets._validation import ArgumentChecker
 from toolsets.schema import openai_parameters
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "NEEDS_APPROVAL",
     "Confirm",
     "Credentials",
@@ -85,8 +85,6 @@ __all__ = [
     "to_smolagents",
 ]
 
-DEFAULT_TIMEOUT = 60.0
-"""Seconds a call may take when its tool sets no ``timeout`` (as in the agent loop)."""
 OPEN_TIMEOUT = 60.0
 """Seconds the toolset may take to open and list its tools."""
 CLOSE_TIMEOUT = 10.0
@@ -475,7 +473,7 @@ class SmolagentsAdapter:
         app_name: str = "toolsets",
         state: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
-        timeout: float = DEFAULT_TIMEOUT,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         open_timeout: float = OPEN_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
         errors: Errors = "auto",
@@ -496,7 +494,7 @@ class SmolagentsAdapter:
             state=self.state,
             scopes=self._scopes,
         )
-        self._timeout = check_timeout(timeout, "timeout")
+        self._timeout = check_timeout(tool_timeout, "tool_timeout")
         self._open_timeout = check_timeout(open_timeout, "open_timeout")
         self._close_timeout = check_timeout(close_timeout, "close_timeout")
         self._errors = errors
@@ -755,7 +753,7 @@ def to_smolagents(
     app_name: str = "toolsets",
     state: dict[str, Any] | None = None,
     scopes: Iterable[str] = (),
-    timeout: float = DEFAULT_TIMEOUT,
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
     open_timeout: float = OPEN_TIMEOUT,
     close_timeout: float = CLOSE_TIMEOUT,
     errors: Errors = "auto",
@@ -778,7 +776,7 @@ def to_smolagents(
         state: The state tools read and write through ``ctx.state`` (a dict the
             adapter updates after each call; default: a new one, `SmolagentsAdapter.state`).
         scopes: The scopes the user holds (see ``Tool.required_scopes``).
-        timeout: Seconds a call may take when its tool sets none.
+        tool_timeout: Seconds a call may take when its tool sets none.
         open_timeout: Seconds the toolset may take to open and list its tools.
         close_timeout: Seconds it may take to close before it is cancelled.
         errors: What an ``{"error": ...}`` result becomes: returned as the output of a
@@ -798,7 +796,7 @@ def to_smolagents(
         app_name=app_name,
         state=state,
         scopes=scopes,
-        timeout=timeout,
+        tool_timeout=tool_timeout,
         open_timeout=open_timeout,
         close_timeout=close_timeout,
         errors=errors,

@@ -17,7 +17,7 @@ from toolsets._content import Content, FunctionCall, FunctionResponse, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
-from toolsets._invoke import AfterTool, BeforeTool, Callbacks, OnToolError
+from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, AfterTool, BeforeTool, Callbacks, OnToolError
 from toolsets._results import error_result
 from toolsets._tool import LlmRequest, Tool
 from toolsets._toolset import Toolset, as_tool, list_each
@@ -42,9 +42,6 @@ __all__ = [
     "SequentialAgent",
     "unfinished_event",
 ]
-
-DEFAULT_TOOL_TIMEOUT = 60.0
-"""Seconds a tool call may take unless the agent or the tool says otherwise."""
 
 DEFAULT_MAX_CALLS_PER_TURN = 64
 """Function calls one model turn may make unless the agent says otherwise."""

@@ -5,7 +5,6 @@ outcome as the loop records it. Internal to the agent loop."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Awaitable, Mapping
 from typing import Any
 
@@ -14,7 +13,6 @@ from toolsets._content import FunctionCall, FunctionResponse
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._errors import ToolNotFoundError
 from toolsets._invoke import (
-    TOO_DEEP,
     Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
@@ -22,10 +20,11 @@ from toolsets._invoke import (
     LongRunning,
     Outcome,
     invoke,
+    unreadable_arguments,
 )
 from toolsets._invoke import argument_problem as shape_problem
 from toolsets._json import JsonValue
-from toolsets._results import clip, error_result
+from toolsets._results import error_result
 from toolsets._tool import Tool
 from toolsets.agent._events import (
     ConfirmationRequest,
@@ -59,33 +58,13 @@ class CallOutcome:
     """What the call waits for, if anything."""
 
 
-_SHOWN = 100
-"""Characters of a model's own text (a name, unreadable arguments) quoted back to it."""
-
-
 def argument_problem(args: object) -> str | None:
     """What is wrong with a call's arguments before any tool may see them: the call
     path's answer (`toolsets._invoke.argument_problem`), or why text the model sent
     could not be read, or None."""
     if isinstance(args, Mapping) and len(args) == 1 and isinstance(args.get(INVALID_JSON_KEY), str):
-        return _unreadable(args[INVALID_JSON_KEY])
+        return unreadable_arguments(args[INVALID_JSON_KEY])
     return shape_problem(args)
-
-
-def _unreadable(text: str) -> str:
-    """Why the text a model sent as arguments is not a JSON object."""
-    try:
-        value = json.loads(text)
-        if isinstance(value, str):  # encoded twice, as some models do
-            value = json.loads(value)
-    except RecursionError:  # json's answer to deep nesting
-        return TOO_DEEP
-    except json.JSONDecodeError as exc:
-        return (
-            f"The arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a "
-            f"JSON object. They began: {clip(text, _SHOWN)!r}"
-        )
-    return shape_problem(value) or "The arguments are unreadable."
 
 
 def unknown_tool(name: str, available: Mapping[str, object]) -> str:
