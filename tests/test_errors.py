@@ -32,7 +32,7 @@ def public_modules() -> list[ModuleType]:
 
 
 def test_every_error_a_public_module_exports_is_in_the_one_tree() -> None:
-    exported = {getattr(module, name) for module in public_modules() for name in module.__all__}
+    exported = [getattr(module, name) for module in public_modules() for name in module.__all__]
     errors = {e for e in exported if isinstance(e, type) and issubclass(e, BaseException)}
     assert {ToolsetError, ToolCallError, SpecError} <= errors  # the walk found the exports
     assert sorted(e.__qualname__ for e in errors if not issubclass(e, ToolsetError)) == []

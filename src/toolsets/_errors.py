@@ -20,10 +20,12 @@ branch on data, not on message text::
     ├── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
     ├── SessionNotFoundError       (toolsets.agent) no session of that id (.session_id);
     │                              also a builtins.LookupError
-    └── ScriptExhaustedError       (toolsets.models) a scripted model was called more
-                                   often than its script has steps
+    ├── ScriptExhaustedError       (toolsets.models) a scripted model was called more
+    │                              often than its script has steps
+    └── SmolagentsToolError        (toolsets.adapters.smolagents) a tool's error result,
+                                   raised into a smolagents program (.result, .tool_name)
 
-The last two are defined in their packages (the core imports neither) and are
+The last three are defined in their packages (the core imports none of them) and are
 exported there.
 
 Foreign exceptions (mcp, httpx2, openapi-core, pydantic) are translated into this tree at

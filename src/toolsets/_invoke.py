@@ -40,6 +40,7 @@ __all__ = [
     "argument_problem",
     "describe_error",
     "invoke",
+    "parse_arguments",
     "unreadable_arguments",
 ]
 
@@ -184,6 +185,23 @@ def unreadable_arguments(text: str) -> str:
             f"JSON object. They began: {clip(text, _SHOWN)!r}"
         )
     return argument_problem(value) or "The arguments are unreadable."
+
+
+def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
+    """The arguments object in the text a model sent, and None; or ``{}`` and what the
+    model is told about text that is not one. Empty text is no arguments; an object
+    encoded twice (a JSON string holding it, as some models send) is read too."""
+    if not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+        if isinstance(value, str):
+            value = json.loads(value)
+    except (ValueError, RecursionError):
+        value = None
+    if isinstance(value, dict):
+        return value, None
+    return {}, unreadable_arguments(text)
 
 
 def describe_error(tool_name: str, error: Exception) -> str:

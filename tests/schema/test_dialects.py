@@ -64,10 +64,20 @@ def test_the_null_a_model_sends_for_an_optional_property_is_dropped_on_the_way_b
     assert sent == {"q": "x", "n": None}
 
 
-def test_a_null_the_tool_itself_accepts_is_kept() -> None:
-    converted = strict(obj({"n": {"type": ["integer", "null"]}}))
+def test_a_null_the_tool_itself_accepts_is_kept_where_it_is_required() -> None:
+    converted = strict(obj({"n": {"type": ["integer", "null"]}}, ["n"]))
 
     assert converted.restore({"n": None}) == {"n": None}
+
+
+def test_an_optional_property_that_accepts_null_keeps_the_schema_out_of_strict_mode() -> None:
+    # Strict mode would make the model send null for "leave it out": in a PATCH such as
+    # GitHub's "update an issue", that null would clear the milestone on every edit.
+    milestone = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    assert (
+        openai_strict_parameters(obj({"milestone": milestone, "title": {"type": "string"}})) is None
+    )
+    assert openai_strict_parameters(obj({"milestone": milestone}, ["milestone"])) is not None
 
 
 def test_nested_objects_and_array_items_are_closed_and_restored_too() -> None:

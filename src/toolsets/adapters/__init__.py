@@ -15,3 +15,5 @@ Every adapter calls tools through the same path as toolsets' own agent loop: arg
 checked, confirmation asked through the framework's own approval mechanism, credentials,
 deadlines, and errors given back to the model as the framework expects.
 """
+
+__all__: list[str] = []

@@ -62,7 +62,6 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 import contextvars
 import dataclasses
 import functools
-import inspect
 import json
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -95,6 +94,7 @@ from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset, as_tool
 from toolsets._validation import ArgumentChecker
+from toolsets.adapters._common import ask, given_credential
 from toolsets.schema import ToolNameMap
 
 __all__ = [
@@ -227,10 +227,8 @@ class _Bridge:
         if given is None:
             return None
         if isinstance(given, Mapping):
-            return given.get(config.scheme_name)
-        answer = given(config)
-        if inspect.isawaitable(answer):
-            answer = await answer
+            return given_credential(given, config)
+        answer: AuthCredential | None = await ask(given, config)
         return answer
 
 
@@ -454,10 +452,7 @@ class ToolsetTool(LangChainBaseTool):
         confirm = self._bridge.confirm
         if confirm is None:
             return None
-        answer = confirm(request)
-        if inspect.isawaitable(answer):
-            answer = await answer
-        return _confirmation(answer, self.name)
+        return _confirmation(await ask(confirm, request), self.name)
 
     async def _credential(
         self,

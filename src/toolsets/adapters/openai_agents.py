@@ -87,14 +87,14 @@ from toolsets._invoke import (
     Done,
     Outcome,
     invoke,
+    parse_arguments,
 )
 from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset, as_tool
 from toolsets._validation import ArgumentChecker
-from toolsets.agent._dispatch import argument_problem
-from toolsets.models import INVALID_JSON_KEY
+from toolsets.adapters._common import ask, given_credential
 from toolsets.schema import ToolNameMap, openai_parameters, openai_strict_parameters
 
 __all__ = [
@@ -192,19 +192,6 @@ def default_invocation(run: AgentsToolContext[Any], base: Invocation) -> Invocat
     )
 
 
-def _arguments(text: str) -> tuple[dict[str, Any], str | None]:
-    """The arguments in the model's text, or why it is not a JSON object."""
-    if not text.strip():
-        return {}, None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        value = None
-    if isinstance(value, dict):
-        return value, None
-    return {}, argument_problem({INVALID_JSON_KEY: text}) or "The arguments are unreadable."
-
-
 def _output(result: JsonValue) -> Any:
     """What openai-agents gives the model for ``result``: text as is, an image as an
     image output, anything else as JSON text."""
@@ -281,10 +268,8 @@ class _Bridge:
         if given is None:
             return None
         if isinstance(given, Mapping):
-            return given.get(config.scheme_name)
-        answer = given(config, run)
-        if inspect.isawaitable(answer):
-            answer = await answer
+            return given_credential(given, config)
+        answer: AuthCredential | None = await ask(given, config, run)
         return answer
 
     def remember(self, key: str) -> None:
@@ -328,7 +313,7 @@ class _Call:
         return self._tool.requires_confirmation(args)
 
     async def __call__(self, run: AgentsToolContext[Any], text: str) -> Any:
-        args, problem = _arguments(text)
+        args, problem = parse_arguments(text)
         if problem is not None:
             return _output(error_result(problem))
         tool, bridge = self._tool, self._bridge

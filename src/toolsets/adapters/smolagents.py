@@ -71,6 +71,7 @@ from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
+from toolsets.adapters._common import given_credential
 from toolsets.schema import openai_parameters
 
 __all__ = [
@@ -723,7 +724,7 @@ class SmolagentsAdapter:
             return None
         if callable(given):
             return given(config)
-        return given.get(config.scheme_name)
+        return given_credential(given, config)
 
     def _give(self, entry: _Entry, observed: bool, result: JsonValue) -> Any:
         """``result`` as the tool's output, or an error result raised (see `Errors`)."""

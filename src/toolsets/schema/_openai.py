@@ -214,7 +214,10 @@ def openai_strict_parameters(
     objects is merged; keywords strict mode refuses (``default``, ``examples``,
     ``minLength``, ``uniqueItems``, other formats...) are left out; ``not`` is dropped.
 
-    None when the schema cannot be strict without refusing what the tool accepts: an
+    None when the schema cannot be strict without refusing what the tool accepts, or
+    without blurring what the model means: an optional property that itself accepts
+    ``null`` (strict mode would make the model send ``null`` for "leave it out", and the
+    tool could not tell it from a real ``null``, which clears a field in a PATCH), an
     object with free-form or pattern keys (``additionalProperties`` other than false,
     ``patternProperties``, no properties at all below the top level), a value of any
     type (no ``type``/``enum``/``anyOf``), a tuple, ``if``/``then``/``else``,

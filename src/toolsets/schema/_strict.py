@@ -349,9 +349,13 @@ class _Strict:
             self._length += len(name)
             converted, child_plan = self._schema(child, depth=depth)
             if name not in required:
+                if _accepts_null(child):
+                    # The model would have to send null for "leave it out", and null
+                    # means something of its own here (clear a field, in a PATCH): the
+                    # two could not be told apart on the way back.
+                    raise _NotStrict
                 converted = _nullable(converted)
-                if not _accepts_null(child):
-                    plan.drop_null.add(name)
+                plan.drop_null.add(name)
             out_props[name] = converted
             plan.properties[name] = child_plan
         out["properties"] = out_props
