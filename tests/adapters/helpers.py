@@ -82,11 +82,14 @@ NOTES_SPEC: dict[str, Any] = {
 
 @dataclass
 class NotesApi:
-    """The notes API's state, and every request it received (``"GET /notes/1"``)."""
+    """The notes API's state, and every request it received (``"GET /notes/1"``) with
+    its ``Authorization`` header."""
 
     url: str = ""
     notes: dict[int, dict[str, Any]] = field(default_factory=dict)
     requests: list[str] = field(default_factory=list)
+    authorizations: list[str | None] = field(default_factory=list)
+    """The ``Authorization`` header of each request (None: it had none)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -113,6 +116,7 @@ def _handler(api: NotesApi) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             with api.lock:
                 api.requests.append(f"GET {self.path}")
+                api.authorizations.append(self.headers.get("Authorization"))
                 if self.path.split("?")[0] == "/notes":
                     self._send(200, list(api.notes.values()))
                     return
@@ -127,6 +131,7 @@ def _handler(api: NotesApi) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(length) or b"{}")
             with api.lock:
                 api.requests.append(f"POST {self.path}")
+                api.authorizations.append(self.headers.get("Authorization"))
                 note = {"id": len(api.notes) + 1, **body}
                 api.notes[note["id"]] = note
                 self._send(201, note)
@@ -134,6 +139,7 @@ def _handler(api: NotesApi) -> type[BaseHTTPRequestHandler]:
         def do_DELETE(self) -> None:
             with api.lock:
                 api.requests.append(f"DELETE {self.path}")
+                api.authorizations.append(self.headers.get("Authorization"))
                 note_id = self._note_id()
                 if note_id in api.notes:
                     del api.notes[note_id]

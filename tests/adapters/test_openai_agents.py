@@ -394,15 +394,29 @@ async def test_a_call_gets_its_credential_from_the_credentials_option(
 
 
 @ASYNCIO
+@pytest.mark.parametrize(
+    "given", [AuthCredential.bearer("t0k"), "t0k"], ids=["credential", "string"]
+)
 async def test_credentials_may_be_given_by_security_scheme_name(
-    anyio_backend: str, api: NotesApi
+    anyio_backend: str, api: NotesApi, given: AuthCredential | str
 ) -> None:
-    credentials = {"notes_token": AuthCredential.bearer("t0k")}
+    # A string is the token itself, as OpenApiToolset's credentials= takes it.
+    credentials = {"notes_token": given}
     async with OpenApiToolset(SECURED_SPEC, base_url=api.url) as toolset:
         model = Scripted([[Call("list_notes", {"limit": 5}, "l1")], "Here."])
         tools = await to_openai_agents(toolset, credentials=credentials)
         await run(Agent(name="notes", model=model, tools=tools), "list")
     assert api.requests == ["GET /notes?limit=5"]
+    assert api.authorizations == ["Bearer t0k"]
+
+
+@ASYNCIO
+async def test_credentials_no_call_could_use_are_refused_when_the_tools_are_made(
+    anyio_backend: str,
+) -> None:
+    with pytest.raises(ToolDefinitionError) as refused:
+        await to_openai_agents([wipe_disk], credentials={"notes_token": 42})  # type: ignore[dict-item]
+    assert refused.value.field == "credentials"
 
 
 @ASYNCIO

@@ -94,7 +94,7 @@ from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset, as_tool
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import ask, given_credential
+from toolsets.adapters._common import ask, check_credentials, given_credential
 from toolsets.schema import ToolNameMap
 
 __all__ = [
@@ -157,7 +157,7 @@ ConfirmAnswer: TypeAlias = bool | ToolConfirmation | Mapping[str, Any]
 Confirm: TypeAlias = Callable[[ConfirmationRequest], "ConfirmAnswer | Awaitable[ConfirmAnswer]"]
 """Decides, outside LangGraph, whether a gated call may run (sync or async)."""
 Credentials: TypeAlias = (
-    Mapping[str, AuthCredential]
+    Mapping[str, AuthCredential | str]
     | Callable[[AuthConfig], "AuthCredential | Awaitable[AuthCredential | None] | None"]
 )
 """Credentials by security scheme name, or a function of the `AuthConfig` (sync or
@@ -521,6 +521,7 @@ async def to_langchain(
         One `ToolsetTool` per tool the model may call (passive tools are left out),
         named as the providers of LangChain's chat models allow.
     """
+    check_credentials(credentials)
     if not isinstance(toolset, Toolset):
         toolset = StaticToolset(as_tool(t) for t in toolset)
     invocation = invocation if invocation is not None else Invocation()

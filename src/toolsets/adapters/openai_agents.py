@@ -94,7 +94,7 @@ from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset, as_tool
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import ask, given_credential
+from toolsets.adapters._common import ask, check_credentials, given_credential
 from toolsets.schema import ToolNameMap, openai_parameters, openai_strict_parameters
 
 __all__ = [
@@ -117,7 +117,7 @@ _REMEMBERED = 256
 """Calls remembered as having asked for confirmation while running (oldest forgotten)."""
 
 Credentials: TypeAlias = (
-    Mapping[str, AuthCredential]
+    Mapping[str, AuthCredential | str]
     | Callable[
         [AuthConfig, "AgentsToolContext[Any]"],
         "AuthCredential | Awaitable[AuthCredential | None] | None",
@@ -401,6 +401,7 @@ async def to_openai_agents(
     Raises:
         SpecError: a tool's parameter schema has a broken local ``$ref``.
     """
+    check_credentials(credentials)
     if not isinstance(toolset, Toolset):
         toolset = StaticToolset(as_tool(t) for t in toolset)
     base = invocation if isinstance(invocation, Invocation) else Invocation()

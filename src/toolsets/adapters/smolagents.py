@@ -71,7 +71,7 @@ from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import given_credential
+from toolsets.adapters._common import check_credentials, given_credential
 from toolsets.schema import openai_parameters
 
 __all__ = [
@@ -117,7 +117,7 @@ Confirm: TypeAlias = Callable[[str, dict[str, Any]], bool]
 in the agent's thread (it may block, e.g. on ``input()``); ``args`` are the tool's own
 argument names and values."""
 Credentials: TypeAlias = (
-    Mapping[str, AuthCredential] | Callable[[AuthConfig], "AuthCredential | None"]
+    Mapping[str, AuthCredential | str] | Callable[[AuthConfig], "AuthCredential | None"]
 )
 """The credentials tools may be given: by security scheme name, or a function of what is
 needed (None when it has none)."""
@@ -486,6 +486,7 @@ class SmolagentsAdapter:
         """The state tools read and write (``ctx.state``); writes are applied after
         each call."""
         self._confirm = confirm
+        check_credentials(credentials)
         self._credentials = credentials
         self._scopes = frozenset(scopes)
         self._invocation = Invocation(
