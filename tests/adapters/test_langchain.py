@@ -46,6 +46,8 @@ from toolsets import (
     ToolContext,
     tool,
 )
+from toolsets._invoke import Callbacks
+from toolsets._tool import Tool
 from toolsets.adapters.langchain import (
     MAX_PAUSES,
     ConfirmationRequest,
@@ -204,6 +206,38 @@ async def test_a_gated_call_interrupts_the_graph_and_runs_once_when_approved() -
     assert api.requests == ["DELETE /notes/7"]
     assert tool_messages(result)["call-0"].status == "success"
     assert result["messages"][-1].content == "Deleted."
+
+
+@ASYNCIO
+@pytest.mark.anyio
+async def test_a_resumed_graph_takes_the_call_up_where_it_paused() -> None:
+    # LangGraph runs the node again when the graph is resumed: the call must not start
+    # over (before_tool again, the tool's first run again, other arguments than approved).
+    before: list[dict[str, Any]] = []
+    runs: list[ToolConfirmation | None] = []
+
+    def stamp(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> None:
+        before.append(dict(args))
+        args["path"] = f"/tmp/{len(before)}"  # a rewrite that differs on each run
+
+    @tool
+    def remove(path: str, ctx: ToolContext) -> str:
+        """Remove a file; asks first, while running."""
+        runs.append(ctx.tool_confirmation)
+        if ctx.tool_confirmation is None:
+            ctx.request_confirmation(hint=f"Remove {path}?")
+            return "waiting"
+        return f"removed {path}"
+
+    with anyio.fail_after(TIMEOUT):
+        tools = await to_langchain([remove], callbacks=Callbacks(before_tool=[stamp]))
+        graph = react_graph(model(calls(("remove", {"path": "a"})), "Done."), tools)
+        paused = await graph.ainvoke({"messages": [HumanMessage("rm a")]}, thread())
+        assert interrupt_value(paused)["args"] == {"path": "/tmp/1"}
+        result = await graph.ainvoke(Command(resume=True), thread())
+    assert tool_messages(result)["call-0"].content == "removed /tmp/1"
+    assert before == [{"path": "a"}]
+    assert [r is not None and r.confirmed for r in runs] == [False, True]
 
 
 @ASYNCIO

@@ -379,7 +379,7 @@ async def test_a_call_gets_its_credential_from_the_credentials_option(
 ) -> None:
     seen: list[Any] = []
 
-    def credentials(config: AuthConfig, run_ctx: AgentsToolContext[Any]) -> AuthCredential:
+    def credentials(run_ctx: AgentsToolContext[Any], config: AuthConfig) -> AuthCredential:
         seen.append((config.scheme_name, run_ctx.context))
         return AuthCredential.bearer(run_ctx.context["token"])
 

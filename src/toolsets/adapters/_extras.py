@@ -6,6 +6,16 @@ __all__ = ["missing_extra"]
 
 DISTRIBUTION = "toolsets-ai"
 
+PACKAGES = {
+    "pydantic-ai": "pydantic-ai-slim",
+    "langchain": "langchain-core",
+    "langgraph": "langgraph",
+    "openai-agents": "openai-agents",
+    "adk": "google-adk",
+    "smolagents": "smolagents",
+}
+"""The framework each extra installs, as the user knows it."""
+
 
 def missing_extra(module: str, extra: str, cause: ImportError) -> ImportError:
     """An ImportError saying that ``module`` needs ``extra`` and the line that installs it.
@@ -17,8 +27,10 @@ def missing_extra(module: str, extra: str, cause: ImportError) -> ImportError:
         except ImportError as exc:
             raise missing_extra(__name__, "pydantic-ai", exc) from exc
     """
-    missing = cause.name or "a dependency"
+    package = PACKAGES.get(extra, extra)
+    missing = f"no module named {cause.name!r}" if cause.name else str(cause)
     return ImportError(
-        f"{module} needs {missing}, which is not installed: pip install '{DISTRIBUTION}[{extra}]'",
+        f"{module} needs {package}, which is not installed ({missing}): "
+        f"pip install '{DISTRIBUTION}[{extra}]'",
         name=cause.name,
     )

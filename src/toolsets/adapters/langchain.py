@@ -113,6 +113,10 @@ MAX_PAUSES = 8
 """How many times one call may ask for confirmation or a credential before it is given
 up (a tool that asks again whatever it is told would otherwise ask forever)."""
 
+MAX_HELD = 1024
+"""Pauses kept for graphs to resume (see ``_Bridge.paused``); older ones are dropped, and a
+graph resumed after that runs its node from the start, as LangGraph does."""
+
 _SCRATCHPAD = "__pregel_scratchpad"
 """The key LangGraph puts in ``configurable`` when it runs a node, which its
 ``interrupt`` needs: a call that sees it runs inside a graph and may interrupt."""
@@ -184,6 +188,18 @@ class _Bridge:
     default_timeout: float
     callbacks: Callbacks
     token: EventLoopToken
+    paused: dict[tuple[str | None, str], Outcome] = dataclasses.field(default_factory=dict)
+    """The pause each gated call interrupted its graph with, by (thread, call id): when
+    LangGraph resumes the graph it runs the node again, and the call takes up the pause
+    where it was (``before_tool`` and the tool itself not run again, the arguments the
+    user approved unchanged) instead of starting over."""
+
+    def hold(self, key: tuple[str | None, str], outcome: Outcome) -> None:
+        """Keep ``outcome`` for the resumed run of its node (the oldest of more than
+        `MAX_HELD` dropped: a graph never resumed must not grow this forever)."""
+        self.paused[key] = outcome
+        if len(self.paused) > MAX_HELD:
+            del self.paused[next(iter(self.paused))]
 
     def context(self, config: RunnableConfig | None, call_id: str | None) -> ToolContext:
         """The call's context: the thread as the session, the configured user."""
@@ -394,12 +410,22 @@ class ToolsetTool(LangChainBaseTool):
         content and the artifact, or ToolException with an error result."""
         bridge, tool = self._bridge, self._tool
         ctx = bridge.context(config, call.id)
-        outcome = await bridge.invoke(tool, call.args, ctx)
+        key = None
+        if call.id is not None and _in_graph(config):
+            key = (ctx.session_id, call.id)
+        held = bridge.paused.pop(key, None) if key is not None else None
+        outcome = held if held is not None else await bridge.invoke(tool, call.args, ctx)
         for _ in range(MAX_PAUSES):
             if isinstance(outcome, Done | LongRunning):
                 break
+            if key is not None:
+                # Asking interrupts the graph (the node stops here); LangGraph runs the
+                # node again when it is resumed, and the call goes on from this pause.
+                bridge.hold(key, outcome)
             if isinstance(outcome, ConfirmationNeeded):
                 answer = await self._confirm(outcome, call.id, config, context)
+                if key is not None:
+                    bridge.paused.pop(key, None)
                 if answer is None:
                     raise _refusal(
                         f"Calling {self.name!r} needs the user's approval, and there is "
@@ -411,6 +437,8 @@ class ToolsetTool(LangChainBaseTool):
                 )
             else:
                 credential = await self._credential(outcome, call.id, config, context)
+                if key is not None:
+                    bridge.paused.pop(key, None)
                 if credential is None:
                     raise _refusal(
                         f"Calling {self.name!r} needs a credential for "

@@ -119,13 +119,14 @@ _REMEMBERED = 256
 Credentials: TypeAlias = (
     Mapping[str, AuthCredential | str]
     | Callable[
-        [AuthConfig, "AgentsToolContext[Any]"],
+        ["AgentsToolContext[Any]", AuthConfig],
         "AuthCredential | Awaitable[AuthCredential | None] | None",
     ]
 )
-"""Credentials by security scheme name, or a function (sync or async) of the `AuthConfig`
-and openai-agents' tool context (whose ``.context`` is your run context object, e.g. to
-find the user's token) returning one, or None when it has none."""
+"""Credentials by security scheme name (a string is the key or token itself), or a
+function (sync or async) of openai-agents' tool context (whose ``.context`` is your run
+context object, e.g. to find the user's token) and the `AuthConfig` — the framework's
+context first, as in the pydantic-ai adapter — returning one, or None when it has none."""
 
 InvocationFor: TypeAlias = Callable[["AgentsToolContext[Any]"], Invocation]
 """Makes the `Invocation` of one call from openai-agents' tool context."""
@@ -269,7 +270,7 @@ class _Bridge:
             return None
         if isinstance(given, Mapping):
             return given_credential(given, config)
-        answer: AuthCredential | None = await ask(given, config, run)
+        answer: AuthCredential | None = await ask(given, run, config)
         return answer
 
     def remember(self, key: str) -> None:
