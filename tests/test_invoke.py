@@ -103,6 +103,31 @@ async def test_a_plain_caller_answers_confirmation_then_credential_and_the_tool_
     assert second.auth_config == KEY
 
 
+async def test_the_user_is_never_asked_about_a_call_whose_arguments_could_not_run() -> None:
+    runs: list[str] = []
+
+    @tool(requires_confirmation=True, run_in_thread=False)
+    def delete_file(path: str) -> str:
+        """Deletes a file."""
+        runs.append(path)
+        return f"deleted {path}"
+
+    @tool(auth_config=KEY, run_in_thread=False)
+    def read_file(path: str) -> str:
+        """Reads a file."""
+        runs.append(path)
+        return "text"
+
+    for gated in (delete_file, read_file):
+        outcome = await invoke(gated, {"path": 7}, ToolContext(), default_timeout=5)
+        assert isinstance(outcome, Done)
+        assert set(outcome.result["fields"]) == {"path"}  # type: ignore[index,call-overload]
+        # Valid arguments are still asked about.
+        asked = await invoke(gated, {"path": "a"}, ToolContext(), default_timeout=5)
+        assert isinstance(asked, ConfirmationNeeded | CredentialNeeded)
+    assert runs == []
+
+
 async def test_a_plain_caller_calls_a_rest_api_tool_with_the_api_key_it_was_given() -> None:
     spec = {
         "openapi": "3.1.0",

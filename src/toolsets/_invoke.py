@@ -9,8 +9,10 @@ session or credential store: the agent loop (and any other caller) maps its outc
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -23,6 +25,7 @@ from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, copy_json, deeper_than
 from toolsets._results import clip, error_result
 from toolsets._tool import Tool
+from toolsets._validation import ArgumentChecker
 
 __all__ = [
     "DECLINED",
@@ -323,11 +326,44 @@ def _gates(
     if confirmation is not None and not confirmation.confirmed:
         return Done(result=error_result(DECLINED), args=args)
     if confirmation is None and tool.requires_confirmation(args):
-        return ConfirmationNeeded(hint=tool.confirmation_hint(args), args=args)
+        # The user is never asked to approve a call that could not run: the model is
+        # told first what to fix, as the tool itself would tell it.
+        return _invalid(tool, args) or ConfirmationNeeded(
+            hint=tool.confirmation_hint(args), args=args
+        )
     config = tool.auth_config
     if config is not None and credential is None:
-        return CredentialNeeded(auth_config=config, args=args)
+        return _invalid(tool, args) or CredentialNeeded(auth_config=config, args=args)
     return None
+
+
+_CHECKERS: weakref.WeakKeyDictionary[Tool, tuple[object, ArgumentChecker]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each gated tool's checker, made on the first pause it asks for, with the parameter
+schema it was made for (a tool whose declaration changes gets a new one)."""
+
+
+def _invalid(tool: Tool, args: dict[str, Any]) -> Done | None:
+    """The invalid-arguments outcome of a call about to pause for the user, when its
+    arguments do not fit the tool's declared parameters (None: they fit, or the tool
+    declares none)."""
+    declaration = tool.declaration()
+    if declaration is None:
+        return None
+    schema = declaration.parameters
+    try:
+        made = _CHECKERS.get(tool)
+    except TypeError:  # a tool that cannot be a weak key: checked uncached
+        made = None
+    if made is None or (made[0] is not schema and made[0] != schema):
+        made = (schema, ArgumentChecker(schema, tool_name=tool.name))
+        with contextlib.suppress(TypeError):
+            _CHECKERS[tool] = made
+    checker = made[1]
+    # A null for an optional parameter is "not given", as hosts in strict mode send it.
+    problem = checker.result(checker.without_null_options(args))
+    return None if problem is None else Done(result=problem, args=args)
 
 
 async def _first(callbacks: Sequence[Callable[..., Any]], *args: Any) -> JsonValue:
