@@ -471,3 +471,16 @@ async def test_arguments_that_are_not_an_object_or_nest_too_deep_never_reach_the
     )
     assert nested == Done(result={"error": TOO_DEEP}, args={})
     assert runs == []
+
+
+def test_an_interrupt_in_a_plain_function_run_without_a_loop_reaches_the_caller() -> None:
+    # The smolagents adapter drives a plain function's call with no event loop running.
+    @tool(run_in_thread=False)
+    def stop(x: int) -> int:
+        """Stops."""
+        raise KeyboardInterrupt
+
+    running = invoke(stop, {"x": 1}, ToolContext(), default_timeout=5)
+    with pytest.raises(KeyboardInterrupt):
+        running.send(None)
+    running.close()

@@ -294,14 +294,25 @@ async def _run(
         # asking anyio for that class needs a running loop, and a plain function's call
         # (a Ready result) may run where there is none (the smolagents adapter).
         return await _recover(callbacks, tool, args, ctx, error)
-    except anyio.get_cancelled_exc_class():
-        ctx.cancellation.cancel("the run was cancelled")
+    except BaseException as stopped:  # cancellation, KeyboardInterrupt, SystemExit
+        if _is_cancellation(stopped):
+            ctx.cancellation.cancel("the run was cancelled")
         raise
     if timed_out:
         ctx.cancellation.cancel(f"timed out after {seconds:g} s")
         late = TimeoutError(f"no result within {seconds:g} s")
         return await _recover(callbacks, tool, args, ctx, late)
     return result
+
+
+def _is_cancellation(error: BaseException) -> bool:
+    """Whether ``error`` is the running backend's cancellation (never, with no event loop
+    running: a plain function's call may run without one, and an interrupt raised there
+    must reach its caller as it is)."""
+    try:
+        return isinstance(error, anyio.get_cancelled_exc_class())
+    except RuntimeError:  # no running event loop (anyio's NoEventLoopError is one)
+        return False
 
 
 def _gates(

@@ -50,7 +50,6 @@ from tests.adapters.helpers import (
 from tests.agent.helpers import asked_to_confirm, collect, response_of, start
 from toolsets import (
     AuthCredential,
-    AuthError,
     FunctionCall,
     Part,
     StaticToolset,
@@ -243,7 +242,7 @@ async def test_names_and_schemas_gemini_refuses_are_made_legal_and_calls_map_bac
         seen.append({"level": level, "note": note})
         return "moved"
 
-    toolset = AdkToolset([move], schema=form)  # type: ignore[arg-type]
+    toolset = AdkToolset([move], form=form)  # type: ignore[arg-type]
     tools = await toolset.get_tools()
     (adk_tool,) = tools
     declaration = adk_tool._get_declaration()
@@ -464,7 +463,7 @@ async def test_a_call_needing_a_credential_asks_adk_and_goes_out_only_with_it(
     assert api.requests == ["POST /notes?key=s3cret-key"]
 
 
-async def test_an_answer_that_is_no_usable_credential_fails_naming_the_scheme(
+async def test_an_answer_that_is_no_usable_credential_is_an_error_naming_the_scheme(
     api: NotesApi,
 ) -> None:
     notes = OpenApiToolset(SECURED_SPEC, base_url=api.url)
@@ -476,16 +475,13 @@ async def test_an_answer_that_is_no_usable_credential_fails_naming_the_scheme(
         assert asked.id is not None
         config = dict(asked.args["authConfig"])
         config["exchangedAuthCredential"] = {"authType": "oauth2", "oauth2": {"clientId": "app"}}
-        with pytest.raises(Exception) as caught:  # noqa: PT011 (ADK wraps what a tool raised)
-            await turn.send(answering("adk_request_credential", asked.id, config))
+        answered = await turn.send(answering("adk_request_credential", asked.id, config))
     finally:
         await turn.runner.close()
 
-    error: BaseException | None = caught.value
-    while error is not None and not isinstance(error, AuthError):
-        error = error.__cause__ or error.__context__
-    assert isinstance(error, AuthError)
-    assert error.scheme_name == "notes_key"
+    # The run goes on: the model (and the user) are told which credential was unusable.
+    result = responses(answered)["c1"]
+    assert "notes_key" in result["error"]
     assert api.requests == []
 
 

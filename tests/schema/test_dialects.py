@@ -457,3 +457,14 @@ def test_every_dialect_names_the_tool_whose_schema_is_broken() -> None:
         assert info.value.source == "tool:b"
     with pytest.raises(SpecError):
         to_openai_tools([broken], strict=True)
+
+
+def test_a_tool_taking_a_free_form_map_keeps_its_parameters_for_gemini() -> None:
+    labels = ToolDeclaration(
+        name="tag",
+        parameters={"type": "object", "additionalProperties": {"type": "string"}},
+    )
+    bare = ToolDeclaration(name="ping", parameters={"type": "object", "properties": {}})
+    (tag, ping), _ = to_gemini_declarations([labels, bare], form="json_schema")
+    assert tag["parametersJsonSchema"]["additionalProperties"] == {"type": "string"}
+    assert "parametersJsonSchema" not in ping

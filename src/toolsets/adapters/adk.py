@@ -42,7 +42,7 @@ from typing import Any, Literal
 from toolsets._auth import AuthConfig, AuthCredential, credential_refused
 from toolsets._content import Blob, Content, FileData, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
-from toolsets._errors import ToolDefinitionError
+from toolsets._errors import AuthError, ToolDefinitionError
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
@@ -52,6 +52,7 @@ from toolsets._invoke import (
     invoke,
 )
 from toolsets._json import JsonValue
+from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
@@ -141,7 +142,7 @@ class AdkToolset(AdkBaseToolset):
         tool_name_prefix: ADK's prefix for every tool name.
         tool_timeout: Seconds a call may take when the tool has no ``timeout``.
         scopes: The scopes the caller holds (see `Tool.required_scopes`).
-        schema: The declarations' form (see `SchemaForm`): ``"json_schema"`` (the
+        form: The declarations' form (see `SchemaForm`): ``"json_schema"`` (the
             default, for the Gemini API) or ``"parameters"`` (for Vertex AI). Either
             way names and schemas are made legal for Gemini and the model's calls are
             mapped back to the tools' own names and arguments.
@@ -155,7 +156,7 @@ class AdkToolset(AdkBaseToolset):
         tool_name_prefix: str | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         scopes: Set[str] = frozenset(),
-        schema: SchemaForm = "json_schema",
+        form: SchemaForm = "json_schema",
     ) -> None:
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         if isinstance(toolset, Toolset):
@@ -166,13 +167,13 @@ class AdkToolset(AdkBaseToolset):
             raise ToolDefinitionError(
                 f"{toolset!r} is not a toolset or a list of tools", field="toolset"
             )
-        if schema not in ("json_schema", "parameters"):
+        if form not in ("json_schema", "parameters"):
             raise ToolDefinitionError(
-                f"schema must be 'json_schema' or 'parameters', got {schema!r}", field="schema"
+                f"form must be 'json_schema' or 'parameters', got {form!r}", field="form"
             )
         self._timeout = tool_timeout
         self._scopes = frozenset(scopes)
-        self._schema: SchemaForm = schema
+        self._form: SchemaForm = form
         # The last listing's tools and their ADK tools: rebuilt when the list changes.
         self._listed: tuple[list[Tool], list[AdkTool]] = ([], [])
 
@@ -185,7 +186,7 @@ class AdkToolset(AdkBaseToolset):
         if len(listed) != len(before) or any(
             a is not b for a, b in zip(listed, before, strict=True)
         ):
-            declarations, calls = function_declarations(listed, self._schema)
+            declarations, calls = function_declarations(listed, self._form)
             wrapped = [
                 AdkTool(
                     tool,
@@ -270,7 +271,12 @@ class AdkTool(AdkBaseTool):
         confirmation = None if answered is None else _confirmation(answered)
         credential: AuthCredential | None = None
         if self.tool.auth_config is not None:
-            credential = await _stored_credential(tool_context, self.tool.auth_config)
+            try:
+                credential = await _stored_credential(tool_context, self.tool.auth_config)
+            except AuthError as refused:
+                # Said to the model (and the user), as every other adapter does; the
+                # run goes on, and the call asks again when made again.
+                return error_result(str(refused))
         outcome = await self._invoke(args, ctx, confirmation, credential)
         if isinstance(outcome, ConfirmationNeeded) and confirmation is None:
             # ADK gives the approval to the run that follows it only; a run resumed

@@ -7,7 +7,9 @@ Out: ``await to_openai_agents(toolset)`` lists the toolset's tools as ``agents.F
 objects for an ``Agent(tools=...)``. Every call goes through toolsets' one call path:
 
 - the tool's JSON Schema is the ``params_json_schema`` (`tool_schema` is the one place it
-  is chosen; non-strict for now), its name made legal for OpenAI
+  is chosen: OpenAI's strict mode wherever the schema allows it, with the ``null`` a
+  model sends for an optional argument dropped on the way back; else non-strict), its
+  name made legal for OpenAI
   (``^[A-Za-z0-9_-]{1,64}$``);
 - the model's arguments text is parsed and checked: text that is not a JSON object, and
   arguments that do not fit the schema, come back to the model as an ``{"error": ...}``

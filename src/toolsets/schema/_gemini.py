@@ -430,6 +430,18 @@ def gemini_parameters_json_schema(
     return DialectSchema(schema=_json_schema(openai_parameters(schema, source=source)))
 
 
+def _takes_arguments(parameters: Mapping[str, Any]) -> bool:
+    """Whether a parameter schema lets a call have arguments though it names no
+    properties (a free-form map, alternatives at its root): its declaration must keep it."""
+    return (
+        any(
+            key in parameters
+            for key in ("additionalProperties", "patternProperties", "anyOf", "oneOf", "allOf")
+        )
+        and parameters.get("additionalProperties") is not False
+    )
+
+
 def to_gemini_declarations(
     declarations: Iterable[ToolDeclaration],
     *,
@@ -465,7 +477,7 @@ def to_gemini_declarations(
         declaration: dict[str, Any] = {"name": names.to_provider(decl.name)}
         if decl.description:
             declaration["description"] = decl.description
-        if converted.schema.get("properties"):
+        if converted.schema.get("properties") or _takes_arguments(decl.parameters):
             declaration[key] = converted.schema
         out.append(declaration)
     return out, call_map(names, schemas)
