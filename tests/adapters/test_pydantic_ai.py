@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import pydantic
 import pytest
 from pydantic_ai import (
     Agent,
@@ -64,6 +65,7 @@ from toolsets import (
     ToolDefinitionError,
     tool,
 )
+from toolsets._invoke import Callbacks, Done, invoke
 from toolsets.adapters.pydantic_ai import PydanticAIToolset, from_pydantic_ai
 from toolsets.agent import LlmAgent, LongRunningRequest, Runner
 from toolsets.models import ScriptedModel
@@ -427,6 +429,31 @@ async def test_a_tool_rebuilt_from_its_definition_is_still_called() -> None:
     assert returned(result.all_messages())["r"] == "user lives in Rome (call r)"
 
 
+@asyncio_only
+async def test_callbacks_run_around_a_call_and_before_tool_once_for_an_approved_one() -> None:
+    before: list[dict[str, Any]] = []
+
+    def rewrite(tool_: Any, args: dict[str, Any], ctx: ToolContext) -> None:
+        before.append(dict(args))
+        args["disk"] = "sdz"
+
+    def tag(tool_: Any, args: Any, ctx: ToolContext, result: Any) -> Any:
+        return f"{result} (checked)"
+
+    callbacks = Callbacks(before_tool=[rewrite], after_tool=[tag])
+    toolset = PydanticAIToolset([wipe_disk], callbacks=callbacks)
+    model, _ = scripted(calling("wipe_disk", "w", disk="sda"), "Wiped.")
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("wipe sda")
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"w": True}),
+        )
+    assert returned(resumed.new_messages())["w"] == "sdz wiped (checked)"
+    assert before == [{"disk": "sda"}]
+
+
 @tool
 def transfer(amount: int, ctx: ToolContext) -> str:
     """Send money."""
@@ -536,7 +563,7 @@ async def test_a_credential_from_the_adapter_lets_the_call_run() -> None:
 async def test_a_missing_credential_defers_the_call_until_the_user_gives_one() -> None:
     asked: list[str] = []
 
-    async def lookup(ctx: RunContext[Any], config: AuthConfig) -> AuthCredential | None:
+    async def lookup(config: AuthConfig, ctx: RunContext[Any]) -> AuthCredential | None:
         asked.append(config.scheme_name)
         return None
 
@@ -568,7 +595,7 @@ async def test_a_string_credential_is_the_schemes_kind_and_a_sync_lookup_runs_of
     loop_thread = threading.get_ident()
     threads: list[int] = []
 
-    def lookup(ctx: RunContext[Any], config: AuthConfig) -> str:
+    def lookup(config: AuthConfig, ctx: RunContext[Any]) -> str:
         threads.append(threading.get_ident())
         return "s3cret"
 
@@ -734,6 +761,23 @@ async def test_a_pydantic_ai_tool_needing_approval_pauses_our_loop_until_approve
     assert request.tool_name == "launch"
     events = await approve(runner, session_id, request)
     assert response_of(events, "launch") == "launched at moon"
+
+
+async def test_a_validation_error_inside_a_pydantic_ai_tool_is_its_failure_not_the_models() -> None:
+    def parse(text: str) -> int:
+        """Read a number from an upstream reply."""
+        return pydantic.TypeAdapter(int).validate_python(text)
+
+    (tool_,) = await from_pydantic_ai([parse]).list_tools(ToolContext())
+    with anyio.fail_after(RUN_TIMEOUT):
+        outcome = await invoke(
+            tool_, {"text": "n/a"}, ToolContext(function_call_id="1"), default_timeout=5
+        )
+    assert isinstance(outcome, Done)
+    result = outcome.result
+    assert isinstance(result, dict)
+    assert "error" in result
+    assert "fields" not in result  # the model's arguments were fine
 
 
 async def test_plain_functions_and_tools_become_a_toolset() -> None:

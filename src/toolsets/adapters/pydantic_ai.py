@@ -38,7 +38,7 @@ import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeAlias, cast
+from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 import anyio
 
@@ -74,6 +74,8 @@ from toolsets._errors import ToolDefinitionError, ToolNotFoundError
 from toolsets._function_tool import validation_problems
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
+    NO_CALLBACKS,
+    Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
@@ -104,20 +106,27 @@ state, scopes) the tool's `ToolContext` is made from. See `default_invocation`."
 Credentials: TypeAlias = (
     Mapping[str, AuthCredential | str]
     | Callable[
-        [RunContext[Any], AuthConfig],
+        [AuthConfig, RunContext[Any]],
         AuthCredential | str | Awaitable[AuthCredential | str | None] | None,
     ]
 )
 """Where the credential a tool needs comes from: a mapping from `AuthConfig.key` (the
 scheme's name with the scopes) or the security scheme's name to the credential (an
 `AuthCredential`, or the key or token as a string, made the scheme's kind of
-credential), or a function of the run context and the `AuthConfig` returning one
-(either kind), or None when there is none (the call is then deferred). A sync
-function runs in a worker thread, so one that blocks never stops the event loop."""
+credential), or a function of the `AuthConfig` and pydantic-ai's run context (the
+config first, as every adapter passes it) returning one (either kind), or None when
+there is none (the call is then deferred). A sync function runs in a worker thread,
+so one that blocks never stops the event loop."""
+
+T = TypeVar("T")
+
+_MAX_RUNS = 64
+"""How many runs' default invocations the adapter keeps (the oldest are dropped)."""
 
 _MAX_DEFERRED = 1024
-"""How many calls deferred for a credential the adapter remembers (the oldest are
-forgotten first): their run, and whether the user had approved them."""
+"""How many paused calls (waiting for approval or a credential) the adapter remembers,
+the oldest forgotten first: their arguments as ``before_tool`` left them, and for a
+credential their run and whether the user had approved them."""
 
 _ARGS_VALIDATOR = SchemaValidator(
     core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
@@ -222,9 +231,18 @@ def _block(block: JsonValue) -> Any:
 class _Deferred:
     """A call deferred for a credential, as the adapter remembers it."""
 
+    args: dict[str, Any]
     approved: bool
     run_id: str | None
     conversation_id: str | None
+
+
+def _remember(pauses: OrderedDict[str, T], call_id: str, what: T) -> None:
+    """Keep ``what`` of a paused call, forgetting the oldest past `_MAX_DEFERRED`."""
+    pauses[call_id] = what
+    pauses.move_to_end(call_id)
+    while len(pauses) > _MAX_DEFERRED:
+        pauses.popitem(last=False)
 
 
 def _auth_metadata(config: AuthConfig) -> dict[str, Any]:
@@ -265,6 +283,9 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             credential it does not give is deferred (``CallDeferred``), never sent
             without it.
         tool_timeout: Seconds a call may take when the tool has no ``timeout``.
+        callbacks: toolsets' ``before_tool`` / ``after_tool`` / ``on_tool_error``, run
+            around each call as in toolsets' agent loop (``before_tool`` once per call,
+            not again when an approved or deferred call runs).
 
     What else a tool asks of its caller (``transfer_to_agent``, ``escalate``,
     ``skip_summarization``) has no pydantic-ai equivalent and is not acted on.
@@ -283,6 +304,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         context: Callable[[RunContext[AgentDepsT]], Invocation] = default_invocation,
         credentials: Credentials | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        callbacks: Callbacks | None = None,
     ) -> None:
         if isinstance(toolset, AbstractToolset):
             raise ToolDefinitionError(
@@ -296,15 +318,18 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         self._id = id
         self.max_retries = max_retries
         self._context = context
-        self._run: tuple[str, Invocation] | None = None
+        self._runs: OrderedDict[str, Invocation] = OrderedDict()
         self._credentials = credentials
         self._tool_timeout = tool_timeout
+        self._callbacks = callbacks if callbacks is not None else NO_CALLBACKS
         self._listed: dict[str, _Listed[AgentDepsT]] = {}
         self._entered = 0
         self._lock = anyio.Lock()
-        # Calls deferred for a credential, by call id: their run and conversation, and
-        # whether the user approved them (only then may `call_with_credential` skip it).
+        # Calls deferred for a credential, by call id: their arguments, run and
+        # conversation, and whether the user approved them (only then may
+        # `call_with_credential` skip it); calls waiting for approval: their arguments.
         self._deferred: OrderedDict[str, _Deferred] = OrderedDict()
+        self._asked: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     @property
     def id(self) -> str | None:
@@ -313,15 +338,17 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
 
     def _invocation(self, ctx: RunContext[AgentDepsT]) -> Invocation:
         """The invocation of a call or listing in ``ctx``; the default one is made once
-        per run (its calls share it, and its cancellation flag)."""
+        per run (its calls share it, and its cancellation flag), for the latest
+        `_MAX_RUNS` runs, so that interleaved runs keep each their own."""
         run_id = ctx.run_id
         if self._context is not default_invocation or run_id is None:
             return self._context(ctx)
-        last = self._run
-        if last is not None and last[0] == run_id:
-            return last[1]
-        invocation = default_invocation(ctx)
-        self._run = (run_id, invocation)
+        runs = self._runs
+        invocation = runs.get(run_id)
+        if invocation is None:
+            invocation = runs[run_id] = default_invocation(ctx)
+            while len(runs) > _MAX_RUNS:
+                runs.popitem(last=False)
         return invocation
 
     async def __aenter__(self) -> PydanticAIToolset[AgentDepsT]:
@@ -388,29 +415,29 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         else:  # rebuilt by a wrapper that kept only the definition
             ours = await self._tool_named(tool.tool_def.name, ctx)
         invocation = self._invocation(ctx)
-        confirmation = None
+        call_id = ctx.tool_call_id
+        confirmation, resumed, args = None, False, tool_args
         if ctx.tool_call_approved:
             payload = ctx.tool_call_metadata
             confirmation = ToolConfirmation(confirmed=True, payload=payload)
-        outcome = await self._invoke(ours, tool_args, ctx, invocation, confirmation)
-        if isinstance(outcome, CredentialNeeded) and ctx.tool_call_id is not None:
-            self._remember(
-                ctx.tool_call_id,
-                _Deferred(
+            # The arguments the user was asked about, as before_tool left them (it
+            # does not run again); unknown here (another process asked), it runs now.
+            asked = self._asked.pop(call_id, None) if call_id is not None else None
+            if asked is not None:
+                args, resumed = asked, True
+        outcome = await self._invoke(ours, args, ctx, invocation, confirmation, resumed=resumed)
+        if call_id is not None:
+            if isinstance(outcome, ConfirmationNeeded):
+                _remember(self._asked, call_id, outcome.args)
+            elif isinstance(outcome, CredentialNeeded):
+                deferred = _Deferred(
+                    args=outcome.args,
                     approved=ctx.tool_call_approved,
                     run_id=ctx.run_id,
                     conversation_id=ctx.conversation_id,
-                ),
-            )
+                )
+                _remember(self._deferred, call_id, deferred)
         return self._answer(outcome, invocation, ctx.tool_call_approved)
-
-    def _remember(self, call_id: str, deferred: _Deferred) -> None:
-        """Keep what `call_with_credential` needs to know of a call deferred for a
-        credential; the oldest are forgotten past `_MAX_DEFERRED`."""
-        self._deferred[call_id] = deferred
-        self._deferred.move_to_end(call_id)
-        while len(self._deferred) > _MAX_DEFERRED:
-            self._deferred.popitem(last=False)
 
     async def _tool_named(self, name: str, ctx: RunContext[AgentDepsT]) -> Tool:
         """The tool the model knows as ``name``.
@@ -431,9 +458,12 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         invocation: Invocation,
         confirmation: ToolConfirmation | None,
         credential: AuthCredential | None = None,
+        *,
+        resumed: bool,
     ) -> Outcome:
         """The call through the call path; when it asks for a credential (every other
-        gate passed, or the tool asked while running), once more with the adapter's."""
+        gate passed, or the tool asked while running), once more with the adapter's.
+        ``resumed``: ``before_tool`` ran already, when the call paused."""
         given = credential is not None
         while True:
             outcome = await invoke(
@@ -441,17 +471,18 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                 args,
                 ToolContext(invocation, function_call_id=ctx.tool_call_id),
                 default_timeout=self._tool_timeout,
+                callbacks=self._callbacks,
                 scopes=invocation.scopes,
                 confirmation=confirmation,
                 credential=credential,
-                resumed=confirmation is not None or credential is not None,
+                resumed=resumed,
             )
             if given or not isinstance(outcome, CredentialNeeded):
                 return outcome
             credential = await self._credential(ctx, outcome.auth_config)
             if credential is None:  # deferred: never sent without it
                 return outcome
-            args, given = outcome.args, True
+            args, given, resumed = outcome.args, True, True
 
     async def _credential(
         self, ctx: RunContext[AgentDepsT], config: AuthConfig
@@ -461,7 +492,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             return None
         if isinstance(source, Mapping):
             return given_credential(source, config)
-        answer: object = await ask(source, ctx, config)
+        answer: object = await ask(source, config, ctx)
         if answer is None or isinstance(answer, AuthCredential):
             return answer
         # The key or token as a string, as in a mapping; anything else is refused.
@@ -545,8 +576,9 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         except ToolNotFoundError as gone:
             return ToolFailed(gone.for_model())
         confirmation = ToolConfirmation(confirmed=True) if approved else None
+        args = call.args_as_dict() if deferred is None else deferred.args
         outcome = await self._invoke(
-            tool, call.args_as_dict(), ctx, invocation, confirmation, credential
+            tool, args, ctx, invocation, confirmation, credential, resumed=deferred is not None
         )
         if not isinstance(outcome, CredentialNeeded):  # it ran, or asks for more: used up
             self._deferred.pop(call.tool_call_id, None)
@@ -617,11 +649,16 @@ class ImportedTool(BaseTool):
                 checked = listed.args_validator_func(run_ctx, **valid)
                 if inspect.isawaitable(checked):
                     await checked
+        except pydantic.ValidationError as exc:
+            return invalid_arguments_result(validation_problems(exc, args))
+        except (ModelRetry, ToolFailed) as exc:
+            return error_result(exc.message)
+        # A ValidationError raised in the tool itself is the tool's failure, not the
+        # model's arguments: it reaches the call path's on_tool_error boundary.
+        try:
             if listed.tool_def.kind == "external":
                 raise CallDeferred()
             result = await self._source.wrapped.call_tool(self.name, valid, run_ctx, listed)
-        except pydantic.ValidationError as exc:
-            return invalid_arguments_result(validation_problems(exc, args))
         except (ModelRetry, ToolFailed) as exc:
             return error_result(exc.message)
         except ApprovalRequired as exc:
