@@ -123,6 +123,20 @@ def retries(messages: Sequence[ModelMessage]) -> list[ToolReturnPart]:
     ]
 
 
+async def approved(toolset: Any, turn: Turn, call_id: str) -> list[ModelMessage]:
+    """The messages of a run whose one call pauses for approval, resumed with the user's
+    yes to ``call_id``."""
+    model, _ = scripted(turn, "Done.")
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("go")
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={call_id: True}),
+        )
+    return resumed.new_messages()
+
+
 @pytest.fixture
 def api() -> Iterator[NotesApi]:
     with notes_api() as running:
@@ -390,18 +404,49 @@ async def test_two_overlapping_runs_share_one_mcp_session_which_closes_after_bot
         os.kill(pids["first"], 0)
 
 
+@tool
+def count(ctx: ToolContext) -> int:
+    """Count the calls of this run."""
+    ctx.state["n"] = ctx.state.get("n", 0) + 1
+    return int(ctx.state["n"])
+
+
+@asyncio_only
+async def test_interleaved_runs_each_keep_their_own_state() -> None:
+    at_second_step = 0
+    both_there = anyio.Event()
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal at_second_step
+        run = str(messages[0].parts[0].content)  # type: ignore[union-attr]
+        step = len(messages) // 2 + 1
+        if step == 2:  # both runs called once before either calls again
+            at_second_step += 1
+            if at_second_step == 2:
+                both_there.set()
+            await both_there.wait()
+        if step < 3:
+            return ModelResponse(parts=[ToolCallPart("count", {}, tool_call_id=f"{run}{step}")])
+        return ModelResponse(parts=[TextPart(run)])
+
+    agent = Agent(FunctionModel(respond), toolsets=[PydanticAIToolset([count])])
+    answers: dict[str, Any] = {}
+
+    async def run(prompt: str) -> None:
+        answers.update(returned((await agent.run(prompt)).all_messages()))
+
+    with anyio.fail_after(RUN_TIMEOUT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "a")
+            group.start_soon(run, "b")
+    assert answers == {"a1": 1, "a2": 2, "b1": 1, "b2": 2}
+
+
 @asyncio_only
 async def test_pydantic_ai_wrappers_over_the_adapter_call_the_same_tools() -> None:
     toolset = PydanticAIToolset([wipe_disk]).prefixed("fs").approval_required()
-    model, _ = scripted(calling("fs_wipe_disk", "w", disk="sdb"), "Wiped.")
-    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
-    with anyio.fail_after(RUN_TIMEOUT):
-        paused = await agent.run("wipe sdb")
-        resumed = await agent.run(
-            message_history=paused.all_messages(),
-            deferred_tool_results=DeferredToolResults(approvals={"w": True}),
-        )
-    assert returned(resumed.new_messages())["w"] == "sdb wiped"
+    messages = await approved(toolset, calling("fs_wipe_disk", "w", disk="sdb"), "w")
+    assert returned(messages)["w"] == "sdb wiped"
 
 
 class Rebuilt(WrapperToolset[Any]):
@@ -442,15 +487,8 @@ async def test_callbacks_run_around_a_call_and_before_tool_once_for_an_approved_
 
     callbacks = Callbacks(before_tool=[rewrite], after_tool=[tag])
     toolset = PydanticAIToolset([wipe_disk], callbacks=callbacks)
-    model, _ = scripted(calling("wipe_disk", "w", disk="sda"), "Wiped.")
-    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
-    with anyio.fail_after(RUN_TIMEOUT):
-        paused = await agent.run("wipe sda")
-        resumed = await agent.run(
-            message_history=paused.all_messages(),
-            deferred_tool_results=DeferredToolResults(approvals={"w": True}),
-        )
-    assert returned(resumed.new_messages())["w"] == "sdz wiped (checked)"
+    messages = await approved(toolset, calling("wipe_disk", "w", disk="sda"), "w")
+    assert returned(messages)["w"] == "sdz wiped (checked)"
     assert before == [{"disk": "sda"}]
 
 
