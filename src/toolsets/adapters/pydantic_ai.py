@@ -10,6 +10,8 @@ Each call goes through toolsets' one call path (`toolsets._invoke.invoke`), and 
 produces is mapped to pydantic-ai's own mechanisms:
 
 =============================  ==========================================================
+a name providers refuse        offered under a legal one (`ToolNameMap`: ``files.delete``
+                               → ``files_delete``), mapped back for the call
 invalid arguments              ``ModelRetry`` naming each field: the model is asked to fix
                                them (counted against the tool's ``max_retries``)
 other ``{"error": ...}``       returned as the tool's result, for the model to read
@@ -266,7 +268,10 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     ``async with agent`` for longer. Overlapping runs share it, whichever task they run
     in; the last exit closes it (the toolset's ``shutdown``, safe from any task), and
     the next run opens it again. The adapter never enters the wrapped toolset itself: a
-    run's task cannot own what another run may still use after it ends.
+    run's task cannot own what another run may still use after it ends (an MCP session
+    opened so lives on the toolset's background event loop, which costs a call a few
+    tenths of a millisecond). Do not enter the wrapped toolset yourself: the last exit
+    would close its sessions each run; ``async with agent:`` keeps them across runs.
 
     Args:
         toolset: The tools: a `Toolset`, or tools and functions (put in a
