@@ -601,7 +601,7 @@ async def test_a_credential_from_the_adapter_lets_the_call_run() -> None:
 async def test_a_missing_credential_defers_the_call_until_the_user_gives_one() -> None:
     asked: list[str] = []
 
-    async def lookup(config: AuthConfig, ctx: RunContext[Any]) -> AuthCredential | None:
+    async def lookup(ctx: RunContext[Any], config: AuthConfig) -> AuthCredential | None:
         asked.append(config.scheme_name)
         return None
 
@@ -633,7 +633,7 @@ async def test_a_string_credential_is_the_schemes_kind_and_a_sync_lookup_runs_of
     loop_thread = threading.get_ident()
     threads: list[int] = []
 
-    def lookup(config: AuthConfig, ctx: RunContext[Any]) -> str:
+    def lookup(ctx: RunContext[Any], config: AuthConfig) -> str:
         threads.append(threading.get_ident())
         return "s3cret"
 

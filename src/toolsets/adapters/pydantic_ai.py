@@ -108,16 +108,16 @@ state, scopes) the tool's `ToolContext` is made from. See `default_invocation`."
 Credentials: TypeAlias = (
     Mapping[str, AuthCredential | str]
     | Callable[
-        [AuthConfig, RunContext[Any]],
+        [RunContext[Any], AuthConfig],
         AuthCredential | str | Awaitable[AuthCredential | str | None] | None,
     ]
 )
 """Where the credential a tool needs comes from: a mapping from `AuthConfig.key` (the
 scheme's name with the scopes) or the security scheme's name to the credential (an
 `AuthCredential`, or the key or token as a string, made the scheme's kind of
-credential), or a function of the `AuthConfig` and pydantic-ai's run context (the
-config first, as every adapter passes it) returning one (either kind), or None when
-there is none (the call is then deferred). A sync function runs in a worker thread,
+credential), or a function of pydantic-ai's run context and the `AuthConfig` (the
+framework's context first, as in the other adapters) returning one (either kind), or
+None when there is none (the call is then deferred). A sync function runs in a worker thread,
 so one that blocks never stops the event loop."""
 
 T = TypeVar("T")
@@ -497,7 +497,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             return None
         if isinstance(source, Mapping):
             return given_credential(source, config)
-        answer: object = await ask(source, config, ctx)
+        answer: object = await ask(source, ctx, config)
         if answer is None or isinstance(answer, AuthCredential):
             return answer
         # The key or token as a string, as in a mapping; anything else is refused.
