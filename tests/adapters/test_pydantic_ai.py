@@ -8,13 +8,17 @@ loop"), so the agent turns run on asyncio; pydantic-ai's tools in our loop run o
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import pydantic
 import pytest
 from pydantic_ai import (
     Agent,
@@ -26,6 +30,7 @@ from pydantic_ai import (
     ModelRetry,
     RunContext,
     ToolDenied,
+    ToolFailed,
     UnexpectedModelBehavior,
 )
 from pydantic_ai.messages import (
@@ -38,6 +43,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from tests.adapters.helpers import NotesApi, everything, notes_api, wipe_disk
@@ -59,6 +65,7 @@ from toolsets import (
     ToolDefinitionError,
     tool,
 )
+from toolsets._invoke import Callbacks, Done, invoke
 from toolsets.adapters.pydantic_ai import PydanticAIToolset, from_pydantic_ai
 from toolsets.agent import LlmAgent, LongRunningRequest, Runner
 from toolsets.models import ScriptedModel
@@ -114,6 +121,20 @@ def retries(messages: Sequence[ModelMessage]) -> list[ToolReturnPart]:
         for part in message.parts
         if isinstance(part, ToolReturnPart) and part.outcome == "retried"
     ]
+
+
+async def approved(toolset: Any, turn: Turn, call_id: str) -> list[ModelMessage]:
+    """The messages of a run whose one call pauses for approval, resumed with the user's
+    yes to ``call_id``."""
+    model, _ = scripted(turn, "Done.")
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("go")
+        resumed = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={call_id: True}),
+        )
+    return resumed.new_messages()
 
 
 @pytest.fixture
@@ -288,18 +309,144 @@ async def test_runs_inside_one_agent_context_share_one_mcp_session() -> None:
         await toolset.__aexit__(None, None, None)
 
 
+PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""A tool name OpenAI, Anthropic and Gemini all accept."""
+
+
+@tool(name="files.delete")
+def delete_files(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+@tool(name="notes/list")
+def list_notes() -> list[str]:
+    """The notes."""
+    return ["milk"]
+
+
+@tool(name="a_tool_whose_name_is_far_too_long_for_any_provider_to_accept_it_at_all")
+def long_named() -> str:
+    """A tool with a long name."""
+    return "long"
+
+
+@asyncio_only
+async def test_dotted_slashed_and_long_tool_names_reach_the_model_legal_and_are_called() -> None:
+    offered: list[ToolDefinition] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if not offered:
+            offered.extend(info.function_tools)
+            return ModelResponse(
+                parts=[
+                    ToolCallPart(
+                        t.name,
+                        {"path": "/tmp/a"} if "delete" in t.name else {},
+                        tool_call_id=f"c{i}",
+                    )
+                    for i, t in enumerate(offered)
+                ]
+            )
+        return ModelResponse(parts=[TextPart("done")])
+
+    toolset = PydanticAIToolset([delete_files, list_notes, long_named])
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await Agent(FunctionModel(respond), toolsets=[toolset]).run("tidy up")
+    names = [t.name for t in offered]
+    assert all(PROVIDER_NAME.match(name) for name in names), names
+    assert names[:2] == ["files_delete", "notes_list"]
+    assert returned(result.all_messages()) == {
+        "c0": "deleted /tmp/a",
+        "c1": ["milk"],
+        "c2": "long",
+    }
+
+
+@asyncio_only
+async def test_two_overlapping_runs_share_one_mcp_session_which_closes_after_both() -> None:
+    toolset = PydanticAIToolset(stdio_toolset(confirm="never"))
+    started, first_done = anyio.Event(), anyio.Event()
+    inside = 0
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal inside
+        run = str(messages[0].parts[0].content)  # type: ignore[union-attr]
+        if len(messages) == 1:  # each run's first step: both runs are in before any call
+            inside += 1
+            if inside == 2:
+                started.set()
+            await started.wait()
+            return ModelResponse(parts=[ToolCallPart("pid", {}, tool_call_id=run)])
+        if run == "second":  # the run that entered last leaves last
+            await first_done.wait()
+        return ModelResponse(parts=[TextPart(run)])
+
+    agent = Agent(FunctionModel(respond), toolsets=[toolset])
+    results: dict[str, Any] = {}
+
+    async def run(prompt: str) -> None:
+        results[prompt] = await agent.run(prompt)
+        if prompt == "first":
+            first_done.set()
+
+    with anyio.fail_after(RUN_TIMEOUT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "first")
+            group.start_soon(run, "second")
+    pids = {
+        prompt: int(re.findall(r"\d+", str(returned(result.all_messages())[prompt]))[0])
+        for prompt, result in results.items()
+    }
+    assert [results[p].output for p in ("first", "second")] == ["first", "second"]
+    assert pids["first"] == pids["second"]  # one session for both
+    with pytest.raises(ProcessLookupError):  # closed after both: the server has exited
+        os.kill(pids["first"], 0)
+
+
+@tool
+def count(ctx: ToolContext) -> int:
+    """Count the calls of this run."""
+    ctx.state["n"] = ctx.state.get("n", 0) + 1
+    return int(ctx.state["n"])
+
+
+@asyncio_only
+async def test_interleaved_runs_each_keep_their_own_state() -> None:
+    at_second_step = 0
+    both_there = anyio.Event()
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal at_second_step
+        run = str(messages[0].parts[0].content)  # type: ignore[union-attr]
+        step = len(messages) // 2 + 1
+        if step == 2:  # both runs called once before either calls again
+            at_second_step += 1
+            if at_second_step == 2:
+                both_there.set()
+            await both_there.wait()
+        if step < 3:
+            return ModelResponse(parts=[ToolCallPart("count", {}, tool_call_id=f"{run}{step}")])
+        return ModelResponse(parts=[TextPart(run)])
+
+    agent = Agent(FunctionModel(respond), toolsets=[PydanticAIToolset([count])])
+    answers: dict[str, Any] = {}
+
+    async def run(prompt: str) -> None:
+        answers.update(returned((await agent.run(prompt)).all_messages()))
+
+    with anyio.fail_after(RUN_TIMEOUT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "a")
+            group.start_soon(run, "b")
+    assert answers == {"a1": 1, "a2": 2, "b1": 1, "b2": 2}
+
+
 @asyncio_only
 async def test_pydantic_ai_wrappers_over_the_adapter_call_the_same_tools() -> None:
     toolset = PydanticAIToolset([wipe_disk]).prefixed("fs").approval_required()
-    model, _ = scripted(calling("fs_wipe_disk", "w", disk="sdb"), "Wiped.")
-    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
-    with anyio.fail_after(RUN_TIMEOUT):
-        paused = await agent.run("wipe sdb")
-        resumed = await agent.run(
-            message_history=paused.all_messages(),
-            deferred_tool_results=DeferredToolResults(approvals={"w": True}),
-        )
-    assert returned(resumed.new_messages())["w"] == "sdb wiped"
+    messages = await approved(toolset, calling("fs_wipe_disk", "w", disk="sdb"), "w")
+    assert returned(messages)["w"] == "sdb wiped"
 
 
 class Rebuilt(WrapperToolset[Any]):
@@ -325,6 +472,24 @@ async def test_a_tool_rebuilt_from_its_definition_is_still_called() -> None:
     with anyio.fail_after(RUN_TIMEOUT):
         result = await agent.run("Rome")
     assert returned(result.all_messages())["r"] == "user lives in Rome (call r)"
+
+
+@asyncio_only
+async def test_callbacks_run_around_a_call_and_before_tool_once_for_an_approved_one() -> None:
+    before: list[dict[str, Any]] = []
+
+    def rewrite(tool_: Any, args: dict[str, Any], ctx: ToolContext) -> None:
+        before.append(dict(args))
+        args["disk"] = "sdz"
+
+    def tag(tool_: Any, args: Any, ctx: ToolContext, result: Any) -> Any:
+        return f"{result} (checked)"
+
+    callbacks = Callbacks(before_tool=[rewrite], after_tool=[tag])
+    toolset = PydanticAIToolset([wipe_disk], callbacks=callbacks)
+    messages = await approved(toolset, calling("wipe_disk", "w", disk="sda"), "w")
+    assert returned(messages)["w"] == "sdz wiped (checked)"
+    assert before == [{"disk": "sda"}]
 
 
 @tool
@@ -461,6 +626,92 @@ async def test_a_missing_credential_defers_the_call_until_the_user_gives_one() -
     assert resumed.output == "It is sunny."
 
 
+@asyncio_only
+async def test_a_string_credential_is_the_schemes_kind_and_a_sync_lookup_runs_off_the_loop() -> (
+    None
+):
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+
+    def lookup(ctx: RunContext[Any], config: AuthConfig) -> str:
+        threads.append(threading.get_ident())
+        return "s3cret"
+
+    model, _ = scripted(calling("forecast", "f", city="Oslo"), "ok")
+    other_model, _ = scripted(calling("forecast", "g", city="Rome"), "ok")
+    strings = PydanticAIToolset([forecast], credentials={"weather_key": "k3y"})
+    by_function = PydanticAIToolset([forecast], credentials=lookup)
+    with anyio.fail_after(RUN_TIMEOUT):
+        result = await Agent(model, toolsets=[strings]).run("weather?")
+        other = await Agent(other_model, toolsets=[by_function]).run("weather?")
+    assert returned(result.all_messages())["f"] == "sunny in Oslo (key of 3 characters)"
+    assert returned(other.all_messages())["g"] == "sunny in Rome (key of 6 characters)"
+    assert threads
+    assert loop_thread not in threads  # a blocking lookup never stops the loop
+
+
+def test_credentials_no_call_could_use_are_refused_when_the_adapter_is_made() -> None:
+    with pytest.raises(ToolDefinitionError) as raised:
+        PydanticAIToolset([forecast], credentials={"weather_key": 3})  # type: ignore[dict-item]
+    assert raised.value.field == "credentials"
+
+
+PAID: list[int] = []
+
+
+@tool(auth_config=API_KEY, requires_confirmation=True)
+def pay(amount: int, ctx: ToolContext) -> str:
+    """Pay an amount."""
+    PAID.append(amount)
+    return f"paid {amount} in {ctx.session_id}"
+
+
+@asyncio_only
+async def test_approved_from_the_client_never_skips_the_users_approval() -> None:
+    PAID.clear()
+    model, _ = scripted(calling("pay", "p", amount=5))
+    toolset = PydanticAIToolset([pay])
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("pay 5")
+        requests = paused.output
+        assert isinstance(requests, DeferredToolRequests)
+        (asked,) = requests.approvals  # never approved by the user
+        key = AuthCredential.api_key("k")
+        spoofed = await toolset.call_with_credential(asked, key, approved=True)
+        unknown = ToolCallPart("pay", {"amount": 9}, tool_call_id="never-seen")
+        made_up = await toolset.call_with_credential(unknown, key, approved=True)
+    assert isinstance(spoofed, ToolFailed)
+    assert isinstance(made_up, ToolFailed)
+    assert PAID == []
+
+
+@asyncio_only
+async def test_a_call_approved_then_deferred_for_a_credential_runs_once_in_its_conversation() -> (
+    None
+):
+    PAID.clear()
+    model, _ = scripted(calling("pay", "p", amount=5), "Paid.")
+    toolset = PydanticAIToolset([pay])
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+    with anyio.fail_after(RUN_TIMEOUT):
+        paused = await agent.run("pay 5")
+        deferred = await agent.run(
+            message_history=paused.all_messages(),
+            deferred_tool_results=DeferredToolResults(approvals={"p": True}),
+        )
+        requests = deferred.output
+        assert isinstance(requests, DeferredToolRequests)
+        (call_,) = requests.calls
+        assert requests.metadata["p"]["approved"] is True
+        key = AuthCredential.api_key("k")
+        answer = await toolset.call_with_credential(call_, key, approved=True)
+        again = await toolset.call_with_credential(call_, key, approved=True)
+    assert answer == f"paid 5 in {deferred.conversation_id}"
+    assert isinstance(again, ToolFailed)  # the approval was used up
+    assert PAID == [5]
+
+
 @tool(is_long_running=True)
 def start_backup(disk: str) -> dict[str, str]:
     """Start backing a disk up."""
@@ -548,6 +799,23 @@ async def test_a_pydantic_ai_tool_needing_approval_pauses_our_loop_until_approve
     assert request.tool_name == "launch"
     events = await approve(runner, session_id, request)
     assert response_of(events, "launch") == "launched at moon"
+
+
+async def test_a_validation_error_inside_a_pydantic_ai_tool_is_its_failure_not_the_models() -> None:
+    def parse(text: str) -> int:
+        """Read a number from an upstream reply."""
+        return pydantic.TypeAdapter(int).validate_python(text)
+
+    (tool_,) = await from_pydantic_ai([parse]).list_tools(ToolContext())
+    with anyio.fail_after(RUN_TIMEOUT):
+        outcome = await invoke(
+            tool_, {"text": "n/a"}, ToolContext(function_call_id="1"), default_timeout=5
+        )
+    assert isinstance(outcome, Done)
+    result = outcome.result
+    assert isinstance(result, dict)
+    assert "error" in result
+    assert "fields" not in result  # the model's arguments were fine
 
 
 async def test_plain_functions_and_tools_become_a_toolset() -> None:

@@ -10,6 +10,8 @@ Each call goes through toolsets' one call path (`toolsets._invoke.invoke`), and 
 produces is mapped to pydantic-ai's own mechanisms:
 
 =============================  ==========================================================
+a name providers refuse        offered under a legal one (`ToolNameMap`: ``files.delete``
+                               → ``files_delete``), mapped back for the call
 invalid arguments              ``ModelRetry`` naming each field: the model is asked to fix
                                them (counted against the tool's ``max_retries``)
 other ``{"error": ...}``       returned as the tool's result, for the model to read
@@ -35,13 +37,14 @@ from __future__ import annotations
 import base64
 import binascii
 import inspect
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Generic, TypeAlias, cast
+from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 import anyio
 
+from toolsets.adapters._common import ask, check_credentials, given_credential
 from toolsets.adapters._extras import missing_extra
 
 try:
@@ -73,6 +76,8 @@ from toolsets._errors import ToolDefinitionError, ToolNotFoundError
 from toolsets._function_tool import validation_problems
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
+    NO_CALLBACKS,
+    Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
@@ -84,6 +89,7 @@ from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result, invalid_arguments_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
+from toolsets.schema import ToolNameMap
 
 __all__ = [
     "ContextHook",
@@ -100,15 +106,29 @@ ContextHook: TypeAlias = Callable[[RunContext[Any]], Invocation]
 state, scopes) the tool's `ToolContext` is made from. See `default_invocation`."""
 
 Credentials: TypeAlias = (
-    Mapping[str, AuthCredential]
+    Mapping[str, AuthCredential | str]
     | Callable[
-        [RunContext[Any], AuthConfig], AuthCredential | Awaitable[AuthCredential | None] | None
+        [RunContext[Any], AuthConfig],
+        AuthCredential | str | Awaitable[AuthCredential | str | None] | None,
     ]
 )
-"""Where the credential a tool needs comes from: a mapping from the security scheme's
-name (or `AuthConfig.key`, which adds the scopes) to the credential, or a function of
-the run context and the `AuthConfig` (sync or async) returning it, or None when there
-is none (the call is then deferred)."""
+"""Where the credential a tool needs comes from: a mapping from `AuthConfig.key` (the
+scheme's name with the scopes) or the security scheme's name to the credential (an
+`AuthCredential`, or the key or token as a string, made the scheme's kind of
+credential), or a function of pydantic-ai's run context and the `AuthConfig` (the
+framework's context first, as in the other adapters) returning one (either kind), or
+None when there is none (the call is then deferred). A sync function runs in a worker thread,
+so one that blocks never stops the event loop."""
+
+T = TypeVar("T")
+
+_MAX_RUNS = 64
+"""How many runs' default invocations the adapter keeps (the oldest are dropped)."""
+
+_MAX_DEFERRED = 1024
+"""How many paused calls (waiting for approval or a credential) the adapter remembers,
+the oldest forgotten first: their arguments as ``before_tool`` left them, and for a
+credential their run and whether the user had approved them."""
 
 _ARGS_VALIDATOR = SchemaValidator(
     core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
@@ -142,11 +162,14 @@ class _Listed(ToolsetTool[AgentDepsT]):
     """The tool of the wrapped toolset."""
 
 
-def tool_definition(tool: Tool, declaration: ToolDeclaration) -> ToolDefinition:
+def tool_definition(
+    tool: Tool, declaration: ToolDeclaration, name: str | None = None
+) -> ToolDefinition:
     """The pydantic-ai definition of ``tool``: its name, description and JSON Schema.
 
     The one place the schema is chosen: pydantic-ai's model classes adapt a full JSON
-    Schema to their provider themselves.
+    Schema to their provider themselves (but not the name: ``name`` is the one the
+    provider accepts, from a `ToolNameMap`; default the declaration's own).
     """
     response = declaration.response
     annotations = declaration.annotations.to_json()
@@ -156,7 +179,7 @@ def tool_definition(tool: Tool, declaration: ToolDeclaration) -> ToolDefinition:
     if tool.auth_config is not None:
         metadata["auth_scheme"] = tool.auth_config.scheme_name
     return ToolDefinition(
-        name=declaration.name,
+        name=declaration.name if name is None else name,
         description=declaration.description or None,
         parameters_json_schema=dict(declaration.parameters),
         # Our loop runs only concurrency-safe calls side by side; so does pydantic-ai.
@@ -206,6 +229,24 @@ def _block(block: JsonValue) -> Any:
     return block
 
 
+@dataclass(frozen=True)
+class _Deferred:
+    """A call deferred for a credential, as the adapter remembers it."""
+
+    args: dict[str, Any]
+    approved: bool
+    run_id: str | None
+    conversation_id: str | None
+
+
+def _remember(pauses: OrderedDict[str, T], call_id: str, what: T) -> None:
+    """Keep ``what`` of a paused call, forgetting the oldest past `_MAX_DEFERRED`."""
+    pauses[call_id] = what
+    pauses.move_to_end(call_id)
+    while len(pauses) > _MAX_DEFERRED:
+        pauses.popitem(last=False)
+
+
 def _auth_metadata(config: AuthConfig) -> dict[str, Any]:
     return {
         "scheme_name": config.scheme_name,
@@ -218,9 +259,19 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     """A toolsets `Toolset` (or a list of tools) as a pydantic-ai toolset.
 
     Tools are listed at every run step (``get_tools``), so a toolset that changes
-    (an MCP server's ``tools/list_changed``) is seen at once. Entering it (pydantic-ai
-    does, once per run, and ``async with agent`` does for longer) enters the wrapped
-    toolset once, however many runs share it; the last exit leaves it.
+    (an MCP server's ``tools/list_changed``) is seen at once. Each is offered under a
+    name every provider accepts (`ToolNameMap`: ``files.delete`` becomes
+    ``files_delete``, an over-long name is shortened), mapped back for the call.
+
+    The wrapped toolset opens what it holds (an MCP session, HTTP clients) on first use
+    and keeps it while the adapter is entered: pydantic-ai enters it once per run, and
+    ``async with agent`` for longer. Overlapping runs share it, whichever task they run
+    in; the last exit closes it (the toolset's ``shutdown``, safe from any task), and
+    the next run opens it again. The adapter never enters the wrapped toolset itself: a
+    run's task cannot own what another run may still use after it ends (an MCP session
+    opened so lives on the toolset's background event loop, which costs a call a few
+    tenths of a millisecond). Do not enter the wrapped toolset yourself: the last exit
+    would close its sessions each run; ``async with agent:`` keeps them across runs.
 
     Args:
         toolset: The tools: a `Toolset`, or tools and functions (put in a
@@ -237,6 +288,9 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             credential it does not give is deferred (``CallDeferred``), never sent
             without it.
         tool_timeout: Seconds a call may take when the tool has no ``timeout``.
+        callbacks: toolsets' ``before_tool`` / ``after_tool`` / ``on_tool_error``, run
+            around each call as in toolsets' agent loop (``before_tool`` once per call,
+            not again when an approved or deferred call runs).
 
     What else a tool asks of its caller (``transfer_to_agent``, ``escalate``,
     ``skip_summarization``) has no pydantic-ai equivalent and is not acted on.
@@ -255,6 +309,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         context: Callable[[RunContext[AgentDepsT]], Invocation] = default_invocation,
         credentials: Credentials | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        callbacks: Callbacks | None = None,
     ) -> None:
         if isinstance(toolset, AbstractToolset):
             raise ToolDefinitionError(
@@ -262,17 +317,24 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                 "Agent as it is (from_pydantic_ai makes a toolsets Toolset of it)",
                 field="toolset",
             )
+        check_credentials(credentials)
         self.toolset: Toolset = toolset if isinstance(toolset, Toolset) else StaticToolset(toolset)
         """The wrapped toolset."""
         self._id = id
         self.max_retries = max_retries
         self._context = context
-        self._run: tuple[str, Invocation] | None = None
+        self._runs: OrderedDict[str, Invocation] = OrderedDict()
         self._credentials = credentials
         self._tool_timeout = tool_timeout
+        self._callbacks = callbacks if callbacks is not None else NO_CALLBACKS
         self._listed: dict[str, _Listed[AgentDepsT]] = {}
         self._entered = 0
         self._lock = anyio.Lock()
+        # Calls deferred for a credential, by call id: their arguments, run and
+        # conversation, and whether the user approved them (only then may
+        # `call_with_credential` skip it); calls waiting for approval: their arguments.
+        self._deferred: OrderedDict[str, _Deferred] = OrderedDict()
+        self._asked: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     @property
     def id(self) -> str | None:
@@ -281,21 +343,21 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
 
     def _invocation(self, ctx: RunContext[AgentDepsT]) -> Invocation:
         """The invocation of a call or listing in ``ctx``; the default one is made once
-        per run (its calls share it, and its cancellation flag)."""
+        per run (its calls share it, and its cancellation flag), for the latest
+        `_MAX_RUNS` runs, so that interleaved runs keep each their own."""
         run_id = ctx.run_id
         if self._context is not default_invocation or run_id is None:
             return self._context(ctx)
-        last = self._run
-        if last is not None and last[0] == run_id:
-            return last[1]
-        invocation = default_invocation(ctx)
-        self._run = (run_id, invocation)
+        runs = self._runs
+        invocation = runs.get(run_id)
+        if invocation is None:
+            invocation = runs[run_id] = default_invocation(ctx)
+            while len(runs) > _MAX_RUNS:
+                runs.popitem(last=False)
         return invocation
 
     async def __aenter__(self) -> PydanticAIToolset[AgentDepsT]:
-        async with self._lock:
-            if self._entered == 0:
-                await self.toolset.__aenter__()
+        async with self._lock:  # waits for a last exit's shutdown to finish
             self._entered += 1
         return self
 
@@ -305,35 +367,42 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                 raise RuntimeError(f"{self!r} was left more often than entered")
             self._entered -= 1
             if self._entered == 0:
-                exc_info = cast(
-                    "tuple[type[BaseException] | None, BaseException | None, TracebackType | None]",
-                    tuple(args[:3]) if len(args) >= 3 else (None, None, None),
-                )
-                await self.toolset.__aexit__(*exc_info)
+                with anyio.CancelScope(shield=True):  # a cancelled run still closes it
+                    await self.toolset.shutdown()
         return None
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         """The wrapped toolset's tools, listed in the context of this run step."""
         tools = await self.toolset.list_tools(ToolContext(self._invocation(ctx)))
         max_retries = self.max_retries if self.max_retries is not None else ctx.max_retries
-        listed: dict[str, ToolsetTool[AgentDepsT]] = {}
         # Definitions are made again only for tools that changed since the last step.
         known, fresh = self._listed, {}
+        declared: list[tuple[Tool, ToolDeclaration | None]] = []
         for tool in tools:
             seen = known.get(tool.name)
-            if seen is None or seen.tool is not tool or seen.max_retries != max_retries:
+            if seen is not None and seen.tool is tool and seen.max_retries == max_retries:
+                declared.append((tool, None))
+            else:
                 declaration = tool.declaration()
-                if declaration is None:  # passive: nothing the model can call
-                    continue
+                if declaration is not None:  # else passive: nothing the model can call
+                    declared.append((tool, declaration))
+        names = ToolNameMap.build(tool.name for tool, _ in declared)
+        listed: dict[str, ToolsetTool[AgentDepsT]] = {}
+        for tool, declaration in declared:
+            name = names.to_provider(tool.name)
+            seen = known.get(tool.name)
+            if declaration is not None or seen is None or seen.tool_def.name != name:
+                declaration = declaration if declaration is not None else tool.declaration()
+                assert declaration is not None  # it had one a step ago
                 seen = _Listed(
                     toolset=self,
-                    tool_def=tool_definition(tool, declaration),
+                    tool_def=tool_definition(tool, declaration, name),
                     max_retries=max_retries,
                     args_validator=_ARGS_VALIDATOR,
                     tool=tool,
                 )
             fresh[tool.name] = seen
-            listed[seen.tool_def.name] = seen
+            listed[name] = seen
         self._listed = fresh
         return listed
 
@@ -351,11 +420,28 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         else:  # rebuilt by a wrapper that kept only the definition
             ours = await self._tool_named(tool.tool_def.name, ctx)
         invocation = self._invocation(ctx)
-        confirmation = None
+        call_id = ctx.tool_call_id
+        confirmation, resumed, args = None, False, tool_args
         if ctx.tool_call_approved:
             payload = ctx.tool_call_metadata
             confirmation = ToolConfirmation(confirmed=True, payload=payload)
-        outcome = await self._invoke(ours, tool_args, ctx, invocation, confirmation)
+            # The arguments the user was asked about, as before_tool left them (it
+            # does not run again); unknown here (another process asked), it runs now.
+            asked = self._asked.pop(call_id, None) if call_id is not None else None
+            if asked is not None:
+                args, resumed = asked, True
+        outcome = await self._invoke(ours, args, ctx, invocation, confirmation, resumed=resumed)
+        if call_id is not None:
+            if isinstance(outcome, ConfirmationNeeded):
+                _remember(self._asked, call_id, outcome.args)
+            elif isinstance(outcome, CredentialNeeded):
+                deferred = _Deferred(
+                    args=outcome.args,
+                    approved=ctx.tool_call_approved,
+                    run_id=ctx.run_id,
+                    conversation_id=ctx.conversation_id,
+                )
+                _remember(self._deferred, call_id, deferred)
         return self._answer(outcome, invocation, ctx.tool_call_approved)
 
     async def _tool_named(self, name: str, ctx: RunContext[AgentDepsT]) -> Tool:
@@ -377,9 +463,12 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         invocation: Invocation,
         confirmation: ToolConfirmation | None,
         credential: AuthCredential | None = None,
+        *,
+        resumed: bool,
     ) -> Outcome:
         """The call through the call path; when it asks for a credential (every other
-        gate passed, or the tool asked while running), once more with the adapter's."""
+        gate passed, or the tool asked while running), once more with the adapter's.
+        ``resumed``: ``before_tool`` ran already, when the call paused."""
         given = credential is not None
         while True:
             outcome = await invoke(
@@ -387,17 +476,18 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                 args,
                 ToolContext(invocation, function_call_id=ctx.tool_call_id),
                 default_timeout=self._tool_timeout,
+                callbacks=self._callbacks,
                 scopes=invocation.scopes,
                 confirmation=confirmation,
                 credential=credential,
-                resumed=confirmation is not None or credential is not None,
+                resumed=resumed,
             )
             if given or not isinstance(outcome, CredentialNeeded):
                 return outcome
             credential = await self._credential(ctx, outcome.auth_config)
             if credential is None:  # deferred: never sent without it
                 return outcome
-            args, given = outcome.args, True
+            args, given, resumed = outcome.args, True, True
 
     async def _credential(
         self, ctx: RunContext[AgentDepsT], config: AuthConfig
@@ -406,12 +496,12 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         if source is None:
             return None
         if isinstance(source, Mapping):
-            found: AuthCredential | None = source.get(config.key) or source.get(config.scheme_name)
-            return found
-        answer = source(ctx, config)
-        if inspect.isawaitable(answer):
-            return await answer
-        return answer
+            return given_credential(source, config)
+        answer: object = await ask(source, ctx, config)
+        if answer is None or isinstance(answer, AuthCredential):
+            return answer
+        # The key or token as a string, as in a mapping; anything else is refused.
+        return given_credential({config.key: cast("str", answer)}, config)
 
     def _answer(self, outcome: Outcome, invocation: Invocation, approved: bool) -> Any:
         """What pydantic-ai gets for an outcome: a result, or the exception that stands
@@ -460,14 +550,21 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             credential: The credential for its ``auth_config``.
             deps: The deps the ``context=`` hook reads, as in the run.
             approved: The call was approved before it was deferred (its
-                ``metadata["approved"]``): a call needing the user's approval runs only
-                then.
+                ``metadata["approved"]``). Taken only for a call this adapter deferred
+                after the user approved it in a run: for any other call id, a call
+                needing the user's approval is refused (``ToolFailed``), never run.
+
+        The call runs in the run and conversation it was deferred in (the default
+        invocation's session and run), when this adapter deferred it.
 
         Returns:
             The tool's result; a ``ModelRetry`` or ``ToolFailed`` for the model when the
             arguments are invalid or the call cannot run (as ``DeferredToolResults``
             takes them).
         """
+        deferred = self._deferred.get(call.tool_call_id)
+        # The client's word alone never stands for the user's approval.
+        approved = approved and deferred is not None and deferred.approved
         ctx = RunContext(
             deps=cast("AgentDepsT", deps),
             model=_NO_MODEL,
@@ -475,6 +572,8 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
             tool_call_approved=approved,
+            run_id=None if deferred is None else deferred.run_id,
+            conversation_id=None if deferred is None else deferred.conversation_id,
         )
         invocation = self._invocation(ctx)
         try:
@@ -482,9 +581,12 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         except ToolNotFoundError as gone:
             return ToolFailed(gone.for_model())
         confirmation = ToolConfirmation(confirmed=True) if approved else None
+        args = call.args_as_dict() if deferred is None else deferred.args
         outcome = await self._invoke(
-            tool, call.args_as_dict(), ctx, invocation, confirmation, credential
+            tool, args, ctx, invocation, confirmation, credential, resumed=deferred is not None
         )
+        if not isinstance(outcome, CredentialNeeded):  # it ran, or asks for more: used up
+            self._deferred.pop(call.tool_call_id, None)
         try:
             return self._answer(outcome, invocation, approved)
         except ModelRetry as retry:
@@ -552,11 +654,16 @@ class ImportedTool(BaseTool):
                 checked = listed.args_validator_func(run_ctx, **valid)
                 if inspect.isawaitable(checked):
                     await checked
+        except pydantic.ValidationError as exc:
+            return invalid_arguments_result(validation_problems(exc, args))
+        except (ModelRetry, ToolFailed) as exc:
+            return error_result(exc.message)
+        # A ValidationError raised in the tool itself is the tool's failure, not the
+        # model's arguments: it reaches the call path's on_tool_error boundary.
+        try:
             if listed.tool_def.kind == "external":
                 raise CallDeferred()
             result = await self._source.wrapped.call_tool(self.name, valid, run_ctx, listed)
-        except pydantic.ValidationError as exc:
-            return invalid_arguments_result(validation_problems(exc, args))
         except (ModelRetry, ToolFailed) as exc:
             return error_result(exc.message)
         except ApprovalRequired as exc:
