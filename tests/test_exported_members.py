@@ -15,6 +15,7 @@ EXPECTED = {
     "BaseTool",
     "BaseToolset",
     "Blob",
+    "Callbacks",
     "Cancellation",
     "ConfirmPolicy",
     "ConfirmedTool",

@@ -26,6 +26,7 @@ from toolsets._errors import (
     ToolsetError,
 )
 from toolsets._function_tool import FunctionTool, tool
+from toolsets._invoke import Callbacks
 from toolsets._json import JsonObject, JsonValue
 from toolsets._results import error_result, invalid_arguments_result, is_error_result
 from toolsets._services import (
@@ -50,6 +51,7 @@ __all__ = [
     "BaseTool",
     "BaseToolset",
     "Blob",
+    "Callbacks",
     "Cancellation",
     "ConfirmPolicy",
     "ConfirmedTool",

@@ -37,6 +37,7 @@ __all__ = [
     "CredentialNeeded",
     "Done",
     "LongRunning",
+    "NO_CALLBACKS",
     "TOO_DEEP",
     "OnToolError",
     "Outcome",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 import smolagents
 from pydantic import Field
@@ -45,7 +46,7 @@ from toolsets import (
     ToolContext,
     ToolsetError,
 )
-from toolsets._invoke import DECLINED
+from toolsets._invoke import DECLINED, Callbacks
 from toolsets.adapters.smolagents import (
     NEEDS_APPROVAL,
     SmolagentsToolError,
@@ -756,3 +757,25 @@ async def test_a_smolagents_tool_can_be_made_to_ask_for_confirmation_in_our_loop
     assert request.args == {"image": "a.png", "size": 10}
     resumed = await approve(runner, session_id, request)
     assert response_of(resumed, "resize") == {"width": 10, "image": "a.png", "options": None}
+
+
+def test_callbacks_run_around_each_call_on_the_adapters_loop() -> None:
+    seen: list[str] = []
+
+    def double(disk: str) -> str:
+        """Echo a disk's name."""
+        return disk
+
+    def before(tool: Any, args: dict[str, Any], ctx: Any) -> None:
+        seen.append(f"before {args['disk']}")
+        args["disk"] = args["disk"].upper()
+
+    async def after(tool: Any, args: Any, ctx: Any, result: Any) -> Any:
+        await anyio.lowlevel.checkpoint()  # an async callback that waits: not on the fast path
+        return f"{result}!"
+
+    callbacks = Callbacks(before_tool=[before], after_tool=[after])
+    fast = FunctionTool(double, run_in_thread=False)
+    with to_smolagents([fast], callbacks=callbacks) as (echo,):
+        assert echo(disk="sda") == "SDA!"
+    assert seen == ["before sda"]

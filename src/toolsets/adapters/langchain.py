@@ -543,7 +543,7 @@ async def to_langchain(
             this has none. Credentials given as an interrupt's answer are kept in the
             graph's checkpoints like any answer: prefer this option for secrets.
         tool_timeout: Seconds a call may take when its tool sets no ``timeout``.
-        callbacks: toolsets' ``before_tool`` / ``after_tool`` / ``on_tool_error``.
+        callbacks: toolsets' tool callbacks (a `Callbacks`).
 
     Returns:
         One `ToolsetTool` per tool the model may call (passive tools are left out),

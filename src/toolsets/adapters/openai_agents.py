@@ -393,7 +393,7 @@ async def to_openai_agents(
         credentials: Credentials by security scheme name, or a function returning one;
             a call whose credential it lacks is refused (never sent without it).
         tool_timeout: Seconds a call may take when its tool sets no ``timeout``.
-        callbacks: toolsets' ``before_tool`` / ``after_tool`` / ``on_tool_error``.
+        callbacks: toolsets' tool callbacks (a `Callbacks`).
         strict: OpenAI's strict mode for every tool whose schema allows it (see
             `tool_schema`); False sends every schema non-strict.
 

@@ -288,7 +288,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             credential it does not give is deferred (``CallDeferred``), never sent
             without it.
         tool_timeout: Seconds a call may take when the tool has no ``timeout``.
-        callbacks: toolsets' ``before_tool`` / ``after_tool`` / ``on_tool_error``, run
+        callbacks: toolsets' tool callbacks (a `Callbacks`), run
             around each call as in toolsets' agent loop (``before_tool`` once per call,
             not again when an approved or deferred call runs).
 

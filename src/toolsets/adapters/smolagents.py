@@ -58,6 +58,7 @@ from toolsets._function_tool import FunctionTool
 from toolsets._ids import new_id
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
+    Callbacks,
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
@@ -479,6 +480,7 @@ class SmolagentsAdapter:
         close_timeout: float = CLOSE_TIMEOUT,
         errors: Errors = "auto",
         backend: Literal["asyncio", "trio"] = "asyncio",
+        callbacks: Callbacks | None = None,
     ) -> None:
         self.toolset: Toolset = tools if isinstance(tools, Toolset) else StaticToolset(tools)
         """The toolset whose tools are offered."""
@@ -501,6 +503,9 @@ class SmolagentsAdapter:
         self._close_timeout = check_timeout(close_timeout, "close_timeout")
         self._errors = errors
         self._backend = backend
+        self._callbacks = callbacks if callbacks is not None else Callbacks()
+        # Callbacks may wait (an async one): such calls always go through the loop.
+        self._fast_allowed = callbacks is None
         self._lock = threading.Lock()
         self._stack: contextlib.ExitStack | None = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
@@ -685,12 +690,13 @@ class SmolagentsAdapter:
             args,
             ctx,
             default_timeout=self._timeout,
+            callbacks=self._callbacks,
             scopes=self._scopes,
             confirmation=confirmation,
             credential=credential,
             resumed=resumed,
         )
-        if entry.fast:
+        if entry.fast and self._fast_allowed:
             return _now(call())
         portal = self._portal
         if portal is None:
@@ -760,6 +766,7 @@ def to_smolagents(
     close_timeout: float = CLOSE_TIMEOUT,
     errors: Errors = "auto",
     backend: Literal["asyncio", "trio"] = "asyncio",
+    callbacks: Callbacks | None = None,
 ) -> SmolagentsAdapter:
     """A toolset (or tools, or plain functions) as smolagents tools::
 
@@ -785,6 +792,8 @@ def to_smolagents(
             ToolCallingAgent's call and raised as `SmolagentsToolError` elsewhere
             (``"auto"``), or always ``"raise"``d, or always ``"return"``ed (`Errors`).
         backend: The event loop the tools run on, in the adapter's thread.
+        callbacks: toolsets' tool callbacks (a `Callbacks`), run
+            on the adapter's event loop around each call.
 
     Returns:
         The adapter: a context manager whose ``with`` gives the list of smolagents tools.
@@ -803,6 +812,7 @@ def to_smolagents(
         close_timeout=close_timeout,
         errors=errors,
         backend=backend,
+        callbacks=callbacks,
     )
 
 
