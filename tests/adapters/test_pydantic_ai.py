@@ -364,6 +364,27 @@ async def test_dotted_slashed_and_long_tool_names_reach_the_model_legal_and_are_
 
 
 @asyncio_only
+async def test_a_toolset_you_open_yourself_keeps_its_session_across_runs_with_close_false() -> None:
+    mcp = stdio_toolset(confirm="never")
+
+    async def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("pid", {}, tool_call_id="p")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(respond), toolsets=[PydanticAIToolset(mcp, close=False)])
+    with anyio.fail_after(RUN_TIMEOUT):
+        async with mcp:
+            runs = [await agent.run("which pid?") for _ in range(2)]
+            pids = {str(returned(run.all_messages())["p"]) for run in runs}
+            assert len(pids) == 1  # one session, never closed between runs
+            (pid,) = (int(re.findall(r"\d+", p)[0]) for p in pids)
+            os.kill(pid, 0)  # still running while the toolset is open
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+@asyncio_only
 async def test_two_overlapping_runs_share_one_mcp_session_which_closes_after_both() -> None:
     toolset = PydanticAIToolset(stdio_toolset(confirm="never"))
     started, first_done = anyio.Event(), anyio.Event()

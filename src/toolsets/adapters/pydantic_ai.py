@@ -270,8 +270,12 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     the next run opens it again. The adapter never enters the wrapped toolset itself: a
     run's task cannot own what another run may still use after it ends (an MCP session
     opened so lives on the toolset's background event loop, which costs a call a few
-    tenths of a millisecond). Do not enter the wrapped toolset yourself: the last exit
-    would close its sessions each run; ``async with agent:`` keeps them across runs.
+    tenths of a millisecond). To keep sessions in your own task instead (the fastest),
+    open the toolset yourself for your application's lifetime and pass ``close=False``::
+
+        async with mcp_toolset:  # e.g. in your web app's lifespan
+            agent = Agent(model, toolsets=[PydanticAIToolset(mcp_toolset, close=False)])
+            ...  # any number of runs, overlapping or not
 
     Args:
         toolset: The tools: a `Toolset`, or tools and functions (put in a
@@ -291,6 +295,8 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         callbacks: toolsets' tool callbacks (a `Callbacks`), run
             around each call as in toolsets' agent loop (``before_tool`` once per call,
             not again when an approved or deferred call runs).
+        close: Whether the last exit closes the wrapped toolset (its ``shutdown``);
+            False when you open and close it yourself (``async with toolset:``).
 
     What else a tool asks of its caller (``transfer_to_agent``, ``escalate``,
     ``skip_summarization``) has no pydantic-ai equivalent and is not acted on.
@@ -310,6 +316,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         credentials: Credentials | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         callbacks: Callbacks | None = None,
+        close: bool = True,
     ) -> None:
         if isinstance(toolset, AbstractToolset):
             raise ToolDefinitionError(
@@ -329,6 +336,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         self._callbacks = callbacks if callbacks is not None else NO_CALLBACKS
         self._listed: dict[str, _Listed[AgentDepsT]] = {}
         self._entered = 0
+        self._close = close
         self._lock = anyio.Lock()
         # Calls deferred for a credential, by call id: their arguments, run and
         # conversation, and whether the user approved them (only then may
@@ -366,7 +374,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             if self._entered == 0:
                 raise RuntimeError(f"{self!r} was left more often than entered")
             self._entered -= 1
-            if self._entered == 0:
+            if self._entered == 0 and self._close:
                 with anyio.CancelScope(shield=True):  # a cancelled run still closes it
                     await self.toolset.shutdown()
         return None
