@@ -31,6 +31,19 @@ def noop(x: int) -> int:
 
 
 native_noop = function_tool(noop)
+
+
+async def async_noop(x: int) -> int:
+    """Return x.
+
+    Args:
+        x: A number.
+    """
+    return x
+
+
+# openai-agents bounds only an async handler by a timeout: both sides call this one.
+bounded_noop = function_tool(async_noop, timeout=60.0)
 ARGUMENTS = '{"x": 1}'
 
 
@@ -49,6 +62,23 @@ async def pair(
 
     async def native() -> object:
         return await native_noop.on_invoke_tool(_context(), ARGUMENTS)
+
+    async def ours() -> object:
+        return await ours_tool.on_invoke_tool(_context(), ARGUMENTS)
+
+    return native, ours
+
+
+async def bounded_pair(
+    stack: contextlib.AsyncExitStack,
+) -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[object]]]:
+    """As `pair`, with openai-agents' tool bounded by a timeout as ours always is
+    (toolsets' default, 60 s): the like-for-like comparison of two bounded calls."""
+    del stack
+    (ours_tool,) = await to_openai_agents([FunctionTool(async_noop, name="noop")])
+
+    async def native() -> object:
+        return await bounded_noop.on_invoke_tool(_context(), ARGUMENTS)
 
     async def ours() -> object:
         return await ours_tool.on_invoke_tool(_context(), ARGUMENTS)

@@ -81,6 +81,17 @@ async def pair(stack: contextlib.AsyncExitStack) -> tuple[Call, Call]:
     return await _caller(native, call), await _caller(ours, call)
 
 
+async def bounded_pair(stack: contextlib.AsyncExitStack) -> tuple[Call, Call]:
+    """As `pair`, with pydantic-ai's tool bounded by a timeout as ours always is (toolsets'
+    default, 60 s): the like-for-like comparison of two bounded calls."""
+    call = ToolCallPart("noop", {"x": 1}, tool_call_id="c")
+    native: FunctionToolset[None] = FunctionToolset([noop], timeout=60.0)
+    ours = PydanticAIToolset[None]([FunctionTool(noop)])
+    await stack.enter_async_context(native)
+    await stack.enter_async_context(ours)
+    return await _caller(native, call), await _caller(ours, call)
+
+
 async def mcp_pair(stack: contextlib.AsyncExitStack) -> tuple[Call, Call]:
     """(pydantic-ai's own MCP client, ours: `McpToolset` through the adapter): one call of
     the fixture server's ``echo`` each, each side with its own server process."""

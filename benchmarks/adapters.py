@@ -7,9 +7,12 @@ Run: python benchmarks/adapters.py [--calls N] [--warmup W] [--mcp-calls M]
 One file per framework, ``benchmarks/_adapter_<framework>.py``, gives ``pair(stack)``:
 two calls of the same no-op function ``noop(x: int) -> int``, each through the entry point
 the framework's own agent loop calls a tool by, ``native`` with the framework's own function
-tool and ``ours`` with our adapter over a toolsets `FunctionTool`. pydantic-ai's file gives
-``mcp_pair(stack)`` too: one call of the fixture MCP server's tool through pydantic-ai's own
-MCP client, and through our adapter over `McpToolset`, the same server command on both.
+tool and ``ours`` with our adapter over a toolsets `FunctionTool`. Where the framework's
+tool can be bounded by a timeout, as every toolsets call is (60 s by default),
+``bounded_pair(stack)`` measures the native tool with one too ("function tool, timeout"):
+the like-for-like row. pydantic-ai's file gives ``mcp_pair(stack)`` too: one call of the
+fixture MCP server's tool through pydantic-ai's own MCP client, and through our adapter
+over `McpToolset`, the same server command on both.
 
 Each pair is measured in this one process, the sides taking turns call by call (in a
 rotating order) so that other work on a busy machine hits them alike:
@@ -84,6 +87,9 @@ async def run(options: argparse.Namespace) -> tuple[list[Row], list[str]]:
         cases: list[tuple[str, Pair, int, float]] = [
             (f"{framework} function tool", module.pair, options.calls, FUNCTION_TARGET)
         ]
+        if hasattr(module, "bounded_pair"):
+            name = f"{framework} function tool, timeout"
+            cases.append((name, module.bounded_pair, options.calls, FUNCTION_TARGET))
         if hasattr(module, "mcp_pair"):
             cases.append((f"{framework} MCP tool", module.mcp_pair, options.mcp_calls, MCP_TARGET))
         for name, pair, count, target in cases:
