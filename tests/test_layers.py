@@ -26,7 +26,7 @@ PACKAGE = "toolsets"
 SRC = Path(toolsets.__file__).resolve().parent.parent
 """Where the package is read from: the one imported (``src/`` in a clone)."""
 AGENT = f"{PACKAGE}.agent"
-BELOW_THE_AGENT = ["mcp", "openapi", "schema", "models"]
+BELOW_THE_AGENT = ["mcp", "openapi", "schema", "models", "adapters"]
 """The subpackages that must work without the agent (with the core, `toolsets._*`)."""
 
 
