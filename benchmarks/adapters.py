@@ -63,7 +63,7 @@ class Row:
         native, ours = statistics.median(self.native) * 1e6, statistics.median(self.ours) * 1e6
         cpu_native, cpu_ours = self.cpu["native"] * 1e6, self.cpu["ours"] * 1e6
         return (
-            f"{self.name:<34}{native:>10.1f}{ours:>10.1f}{cpu_native:>10.1f}{cpu_ours:>10.1f}"
+            f"{self.name:<38}{native:>10.1f}{ours:>10.1f}{cpu_native:>10.1f}{cpu_ours:>10.1f}"
             f"{self.ratio:>9.2f}x  {verdict(self.ratio, at_most=self.target)}"
         )
 
@@ -113,7 +113,7 @@ def main() -> None:
         f"after {options.warmup} warm-up, sides taking turns)"
     )
     print(
-        f"{'':<34}{'native µs':>10}{'ours µs':>10}{'CPU nat':>10}{'CPU ours':>10}"
+        f"{'':<38}{'native µs':>10}{'ours µs':>10}{'CPU nat':>10}{'CPU ours':>10}"
         f"{'ours/nat':>10}  target"
     )
     for row in rows:
