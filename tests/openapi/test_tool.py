@@ -19,6 +19,7 @@ from toolsets import (
     ToolCallError,
     ToolContext,
     ToolDefinitionError,
+    prefixed,
 )
 from toolsets.openapi import OpenApiToolset
 
@@ -131,7 +132,7 @@ async def test_the_confirmation_hint_names_the_operation_and_its_arguments() -> 
         tool = await ts.get_tool("trees_get_tree")
         assert tool.requires_confirmation({"id": "a"})
         assert tool.confirmation_hint({"id": "a", "depth": 2}) == (
-            'Allow GET /trees/{id} with {"depth": 2, "id": "a"}?'
+            'Allow GET /trees/{id} (the tool \'trees_get_tree\') with {"depth": 2, "id": "a"}?'
         )
 
 
@@ -204,6 +205,7 @@ async def test_in_an_agent_a_delete_pauses_for_approval_unless_opted_out(
             if confirm is None:
                 request = asked_to_confirm(events)
                 assert request.hint.startswith("Allow DELETE /trees/{id}")
+                assert "the tool 'trees_delete_tree'" in request.hint
                 assert server.requests == [], "nothing was sent unasked"
                 events = await approve(runner, session_id, request)
     assert [r.request_line for r in server.requests] == ["DELETE /trees/t1 HTTP/1.1"]
@@ -220,3 +222,16 @@ async def test_a_response_nested_deeper_than_python_reads_comes_back_as_its_text
             result = await tool.run({"id": "t"}, ToolContext())
     assert isinstance(result, str)
     assert result.startswith("[[[")
+
+
+async def test_the_approval_hint_names_the_tool_as_the_user_knows_it_under_a_prefix() -> None:
+    async with OpenApiToolset(SPEC, base_url="https://api.test") as toolset:
+        (delete,) = [
+            t
+            for t in await prefixed(toolset, "acme").list_tools()
+            if t.name == "acme_trees_delete_tree"
+        ]
+        hint = delete.confirmation_hint({"id": "t1"})
+    assert (
+        hint == 'Allow DELETE /trees/{id} (the tool \'acme_trees_delete_tree\') with {"id": "t1"}?'
+    )

@@ -73,10 +73,6 @@ class RestApiTool(BaseTool):
                 idempotent=method in ("get", "head", "options", "put", "delete"),
                 open_world=True,
             ),
-            confirmation_hint=lambda args: (
-                f"Allow {method.upper()} {operation.path} with "
-                f"{json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)}?"
-            ),
             auth_config=missing_credential(operation, api.spec, api.credentials),
         )
         self._confirm = confirm_rule(confirm)
@@ -95,6 +91,16 @@ class RestApiTool(BaseTool):
             base_url=self._base_url,
             headers=api.headers,
             follow=api.follow,
+        )
+
+    def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
+        """What the user is asked: the request about to be sent, and the tool that sends it
+        (``name``: the name the user knows it by, under ``prefixed`` or ``renamed``)."""
+        shown = json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)
+        operation = self.operation
+        return (
+            f"Allow {operation.method.upper()} {operation.path} (the tool "
+            f"{name or self.name!r}) with {shown}?"
         )
 
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
