@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolsets import AuthConfig, AuthCredential, AuthError, ToolDefinitionError
-from toolsets.adapters._common import ask, check_credentials, given_credential
+from toolsets.adapters._common import ask, check_credentials, given_credential, lookup_credential
 
 pytestmark = pytest.mark.anyio
 
@@ -71,3 +71,15 @@ async def test_a_sync_callback_runs_off_the_event_loops_thread_and_an_async_one_
     assert answer == 2
     assert thread != loop_thread
     assert await ask(asynchronous, 1) == (3, loop_thread)
+
+
+async def test_a_credentials_function_may_answer_the_token_as_a_string_and_nothing_else() -> None:
+    bearer = config({"type": "http", "scheme": "bearer"})
+    found = await lookup_credential(lambda ctx, cfg: "t0k", bearer, "ctx")
+    assert found is not None
+    assert (found.kind, found.secret) == ("bearer", "t0k")
+    assert await lookup_credential(lambda cfg: None, bearer) is None
+    assert await lookup_credential(None, bearer) is None
+    with pytest.raises(AuthError) as refused:
+        await lookup_credential(lambda cfg: 42, bearer)
+    assert refused.value.scheme_name == "auth"

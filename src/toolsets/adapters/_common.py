@@ -5,15 +5,25 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio.to_thread
 
 from toolsets._auth import AuthConfig, AuthCredential, credential_refused
+from toolsets._context import ToolConfirmation, ToolContext
 from toolsets._errors import ToolDefinitionError
+from toolsets._invoke import Callbacks, Outcome, invoke
+from toolsets._tool import Tool
 
-__all__ = ["ask", "check_credentials", "given_credential"]
+__all__ = [
+    "CallsTools",
+    "ask",
+    "check_credentials",
+    "credential_answer",
+    "given_credential",
+    "lookup_credential",
+]
 
 
 async def ask(callback: Callable[..., Any], *args: Any) -> Any:
@@ -88,3 +98,62 @@ def check_credentials(credentials: object) -> None:
                 "AuthCredential or the key or token as a string",
                 field="credentials",
             )
+
+
+def credential_answer(answer: object, config: AuthConfig) -> AuthCredential | None:
+    """What a user's credentials function answered for ``config``, as a credential: None
+    (it has none), an `AuthCredential`, or the key or token as a string (see
+    `given_credential`).
+
+    Raises:
+        AuthError: anything else, naming the scheme.
+    """
+    if answer is None or isinstance(answer, AuthCredential):
+        return answer
+    return given_credential({config.key: answer}, config)  # type: ignore[dict-item]
+
+
+async def lookup_credential(
+    credentials: Mapping[str, AuthCredential | str] | Callable[..., Any] | None,
+    config: AuthConfig,
+    *context: Any,
+) -> AuthCredential | None:
+    """The credential the user's ``credentials=`` gives for ``config``: from a mapping
+    (`given_credential`), or the answer of a function called with the framework's
+    ``context`` and then ``config`` (`ask`: a sync one in a worker thread); None when it
+    has none."""
+    if credentials is None:
+        return None
+    if isinstance(credentials, Mapping):
+        return given_credential(credentials, config)
+    return credential_answer(await ask(credentials, *context, config), config)
+
+
+class CallsTools:
+    """What an adapter's options object mixes in to call a tool through the one call
+    path with its ``default_timeout`` and ``callbacks``, and the caller's scopes."""
+
+    default_timeout: float
+    callbacks: Callbacks
+
+    def invoke(
+        self,
+        tool: Tool,
+        args: Mapping[str, Any],
+        ctx: ToolContext,
+        *,
+        confirmation: ToolConfirmation | None = None,
+        credential: AuthCredential | None = None,
+        resumed: bool = False,
+    ) -> Awaitable[Outcome]:
+        return invoke(
+            tool,
+            args,
+            ctx,
+            default_timeout=self.default_timeout,
+            callbacks=self.callbacks,
+            scopes=ctx.scopes,
+            confirmation=confirmation,
+            credential=credential,
+            resumed=resumed,
+        )

@@ -87,14 +87,13 @@ from toolsets._invoke import (
     Done,
     LongRunning,
     Outcome,
-    invoke,
 )
 from toolsets._json import JsonValue, copy_json, to_json_value
 from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset, as_tool
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import ask, check_credentials, given_credential
+from toolsets.adapters._common import CallsTools, ask, check_credentials, lookup_credential
 from toolsets.schema import ToolNameMap
 
 __all__ = [
@@ -178,7 +177,7 @@ class _Call:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Bridge:
+class _Bridge(CallsTools):
     """What every tool of one `to_langchain` shares: the options, and the event loop the
     toolset lives on."""
 
@@ -215,37 +214,9 @@ class _Bridge:
                 )
         return ToolContext(invocation, function_call_id=call_id)
 
-    def invoke(
-        self,
-        tool: Tool,
-        args: Mapping[str, Any],
-        ctx: ToolContext,
-        *,
-        confirmation: ToolConfirmation | None = None,
-        credential: AuthCredential | None = None,
-        resumed: bool = False,
-    ) -> Awaitable[Outcome]:
-        return invoke(
-            tool,
-            args,
-            ctx,
-            default_timeout=self.default_timeout,
-            callbacks=self.callbacks,
-            scopes=ctx.scopes,
-            confirmation=confirmation,
-            credential=credential,
-            resumed=resumed,
-        )
-
     async def stored_credential(self, config: AuthConfig) -> AuthCredential | None:
         """The credential ``credentials=`` has for ``config``, or None."""
-        given = self.credentials
-        if given is None:
-            return None
-        if isinstance(given, Mapping):
-            return given_credential(given, config)
-        answer: AuthCredential | None = await ask(given, config)
-        return answer
+        return await lookup_credential(self.credentials, config)
 
 
 def _in_graph(config: RunnableConfig | None) -> bool:

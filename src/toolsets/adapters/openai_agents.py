@@ -87,8 +87,6 @@ from toolsets._invoke import (
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
-    Outcome,
-    invoke,
     parse_arguments,
 )
 from toolsets._json import JsonValue, to_json_value
@@ -96,7 +94,7 @@ from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset, as_tool
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import ask, check_credentials, given_credential
+from toolsets.adapters._common import CallsTools, check_credentials, lookup_credential
 from toolsets.schema import ToolNameMap, openai_parameters, openai_strict_parameters
 
 __all__ = [
@@ -228,7 +226,7 @@ def _key(name: str, args: Mapping[str, Any]) -> str:
 
 
 @dataclass(kw_only=True)
-class _Bridge:
+class _Bridge(CallsTools):
     """What every tool of one `to_openai_agents` shares: the options, and the calls that
     asked for confirmation while running."""
 
@@ -243,37 +241,10 @@ class _Bridge:
         invocation = given(run) if callable(given) else default_invocation(run, given)
         return ToolContext(invocation, function_call_id=run.tool_call_id)
 
-    def invoke(
-        self,
-        tool: Tool,
-        args: Mapping[str, Any],
-        ctx: ToolContext,
-        confirmation: ToolConfirmation | None,
-        credential: AuthCredential | None = None,
-        resumed: bool = False,
-    ) -> Awaitable[Outcome]:
-        return invoke(
-            tool,
-            args,
-            ctx,
-            default_timeout=self.default_timeout,
-            callbacks=self.callbacks,
-            scopes=ctx.scopes,
-            confirmation=confirmation,
-            credential=credential,
-            resumed=resumed,
-        )
-
     async def credential(
         self, config: AuthConfig, run: AgentsToolContext[Any]
     ) -> AuthCredential | None:
-        given = self.credentials
-        if given is None:
-            return None
-        if isinstance(given, Mapping):
-            return given_credential(given, config)
-        answer: AuthCredential | None = await ask(given, run, config)
-        return answer
+        return await lookup_credential(self.credentials, config, run)
 
     def remember(self, key: str) -> None:
         self.asked[key] = None
@@ -330,7 +301,7 @@ class _Call:
                 # It asked while running when called before; the user has now approved.
                 del bridge.asked[key]
                 confirmation = _CONFIRMED
-        outcome = await bridge.invoke(tool, args, ctx, confirmation)
+        outcome = await bridge.invoke(tool, args, ctx, confirmation=confirmation)
         for _ in range(MAX_PAUSES):
             if isinstance(outcome, ConfirmationNeeded):
                 # openai-agents runs a call that needed approval only once approved; one
@@ -345,7 +316,12 @@ class _Call:
             else:
                 break
             outcome = await bridge.invoke(
-                tool, outcome.args, ctx, confirmation, credential, resumed=True
+                tool,
+                outcome.args,
+                ctx,
+                confirmation=confirmation,
+                credential=credential,
+                resumed=True,
             )
         else:
             return _output(error_result("The tool kept asking for a credential; given up."))

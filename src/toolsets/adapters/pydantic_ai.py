@@ -44,7 +44,7 @@ from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 import anyio
 
-from toolsets.adapters._common import ask, check_credentials, given_credential
+from toolsets.adapters._common import check_credentials, lookup_credential
 from toolsets.adapters._extras import missing_extra
 
 try:
@@ -500,16 +500,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     async def _credential(
         self, ctx: RunContext[AgentDepsT], config: AuthConfig
     ) -> AuthCredential | None:
-        source = self._credentials
-        if source is None:
-            return None
-        if isinstance(source, Mapping):
-            return given_credential(source, config)
-        answer: object = await ask(source, ctx, config)
-        if answer is None or isinstance(answer, AuthCredential):
-            return answer
-        # The key or token as a string, as in a mapping; anything else is refused.
-        return given_credential({config.key: cast("str", answer)}, config)
+        return await lookup_credential(self._credentials, config, ctx)
 
     def _answer(self, outcome: Outcome, invocation: Invocation, approved: bool) -> Any:
         """What pydantic-ai gets for an outcome: a result, or the exception that stands

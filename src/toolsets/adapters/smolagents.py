@@ -72,8 +72,10 @@ from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import check_credentials, given_credential
+from toolsets.adapters._common import check_credentials, credential_answer, given_credential
 from toolsets.schema import openai_parameters
+from toolsets.schema._names import legal_names
+from toolsets.schema._restore import json_kind
 
 __all__ = [
     "NEEDS_APPROVAL",
@@ -118,7 +120,7 @@ Confirm: TypeAlias = Callable[[str, dict[str, Any]], bool]
 in the agent's thread (it may block, e.g. on ``input()``); ``args`` are the tool's own
 argument names and values."""
 Credentials: TypeAlias = (
-    Mapping[str, AuthCredential | str] | Callable[[AuthConfig], "AuthCredential | None"]
+    Mapping[str, AuthCredential | str] | Callable[[AuthConfig], "AuthCredential | str | None"]
 )
 """The credentials tools may be given: by security scheme name, or a function of what is
 needed (None when it has none)."""
@@ -164,19 +166,6 @@ class SmolagentsToolError(ToolsetError):
 # --- names and schemas ------------------------------------------------------------------
 
 
-def legal_names(names: Iterable[str], rule: NameRule) -> dict[str, str]:
-    """``{name: legal name}`` for distinct ``names``, one to one: legal names are kept
-    (and claimed first), the others made legal by ``rule``, with a hash on a clash."""
-    ordered = list(names)
-    mapped = {name: name for name in ordered if rule.is_legal(name)}
-    taken = set(mapped)
-    for name in ordered:
-        if name not in mapped:
-            mapped[name] = rule.unique(name, taken)
-            taken.add(mapped[name])
-    return {name: mapped[name] for name in ordered}
-
-
 def _json_types(schema: object) -> list[str]:
     """The JSON types ``schema`` accepts as far as its top level says (``[]``: any)."""
     if not isinstance(schema, Mapping):
@@ -199,23 +188,9 @@ def _json_types(schema: object) -> list[str]:
     if values is None and "const" in schema:
         values = [schema["const"]]
     if values:
-        kinds = {_value_type(value) for value in values}
+        kinds = {json_kind(value) for value in values}
         return sorted(kinds)
     return []
-
-
-def _value_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _without_refs(node: Any, defs: Mapping[str, Any], inlined: frozenset[str] = frozenset()) -> Any:
@@ -365,7 +340,7 @@ def _entry(tool: Tool, name: str) -> _Entry | None:
     properties = properties if isinstance(properties, Mapping) else {}
     required = parameters.get("required")
     needed = set(required) if isinstance(required, list) else set()
-    names = legal_names(properties, ARGUMENT_NAMES)
+    names = legal_names(list(properties), ARGUMENT_NAMES)
     inputs = {names[own]: _input(own, schema, own in needed) for own, schema in properties.items()}
     output_type, output_schema = _output(declaration.response)
     return _Entry(
@@ -570,7 +545,7 @@ class SmolagentsAdapter:
                 self._stop(portal, host, stack)
                 raise
             try:
-                names = legal_names((t.name for t in tools), TOOL_NAMES)
+                names = legal_names([t.name for t in tools], TOOL_NAMES)
                 entries = [_entry(t, names[t.name]) for t in tools]
                 adapted = [_AdaptedTool(self, e) for e in entries if e is not None]
             except BaseException:  # e.g. a SpecError: a schema's $ref points at nothing
@@ -730,7 +705,7 @@ class SmolagentsAdapter:
         if given is None:
             return None
         if callable(given):
-            return given(config)
+            return credential_answer(given(config), config)
         return given_credential(given, config)
 
     def _give(self, entry: _Entry, observed: bool, result: JsonValue) -> Any:
