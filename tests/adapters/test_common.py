@@ -8,8 +8,14 @@ from typing import Any
 
 import pytest
 
-from toolsets import AuthConfig, AuthCredential, AuthError, ToolDefinitionError
-from toolsets.adapters._common import ask, check_credentials, given_credential, lookup_credential
+from toolsets import AuthConfig, AuthCredential, AuthError, StaticToolset, ToolDefinitionError
+from toolsets.adapters._common import (
+    ask,
+    check_credentials,
+    given_credential,
+    lookup_credential,
+    toolset_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +89,19 @@ async def test_a_credentials_function_may_answer_the_token_as_a_string_and_nothi
     with pytest.raises(AuthError) as refused:
         await lookup_credential(lambda cfg: 42, bearer)
     assert refused.value.scheme_name == "auth"
+
+
+def test_every_adapter_takes_a_toolset_or_tools_and_refuses_anything_else_naming_it() -> None:
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    static = StaticToolset([ping])
+    assert toolset_of(static) is static
+    assert isinstance(toolset_of([ping]), StaticToolset)
+    for bad in (42, "ping", {"ping": ping}):
+        with pytest.raises(ToolDefinitionError) as refused:
+            toolset_of(bad)
+        assert refused.value.field == "toolset"
+    with pytest.raises(ToolDefinitionError):
+        toolset_of(["not a tool"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import anyio.to_thread
@@ -15,6 +15,7 @@ from toolsets._context import ToolConfirmation, ToolContext
 from toolsets._errors import ToolDefinitionError
 from toolsets._invoke import Callbacks, Outcome, invoke
 from toolsets._tool import Tool
+from toolsets._toolset import StaticToolset, Toolset
 
 __all__ = [
     "CallsTools",
@@ -23,6 +24,7 @@ __all__ = [
     "credential_answer",
     "given_credential",
     "lookup_credential",
+    "toolset_of",
 ]
 
 
@@ -157,3 +159,21 @@ class CallsTools:
             credential=credential,
             resumed=resumed,
         )
+
+
+def toolset_of(given: object) -> Toolset:
+    """What an adapter is given, as a toolset: a `Toolset` as it is; tools and plain
+    functions in a `StaticToolset`.
+
+    Raises:
+        ToolDefinitionError: neither (``.field`` is ``"toolset"``), or an item that is
+            not a tool or a function (``.field`` names it).
+    """
+    if isinstance(given, Toolset):
+        return given
+    if isinstance(given, Iterable) and not isinstance(given, str | bytes | Mapping):
+        return StaticToolset(given)  # each item made a tool, or refused naming why
+    raise ToolDefinitionError(
+        f"expected a toolset, or a list of tools and functions, not a {type(given).__name__}",
+        field="toolset",
+    )

@@ -54,8 +54,9 @@ from toolsets._invoke import (
 from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
-from toolsets._toolset import BaseToolset, StaticToolset, Toolset
+from toolsets._toolset import BaseToolset, Toolset
 from toolsets._validation import ArgumentChecker
+from toolsets.adapters._common import toolset_of
 from toolsets.adapters._extras import missing_extra
 from toolsets.schema import DialectSchema, ToolCallMap, to_gemini_declarations
 
@@ -159,14 +160,7 @@ class AdkToolset(AdkBaseToolset):
         form: SchemaForm = "json_schema",
     ) -> None:
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
-        if isinstance(toolset, Toolset):
-            self.toolset: Toolset = toolset
-        elif isinstance(toolset, Iterable) and not isinstance(toolset, str | bytes | Mapping):
-            self.toolset = StaticToolset(toolset)
-        else:
-            raise ToolDefinitionError(
-                f"{toolset!r} is not a toolset or a list of tools", field="toolset"
-            )
+        self.toolset: Toolset = toolset_of(toolset)
         if form not in ("json_schema", "parameters"):
             raise ToolDefinitionError(
                 f"form must be 'json_schema' or 'parameters', got {form!r}", field="form"

@@ -91,9 +91,15 @@ from toolsets._invoke import (
 from toolsets._json import JsonValue, copy_json, to_json_value
 from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
-from toolsets._toolset import StaticToolset, Toolset, as_tool
+from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import CallsTools, ask, check_credentials, lookup_credential
+from toolsets.adapters._common import (
+    CallsTools,
+    ask,
+    check_credentials,
+    lookup_credential,
+    toolset_of,
+)
 from toolsets.schema import ToolNameMap
 
 __all__ = [
@@ -521,8 +527,7 @@ async def to_langchain(
         named as the providers of LangChain's chat models allow.
     """
     check_credentials(credentials)
-    if not isinstance(toolset, Toolset):
-        toolset = StaticToolset(as_tool(t) for t in toolset)
+    toolset = toolset_of(toolset)
     invocation = invocation if invocation is not None else Invocation()
     bridge = _Bridge(
         invocation=invocation,

@@ -92,9 +92,9 @@ from toolsets._invoke import (
 from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
-from toolsets._toolset import StaticToolset, Toolset, as_tool
+from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import CallsTools, check_credentials, lookup_credential
+from toolsets.adapters._common import CallsTools, check_credentials, lookup_credential, toolset_of
 from toolsets.schema import ToolNameMap, openai_parameters, openai_strict_parameters
 
 __all__ = [
@@ -381,8 +381,7 @@ async def to_openai_agents(
         SpecError: a tool's parameter schema has a broken local ``$ref``.
     """
     check_credentials(credentials)
-    if not isinstance(toolset, Toolset):
-        toolset = StaticToolset(as_tool(t) for t in toolset)
+    toolset = toolset_of(toolset)
     base = invocation if isinstance(invocation, Invocation) else Invocation()
     bridge = _Bridge(
         invocation=base if invocation is None else invocation,

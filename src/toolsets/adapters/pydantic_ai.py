@@ -44,7 +44,7 @@ from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 import anyio
 
-from toolsets.adapters._common import check_credentials, lookup_credential
+from toolsets.adapters._common import check_credentials, lookup_credential, toolset_of
 from toolsets.adapters._extras import missing_extra
 
 try:
@@ -88,7 +88,7 @@ from toolsets._invoke import (
 from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result, invalid_arguments_result, is_error_result
 from toolsets._tool import BaseTool, Tool
-from toolsets._toolset import BaseToolset, StaticToolset, Toolset
+from toolsets._toolset import BaseToolset, Toolset
 from toolsets.schema import ToolNameMap
 
 __all__ = [
@@ -325,7 +325,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                 field="toolset",
             )
         check_credentials(credentials)
-        self.toolset: Toolset = toolset if isinstance(toolset, Toolset) else StaticToolset(toolset)
+        self.toolset: Toolset = toolset_of(toolset)
         """The wrapped toolset."""
         self._id = id
         self.max_retries = max_retries

@@ -72,7 +72,12 @@ from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import check_credentials, credential_answer, given_credential
+from toolsets.adapters._common import (
+    check_credentials,
+    credential_answer,
+    given_credential,
+    toolset_of,
+)
 from toolsets.schema import openai_parameters
 from toolsets.schema._names import legal_names
 from toolsets.schema._restore import json_kind
@@ -457,7 +462,7 @@ class SmolagentsAdapter:
         backend: Literal["asyncio", "trio"] = "asyncio",
         callbacks: Callbacks | None = None,
     ) -> None:
-        self.toolset: Toolset = tools if isinstance(tools, Toolset) else StaticToolset(tools)
+        self.toolset: Toolset = toolset_of(tools)
         """The toolset whose tools are offered."""
         self.state: dict[str, Any] = state if state is not None else {}
         """The state tools read and write (``ctx.state``); writes are applied after
