@@ -25,6 +25,8 @@ from toolsets import (
     ToolDefinitionError,
     tool,
 )
+from toolsets._concurrency import Ready
+from toolsets._invoke import Done, invoke
 
 pytestmark = pytest.mark.anyio
 
@@ -771,8 +773,9 @@ async def test_a_threaded_or_async_function_runs_only_when_awaited() -> None:
 
     @tool
     async def asynchronous() -> str:
-        """A coroutine function."""
+        """A coroutine function that waits."""
         calls.append("asynchronous")
+        await anyio.lowlevel.checkpoint()
         return "x"
 
     for each in (threaded, asynchronous):
@@ -780,6 +783,118 @@ async def test_a_threaded_or_async_function_runs_only_when_awaited() -> None:
         assert calls == []
         assert await running == "x"
         calls.clear()
+
+
+async def test_an_async_function_that_never_awaits_runs_at_once_like_a_plain_one() -> None:
+    calls: list[int] = []
+
+    @tool
+    async def double(x: int) -> int:
+        """Twice x, without waiting for anything."""
+        calls.append(x)
+        return 2 * x
+
+    running = double.run({"x": 4}, ToolContext())
+    assert calls == [4]  # it cannot wait, so nothing a deadline could interrupt
+    assert isinstance(running, Ready)
+    assert await running == 8
+
+    @tool
+    async def fails() -> str:
+        """Raises at once."""
+        raise LookupError("no such thing")
+
+    with pytest.raises(LookupError, match="no such thing"):
+        fails.run({}, ToolContext())
+    outcome = await invoke(fails, {}, ToolContext(), default_timeout=1.0)
+    assert isinstance(outcome, Done)
+    assert outcome.result == {"error": "The tool 'fails' failed: LookupError: no such thing"}
+
+
+async def _inner() -> str:
+    await anyio.lowlevel.checkpoint()
+    return "inner"
+
+
+class _Resource:
+    async def __aenter__(self) -> _Resource:
+        await anyio.lowlevel.checkpoint()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+class _Items:
+    def __aiter__(self) -> _Items:
+        self.left = 2
+        return self
+
+    async def __anext__(self) -> int:
+        self.left -= 1
+        if self.left < 0:
+            raise StopAsyncIteration
+        await anyio.lowlevel.checkpoint()
+        return self.left
+
+
+async def test_an_async_function_that_may_wait_is_never_run_at_once() -> None:
+    """Each way a coroutine can wait (await, async with, async for, an async
+    comprehension, and a wrapper awaiting the function) leaves it to the awaitable, under
+    the call's deadline."""
+
+    async def awaits() -> str:
+        return await _inner()
+
+    async def with_block() -> str:
+        async with _Resource():
+            return "in"
+
+    async def loops() -> list[int]:
+        found = []
+        async for item in _Items():
+            found.append(item)
+        return found
+
+    async def comprehends() -> list[int]:
+        return [item async for item in _Items()]
+
+    async def plain() -> str:
+        return "plain"
+
+    @functools.wraps(plain)
+    async def wrapped() -> str:
+        return await plain()
+
+    class Holder:
+        async def method(self) -> str:
+            return "bound"
+
+    expected = {
+        awaits: "inner",
+        with_block: "in",
+        loops: [1, 0],
+        comprehends: [1, 0],
+        wrapped: "plain",
+    }
+    for fn, result in expected.items():
+        running = FunctionTool(fn).run({}, ToolContext())
+        assert not isinstance(running, Ready), fn.__name__
+        assert await running == result
+    # A bound method that never awaits runs at once; a partial is not looked into.
+    assert isinstance(FunctionTool(Holder().method).run({}, ToolContext()), Ready)
+    running = FunctionTool(functools.partial(plain), name="p").run({}, ToolContext())
+    assert not isinstance(running, Ready)
+    assert await running == "plain"
+
+
+async def test_an_async_function_that_never_awaits_still_gets_its_awaitable_result() -> None:
+    @tool
+    async def hands_back() -> Any:
+        """Returns a coroutine of a function that waits."""
+        return _inner()
+
+    assert await hands_back.run({}, ToolContext()) == "inner"
 
 
 async def test_a_plain_function_on_the_loop_returning_what_json_cannot_carry_raises() -> None:

@@ -5,6 +5,7 @@ callbacks every consumer shares."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -34,6 +35,7 @@ from toolsets._invoke import (
     Done,
     LongRunning,
     Outcome,
+    _done,
     invoke,
 )
 from toolsets.agent import (
@@ -484,3 +486,14 @@ def test_an_interrupt_in_a_plain_function_run_without_a_loop_reaches_the_caller(
     with pytest.raises(KeyboardInterrupt):
         running.send(None)
     running.close()
+
+
+def test_the_quick_done_is_the_same_as_the_constructors() -> None:
+    """`_done` fills a `Done` without its ``__init__``: it must set every field, and
+    equal what the constructor makes (a field added to `Done` fails here)."""
+    args = {"x": 1}
+    quick = _done([1, 2], args)
+    assert quick == Done(result=[1, 2], args=args)
+    assert set(vars(quick)) == {field.name for field in dataclasses.fields(Done)}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        quick.result = 3  # type: ignore[misc]

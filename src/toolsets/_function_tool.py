@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 import types
@@ -29,7 +30,7 @@ from toolsets._concurrency import Ready
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import ToolCallError, ToolDefinitionError
-from toolsets._json import JsonValue, copy_json, to_json_value
+from toolsets._json import JsonValue, all_atoms, copy_json, to_json_value
 from toolsets._jsonschema import DATA_KEYWORDS, SCHEMA_MAP_KEYWORDS
 from toolsets._results import invalid_arguments_result
 from toolsets._tool import BaseTool
@@ -114,6 +115,19 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(type(fn).__call__)
 
 
+def _never_waits(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` makes a coroutine that finishes on its first step: an
+    ``async def`` (a function or a bound method; nothing wrapped, whose wrapper could
+    wait) whose own code never suspends. A coroutine suspends only through a
+    ``YIELD_VALUE`` of its own frame (every ``await``, ``async for`` and ``async with``
+    compiles to one), so a body without one runs to its end when it is first sent to."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if type(fn) is not types.FunctionType or not fn.__code__.co_flags & inspect.CO_COROUTINE:
+        return False
+    return not any(op.opname == "YIELD_VALUE" for op in dis.get_instructions(fn.__code__))
+
+
 def _describe(doc: docstring_parser.Docstring) -> str:
     paragraphs = [doc.short_description, doc.long_description]
     if doc.returns is not None and doc.returns.description:
@@ -175,6 +189,7 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self.fn = fn
         """The wrapped function."""
         self._is_async = _is_async(fn)
+        self._at_once = self._is_async and _never_waits(fn)
         self._run_in_thread = run_in_thread
         if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
             raise ToolDefinitionError(
@@ -305,16 +320,19 @@ class FunctionTool(BaseTool, Generic[P, R]):
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
         """Validate ``args``, call the function, and return its result as JSON.
 
-        A sync function run on the event loop (``run_in_thread=False``) is called now,
-        and its result handed back ready: such a call cannot wait, so it cannot be
-        interrupted, and the call path needs no cancel scope for it. Otherwise the
-        awaitable does the call (an async function's, or one in a worker thread).
+        A call that cannot wait is made now, and its result handed back ready: a sync
+        function run on the event loop (``run_in_thread=False``), and an ``async def``
+        whose body never awaits (its coroutine finishes on its first step). Nothing could
+        interrupt such a call, so the call path needs no cancel scope for it. Otherwise
+        the awaitable does the call (an async function's, or one in a worker thread).
         """
         try:
             positional, keywords = self._bind(args, ctx)
         except _InvalidArguments as invalid:
             return Ready(invalid.result)
         fn: Callable[..., Any] = self.fn  # (not cast(): that builds the type on every call)
+        if self._at_once:
+            return self._stepped(fn(*positional, **keywords))
         if self._is_async:
             return self._awaited(fn(*positional, **keywords))
         if self._run_in_thread:
@@ -323,6 +341,22 @@ class FunctionTool(BaseTool, Generic[P, R]):
         if inspect.isawaitable(result):  # e.g. a sync wrapper around a coroutine function
             return self._awaited(result)
         return Ready(self._as_json(result))
+
+    def _stepped(self, coroutine: typing.Coroutine[Any, Any, Any]) -> Awaitable[JsonValue]:
+        """The result of a coroutine that never waits, run to its end now."""
+        try:
+            coroutine.send(None)
+        except StopIteration as done:
+            value = done.value
+        else:  # cannot happen: its code has no point to wait at
+            coroutine.close()
+            raise ToolCallError(
+                f"tool {self.name!r}: its coroutine waited, though its code never does",
+                tool_name=self.name,
+            )
+        if type(value) not in _AS_IS and inspect.isawaitable(value):
+            return self._awaited(value)  # e.g. an async function returning a coroutine
+        return Ready(self._as_json(value))
 
     async def _in_thread(self, call: Callable[[], Any], ctx: ToolContext) -> JsonValue:
         try:
@@ -347,25 +381,31 @@ class FunctionTool(BaseTool, Generic[P, R]):
             _InvalidArguments: with the result telling the model what is wrong.
         """
         received: object = args  # typed as a Mapping, but it is whatever the model sent
-        if not isinstance(received, Mapping):
-            raise _InvalidArguments(
-                invalid_arguments_result(
-                    [("", f"expected a JSON object, got {type(received).__name__}")]
+        if type(received) is not dict or not all_atoms(received):
+            if not isinstance(received, Mapping):
+                raise _InvalidArguments(
+                    invalid_arguments_result(
+                        [("", f"expected a JSON object, got {type(received).__name__}")]
+                    )
                 )
-            )
-        # A deep copy: values of Any-typed parameters reach the function as they are,
-        # and the function must not be able to change the caller's arguments.
-        arguments = copy_json(dict(received))
+            # A deep copy: values of Any-typed parameters reach the function as they
+            # are, and the function must not be able to change the caller's arguments.
+            # (Arguments that are all scalars cannot be changed, and validating reads
+            # them only: they need none.)
+            received = copy_json(dict(received))
+        arguments: dict[str, Any] = received  # type: ignore[assignment]  # a dict now
         try:
-            validated = self._arguments_model.model_validate(arguments)
+            # (model_validate's own work, without its Python layer of options)
+            validated = self._arguments_model.__pydantic_validator__.validate_python(arguments)
         except pydantic.ValidationError as exc:
             problems = validation_problems(exc, arguments)
             raise _InvalidArguments(invalid_arguments_result(problems)) from None
 
+        fields = validated.__dict__
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
         for param in self._params:
-            value = ctx if param.field is None else getattr(validated, param.field)
+            value = ctx if param.field is None else fields[param.field]
             if param.positional_only:
                 positional.append(value)
             else:
@@ -373,6 +413,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
         return positional, keywords
 
     def _as_json(self, result: Any) -> JsonValue:
+        if type(result) in _AS_IS:
+            return result  # type: ignore[no-any-return]  # a JSON scalar
         try:
             return to_json_value(result)
         except TypeError as exc:
@@ -380,6 +422,10 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 f"tool {self.name!r} returned a value JSON cannot carry: {exc}",
                 tool_name=self.name,
             ) from exc
+
+
+_AS_IS = frozenset({str, int, bool, type(None)})
+"""Results already JSON as they are (not float: NaN and the infinities become null)."""
 
 
 class _InvalidArguments(Exception):

@@ -14,6 +14,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "JsonObject",
     "JsonValue",
+    "all_atoms",
     "copy_json",
     "deeper_than",
     "to_json_value",
@@ -71,6 +72,19 @@ def deeper_than(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
         if container and deeper_than(child, limit):
             return True
     return False
+
+
+_ATOM_TYPES = frozenset(JSON_ATOMS)
+
+
+def all_atoms(values: dict[Any, Any]) -> bool:
+    """Whether every value of ``values`` is a JSON scalar (of exactly a JSON atom's type):
+    such a dict needs no deep copy, and nests one level."""
+    # A loop, not all() over a generator: this runs on every call, and is twice as quick.
+    for value in values.values():  # noqa: SIM110
+        if type(value) not in _ATOM_TYPES:
+            return False
+    return True
 
 
 def copy_json(value: Any) -> Any:

@@ -196,8 +196,13 @@ def default_invocation(run: AgentsToolContext[Any], base: Invocation) -> Invocat
 def _output(result: JsonValue) -> Any:
     """What openai-agents gives the model for ``result``: text as is, an image as an
     image output, anything else as JSON text."""
-    if isinstance(result, str):
+    kind = type(result)
+    if kind is str:
         return result
+    if kind is int:  # as JSON writes it
+        return str(result)
+    if kind is bool or result is None:
+        return _SCALARS[result]
     blocks = result.get("content") if isinstance(result, dict) and len(result) == 1 else None
     if isinstance(blocks, list) and any(_is_image(b) for b in blocks):
         return [_block(b) for b in blocks]
@@ -205,6 +210,8 @@ def _output(result: JsonValue) -> Any:
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False)
+_SCALARS: dict[object, str] = {True: "true", False: "false", None: "null"}
+"""JSON's words for the scalars Python writes otherwise."""
 
 
 def _is_image(block: JsonValue) -> bool:

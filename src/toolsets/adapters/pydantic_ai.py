@@ -86,7 +86,7 @@ from toolsets._invoke import (
     invoke,
 )
 from toolsets._json import JsonValue, to_json_value
-from toolsets._results import error_result, invalid_arguments_result, is_error_result
+from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, Toolset
 from toolsets.schema import ToolNameMap
@@ -477,7 +477,6 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         """The call through the call path; when it asks for a credential (every other
         gate passed, or the tool asked while running), once more with the adapter's.
         ``resumed``: ``before_tool`` ran already, when the call paused."""
-        given = credential is not None
         while True:
             outcome = await invoke(
                 tool,
@@ -490,12 +489,12 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                 credential=credential,
                 resumed=resumed,
             )
-            if given or not isinstance(outcome, CredentialNeeded):
-                return outcome
+            if credential is not None or type(outcome) is not CredentialNeeded:
+                return outcome  # most calls, the first time round
             credential = await self._credential(ctx, outcome.auth_config)
             if credential is None:  # deferred: never sent without it
                 return outcome
-            args, given, resumed = outcome.args, True, True
+            args, resumed = outcome.args, True
 
     async def _credential(
         self, ctx: RunContext[AgentDepsT], config: AuthConfig
@@ -510,10 +509,12 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             state = invocation.state
             if isinstance(state, MutableMapping):
                 state.update(actions.state_delta)
-        if isinstance(outcome, Done):
+        if type(outcome) is Done:
             result = outcome.result
-            if is_error_result(result) and "fields" in cast("Mapping[str, Any]", result):
-                raise ModelRetry(_model_message(cast("Mapping[str, Any]", result)))
+            if type(result) is not dict:  # most results: as they are
+                return result
+            if "error" in result and "fields" in result:
+                raise ModelRetry(_model_message(result))
             return _with_media(result)
         if isinstance(outcome, ConfirmationNeeded):
             asked: dict[str, Any] = {"hint": outcome.hint}

@@ -322,14 +322,13 @@ class _Entry:
 
 
 def _is_fast(tool: Tool) -> bool:
-    """Whether ``tool`` is a plain function that returns at once (``run_in_thread=False``):
-    its call path never waits, so it runs in smolagents' own thread, as smolagents runs its
-    own function tools, with no hop to the event loop's thread."""
-    return (
-        type(tool) is FunctionTool
-        # FunctionTool's own flags: how it was made to run.
-        and not tool._is_async
-        and not tool._run_in_thread
+    """Whether ``tool`` is a function whose call cannot wait: a plain one that returns at
+    once (``run_in_thread=False``), or an ``async def`` that never awaits. Its call path
+    never waits, so it runs in smolagents' own thread, as smolagents runs its own function
+    tools, with no hop to the event loop's thread."""
+    # FunctionTool's own flags: how it was made to run.
+    return type(tool) is FunctionTool and (
+        tool._at_once or (not tool._is_async and not tool._run_in_thread)
     )
 
 
