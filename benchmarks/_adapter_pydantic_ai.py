@@ -7,7 +7,10 @@ for a run step, as the agent graph calls tools (``handle_call``: validation, hoo
 toolset's ``call_tool``). ``noop`` is a coroutine function: pydantic-ai runs a plain
 function in a worker thread (ours does too, by default), whose cost (about 200 µs here)
 would hide both sides' own. Ours pays toolsets' call path (`toolsets._invoke.invoke`:
-the argument copy, the gates, the call's cancel scope), as toolsets' own agent loop does.
+the argument copy, validation against the tool's schema, the gates), as toolsets' own
+agent loop does; ``noop`` never awaits, so it runs at once, with no cancel scope (none
+could interrupt it). ``waiting_pair``: the same with a function that waits once, for
+which ours opens the call's cancel scope (the deadline every toolsets call has).
 
 ``mcp_pair``: the fixture MCP server's ``echo`` through pydantic-ai's own MCP client
 (``pydantic_ai.mcp.MCPToolset``, FastMCP's client: the ``pydantic-ai-slim[mcp]`` extra)
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models.test import TestModel
@@ -89,6 +93,22 @@ async def bounded_pair(stack: contextlib.AsyncExitStack) -> tuple[Call, Call]:
     ours = PydanticAIToolset[None]([FunctionTool(noop)])
     await stack.enter_async_context(native)
     await stack.enter_async_context(ours)
+    return await _caller(native, call), await _caller(ours, call)
+
+
+async def noop_waits(x: int) -> int:
+    """Return x, after letting the event loop run once."""
+    await anyio.lowlevel.checkpoint()
+    return x
+
+
+async def waiting_pair(stack: contextlib.AsyncExitStack) -> tuple[Call, Call]:
+    """As `pair`, with a function that waits once (ours: under the call's deadline)."""
+    native: FunctionToolset[None] = FunctionToolset([noop_waits])
+    ours = PydanticAIToolset[None]([FunctionTool(noop_waits)])
+    await stack.enter_async_context(native)
+    await stack.enter_async_context(ours)
+    call = ToolCallPart("noop_waits", {"x": 1}, tool_call_id="c")
     return await _caller(native, call), await _caller(ours, call)
 
 
