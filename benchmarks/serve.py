@@ -1,0 +1,272 @@
+"""An OpenAPI spec served as an MCP server: toolsets' `McpServer` against fastmcp's
+``FastMCP.from_openapi``, on GitHub's spec (1,100+ operations), side by side in one run.
+
+Run: python benchmarks/serve.py [--spec PATH] [--starts R] [--calls N] [--warmup W] [--check]
+
+Each contender serves the spec over stdio in a process of its own (``peers/serve_child.py``;
+fastmcp in a venv of its own, pinned, made on first use), its base URL pointed at a local
+REST server on 127.0.0.1 (a process of its own) that answers ``GET /repos/{owner}/{repo}``
+with the spec's own example repository. This process is the MCP client (the ``mcp`` SDK's
+``ClientSession``), as Claude Desktop or an IDE would be:
+
+  ready s        from starting the server's process to the last page of ``tools/list``,
+                 after ``initialize`` (median of R starts per contender, taking turns);
+  tools          how many tools the list holds;
+  list MB        the size of every ``tools/list`` result as JSON (what a client downloads
+                 and keeps);
+  call ms        one call of ``repos/get`` through the server to the local REST server
+                 (median of N sequential calls per side, after W warm-up calls, the sides
+                 taking turns call by call); ``direct`` is the same operation's
+                 `RestApiTool.run` called in this process, without MCP.
+
+Targets (issue 14): ours ready in ≤ 1 s and ≥ 10x sooner than fastmcp; our list ≤ 2 MB;
+our served call ≤ 1.3x the direct `RestApiTool.run`, and faster than fastmcp's served call.
+``--check`` makes a missed target exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+from _common import (
+    REPO,
+    free_port,
+    npm_package,
+    outcome,
+    peer_python,
+    sequential,
+    server_process,
+    tail,
+    verdict,
+)
+
+HERE = Path(__file__).resolve().parent
+CHILD = HERE / "peers" / "serve_child.py"
+FASTMCP = "fastmcp==4.1.2"  # as benchmarks/openapi_load.py (later ones need a newer certifi)
+OCTOKIT = "@octokit/openapi@23.0.2"
+OPERATION = "reposget"
+"""The operation called (``repos/get``), as both contenders name it with only its letters
+and digits kept (fastmcp drops the slash, toolsets makes it an underscore)."""
+ARGUMENTS = {"owner": "octocat", "repo": "Hello-World"}
+
+READY_TARGET_S = 1.0
+SPEEDUP_TARGET = 10.0
+LIST_TARGET_MB = 2.0
+CALL_TARGET = 1.3
+
+
+def github_spec() -> Path:
+    """GitHub's REST API description, from the ``@octokit/openapi`` npm package (the test
+    peers' copy when there is one)."""
+    local = REPO / "peers" / "node_modules" / "@octokit" / "openapi"
+    folder = (
+        local if (local / "package.json").is_file() else npm_package(OCTOKIT, "@octokit/openapi")
+    )
+    return folder / "generated" / "api.github.com.json"
+
+
+# --- the local REST server ----------------------------------------------------------------
+
+
+_EMPTY = {"boolean": False, "integer": 0, "number": 0, "string": "", "array": [], "object": {}}
+
+
+def example_repository(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec's example repository, with the properties its schema requires and the
+    example lacks (``has_discussions``...) filled in: a response valid against the
+    operation's output schema, which the MCP client checks."""
+    value: dict[str, Any] = dict(spec["components"]["examples"]["full-repository"]["value"])
+    schema = spec["components"]["schemas"]["full-repository"]
+    for name in schema.get("required", []):
+        if name not in value:
+            kind = schema["properties"][name].get("type", "string")
+            value[name] = _EMPTY[kind[0] if isinstance(kind, list) else kind]
+    return value
+
+
+def serve_rest(spec_path: str, port: int) -> None:
+    """Answer ``GET /repos/{owner}/{repo}`` with `example_repository`, until killed."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    body = json.dumps(example_repository(spec)).encode()
+
+    async def repository(request: Request) -> Response:
+        return Response(body, media_type="application/json")
+
+    app = Starlette(routes=[Route("/repos/{owner}/{repo}", repository)])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
+
+
+# --- one contender, as an MCP client sees it ----------------------------------------------
+
+
+def _name(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@contextlib.asynccontextmanager
+async def connected(
+    python: Path, contender: str, spec: Path, base_url: str
+) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
+    """A client session with ``contender`` serving ``spec``, and the figures of its start:
+    ``ready_s``, ``tools``, ``list_mb`` and ``call`` (the name of `OPERATION` there)."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.types import PaginatedRequestParams
+
+    params = StdioServerParameters(
+        command=str(python), args=[str(CHILD), contender, str(spec), base_url], cwd=str(REPO)
+    )
+    with tempfile.TemporaryFile("w+") as errors:
+        started = time.perf_counter()
+        try:
+            async with (
+                stdio_client(params, errlog=errors) as (read, write),
+                ClientSession(read, write, read_timeout_seconds=120.0) as session,
+            ):
+                await session.initialize()
+                size, names, cursor = 0, [], None
+                while True:
+                    page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor))
+                    size += len(page.model_dump_json(by_alias=True, exclude_none=True))
+                    names += [tool.name for tool in page.tools]
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                ready = time.perf_counter() - started
+                call = next((n for n in names if _name(n) == OPERATION), None)
+                if call is None:
+                    raise RuntimeError(f"{contender} lists no tool named like {OPERATION!r}")
+                figures = {"ready_s": ready, "tools": len(names), "list_mb": size / 1e6}
+                yield session, {**figures, "call": call}
+        except Exception as exc:  # a contender that failed: say why, with its last words
+            errors.seek(0)
+            said = tail(errors.read())
+            raise RuntimeError(f"{contender}: {type(exc).__name__}: {exc} ({said})") from exc
+
+
+async def starts(
+    pythons: dict[str, Path], spec: Path, base_url: str, count: int
+) -> dict[str, list[dict[str, Any]]]:
+    """``count`` starts per contender, taking turns."""
+    figures: dict[str, list[dict[str, Any]]] = {name: [] for name in pythons}
+    for turn in range(count):
+        order = list(pythons)[turn % 2 :] + list(pythons)[: turn % 2]
+        for name in order:
+            async with connected(pythons[name], name, spec, base_url) as (_, started):
+                figures[name].append(started)
+    return figures
+
+
+async def calls(
+    pythons: dict[str, Path], spec: Path, base_url: str, count: int, warmup: int
+) -> dict[str, list[float]]:
+    """Latency of one ``repos/get`` call per side: each server, and the direct run."""
+    from toolsets import ToolContext
+    from toolsets.openapi import OpenApiToolset
+
+    async with contextlib.AsyncExitStack() as stack:
+        sides: dict[str, Any] = {}
+        for name, python in pythons.items():
+            session, started = await stack.enter_async_context(
+                connected(python, name, spec, base_url)
+            )
+
+            async def served(session: Any = session, tool: str = started["call"]) -> object:
+                result = await session.call_tool(tool, ARGUMENTS)
+                if result.is_error:
+                    raise RuntimeError(f"the served call failed: {result.content}")
+                return result
+
+            sides[name] = served
+        toolset = await stack.enter_async_context(OpenApiToolset(spec, base_url=base_url))
+        tool = next(t for t in await toolset.list_tools() if _name(t.name) == OPERATION)
+
+        async def direct() -> object:
+            return await tool.run(ARGUMENTS, ToolContext())
+
+        sides["direct"] = direct
+        latency, _ = await sequential(sides, count, warmup, 1)
+    return latency
+
+
+async def run(options: argparse.Namespace) -> int:
+    spec = Path(options.spec) if options.spec else github_spec()
+    pythons = {"ours": Path(sys.executable), "fastmcp": peer_python(FASTMCP)}
+    port = free_port()
+    rest = [sys.executable, __file__, "--rest", str(spec), str(port)]
+    async with server_process(rest, port=port):
+        base_url = f"http://127.0.0.1:{port}"
+        started = await starts(pythons, spec, base_url, options.starts)
+        latency = await calls(pythons, spec, base_url, options.calls, options.warmup)
+
+    ready = {name: statistics.median(f["ready_s"] for f in runs) for name, runs in started.items()}
+    call_ms = {name: statistics.median(times) * 1e3 for name, times in latency.items()}
+    print(f"Serving {spec.name} over stdio: toolsets McpServer vs fastmcp {FASTMCP.split('==')[1]}")
+    per_side = f"{options.calls} calls per side after {options.warmup} warm-up"
+    print(f"({options.starts} starts per side, {per_side})")
+    print(f"{'':<10}{'ready s':>10}{'tools':>8}{'list MB':>10}{'call ms':>10}")
+    for name in pythons:
+        last = started[name][-1]
+        listed = f"{last['tools']:>8}{last['list_mb']:>10.2f}"
+        print(f"{name:<10}{ready[name]:>10.2f}{listed}{call_ms[name]:>10.2f}")
+    print(f"{'direct':<10}{'':>10}{'':>8}{'':>10}{call_ms['direct']:>10.2f}")
+    speedup = ready["fastmcp"] / ready["ours"]
+    served = call_ms["ours"] / call_ms["direct"]
+    checks = [
+        (
+            f"ours ready in {ready['ours']:.2f} s",
+            ready["ours"] <= READY_TARGET_S,
+            f"≤{READY_TARGET_S:g} s",
+        ),
+        (f"fastmcp/ours ready {speedup:.1f}x", speedup >= SPEEDUP_TARGET, f"≥{SPEEDUP_TARGET:g}x"),
+        (
+            f"ours list {started['ours'][-1]['list_mb']:.2f} MB",
+            started["ours"][-1]["list_mb"] <= LIST_TARGET_MB,
+            f"≤{LIST_TARGET_MB:g} MB",
+        ),
+    ]
+    for label, met, target in checks:
+        print(f"{label:<40}{target:>10} {outcome(met)}")
+    within = verdict(served, at_most=CALL_TARGET)
+    print(f"{'ours served call / direct run':<40}{served:>9.2f}x {within}")
+    faster = call_ms["ours"] < call_ms["fastmcp"]
+    ratio = call_ms["ours"] / call_ms["fastmcp"]
+    print(f"{'ours / fastmcp served call':<40}{ratio:>9.2f}x <1.00x {outcome(faster)}")
+    missed = not all(met for _, met, _ in checks) or served > CALL_TARGET or not faster
+    return 1 if options.check and missed else 0
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--rest"]:
+        serve_rest(sys.argv[2], int(sys.argv[3]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", help="an OpenAPI spec (default: GitHub's)")
+    parser.add_argument("--starts", type=int, default=3, help="server starts per side")
+    parser.add_argument("--calls", type=int, default=200, help="calls per side")
+    parser.add_argument("--warmup", type=int, default=20, help="warm-up calls per side")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    started = time.perf_counter()
+    status = anyio.run(run, parser.parse_args())
+    print(f"whole run {time.perf_counter() - started:.0f} s")
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()
