@@ -1,0 +1,196 @@
+"""``toolsets serve``: the tools of some sources as one MCP server, over stdio or
+streamable HTTP, and the ``mcpServers`` entry that makes a client start it."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolsets.cli import missing_cli
+
+try:
+    import click
+except ImportError as exc:
+    raise missing_cli(exc) from exc
+
+from toolsets._json import JsonValue
+from toolsets.cli._app import CommandError, opened, run_async, source_options
+from toolsets.cli._sources import credential_env_name, kind_of
+from toolsets.cli._terminal import Terminal
+
+__all__ = ["client_config", "listen_address", "serve_command"]
+
+DEFAULT_HOST = "127.0.0.1"
+PLACEHOLDER = "<fill in>"
+"""What stands in a printed config for a secret given on the command line."""
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` as a host (127.0.0.1 by default) and port.
+
+    Raises:
+        click.BadParameter: not one of those, or a port out of range.
+    """
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "", text
+    host = host.strip("[]") or DEFAULT_HOST
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise click.BadParameter(f"{text!r} is not HOST:PORT (a port from 1 to 65535)")
+    return host, int(port)
+
+
+def _server_name(sources: Sequence[str], stdio: Sequence[str]) -> str:
+    for source in sources:
+        if re.match(r"^[\w.]+:[\w.]+$", source) and not Path(source).exists():
+            stem = source.partition(":")[0].rsplit(".", 1)[-1]
+        else:
+            stem = Path(source.split("?")[0].rstrip("/")).stem
+        if stem:
+            return re.sub(r"[^A-Za-z0-9_-]", "-", stem)
+    return "toolsets"
+
+
+def _command() -> list[str]:
+    """How a client starts this command: the ``toolsets`` script this process runs as,
+    by its absolute path (clients start servers with a PATH of their own), else this
+    Python with ``-m toolsets.cli``."""
+    script = Path(sys.argv[0])
+    if script.name in ("toolsets", "toolsets.exe") and script.exists():
+        return [str(script.resolve())]
+    return [sys.executable, "-m", "toolsets.cli"]
+
+
+def client_config(
+    name: str,
+    sources: Sequence[str],
+    params: Mapping[str, Any],
+    *,
+    http: tuple[str, int] | None,
+) -> tuple[dict[str, JsonValue], list[str]]:
+    """The ``mcpServers`` object with one entry that runs (or reaches) this server, and
+    the names of the secrets left as `PLACEHOLDER` in it.
+
+    Paths are made absolute (a client starts the server in a directory of its own); a
+    ``--credential`` becomes its ``TOOLSETS_CREDENTIAL_*`` variable in ``env`` and a
+    ``--header`` keeps its name, each with `PLACEHOLDER` for its value: secrets are
+    never printed."""
+    if http is not None:
+        host, port = http
+        shown = f"[{host}]" if ":" in host else host
+        return {"mcpServers": {name: {"url": f"http://{shown}:{port}/mcp"}}}, []
+    args: list[str] = ["serve"]
+    python = False
+    for source in sources:
+        kind = kind_of(source)
+        python = python or kind == "python"
+        args.append(source if kind == "python" or "://" in source else str(Path(source).resolve()))
+    secrets: list[str] = []
+    env: dict[str, JsonValue] = {}
+    for item in params["credentials"]:
+        variable = credential_env_name(item.partition("=")[0].strip())
+        env[variable] = PLACEHOLDER
+        secrets.append(variable)
+    for option, key in (("--stdio", "stdio"), ("--mcp-url", "http"), ("--base-url", "base_url")):
+        values = params[key] if isinstance(params[key], tuple) else (params[key],)
+        args += [f"{option}={value}" for value in values if value]
+    for item in params["headers"]:
+        header = item.partition("=")[0].strip()
+        args.append(f"--header={header}={PLACEHOLDER}")
+        secrets.append(f"--header {header}")
+    for option, key in (("--tag", "tags"), ("--method", "methods"), ("--path", "paths")):
+        args += [f"{option}={value}" for value in params[key]]
+    args += [f"--name={value}" for value in params["names"]]
+    command = _command()
+    entry: dict[str, JsonValue] = {"command": command[0], "args": [*command[1:], *args]}
+    if env:
+        entry["env"] = env
+    if python:  # module:attribute is imported from the directory it was named in
+        entry["cwd"] = os.getcwd()
+    return {"mcpServers": {name: entry}}, secrets
+
+
+@click.command(
+    "serve",
+    epilog="""
+\b
+Over stdio by default (what Claude Desktop, Cursor or VS Code start); --http serves
+streamable HTTP on HOST:PORT (127.0.0.1 unless a host is given). Upstream MCP servers
+over HTTP are given with --mcp-url.
+
+\b
+Examples:
+  toolsets serve petstore.yaml --print-config
+  toolsets serve petstore.yaml --credential api_key=KEY
+  toolsets serve claude_desktop_config.json --http 127.0.0.1:8000
+  toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
+""",
+)
+@click.argument("sources", nargs=-1, metavar="SOURCE…")
+@source_options
+@click.option("--http", "listen", metavar="HOST:PORT", help="Serve streamable HTTP here.")
+@click.option("--stateless", is_flag=True, help="Over HTTP: no sessions (any worker answers).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Over HTTP: worker processes (with --stateless).",
+)
+@click.option("--server-name", metavar="NAME", help="The server's name (default: the source's).")
+@click.option(
+    "--print-config",
+    is_flag=True,
+    help="Print the mcpServers entry that runs this server, to paste into a client's "
+    "config, and exit.",
+)
+def serve_command(
+    sources: tuple[str, ...],
+    listen: str | None,
+    stateless: bool,
+    workers: int,
+    server_name: str | None,
+    print_config: bool,
+    **params: Any,
+) -> None:
+    """Serve the tools of every SOURCE as one MCP server."""
+    http = listen_address(listen) if listen is not None else None
+    if http is None and (stateless or workers > 1):
+        raise click.UsageError("--stateless and --workers are for --http")
+    if workers > 1 and not stateless:
+        raise click.UsageError("--workers needs --stateless (sessions live in one process)")
+    name = server_name or _server_name(sources, params["stdio"])
+    terminal = Terminal()
+    if print_config:
+        config, secrets = client_config(name, sources, params, http=http)
+        terminal.result(config)
+        if secrets:
+            terminal.note(f"fill in: {', '.join(secrets)}")
+        return
+    server_class = getattr(importlib.import_module("toolsets.mcp"), "McpServer", None)
+    if server_class is None:
+        raise CommandError("serving needs toolsets.mcp.McpServer, which this build lacks")
+
+    async def go() -> None:
+        async with opened(terminal, sources, params) as (toolset, _):
+            server = server_class(toolset, name=name)
+            if http is None:
+                await server.run_stdio()
+                return
+            options: dict[str, Any] = {"host": http[0], "port": http[1]}
+            if stateless:
+                options["stateless"] = True
+            if workers > 1:
+                options["workers"] = workers
+            terminal.note(f"serving {name} on http://{http[0]}:{http[1]}/mcp")
+            running = server.run_http(**options)
+            if inspect.isawaitable(running):
+                await running
+
+    run_async(go)
