@@ -63,7 +63,7 @@ A SOURCE is:
   an OpenAPI spec (a path or http(s) URL, JSON or YAML),
   an mcpServers config file (Claude Desktop, Cursor, VS Code),
   module:attribute naming a Python toolset, tool or function (or a list of them);
-and --stdio "command args" / --mcp-url URL add MCP servers. Several combine.
+and --stdio "command args" / --http URL add MCP servers. Several combine.
 
 \b
 Credentials for a spec's security schemes: --credential SCHEME=VALUE, or the
@@ -73,8 +73,9 @@ every other character than a letter or digit made _): e.g. api_key ->
 """
 
 
-def source_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """The options that say which tools a command loads."""
+def source_options(function: Callable[..., Any], *, http_source: bool = True) -> Callable[..., Any]:
+    """The options that say which tools a command loads (``--http URL`` is
+    ``--mcp-url``'s other name, except for ``serve``, where it is where to listen)."""
     decorators = [
         click.option(
             "--stdio",
@@ -85,6 +86,7 @@ def source_options(function: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--mcp-url",
+            *(("--http",) if http_source else ()),
             "http",
             multiple=True,
             metavar="URL",
@@ -376,8 +378,10 @@ def _example_call(
     import shlex
 
     words = ["toolsets", "call", *sources]
-    words += [f"--stdio={command}" for command in params["stdio"]]
-    words += [f"--mcp-url={url}" for url in params["http"]]
+    for command in params["stdio"]:
+        words += ["--stdio", command]
+    for url in params["http"]:
+        words += ["--http", url]
     words.append(name)
     command = " ".join(shlex.quote(word) for word in words)
     return f"{command} --args {shlex.quote(json.dumps(example, ensure_ascii=False))}"
@@ -509,7 +513,7 @@ async def _call(
                         f"{tool.name} needs confirmation ({outcome.hint}): pass --yes, "
                         "or run it on a terminal"
                     )
-                if not await terminal.ask(f"{outcome.hint}?"):
+                if not await terminal.ask(outcome.hint):
                     raise CommandError(f"{tool.name} was not confirmed; it did not run")
             confirmation = ToolConfirmation(confirmed=True)
         elif isinstance(outcome, CredentialNeeded):
@@ -538,11 +542,13 @@ async def _call(
 
 
 def _error_line(result: JsonValue) -> str:
+    """An error result in one line: its fields' problems, else its message."""
     assert isinstance(result, Mapping)
-    line = str(result.get("error"))
     fields = result.get("fields")
     if isinstance(fields, Mapping) and fields:
-        line += " (" + "; ".join(f"{name}: {problem}" for name, problem in fields.items()) + ")"
+        line = "invalid arguments: " + "; ".join(f"{k}: {v}" for k, v in fields.items())
+    else:
+        line = str(result.get("error"))
     return " ".join(line.split())
 
 

@@ -136,7 +136,7 @@ async def _answers(
     found: dict[str, AuthCredential] = {}
     for request in pending:
         if isinstance(request, ConfirmationRequest):
-            answer = yes or await terminal.ask(f"{request.tool_name}: {request.hint}?")
+            answer = yes or await terminal.ask(request.hint)
             confirmations[request.function_call_id] = answer
             terminal.note(f"{'confirmed' if answer else 'declined'}: {request.tool_name}")
         elif isinstance(request, CredentialRequest):

@@ -3,6 +3,7 @@ streamable HTTP, and the ``mcpServers`` entry that makes a client start it."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import os
@@ -133,7 +134,7 @@ Examples:
 """,
 )
 @click.argument("sources", nargs=-1, metavar="SOURCE…")
-@source_options
+@functools.partial(source_options, http_source=False)
 @click.option("--http", "listen", metavar="HOST:PORT", help="Serve streamable HTTP here.")
 @click.option("--stateless", is_flag=True, help="Over HTTP: no sessions (any worker answers).")
 @click.option(

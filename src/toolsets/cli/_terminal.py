@@ -62,7 +62,7 @@ class Terminal:
     """Stdout for results, stderr (a rich console) for the rest."""
 
     def __init__(self) -> None:
-        self.err = Console(stderr=True, highlight=False)
+        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self.out = Console(highlight=False, soft_wrap=True)
 
     @property
