@@ -21,7 +21,8 @@ NEEDED = ("click", "rich")
 def missing_cli(cause: ImportError) -> ImportError:
     """The ImportError saying that the command line needs the ``cli`` extra, and the line
     that installs it."""
-    missing = f"no module named {cause.name!r}" if cause.name else str(cause)
+    top = (cause.name or "").partition(".")[0]
+    missing = f"no module named {top!r}" if top else str(cause)
     return ImportError(
         f"the toolsets command needs the cli extra ({missing}): pip install '{DISTRIBUTION}[cli]'",
         name=cause.name,

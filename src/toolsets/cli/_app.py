@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import traceback
@@ -213,7 +214,26 @@ def _find(tools: Sequence[Tool], name: str) -> Tool:
 # --- the group -------------------------------------------------------------------------
 
 
+class _Commands(click.Group):
+    """The commands, ``run`` and ``serve`` imported only when used (the agent loop and
+    the models take a while to import)."""
+
+    LATER = {"run": "toolsets.cli._chat:run_command", "serve": "toolsets.cli._serve:serve_command"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.LATER])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = self.LATER.get(cmd_name)
+        if where is None:
+            return super().get_command(ctx, cmd_name)
+        module, _, name = where.partition(":")
+        command: click.Command = getattr(importlib.import_module(module), name)
+        return command
+
+
 @click.group(
+    cls=_Commands,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="""\b
 Examples:
@@ -585,7 +605,7 @@ def validate_command(spec: str, as_json: bool, max_errors: int) -> None:
             )
         else:
             for problem in problems:
-                terminal.result(str(problem))
+                terminal.line(str(problem))
         if problems:
             count = len(problems)
             terminal.err.print(
@@ -593,7 +613,7 @@ def validate_command(spec: str, as_json: bool, max_errors: int) -> None:
             )
             return 1
         if not as_json:
-            terminal.result(f"{spec}: valid, {operations} operations")
+            terminal.line(f"{spec}: valid, {operations} operations")
         return 0
 
     status = run_async(go)
@@ -604,17 +624,9 @@ def validate_command(spec: str, as_json: bool, max_errors: int) -> None:
 # --- the error boundary ----------------------------------------------------------------
 
 
-def _register_more() -> None:
-    from toolsets.cli import _chat, _serve
-
-    cli.add_command(_chat.run_command)
-    cli.add_command(_serve.serve_command)
-
-
 def run(argv: Sequence[str]) -> int:
     """Run the command line on ``argv``; the exit status. Every error is one line on
     stderr naming its cause (with ``--debug``, the traceback too)."""
-    _register_more()
     debug = "--debug" in argv
     terminal = Terminal()
 

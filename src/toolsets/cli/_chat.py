@@ -124,7 +124,7 @@ async def _show(terminal: Terminal, events: AsyncIterator[Event]) -> tuple[list[
             )
             failed = True
         if event.is_final_response() and event.text:
-            terminal.result(event.text)
+            terminal.line(event.text)
         pending.extend(event.pending)
     return pending, failed
 

@@ -16,15 +16,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._tool import Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._wrappers import combined, filtered
-from toolsets.mcp import McpToolset, Stdio, StreamableHttp, load_mcp_config
-from toolsets.openapi import OpenApiToolset, select_operations
+
+if TYPE_CHECKING:
+    from toolsets.mcp import Stdio
+    from toolsets.openapi import OpenApiToolset
 
 __all__ = [
     "CREDENTIAL_ENV_PREFIX",
@@ -43,7 +45,7 @@ CREDENTIAL_ENV_PREFIX = "TOOLSETS_CREDENTIAL_"
 _MODULE_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 _HEAD = 65536
 """Characters of a file read to tell a spec from an MCP config."""
-_SPEC_KEY = re.compile(r"""^\s*["']?(openapi|swagger)["']?\s*:""", re.M)
+_SPEC_KEY = re.compile(r"""^[\s{]*["']?(openapi|swagger)["']?\s*:""", re.M)
 
 
 class SourceError(ToolsetError):
@@ -194,6 +196,8 @@ def _python_toolset(source: str) -> Toolset:
 
 
 def _stdio(command: str) -> Stdio:
+    from toolsets.mcp import Stdio
+
     try:
         words = shlex.split(command)
     except ValueError as exc:
@@ -245,6 +249,8 @@ class Sources:
             SpecError: a spec cannot be read.
             ConnectionError: a spec's URL cannot be fetched.
         """
+        # Imported here: the command starts sooner without what it does not use (the
+        # MCP SDK alone takes a third of a second to import).
         options = self.options
         parts: list[Toolset] = []
         used: set[str] = set()
@@ -254,9 +260,13 @@ class Sources:
                 used |= schemes
                 parts.append(self._selected(spec))
             elif kind == "config":
+                from toolsets.mcp import load_mcp_config
+
                 parts.append(load_mcp_config(source))
             else:
                 parts.append(_python_toolset(source))
+        if options.stdio or options.http:
+            from toolsets.mcp import McpToolset, StreamableHttp
         for command in options.stdio:
             parts.append(McpToolset(_stdio(command)))
         for url in options.http:
@@ -280,6 +290,8 @@ class Sources:
     async def _spec(self, source: str) -> tuple[OpenApiToolset, set[str]]:
         """The spec's toolset (loaded) with the credentials for its security schemes,
         and the names of those schemes."""
+        from toolsets.openapi import OpenApiToolset
+
         options = self.options
         base_url, headers = options.base_url, dict(options.headers)
         toolset = OpenApiToolset(source, base_url=base_url, headers=headers)
@@ -300,6 +312,8 @@ class Sources:
         return toolset, schemes
 
     def _selected(self, spec: OpenApiToolset) -> Toolset:
+        from toolsets.openapi import select_operations
+
         options = self.options
         if not (options.tags or options.methods or options.paths):
             return spec

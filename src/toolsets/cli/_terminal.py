@@ -84,8 +84,11 @@ class Terminal:
         self.err.print(text, style="dim", markup=False)
 
     def result(self, value: JsonValue) -> None:
-        """A result on stdout, as JSON (a string as it is)."""
-        text = value if isinstance(value, str) else dumps(value)
+        """A result on stdout, as JSON."""
+        self.line(dumps(value))
+
+    def line(self, text: str) -> None:
+        """A line of the result on stdout."""
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 

@@ -1,0 +1,111 @@
+"""Running the real ``toolsets`` command in a subprocess (``python -m toolsets.cli``, the
+entry point's module), and the sources the command-line tests share: the notes API's
+spec (and a variant with a security scheme) written to files, an ``mcpServers`` file
+naming the fixture MCP server, and a Python module of tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import toolsets
+from tests.adapters.helpers import NOTES_SPEC
+from tests.mcp.helpers import SERVER
+
+SRC = str(Path(toolsets.__file__).resolve().parent.parent)
+"""The directory the toolsets under test is imported from (the subprocess's too)."""
+FIXTURE_STDIO = f"{sys.executable} {SERVER} stdio"
+"""``--stdio`` for the fixture MCP server."""
+TIMEOUT = 60
+
+
+def toolsets_command(
+    *args: str,
+    stdin: str = "",
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``toolsets ARGS`` run to its end, its stdin given, stdout and stderr captured."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSETS_CREDENTIAL")}
+    environ["PYTHONPATH"] = os.pathsep.join([SRC, environ.get("PYTHONPATH", "")])
+    environ["PYTHONWARNINGS"] = "error"
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "toolsets.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=environ,
+        cwd=cwd,
+    )
+
+
+def error_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line a failed command printed on stderr (asserting it failed, with one
+    line and nothing on stdout)."""
+    assert done.returncode != 0, done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("toolsets: ")
+    return lines[0]
+
+
+def stdout_json(done: subprocess.CompletedProcess[str]) -> Any:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+SECURED_SPEC: dict[str, Any] = {
+    **NOTES_SPEC,
+    "components": {"securitySchemes": {"notes-token": {"type": "http", "scheme": "bearer"}}},
+    "security": [{"notes-token": []}],
+}
+"""The notes API behind a bearer token (the scheme ``notes-token``, so the environment
+variable is ``TOOLSETS_CREDENTIAL_NOTES_TOKEN``)."""
+
+MODULE = '''
+from toolsets import StaticToolset, tool
+
+
+@tool(read_only=True)
+def shout(text: str) -> str:
+    """Say it louder.
+
+    Args:
+        text: What to say.
+    """
+    return text.upper()
+
+
+def whisper(text: str) -> str:
+    """Say it softer."""
+    return text.lower()
+
+
+toolset = StaticToolset([shout])
+both = [shout, whisper]
+number = 42
+'''
+"""A Python module of tools: ``clitools:toolset``, ``clitools:both``, ``clitools:whisper``."""
+
+
+def write_sources(folder: Path) -> dict[str, Path]:
+    """The sources the tests use, written into ``folder``."""
+    paths = {
+        "notes": folder / "notes.json",
+        "secured": folder / "secured.yaml",
+        "config": folder / "mcp.json",
+        "module": folder / "clitools.py",
+    }
+    paths["notes"].write_text(json.dumps(NOTES_SPEC))
+    paths["secured"].write_text(json.dumps(SECURED_SPEC))  # JSON is YAML
+    config = {"mcpServers": {"fixture": {"command": sys.executable, "args": [SERVER, "stdio"]}}}
+    paths["config"].write_text(json.dumps(config))
+    paths["module"].write_text(MODULE)
+    return paths
