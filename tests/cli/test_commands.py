@@ -171,7 +171,8 @@ def test_call_reads_arguments_as_key_value_key_json_or_args(sources: dict[str, P
 
 
 def test_call_of_a_python_function(sources: dict[str, Path]) -> None:
-    done = toolsets_command("call", "clitools:whisper", "whisper", "text=HUSH", cwd=sources["module"].parent)
+    folder = sources["module"].parent
+    done = toolsets_command("call", "clitools:whisper", "whisper", "text=HUSH", cwd=folder)
     assert stdout_json(done) == "hush"
 
 
@@ -228,10 +229,11 @@ def _on_a_terminal(args: list[str], answer: str) -> tuple[int, str]:
 
 
 def test_on_a_terminal_a_call_that_needs_confirmation_asks_first() -> None:
-    status, stderr = _on_a_terminal(["call", "--stdio", FIXTURE_STDIO, "delete_file", "path=/x"], "y")
+    delete = ["call", "--stdio", FIXTURE_STDIO, "delete_file", "path=/x"]
+    status, stderr = _on_a_terminal(delete, "y")
     assert status == 0, stderr
     assert "Allow the tool 'delete_file' to run" in stderr
-    status, stderr = _on_a_terminal(["call", "--stdio", FIXTURE_STDIO, "delete_file", "path=/x"], "n")
+    status, stderr = _on_a_terminal(delete, "n")
     assert status == 1
     # The answer's newline echoes on the terminal, not on stderr (a pipe here).
     assert stderr.strip().endswith("toolsets: delete_file was not confirmed; it did not run")
@@ -278,9 +280,7 @@ def test_a_credential_for_a_scheme_no_spec_defines_is_refused(sources: dict[str,
     assert "no spec defines" in line
 
 
-def test_headers_go_to_the_api_and_are_never_shown(
-    sources: dict[str, Path], api: NotesApi
-) -> None:
+def test_headers_go_to_the_api_and_are_never_shown(sources: dict[str, Path], api: NotesApi) -> None:
     done = toolsets_command(
         "call",
         str(sources["notes"]),
@@ -393,7 +393,11 @@ def test_without_the_cli_extra_the_command_says_how_to_install_it() -> None:
     code = "import sys; sys.modules['rich'] = None; from toolsets.cli import main; main()"
     env = {**os.environ, "PYTHONPATH": SRC}
     done = subprocess.run(
-        [sys.executable, "-c", code, "list"], capture_output=True, text=True, env=env, timeout=TIMEOUT
+        [sys.executable, "-c", code, "list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=TIMEOUT,
     )
     assert done.returncode == 1
     [line] = done.stderr.strip().splitlines()

@@ -8,7 +8,7 @@ import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio
 
@@ -218,7 +218,10 @@ class _Commands(click.Group):
     """The commands, ``run`` and ``serve`` imported only when used (the agent loop and
     the models take a while to import)."""
 
-    LATER = {"run": "toolsets.cli._chat:run_command", "serve": "toolsets.cli._serve:serve_command"}
+    LATER: ClassVar[dict[str, str]] = {
+        "run": "toolsets.cli._chat:run_command",
+        "serve": "toolsets.cli._serve:serve_command",
+    }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.LATER])
