@@ -3,6 +3,7 @@ OpenAI-compatible model; confirmations asked on the terminal."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -16,6 +17,7 @@ except ImportError as exc:
 
 from toolsets._auth import AuthCredential
 from toolsets._context import ToolConfirmation
+from toolsets._toolset import Toolset
 from toolsets.agent import (
     ConfirmationRequest,
     CredentialRequest,
@@ -25,7 +27,7 @@ from toolsets.agent import (
 )
 from toolsets.cli._app import CommandError, opened, run_async, source_options
 from toolsets.cli._sources import pairs
-from toolsets.cli._terminal import Terminal, credential_for, dumps, no_credential
+from toolsets.cli._terminal import Terminal, credential_for, no_credential
 from toolsets.models import OpenAIChatModel
 
 __all__ = ["run_command"]
@@ -74,37 +76,54 @@ def run_command(
     credentials = pairs(params["credentials"], "--credential")
 
     async def go() -> int:
-        status = 0
-        async with opened(terminal, sources, params) as (toolset, tools):
-            llm = OpenAIChatModel(model=model, base_url=model_url)
-            agent = LlmAgent("assistant", llm, instruction=instruction, tools=[toolset])
-            runner = Runner(agent)
-            session = await runner.create_session(user_id=_USER)
-            terminal.note(f"{len(tools)} tools; {model}. Ctrl-D or 'exit' ends.")
-            while True:
-                message = await terminal.read_line("> ")
-                if message is None or message.strip() in _QUIT:
-                    return status
-                if not message.strip():
-                    continue
-                events = runner.run(user_id=_USER, session_id=session.id, message=message)
-                while True:
-                    pending, failed = await _show(terminal, events)
-                    if failed:
-                        status = 1  # the session goes on; the exit status says so
-                    if not pending:
-                        break
-                    confirmations, found = await _answers(terminal, pending, yes, credentials)
-                    events = runner.resume(
-                        user_id=_USER,
-                        session_id=session.id,
-                        confirmations=confirmations,
-                        credentials=found,
-                    )
+        async with (
+            opened(terminal, sources, params) as (toolset, tools),
+            OpenAIChatModel(model=model, base_url=model_url) as llm,
+        ):
+            return await _chat(terminal, llm, toolset, len(tools), instruction, yes, credentials)
 
     status = run_async(go)
     if status:
         sys.exit(status)
+
+
+async def _chat(
+    terminal: Terminal,
+    llm: OpenAIChatModel,
+    toolset: Toolset,
+    count: int,
+    instruction: str,
+    yes: bool,
+    credentials: Mapping[str, str],
+) -> int:
+    """The conversation, message by message from stdin; the exit status (1 if a run
+    ended with an error)."""
+    status = 0
+    agent = LlmAgent("assistant", llm, instruction=instruction, tools=[toolset])
+    runner = Runner(agent)
+    session = await runner.create_session(user_id=_USER)
+    if terminal.interactive:
+        terminal.note(f"{count} tools; {llm.model}. Ctrl-D or 'exit' ends.")
+    while True:
+        message = await terminal.read_line("> ")
+        if message is None or message.strip() in _QUIT:
+            return status
+        if not message.strip():
+            continue
+        events = runner.run(user_id=_USER, session_id=session.id, message=message)
+        while True:
+            pending, failed = await _show(terminal, events)
+            if failed:
+                status = 1  # the session goes on; the exit status says so
+            if not pending:
+                break
+            confirmations, found = await _answers(terminal, pending, yes, credentials)
+            events = runner.resume(
+                user_id=_USER,
+                session_id=session.id,
+                confirmations=confirmations,
+                credentials=found,
+            )
 
 
 async def _show(terminal: Terminal, events: AsyncIterator[Event]) -> tuple[list[Any], bool]:
@@ -114,9 +133,9 @@ async def _show(terminal: Terminal, events: AsyncIterator[Event]) -> tuple[list[
     failed = False
     async for event in events:
         for call in event.function_calls:
-            terminal.note(f"→ {call.name} {_clip(dumps(call.args))}")
+            terminal.note(f"→ {call.name} {_clip(call.args)}")
         for response in event.function_responses:
-            terminal.note(f"← {response.name} {_clip(dumps(response.response))}")
+            terminal.note(f"← {response.name} {_clip(response.response)}")
         if event.error_code is not None:
             terminal.err.print(
                 f"toolsets: the agent stopped: {event.error_code}: {event.error_message}",
@@ -152,6 +171,7 @@ async def _answers(
     return confirmations, found
 
 
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
+def _clip(value: object) -> str:
+    """``value`` as JSON on one line, cut to `_SHOWN` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
