@@ -4,6 +4,8 @@ accepts them."""
 
 from __future__ import annotations
 
+import importlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -116,7 +118,9 @@ class _Maker:
             return True
         if kind == "null":
             return None
-        text = _FORMATS.get(str(schema.get("format")), "example")
+        pattern = schema.get("pattern")
+        made = _matching(pattern) if isinstance(pattern, str) else None
+        text = made if made is not None else _FORMATS.get(str(schema.get("format")), "example")
         low = int(schema.get("minLength", 0))
         if len(text) < low:
             text += "x" * (low - len(text))
@@ -150,3 +154,63 @@ def _number(schema: Mapping[str, Any], *, integer: bool) -> int | float:
     if isinstance(step, int | float) and step > 0:
         value = -(-value // step) * step
     return int(value) if integer else value
+
+
+def _matching(pattern: str) -> str | None:
+    """A short string that ``pattern`` matches (searched, as JSON Schema does), or None
+    for one beyond literals, classes, groups, alternatives and repeats."""
+    # re's own parser (private, but stable across 3.11-3.13; sre_parse, its public
+    # name, warns on import): the pattern as re reads it.
+    parser: Any = importlib.import_module("re._parser")
+    try:
+        parsed = parser.parse(pattern)
+    except (re.error, RecursionError):
+        return None
+    try:
+        made = _emit(list(parsed), parser)
+    except _Unsupported:
+        return None
+    return made if re.search(pattern, made) else None
+
+
+class _Unsupported(Exception):
+    """A construct the example maker does not write strings for."""
+
+
+def _emit(items: list[tuple[Any, Any]], parser: Any) -> str:
+    out: list[str] = []
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(arg))
+        elif name == "ANY":
+            out.append("a")
+        elif name == "IN":
+            out.append(_member(arg))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, _, body = arg
+            out.append(_emit(list(body), parser) * low)
+        elif name == "SUBPATTERN":
+            out.append(_emit(list(arg[-1]), parser))
+        elif name == "BRANCH":
+            out.append(_emit(list(arg[1][0]), parser))
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue  # anchors: the string is made whole
+        else:
+            raise _Unsupported(name)
+    return "".join(out)
+
+
+def _member(arg: list[tuple[Any, Any]]) -> str:
+    """A character of a class ``[...]``."""
+    for op, value in arg:
+        name = str(op)
+        if name == "NEGATE":
+            raise _Unsupported(name)
+        if name == "LITERAL":
+            return chr(value)
+        if name == "RANGE":
+            return chr(value[0])
+        if name == "CATEGORY":
+            return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " "}.get(str(value), "a")
+    raise _Unsupported("IN")
