@@ -267,7 +267,7 @@ def test_a_missing_credential_is_one_line_naming_the_option_and_the_variable(
     line = error_line(
         toolsets_command("call", str(sources["secured"]), "list_notes", "--base-url", api.url)
     )
-    assert "'notes-token'" in line
+    assert "list_notes needs the credential 'notes-token'" in line
     assert "--credential notes-token=VALUE" in line
     assert "TOOLSETS_CREDENTIAL_NOTES_TOKEN" in line
 

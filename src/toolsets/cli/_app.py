@@ -542,7 +542,7 @@ async def _call(
         elif isinstance(outcome, CredentialNeeded):
             credential = credential_for(outcome.auth_config, credentials)
             if credential is None:
-                raise CommandError(no_credential(outcome.auth_config))
+                raise CommandError(no_credential(tool.name, outcome.auth_config))
         else:
             break
         outcome = await invoke(

@@ -161,7 +161,7 @@ async def _answers(
         elif isinstance(request, CredentialRequest):
             credential = credential_for(request.auth_config, credentials)
             if credential is None:
-                raise CommandError(no_credential(request.auth_config))
+                raise CommandError(no_credential(request.tool_name, request.auth_config))
             found[request.function_call_id] = credential
         else:  # a long-running call: its result comes later, from outside
             raise CommandError(

@@ -50,10 +50,11 @@ def credential_for(config: AuthConfig, given: Mapping[str, str]) -> AuthCredenti
     return given_credential({config.scheme_name: value}, config)
 
 
-def no_credential(config: AuthConfig) -> str:
+def no_credential(tool_name: str, config: AuthConfig) -> str:
+    """Why a call could not be made: the credential it needs, and the two ways to give it."""
     name = config.scheme_name
     return (
-        f"the tool needs the credential {name!r}: give --credential {name}=VALUE or set "
+        f"{tool_name} needs the credential {name!r}: give --credential {name}=VALUE or set "
         f"{credential_env_name(name)}"
     )
 
