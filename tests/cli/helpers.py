@@ -88,11 +88,24 @@ def whisper(text: str) -> str:
     return text.lower()
 
 
+def add(a: int, b: int) -> dict[str, int]:
+    """Add two integers."""
+    return {"total": a + b}
+
+
+@tool(requires_confirmation=True)
+def wipe(disk: str) -> str:
+    """Erase a disk."""
+    return f"{disk} wiped"
+
+
 toolset = StaticToolset([shout])
 both = [shout, whisper]
 number = 42
+everything = [shout, whisper, add, wipe]
 '''
-"""A Python module of tools: ``clitools:toolset``, ``clitools:both``, ``clitools:whisper``."""
+"""A Python module of tools: ``clitools:toolset``, ``clitools:both``, ``clitools:whisper``,
+``clitools:everything`` (with ``add`` and ``wipe``, which asks for confirmation)."""
 
 
 def write_sources(folder: Path) -> dict[str, Path]:

@@ -159,15 +159,14 @@ def test_call_sends_the_request_to_the_api_and_prints_its_json_result(
 
 
 def test_call_reads_arguments_as_key_value_key_json_or_args(sources: dict[str, Path]) -> None:
-    assert stdout_json(
-        toolsets_command("call", "--stdio", FIXTURE_STDIO, "add", "a=1", "b:=2")
-    ) == {"total": 3}
-    assert stdout_json(
-        toolsets_command("call", "--stdio", FIXTURE_STDIO, "add", "--args", '{"a": 2, "b": 5}')
-    ) == {"total": 7}
+    folder = sources["module"].parent
+    tools = "clitools:everything"
+    done = toolsets_command("call", tools, "add", "a=1", "b:=2", cwd=folder)
+    assert stdout_json(done) == {"total": 3}
+    done = toolsets_command("call", tools, "add", "--args", '{"a": 2, "b": 5}', cwd=folder)
+    assert stdout_json(done) == {"total": 7}
     # A string parameter keeps what looks like JSON as text.
-    echoed = toolsets_command("call", "--stdio", FIXTURE_STDIO, "echo", "text=42")
-    assert stdout_json(echoed) == {"result": "42"}
+    assert stdout_json(toolsets_command("call", tools, "shout", "text=42", cwd=folder)) == "42"
 
 
 def test_call_of_a_python_function(sources: dict[str, Path]) -> None:
@@ -206,7 +205,7 @@ def test_yes_confirms_a_call_without_asking(sources: dict[str, Path], api: Notes
     assert note["id"] not in api.notes
 
 
-def _on_a_terminal(args: list[str], answer: str) -> tuple[int, str]:
+def _on_a_terminal(args: list[str], answer: str, cwd: Path) -> tuple[int, str]:
     """Run ``toolsets ARGS`` with a terminal as stdin, typing ``answer``; its exit status
     and stderr."""
     controller, terminal = os.openpty()
@@ -219,6 +218,7 @@ def _on_a_terminal(args: list[str], answer: str) -> tuple[int, str]:
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            cwd=cwd,
         )
         os.write(controller, answer.encode() + b"\n")
         _, stderr = process.communicate(timeout=TIMEOUT)
@@ -228,15 +228,18 @@ def _on_a_terminal(args: list[str], answer: str) -> tuple[int, str]:
     return process.returncode, stderr
 
 
-def test_on_a_terminal_a_call_that_needs_confirmation_asks_first() -> None:
-    delete = ["call", "--stdio", FIXTURE_STDIO, "delete_file", "path=/x"]
-    status, stderr = _on_a_terminal(delete, "y")
+def test_on_a_terminal_a_call_that_needs_confirmation_asks_first(
+    sources: dict[str, Path],
+) -> None:
+    wipe = ["call", "clitools:everything", "wipe", "disk=sda"]
+    folder = sources["module"].parent
+    status, stderr = _on_a_terminal(wipe, "y", folder)
     assert status == 0, stderr
-    assert "Allow the tool 'delete_file' to run" in stderr
-    status, stderr = _on_a_terminal(delete, "n")
+    assert "Allow the tool 'wipe' to run" in stderr
+    status, stderr = _on_a_terminal(wipe, "n", folder)
     assert status == 1
     # The answer's newline echoes on the terminal, not on stderr (a pipe here).
-    assert stderr.strip().endswith("toolsets: delete_file was not confirmed; it did not run")
+    assert stderr.strip().endswith("toolsets: wipe was not confirmed; it did not run")
 
 
 def test_credentials_come_from_the_option_or_the_environment(

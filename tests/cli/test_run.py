@@ -5,9 +5,12 @@ questions) scripted on stdin."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from tests.cli.helpers import FIXTURE_STDIO, error_line, toolsets_command
+import pytest
+
+from tests.cli.helpers import FIXTURE_STDIO, error_line, toolsets_command, write_sources
 from tests.models.test_openai import (
     FakeOpenAI,
     Reply,
@@ -31,11 +34,13 @@ def _tool_results(fake: FakeOpenAI, model: str) -> list[Any]:
     return found
 
 
-def _run(fake: FakeOpenAI, model: str, stdin: str, *more: str) -> Any:
+def _run(fake: FakeOpenAI, model: str, stdin: str, *more: str, cwd: Path | None = None) -> Any:
+    """``toolsets run`` over the fixture MCP server's tools, or (with ``cwd``, where the
+    module is) the Python module's."""
+    source = ["clitools:everything"] if cwd is not None else ["--stdio", FIXTURE_STDIO]
     return toolsets_command(
         "run",
-        "--stdio",
-        FIXTURE_STDIO,
+        *source,
         "--model",
         model,
         "--model-url",
@@ -43,7 +48,14 @@ def _run(fake: FakeOpenAI, model: str, stdin: str, *more: str) -> Any:
         *more,
         stdin=stdin,
         env=ENV,
+        cwd=cwd,
     )
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the Python module of tools."""
+    return write_sources(tmp_path_factory.mktemp("sources"))["module"].parent
 
 
 def test_the_agent_calls_tools_and_answers_each_message_on_stdout(server: FakeOpenAI) -> None:  # noqa: F811
@@ -82,22 +94,25 @@ def test_a_call_that_needs_confirmation_asks_and_runs_only_if_confirmed(
     assert results[-1]["error"] == DECLINED
 
 
-def test_yes_confirms_every_call(server: FakeOpenAI) -> None:  # noqa: F811
+def test_yes_confirms_every_call(server: FakeOpenAI, module: Path) -> None:  # noqa: F811
     model = "cli-run-yes"
     server.script(
         model,
-        Reply(body=completion(tool_calls=[tool_call("c1", "delete_file", '{"path": "/b"}')])),
-        Reply(body=completion(content="Deleted.")),
+        Reply(body=completion(tool_calls=[tool_call("c1", "wipe", '{"disk": "sdb"}')])),
+        Reply(body=completion(content="Wiped.")),
     )
-    done = _run(server, model, "delete /b\n", "--yes")
-    assert done.stdout.splitlines() == ["Deleted."]
-    assert _tool_results(server, model) == [{"result": "deleted /b"}]
+    done = _run(server, model, "wipe sdb\n", "--yes", cwd=module)
+    assert done.stdout.splitlines() == ["Wiped."]
+    assert _tool_results(server, model) == ["sdb wiped"]
 
 
-def test_a_model_error_is_one_line_and_exit_status_1(server: FakeOpenAI) -> None:  # noqa: F811
+def test_a_model_error_is_one_line_and_exit_status_1(
+    server: FakeOpenAI,  # noqa: F811
+    module: Path,
+) -> None:
     model = "cli-run-error"
     server.script(model, Reply(status=500, body={"error": {"message": "overloaded"}}))
-    done = _run(server, model, "hello\n")
+    done = _run(server, model, "hello\n", cwd=module)
     assert done.returncode == 1
     assert done.stdout == ""
     assert "overloaded" in error_line(done)
