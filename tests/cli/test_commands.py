@@ -364,12 +364,18 @@ def test_debug_shows_the_traceback_too() -> None:
     assert done.stderr.strip().splitlines()[-1].startswith("toolsets: cannot import")
 
 
-def test_a_usage_error_is_one_line_pointing_at_help() -> None:
+def test_a_usage_error_is_one_line_pointing_at_help(sources: dict[str, Path]) -> None:
     line = error_line(toolsets_command("list", "--frobnicate"))
     assert "No such option" in line
     assert "--frobnicate" in line
     assert "toolsets list --help" in line
     assert error_line(toolsets_command("list")).startswith("toolsets: no SOURCE given")
+    forgot = error_line(toolsets_command("inspect", str(sources["notes"])))
+    assert f"inspect needs the name of a TOOL after {sources['notes']}" in forgot
+    bare = toolsets_command()
+    assert bare.returncode == 2
+    assert bare.stdout == ""
+    assert "Commands:" in bare.stderr
 
 
 # --- the command itself -------------------------------------------------------------------
@@ -406,3 +412,34 @@ def test_without_the_cli_extra_the_command_says_how_to_install_it() -> None:
     [line] = done.stderr.strip().splitlines()
     assert "pip install 'toolsets-ai[cli]'" in line
     assert "'rich'" in line
+
+
+def test_progress_shows_while_a_spec_loads_on_a_terminal_only(sources: dict[str, Path]) -> None:
+    controller, terminal = os.openpty()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "toolsets.cli", "list", str(sources["notes"]), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            env=env,
+        )
+        stdout, _ = process.communicate(timeout=TIMEOUT)
+        os.close(terminal)
+        shown = b""
+        while chunk := _read(controller):
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert process.returncode == 0
+    assert "Loading the spec…" in shown.decode()
+    assert len(json.loads(stdout)) == 4  # stdout has the result alone
+    # Not on a terminal (the other tests): stderr has no progress.
+    assert toolsets_command("list", str(sources["notes"]), "--json").stderr == ""
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the terminal's other end is closed: all was read
+        return b""

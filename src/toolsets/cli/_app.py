@@ -6,6 +6,7 @@ import importlib
 import json
 import sys
 import traceback
+from pathlib import Path
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, ClassVar, TypeVar
@@ -199,7 +200,10 @@ def _split_tool(arguments: Sequence[str], command: str) -> tuple[list[str], str,
         end -= 1
     if end == 0:
         raise click.UsageError(f"{command} needs the name of a TOOL")
-    return list(arguments[: end - 1]), arguments[end - 1], list(arguments[end:])
+    name = arguments[end - 1]
+    if end == 1 and ("://" in name or Path(name).exists()):  # SOURCE given, TOOL forgotten
+        raise click.UsageError(f"{command} needs the name of a TOOL after {name}")
+    return list(arguments[: end - 1]), name, list(arguments[end:])
 
 
 def _find(tools: Sequence[Tool], name: str) -> Tool:
@@ -644,6 +648,9 @@ def run(argv: Sequence[str]) -> int:
             raise _leaf(group) from group
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:  # a bare `toolsets`: the help
+        terminal.err.print(exc.ctx.get_help(), markup=False)
+        return 2
     except click.exceptions.Abort:
         return fail("aborted", 130)
     except click.ClickException as exc:

@@ -277,7 +277,6 @@ class Sources:
             parts.append(McpToolset(transport))
         unknown = sorted(set(options.credentials) - used)
         if unknown:  # a misspelt scheme would otherwise be dropped silently
-            await self.shutdown_specs()
             raise SourceError(
                 f"--credential for {', '.join(unknown)}, a security scheme no spec defines",
                 source="--credential",
