@@ -6,9 +6,9 @@ import importlib
 import json
 import sys
 import traceback
-from pathlib import Path
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import anyio
