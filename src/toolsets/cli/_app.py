@@ -23,7 +23,7 @@ except ImportError as exc:
 
 from toolsets import __version__
 from toolsets._context import ToolConfirmation, ToolContext
-from toolsets._errors import ToolsetError
+from toolsets._errors import ToolNotFoundError, ToolsetError
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
@@ -44,7 +44,16 @@ from toolsets.cli._sources import (
 )
 from toolsets.cli._terminal import Terminal, credential_for, dumps, no_credential
 
-__all__ = ["MAX_PAUSES", "CommandError", "cli", "opened", "run", "run_async", "source_options"]
+__all__ = [
+    "MAX_PAUSES",
+    "CommandError",
+    "cli",
+    "opened",
+    "options_of",
+    "run",
+    "run_async",
+    "source_options",
+]
 
 T = TypeVar("T")
 
@@ -142,7 +151,8 @@ _debug_option = click.option(
 )
 
 
-def _options(params: Mapping[str, Any]) -> SourceOptions:
+def options_of(params: Mapping[str, Any]) -> SourceOptions:
+    """The source options a command was given."""
     return SourceOptions(
         base_url=params["base_url"],
         credentials=pairs(params["credentials"], "--credential"),
@@ -162,7 +172,7 @@ async def opened(
 ) -> AsyncIterator[tuple[Toolset, Sequence[Tool]]]:
     """Every source's tools (loaded and connected under a progress display), shut down
     when the block ends."""
-    options = _options(params)
+    options = options_of(params)
     loading = Sources(sources, options)
     what = "Loading the spec" if loading.has_specs else "Connecting"
     async with terminal.progress(f"{what}…"):
@@ -210,8 +220,6 @@ def _find(tools: Sequence[Tool], name: str) -> Tool:
     for tool in tools:
         if tool.name == name:
             return tool
-    from toolsets._errors import ToolNotFoundError
-
     raise ToolNotFoundError(name, (tool.name for tool in tools))
 
 

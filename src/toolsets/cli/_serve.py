@@ -21,8 +21,8 @@ except ImportError as exc:
     raise missing_cli(exc) from exc
 
 from toolsets._json import JsonValue
-from toolsets.cli._app import CommandError, opened, run_async, source_options
-from toolsets.cli._sources import credential_env_name, kind_of
+from toolsets.cli._app import CommandError, opened, options_of, run_async, source_options
+from toolsets.cli._sources import Sources, credential_env_name, kind_of
 from toolsets.cli._terminal import Terminal
 
 __all__ = ["client_config", "listen_address", "serve_command"]
@@ -178,20 +178,31 @@ def serve_command(
     if server_class is None:
         raise CommandError("serving needs toolsets.mcp.McpServer, which this build lacks")
 
+    options: dict[str, Any] = {}
+    if http is not None:
+        options = {"host": http[0], "port": http[1]}
+        if stateless:
+            options["stateless"] = True
+        if workers > 1:
+            options["workers"] = workers
+
     async def go() -> None:
         async with opened(terminal, sources, params) as (toolset, _):
             server = server_class(toolset, name=name)
             if http is None:
                 await server.run_stdio()
-                return
-            options: dict[str, Any] = {"host": http[0], "port": http[1]}
-            if stateless:
-                options["stateless"] = True
-            if workers > 1:
-                options["workers"] = workers
-            terminal.note(f"serving {name} on http://{http[0]}:{http[1]}/mcp")
-            running = server.run_http(**options)
-            if inspect.isawaitable(running):
-                await running
+            else:
+                terminal.note(f"serving {name} on http://{http[0]}:{http[1]}/mcp")
+                await server.run_http(**options)
 
-    run_async(go)
+    if http is None or inspect.iscoroutinefunction(server_class.run_http):
+        run_async(go)
+        return
+    # A runner that starts its own event loop (uvicorn's): the sources are read here
+    # first (a broken spec fails now, in one line), and connected in the server's loop.
+    toolset = run_async(Sources(sources, options_of(params)).open)
+    terminal.note(f"serving {name} on http://{http[0]}:{http[1]}/mcp")
+    try:
+        server_class(toolset, name=name).run_http(**options)
+    finally:
+        run_async(toolset.shutdown)
