@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import toolsets.mcp
-from tests.cli.helpers import error_line, stdout_json, toolsets_command, write_sources
+from tests.adapters.helpers import NotesApi, notes_api
+from tests.cli.helpers import SRC, error_line, stdout_json, toolsets_command, write_sources
 from tests.helpers import ROOT
+from tests.mcp.helpers import HttpServer
 
 INVALID = """\
 openapi: 3.1.0
@@ -111,20 +115,77 @@ def test_serve_options_that_cannot_work_are_one_line_usage_errors() -> None:
     assert "'host:port' is not HOST:PORT" in line
 
 
-@pytest.mark.skipif(
+needs_the_server = pytest.mark.skipif(
     not hasattr(toolsets.mcp, "McpServer"), reason="toolsets.mcp.McpServer is not merged yet"
 )
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[NotesApi]:
+    with notes_api() as api:
+        yield api
+
+
+@needs_the_server
 def test_the_printed_config_serves_the_spec_to_an_mcp_client(
-    sources: dict[str, Path], tmp_path: Path
+    sources: dict[str, Path], tmp_path: Path, api: NotesApi
 ) -> None:
-    # The command line is the MCP client of the server it configured: list through it.
-    printed = toolsets_command("serve", str(sources["notes"]), "--print-config")
-    config = tmp_path / "served.json"
-    config.write_text(json.dumps(stdout_json(printed)))
-    tools = stdout_json(toolsets_command("list", str(config), "--json"))
-    assert {tool["name"] for tool in tools} == {
+    printed = toolsets_command(
+        "serve", str(sources["notes"]), "--base-url", api.url, "--print-config"
+    )
+    config = stdout_json(printed)
+    config["mcpServers"]["notes"]["env"] = {"PYTHONPATH": SRC}  # the toolsets under test
+    path = tmp_path / "served.json"
+    path.write_text(json.dumps(config))
+    # The command line is the MCP client of the server it configured.
+    tools = stdout_json(toolsets_command("list", str(path), "--json"))
+    assert [tool["name"] for tool in tools] == [
         "notes_list_notes",
         "notes_create_note",
         "notes_get_note",
         "notes_delete_note",
-    }
+    ]
+    assert tools[2]["read_only"] is True
+    done = toolsets_command("call", str(path), "notes_create_note", "title=served")
+    assert stdout_json(done)["title"] == "served"
+    assert any(note["title"] == "served" for note in api.notes.values())
+
+
+class _Served(HttpServer):
+    """``toolsets serve SPEC --http`` in its own process."""
+
+    def __init__(self, *args: str) -> None:
+        super().__init__()
+        self.args = args
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+        listen = f"127.0.0.1:{self.port}"
+        return [sys.executable, "-m", "toolsets.cli", "serve", *self.args, "--http", listen], env
+
+
+@needs_the_server
+def test_serve_over_http_with_two_stateless_workers_answers_calls(
+    sources: dict[str, Path], api: NotesApi
+) -> None:
+    served = _Served(str(sources["notes"]), "--base-url", api.url, "--stateless", "--workers", "2")
+    served.start()
+    try:
+        for number in range(4):
+            done = toolsets_command(
+                "call", "--http", served.url, "create_note", f"title=worker-{number}"
+            )
+            assert stdout_json(done)["title"] == f"worker-{number}"
+    finally:
+        served.stop()
+    titles = {note["title"] for note in api.notes.values()}
+    assert {f"worker-{number}" for number in range(4)} <= titles
+
+
+@needs_the_server
+def test_serve_of_a_broken_spec_is_one_line_before_anything_is_served(tmp_path: Path) -> None:
+    spec = tmp_path / "broken.yaml"
+    spec.write_text("openapi: 3.1.0\npaths: [\n")
+    assert "invalid JSON or YAML" in error_line(toolsets_command("serve", str(spec)))
+    line = error_line(toolsets_command("serve", str(spec), "--http", "127.0.0.1:1"))
+    assert "invalid JSON or YAML" in line

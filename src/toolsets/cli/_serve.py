@@ -6,9 +6,11 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,15 @@ try:
 except ImportError as exc:
     raise missing_cli(exc) from exc
 
+import anyio
+
 from toolsets._json import JsonValue
+from toolsets._toolset import Toolset
 from toolsets.cli._app import CommandError, opened, options_of, run_async, source_options
-from toolsets.cli._sources import Sources, credential_env_name, kind_of
+from toolsets.cli._sources import SourceOptions, Sources, credential_env_name, kind_of
 from toolsets.cli._terminal import Terminal
 
-__all__ = ["client_config", "listen_address", "serve_command"]
+__all__ = ["WORKER_ENV", "client_config", "listen_address", "serve_command", "worker_server"]
 
 DEFAULT_HOST = "127.0.0.1"
 PLACEHOLDER = "<fill in>"
@@ -183,8 +188,6 @@ def serve_command(
         options = {"host": http[0], "port": http[1]}
         if stateless:
             options["stateless"] = True
-        if workers > 1:
-            options["workers"] = workers
 
     async def go() -> None:
         async with opened(terminal, sources, params) as (toolset, _):
@@ -198,11 +201,53 @@ def serve_command(
     if http is None or inspect.iscoroutinefunction(server_class.run_http):
         run_async(go)
         return
+    source_options = options_of(params)
+    if workers > 1:
+        # Each worker process builds its own server (`worker_server`) from what this
+        # command was given, handed down in the environment it inherits.
+        os.environ[WORKER_ENV] = json.dumps(
+            {"name": name, "sources": list(sources), "options": _plain(source_options)}
+        )
+        options.update(workers=workers, factory=f"{__name__}:worker_server")
     # A runner that starts its own event loop (uvicorn's): the sources are read here
     # first (a broken spec fails now, in one line), and connected in the server's loop.
-    toolset = run_async(Sources(sources, options_of(params)).open)
+    toolset = run_async(Sources(sources, source_options).open)
     terminal.note(f"serving {name} on http://{http[0]}:{http[1]}/mcp")
     try:
         server_class(toolset, name=name).run_http(**options)
     finally:
+        os.environ.pop(WORKER_ENV, None)
         run_async(toolset.shutdown)
+
+
+WORKER_ENV = "TOOLSETS_CLI_SERVE"
+"""Where ``toolsets serve --workers N`` hands its sources and options to its workers."""
+
+
+def _plain(options: SourceOptions) -> dict[str, Any]:
+    return {
+        key: dict(value) if isinstance(value, Mapping) else value
+        for key, value in vars(options).items()
+        if key != "environ"
+    }
+
+
+def worker_server() -> Any:
+    """The server of one worker process of ``toolsets serve --workers N`` (the factory
+    `McpServer.run_http` imports in each): the sources of the command, read anew."""
+    given = json.loads(os.environ[WORKER_ENV])
+    plain: dict[str, Any] = {
+        key: tuple(value) if isinstance(value, list) else value
+        for key, value in given["options"].items()
+    }
+    options = SourceOptions(**plain)
+    loading = Sources(given["sources"], options)
+    # Read in a thread with its own event loop: uvicorn may call this inside its loop.
+    made: list[Toolset] = []
+    thread = threading.Thread(target=lambda: made.append(anyio.run(loading.open)))
+    thread.start()
+    thread.join()
+    if not made:
+        raise RuntimeError(f"the sources of {given['name']} could not be read")
+    server_class = importlib.import_module("toolsets.mcp").McpServer
+    return server_class(made[0], name=given["name"])

@@ -112,7 +112,7 @@ class SourceOptions:
     names: tuple[str, ...] = ()
     """Tools to keep, of every source: names or glob patterns."""
     stdio: tuple[str, ...] = ()
-    """MCP servers to start: ``"command args"``."""
+    """MCP servers to start: ``"command args"``, with this process's environment."""
     http: tuple[str, ...] = ()
     """MCP servers to reach over streamable HTTP: their URLs."""
     environ: Mapping[str, str] | None = field(default=None, repr=False)
@@ -204,7 +204,9 @@ def _stdio(command: str) -> Stdio:
         raise SourceError(f"--stdio {command!r}: {exc}", source=command) from exc
     if not words:
         raise SourceError("--stdio needs a command", source=command)
-    return Stdio(command=words[0], args=words[1:])
+    # The whole environment, as the shell would give the command (PATH, a virtualenv,
+    # the keys it reads), not the SDK's minimal one: the user typed this command.
+    return Stdio(command=words[0], args=words[1:], env=dict(os.environ))
 
 
 def _name_matches(patterns: tuple[str, ...]) -> Callable[[Tool, ToolContext], bool]:
