@@ -24,11 +24,12 @@ except ImportError as exc:
 
 import anyio
 
+from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
 from toolsets.cli._app import CommandError, opened, options_of, run_async, source_options
 from toolsets.cli._sources import SourceOptions, Sources, credential_env_name, kind_of
-from toolsets.cli._terminal import Terminal
+from toolsets.cli._terminal import Terminal, credential_for
 
 __all__ = ["WORKER_ENV", "client_config", "listen_address", "serve_command", "worker_server"]
 
@@ -189,9 +190,11 @@ def serve_command(
         if stateless:
             options["stateless"] = True
 
+    loading_options = options_of(params)
+
     async def go() -> None:
         async with opened(terminal, sources, params) as (toolset, _):
-            server = server_class(toolset, name=name)
+            server = _server(server_class, toolset, name, loading_options)
             if http is None:
                 await server.run_stdio()
             else:
@@ -201,23 +204,34 @@ def serve_command(
     if http is None or inspect.iscoroutinefunction(server_class.run_http):
         run_async(go)
         return
-    source_options = options_of(params)
     if workers > 1:
         # Each worker process builds its own server (`worker_server`) from what this
         # command was given, handed down in the environment it inherits.
         os.environ[WORKER_ENV] = json.dumps(
-            {"name": name, "sources": list(sources), "options": _plain(source_options)}
+            {"name": name, "sources": list(sources), "options": _plain(loading_options)}
         )
         options.update(workers=workers, factory=f"{__name__}:worker_server")
     # A runner that starts its own event loop (uvicorn's): the sources are read here
     # first (a broken spec fails now, in one line), and connected in the server's loop.
-    toolset = run_async(Sources(sources, source_options).open)
+    toolset = run_async(Sources(sources, loading_options).open)
     terminal.note(f"serving {name} on http://{http[0]}:{http[1]}/mcp")
     try:
-        server_class(toolset, name=name).run_http(**options)
+        _server(server_class, toolset, name, loading_options).run_http(**options)
     finally:
         os.environ.pop(WORKER_ENV, None)
         run_async(toolset.shutdown)
+
+
+def _server(server_class: Any, toolset: Toolset, name: str, options: SourceOptions) -> Any:
+    """The `McpServer` of ``toolset``: a tool that asks for a credential (beyond the
+    specs', given when they were read) gets the one ``--credential`` or
+    ``TOOLSETS_CREDENTIAL_<SCHEME>`` gives, never the client's own token."""
+    given = dict(options.credentials)
+
+    def credentials(request: object, config: AuthConfig) -> AuthCredential | None:
+        return credential_for(config, given)
+
+    return server_class(toolset, name=name, credentials=credentials)
 
 
 WORKER_ENV = "TOOLSETS_CLI_SERVE"
@@ -250,4 +264,4 @@ def worker_server() -> Any:
     if not made:
         raise RuntimeError(f"the sources of {given['name']} could not be read")
     server_class = importlib.import_module("toolsets.mcp").McpServer
-    return server_class(made[0], name=given["name"])
+    return _server(server_class, made[0], given["name"], options)
