@@ -136,6 +136,16 @@ def test_the_example_call_inspect_makes_is_valid_and_runs(
     assert stdout_json(done)["title"] == "example"
 
 
+def test_an_operation_is_found_by_its_operation_id_as_the_spec_writes_it(tmp_path: Path) -> None:
+    spec = tmp_path / "ids.yaml"
+    spec.write_text(
+        "openapi: 3.1.0\ninfo: {title: ids, version: '1'}\npaths:\n  /r:\n    get:\n"
+        "      operationId: repos/get\n      responses: {'200': {description: ok}}\n"
+    )
+    described = stdout_json(toolsets_command("inspect", str(spec), "repos/get", "--json"))
+    assert described["name"] == "repos_get"
+
+
 def test_inspect_of_a_tool_on_an_mcp_server(sources: dict[str, Path]) -> None:
     described = stdout_json(toolsets_command("inspect", "--stdio", FIXTURE_STDIO, "add", "--json"))
     assert described["parameters"]["required"] == ["a", "b"]

@@ -217,8 +217,15 @@ def _split_tool(arguments: Sequence[str], command: str) -> tuple[list[str], str,
 
 
 def _find(tools: Sequence[Tool], name: str) -> Tool:
+    """The tool called ``name``, or else the operation whose operationId is ``name`` as
+    the spec writes it (``repos/get`` for ``repos_get``), as `OpenApiToolset` finds it."""
     for tool in tools:
         if tool.name == name:
+            return tool
+    from toolsets.openapi import RestApiTool
+
+    for tool in tools:
+        if isinstance(tool, RestApiTool) and tool.operation.operation_id == name:
             return tool
     raise ToolNotFoundError(name, (tool.name for tool in tools))
 

@@ -4,6 +4,7 @@ questions, notes) on stderr, progress and colour on a terminal only."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -59,12 +60,19 @@ def no_credential(tool_name: str, config: AuthConfig) -> str:
     )
 
 
+_PIPED_WIDTH = 160
+"""Columns of a table written to a pipe or a file."""
+
+
 class Terminal:
     """Stdout for results, stderr (a rich console) for the rest."""
 
     def __init__(self) -> None:
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self.out = Console(highlight=False, soft_wrap=True)
+        if not self.out.is_terminal and "COLUMNS" not in os.environ:
+            # Piped (to grep, less, a file): rows kept whole rather than wrapped at 80.
+            self.out.width = _PIPED_WIDTH
 
     @property
     def interactive(self) -> bool:
