@@ -70,7 +70,7 @@ SECURED_SPEC: dict[str, Any] = {
 variable is ``TOOLSETS_CREDENTIAL_NOTES_TOKEN``)."""
 
 MODULE = '''
-from toolsets import StaticToolset, tool
+from toolsets import AuthConfig, StaticToolset, ToolContext, tool
 
 
 @tool(read_only=True)
@@ -99,10 +99,21 @@ def wipe(disk: str) -> str:
     return f"{disk} wiped"
 
 
+VAULT = AuthConfig(scheme_name="vault", scheme={"type": "http", "scheme": "basic"})
+
+
+@tool(auth_config=VAULT)
+def who(tool_context: ToolContext) -> str:
+    """Who the vault's credential says the caller is."""
+    credential = tool_context.auth_credential
+    assert credential is not None
+    return f"{credential.username} ({len(credential.secret or '')} characters of password)"
+
+
 toolset = StaticToolset([shout])
 both = [shout, whisper]
 number = 42
-everything = [shout, whisper, add, wipe]
+everything = [shout, whisper, add, wipe, who]
 '''
 """A Python module of tools: ``clitools:toolset``, ``clitools:both``, ``clitools:whisper``,
 ``clitools:everything`` (with ``add`` and ``wipe``, which asks for confirmation)."""

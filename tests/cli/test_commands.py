@@ -274,6 +274,19 @@ def test_credentials_come_from_the_option_or_the_environment(
     assert "tok-" not in flag.stdout + flag.stderr + env.stdout + env.stderr
 
 
+def test_a_tool_of_any_source_gets_the_credential_it_asks_for_by_scheme_name(
+    sources: dict[str, Path],
+) -> None:
+    folder = sources["module"].parent
+    args = ["call", "clitools:everything", "who"]
+    flag = toolsets_command(*args, "--credential", "vault=ann:pw123", cwd=folder)
+    assert stdout_json(flag) == "ann (5 characters of password)"
+    env = toolsets_command(*args, env={"TOOLSETS_CREDENTIAL_VAULT": "bob:pw"}, cwd=folder)
+    assert stdout_json(env) == "bob (2 characters of password)"
+    line = error_line(toolsets_command(*args, cwd=folder))
+    assert "who needs the credential 'vault'" in line
+
+
 def test_a_missing_credential_is_one_line_naming_the_option_and_the_variable(
     sources: dict[str, Path], api: NotesApi
 ) -> None:

@@ -246,8 +246,8 @@ class Sources:
         toolset is first listed).
 
         Raises:
-            SourceError: a source names nothing usable, or a ``--credential`` names a
-                scheme no spec defines.
+            SourceError: a source names nothing usable, or (all sources being specs) a
+                ``--credential`` names a scheme no spec defines.
             SpecError: a spec cannot be read.
             ConnectionError: a spec's URL cannot be fetched.
         """
@@ -278,7 +278,10 @@ class Sources:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
             parts.append(McpToolset(transport))
         unknown = sorted(set(options.credentials) - used)
-        if unknown:  # a misspelt scheme would otherwise be dropped silently
+        only_specs = set(self.kinds) == {"spec"} and not (options.stdio or options.http)
+        if unknown and only_specs:
+            # A misspelt scheme would otherwise be dropped silently. (A tool of another
+            # source may ask for any credential by name when called.)
             raise SourceError(
                 f"--credential for {', '.join(unknown)}, a security scheme no spec defines",
                 source="--credential",
