@@ -13,8 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import coverage
+
 import toolsets
 from tests.adapters.helpers import NOTES_SPEC
+from tests.helpers import ROOT
 from tests.mcp.helpers import SERVER
 
 SRC = str(Path(toolsets.__file__).resolve().parent.parent)
@@ -24,6 +27,38 @@ FIXTURE_STDIO = f"{sys.executable} {SERVER} stdio"
 TIMEOUT = 60
 
 
+def entry_point() -> list[str]:
+    """The command that runs ``toolsets``: ``python -m toolsets.cli``, under coverage
+    when the tests measure it (its data then combined with theirs)."""
+    measuring = coverage.Coverage.current()
+    if measuring is None:
+        return [sys.executable, "-m", "toolsets.cli"]
+    rcfile = str(ROOT / "pyproject.toml")
+    return [
+        sys.executable,
+        "-m",
+        "coverage",
+        "run",
+        "-p",
+        f"--rcfile={rcfile}",
+        "-m",
+        "toolsets.cli",
+    ]
+
+
+def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment for ``toolsets`` (no ``TOOLSETS_CREDENTIAL_*``), with
+    the toolsets under test first on its path and warnings made errors."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSETS_CREDENTIAL")}
+    environ["PYTHONPATH"] = os.pathsep.join([SRC, environ.get("PYTHONPATH", "")])
+    environ["PYTHONWARNINGS"] = "error"
+    measuring = coverage.Coverage.current()
+    if measuring is not None:  # the data file is found from any working directory
+        environ["COVERAGE_FILE"] = str(Path(measuring.config.data_file).resolve())
+    environ.update(extra or {})
+    return environ
+
+
 def toolsets_command(
     *args: str,
     stdin: str = "",
@@ -31,17 +66,13 @@ def toolsets_command(
     cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``toolsets ARGS`` run to its end, its stdin given, stdout and stderr captured."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSETS_CREDENTIAL")}
-    environ["PYTHONPATH"] = os.pathsep.join([SRC, environ.get("PYTHONPATH", "")])
-    environ["PYTHONWARNINGS"] = "error"
-    environ.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "toolsets.cli", *args],
+        [*entry_point(), *args],
         input=stdin,
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
-        env=environ,
+        env=environment(env),
         cwd=cwd,
     )
 

@@ -19,6 +19,8 @@ from tests.cli.helpers import (
     FIXTURE_STDIO,
     SRC,
     TIMEOUT,
+    entry_point,
+    environment,
     error_line,
     stdout_json,
     toolsets_command,
@@ -219,10 +221,10 @@ def _on_a_terminal(args: list[str], answer: str, cwd: Path) -> tuple[int, str]:
     """Run ``toolsets ARGS`` with a terminal as stdin, typing ``answer``; its exit status
     and stderr."""
     controller, terminal = os.openpty()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    env = environment()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "toolsets.cli", *args],
+            [*entry_point(), *args],
             stdin=terminal,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -439,10 +441,10 @@ def test_without_the_cli_extra_the_command_says_how_to_install_it() -> None:
 
 def test_progress_shows_while_a_spec_loads_on_a_terminal_only(sources: dict[str, Path]) -> None:
     controller, terminal = os.openpty()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    env = environment()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "toolsets.cli", "list", str(sources["notes"]), "--json"],
+            [*entry_point(), "list", str(sources["notes"]), "--json"],
             stdout=subprocess.PIPE,
             stderr=terminal,
             env=env,

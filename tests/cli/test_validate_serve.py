@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,15 @@ import pytest
 
 import toolsets.mcp
 from tests.adapters.helpers import NotesApi, notes_api
-from tests.cli.helpers import SRC, error_line, stdout_json, toolsets_command, write_sources
+from tests.cli.helpers import (
+    SRC,
+    entry_point,
+    environment,
+    error_line,
+    stdout_json,
+    toolsets_command,
+    write_sources,
+)
 from tests.helpers import ROOT
 from tests.mcp.helpers import HttpServer
 
@@ -159,9 +166,8 @@ class _Served(HttpServer):
         self.args = args
 
     def command(self) -> tuple[list[str], dict[str, str]]:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
         listen = f"127.0.0.1:{self.port}"
-        return [sys.executable, "-m", "toolsets.cli", "serve", *self.args, "--http", listen], env
+        return [*entry_point(), "serve", *self.args, "--http", listen], environment()
 
 
 @needs_the_server
