@@ -468,3 +468,12 @@ def _read(fd: int) -> bytes:
         return os.read(fd, 65536)
     except OSError:  # the terminal's other end is closed: all was read
         return b""
+
+
+def test_a_stdio_servers_own_words_show_with_debug_only() -> None:
+    command = f"{sys.executable} -c \"import sys; sys.exit('boom: no API key')\""
+    quiet = error_line(toolsets_command("list", "--stdio", command))
+    assert "cannot connect to MCP server" in quiet
+    loud = toolsets_command("list", "--stdio", command, "--debug")
+    assert "boom: no API key" in loud.stderr
+    assert loud.stderr.strip().splitlines()[-1].startswith("toolsets: cannot connect")

@@ -163,7 +163,14 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         names=tuple(params["names"]),
         stdio=tuple(params["stdio"]),
         http=tuple(params["http"]),
+        debug=_debugging(),
     )
+
+
+def _debugging() -> bool:
+    """Whether the command runs with ``--debug`` (`run` says so in the context)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool((ctx.find_root().obj or {}).get("debug"))
 
 
 @asynccontextmanager
@@ -658,7 +665,7 @@ def run(argv: Sequence[str]) -> int:
 
     try:
         try:
-            cli.main(list(argv), prog_name="toolsets", standalone_mode=False)
+            cli.main(list(argv), prog_name="toolsets", standalone_mode=False, obj={"debug": debug})
         except BaseExceptionGroup as group:  # a task group's: its first error is the cause
             raise _leaf(group) from group
     except click.exceptions.Exit as exc:

@@ -117,6 +117,8 @@ class SourceOptions:
     """MCP servers to reach over streamable HTTP: their URLs."""
     environ: Mapping[str, str] | None = field(default=None, repr=False)
     """Where ``TOOLSETS_CREDENTIAL_*`` are read (None: ``os.environ``)."""
+    debug: bool = False
+    """Let ``--stdio`` servers write to this process's stderr (else it is dropped)."""
 
 
 def kind_of(source: str) -> str:
@@ -195,7 +197,7 @@ def _python_toolset(source: str) -> Toolset:
     return toolsets[0] if len(toolsets) == 1 else combined(*toolsets)
 
 
-def _stdio(command: str) -> Stdio:
+def _stdio(command: str, *, debug: bool) -> Stdio:
     from toolsets.mcp import Stdio
 
     try:
@@ -206,7 +208,8 @@ def _stdio(command: str) -> Stdio:
         raise SourceError("--stdio needs a command", source=command)
     # The whole environment, as the shell would give the command (PATH, a virtualenv,
     # the keys it reads), not the SDK's minimal one: the user typed this command.
-    return Stdio(command=words[0], args=words[1:], env=dict(os.environ))
+    stderr = sys.stderr if debug else None
+    return Stdio(command=words[0], args=words[1:], env=dict(os.environ), stderr=stderr)
 
 
 def _name_matches(patterns: tuple[str, ...]) -> Callable[[Tool, ToolContext], bool]:
@@ -270,7 +273,7 @@ class Sources:
         if options.stdio or options.http:
             from toolsets.mcp import McpToolset, StreamableHttp
         for command in options.stdio:
-            parts.append(McpToolset(_stdio(command)))
+            parts.append(McpToolset(_stdio(command, debug=options.debug)))
         for url in options.http:
             try:
                 transport = StreamableHttp(url=url, headers=dict(options.headers))
