@@ -84,7 +84,8 @@ def client_config(
     """The ``mcpServers`` object with one entry that runs (or reaches) this server, and
     the names of the secrets left as `PLACEHOLDER` in it.
 
-    Paths are made absolute (a client starts the server in a directory of its own); a
+    Paths are made absolute (a client starts the server in a directory of its own, so
+    ``cwd`` is this one when a module or a ``--stdio`` command may need it); a
     ``--credential`` becomes its ``TOOLSETS_CREDENTIAL_*`` variable in ``env`` and a
     ``--header`` keeps its name, each with `PLACEHOLDER` for its value: secrets are
     never printed."""
@@ -118,7 +119,9 @@ def client_config(
     entry: dict[str, JsonValue] = {"command": command[0], "args": [*command[1:], *args]}
     if env:
         entry["env"] = env
-    if python:  # module:attribute is imported from the directory it was named in
+    if python or params["stdio"]:
+        # module:attribute is imported from the directory it was named in, and a --stdio
+        # command may name files relative to it.
         entry["cwd"] = os.getcwd()
     return {"mcpServers": {name: entry}}, secrets
 
