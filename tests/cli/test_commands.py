@@ -152,6 +152,7 @@ def test_inspect_of_a_tool_on_an_mcp_server(sources: dict[str, Path]) -> None:
     described = stdout_json(toolsets_command("inspect", "--stdio", FIXTURE_STDIO, "add", "--json"))
     assert described["parameters"]["required"] == ["a", "b"]
     assert described["example"] == {"a": 1, "b": 1}
+    assert described["returns"]["required"] == ["total"]  # the tool's output schema
 
 
 # --- call -------------------------------------------------------------------------------

@@ -403,8 +403,10 @@ def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) ->
             tool = _find(tools, name)
             schema = _parameters(tool)
             example = example_arguments(schema, tool_name=tool.name)
+            returns = tool.response_schema
             if as_json:
-                terminal.result({**_described(tool), "example": example})
+                shown = dict(returns) if returns is not None else None
+                terminal.result({**_described(tool), "returns": shown, "example": example})
                 return
             out = terminal.out
             out.print(f"[bold]{tool.name}[/bold]  {_hints(tool)}".rstrip())
@@ -412,6 +414,9 @@ def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) ->
                 out.print(tool.description.strip(), markup=False)
             out.print("\n[bold]Parameters[/bold]")
             out.print(dumps(dict(schema)), markup=False)
+            if returns is not None:
+                out.print("\n[bold]Returns[/bold]")
+                out.print(dumps(dict(returns)), markup=False)
             out.print("\n[bold]Example[/bold]")
             if example is None:
                 out.print("(no example could be made from the schema)")
