@@ -1,0 +1,43 @@
+"""The ``toolsets`` command: list, inspect and call the tools of OpenAPI specs, MCP
+servers and Python modules, validate specs, chat with an agent over them, and serve them
+over MCP. Installed with the ``cli`` extra (click and rich)::
+
+    pip install 'toolsets-ai[cli]'
+    toolsets --help
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+DISTRIBUTION = "toolsets-ai"
+NEEDED = ("click", "rich")
+"""The modules the command line needs beyond the plain install (the ``cli`` extra)."""
+
+
+def missing_cli(cause: ImportError) -> ImportError:
+    """The ImportError saying that the command line needs the ``cli`` extra, and the line
+    that installs it."""
+    top = (cause.name or "").partition(".")[0]
+    missing = f"no module named {top!r}" if top else str(cause)
+    return ImportError(
+        f"the toolsets command needs the cli extra ({missing}): pip install '{DISTRIBUTION}[cli]'",
+        name=cause.name,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the ``toolsets`` command with ``argv`` (default: the process's arguments) and
+    exit with its status. Without the ``cli`` extra, says in one line how to install it."""
+    try:
+        from toolsets.cli._app import run
+    except ImportError as exc:
+        if exc.name not in NEEDED and "[cli]" not in str(exc):
+            raise
+        message = str(exc) if "[cli]" in str(exc) else str(missing_cli(exc))
+        print(f"toolsets: {message}", file=sys.stderr)  # noqa: T201
+        sys.exit(1)
+    sys.exit(run(list(sys.argv[1:] if argv is None else argv)))

@@ -1,0 +1,715 @@
+"""The ``toolsets`` command's commands, and its one error boundary (`run`)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import anyio
+
+from toolsets.cli import missing_cli
+
+try:
+    import click
+    from rich.table import Table
+except ImportError as exc:
+    raise missing_cli(exc) from exc
+
+from toolsets import __version__
+from toolsets._context import ToolConfirmation, ToolContext
+from toolsets._errors import ToolNotFoundError, ToolsetError
+from toolsets._invoke import (
+    DEFAULT_TOOL_TIMEOUT,
+    ConfirmationNeeded,
+    CredentialNeeded,
+    Done,
+    invoke,
+)
+from toolsets._json import JsonValue
+from toolsets._results import is_error_result
+from toolsets._tool import Tool
+from toolsets._toolset import Toolset
+from toolsets.cli._example import example_arguments
+from toolsets.cli._sources import (
+    CREDENTIAL_ENV_PREFIX,
+    SourceOptions,
+    Sources,
+    pairs,
+)
+from toolsets.cli._terminal import Terminal, credential_for, dumps, no_credential
+
+__all__ = [
+    "MAX_PAUSES",
+    "CommandError",
+    "cli",
+    "opened",
+    "options_of",
+    "run",
+    "run_async",
+    "source_options",
+]
+
+T = TypeVar("T")
+
+MAX_PAUSES = 4
+"""Times one call may pause for the user (confirmation, a credential) before it is given
+up."""
+
+
+class CommandError(ToolsetError):
+    """What a command refuses to do, said in one line (exit status 1)."""
+
+
+# --- options every command that loads sources takes ---------------------------------
+
+_SOURCE_HELP = f"""
+\b
+A SOURCE is:
+  an OpenAPI spec (a path or http(s) URL, JSON or YAML),
+  an mcpServers config file (Claude Desktop, Cursor, VS Code),
+  module:attribute naming a Python toolset, tool or function (or a list of them);
+and --stdio "command args" / --http URL add MCP servers. Several combine.
+
+\b
+Credentials for a spec's security schemes: --credential SCHEME=VALUE, or the
+environment variable {CREDENTIAL_ENV_PREFIX}<SCHEME> (the scheme's name upper-cased,
+every other character than a letter or digit made _): e.g. api_key ->
+{CREDENTIAL_ENV_PREFIX}API_KEY. HTTP basic takes user:password.
+"""
+
+
+def source_options(function: Callable[..., Any], *, http_source: bool = True) -> Callable[..., Any]:
+    """The options that say which tools a command loads (``--http URL`` is
+    ``--mcp-url``'s other name, except for ``serve``, where it is where to listen)."""
+    decorators = [
+        click.option(
+            "--stdio",
+            "stdio",
+            multiple=True,
+            metavar="'COMMAND ARGS'",
+            help="An MCP server to start, talking over stdio (repeatable).",
+        ),
+        click.option(
+            "--mcp-url",
+            *(("--http",) if http_source else ()),
+            "http",
+            multiple=True,
+            metavar="URL",
+            help="An MCP server over streamable HTTP (repeatable).",
+        ),
+        click.option("--base-url", help="Where a spec's API is, instead of its servers."),
+        click.option(
+            "--credential",
+            "credentials",
+            multiple=True,
+            metavar="SCHEME=VALUE",
+            help="A credential for a spec's security scheme (repeatable).",
+        ),
+        click.option(
+            "--header",
+            "headers",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A header for every request to a spec's API or an MCP URL (repeatable; "
+            "never shown).",
+        ),
+        click.option(
+            "--tag", "tags", multiple=True, help="Keep a spec's operations with this tag."
+        ),
+        click.option(
+            "--method", "methods", multiple=True, help="Keep a spec's operations of this method."
+        ),
+        click.option(
+            "--path",
+            "paths",
+            multiple=True,
+            metavar="GLOB",
+            help="Keep a spec's operations whose path matches (* matches across /).",
+        ),
+        click.option(
+            "--name",
+            "names",
+            multiple=True,
+            metavar="GLOB",
+            help="Keep the tools of this name or glob, from every source.",
+        ),
+        _debug_option,
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+_debug_option = click.option(
+    "--debug", is_flag=True, expose_value=False, help="Show tracebacks of errors."
+)
+
+
+def options_of(params: Mapping[str, Any]) -> SourceOptions:
+    """The source options a command was given."""
+    return SourceOptions(
+        base_url=params["base_url"],
+        credentials=pairs(params["credentials"], "--credential"),
+        headers=pairs(params["headers"], "--header"),
+        tags=tuple(params["tags"]),
+        methods=tuple(params["methods"]),
+        paths=tuple(params["paths"]),
+        names=tuple(params["names"]),
+        stdio=tuple(params["stdio"]),
+        http=tuple(params["http"]),
+        debug=_debugging(),
+    )
+
+
+def _debugging() -> bool:
+    """Whether the command runs with ``--debug`` (`run` says so in the context)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool((ctx.find_root().obj or {}).get("debug"))
+
+
+@asynccontextmanager
+async def opened(
+    terminal: Terminal, sources: Sequence[str], params: Mapping[str, Any]
+) -> AsyncIterator[tuple[Toolset, Sequence[Tool]]]:
+    """Every source's tools (loaded and connected under a progress display), shut down
+    when the block ends."""
+    options = options_of(params)
+    loading = Sources(sources, options)
+    what = "Loading the spec" if loading.has_specs else "Connecting"
+    async with terminal.progress(f"{what}…"):
+        try:
+            toolset = await loading.open()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await loading.shutdown_specs()
+            raise
+        try:
+            tools = await toolset.list_tools(ToolContext())
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await toolset.shutdown()
+            raise
+    try:
+        yield toolset, tools
+    finally:
+        with anyio.CancelScope(shield=True):
+            await toolset.shutdown()
+
+
+def run_async(make: Callable[[], Awaitable[T]]) -> T:
+    async def call() -> T:
+        return await make()
+
+    return anyio.run(call)
+
+
+def _split_tool(arguments: Sequence[str], command: str) -> tuple[list[str], str, list[str]]:
+    """``SOURCE… TOOL key=value…`` split: the trailing ``key=value`` items, the tool
+    before them, the sources before it."""
+    end = len(arguments)
+    while end > 0 and "=" in arguments[end - 1]:
+        end -= 1
+    if end == 0:
+        raise click.UsageError(f"{command} needs the name of a TOOL")
+    name = arguments[end - 1]
+    if end == 1 and ("://" in name or Path(name).exists()):  # SOURCE given, TOOL forgotten
+        raise click.UsageError(f"{command} needs the name of a TOOL after {name}")
+    return list(arguments[: end - 1]), name, list(arguments[end:])
+
+
+def _find(tools: Sequence[Tool], name: str) -> Tool:
+    """The tool called ``name``, or else the operation whose operationId is ``name`` as
+    the spec writes it (``repos/get`` for ``repos_get``), as `OpenApiToolset` finds it."""
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    from toolsets.openapi import RestApiTool
+
+    for tool in tools:
+        if isinstance(tool, RestApiTool) and tool.operation.operation_id == name:
+            return tool
+    raise ToolNotFoundError(name, (tool.name for tool in tools))
+
+
+# --- the group -------------------------------------------------------------------------
+
+
+class _Commands(click.Group):
+    """The commands, ``run`` and ``serve`` imported only when used (the agent loop and
+    the models take a while to import)."""
+
+    LATER: ClassVar[dict[str, str]] = {
+        "run": "toolsets.cli._chat:run_command",
+        "serve": "toolsets.cli._serve:serve_command",
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.LATER])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = self.LATER.get(cmd_name)
+        if where is None:
+            return super().get_command(ctx, cmd_name)
+        module, _, name = where.partition(":")
+        command: click.Command = getattr(importlib.import_module(module), name)
+        return command
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="""\b
+Examples:
+  toolsets list petstore.yaml
+  toolsets inspect petstore.yaml getPetById
+  toolsets call petstore.yaml getPetById petId=1
+  toolsets call --stdio "python server.py" add a=1 b=2
+  toolsets validate petstore.yaml
+  toolsets serve petstore.yaml --print-config
+""",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="toolsets")
+@_debug_option
+def cli() -> None:
+    """Tools from OpenAPI specs, MCP servers and Python functions, from the shell.
+
+    Results go to stdout (JSON with --json); progress and errors to stderr. Errors are
+    one line and a non-zero exit status (--debug shows the traceback)."""
+
+
+# --- list --------------------------------------------------------------------------------
+
+
+@cli.command(
+    "list",
+    epilog=_SOURCE_HELP
+    + """
+\b
+Examples:
+  toolsets list petstore.yaml --tag pets
+  toolsets list https://example.com/openapi.json --method get --json
+  toolsets list claude_desktop_config.json
+  toolsets list --stdio "npx -y @modelcontextprotocol/server-everything"
+  toolsets list myapp.tools:toolset
+""",
+)
+@click.argument("sources", nargs=-1, metavar="SOURCE…")
+@source_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
+def list_command(sources: tuple[str, ...], as_json: bool, **params: Any) -> None:
+    """List the tools of every SOURCE: name, hints and parameters."""
+    terminal = Terminal()
+
+    async def go() -> None:
+        async with opened(terminal, sources, params) as (_, tools):
+            if as_json:
+                terminal.result([_described(tool) for tool in tools])
+                return
+            table = Table(box=None, pad_edge=False, show_edge=False)
+            table.add_column("tool", style="bold", no_wrap=True)
+            table.add_column("hints")
+            table.add_column("parameters")
+            table.add_column("description")
+            for tool in tools:
+                table.add_row(
+                    tool.name, _hints(tool), _parameters_in_short(tool), _first_line(tool)
+                )
+            terminal.out.print(table)
+            terminal.note(f"{len(tools)} tool{'' if len(tools) == 1 else 's'}")
+
+    run_async(go)
+
+
+def _parameters(tool: Tool) -> Mapping[str, Any]:
+    declaration = tool.declaration()
+    return declaration.parameters if declaration is not None else {}
+
+
+def _destructive(tool: Tool) -> bool | None:
+    declaration = tool.declaration()
+    return declaration.annotations.destructive if declaration is not None else None
+
+
+def _described(tool: Tool) -> dict[str, JsonValue]:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "read_only": tool.is_read_only,
+        "destructive": _destructive(tool),
+        "requires_confirmation": tool.requires_confirmation({}),
+        "parameters": dict(_parameters(tool)),
+    }
+
+
+def _hints(tool: Tool) -> str:
+    hints = []
+    if tool.is_read_only:
+        hints.append("read-only")
+    if _destructive(tool):
+        hints.append("destructive")
+    if tool.requires_confirmation({}):
+        hints.append("asks")
+    return ", ".join(hints)
+
+
+_SHORT = 60
+
+
+def _parameters_in_short(tool: Tool) -> str:
+    schema = _parameters(tool)
+    required = set(schema.get("required") or ())
+    names = [f"{name}*" if name in required else name for name in schema.get("properties", {})]
+    text = ", ".join(names)
+    return text if len(text) <= _SHORT else text[: _SHORT - 1] + "…"
+
+
+def _first_line(tool: Tool) -> str:
+    lines = tool.description.strip().splitlines()
+    line = lines[0] if lines else ""
+    return line if len(line) <= _SHORT else line[: _SHORT - 1] + "…"
+
+
+# --- inspect ---------------------------------------------------------------------------
+
+
+@cli.command(
+    "inspect",
+    epilog=_SOURCE_HELP
+    + """
+\b
+Examples:
+  toolsets inspect petstore.yaml getPetById
+  toolsets inspect --stdio "python server.py" add --json
+""",
+)
+@click.argument("arguments", nargs=-1, required=True, metavar="SOURCE… TOOL")
+@source_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
+def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) -> None:
+    """Show one tool: its description, full parameter schema, and an example call."""
+    sources, name, rest = _split_tool(arguments, "inspect")
+    if rest:
+        raise click.UsageError(f"inspect takes no key=value arguments: {rest[0].split('=')[0]}")
+    terminal = Terminal()
+
+    async def go() -> None:
+        async with opened(terminal, sources, params) as (_, tools):
+            tool = _find(tools, name)
+            schema = _parameters(tool)
+            example = example_arguments(schema, tool_name=tool.name)
+            returns = tool.response_schema
+            if as_json:
+                shown = dict(returns) if returns is not None else None
+                terminal.result({**_described(tool), "returns": shown, "example": example})
+                return
+            out = terminal.out
+            out.print(f"[bold]{tool.name}[/bold]  {_hints(tool)}".rstrip())
+            if tool.description:
+                out.print(tool.description.strip(), markup=False)
+            out.print("\n[bold]Parameters[/bold]")
+            out.print(dumps(dict(schema)), markup=False)
+            if returns is not None:
+                out.print("\n[bold]Returns[/bold]")
+                out.print(dumps(dict(returns)), markup=False)
+            out.print("\n[bold]Example[/bold]")
+            if example is None:
+                out.print("(no example could be made from the schema)")
+            else:
+                out.print(_example_call(sources, params, tool.name, example), markup=False)
+
+    run_async(go)
+
+
+def _example_call(
+    sources: Sequence[str], params: Mapping[str, Any], name: str, example: Mapping[str, Any]
+) -> str:
+    import shlex
+
+    words = ["toolsets", "call", *sources]
+    for command in params["stdio"]:
+        words += ["--stdio", command]
+    for url in params["http"]:
+        words += ["--http", url]
+    words.append(name)
+    command = " ".join(shlex.quote(word) for word in words)
+    return f"{command} --args {shlex.quote(json.dumps(example, ensure_ascii=False))}"
+
+
+# --- call ------------------------------------------------------------------------------
+
+
+@cli.command(
+    "call",
+    epilog=_SOURCE_HELP
+    + """
+\b
+Arguments: key=value (read as JSON unless the parameter is a string: n=3, tags=["a"],
+flag=true), key:=JSON (always JSON), or --args with one JSON object.
+
+\b
+Examples:
+  toolsets call petstore.yaml getPetById petId=1
+  toolsets call api.yaml create_note --args '{"title": "hi"}' --credential api_key=KEY
+  toolsets call --stdio "python server.py" delete_file path=/tmp/x --yes
+""",
+)
+@click.argument("arguments", nargs=-1, required=True, metavar="SOURCE… TOOL [KEY=VALUE…]")
+@source_options
+@click.option("--args", "args_json", metavar="JSON", help="The arguments as one JSON object.")
+@click.option("--yes", "-y", is_flag=True, help="Confirm calls that ask, without asking.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=DEFAULT_TOOL_TIMEOUT,
+    show_default=True,
+    help="Seconds the call may take.",
+)
+def call_command(
+    arguments: tuple[str, ...], args_json: str | None, yes: bool, timeout: float, **params: Any
+) -> None:
+    """Call one tool and print its result (JSON); exit status 1 if it is an error.
+
+    A tool that requires confirmation asks on the terminal (--yes confirms without
+    asking; with no terminal and no --yes the call is refused)."""
+    sources, name, pairs_given = _split_tool(arguments, "call")
+    if args_json is not None and pairs_given:
+        raise click.UsageError("give the arguments as key=value or as --args, not both")
+    terminal = Terminal()
+
+    async def go() -> int:
+        async with opened(terminal, sources, params) as (_, tools):
+            tool = _find(tools, name)
+            args = _json_args(args_json) if args_json is not None else {}
+            args.update(_pairs_args(tool, pairs_given))
+            return await _call(terminal, tool, args, yes=yes, timeout=timeout, params=params)
+
+    status = run_async(go)
+    if status:
+        sys.exit(status)
+
+
+def _json_args(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"--args is not JSON: {exc.msg} at character {exc.pos}") from exc
+    if not isinstance(value, dict):
+        raise CommandError("--args must be a JSON object")
+    return value
+
+
+def _accepts_string(schema: object) -> bool:
+    if not isinstance(schema, Mapping):
+        return True
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return kind == "string"
+    if isinstance(kind, list):
+        return "string" in kind
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return any(isinstance(item, str) for item in enum)
+    return False
+
+
+def _pairs_args(tool: Tool, given: Sequence[str]) -> dict[str, Any]:
+    """``key=value`` and ``key:=json`` items as arguments: a value is read as JSON unless
+    the parameter takes a string (what is not JSON stays a string: the checker names a
+    wrong one)."""
+    properties = _parameters(tool).get("properties") or {}
+    args: dict[str, Any] = {}
+    for item in given:
+        key, _, raw = item.partition("=")
+        if key.endswith(":"):
+            key = key[:-1]
+            try:
+                args[key] = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"{key}:= takes JSON: {exc.msg} at character {exc.pos}") from exc
+            continue
+        if _accepts_string(properties.get(key)):
+            args[key] = raw
+            continue
+        try:
+            args[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            args[key] = raw
+    return args
+
+
+async def _call(
+    terminal: Terminal,
+    tool: Tool,
+    args: dict[str, Any],
+    *,
+    yes: bool,
+    timeout: float,  # noqa: ASYNC109 (the tool's deadline, which invoke enforces)
+    params: Mapping[str, Any],
+) -> int:
+    """Call ``tool`` through the one call path, answering its pauses; print the result.
+    The exit status: 0, or 1 for an error result."""
+    credentials = pairs(params["credentials"], "--credential")
+    ctx = ToolContext(function_call_id="toolsets-cli")
+    outcome = await invoke(tool, args, ctx, default_timeout=timeout)
+    for _ in range(MAX_PAUSES):
+        confirmation: ToolConfirmation | None = None
+        credential = None
+        if isinstance(outcome, ConfirmationNeeded):
+            if not yes:
+                if not terminal.interactive:
+                    raise CommandError(
+                        f"{tool.name} needs confirmation ({outcome.hint}): pass --yes, "
+                        "or run it on a terminal"
+                    )
+                if not await terminal.ask(outcome.hint):
+                    raise CommandError(f"{tool.name} was not confirmed; it did not run")
+            confirmation = ToolConfirmation(confirmed=True)
+        elif isinstance(outcome, CredentialNeeded):
+            credential = credential_for(outcome.auth_config, credentials)
+            if credential is None:
+                raise CommandError(no_credential(tool.name, outcome.auth_config))
+        else:
+            break
+        outcome = await invoke(
+            tool,
+            outcome.args,
+            ctx,
+            default_timeout=timeout,
+            confirmation=confirmation,
+            credential=credential,
+            resumed=True,
+        )
+    else:
+        raise CommandError(f"{tool.name} kept asking for confirmation or a credential")
+    result = outcome.result if isinstance(outcome, Done) else outcome.interim
+    terminal.result(result)
+    if is_error_result(result):
+        terminal.err.print(f"toolsets: {tool.name}: {_error_line(result)}", markup=False)
+        return 1
+    return 0
+
+
+def _error_line(result: JsonValue) -> str:
+    """An error result in one line: its fields' problems, else its message."""
+    assert isinstance(result, Mapping)
+    fields = result.get("fields")
+    if isinstance(fields, Mapping) and fields:
+        line = "invalid arguments: " + "; ".join(f"{k}: {v}" for k, v in fields.items())
+    else:
+        line = str(result.get("error"))
+    return " ".join(line.split())
+
+
+# --- validate --------------------------------------------------------------------------
+
+
+@cli.command(
+    "validate",
+    epilog="""
+\b
+Examples:
+  toolsets validate petstore.yaml
+  toolsets validate https://example.com/openapi.json --json
+""",
+)
+@click.argument("spec")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
+@click.option("--max-errors", type=int, default=1000, show_default=True)
+@_debug_option
+def validate_command(spec: str, as_json: bool, max_errors: int) -> None:
+    """Check SPEC (a path or URL) against the OpenAPI specification and load it: every
+    problem with its JSON pointer; exit status 1 if there is any."""
+    from toolsets.openapi import OpenApiToolset
+
+    terminal = Terminal()
+
+    async def go() -> int:
+        async with terminal.progress("Validating…"), OpenApiToolset(spec) as toolset:
+            problems = await toolset.validate(max_errors=max_errors)
+            operations = len(await toolset.list_tools()) if not problems else 0
+        if as_json:
+            terminal.result(
+                [{"pointer": p.pointer, "message": str(p), "source": p.source} for p in problems]
+            )
+        else:
+            for problem in problems:
+                terminal.line(str(problem))
+        if problems:
+            count = len(problems)
+            terminal.err.print(
+                f"toolsets: {spec}: {count} problem{'' if count == 1 else 's'}", markup=False
+            )
+            return 1
+        if not as_json:
+            terminal.line(f"{spec}: valid, {operations} operations")
+        return 0
+
+    status = run_async(go)
+    if status:
+        sys.exit(status)
+
+
+# --- the error boundary ----------------------------------------------------------------
+
+
+def run(argv: Sequence[str]) -> int:
+    """Run the command line on ``argv``; the exit status. Every error is one line on
+    stderr naming its cause (with ``--debug``, the traceback too)."""
+    debug = "--debug" in argv
+    terminal = Terminal()
+
+    def fail(message: str, status: int = 1) -> int:
+        terminal.err.print(f"toolsets: {' '.join(message.split())}", markup=False)
+        return status
+
+    try:
+        try:
+            cli.main(list(argv), prog_name="toolsets", standalone_mode=False, obj={"debug": debug})
+        except BaseExceptionGroup as group:  # a task group's: its first error is the cause
+            raise _leaf(group) from group
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:  # a bare `toolsets`: the help
+        terminal.err.print(exc.ctx.get_help(), markup=False)
+        return 2
+    except click.exceptions.Abort:
+        return fail("aborted", 130)
+    except click.ClickException as exc:
+        if debug:
+            traceback.print_exc()
+        context = exc.ctx if isinstance(exc, click.UsageError) else None
+        where = context.command_path if context is not None else "toolsets"
+        return fail(f"{exc.format_message()} (see {where} --help)", exc.exit_code)
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except (ToolsetError, OSError) as exc:
+        if debug:
+            traceback.print_exc()
+        return fail(_explained(exc))
+    except Exception as exc:  # the command line's top-level handler
+        if debug:
+            traceback.print_exc()
+            return fail(f"{type(exc).__name__}: {exc}")
+        return fail(f"{type(exc).__name__}: {exc} (--debug shows the traceback)")
+    return 0
+
+
+def _explained(error: BaseException) -> str:
+    if isinstance(error, ToolsetError):
+        return str(error) or type(error).__name__
+    return f"{type(error).__name__}: {error}"
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The first error inside (nested) exception groups: what the user must see."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error

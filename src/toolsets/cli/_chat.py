@@ -1,0 +1,177 @@
+"""``toolsets run``: an interactive agent over the tools of some sources, with an
+OpenAI-compatible model; confirmations asked on the terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from toolsets.cli import missing_cli
+
+try:
+    import click
+except ImportError as exc:
+    raise missing_cli(exc) from exc
+
+from toolsets._auth import AuthCredential
+from toolsets._context import ToolConfirmation
+from toolsets._toolset import Toolset
+from toolsets.agent import (
+    ConfirmationRequest,
+    CredentialRequest,
+    Event,
+    LlmAgent,
+    Runner,
+)
+from toolsets.cli._app import CommandError, opened, run_async, source_options
+from toolsets.cli._sources import pairs
+from toolsets.cli._terminal import Terminal, credential_for, no_credential
+from toolsets.models import OpenAIChatModel
+
+__all__ = ["run_command"]
+
+_USER = "you"
+_SHOWN = 200
+"""Characters of a tool's arguments or result shown on stderr."""
+_QUIT = {"exit", "quit", ":q"}
+
+
+@click.command(
+    "run",
+    epilog="""
+\b
+Type a message and press Enter; the agent answers on stdout, its tool calls are shown
+on stderr. End with an empty stdin (Ctrl-D) or "exit". A call that requires
+confirmation asks first (--yes confirms every call without asking). With stdin not a
+terminal, each line is a message and the answer to a question is the next line.
+
+\b
+The model is any OpenAI-compatible chat API: --model-url (or $OPENAI_BASE_URL), the key
+in $OPENAI_API_KEY.
+
+\b
+Examples:
+  toolsets run petstore.yaml --model gpt-4.1-mini
+  toolsets run --stdio "python server.py" --model llama3.1 --model-url http://127.0.0.1:11434/v1
+""",
+)
+@click.argument("sources", nargs=-1, metavar="SOURCE…")
+@source_options
+@click.option("--model", required=True, help="The model's name, e.g. gpt-4.1-mini.")
+@click.option("--model-url", metavar="URL", help="The OpenAI-compatible API's base URL.")
+@click.option("--instruction", default="", help="The agent's system instruction.")
+@click.option("--yes", "-y", is_flag=True, help="Confirm every call without asking.")
+def run_command(
+    sources: tuple[str, ...],
+    model: str,
+    model_url: str | None,
+    instruction: str,
+    yes: bool,
+    **params: Any,
+) -> None:
+    """Chat with an agent that uses the tools of every SOURCE."""
+    terminal = Terminal()
+    credentials = pairs(params["credentials"], "--credential")
+
+    async def go() -> int:
+        async with (
+            opened(terminal, sources, params) as (toolset, tools),
+            OpenAIChatModel(model=model, base_url=model_url) as llm,
+        ):
+            return await _chat(terminal, llm, toolset, len(tools), instruction, yes, credentials)
+
+    status = run_async(go)
+    if status:
+        sys.exit(status)
+
+
+async def _chat(
+    terminal: Terminal,
+    llm: OpenAIChatModel,
+    toolset: Toolset,
+    count: int,
+    instruction: str,
+    yes: bool,
+    credentials: Mapping[str, str],
+) -> int:
+    """The conversation, message by message from stdin; the exit status (1 if a run
+    ended with an error)."""
+    status = 0
+    agent = LlmAgent("assistant", llm, instruction=instruction, tools=[toolset])
+    runner = Runner(agent)
+    session = await runner.create_session(user_id=_USER)
+    if terminal.interactive:
+        terminal.note(f"{count} tools; {llm.model}. Ctrl-D or 'exit' ends.")
+    while True:
+        message = await terminal.read_line("> ")
+        if message is None or message.strip() in _QUIT:
+            return status
+        if not message.strip():
+            continue
+        events = runner.run(user_id=_USER, session_id=session.id, message=message)
+        while True:
+            pending, failed = await _show(terminal, events)
+            if failed:
+                status = 1  # the session goes on; the exit status says so
+            if not pending:
+                break
+            confirmations, found = await _answers(terminal, pending, yes, credentials)
+            events = runner.resume(
+                user_id=_USER,
+                session_id=session.id,
+                confirmations=confirmations,
+                credentials=found,
+            )
+
+
+async def _show(terminal: Terminal, events: AsyncIterator[Event]) -> tuple[list[Any], bool]:
+    """Show a run's events (calls and results on stderr, answers on stdout); what it
+    waits for, and whether it ended with an error."""
+    pending: list[Any] = []
+    failed = False
+    async for event in events:
+        for call in event.function_calls:
+            terminal.note(f"→ {call.name} {_clip(call.args)}")
+        for response in event.function_responses:
+            terminal.note(f"← {response.name} {_clip(response.response)}")
+        if event.error_code is not None:
+            terminal.err.print(
+                f"toolsets: the agent stopped: {event.error_code}: {event.error_message}",
+                markup=False,
+            )
+            failed = True
+        if event.is_final_response() and event.text:
+            terminal.line(event.text)
+        pending.extend(event.pending)
+    return pending, failed
+
+
+async def _answers(
+    terminal: Terminal, pending: list[Any], yes: bool, credentials: Mapping[str, str]
+) -> tuple[dict[str, ToolConfirmation | bool], dict[str, AuthCredential]]:
+    confirmations: dict[str, ToolConfirmation | bool] = {}
+    found: dict[str, AuthCredential] = {}
+    for request in pending:
+        if isinstance(request, ConfirmationRequest):
+            answer = yes or await terminal.ask(request.hint)
+            confirmations[request.function_call_id] = answer
+            terminal.note(f"{'confirmed' if answer else 'declined'}: {request.tool_name}")
+        elif isinstance(request, CredentialRequest):
+            credential = credential_for(request.auth_config, credentials)
+            if credential is None:
+                raise CommandError(no_credential(request.tool_name, request.auth_config))
+            found[request.function_call_id] = credential
+        else:  # a long-running call: its result comes later, from outside
+            raise CommandError(
+                f"{request.tool_name} started work whose result comes later; the command "
+                "line cannot wait for it"
+            )
+    return confirmations, found
+
+
+def _clip(value: object) -> str:
+    """``value`` as JSON on one line, cut to `_SHOWN` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"

@@ -1,0 +1,338 @@
+"""What the command line's SOURCE arguments name, as one toolset: OpenAPI specs, MCP
+config files, MCP servers over stdio or HTTP, and Python toolsets, tools or functions.
+
+Nothing here prints: the commands (`toolsets.cli._app`) show progress and errors.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolsets._context import ToolContext
+from toolsets._errors import ToolsetError
+from toolsets._tool import Tool
+from toolsets._toolset import StaticToolset, Toolset
+from toolsets._wrappers import combined, filtered
+
+if TYPE_CHECKING:
+    from toolsets.mcp import Stdio
+    from toolsets.openapi import OpenApiToolset
+
+__all__ = [
+    "CREDENTIAL_ENV_PREFIX",
+    "SourceError",
+    "SourceOptions",
+    "Sources",
+    "credential_env_name",
+    "credentials_from_env",
+    "kind_of",
+    "pairs",
+]
+
+CREDENTIAL_ENV_PREFIX = "TOOLSETS_CREDENTIAL_"
+"""Environment variables naming a credential: ``TOOLSETS_CREDENTIAL_<SCHEME>``."""
+
+_MODULE_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_HEAD = 65536
+"""Characters of a file read to tell a spec from an MCP config."""
+_SPEC_KEY = re.compile(r"""^[\s{]*["']?(openapi|swagger)["']?\s*:""", re.M)
+
+
+class SourceError(ToolsetError):
+    """A SOURCE argument names nothing the command line can use (``.source``)."""
+
+    def __init__(self, message: str, *, source: str) -> None:
+        super().__init__(message)
+        self.source = source
+
+
+def credential_env_name(scheme: str) -> str:
+    """The environment variable holding the credential of the security scheme
+    ``scheme``: ``TOOLSETS_CREDENTIAL_`` then the name upper-cased, each character other
+    than a letter or a digit made ``_`` (``api_key`` and ``api-key``: ``..._API_KEY``)."""
+    return CREDENTIAL_ENV_PREFIX + re.sub(r"[^A-Z0-9]", "_", scheme.upper())
+
+
+def credentials_from_env(
+    schemes: Iterable[str], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The credentials the environment holds for ``schemes`` (by scheme name)."""
+    env = os.environ if environ is None else environ
+    found = {}
+    for scheme in schemes:
+        value = env.get(credential_env_name(scheme))
+        if value:
+            found[scheme] = value
+    return found
+
+
+def pairs(given: Sequence[str], option: str) -> dict[str, str]:
+    """``NAME=VALUE`` strings as a dict (the value may hold ``=``).
+
+    Raises:
+        SourceError: one has no ``=`` or no name (the value is never shown).
+    """
+    found: dict[str, str] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            # Only the part before any "=" is shown: the rest may be a secret.
+            raise SourceError(
+                f"{option} takes NAME=VALUE, got {name.strip()[:40]!r} with no '=' or no name",
+                source=option,
+            )
+        found[name.strip()] = value
+    return found
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceOptions:
+    """The options every command that loads sources takes."""
+
+    base_url: str | None = None
+    """Where the API of every spec is, instead of the spec's servers."""
+    credentials: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """From ``--credential``: by security scheme name (the environment adds more)."""
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Sent with every request to a spec's API and to an MCP server over HTTP."""
+    tags: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    """Operations of specs to keep (glob patterns over the path templates)."""
+    names: tuple[str, ...] = ()
+    """Tools to keep, of every source: names or glob patterns."""
+    stdio: tuple[str, ...] = ()
+    """MCP servers to start: ``"command args"``, with this process's environment."""
+    http: tuple[str, ...] = ()
+    """MCP servers to reach over streamable HTTP: their URLs."""
+    environ: Mapping[str, str] | None = field(default=None, repr=False)
+    """Where ``TOOLSETS_CREDENTIAL_*`` are read (None: ``os.environ``)."""
+    debug: bool = False
+    """Let ``--stdio`` servers write to this process's stderr (else it is dropped)."""
+
+
+def kind_of(source: str) -> str:
+    """What a positional SOURCE names: ``"spec"``, ``"config"`` (an ``mcpServers``
+    file) or ``"python"`` (``module:attribute``).
+
+    Raises:
+        SourceError: a path that does not exist and is neither a URL nor
+            ``module:attribute``.
+    """
+    if source.startswith(("http://", "https://")):
+        return "spec"
+    path = Path(source)
+    if not path.exists():
+        if _MODULE_ATTRIBUTE.match(source):
+            return "python"
+        raise SourceError(
+            f"no such file: {source} (a SOURCE is a spec's path or URL, an mcpServers "
+            "file, or module:attribute)",
+            source=source,
+        )
+    if path.is_dir():
+        raise SourceError(f"{source} is a directory, not a spec or config file", source=source)
+    try:
+        with path.open(encoding="utf-8", errors="replace") as file:
+            head = file.read(_HEAD)
+    except OSError as exc:
+        raise SourceError(f"cannot read {source}: {exc.strerror}", source=source) from exc
+    if _SPEC_KEY.search(head):
+        return "spec"
+    if '"mcpServers"' in head:
+        return "config"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "spec"  # YAML, or broken: the spec loader says what is wrong
+    if isinstance(document, Mapping) and isinstance(document.get("servers"), Mapping):
+        return "config"  # VS Code's mcp.json
+    return "spec"
+
+
+def _python_toolset(source: str) -> Toolset:
+    """The toolset ``module:attribute`` names: a toolset, a tool, a function, or a list
+    of them."""
+    module_name, _, attribute = source.partition(":")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` would: modules of this directory
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SourceError(f"cannot import {module_name}: {exc}", source=source) from exc
+    for part in attribute.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError as exc:
+            raise SourceError(f"{source}: {module_name} has no {attribute}", source=source) from exc
+    items = list(found) if isinstance(found, list | tuple) else [found]
+    toolsets: list[Toolset] = []
+    tools: list[Tool | Callable[..., Any]] = []
+    for item in items:
+        if isinstance(item, Toolset):
+            toolsets.append(item)
+        elif isinstance(item, Tool) or callable(item):
+            tools.append(item)
+        else:
+            raise SourceError(
+                f"{source} is a {type(item).__name__}, not a toolset, a tool or a function "
+                "(or a list of them)",
+                source=source,
+            )
+    if tools:
+        try:
+            toolsets.append(StaticToolset(tools))
+        except ToolsetError as exc:
+            raise SourceError(f"{source}: {exc}", source=source) from exc
+    return toolsets[0] if len(toolsets) == 1 else combined(*toolsets)
+
+
+def _stdio(command: str, *, debug: bool) -> Stdio:
+    from toolsets.mcp import Stdio
+
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise SourceError(f"--stdio {command!r}: {exc}", source=command) from exc
+    if not words:
+        raise SourceError("--stdio needs a command", source=command)
+    # The whole environment, as the shell would give the command (PATH, a virtualenv,
+    # the keys it reads), not the SDK's minimal one: the user typed this command.
+    stderr = sys.stderr if debug else None
+    return Stdio(command=words[0], args=words[1:], env=dict(os.environ), stderr=stderr)
+
+
+def _name_matches(patterns: tuple[str, ...]) -> Callable[[Tool, ToolContext], bool]:
+    def keep(tool: Tool, ctx: ToolContext) -> bool:
+        return any(fnmatchcase(tool.name, pattern) for pattern in patterns)
+
+    return keep
+
+
+class Sources:
+    """The sources of one command, made into one toolset by `open`.
+
+    Args:
+        sources: The positional SOURCE arguments.
+        options: The options every such command takes.
+    """
+
+    def __init__(self, sources: Sequence[str], options: SourceOptions) -> None:
+        self.sources = tuple(sources)
+        self.options = options
+        self.kinds = [kind_of(source) for source in self.sources]
+        if not self.sources and not options.stdio and not options.http:
+            raise SourceError(
+                "no SOURCE given: name a spec, an mcpServers file, module:attribute, "
+                "--stdio or --http",
+                source="",
+            )
+        self._specs: list[OpenApiToolset] = []
+
+    @property
+    def has_specs(self) -> bool:
+        return "spec" in self.kinds
+
+    async def open(self) -> Toolset:
+        """One toolset of every source, with the selection applied (specs loaded,
+        credentials matched to their security schemes; servers are reached when the
+        toolset is first listed).
+
+        Raises:
+            SourceError: a source names nothing usable, or (all sources being specs) a
+                ``--credential`` names a scheme no spec defines.
+            SpecError: a spec cannot be read.
+            ConnectionError: a spec's URL cannot be fetched.
+        """
+        # Imported here: the command starts sooner without what it does not use (the
+        # MCP SDK alone takes a third of a second to import).
+        options = self.options
+        parts: list[Toolset] = []
+        used: set[str] = set()
+        for source, kind in zip(self.sources, self.kinds, strict=True):
+            if kind == "spec":
+                spec, schemes = await self._spec(source)
+                used |= schemes
+                parts.append(self._selected(spec))
+            elif kind == "config":
+                from toolsets.mcp import load_mcp_config
+
+                parts.append(load_mcp_config(source))
+            else:
+                parts.append(_python_toolset(source))
+        if options.stdio or options.http:
+            from toolsets.mcp import McpToolset, StreamableHttp
+        for command in options.stdio:
+            parts.append(McpToolset(_stdio(command, debug=options.debug)))
+        for url in options.http:
+            try:
+                transport = StreamableHttp(url=url, headers=dict(options.headers))
+            except ValueError as exc:
+                raise SourceError(f"--http {url}: {exc}", source=url) from exc
+            parts.append(McpToolset(transport))
+        unknown = sorted(set(options.credentials) - used)
+        only_specs = set(self.kinds) == {"spec"} and not (options.stdio or options.http)
+        if unknown and only_specs:
+            # A misspelt scheme would otherwise be dropped silently. (A tool of another
+            # source may ask for any credential by name when called.)
+            raise SourceError(
+                f"--credential for {', '.join(unknown)}, a security scheme no spec defines",
+                source="--credential",
+            )
+        toolset = parts[0] if len(parts) == 1 else combined(*parts)
+        if options.names:
+            toolset = filtered(toolset, _name_matches(options.names))
+        return toolset
+
+    async def _spec(self, source: str) -> tuple[OpenApiToolset, set[str]]:
+        """The spec's toolset (loaded) with the credentials for its security schemes,
+        and the names of those schemes."""
+        from toolsets.openapi import OpenApiToolset
+
+        options = self.options
+        base_url, headers = options.base_url, dict(options.headers)
+        toolset = OpenApiToolset(source, base_url=base_url, headers=headers)
+        self._specs.append(toolset)
+        schemes = set((await toolset.load()).security_schemes)
+        credentials = {**credentials_from_env(schemes, options.environ)}
+        credentials.update({k: v for k, v in options.credentials.items() if k in schemes})
+        if credentials:
+            # The credentials must be given when the toolset is made; the schemes are
+            # known once it is read: read again, with them.
+            await toolset.shutdown()
+            self._specs.remove(toolset)
+            toolset = OpenApiToolset(
+                source, base_url=base_url, headers=headers, credentials=credentials
+            )
+            self._specs.append(toolset)
+            await toolset.load()
+        return toolset, schemes
+
+    def _selected(self, spec: OpenApiToolset) -> Toolset:
+        from toolsets.openapi import select_operations
+
+        options = self.options
+        if not (options.tags or options.methods or options.paths):
+            return spec
+        return filtered(
+            spec,
+            select_operations(
+                tags=options.tags or None,
+                methods=options.methods or None,
+                paths=options.paths or None,
+            ),
+        )
+
+    async def shutdown_specs(self) -> None:
+        for spec in self._specs:
+            await spec.shutdown()

@@ -1,0 +1,117 @@
+"""What the command line shows and asks: results on stdout, everything else (progress,
+questions, notes) on stderr, progress and colour on a terminal only."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio.to_thread
+
+from toolsets.cli import missing_cli
+
+try:
+    from rich.console import Console
+except ImportError as exc:
+    raise missing_cli(exc) from exc
+
+from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._json import JsonValue
+from toolsets.adapters._common import given_credential
+from toolsets.cli._sources import credential_env_name, credentials_from_env
+
+__all__ = [
+    "Terminal",
+    "credential_for",
+    "dumps",
+    "no_credential",
+]
+
+
+def dumps(value: Any) -> str:
+    """``value`` as JSON for stdout: indented, non-ASCII kept."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def credential_for(config: AuthConfig, given: Mapping[str, str]) -> AuthCredential | None:
+    """The credential ``--credential`` or the environment holds for ``config`` (a
+    ``user:password`` string for HTTP basic), or None."""
+    known = {**credentials_from_env([config.scheme_name]), **given}
+    value = known.get(config.key) or known.get(config.scheme_name)
+    if value is None:
+        return None
+    kind = str(config.scheme.get("type", "")).lower()
+    if kind == "http" and str(config.scheme.get("scheme", "")).lower() == "basic":
+        user, _, password = value.partition(":")
+        return AuthCredential.basic(user, password)
+    return given_credential({config.scheme_name: value}, config)
+
+
+def no_credential(tool_name: str, config: AuthConfig) -> str:
+    """Why a call could not be made: the credential it needs, and the two ways to give it."""
+    name = config.scheme_name
+    return (
+        f"{tool_name} needs the credential {name!r}: give --credential {name}=VALUE or set "
+        f"{credential_env_name(name)}"
+    )
+
+
+_PIPED_WIDTH = 160
+"""Columns of a table written to a pipe or a file."""
+
+
+class Terminal:
+    """Stdout for results, stderr (a rich console) for the rest."""
+
+    def __init__(self) -> None:
+        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
+        self.out = Console(highlight=False, soft_wrap=True)
+        if not self.out.is_terminal and "COLUMNS" not in os.environ:
+            # Piped (to grep, less, a file): rows kept whole rather than wrapped at 80.
+            self.out.width = _PIPED_WIDTH
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a person can answer: stdin is a terminal."""
+        return sys.stdin.isatty()
+
+    @asynccontextmanager
+    async def progress(self, message: str) -> AsyncIterator[None]:
+        """A spinner with ``message`` on stderr while the block runs (on a terminal only)."""
+        if not self.err.is_terminal:
+            yield
+            return
+        with self.err.status(message):
+            yield
+
+    def note(self, text: str) -> None:
+        """A line on stderr (dimmed on a terminal)."""
+        self.err.print(text, style="dim", markup=False)
+
+    def result(self, value: JsonValue) -> None:
+        """A result on stdout, as JSON."""
+        self.line(dumps(value))
+
+    def line(self, text: str) -> None:
+        """A line of the result on stdout."""
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    async def ask(self, question: str) -> bool:
+        """The user's yes or no to ``question``, read from stdin (no, at its end)."""
+        self.err.print(f"{question} [y/N] ", end="", markup=False)
+        line = await anyio.to_thread.run_sync(sys.stdin.readline)
+        if not line:
+            self.err.print()
+        return line.strip().lower() in ("y", "yes")
+
+    async def read_line(self, prompt: str) -> str | None:
+        """The next line of stdin (a prompt shown on a terminal), None at its end."""
+        if self.interactive:
+            self.err.print(prompt, end="", markup=False)
+        line = await anyio.to_thread.run_sync(sys.stdin.readline)
+        return line.rstrip("\n") if line else None

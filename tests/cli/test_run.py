@@ -1,0 +1,118 @@
+"""``toolsets run``: an agent over the fixture MCP server's tools, its model a fake
+OpenAI-compatible server on 127.0.0.1, the conversation (and the answers to its
+questions) scripted on stdin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.helpers import FIXTURE_STDIO, error_line, toolsets_command, write_sources
+from tests.models.test_openai import (
+    FakeOpenAI,
+    Reply,
+    completion,
+    server,  # noqa: F401 (the fake provider, one per module)
+    tool_call,
+)
+from toolsets._invoke import DECLINED
+
+ENV = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "", "OPENAI_MODEL": ""}
+
+
+def _tool_results(fake: FakeOpenAI, model: str) -> list[Any]:
+    """What the model was told each tool returned, request by request (the last tool
+    message of each)."""
+    found = []
+    for received in fake.requests(model):
+        tools = [m for m in received.body["messages"] if m["role"] == "tool"]
+        if tools:
+            found.append(json.loads(tools[-1]["content"]))
+    return found
+
+
+def _run(fake: FakeOpenAI, model: str, stdin: str, *more: str, cwd: Path | None = None) -> Any:
+    """``toolsets run`` over the fixture MCP server's tools, or (with ``cwd``, where the
+    module is) the Python module's."""
+    source = ["clitools:everything"] if cwd is not None else ["--stdio", FIXTURE_STDIO]
+    return toolsets_command(
+        "run",
+        *source,
+        "--model",
+        model,
+        "--model-url",
+        fake.base_url,
+        *more,
+        stdin=stdin,
+        env=ENV,
+        cwd=cwd,
+    )
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the Python module of tools."""
+    return write_sources(tmp_path_factory.mktemp("sources"))["module"].parent
+
+
+def test_the_agent_calls_tools_and_answers_each_message_on_stdout(server: FakeOpenAI) -> None:  # noqa: F811
+    model = "cli-run-chat"
+    server.script(
+        model,
+        Reply(body=completion(tool_calls=[tool_call("c1", "add", '{"a": 1, "b": 2}')])),
+        Reply(body=completion(content="1 + 2 = 3")),
+        Reply(body=completion(content="You are welcome.")),
+    )
+    done = _run(server, model, "add 1 and 2\nthanks\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["1 + 2 = 3", "You are welcome."]
+    assert '→ add {"a": 1, "b": 2}' in done.stderr  # the call, shown on stderr
+    assert _tool_results(server, model)[0] == {"total": 3}
+
+
+def test_a_call_that_needs_confirmation_asks_and_runs_only_if_confirmed(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "cli-run-confirm"
+    delete = tool_call("c1", "delete_file", '{"path": "/tmp/a"}')
+    server.script(
+        model,
+        Reply(body=completion(tool_calls=[delete])),
+        Reply(body=completion(content="Deleted.")),
+        Reply(body=completion(tool_calls=[{**delete, "id": "c2"}])),
+        Reply(body=completion(content="Kept it.")),
+    )
+    done = _run(server, model, "delete /tmp/a\ny\nagain\nn\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Deleted.", "Kept it."]
+    assert "Allow the tool 'delete_file' to run" in done.stderr
+    results = _tool_results(server, model)
+    assert results[0] == {"result": "deleted /tmp/a"}
+    assert results[-1]["error"] == DECLINED
+
+
+def test_yes_confirms_every_call(server: FakeOpenAI, module: Path) -> None:  # noqa: F811
+    model = "cli-run-yes"
+    server.script(
+        model,
+        Reply(body=completion(tool_calls=[tool_call("c1", "wipe", '{"disk": "sdb"}')])),
+        Reply(body=completion(content="Wiped.")),
+    )
+    done = _run(server, model, "wipe sdb\n", "--yes", cwd=module)
+    assert done.stdout.splitlines() == ["Wiped."]
+    assert _tool_results(server, model) == ["sdb wiped"]
+
+
+def test_a_model_error_is_one_line_and_exit_status_1(
+    server: FakeOpenAI,  # noqa: F811
+    module: Path,
+) -> None:
+    model = "cli-run-error"
+    server.script(model, Reply(status=500, body={"error": {"message": "overloaded"}}))
+    done = _run(server, model, "hello\n", cwd=module)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "overloaded" in error_line(done)

@@ -1,0 +1,197 @@
+"""``toolsets validate`` on real spec files, and ``toolsets serve``'s options and
+``--print-config`` (the served round trip runs once `toolsets.mcp.McpServer` exists)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import toolsets.mcp
+from tests.adapters.helpers import NotesApi, notes_api
+from tests.cli.helpers import (
+    SRC,
+    entry_point,
+    environment,
+    error_line,
+    stdout_json,
+    toolsets_command,
+    write_sources,
+)
+from tests.helpers import ROOT
+from tests.mcp.helpers import HttpServer
+
+INVALID = """\
+openapi: 3.1.0
+info:
+  title: Broken
+paths:
+  /a:
+    get:
+      operationId: 3
+      responses:
+        "200":
+          description: fine
+"""
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_sources(tmp_path_factory.mktemp("sources"))
+
+
+# --- validate ----------------------------------------------------------------------------
+
+
+def test_a_valid_spec_validates_with_its_operations_counted() -> None:
+    done = toolsets_command("validate", str(ROOT / "fixtures" / "openapi" / "bookshop.yaml"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("bookshop.yaml: valid, 6 operations")
+
+
+def test_every_problem_is_listed_with_its_json_pointer_and_the_exit_status_is_1(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "invalid.yaml"
+    spec.write_text(INVALID)
+    done = toolsets_command("validate", str(spec))
+    assert done.returncode == 1
+    lines = done.stdout.strip().splitlines()
+    assert any("invalid.yaml#/info: 'version' is a required property" in line for line in lines)
+    assert any("#/paths/~1a/get/operationId: 3 is not of type 'string'" in line for line in lines)
+    assert done.stderr.strip() == f"toolsets: {spec}: {len(lines)} problems"
+    problems = json.loads(toolsets_command("validate", str(spec), "--json").stdout)
+    assert {"/info", "/paths/~1a/get/operationId"} <= {p["pointer"] for p in problems}
+
+
+def test_validating_a_missing_or_unreadable_spec_is_one_line(tmp_path: Path) -> None:
+    line = error_line(toolsets_command("validate", str(tmp_path / "none.yaml")))
+    assert "none.yaml" in line
+    assert "cannot read" in line
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"openapi": ')
+    assert "invalid JSON or YAML" in error_line(toolsets_command("validate", str(broken)))
+
+
+# --- serve --------------------------------------------------------------------------------
+
+
+def test_print_config_gives_the_entry_that_starts_this_server_with_no_secret_in_it(
+    sources: dict[str, Path], tmp_path: Path
+) -> None:
+    done = toolsets_command(
+        "serve",
+        str(sources["secured"].relative_to(sources["secured"].parent)),
+        "--credential",
+        "notes-token=sekrit-1",
+        "--header",
+        "X-Key=sekrit-2",
+        "--method",
+        "get",
+        "--print-config",
+        cwd=sources["secured"].parent,
+    )
+    config = stdout_json(done)
+    [(name, entry)] = config["mcpServers"].items()
+    assert name == "secured"
+    assert entry["command"] == sys.executable
+    assert entry["args"][:4] == ["-m", "toolsets.cli", "serve", str(sources["secured"])]
+    assert "--header=X-Key=<fill in>" in entry["args"]
+    assert "--method=get" in entry["args"]
+    assert entry["env"] == {"TOOLSETS_CREDENTIAL_NOTES_TOKEN": "<fill in>"}
+    assert "sekrit" not in done.stdout + done.stderr
+    assert "TOOLSETS_CREDENTIAL_NOTES_TOKEN" in done.stderr  # what to fill in
+
+
+def test_print_config_over_http_gives_the_url() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    done = toolsets_command("serve", spec, "--http", "127.0.0.1:8123", "--print-config")
+    assert stdout_json(done) == {"mcpServers": {"bookshop": {"url": "http://127.0.0.1:8123/mcp"}}}
+
+
+def test_serve_options_that_cannot_work_are_one_line_usage_errors() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    line = error_line(toolsets_command("serve", spec, "--workers", "2"))
+    assert "--stateless and --workers are for --http" in line
+    line = error_line(toolsets_command("serve", spec, "--http", ":80", "--workers", "2"))
+    assert "--workers needs --stateless" in line
+    line = error_line(toolsets_command("serve", spec, "--http", "host:port"))
+    assert "'host:port' is not HOST:PORT" in line
+
+
+needs_the_server = pytest.mark.skipif(
+    not hasattr(toolsets.mcp, "McpServer"), reason="toolsets.mcp.McpServer is not merged yet"
+)
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[NotesApi]:
+    with notes_api() as api:
+        yield api
+
+
+@needs_the_server
+def test_the_printed_config_serves_the_spec_to_an_mcp_client(
+    sources: dict[str, Path], tmp_path: Path, api: NotesApi
+) -> None:
+    printed = toolsets_command(
+        "serve", str(sources["notes"]), "--base-url", api.url, "--print-config"
+    )
+    config = stdout_json(printed)
+    config["mcpServers"]["notes"]["env"] = {"PYTHONPATH": SRC}  # the toolsets under test
+    path = tmp_path / "served.json"
+    path.write_text(json.dumps(config))
+    # The command line is the MCP client of the server it configured.
+    tools = stdout_json(toolsets_command("list", str(path), "--json"))
+    assert [tool["name"] for tool in tools] == [
+        "notes_list_notes",
+        "notes_create_note",
+        "notes_get_note",
+        "notes_delete_note",
+    ]
+    assert tools[2]["read_only"] is True
+    done = toolsets_command("call", str(path), "notes_create_note", "title=served")
+    assert stdout_json(done)["title"] == "served"
+    assert any(note["title"] == "served" for note in api.notes.values())
+
+
+class _Served(HttpServer):
+    """``toolsets serve SPEC --http`` in its own process."""
+
+    def __init__(self, *args: str) -> None:
+        super().__init__()
+        self.args = args
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        listen = f"127.0.0.1:{self.port}"
+        return [*entry_point(), "serve", *self.args, "--http", listen], environment()
+
+
+@needs_the_server
+def test_serve_over_http_with_two_stateless_workers_answers_calls(
+    sources: dict[str, Path], api: NotesApi
+) -> None:
+    served = _Served(str(sources["notes"]), "--base-url", api.url, "--stateless", "--workers", "2")
+    served.start()
+    try:
+        for number in range(4):
+            done = toolsets_command(
+                "call", "--http", served.url, "create_note", f"title=worker-{number}"
+            )
+            assert stdout_json(done)["title"] == f"worker-{number}"
+    finally:
+        served.stop()
+    titles = {note["title"] for note in api.notes.values()}
+    assert {f"worker-{number}" for number in range(4)} <= titles
+
+
+@needs_the_server
+def test_serve_of_a_broken_spec_is_one_line_before_anything_is_served(tmp_path: Path) -> None:
+    spec = tmp_path / "broken.yaml"
+    spec.write_text("openapi: 3.1.0\npaths: [\n")
+    assert "invalid JSON or YAML" in error_line(toolsets_command("serve", str(spec)))
+    line = error_line(toolsets_command("serve", str(spec), "--http", "127.0.0.1:1"))
+    assert "invalid JSON or YAML" in line
