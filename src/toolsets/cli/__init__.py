@@ -11,22 +11,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from toolsets.cli._needs import NEEDED, missing_cli
+
 __all__ = ["main"]
-
-DISTRIBUTION = "toolsets-ai"
-NEEDED = ("click", "rich")
-"""The modules the command line needs beyond the plain install (the ``cli`` extra)."""
-
-
-def missing_cli(cause: ImportError) -> ImportError:
-    """The ImportError saying that the command line needs the ``cli`` extra, and the line
-    that installs it."""
-    top = (cause.name or "").partition(".")[0]
-    missing = f"no module named {top!r}" if top else str(cause)
-    return ImportError(
-        f"the toolsets command needs the cli extra ({missing}): pip install '{DISTRIBUTION}[cli]'",
-        name=cause.name,
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

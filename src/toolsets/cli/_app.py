@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeVar
 
 import anyio
 
-from toolsets.cli import missing_cli
+from toolsets.cli._needs import missing_cli
 
 try:
     import click

@@ -8,7 +8,7 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from toolsets.cli import missing_cli
+from toolsets.cli._needs import missing_cli
 
 try:
     import click

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolsets.cli import missing_cli
+from toolsets.cli._needs import missing_cli
 
 try:
     import click

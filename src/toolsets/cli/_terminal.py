@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from toolsets.cli import missing_cli
+from toolsets.cli._needs import missing_cli
 
 try:
     from rich.console import Console
