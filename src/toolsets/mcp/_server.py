@@ -242,8 +242,8 @@ class McpServer:
         sys.stdout.flush()
         # The SDK points file descriptor 1 elsewhere while serving; Python's own stdout
         # buffers and would write what a tool prints once serving ends, on the wire.
-        with contextlib.redirect_stdout(sys.stderr):
-            async with stdio_server() as (read, write):
+        async with stdio_server() as (read, write):
+            with contextlib.redirect_stdout(sys.stderr):
                 await self.server.run(read, write, self.server.create_initialization_options())
 
     def http_app(
