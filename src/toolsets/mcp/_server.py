@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 import mcp.types as mt
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
@@ -401,8 +401,9 @@ class McpServer:
         if tool is None or tool.declaration() is None:
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
-        if _progress_token(ctx) is not None:
-            call.progress = ctx.session.report_progress
+        # A no-op unless the client asked for progress (a token, or in process a
+        # callback, which only the SDK's dispatcher knows of).
+        call.progress = ctx.session.report_progress
         confirmation = _answered(ctx, params)
         credential: AuthCredential | None = None
         outcome: Outcome = await self._invoke(tool, params.arguments, call, confirmation)
@@ -430,7 +431,9 @@ class McpServer:
             return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
         result = outcome.result if isinstance(outcome, Done) else outcome.interim
         listed = _listed(tool)
-        return result_to_mcp(result, output_schema=listed is not None and bool(listed.output_schema))
+        return result_to_mcp(
+            result, output_schema=listed is not None and bool(listed.output_schema)
+        )
 
     def _invoke(
         self,
@@ -618,13 +621,6 @@ def _incoming(ctx: ServerRequestContext[Any, Any]) -> IncomingRequest:
         client=params.client_info if params is not None else None,
         session_id=headers.get("mcp-session-id"),
     )
-
-
-def _progress_token(ctx: ServerRequestContext[Any, Any]) -> object:
-    meta: Mapping[str, Any] | None = ctx.meta
-    if not meta:
-        return None
-    return meta.get("progress_token", meta.get("progressToken"))
 
 
 def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
