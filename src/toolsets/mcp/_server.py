@@ -52,6 +52,7 @@ from toolsets._results import clip, error_result
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.adapters._common import check_credentials, lookup_credential, toolset_of
+from toolsets.mcp import _server_http
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._toolset import McpToolset
 
@@ -256,11 +257,27 @@ class McpServer:
         allowed_origins: Sequence[str] | None = None,
         max_body_bytes: int | None = None,
     ) -> Starlette:
-        """The server as an ASGI app speaking streamable HTTP at ``path`` (see
-        `toolsets.mcp._server_http.http_app`)."""
-        from toolsets.mcp._server_http import http_app
+        """The server as an ASGI (Starlette) app speaking streamable HTTP at ``path``.
 
-        return http_app(
+        Mount it in another app, or run it with any ASGI server; its lifespan (which
+        the ASGI server runs) opens the toolset and closes it.
+
+        Args:
+            path: Where the MCP endpoint is.
+            stateless: Keep no session between requests (2025-11-25 clients; 2026-07-28
+                ones never have one), so that any number of processes can serve the
+                same clients behind a load balancer. A 2025-11-25 client then cannot be
+                asked for confirmation mid-call, nor hear of list changes.
+            json_response: Answer with JSON rather than an event stream where the
+                protocol allows it.
+            allowed_hosts: ``Host`` headers accepted (``"name:*"``: any port); by
+                default this machine's names only (against DNS rebinding). Name the
+                public host name when serving beyond this machine.
+            allowed_origins: ``Origin`` headers accepted; by default this machine's.
+            max_body_bytes: The largest request body (default 4 MiB); a bigger one is
+                refused with 413.
+        """
+        return _server_http.http_app(
             self,
             path,
             stateless=stateless,
@@ -273,9 +290,7 @@ class McpServer:
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
         stopped; ``options`` as for `http_app` (and ``log_level``)."""
-        from toolsets.mcp._server_http import serve_http
-
-        await serve_http(self, host, port, **options)
+        await _server_http.serve_http(self, host, port, **options)
 
     def run_http(
         self,
@@ -299,9 +314,7 @@ class McpServer:
                 `McpServer` at module level) or a function that makes it.
             **options: As for `http_app` (and ``log_level``).
         """
-        from toolsets.mcp._server_http import run_http
-
-        run_http(self, host, port, workers=workers, factory=factory, **options)
+        _server_http.run_http(self, host, port, workers=workers, factory=factory, **options)
 
     # --- lifecycle --------------------------------------------------------------------
 

@@ -15,18 +15,16 @@ import json
 import os
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
 import uvicorn
+from mcp.server.lowlevel.server import Server
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
-
-if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
-    from toolsets.mcp._server import McpServer
+from starlette.applications import Starlette
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "Servable",
     "LOCAL_HOSTS",
     "LOCAL_ORIGINS",
     "http_app",
@@ -57,8 +55,17 @@ _STATE_KEY = "TOOLSETS_MCP_STATE_KEY"
 """The environment variable carrying the key the workers seal request state with."""
 
 
+@runtime_checkable
+class Servable(Protocol):
+    """What this module serves (an `McpServer`, which imports this module)."""
+
+    server: Server[Any]
+
+    def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None: ...
+
+
 def http_app(
-    server: McpServer,
+    server: Servable,
     path: str = "/mcp",
     *,
     stateless: bool = False,
@@ -121,7 +128,7 @@ def _split(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return app, {"log_level": options.get("log_level", "warning")}
 
 
-async def serve_http(server: McpServer, host: str, port: int, **options: Any) -> None:
+async def serve_http(server: Servable, host: str, port: int, **options: Any) -> None:
     """Serve ``server`` with uvicorn in the running (asyncio) event loop until stopped."""
     app_options, uvicorn_options = _split(options)
     config = uvicorn.Config(
@@ -131,7 +138,7 @@ async def serve_http(server: McpServer, host: str, port: int, **options: Any) ->
 
 
 def run_http(
-    server: McpServer,
+    server: Servable,
     host: str,
     port: int,
     *,
@@ -182,19 +189,17 @@ def run_http(
         os.environ.pop(_STATE_KEY, None)
 
 
-def _load(factory: str) -> McpServer:
+def _load(factory: str) -> Servable:
     """The server ``factory`` names: an `McpServer`, or a function returning one."""
-    from toolsets.mcp._server import McpServer
-
     module_name, _, attribute = factory.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"factory must be 'module:attribute', not {factory!r}")
     target: Any = importlib.import_module(module_name)
     for part in attribute.split("."):
         target = getattr(target, part)
-    if not isinstance(target, McpServer) and callable(target):
+    if not isinstance(target, Servable) and callable(target):
         target = target()
-    if not isinstance(target, McpServer):
+    if not isinstance(target, Servable):
         raise TypeError(f"{factory} is not an McpServer nor a function making one")
     return target
 
