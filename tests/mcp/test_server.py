@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
 import toolsets
-from tests.helpers import ROOT
+from tests.helpers import NODE, PEERS, ROOT
 from tests.mcp.helpers import eventually, fixture_stdio
 from tests.openapi.helpers import recording_server, secured
 from toolsets import AuthConfig, StaticToolset, ToolContext, tool
@@ -313,9 +313,9 @@ async def test_credentials_come_from_the_server_and_the_clients_token_is_never_f
 
 
 async def test_a_gateway_serves_the_upstream_servers_resources_and_prompts() -> None:
-    everything = ROOT / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything"
+    everything = PEERS / "@modelcontextprotocol" / "server-everything"
     upstream = toolsets.mcp.Stdio(
-        command="node", args=[str(everything / "dist" / "index.js"), "stdio"]
+        command=str(NODE), args=[str(everything / "dist" / "index.js"), "stdio"]
     )
     server = McpServer(toolsets.combined(McpToolset(upstream), StaticToolset([served.add])))
     async with connected(server, "legacy") as client:
@@ -355,6 +355,42 @@ async def test_a_gateway_tells_its_clients_when_the_upstream_tools_change(mode: 
                     await events.__anext__()
         names = [t.name for t in (await client.list_tools()).tools]
     assert "fresh" in names
+
+
+@MODES
+async def test_a_gateway_relays_the_progress_an_upstream_tool_reports(mode: str) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    server = McpServer(McpToolset(fixture_stdio(), confirm="never"))
+    async with connected(server, mode) as client:
+        result = await client.call_tool("slow", {"seconds": 0}, progress_callback=progress)
+    assert result.structured_content == {"result": "done"}  # as the upstream server gave it
+    assert seen == [(step, 4, f"step {step}") for step in range(1, 5)]
+
+
+@MODES
+async def test_each_request_runs_as_the_invocation_made_for_it(mode: str) -> None:
+    @tool(required_scopes={"admin"})
+    def whoami(ctx: ToolContext) -> str:
+        """Who is calling."""
+        return ctx.user_id
+
+    def invocation(request: IncomingRequest) -> toolsets.Invocation:
+        admin = request.client is not None and request.client.name == "admin-console"
+        return toolsets.Invocation(user_id="ada", scopes=frozenset({"admin"} if admin else ()))
+
+    server = McpServer([whoami], invocation=invocation)
+    admin = mt.Implementation(name="admin-console", version="1")
+    async with connected(server, mode, client_info=admin) as client:
+        allowed = await client.call_tool("whoami", {})
+    async with connected(server, mode) as client:
+        refused = await client.call_tool("whoami", {})
+    assert texts(allowed) == ["ada"]
+    assert refused.is_error
+    assert "admin" in texts(refused)[0]
 
 
 def test_workers_need_a_factory_and_stateless_mode() -> None:

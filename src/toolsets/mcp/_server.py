@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
+import os
 import sys
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -79,7 +80,6 @@ MAX_PAUSES = 8
 """How many times one call may pause for confirmation or a credential."""
 _KEPT_ASKING = "The tool kept asking for confirmation; given up."
 
-RESOURCE_NOT_FOUND = -32002
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_TIMEOUT = -32001
@@ -217,13 +217,16 @@ class McpServer:
         )
         """The SDK's low-level server (for what this class does not offer)."""
         self.server.middleware.append(self._track_connection)
-        self.use_request_state_keys(None)
+        shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
+        self.use_request_state_keys([shared] if shared else None)
 
     def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None:
         """Seal the state of a call that asks for confirmation (protocol 2026-07-28)
-        under ``keys`` (each at least 32 bytes; the first seals, all unseal): workers
-        that serve the same clients must share them. None: a key of this process only.
-        """
+        under ``keys`` (each at least 32 bytes; the first seals, all unseal): processes
+        that serve the same clients must share them, since the answer may reach another
+        one. None: a key of this process only. By default the key is the environment
+        variable ``TOOLSETS_MCP_STATE_KEY`` when it is set (`run_http` sets it for its
+        workers)."""
         security = (
             RequestStateSecurity.ephemeral()
             if keys is None
@@ -549,7 +552,7 @@ class McpServer:
         if source is None and len(self._sources) == 1:
             source = self._sources[0]
         if source is None:
-            raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {clip(uri, 200)}")
+            raise MCPError(INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
         _, invocation = await self._context(ctx)
         try:
             contents = await source.read_resource(uri, ToolContext(invocation))

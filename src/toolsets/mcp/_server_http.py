@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "STATE_KEY_VARIABLE",
     "Servable",
     "LOCAL_HOSTS",
     "LOCAL_ORIGINS",
@@ -51,8 +52,10 @@ it does not come from a browser page)."""
 
 _WORKER = "TOOLSETS_MCP_WORKER"
 """The environment variable carrying a worker's options (JSON)."""
-_STATE_KEY = "TOOLSETS_MCP_STATE_KEY"
-"""The environment variable carrying the key the workers seal request state with."""
+STATE_KEY_VARIABLE = "TOOLSETS_MCP_STATE_KEY"
+"""The environment variable holding the key (at least 32 characters) that servers
+sharing their clients seal a waiting call's state with (`McpServer` reads it; `run_http`
+sets one for its workers)."""
 
 
 @runtime_checkable
@@ -173,7 +176,9 @@ def run_http(
     os.environ[_WORKER] = json.dumps({"factory": factory, "app": app_options})
     # The workers share the key that seals a call's state while it waits for the
     # user (2026-07-28): the answer may come back to another worker.
-    os.environ[_STATE_KEY] = secrets.token_hex(32)
+    given_key = os.environ.get(STATE_KEY_VARIABLE)
+    if not given_key:
+        os.environ[STATE_KEY_VARIABLE] = secrets.token_hex(32)
     try:
         uvicorn.run(
             f"{__name__}:worker_app",
@@ -186,7 +191,8 @@ def run_http(
         )
     finally:
         os.environ.pop(_WORKER, None)
-        os.environ.pop(_STATE_KEY, None)
+        if not given_key:
+            os.environ.pop(STATE_KEY_VARIABLE, None)
 
 
 def _load(factory: str) -> Servable:
@@ -208,5 +214,5 @@ def worker_app() -> Starlette:
     """The app of one worker process of `run_http` (uvicorn calls it in each)."""
     options = json.loads(os.environ[_WORKER])
     server = _load(options["factory"])
-    server.use_request_state_keys([bytes.fromhex(os.environ[_STATE_KEY])])
+    server.use_request_state_keys([os.environ[STATE_KEY_VARIABLE]])
     return http_app(server, **options["app"])
