@@ -4,8 +4,6 @@ process and over stdio, and our own `McpToolset`), both protocol eras."""
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +13,9 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
 import toolsets
-from tests.helpers import NODE, PEERS, ROOT
+from tests.helpers import NODE, PEERS
 from tests.mcp.helpers import eventually, fixture_stdio
+from tests.mcp.server_helpers import SERVED, SRC, connected, served, texts, uvicorn_thread
 from tests.openapi.helpers import recording_server, secured
 from toolsets import AuthConfig, StaticToolset, ToolContext, tool
 from toolsets.mcp import IncomingRequest, McpServer, McpToolset
@@ -24,24 +23,7 @@ from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
 
-sys.path.insert(0, str(ROOT / "fixtures" / "mcp"))
-import served  # noqa: E402
-
-SERVED = str(ROOT / "fixtures" / "mcp" / "served.py")
-SRC = str(Path(toolsets.__file__).resolve().parent.parent)
 MODES = pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
-
-
-@asynccontextmanager
-async def connected(server: McpServer, mode: str, **options: Any) -> AsyncIterator[Client]:
-    """The SDK's client talking to ``server`` in this process."""
-    with anyio.fail_after(20):
-        async with Client(server.server, mode=mode, **options) as client:  # type: ignore[arg-type]
-            yield client
-
-
-def texts(result: mt.CallToolResult) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, mt.TextContent)]
 
 
 async def test_the_sdk_client_over_stdio_lists_every_page_and_stdout_holds_only_the_protocol() -> (
@@ -251,34 +233,6 @@ async def test_cancelling_a_call_over_stdio_cancels_the_running_tool(
             await eventually(marked)
     assert mark.read_text() == "cancelled"
     assert texts(added) == ["2"]
-
-
-@asynccontextmanager
-async def uvicorn_thread(make_app: Any) -> AsyncIterator[str]:
-    """The app ``make_app`` makes (in the thread: its locks belong to that loop), served
-    by uvicorn on a free 127.0.0.1 port in a thread with its own (asyncio) event loop,
-    whatever this test's backend: the URL of its MCP endpoint."""
-    import threading
-
-    import uvicorn
-
-    server = uvicorn.Server(
-        uvicorn.Config(make_app, factory=True, host="127.0.0.1", port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-
-    async def started() -> bool:
-        return server.started
-
-    try:
-        await eventually(started, within=20)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        with anyio.fail_after(20):
-            await anyio.to_thread.run_sync(thread.join)
 
 
 async def test_credentials_come_from_the_server_and_the_clients_token_is_never_forwarded() -> None:

@@ -13,13 +13,14 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp.types as mt
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import ROOT
 from tests.mcp.helpers import HttpServer
-from tests.mcp.test_server import SRC, served, texts
+from tests.mcp.server_helpers import SRC, served, texts, uvicorn_thread
 from toolsets.mcp import McpServer
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +143,21 @@ async def test_two_stateless_workers_share_the_calls_and_both_answer_right(
             if len(pids) == 2:
                 break
     assert len(pids) == 2
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_confirmation_is_asked_over_http_in_both_eras(mode: str) -> None:
+    asked: list[str] = []
+
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return mt.ElicitResult(action="accept")
+
+    async with uvicorn_thread(served.make_server().http_app) as url:
+        with anyio.fail_after(20):
+            async with httpx2.AsyncClient() as http:
+                transport = streamable_http_client(url, http_client=http)
+                async with Client(transport, mode=mode, elicitation_callback=elicit) as client:  # type: ignore[arg-type]
+                    wiped = await client.call_tool("wipe", {"target": "disk"})
+    assert asked == ["Really wipe?"]
+    assert texts(wiped) == ["wiped disk"]
