@@ -271,9 +271,15 @@ async def test_a_gateway_serves_the_upstream_servers_resources_and_prompts() -> 
     upstream = toolsets.mcp.Stdio(
         command=str(NODE), args=[str(everything / "dist" / "index.js"), "stdio"]
     )
-    server = McpServer(toolsets.combined(McpToolset(upstream), StaticToolset([served.add])))
+    fixture = toolsets.prefixed(McpToolset(fixture_stdio(), confirm="never"), "fx")
+    server = McpServer(
+        toolsets.combined(McpToolset(upstream), fixture, StaticToolset([served.add]))
+    )
     async with connected(server, "legacy") as client:
         resources = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resource_templates
+        # A URI no listing named goes to the server whose template it fits.
+        templated = await client.read_resource("demo://resource/dynamic/text/5")
         first = resources[0]
         read = await client.read_resource(str(first.uri))
         prompts = (await client.list_prompts()).prompts
@@ -283,8 +289,11 @@ async def test_a_gateway_serves_the_upstream_servers_resources_and_prompts() -> 
     assert read.contents
     assert str(read.contents[0].uri) == str(first.uri)
     assert prompt.messages
+    assert "demo://resource/dynamic/text/{resourceId}" in [t.uri_template for t in templates]
+    assert str(templated.contents[0].uri) == "demo://resource/dynamic/text/5"
     assert "echo" in tools
     assert "add" in tools
+    assert "fx_echo" in tools
 
 
 @MODES

@@ -196,11 +196,13 @@ class McpServer:
         self._changes: MemoryObjectSendStream[None] | None = None
         self._legacy: set[Connection] = set()
         self._resource_owner: dict[str, McpToolset] = {}
+        self._template_owner: dict[str, McpToolset] = {}  # by the URI before its first {
         self._prompt_owner: dict[str, McpToolset] = {}
         gateway: dict[str, Any] = {}
         if self._sources:
             gateway = {
                 "on_list_resources": self._list_resources,
+                "on_list_resource_templates": self._list_resource_templates,
                 "on_read_resource": self._read_resource,
                 "on_list_prompts": self._list_prompts,
                 "on_get_prompt": self._get_prompt,
@@ -544,13 +546,34 @@ class McpServer:
         page, next_cursor = self._page(resources, params)
         return mt.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListResourceTemplatesResult:
+        templates: list[mt.ResourceTemplate] = []
+        found = await self._each_source(ctx, "listing the resource templates", "resource_templates")
+        for source, template in found:
+            prefix = template.uri_template.split("{", 1)[0]
+            self._template_owner.setdefault(prefix, source)
+            templates.append(template)
+        page, next_cursor = self._page(templates, params)
+        return mt.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
+
+    def _owner(self, uri: str) -> McpToolset | None:
+        """The upstream server a resource's URI belongs to: the one that listed it, or
+        whose template it fits (the longest match), or the only one."""
+        source = self._resource_owner.get(uri)
+        if source is not None:
+            return source
+        fits = [prefix for prefix in self._template_owner if prefix and uri.startswith(prefix)]
+        if fits:
+            return self._template_owner[max(fits, key=len)]
+        return self._sources[0] if len(self._sources) == 1 else None
+
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: mt.ReadResourceRequestParams
     ) -> mt.ReadResourceResult:
         uri = str(params.uri)
-        source = self._resource_owner.get(uri)
-        if source is None and len(self._sources) == 1:
-            source = self._sources[0]
+        source = self._owner(uri)
         if source is None:
             raise MCPError(INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
         _, invocation = await self._context(ctx)

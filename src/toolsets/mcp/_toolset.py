@@ -663,6 +663,13 @@ class McpToolset(BaseToolset):
         resources: list[mt.Resource] = await self._all_pages(ctx, "resources")
         return resources
 
+    async def list_resource_templates(
+        self, ctx: ToolContext | None = None
+    ) -> list[mt.ResourceTemplate]:
+        """Every resource template the server offers (all pages)."""
+        templates: list[mt.ResourceTemplate] = await self._all_pages(ctx, "resource_templates")
+        return templates
+
     async def read_resource(
         self, uri: str, ctx: ToolContext | None = None
     ) -> list[mt.TextResourceContents | mt.BlobResourceContents]:
