@@ -416,7 +416,8 @@ class McpServer:
         request, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
         tool = next((t for t in tools if t.name == params.name), None)
-        if tool is None or tool.declaration() is None:
+        declaration = tool.declaration() if tool is not None else None
+        if tool is None or declaration is None:
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
         # A no-op unless the client asked for progress (a token, or in process a
@@ -448,10 +449,9 @@ class McpServer:
         else:
             return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
         result = outcome.result if isinstance(outcome, Done) else outcome.interim
-        listed = _listed(tool)
-        return result_to_mcp(
-            result, output_schema=listed is not None and bool(listed.output_schema)
-        )
+        response = declaration.response  # listed as an outputSchema when an object's
+        structured = response is not None and response.get("type") == "object"
+        return result_to_mcp(result, output_schema=structured)
 
     def _invoke(
         self,
@@ -624,7 +624,7 @@ def _listed(tool: Tool) -> mt.Tool | None:
         made = _LISTED.get(tool)
     except TypeError:  # a tool that cannot be a weak key: converted every time
         return tool_to_mcp(tool)
-    if made is None or made[0] is not declaration:
+    if made is None or (made[0] is not declaration and made[0] != declaration):
         made = (declaration, tool_to_mcp(tool))
         _LISTED[tool] = made
     return made[1]
