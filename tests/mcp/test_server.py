@@ -280,6 +280,8 @@ async def test_a_gateway_serves_the_upstream_servers_resources_and_prompts() -> 
         templates = (await client.list_resource_templates()).resource_templates
         # A URI no listing named goes to the server whose template it fits.
         templated = await client.read_resource("demo://resource/dynamic/text/5")
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("nowhere://at/all")
         first = resources[0]
         read = await client.read_resource(str(first.uri))
         prompts = (await client.list_prompts()).prompts
@@ -291,6 +293,8 @@ async def test_a_gateway_serves_the_upstream_servers_resources_and_prompts() -> 
     assert prompt.messages
     assert "demo://resource/dynamic/text/{resourceId}" in [t.uri_template for t in templates]
     assert str(templated.contents[0].uri) == "demo://resource/dynamic/text/5"
+    assert unknown.value.code == -32602
+    assert unknown.value.data == {"uri": "nowhere://at/all"}
     assert "echo" in tools
     assert "add" in tools
     assert "fx_echo" in tools
@@ -354,6 +358,13 @@ async def test_each_request_runs_as_the_invocation_made_for_it(mode: str) -> Non
     assert texts(allowed) == ["ada"]
     assert refused.is_error
     assert "admin" in texts(refused)[0]
+
+
+async def test_a_cursor_the_server_did_not_give_is_an_invalid_params_error() -> None:
+    async with connected(served.make_server(), "legacy") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.list_tools(cursor="not-a-cursor")
+    assert caught.value.code == -32602
 
 
 def test_workers_need_a_factory_and_stateless_mode() -> None:

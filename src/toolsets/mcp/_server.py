@@ -78,7 +78,6 @@ CONFIRMATION_TIMEOUT = 300.0
 """Seconds the user has to answer a confirmation asked mid-request (2025-11-25)."""
 MAX_PAUSES = 8
 """How many times one call may pause for confirmation or a credential."""
-_KEPT_ASKING = "The tool kept asking for confirmation; given up."
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -163,7 +162,8 @@ class McpServer:
             (e.g. the API key of the user whose bearer token came in). The client's own
             ``Authorization`` header is never passed on.
         invocation: The `Invocation` tools run in (user, scopes, services), or a
-            function of the `IncomingRequest` making one per request.
+            function of the `IncomingRequest` making one per request (by default, a
+            new one per request, in the MCP session's id when there is one).
         page_size: Items per page of ``tools/list`` (and resources, prompts).
     """
 
@@ -187,7 +187,7 @@ class McpServer:
         self.callbacks = callbacks if callbacks is not None else NO_CALLBACKS
         check_credentials(credentials)
         self._credentials = credentials
-        self._invocation = invocation if invocation is not None else Invocation(app_name=name)
+        self._invocation = invocation
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.page_size = page_size
@@ -376,6 +376,11 @@ class McpServer:
     ) -> tuple[IncomingRequest, Invocation]:
         request = _incoming(ctx)
         given = self._invocation
+        if given is None:  # each request its own run, in the client's session if any
+            session = request.session_id
+            if session is None:
+                return request, Invocation(app_name=self.name)
+            return request, Invocation(app_name=self.name, session_id=session)
         if isinstance(given, Invocation):
             return request, given
         made = given(request)
@@ -686,7 +691,7 @@ def _protocol_error(what: str, exc: BaseException) -> MCPError:
     """A fault behind the server (an upstream server, the toolset) as the protocol
     error the client gets: an upstream server's own code when it sent one."""
     cause = exc.__cause__
-    if isinstance(cause, MCPError) and cause.error.code not in (REQUEST_TIMEOUT,):
+    if isinstance(cause, MCPError) and cause.error.code != REQUEST_TIMEOUT:
         return MCPError(cause.error.code, f"{what} failed: {exc}")
     if isinstance(exc, TimeoutError):
         return MCPError(REQUEST_TIMEOUT, f"{what} timed out: {exc}")
