@@ -264,8 +264,10 @@ class McpServer:
     ) -> Starlette:
         """The server as an ASGI (Starlette) app speaking streamable HTTP at ``path``.
 
-        Mount it in another app, or run it with any ASGI server; its lifespan (which
-        the ASGI server runs) opens the toolset and closes it.
+        Run it with any ASGI server, or mount it in another app; its lifespan opens the
+        toolset and closes it. Starlette and FastAPI do not run a mounted app's
+        lifespan: enter it from the outer app's own, ``async with
+        mcp_app.router.lifespan_context(mcp_app): yield``.
 
         Args:
             path: Where the MCP endpoint is.
