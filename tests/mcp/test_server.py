@@ -287,10 +287,15 @@ async def test_a_gateway_serves_the_upstream_servers_resources_and_prompts() -> 
         prompts = (await client.list_prompts()).prompts
         simple = next(p for p in prompts if not p.arguments)
         prompt = await client.get_prompt(simple.name)
+        completed = await client.complete(
+            mt.PromptReference(type="ref/prompt", name="completable-prompt"),
+            {"name": "department", "value": "Eng"},
+        )
         tools = [t.name for t in (await client.list_tools()).tools]
     assert read.contents
     assert str(read.contents[0].uri) == str(first.uri)
     assert prompt.messages
+    assert completed.completion.values == ["Engineering"]
     assert "demo://resource/dynamic/text/{resourceId}" in [t.uri_template for t in templates]
     assert str(templated.contents[0].uri) == "demo://resource/dynamic/text/5"
     assert unknown.value.code == -32602

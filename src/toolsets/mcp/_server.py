@@ -206,6 +206,7 @@ class McpServer:
                 "on_read_resource": self._read_resource,
                 "on_list_prompts": self._list_prompts,
                 "on_get_prompt": self._get_prompt,
+                "on_completion": self._complete,
             }
         self.server: Server[Any] = _Server(
             name,
@@ -613,6 +614,26 @@ class McpServer:
             return await source.get_prompt(params.name, params.arguments, ToolContext(invocation))
         except (ToolsetError, TimeoutError) as exc:
             raise _protocol_error(f"the prompt {params.name!r}", exc) from exc
+
+    async def _complete(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.CompleteRequestParams
+    ) -> mt.CompleteResult:
+        ref = params.ref
+        if isinstance(ref, mt.PromptReference):
+            source = self._prompt_owner.get(ref.name)
+        else:
+            source = self._owner(ref.uri)
+        if source is None and len(self._sources) == 1:
+            source = self._sources[0]
+        if source is None:  # nothing known of it: no suggestions
+            return mt.CompleteResult(completion=mt.Completion(values=[]))
+        _, invocation = await self._context(ctx)
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        known = params.context.arguments if params.context is not None else None
+        try:
+            return await source.complete(ref, argument, known, ToolContext(invocation))
+        except (ToolsetError, TimeoutError) as exc:
+            raise _protocol_error("completion", exc) from exc
 
     def __repr__(self) -> str:
         return f"McpServer({self.toolset!r}, name={self.name!r})"

@@ -709,6 +709,25 @@ class McpToolset(BaseToolset):
         )
         return result
 
+    async def complete(
+        self,
+        ref: mt.PromptReference | mt.ResourceTemplateReference,
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        ctx: ToolContext | None = None,
+    ) -> mt.CompleteResult:
+        """Completions the server suggests for an argument of a prompt or a resource
+        template (``argument``: its ``name`` and the ``value`` typed so far)."""
+        given = dict(argument)
+        context = dict(context_arguments) if context_arguments is not None else None
+        result: mt.CompleteResult = await self._request(
+            ctx,
+            "completion/complete",
+            lambda c: c.complete(ref, given, context),
+            self.timeout,
+        )
+        return result
+
     # --- what the server said about itself --------------------------------------------
 
     async def server_info(self) -> mt.Implementation:
