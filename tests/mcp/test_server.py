@@ -378,3 +378,9 @@ def test_workers_need_a_factory_and_stateless_mode() -> None:
         server.run_http(port=0, workers=2, stateless=True)
     with pytest.raises(ValueError, match="stateless"):
         server.run_http(port=0, workers=2, factory="served:make_server")
+    with pytest.raises(ValueError, match="module:attribute"):
+        server.run_http(port=0, workers=2, factory="served", stateless=True)
+    with pytest.raises(AttributeError):
+        server.run_http(port=0, workers=2, factory="served:nothing", stateless=True)
+    with pytest.raises(TypeError):
+        server.run_http(port=0, workers=2, factory="served:PIXEL", stateless=True)

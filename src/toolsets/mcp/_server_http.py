@@ -172,7 +172,7 @@ def run_http(
             "several workers need stateless=True: a session would live in one worker, "
             "and its client's next request may reach another"
         )
-    _load(factory)  # a wrong name fails here, once, rather than in every worker
+    _resolve(factory)  # a wrong name fails here, once, rather than in every worker
     os.environ[_WORKER] = json.dumps({"factory": factory, "app": app_options})
     # The workers share the key that seals a call's state while it waits for the
     # user (2026-07-28): the answer may come back to another worker.
@@ -195,15 +195,25 @@ def run_http(
             os.environ.pop(STATE_KEY_VARIABLE, None)
 
 
-def _load(factory: str) -> Servable:
-    """The server ``factory`` names: an `McpServer`, or a function returning one."""
+def _resolve(factory: str) -> Any:
+    """What ``factory`` (``"module:attribute"``) names, imported but not called (the
+    parent of the workers checks the name without building a server it will not use).
+    """
     module_name, _, attribute = factory.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"factory must be 'module:attribute', not {factory!r}")
     target: Any = importlib.import_module(module_name)
     for part in attribute.split("."):
         target = getattr(target, part)
-    if not isinstance(target, Servable) and callable(target):
+    if not isinstance(target, Servable) and not callable(target):
+        raise TypeError(f"{factory} is not an McpServer nor a function making one")
+    return target
+
+
+def _load(factory: str) -> Servable:
+    """The server ``factory`` names: an `McpServer`, or a function returning one."""
+    target = _resolve(factory)
+    if not isinstance(target, Servable):
         target = target()
     if not isinstance(target, Servable):
         raise TypeError(f"{factory} is not an McpServer nor a function making one")
