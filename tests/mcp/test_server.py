@@ -365,6 +365,18 @@ async def test_each_request_runs_as_the_invocation_made_for_it(mode: str) -> Non
     assert "admin" in texts(refused)[0]
 
 
+async def test_a_gateway_whose_upstream_server_dies_reports_it_and_serves_on() -> None:
+    server = McpServer(McpToolset(fixture_stdio(), confirm="never"))
+    async with connected(server, "legacy") as client:
+        before = await client.call_tool("pid", {})
+        crashed = await client.call_tool("crash", {})
+        after = await client.call_tool("pid", {})
+    assert crashed.is_error
+    assert "ConnectionError" in texts(crashed)[0]
+    assert not after.is_error
+    assert texts(after) != texts(before)  # a new upstream process
+
+
 async def test_a_cursor_the_server_did_not_give_is_an_invalid_params_error() -> None:
     async with connected(served.make_server(), "legacy") as client:
         with pytest.raises(MCPError) as caught:
