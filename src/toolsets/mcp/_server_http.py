@@ -108,7 +108,7 @@ def http_app(
         json_response=json_response,
         stateless_http=stateless,
         transport_security=security,
-        max_request_body_size=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+        max_request_body_size=DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes,
     )
 
 
