@@ -9,9 +9,9 @@ inside it: the invocation plus the call's id, its cancellation flag and the
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 
@@ -26,6 +26,7 @@ __all__ = [
     "Cancellation",
     "EventActions",
     "Invocation",
+    "ProgressReporter",
     "State",
     "ToolConfirmation",
     "ToolContext",
@@ -214,6 +215,10 @@ class Invocation:
     """Set when the run is cancelled; every call's own flag follows it."""
 
 
+ProgressReporter: TypeAlias = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+"""Receives a running call's progress: (progress, total or None, message or None)."""
+
+
 class ToolContext:
     """The context of one tool call (or of listing tools, with no call id).
 
@@ -242,6 +247,9 @@ class ToolContext:
         self._actions: EventActions | None = None
         self._state: State | None = None
         self._cancellation: Cancellation | None = None
+        self.progress: ProgressReporter | None = None
+        """Where `report_progress` sends the call's progress (set by a caller that
+        listens, such as the MCP server; None: nobody does)."""
 
     @property
     def actions(self) -> EventActions:
@@ -319,6 +327,20 @@ class ToolContext:
     def scopes(self) -> frozenset[str]:
         """What the caller is allowed to do."""
         return self.invocation.scopes
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the caller how far the call has got (an MCP server sends it to its client
+        as ``notifications/progress``); nothing happens when the caller does not listen.
+
+        Args:
+            progress: How much is done; it should grow with each report.
+            total: How much there is to do, when known.
+            message: What is being done now.
+        """
+        if self.progress is not None:
+            await self.progress(progress, total, message)
 
     # Asking the user.
     def _call_id(self, what: str) -> str:

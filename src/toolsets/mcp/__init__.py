@@ -1,9 +1,16 @@
-"""MCP servers as toolsets: `McpToolset` over `Stdio`, `StreamableHttp` or `Sse`, on the
-official `mcp` SDK."""
+"""MCP servers as toolsets: `McpToolset` over `Stdio`, `StreamableHttp` or `Sse`; and any
+toolset as an MCP server: `McpServer`. Both on the official `mcp` SDK."""
 
 from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
 from toolsets.mcp._config import InputValues, load_mcp_config, read_mcp_config
 from toolsets.mcp._convert import convert_result
+from toolsets.mcp._server import (
+    DEFAULT_PAGE_SIZE,
+    CredentialsFor,
+    IncomingRequest,
+    InvocationFor,
+    McpServer,
+)
 from toolsets.mcp._stdio import KILL_GRACE
 from toolsets.mcp._toolset import (
     DEFAULT_CALL_TIMEOUT,
@@ -24,10 +31,15 @@ from toolsets.mcp._transports import (
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_PAGE_SIZE",
+    "CredentialsFor",
     "KILL_GRACE",
     "ElicitationHandler",
     "HeaderProvider",
+    "IncomingRequest",
     "InputValues",
+    "InvocationFor",
+    "McpServer",
     "McpTool",
     "McpToolset",
     "ProgressHandler",

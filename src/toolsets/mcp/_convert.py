@@ -1,15 +1,20 @@
-"""MCP tool results into the JSON a model reads (one place for every content type)."""
+"""MCP tool results into the JSON a model reads, and back (one place for every content
+type): `convert_result` for a client, `tool_to_mcp` and `result_to_mcp` for a server."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import mcp.types as mt
+import pydantic
 
 from toolsets._json import JsonValue, to_json_value
-from toolsets._results import error_result
+from toolsets._results import error_result, is_error_result
+from toolsets._tool import Tool
 
-__all__ = ["convert_block", "convert_result"]
+__all__ = ["block_to_mcp", "convert_block", "convert_result", "result_to_mcp", "tool_to_mcp"]
 
 
 def _without_none(values: dict[str, Any]) -> dict[str, JsonValue]:
@@ -66,3 +71,103 @@ def convert_result(result: mt.CallToolResult) -> JsonValue:
     if len(blocks) == 1 and blocks[0]["type"] == "text":
         return blocks[0]["text"]
     return {"content": list(blocks)}
+
+
+def tool_to_mcp(tool: Tool) -> mt.Tool | None:
+    """A tool as MCP lists it (None for a passive tool, which has no declaration): its
+    parameters as ``inputSchema``, an object ``response_schema`` as ``outputSchema``
+    (MCP before 2026-07-28 allows only objects there), its title, and its hints as
+    annotations."""
+    declaration = tool.declaration()
+    if declaration is None:
+        return None
+    hints = declaration.annotations
+    annotations = mt.ToolAnnotations(
+        read_only_hint=hints.read_only if hints.read_only is not None else tool.is_read_only,
+        destructive_hint=hints.destructive,
+        idempotent_hint=hints.idempotent,
+        open_world_hint=hints.open_world,
+    )
+    response = declaration.response
+    output = dict(response) if response is not None and response.get("type") == "object" else None
+    return mt.Tool(
+        name=declaration.name,
+        title=declaration.title,
+        description=declaration.description or None,
+        input_schema=dict(declaration.parameters),
+        output_schema=output,
+        annotations=annotations,
+    )
+
+
+_BLOCKS: dict[str, type[pydantic.BaseModel]] = {
+    "text": mt.TextContent,
+    "image": mt.ImageContent,
+    "audio": mt.AudioContent,
+    "resource_link": mt.ResourceLink,
+}
+
+
+def block_to_mcp(block: JsonValue) -> mt.ContentBlock | None:
+    """One content block in the shape `convert_block` makes, as MCP content (None: not
+    such a block)."""
+    if not isinstance(block, Mapping):
+        return None
+    kind = block.get("type")
+    try:
+        if kind == "resource":
+            resource: mt.TextResourceContents | mt.BlobResourceContents
+            if "text" in block:
+                resource = mt.TextResourceContents.model_validate(block)
+            else:
+                resource = mt.BlobResourceContents.model_validate(block)
+            return mt.EmbeddedResource(type="resource", resource=resource)
+        model = _BLOCKS.get(kind) if isinstance(kind, str) else None
+        if model is None:
+            return None
+        made: mt.ContentBlock = model.model_validate(block)  # type: ignore[assignment]
+        return made
+    except pydantic.ValidationError:
+        return None
+
+
+def _blocks(value: JsonValue) -> list[mt.ContentBlock] | None:
+    """A list of content blocks as MCP content, or None if any item is not one."""
+    if not isinstance(value, list):
+        return None
+    blocks = [block_to_mcp(item) for item in value]
+    return None if any(b is None for b in blocks) else blocks  # type: ignore[return-value]
+
+
+def _text(value: JsonValue) -> mt.TextContent:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return mt.TextContent(type="text", text=text)
+
+
+def result_to_mcp(result: JsonValue, *, output_schema: bool = False) -> mt.CallToolResult:
+    """A tool's result as an MCP call result, the inverse of `convert_result`.
+
+    ``{"error": ...}`` → ``isError`` with the message as text (other details as JSON
+    text after it, content blocks after that); ``{"content": [blocks]}`` → those
+    blocks (text, image, audio, resource link, embedded resource); a string → one text
+    block; another object → ``structuredContent`` and the same as JSON text (MCP
+    allows only an object there); any other JSON → its JSON text. A tool listed with
+    an ``outputSchema`` (``output_schema``) gives its object result as
+    ``structuredContent`` whatever its shape, as MCP requires.
+    """
+    if is_error_result(result):
+        assert isinstance(result, Mapping)
+        details = {k: v for k, v in result.items() if k not in ("error", "content")}
+        content: list[mt.ContentBlock] = [_text(result["error"])]
+        if details:
+            content.append(_text(details))
+        content.extend(_blocks(result.get("content")) or ())
+        return mt.CallToolResult(content=content, is_error=True)
+    if isinstance(result, dict):
+        if len(result) == 1 and "content" in result:
+            blocks = _blocks(result["content"])
+            if blocks is not None:
+                structured = result if output_schema else None
+                return mt.CallToolResult(content=blocks, structured_content=structured)
+        return mt.CallToolResult(content=[_text(result)], structured_content=result)
+    return mt.CallToolResult(content=[_text(result)])

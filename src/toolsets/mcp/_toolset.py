@@ -245,6 +245,7 @@ class McpToolset(BaseToolset):
         if roots is not None:
             self._client_kwargs["list_roots_callback"] = roots_callback(roots)
         self._hosts: dict[str, Host] = {}
+        self._listeners: dict[object, Callable[[], None]] = {}
         # Per header set: the connection a listing came from, and the listing.
         self._tools: dict[str, tuple[Any, list[Tool]]] = {}
         self._generation = 0  # bumped by each announced change
@@ -373,6 +374,17 @@ class McpToolset(BaseToolset):
     def _invalidate(self) -> None:
         self._generation += 1
         self._tools.clear()
+        for listener in list(self._listeners.values()):
+            listener()
+
+    def on_tools_changed(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` (a plain function, on the event loop; keep it quick) each
+        time the server announces that its tools changed. Returns the function that
+        stops it (idempotent). An MCP server serving this toolset uses it to tell its
+        own clients."""
+        token = object()
+        self._listeners[token] = listener
+        return lambda: self._listeners.pop(token, None) and None
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, mt.ToolListChangedNotification):
@@ -541,10 +553,15 @@ class McpToolset(BaseToolset):
         over (to be masked in what the model sees)."""
         _, host = await self._host_for(ctx)
         report = progress or self._progress
+        # A caller listening to the call's progress (our MCP server, for its own client)
+        # hears the server's too.
+        forward = ctx.progress if ctx is not None else None
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:
                 await _notify(report, name, progress, total, message)
+            if forward is not None:
+                await forward(progress, total, message)
 
         request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
         if task is None:
@@ -559,7 +576,9 @@ class McpToolset(BaseToolset):
                     name,
                     args,
                     read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
-                    progress_callback=on_progress if report is not None else None,
+                    progress_callback=(
+                        on_progress if report is not None or forward is not None else None
+                    ),
                     meta=request_meta,
                 )
             except MCPError as exc:
@@ -644,6 +663,13 @@ class McpToolset(BaseToolset):
         resources: list[mt.Resource] = await self._all_pages(ctx, "resources")
         return resources
 
+    async def list_resource_templates(
+        self, ctx: ToolContext | None = None
+    ) -> list[mt.ResourceTemplate]:
+        """Every resource template the server offers (all pages)."""
+        templates: list[mt.ResourceTemplate] = await self._all_pages(ctx, "resource_templates")
+        return templates
+
     async def read_resource(
         self, uri: str, ctx: ToolContext | None = None
     ) -> list[mt.TextResourceContents | mt.BlobResourceContents]:
@@ -680,6 +706,25 @@ class McpToolset(BaseToolset):
         args = dict(arguments or {})
         result: mt.GetPromptResult = await self._request(
             ctx, f"the prompt {name!r}", lambda c: c.get_prompt(name, args), self.timeout, host=host
+        )
+        return result
+
+    async def complete(
+        self,
+        ref: mt.PromptReference | mt.ResourceTemplateReference,
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        ctx: ToolContext | None = None,
+    ) -> mt.CompleteResult:
+        """Completions the server suggests for an argument of a prompt or a resource
+        template (``argument``: its ``name`` and the ``value`` typed so far)."""
+        given = dict(argument)
+        context = dict(context_arguments) if context_arguments is not None else None
+        result: mt.CompleteResult = await self._request(
+            ctx,
+            "completion/complete",
+            lambda c: c.complete(ref, given, context),
+            self.timeout,
         )
         return result
 

@@ -1,0 +1,749 @@
+"""`McpServer`: any toolset served as an MCP server, on the official SDK's low-level
+`Server` (both protocol eras: the 2026-07-28 per-request one and the 2025-11-25
+handshake).
+
+Every call goes through the one call path (`toolsets._invoke.invoke`): arguments checked,
+scopes, confirmation (asked through elicitation), credentials (from the server's
+configuration, never the client's own token), the deadline, the callbacks, errors as
+results. The transports are in `_server_http` (streamable HTTP) and here (stdio).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import os
+import sys
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import anyio
+import mcp.types as mt
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp import MCPError
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._concurrency import check_timeout
+from toolsets._context import Invocation, ToolConfirmation, ToolContext
+from toolsets._errors import ToolsetError
+from toolsets._ids import new_id
+from toolsets._invoke import (
+    DEFAULT_TOOL_TIMEOUT,
+    NO_CALLBACKS,
+    Callbacks,
+    ConfirmationNeeded,
+    CredentialNeeded,
+    Done,
+    Outcome,
+    invoke,
+)
+from toolsets._json import JsonValue
+from toolsets._results import clip, error_result
+from toolsets._tool import Tool
+from toolsets._toolset import Toolset
+from toolsets.adapters._common import check_credentials, lookup_credential, toolset_of
+from toolsets.mcp import _server_http
+from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
+from toolsets.mcp._toolset import McpToolset
+
+if TYPE_CHECKING:
+    from mcp.server.connection import Connection
+    from starlette.applications import Starlette
+
+__all__ = [
+    "CONFIRMATION_TIMEOUT",
+    "DEFAULT_PAGE_SIZE",
+    "CredentialsFor",
+    "IncomingRequest",
+    "InvocationFor",
+    "McpServer",
+]
+
+logger = logging.getLogger("toolsets.mcp.server")
+
+DEFAULT_PAGE_SIZE = 1000
+"""Tools (resources, prompts) per page of a list answer."""
+CONFIRMATION_TIMEOUT = 300.0
+"""Seconds the user has to answer a confirmation asked mid-request (2025-11-25)."""
+MAX_PAUSES = 8
+"""How many times one call may pause for confirmation or a credential."""
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_TIMEOUT = -32001
+
+_CONFIRM = "confirm"
+"""The key of the confirmation question in an ``input_required`` result."""
+_ASKED = "toolsets:confirm"
+"""The request state of a call that asked for confirmation (sealed by the SDK's
+`RequestStateBoundary`: bound to the tool and its arguments, and short-lived)."""
+_NOTHING_ASKED: dict[str, Any] = {"type": "object", "properties": {}}
+"""A confirmation asks for nothing but the answer itself."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class IncomingRequest:
+    """What a request from an MCP client says about who sends it: given to
+    ``credentials`` and ``invocation`` functions."""
+
+    method: str
+    """The MCP method, e.g. ``tools/call``."""
+    protocol_version: str
+    """The protocol version the client speaks."""
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The HTTP request's headers, names in lower case (empty over stdio). They may
+    hold the client's credentials: never forward them as they are."""
+    client: mt.Implementation | None = None
+    """The client's name and version, when it said."""
+    session_id: str | None = None
+    """The MCP session (stateful streamable HTTP only)."""
+
+    @property
+    def bearer_token(self) -> str | None:
+        """The token of an ``Authorization: Bearer`` header, if any."""
+        scheme, _, token = self.headers.get("authorization", "").partition(" ")
+        return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+CredentialsFor: TypeAlias = Callable[[IncomingRequest, AuthConfig], Any]
+"""Answers which credential a tool's ``auth_config`` gets for a request: an
+`AuthCredential`, the key or token as a string, or None (none: the call is refused);
+a sync or async function."""
+InvocationFor: TypeAlias = Callable[[IncomingRequest], "Invocation | Awaitable[Invocation]"]
+"""The `Invocation` (user, scopes, services, ...) tools run in for a request."""
+
+
+class _Server(Server[Any]):
+    """The SDK's low-level server, announcing list changes to 2025-11-25 clients on
+    every transport (the streamable HTTP manager asks for options without saying)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        changes = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(changes, experimental_capabilities, extensions)
+
+
+class McpServer:
+    """Serve a toolset (or tools and functions) to MCP clients.
+
+    ``tools/list`` asks the toolset for the requesting client's tools, page by page;
+    ``tools/call`` calls one through the same path as toolsets' agent loop. A tool that
+    requires confirmation asks the user through elicitation (when the client can ask:
+    otherwise the call is refused, saying why); a tool that needs a credential gets the
+    one ``credentials`` gives. When the toolset is, or combines, an `McpToolset` (a
+    gateway), the upstream servers' resources and prompts are served too, and a change
+    of their tools is announced to the clients.
+
+    Args:
+        toolset: What to serve: a toolset, or a list of tools and functions.
+        name: The server's name, as clients see it.
+        version: The server's version (default: toolsets' own).
+        instructions: How to use the server, for the client's model.
+        tool_timeout: Seconds a call may take, unless the tool says otherwise.
+        callbacks: ``before_tool`` / ``after_tool`` / ``on_tool_error`` callbacks.
+        credentials: The credential for each security scheme (by name; an
+            `AuthCredential`, or the key or token as a string), or a function of the
+            `IncomingRequest` and the tool's `AuthConfig` answering one per request
+            (e.g. the API key of the user whose bearer token came in). The client's own
+            ``Authorization`` header is never passed on.
+        invocation: The `Invocation` tools run in (user, scopes, services), or a
+            function of the `IncomingRequest` making one per request (by default, a
+            new one per request, in the MCP session's id when there is one).
+        page_size: Items per page of ``tools/list`` (and resources, prompts).
+    """
+
+    def __init__(
+        self,
+        toolset: Toolset | Iterable[Tool | Callable[..., Any]],
+        *,
+        name: str = "toolsets",
+        version: str | None = None,
+        instructions: str | None = None,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        callbacks: Callbacks | None = None,
+        credentials: Mapping[str, AuthCredential | str] | CredentialsFor | None = None,
+        invocation: Invocation | InvocationFor | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> None:
+        self.toolset = toolset_of(toolset)
+        """What is served."""
+        self.name = name
+        self.tool_timeout = check_timeout(tool_timeout, "tool_timeout")
+        self.callbacks = callbacks if callbacks is not None else NO_CALLBACKS
+        check_credentials(credentials)
+        self._credentials = credentials
+        self._invocation = invocation
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        self.page_size = page_size
+        self._sources = _mcp_sources(self.toolset)
+        self._bus = InMemorySubscriptionBus()
+        self._changes: MemoryObjectSendStream[None] | None = None
+        self._legacy: set[Connection] = set()
+        self._resource_owner: dict[str, McpToolset] = {}
+        self._template_owner: dict[str, McpToolset] = {}  # by the URI before its first {
+        self._prompt_owner: dict[str, McpToolset] = {}
+        gateway: dict[str, Any] = {}
+        if self._sources:
+            gateway = {
+                "on_list_resources": self._list_resources,
+                "on_list_resource_templates": self._list_resource_templates,
+                "on_read_resource": self._read_resource,
+                "on_list_prompts": self._list_prompts,
+                "on_get_prompt": self._get_prompt,
+                "on_completion": self._complete,
+            }
+        self.server: Server[Any] = _Server(
+            name,
+            version=version or _version(),
+            instructions=instructions,
+            lifespan=self._lifespan,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus),
+            **gateway,
+        )
+        """The SDK's low-level server (for what this class does not offer)."""
+        self.server.middleware.append(self._track_connection)
+        shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
+        self.use_request_state_keys([shared] if shared else None)
+
+    def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None:
+        """Seal the state of a call that asks for confirmation (protocol 2026-07-28)
+        under ``keys`` (each at least 32 bytes; the first seals, all unseal): processes
+        that serve the same clients must share them, since the answer may reach another
+        one. None: a key of this process only. By default the key is the environment
+        variable ``TOOLSETS_MCP_STATE_KEY`` when it is set (`run_http` sets it for its
+        workers)."""
+        security = (
+            RequestStateSecurity.ephemeral()
+            if keys is None
+            else RequestStateSecurity(keys=list(keys))
+        )
+        boundary = RequestStateBoundary(security, default_audience=self.name)
+        middleware = self.server.middleware
+        middleware[:] = [m for m in middleware if not isinstance(m, RequestStateBoundary)]
+        middleware.append(boundary)
+
+    # --- transports -------------------------------------------------------------------
+
+    async def run_stdio(self) -> None:
+        """Serve one client over this process's stdin and stdout until it closes them.
+        While serving, anything else written to stdout goes to stderr: only the
+        protocol is on stdout."""
+        sys.stdout.flush()
+        # The SDK points file descriptor 1 elsewhere while serving; Python's own stdout
+        # buffers and would write what a tool prints once serving ends, on the wire.
+        async with stdio_server() as (read, write):
+            with contextlib.redirect_stdout(sys.stderr):
+                await self.server.run(read, write, self.server.create_initialization_options())
+
+    def http_app(
+        self,
+        path: str = "/mcp",
+        *,
+        stateless: bool = False,
+        json_response: bool = False,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_bytes: int | None = None,
+    ) -> Starlette:
+        """The server as an ASGI (Starlette) app speaking streamable HTTP at ``path``.
+
+        Run it with any ASGI server, or mount it in another app; its lifespan opens the
+        toolset and closes it. Starlette and FastAPI do not run a mounted app's
+        lifespan: enter it from the outer app's own, ``async with
+        mcp_app.router.lifespan_context(mcp_app): yield``.
+
+        Args:
+            path: Where the MCP endpoint is.
+            stateless: Keep no session between requests (2025-11-25 clients; 2026-07-28
+                ones never have one), so that any number of processes can serve the
+                same clients behind a load balancer. A 2025-11-25 client then cannot be
+                asked for confirmation mid-call, nor hear of list changes.
+            json_response: Answer with JSON rather than an event stream where the
+                protocol allows it.
+            allowed_hosts: ``Host`` headers accepted (``"name:*"``: any port); by
+                default this machine's names only (against DNS rebinding). Name the
+                public host name when serving beyond this machine.
+            allowed_origins: ``Origin`` headers accepted; by default this machine's.
+            max_body_bytes: The largest request body (default 4 MiB); a bigger one is
+                refused with 413.
+        """
+        return _server_http.http_app(
+            self,
+            path,
+            stateless=stateless,
+            json_response=json_response,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_body_bytes=max_body_bytes,
+        )
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
+        stopped; ``options`` as for `http_app` (and ``log_level``)."""
+        await _server_http.serve_http(self, host, port, **options)
+
+    def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        workers: int = 1,
+        factory: str | None = None,
+        **options: Any,
+    ) -> None:
+        """Serve streamable HTTP with uvicorn until stopped (this call blocks; it starts
+        its own event loop). Binds 127.0.0.1 unless told otherwise.
+
+        Args:
+            host: The interface to listen on.
+            port: The port (0: any free one).
+            workers: Processes to serve with. Each builds its own server from
+                ``factory``; more than one needs ``stateless=True`` (no session lives
+                in one process) and they share the key sealing confirmation state.
+            factory: With ``workers``: ``"module:attribute"`` naming this server (an
+                `McpServer` at module level) or a function that makes it.
+            **options: As for `http_app` (and ``log_level``).
+        """
+        _server_http.run_http(self, host, port, workers=workers, factory=factory, **options)
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        """While serving: the toolset is entered (its sessions open), and changes of
+        upstream tools are announced."""
+        async with self.toolset, anyio.create_task_group() as tasks:
+            send, receive = anyio.create_memory_object_stream[None](1)
+            self._changes = send
+            stops = [source.on_tools_changed(self._tools_changed) for source in self._sources]
+            tasks.start_soon(self._announce, receive)
+            try:
+                yield {}
+            finally:
+                for stop in stops:
+                    stop()
+                self._changes = None
+                send.close()
+
+    def _tools_changed(self) -> None:
+        if self._changes is not None:
+            with contextlib.suppress(anyio.WouldBlock):  # one already waiting covers it
+                self._changes.send_nowait(None)
+
+    async def _announce(self, changes: MemoryObjectReceiveStream[None]) -> None:
+        async with changes:
+            async for _ in changes:
+                await self._bus.publish(ToolsListChanged())
+                for connection in list(self._legacy):
+                    await connection.send_tool_list_changed()
+
+    async def _track_connection(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Remember each 2025-11-25 connection that can be told of list changes (a
+        2026-07-28 client listens with ``subscriptions/listen`` instead)."""
+        # The SDK hands handlers no public handle on the connection.
+        connection: Connection | None = getattr(ctx.session, "_connection", None)
+        if (
+            connection is not None
+            and connection not in self._legacy
+            and connection.has_standalone_channel
+            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        ):
+            self._legacy.add(connection)
+            connection.exit_stack.callback(self._legacy.discard, connection)
+        return await call_next(ctx)
+
+    # --- tools ------------------------------------------------------------------------
+
+    async def _context(
+        self, ctx: ServerRequestContext[Any, Any]
+    ) -> tuple[IncomingRequest, Invocation]:
+        request = _incoming(ctx)
+        given = self._invocation
+        if given is None:  # each request its own run, in the client's session if any
+            session = request.session_id
+            if session is None:
+                return request, Invocation(app_name=self.name)
+            return request, Invocation(app_name=self.name, session_id=session)
+        if isinstance(given, Invocation):
+            return request, given
+        made = given(request)
+        if inspect.isawaitable(made):
+            made = await made
+        return request, made
+
+    async def _tools(self, ctx: ToolContext) -> Sequence[Tool]:
+        try:
+            return await self.toolset.list_tools(ctx)
+        except ToolsetError as exc:
+            raise _protocol_error("listing the tools", exc) from exc
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListToolsResult:
+        _, invocation = await self._context(ctx)
+        tools = await self._tools(ToolContext(invocation))
+        offered = [listed for listed in map(_listed, tools) if listed is not None]
+        page, next_cursor = self._page(offered, params)
+        return mt.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+    def _page(
+        self, items: list[Any], params: mt.PaginatedRequestParams | None
+    ) -> tuple[list[Any], str | None]:
+        cursor = params.cursor if params is not None else None
+        start = 0
+        if cursor:
+            if not cursor.isdigit() or int(cursor) > len(items):
+                raise MCPError(INVALID_PARAMS, f"Invalid cursor {clip(cursor, 40)!r}")
+            start = int(cursor)
+        end = start + self.page_size
+        return items[start:end], (str(end) if end < len(items) else None)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
+        request, invocation = await self._context(ctx)
+        tools = await self._tools(ToolContext(invocation))
+        tool = next((t for t in tools if t.name == params.name), None)
+        declaration = tool.declaration() if tool is not None else None
+        if tool is None or declaration is None:
+            return result_to_mcp(_unknown(params.name, tools))
+        call = ToolContext(invocation, function_call_id=new_id())
+        # A no-op unless the client asked for progress (a token, or in process a
+        # callback, which only the SDK's dispatcher knows of).
+        call.progress = ctx.session.report_progress
+        confirmation = _answered(ctx, params)
+        credential: AuthCredential | None = None
+        outcome: Outcome = await self._invoke(tool, params.arguments, call, confirmation)
+        for _ in range(MAX_PAUSES):
+            if isinstance(outcome, ConfirmationNeeded):
+                if confirmation is not None:  # asked again once answered
+                    return result_to_mcp(
+                        error_result("The tool kept asking for confirmation; given up.")
+                    )
+                asked = await self._confirm(ctx, tool.name, outcome.hint)
+                if not isinstance(asked, ToolConfirmation):
+                    return asked
+                confirmation = asked
+            elif isinstance(outcome, CredentialNeeded):
+                config = outcome.auth_config
+                credential = await lookup_credential(self._credentials, config, request)
+                if credential is None:
+                    return result_to_mcp(_no_credential(tool.name, config))
+            else:
+                break
+            outcome = await self._invoke(
+                tool, outcome.args, call, confirmation, credential, resumed=True
+            )
+        else:
+            return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
+        result = outcome.result if isinstance(outcome, Done) else outcome.interim
+        response = declaration.response  # listed as an outputSchema when an object's
+        structured = response is not None and response.get("type") == "object"
+        return result_to_mcp(result, output_schema=structured)
+
+    def _invoke(
+        self,
+        tool: Tool,
+        args: Mapping[str, Any] | None,
+        ctx: ToolContext,
+        confirmation: ToolConfirmation | None,
+        credential: AuthCredential | None = None,
+        *,
+        resumed: bool = False,
+    ) -> Awaitable[Outcome]:
+        return invoke(
+            tool,
+            args,
+            ctx,
+            default_timeout=self.tool_timeout,
+            callbacks=self.callbacks,
+            scopes=ctx.scopes,
+            confirmation=confirmation,
+            credential=credential,
+            resumed=resumed,
+        )
+
+    async def _confirm(
+        self, ctx: ServerRequestContext[Any, Any], tool_name: str, hint: str
+    ) -> ToolConfirmation | mt.CallToolResult | mt.InputRequiredResult:
+        """The user's answer to ``hint``, asked through elicitation; or what the client
+        gets instead: the question (2026-07-28: the client asks, then calls again), or
+        an error result saying why the call did not run."""
+        message = hint or f"Allow the call to {tool_name!r}?"
+        if not _can_elicit(ctx):
+            return result_to_mcp(
+                error_result(
+                    f"This call needs the user's confirmation ({message}), and this client "
+                    "cannot ask the user (it does not support elicitation); it did not run.",
+                    confirmation_needed=True,
+                )
+            )
+        question = mt.ElicitRequest(
+            params=mt.ElicitRequestFormParams(message=message, requested_schema=_NOTHING_ASKED)
+        )
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return mt.InputRequiredResult(input_requests={_CONFIRM: question}, request_state=_ASKED)
+        if not ctx.session.can_send_request:
+            return result_to_mcp(
+                error_result(
+                    f"This call needs the user's confirmation ({message}), which cannot be "
+                    "asked over a stateless connection; it did not run.",
+                    confirmation_needed=True,
+                )
+            )
+        try:
+            answer = await ctx.session.send_request(
+                question,
+                mt.ElicitResult,
+                request_read_timeout_seconds=CONFIRMATION_TIMEOUT,
+                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+            )
+        except MCPError as exc:
+            return result_to_mcp(
+                error_result(
+                    f"The user was asked to confirm this call but no answer came "
+                    f"({exc.error.message}); it did not run."
+                )
+            )
+        return ToolConfirmation(confirmed=answer.action == "accept")
+
+    # --- resources and prompts (gateway) ----------------------------------------------
+
+    async def _each_source(
+        self, ctx: ServerRequestContext[Any, Any], what: str, kind: str
+    ) -> list[tuple[McpToolset, Any]]:
+        _, invocation = await self._context(ctx)
+        listing = ToolContext(invocation)
+        found: list[tuple[McpToolset, Any]] = []
+        for source in self._sources:
+            try:
+                items = await getattr(source, f"list_{kind}")(listing)
+            except (ToolsetError, TimeoutError) as exc:
+                raise _protocol_error(what, exc) from exc
+            found.extend((source, item) for item in items)
+        return found
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListResourcesResult:
+        resources: list[mt.Resource] = []
+        for source, resource in await self._each_source(ctx, "listing the resources", "resources"):
+            uri = str(resource.uri)
+            if self._resource_owner.setdefault(uri, source) is source:
+                resources.append(resource)
+        page, next_cursor = self._page(resources, params)
+        return mt.ListResourcesResult(resources=page, next_cursor=next_cursor)
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListResourceTemplatesResult:
+        templates: list[mt.ResourceTemplate] = []
+        found = await self._each_source(ctx, "listing the resource templates", "resource_templates")
+        for source, template in found:
+            prefix = template.uri_template.split("{", 1)[0]
+            self._template_owner.setdefault(prefix, source)
+            templates.append(template)
+        page, next_cursor = self._page(templates, params)
+        return mt.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
+
+    def _owner(self, uri: str) -> McpToolset | None:
+        """The upstream server a resource's URI belongs to: the one that listed it, or
+        whose template it fits (the longest match), or the only one."""
+        source = self._resource_owner.get(uri)
+        if source is not None:
+            return source
+        fits = [prefix for prefix in self._template_owner if prefix and uri.startswith(prefix)]
+        if fits:
+            return self._template_owner[max(fits, key=len)]
+        return self._sources[0] if len(self._sources) == 1 else None
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.ReadResourceRequestParams
+    ) -> mt.ReadResourceResult:
+        uri = str(params.uri)
+        source = self._owner(uri)
+        if source is None:
+            raise MCPError(INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
+        _, invocation = await self._context(ctx)
+        try:
+            contents = await source.read_resource(uri, ToolContext(invocation))
+        except (ToolsetError, TimeoutError) as exc:
+            raise _protocol_error(f"reading {uri!r}", exc) from exc
+        return mt.ReadResourceResult(contents=contents)
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListPromptsResult:
+        prompts: list[mt.Prompt] = []
+        for source, prompt in await self._each_source(ctx, "listing the prompts", "prompts"):
+            if self._prompt_owner.setdefault(prompt.name, source) is source:
+                prompts.append(prompt)
+        page, next_cursor = self._page(prompts, params)
+        return mt.ListPromptsResult(prompts=page, next_cursor=next_cursor)
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.GetPromptRequestParams
+    ) -> mt.GetPromptResult:
+        source = self._prompt_owner.get(params.name)
+        if source is None and len(self._sources) == 1:
+            source = self._sources[0]
+        if source is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt {clip(params.name, 100)!r}")
+        _, invocation = await self._context(ctx)
+        try:
+            return await source.get_prompt(params.name, params.arguments, ToolContext(invocation))
+        except (ToolsetError, TimeoutError) as exc:
+            raise _protocol_error(f"the prompt {params.name!r}", exc) from exc
+
+    async def _complete(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.CompleteRequestParams
+    ) -> mt.CompleteResult:
+        ref = params.ref
+        if isinstance(ref, mt.PromptReference):
+            source = self._prompt_owner.get(ref.name)
+        else:
+            source = self._owner(ref.uri)
+        if source is None and len(self._sources) == 1:
+            source = self._sources[0]
+        if source is None:  # nothing known of it: no suggestions
+            return mt.CompleteResult(completion=mt.Completion(values=[]))
+        _, invocation = await self._context(ctx)
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        known = params.context.arguments if params.context is not None else None
+        try:
+            return await source.complete(ref, argument, known, ToolContext(invocation))
+        except (ToolsetError, TimeoutError) as exc:
+            raise _protocol_error("completion", exc) from exc
+
+    def __repr__(self) -> str:
+        return f"McpServer({self.toolset!r}, name={self.name!r})"
+
+
+_LISTED: weakref.WeakKeyDictionary[Tool, tuple[object, mt.Tool | None]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each tool as MCP lists it, with the declaration it was made from: a big catalog is
+converted once, not on every ``tools/list``."""
+
+
+def _listed(tool: Tool) -> mt.Tool | None:
+    declaration = tool.declaration()
+    try:
+        made = _LISTED.get(tool)
+    except TypeError:  # a tool that cannot be a weak key: converted every time
+        return tool_to_mcp(tool)
+    if made is None or (made[0] is not declaration and made[0] != declaration):
+        made = (declaration, tool_to_mcp(tool))
+        _LISTED[tool] = made
+    return made[1]
+
+
+def _unknown(name: str, tools: Sequence[Tool]) -> JsonValue:
+    names = [t.name for t in tools if t.declaration() is not None]
+    shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    return error_result(
+        f"Unknown tool {clip(name, 100)!r}; this server offers: {shown or 'no tools'}.",
+        fields={"name": "no tool of this name"},
+    )
+
+
+def _no_credential(tool_name: str, config: AuthConfig) -> JsonValue:
+    return error_result(
+        f"Calling {tool_name!r} needs the credential {config.scheme_name!r}, which this "
+        "server was not given; the call was not made.",
+        credential=config.scheme_name,
+    )
+
+
+def _incoming(ctx: ServerRequestContext[Any, Any]) -> IncomingRequest:
+    http = ctx.request
+    headers: dict[str, str] = {}
+    if http is not None and hasattr(http, "headers"):
+        headers = {name.lower(): value for name, value in http.headers.items()}
+    params = ctx.session.client_params
+    return IncomingRequest(
+        method=ctx.method,
+        protocol_version=ctx.protocol_version,
+        headers=headers,
+        client=params.client_info if params is not None else None,
+        session_id=headers.get("mcp-session-id"),
+    )
+
+
+def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    # An empty elicitation capability means form mode (the spec's default).
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+def _answered(
+    ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
+) -> ToolConfirmation | None:
+    """The user's answer carried by a call made again after asking (2026-07-28); only
+    an answer to a question this server asked counts (its sealed request state)."""
+    if params.request_state != _ASKED or not params.input_responses:
+        return None
+    answer = params.input_responses.get(_CONFIRM)
+    if not isinstance(answer, mt.ElicitResult):
+        return None
+    return ToolConfirmation(confirmed=answer.action == "accept")
+
+
+def _protocol_error(what: str, exc: BaseException) -> MCPError:
+    """A fault behind the server (an upstream server, the toolset) as the protocol
+    error the client gets: an upstream server's own code when it sent one."""
+    cause = exc.__cause__
+    if isinstance(cause, MCPError) and cause.error.code != REQUEST_TIMEOUT:
+        return MCPError(cause.error.code, f"{what} failed: {exc}")
+    if isinstance(exc, TimeoutError):
+        return MCPError(REQUEST_TIMEOUT, f"{what} timed out: {exc}")
+    return MCPError(INTERNAL_ERROR, f"{what} failed: {exc}")
+
+
+def _mcp_sources(toolset: Toolset) -> list[McpToolset]:
+    """The MCP servers behind ``toolset`` (through wrappers and ``combined``), once
+    each, in order."""
+    found: list[McpToolset] = []
+
+    def walk(candidate: object) -> None:
+        if isinstance(candidate, McpToolset):
+            if all(candidate is not seen for seen in found):
+                found.append(candidate)
+            return
+        inner = getattr(candidate, "wrapped", None)
+        if isinstance(inner, Toolset):
+            walk(inner)
+        many = getattr(candidate, "toolsets", None)
+        if isinstance(many, tuple | list):
+            for each in many:
+                walk(each)
+
+    walk(toolset)
+    return found
+
+
+def _version() -> str:
+    from toolsets import __version__
+
+    return __version__

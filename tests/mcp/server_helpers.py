@@ -1,0 +1,65 @@
+"""What the tests of `McpServer` share: the served fixture toolset, a client in process,
+and uvicorn in a thread."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as mt
+from mcp import Client
+
+import toolsets
+from tests.helpers import ROOT
+from tests.mcp.helpers import eventually
+from toolsets.mcp import McpServer
+
+sys.path.insert(0, str(ROOT / "fixtures" / "mcp"))
+import served  # noqa: F401 - the fixture module, for the tests
+
+SERVED = str(ROOT / "fixtures" / "mcp" / "served.py")
+SRC = str(Path(toolsets.__file__).resolve().parent.parent)
+
+
+@asynccontextmanager
+async def connected(server: McpServer, mode: str, **options: Any) -> AsyncIterator[Client]:
+    """The SDK's client talking to ``server`` in this process."""
+    with anyio.fail_after(20):
+        async with Client(server.server, mode=mode, **options) as client:  # type: ignore[arg-type]
+            yield client
+
+
+def texts(result: mt.CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, mt.TextContent)]
+
+
+@asynccontextmanager
+async def uvicorn_thread(make_app: Any) -> AsyncIterator[str]:
+    """The app ``make_app`` makes (in the thread: its locks belong to that loop), served
+    by uvicorn on a free 127.0.0.1 port in a thread with its own (asyncio) event loop,
+    whatever this test's backend: the URL of its MCP endpoint."""
+    import threading
+
+    import uvicorn
+
+    server = uvicorn.Server(
+        uvicorn.Config(make_app, factory=True, host="127.0.0.1", port=0, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+
+    async def started() -> bool:
+        return server.started
+
+    try:
+        await eventually(started, within=20)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        with anyio.fail_after(20):
+            await anyio.to_thread.run_sync(thread.join)
