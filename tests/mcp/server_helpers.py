@@ -3,10 +3,12 @@ and uvicorn in a thread."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
@@ -18,10 +20,22 @@ from tests.helpers import ROOT
 from tests.mcp.helpers import eventually
 from toolsets.mcp import McpServer
 
-sys.path.insert(0, str(ROOT / "fixtures" / "mcp"))
-import served  # noqa: F401 - the fixture module, for the tests
-
 SERVED = str(ROOT / "fixtures" / "mcp" / "served.py")
+
+
+def _load_served() -> ModuleType:
+    """The fixture module ``served``, loaded from its file (its own processes import it as
+    ``served`` from fixtures/mcp, which uvicorn's workers find on PYTHONPATH)."""
+    spec = importlib.util.spec_from_file_location("served", SERVED)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("served", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+served = _load_served()
 SRC = str(Path(toolsets.__file__).resolve().parent.parent)
 
 

@@ -40,6 +40,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import Any, Literal
 
 from toolsets._auth import AuthConfig, AuthCredential, credential_refused
+from toolsets._consumers import toolset_of
 from toolsets._content import Blob, Content, FileData, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import AuthError, ToolDefinitionError
@@ -56,7 +57,6 @@ from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import toolset_of
 from toolsets.adapters._extras import missing_extra
 from toolsets.schema import DialectSchema, ToolCallMap, to_gemini_declarations
 

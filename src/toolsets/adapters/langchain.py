@@ -75,6 +75,13 @@ from anyio.lowlevel import EventLoopToken, current_token
 from pydantic import PrivateAttr
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._consumers import (
+    CallsTools,
+    ask,
+    check_credentials,
+    lookup_credential,
+    toolset_of,
+)
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration, empty_parameters
 from toolsets._errors import ToolCallError
@@ -93,13 +100,6 @@ from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import (
-    CallsTools,
-    ask,
-    check_credentials,
-    lookup_credential,
-    toolset_of,
-)
 from toolsets.schema import ToolNameMap
 
 __all__ = [

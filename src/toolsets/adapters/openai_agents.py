@@ -77,6 +77,7 @@ import anyio.to_thread
 import sniffio
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._consumers import CallsTools, check_credentials, lookup_credential, toolset_of
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
@@ -94,7 +95,6 @@ from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import CallsTools, check_credentials, lookup_credential, toolset_of
 from toolsets.schema import ToolNameMap, openai_parameters, openai_strict_parameters
 
 __all__ = [

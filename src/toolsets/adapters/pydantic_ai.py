@@ -44,7 +44,7 @@ from typing import Any, Generic, TypeAlias, TypeVar, cast
 
 import anyio
 
-from toolsets.adapters._common import check_credentials, lookup_credential, toolset_of
+from toolsets._consumers import check_credentials, lookup_credential, toolset_of
 from toolsets.adapters._extras import missing_extra
 
 try:

@@ -51,6 +51,12 @@ import anyio.to_thread
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import check_timeout
+from toolsets._consumers import (
+    check_credentials,
+    credential_answer,
+    given_credential,
+    toolset_of,
+)
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolCallError, ToolsetError
@@ -72,12 +78,6 @@ from toolsets._results import error_result, is_error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._common import (
-    check_credentials,
-    credential_answer,
-    given_credential,
-    toolset_of,
-)
 from toolsets.schema import openai_parameters
 from toolsets.schema._names import legal_names
 from toolsets.schema._restore import json_kind

@@ -20,8 +20,8 @@ except ImportError as exc:
     raise missing_cli(exc) from exc
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._consumers import given_credential
 from toolsets._json import JsonValue
-from toolsets.adapters._common import given_credential
 from toolsets.cli._sources import credential_env_name, credentials_from_env
 
 __all__ = [

@@ -35,6 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import check_timeout
+from toolsets._consumers import check_credentials, lookup_credential, toolset_of
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
@@ -52,7 +53,6 @@ from toolsets._json import JsonValue
 from toolsets._results import clip, error_result
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
-from toolsets.adapters._common import check_credentials, lookup_credential, toolset_of
 from toolsets.mcp import _server_http
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._toolset import McpToolset

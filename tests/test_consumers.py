@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from toolsets import AuthConfig, AuthCredential, AuthError, StaticToolset, ToolDefinitionError
-from toolsets.adapters._common import (
+from toolsets._consumers import (
     ask,
     check_credentials,
     given_credential,

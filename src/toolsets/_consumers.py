@@ -1,5 +1,6 @@
-"""What the framework adapters share: asking the user's callbacks, and finding a
-credential in what the user gave."""
+"""What every consumer of tools shares beyond the call path itself (the framework adapters,
+the MCP server, the command line): taking a toolset or a list of tools, asking the user's
+callbacks, and finding a credential in what the user gave."""
 
 from __future__ import annotations
 
