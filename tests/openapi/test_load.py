@@ -165,7 +165,8 @@ async def test_links_become_their_text_and_sentences_that_only_point_to_one_are_
                         "Lists the [items](https://docs.example/items) you can see. For more "
                         'information, see "[Using pagination](https://docs.example/p)."\n\n'
                         "See [the guide](/guide) for the scopes it needs.\n\n"
-                        "Sorted by [creation time](https://docs.example/t)."
+                        "Sorted by [creation time](https://docs.example/t). For more information, "
+                        'see "[Limits](https://docs.example/l)"\nand "[Tips](https://docs.example/b)."'
                     ),
                     "parameters": [
                         {

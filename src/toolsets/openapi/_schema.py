@@ -159,13 +159,16 @@ _DEF_NAMES = NameRule(
 clashes numbered (``Repo``, ``Repo_2``)."""
 _LINK = re.compile(r"\[([^\]]+)\]\((?:https?://|/)[^)\s]*\)")
 _ANY_LINK = r"\[[^\]]+\]\((?:https?://|/)[^)\s]*\)"
+_IN_SENTENCE = r"(?:[^.\n\[]|\n(?![ \t]*\n))"
+"""A character of a sentence that is not a link: a line break too, but not a blank line
+(a sentence may wrap, as GitHub's do: '... see "[A](...)"\nand "[B](...)."')."""
 _POINTER = re.compile(
     # A sentence (at the start of a line, or after another one ends) that sends the reader
     # to a link: "For more information, see [X](...).", "See [X](...) for ...".
     r"(?:^| (?<=[.!?] )| (?<=[.!?]\" ))"  # the space first: most places fail fast
     r"(?:(?:For (?:more|further) (?:information|details)|For the list|To learn more)\b"
     r"[^.\n\[]*?,? see|See|Refer to)\b"
-    rf"(?:[^.\n\[]|{_ANY_LINK})*?{_ANY_LINK}(?:[^.\n\[]|{_ANY_LINK})*(?:\.\"?|$)",
+    rf"(?:{_IN_SENTENCE}|{_ANY_LINK})*?{_ANY_LINK}(?:{_IN_SENTENCE}|{_ANY_LINK})*(?:\.\"?|$)",
     re.MULTILINE,
 )
 _BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
