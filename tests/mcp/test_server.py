@@ -11,14 +11,16 @@ import anyio
 import mcp.types as mt
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
+from typing_extensions import TypedDict
 
 import toolsets
 from tests.helpers import NODE, PEERS
 from tests.mcp.helpers import eventually, fixture_stdio
 from tests.mcp.server_helpers import SERVED, SRC, connected, served, texts, uvicorn_thread
-from tests.openapi.helpers import recording_server, secured
-from toolsets import AuthConfig, StaticToolset, ToolContext, tool
+from tests.openapi.helpers import ONE_GET, recording_server, secured
+from toolsets import AuthConfig, FunctionTool, StaticToolset, ToolContext, ToolDeclaration, tool
 from toolsets.mcp import IncomingRequest, McpServer, McpToolset
+from toolsets.mcp._convert import convert_result
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -396,3 +398,140 @@ def test_workers_need_a_factory_and_stateless_mode() -> None:
         server.run_http(port=0, workers=2, factory="served:nothing", stateless=True)
     with pytest.raises(TypeError):
         server.run_http(port=0, workers=2, factory="served:PIXEL", stateless=True)
+
+
+class _Point(TypedDict):
+    x: int
+    y: int
+
+
+def wrong_point() -> _Point:
+    """Says it returns a point; returns a string."""
+    return "not a point"  # type: ignore[return-value]
+
+
+def half_point() -> _Point:
+    """Says it returns a point; returns half of one."""
+    return {"x": 1}  # type: ignore[typeddict-item]
+
+
+def good_point() -> _Point:
+    """Returns a point."""
+    return {"x": 1, "y": 2}
+
+
+@MODES
+async def test_a_result_that_does_not_match_the_output_schema_is_an_error_result_keeping_it(
+    mode: str,
+) -> None:
+    server = McpServer([wrong_point, half_point, good_point])
+    async with connected(server, mode) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        # The SDK's client checks structured results against the outputSchema: it
+        # would raise on a result that does not match.
+        wrong = await client.call_tool("wrong_point", {})
+        half = await client.call_tool("half_point", {})
+        good = await client.call_tool("good_point", {})
+    assert listed["half_point"].output_schema is not None
+    assert wrong.is_error
+    assert wrong.structured_content is not None
+    assert wrong.structured_content["pointer"] == ""
+    assert wrong.structured_content["result"] == "not a point"
+    assert half.is_error
+    assert half.structured_content is not None
+    assert half.structured_content["pointer"] == "/y"
+    assert half.structured_content["result"] == {"x": 1}
+    assert "output schema" in texts(half)[0]
+    assert '{"x": 1}' in texts(half)[1]  # nothing lost
+    assert not good.is_error
+    assert good.structured_content == {"x": 1, "y": 2}
+
+
+async def test_an_api_body_missing_a_property_its_spec_requires_reaches_the_client_as_it_is() -> (
+    None
+):
+    # An OpenAPI tool lists no outputSchema (its result is the body as the API sends
+    # it, which often does not match the spec): the SDK's client takes any body.
+    spec = {
+        **ONE_GET,
+        "paths": {
+            "/things/{id}": {
+                "get": {
+                    **ONE_GET["paths"]["/things/{id}"]["get"],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["id", "name"],
+                                        "properties": {
+                                            "id": {"type": "string"},
+                                            "name": {"type": "string"},
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
+    async with recording_server() as api:
+        api.body = {"id": "5"}
+        server = McpServer(OpenApiToolset(spec, base_url=api.url))
+        async with connected(server, "2026-07-28") as client:
+            listed = (await client.list_tools()).tools
+            got = await client.call_tool("get_thing", {"id": "5"})
+    assert listed[0].output_schema is None
+    assert not got.is_error
+    assert got.structured_content == {"id": "5"}
+
+
+async def test_an_error_result_with_details_round_trips_through_two_servers_exactly() -> None:
+    async with recording_server() as api:
+        api.status = 404
+        api.content_type = "text/html"
+        api.body = b"<html>\n<h1>Not Found</h1>\n</html>"
+        rest = OpenApiToolset(ONE_GET, base_url=api.url)
+        async with rest:
+            direct = await (await rest.get_tool("get_thing")).run({"id": "7"}, ToolContext())
+        async with uvicorn_thread(
+            McpServer(OpenApiToolset(ONE_GET, base_url=api.url)).http_app
+        ) as url:
+            upstream = McpToolset(toolsets.mcp.StreamableHttp(url=url))
+            async with upstream:
+                relayed = await (await upstream.get_tool("get_thing")).run(
+                    {"id": "7"}, ToolContext()
+                )
+            gateway = McpServer(McpToolset(toolsets.mcp.StreamableHttp(url=url)))
+            async with connected(gateway, "2026-07-28") as client:
+                called = await client.call_tool("get_thing", {"id": "7"})
+    assert direct == {
+        "error": "HTTP 404 X",
+        "status": 404,
+        "body": "<html>\n<h1>Not Found</h1>\n</html>",
+    }
+    assert relayed == direct
+    assert called.is_error
+    assert convert_result(called) == direct
+
+
+class _CountedTool(FunctionTool):
+    """A function tool counting how often it is asked for its declaration."""
+
+    asked = 0
+
+    def declaration(self) -> ToolDeclaration | None:
+        type(self).asked += 1
+        return super().declaration()
+
+
+async def test_listing_a_tool_asks_for_its_declaration_once() -> None:
+    counted = _CountedTool(good_point)
+    async with connected(McpServer([counted]), "2026-07-28") as client:
+        _CountedTool.asked = 0
+        await client.list_tools()
+    assert _CountedTool.asked == 1

@@ -37,6 +37,7 @@ from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import check_timeout
 from toolsets._consumers import check_credentials, lookup_credential, toolset_of
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
+from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
 from toolsets._invoke import (
@@ -50,9 +51,10 @@ from toolsets._invoke import (
     invoke,
 )
 from toolsets._json import JsonValue
-from toolsets._results import clip, error_result
+from toolsets._results import clip, error_result, is_error_result
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
+from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._toolset import McpToolset
@@ -195,6 +197,7 @@ class McpServer:
         self._bus = InMemorySubscriptionBus()
         self._changes: MemoryObjectSendStream[None] | None = None
         self._legacy: set[Connection] = set()
+        self._listings: weakref.WeakKeyDictionary[Tool, _Listing] = weakref.WeakKeyDictionary()
         self._resource_owner: dict[str, McpToolset] = {}
         self._template_owner: dict[str, McpToolset] = {}  # by the URI before its first {
         self._prompt_owner: dict[str, McpToolset] = {}
@@ -402,9 +405,36 @@ class McpServer:
     ) -> mt.ListToolsResult:
         _, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
-        offered = [listed for listed in map(_listed, tools) if listed is not None]
+        offered = [listing.tool for listing in map(self._listing, tools) if listing is not None]
         page, next_cursor = self._page(offered, params)
         return mt.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+    def _listing(self, tool: Tool) -> _Listing | None:
+        """``tool`` as this server lists it (None: a passive tool), made once per
+        declaration: a big catalog is converted once, not on every ``tools/list``."""
+        declaration = tool.declaration()
+        if declaration is None:
+            return None
+        try:
+            made = self._listings.get(tool)
+        except TypeError:  # a tool that cannot be a weak key: made every time
+            made = None
+        if made is not None and (
+            made.declaration is declaration or made.declaration == declaration
+        ):
+            return made
+        listed = tool_to_mcp(tool, declaration)
+        assert listed is not None  # it has a declaration
+        schema = listed.output_schema
+        output = (
+            ArgumentChecker(schema, tool_name=tool.name, checks="results")
+            if schema is not None
+            else None
+        )
+        made = _Listing(declaration, listed, output)
+        with contextlib.suppress(TypeError):
+            self._listings[tool] = made
+        return made
 
     def _page(
         self, items: list[Any], params: mt.PaginatedRequestParams | None
@@ -424,8 +454,8 @@ class McpServer:
         request, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
         tool = next((t for t in tools if t.name == params.name), None)
-        declaration = tool.declaration() if tool is not None else None
-        if tool is None or declaration is None:
+        listing = self._listing(tool) if tool is not None else None
+        if tool is None or listing is None:
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
         # A no-op unless the client asked for progress (a token, or in process a
@@ -457,9 +487,14 @@ class McpServer:
         else:
             return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
         result = outcome.result if isinstance(outcome, Done) else outcome.interim
-        response = declaration.response  # listed as an outputSchema when an object's
-        structured = response is not None and response.get("type") == "object"
-        return result_to_mcp(result, output_schema=structured)
+        if listing.output is None or is_error_result(result):
+            return result_to_mcp(result)
+        # MCP: a structured result must match the outputSchema (the SDK's client raises
+        # on one that does not); one that does not is an error, with the whole result.
+        problem = listing.output.first_problem(result)
+        if problem is not None:
+            return result_to_mcp(_not_as_listed(tool.name, problem, result))
+        return result_to_mcp(result, output_schema=True)
 
     def _invoke(
         self,
@@ -639,23 +674,24 @@ class McpServer:
         return f"McpServer({self.toolset!r}, name={self.name!r})"
 
 
-_LISTED: weakref.WeakKeyDictionary[Tool, tuple[object, mt.Tool | None]] = (
-    weakref.WeakKeyDictionary()
-)
-"""Each tool as MCP lists it, with the declaration it was made from: a big catalog is
-converted once, not on every ``tools/list``."""
+@dataclass(frozen=True, eq=False)
+class _Listing:
+    """A tool as a server lists it, with the declaration it was made from."""
+
+    declaration: ToolDeclaration
+    tool: mt.Tool
+    output: ArgumentChecker | None
+    """Checks results against the ``outputSchema`` (None: the tool lists none)."""
 
 
-def _listed(tool: Tool) -> mt.Tool | None:
-    declaration = tool.declaration()
-    try:
-        made = _LISTED.get(tool)
-    except TypeError:  # a tool that cannot be a weak key: converted every time
-        return tool_to_mcp(tool)
-    if made is None or (made[0] is not declaration and made[0] != declaration):
-        made = (declaration, tool_to_mcp(tool))
-        _LISTED[tool] = made
-    return made[1]
+def _not_as_listed(name: str, problem: tuple[str, str], result: JsonValue) -> JsonValue:
+    pointer, what = problem
+    return error_result(
+        f"The result of {name!r} does not match the tool's output schema (at "
+        f"{pointer or 'the top'!r}: {clip(what, 200)}); the whole result is under 'result'.",
+        pointer=pointer,
+        result=result,
+    )
 
 
 def _unknown(name: str, tools: Sequence[Tool]) -> JsonValue:
