@@ -535,3 +535,31 @@ async def test_listing_a_tool_asks_for_its_declaration_once() -> None:
         _CountedTool.asked = 0
         await client.list_tools()
     assert _CountedTool.asked == 1
+
+
+@MODES
+async def test_before_tool_runs_once_for_a_call_the_user_confirms_and_its_changes_hold(
+    mode: str,
+) -> None:
+    before: list[dict[str, Any]] = []
+    ran: list[str] = []
+
+    def audit(called: Any, args: dict[str, Any], ctx: ToolContext) -> None:
+        before.append(dict(args))
+        args["target"] = args["target"].upper()  # a rewrite the confirmed call keeps
+
+    @tool(requires_confirmation=True)
+    def wipe(target: str) -> str:
+        """Wipe."""
+        ran.append(target)
+        return f"wiped {target}"
+
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        return mt.ElicitResult(action="accept")
+
+    server = McpServer([wipe], callbacks=toolsets.Callbacks(before_tool=[audit]))
+    async with connected(server, mode, elicitation_callback=elicit) as client:
+        result = await client.call_tool("wipe", {"target": "disk"})
+    assert texts(result) == ["wiped DISK"]
+    assert before == [{"target": "disk"}]
+    assert ran == ["DISK"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import json
 import logging
 import os
 import sys
@@ -35,7 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import check_timeout
-from toolsets._consumers import check_credentials, lookup_credential, toolset_of
+from toolsets._consumers import CallsTools, check_credentials, lookup_credential, toolset_of
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolsetError
@@ -48,7 +49,6 @@ from toolsets._invoke import (
     CredentialNeeded,
     Done,
     Outcome,
-    invoke,
 )
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result, is_error_result
@@ -88,8 +88,9 @@ REQUEST_TIMEOUT = -32001
 _CONFIRM = "confirm"
 """The key of the confirmation question in an ``input_required`` result."""
 _ASKED = "toolsets:confirm"
-"""The request state of a call that asked for confirmation (sealed by the SDK's
-`RequestStateBoundary`: bound to the tool and its arguments, and short-lived)."""
+"""The key of a call's arguments in the request state of a call that asked for
+confirmation (sealed by the SDK's `RequestStateBoundary`: encrypted, bound to the tool
+and its arguments, and short-lived)."""
 _NOTHING_ASKED: dict[str, Any] = {"type": "object", "properties": {}}
 """A confirmation asks for nothing but the answer itself."""
 
@@ -140,7 +141,7 @@ class _Server(Server[Any]):
         return super().create_initialization_options(changes, experimental_capabilities, extensions)
 
 
-class McpServer:
+class McpServer(CallsTools):
     """Serve a toolset (or tools and functions) to MCP clients.
 
     ``tools/list`` asks the toolset for the requesting client's tools, page by page;
@@ -185,7 +186,8 @@ class McpServer:
         self.toolset = toolset_of(toolset)
         """What is served."""
         self.name = name
-        self.tool_timeout = check_timeout(tool_timeout, "tool_timeout")
+        self.default_timeout = check_timeout(tool_timeout, "tool_timeout")
+        """Seconds a call may take, unless the tool says otherwise."""
         self.callbacks = callbacks if callbacks is not None else NO_CALLBACKS
         check_credentials(credentials)
         self._credentials = credentials
@@ -225,6 +227,11 @@ class McpServer:
         self.server.middleware.append(self._track_connection)
         shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
+
+    @property
+    def tool_timeout(self) -> float:
+        """Seconds a call may take, unless the tool says otherwise."""
+        return self.default_timeout
 
     def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None:
         """Seal the state of a call that asks for confirmation (protocol 2026-07-28)
@@ -461,16 +468,22 @@ class McpServer:
         # A no-op unless the client asked for progress (a token, or in process a
         # callback, which only the SDK's dispatcher knows of).
         call.progress = ctx.session.report_progress
-        confirmation = _answered(ctx, params)
         credential: AuthCredential | None = None
-        outcome: Outcome = await self._invoke(tool, params.arguments, call, confirmation)
+        answered = _answered(ctx, params)
+        outcome: Outcome
+        if answered is None:
+            confirmation = None
+            outcome = await self.invoke(tool, params.arguments or {}, call)
+        else:  # the second round (2026-07-28): before_tool ran in the first
+            confirmation, args = answered
+            outcome = await self.invoke(tool, args, call, confirmation=confirmation, resumed=True)
         for _ in range(MAX_PAUSES):
             if isinstance(outcome, ConfirmationNeeded):
                 if confirmation is not None:  # asked again once answered
                     return result_to_mcp(
                         error_result("The tool kept asking for confirmation; given up.")
                     )
-                asked = await self._confirm(ctx, tool.name, outcome.hint)
+                asked = await self._confirm(ctx, tool.name, outcome.hint, outcome.args)
                 if not isinstance(asked, ToolConfirmation):
                     return asked
                 confirmation = asked
@@ -481,8 +494,13 @@ class McpServer:
                     return result_to_mcp(_no_credential(tool.name, config))
             else:
                 break
-            outcome = await self._invoke(
-                tool, outcome.args, call, confirmation, credential, resumed=True
+            outcome = await self.invoke(
+                tool,
+                outcome.args,
+                call,
+                confirmation=confirmation,
+                credential=credential,
+                resumed=True,
             )
         else:
             return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
@@ -496,34 +514,17 @@ class McpServer:
             return result_to_mcp(_not_as_listed(tool.name, problem, result))
         return result_to_mcp(result, output_schema=True)
 
-    def _invoke(
-        self,
-        tool: Tool,
-        args: Mapping[str, Any] | None,
-        ctx: ToolContext,
-        confirmation: ToolConfirmation | None,
-        credential: AuthCredential | None = None,
-        *,
-        resumed: bool = False,
-    ) -> Awaitable[Outcome]:
-        return invoke(
-            tool,
-            args,
-            ctx,
-            default_timeout=self.tool_timeout,
-            callbacks=self.callbacks,
-            scopes=ctx.scopes,
-            confirmation=confirmation,
-            credential=credential,
-            resumed=resumed,
-        )
-
     async def _confirm(
-        self, ctx: ServerRequestContext[Any, Any], tool_name: str, hint: str
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        tool_name: str,
+        hint: str,
+        args: Mapping[str, Any],
     ) -> ToolConfirmation | mt.CallToolResult | mt.InputRequiredResult:
         """The user's answer to ``hint``, asked through elicitation; or what the client
-        gets instead: the question (2026-07-28: the client asks, then calls again), or
-        an error result saying why the call did not run."""
+        gets instead: the question (2026-07-28: the client asks, then calls again with
+        the answer and the request state, which carries ``args`` as ``before_tool``
+        left them), or an error result saying why the call did not run."""
         message = hint or f"Allow the call to {tool_name!r}?"
         if not _can_elicit(ctx):
             return result_to_mcp(
@@ -537,7 +538,9 @@ class McpServer:
             params=mt.ElicitRequestFormParams(message=message, requested_schema=_NOTHING_ASKED)
         )
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return mt.InputRequiredResult(input_requests={_CONFIRM: question}, request_state=_ASKED)
+            # Sealed by the SDK (encrypted, bound to the tool and the client's arguments).
+            state = json.dumps({_ASKED: dict(args)}, ensure_ascii=False)
+            return mt.InputRequiredResult(input_requests={_CONFIRM: question}, request_state=state)
         if not ctx.session.can_send_request:
             return result_to_mcp(
                 error_result(
@@ -735,15 +738,21 @@ def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
 
 def _answered(
     ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
-) -> ToolConfirmation | None:
-    """The user's answer carried by a call made again after asking (2026-07-28); only
-    an answer to a question this server asked counts (its sealed request state)."""
-    if params.request_state != _ASKED or not params.input_responses:
+) -> tuple[ToolConfirmation, dict[str, Any]] | None:
+    """The user's answer carried by a call made again after asking (2026-07-28), and
+    the arguments as ``before_tool`` left them in the first round; only an answer to a
+    question this server asked counts (its sealed request state)."""
+    if not params.request_state or not params.input_responses:
         return None
+    try:
+        state = json.loads(params.request_state)
+    except ValueError:
+        return None
+    args = state.get(_ASKED) if isinstance(state, dict) else None
     answer = params.input_responses.get(_CONFIRM)
-    if not isinstance(answer, mt.ElicitResult):
+    if not isinstance(args, dict) or not isinstance(answer, mt.ElicitResult):
         return None
-    return ToolConfirmation(confirmed=answer.action == "accept")
+    return ToolConfirmation(confirmed=answer.action == "accept"), args
 
 
 def _protocol_error(what: str, exc: BaseException) -> MCPError:
