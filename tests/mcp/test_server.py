@@ -563,3 +563,37 @@ async def test_before_tool_runs_once_for_a_call_the_user_confirms_and_its_change
     assert texts(result) == ["wiped DISK"]
     assert before == [{"target": "disk"}]
     assert ran == ["DISK"]
+
+
+async def test_a_gateway_finds_a_resource_or_prompt_no_listing_named_among_its_upstreams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Another worker, a restart, a client's cached URI: a read before any list.
+    monkeypatch.setattr(toolsets.mcp._server, "MAX_ROUTES", 2)
+    everything = PEERS / "@modelcontextprotocol" / "server-everything"
+    first = toolsets.mcp.Stdio(
+        command=str(NODE), args=[str(everything / "dist" / "index.js"), "stdio"]
+    )
+    server = McpServer(
+        toolsets.combined(McpToolset(first), McpToolset(fixture_stdio(), confirm="never"))
+    )
+    async with connected(server, "2026-07-28") as client:
+        read = await client.read_resource("mem://greeting")  # the second upstream's
+        prompt = await client.get_prompt("review", {"code": "x = 1"})
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("nowhere://at/all")
+        with pytest.raises(MCPError) as no_prompt:
+            await client.get_prompt("no-such-prompt")
+        listed = (await client.list_resources()).resources
+        again = await client.read_resource("mem://greeting")  # forgotten: asked again
+    assert len(listed) > 2
+    assert len(list(server._resource_owner)) == 2  # the most recently used only
+    assert again.contents == read.contents
+    assert [c.text for c in read.contents if isinstance(c, mt.TextResourceContents)] == [
+        "hello resource"
+    ]
+    assert isinstance(prompt.messages[0].content, mt.TextContent)
+    assert "x = 1" in prompt.messages[0].content.text
+    assert unknown.value.code == -32602
+    assert unknown.value.data == {"uri": "nowhere://at/all"}
+    assert no_prompt.value.code == -32602

@@ -17,9 +17,18 @@ import logging
 import os
 import sys
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import anyio
 import mcp.types as mt
@@ -74,12 +83,18 @@ __all__ = [
 
 logger = logging.getLogger("toolsets.mcp.server")
 
+_T = TypeVar("_T")
+
 DEFAULT_PAGE_SIZE = 1000
 """Tools (resources, prompts) per page of a list answer."""
 CONFIRMATION_TIMEOUT = 300.0
 """Seconds the user has to answer a confirmation asked mid-request (2025-11-25)."""
 MAX_PAUSES = 8
 """How many times one call may pause for confirmation or a credential."""
+
+MAX_ROUTES = 10_000
+"""Resource URIs, templates and prompt names a gateway remembers the upstream server of
+(the least recently used are forgotten; a name not remembered is asked of each)."""
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -200,9 +215,9 @@ class McpServer(CallsTools):
         self._changes: MemoryObjectSendStream[None] | None = None
         self._legacy: set[Connection] = set()
         self._listings: weakref.WeakKeyDictionary[Tool, _Listing] = weakref.WeakKeyDictionary()
-        self._resource_owner: dict[str, McpToolset] = {}
-        self._template_owner: dict[str, McpToolset] = {}  # by the URI before its first {
-        self._prompt_owner: dict[str, McpToolset] = {}
+        self._resource_owner = _Owners()
+        self._template_owner = _Owners()  # by the URI before its first {
+        self._prompt_owner = _Owners()
         gateway: dict[str, Any] = {}
         if self._sources:
             gateway = {
@@ -587,7 +602,7 @@ class McpServer(CallsTools):
         resources: list[mt.Resource] = []
         for source, resource in await self._each_source(ctx, "listing the resources", "resources"):
             uri = str(resource.uri)
-            if self._resource_owner.setdefault(uri, source) is source:
+            if self._resource_owner.claim(uri, source):
                 resources.append(resource)
         page, next_cursor = self._page(resources, params)
         return mt.ListResourcesResult(resources=page, next_cursor=next_cursor)
@@ -599,7 +614,7 @@ class McpServer(CallsTools):
         found = await self._each_source(ctx, "listing the resource templates", "resource_templates")
         for source, template in found:
             prefix = template.uri_template.split("{", 1)[0]
-            self._template_owner.setdefault(prefix, source)
+            self._template_owner.claim(prefix, source)
             templates.append(template)
         page, next_cursor = self._page(templates, params)
         return mt.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
@@ -612,21 +627,55 @@ class McpServer(CallsTools):
             return source
         fits = [prefix for prefix in self._template_owner if prefix and uri.startswith(prefix)]
         if fits:
-            return self._template_owner[max(fits, key=len)]
+            return self._template_owner.get(max(fits, key=len))
         return self._sources[0] if len(self._sources) == 1 else None
+
+    async def _routed(
+        self,
+        what: str,
+        known: McpToolset | None,
+        ask: Callable[[McpToolset], Awaitable[_T]],
+        answers: Callable[[_T], bool] = lambda _: True,
+    ) -> tuple[McpToolset, _T] | None:
+        """What ``ask`` gets from ``known`` (the upstream server known to hold the
+        item), or when none is known (a request before any listing: another worker's
+        client, a restart, a URI a client kept), from each server in turn: the first
+        whose answer ``answers``. A server answering with an error is taken to say "not
+        mine"; one that cannot be reached is the error when no other answers. None:
+        every server said no."""
+        failure: ToolsetError | TimeoutError | None = None
+        for source in [known] if known is not None else self._sources:
+            try:
+                answer = await ask(source)
+            except (ToolsetError, TimeoutError) as exc:
+                if known is not None:
+                    raise _protocol_error(what, exc) from exc
+                if failure is None and not _refused(exc):
+                    failure = exc
+                continue
+            if known is not None or answers(answer):
+                return source, answer
+        if failure is not None:
+            raise _protocol_error(what, failure) from failure
+        return None
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: mt.ReadResourceRequestParams
     ) -> mt.ReadResourceResult:
         uri = str(params.uri)
-        source = self._owner(uri)
-        if source is None:
-            raise MCPError(INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
         _, invocation = await self._context(ctx)
-        try:
-            contents = await source.read_resource(uri, ToolContext(invocation))
-        except (ToolsetError, TimeoutError) as exc:
-            raise _protocol_error(f"reading {uri!r}", exc) from exc
+        reading = ToolContext(invocation)
+
+        def read(
+            source: McpToolset,
+        ) -> Awaitable[list[mt.TextResourceContents | mt.BlobResourceContents]]:
+            return source.read_resource(uri, reading)
+
+        found = await self._routed(f"reading {uri!r}", self._owner(uri), read)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
+        source, contents = found
+        self._resource_owner.claim(uri, source)
         return mt.ReadResourceResult(contents=contents)
 
     async def _list_prompts(
@@ -634,47 +683,90 @@ class McpServer(CallsTools):
     ) -> mt.ListPromptsResult:
         prompts: list[mt.Prompt] = []
         for source, prompt in await self._each_source(ctx, "listing the prompts", "prompts"):
-            if self._prompt_owner.setdefault(prompt.name, source) is source:
+            if self._prompt_owner.claim(prompt.name, source):
                 prompts.append(prompt)
         page, next_cursor = self._page(prompts, params)
         return mt.ListPromptsResult(prompts=page, next_cursor=next_cursor)
 
+    def _prompt_source(self, name: str) -> McpToolset | None:
+        source = self._prompt_owner.get(name)
+        return source if source is not None or len(self._sources) != 1 else self._sources[0]
+
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: mt.GetPromptRequestParams
     ) -> mt.GetPromptResult:
-        source = self._prompt_owner.get(params.name)
-        if source is None and len(self._sources) == 1:
-            source = self._sources[0]
-        if source is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt {clip(params.name, 100)!r}")
+        name = params.name
         _, invocation = await self._context(ctx)
-        try:
-            return await source.get_prompt(params.name, params.arguments, ToolContext(invocation))
-        except (ToolsetError, TimeoutError) as exc:
-            raise _protocol_error(f"the prompt {params.name!r}", exc) from exc
+        asking = ToolContext(invocation)
+
+        def get(source: McpToolset) -> Awaitable[mt.GetPromptResult]:
+            return source.get_prompt(name, params.arguments, asking)
+
+        found = await self._routed(f"the prompt {name!r}", self._prompt_source(name), get)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt {clip(name, 100)!r}")
+        self._prompt_owner.claim(name, found[0])
+        return found[1]
 
     async def _complete(
         self, ctx: ServerRequestContext[Any, Any], params: mt.CompleteRequestParams
     ) -> mt.CompleteResult:
         ref = params.ref
         if isinstance(ref, mt.PromptReference):
-            source = self._prompt_owner.get(ref.name)
+            source = self._prompt_source(ref.name)
         else:
             source = self._owner(ref.uri)
-        if source is None and len(self._sources) == 1:
-            source = self._sources[0]
-        if source is None:  # nothing known of it: no suggestions
-            return mt.CompleteResult(completion=mt.Completion(values=[]))
         _, invocation = await self._context(ctx)
+        asking = ToolContext(invocation)
         argument = {"name": params.argument.name, "value": params.argument.value}
         known = params.context.arguments if params.context is not None else None
-        try:
-            return await source.complete(ref, argument, known, ToolContext(invocation))
-        except (ToolsetError, TimeoutError) as exc:
-            raise _protocol_error("completion", exc) from exc
+
+        def complete(source: McpToolset) -> Awaitable[mt.CompleteResult]:
+            return source.complete(ref, argument, known, asking)
+
+        found = await self._routed(
+            "completion", source, complete, lambda result: bool(result.completion.values)
+        )
+        if found is None:  # nothing known of it: no suggestions
+            return mt.CompleteResult(completion=mt.Completion(values=[]))
+        return found[1]
 
     def __repr__(self) -> str:
         return f"McpServer({self.toolset!r}, name={self.name!r})"
+
+
+class _Owners:
+    """Which upstream server each name (a resource's URI, a prompt's) belongs to, for
+    the `MAX_ROUTES` names most recently used."""
+
+    def __init__(self) -> None:
+        self._owners: OrderedDict[str, McpToolset] = OrderedDict()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._owners))
+
+    def get(self, name: str) -> McpToolset | None:
+        source = self._owners.get(name)
+        if source is not None:
+            self._owners.move_to_end(name)
+        return source
+
+    def claim(self, name: str, source: McpToolset) -> bool:
+        """Whether ``name`` is ``source``'s: it is, unless another server has it."""
+        owner = self.get(name)
+        if owner is not None:
+            return owner is source
+        self._owners[name] = source
+        if len(self._owners) > MAX_ROUTES:
+            self._owners.popitem(last=False)
+        return True
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether an upstream server answered a request with an error (rather than not
+    answering): a server asked for a resource or prompt it does not hold says so."""
+    cause = exc.__cause__
+    return isinstance(cause, MCPError) and cause.error.code != REQUEST_TIMEOUT
 
 
 @dataclass(frozen=True, eq=False)
