@@ -125,7 +125,8 @@ class IncomingRequest:
     client: mt.Implementation | None = None
     """The client's name and version, when it said."""
     session_id: str | None = None
-    """The MCP session (stateful streamable HTTP only)."""
+    """The MCP session, as the server made it (stateful streamable HTTP only; None
+    over stdio and stateless HTTP, whatever ``Mcp-Session-Id`` header came)."""
 
     @property
     def bearer_token(self) -> str | None:
@@ -385,8 +386,7 @@ class McpServer(CallsTools):
     ) -> HandlerResult:
         """Remember each 2025-11-25 connection that can be told of list changes (a
         2026-07-28 client listens with ``subscriptions/listen`` instead)."""
-        # The SDK hands handlers no public handle on the connection.
-        connection: Connection | None = getattr(ctx.session, "_connection", None)
+        connection = _connection(ctx)
         if (
             connection is not None
             and connection not in self._legacy
@@ -812,13 +812,22 @@ def _incoming(ctx: ServerRequestContext[Any, Any]) -> IncomingRequest:
     if http is not None and hasattr(http, "headers"):
         headers = {name.lower(): value for name, value in http.headers.items()}
     params = ctx.session.client_params
+    connection = _connection(ctx)
     return IncomingRequest(
         method=ctx.method,
         protocol_version=ctx.protocol_version,
         headers=headers,
         client=params.client_info if params is not None else None,
-        session_id=headers.get("mcp-session-id"),
+        # The session the SDK's transport made and checked the request against; never
+        # the header itself (a client sends any it likes to a stateless server).
+        session_id=connection.session_id if connection is not None else None,
     )
+
+
+def _connection(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+    """The connection a request came on (the SDK hands handlers no public handle)."""
+    connection: Connection | None = getattr(ctx.session, "_connection", None)
+    return connection
 
 
 def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
