@@ -4,6 +4,7 @@ process and over stdio, and our own `McpToolset`), both protocol eras."""
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -597,3 +598,19 @@ async def test_a_gateway_finds_a_resource_or_prompt_no_listing_named_among_its_u
     assert unknown.value.code == -32602
     assert unknown.value.data == {"uri": "nowhere://at/all"}
     assert no_prompt.value.code == -32602
+
+
+async def test_a_sync_invocation_function_runs_off_the_event_loop() -> None:
+    # It may block (a database, a token introspection call): never on the loop.
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+
+    def invocation(request: IncomingRequest) -> toolsets.Invocation:
+        threads.append(threading.get_ident())
+        return toolsets.Invocation(user_id="ada")
+
+    async with connected(McpServer([good_point], invocation=invocation), "legacy") as client:
+        result = await client.call_tool("good_point", {})
+    assert not result.is_error
+    assert threads
+    assert loop_thread not in threads

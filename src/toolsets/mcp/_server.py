@@ -11,7 +11,6 @@ results. The transports are in `_server_http` (streamable HTTP) and here (stdio)
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import logging
 import os
@@ -45,7 +44,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import check_timeout
-from toolsets._consumers import CallsTools, check_credentials, lookup_credential, toolset_of
+from toolsets._consumers import (
+    CallsTools,
+    ask,
+    check_credentials,
+    lookup_credential,
+    toolset_of,
+)
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolsetError
@@ -140,7 +145,8 @@ CredentialsFor: TypeAlias = Callable[[IncomingRequest, AuthConfig], Any]
 `AuthCredential`, the key or token as a string, or None (none: the call is refused);
 a sync or async function."""
 InvocationFor: TypeAlias = Callable[[IncomingRequest], "Invocation | Awaitable[Invocation]"]
-"""The `Invocation` (user, scopes, services, ...) tools run in for a request."""
+"""The `Invocation` (user, scopes, services, ...) tools run in for a request; a sync or
+async function (a sync one runs in a worker thread: it may block)."""
 
 
 class _Server(Server[Any]):
@@ -411,9 +417,8 @@ class McpServer(CallsTools):
             return request, Invocation(app_name=self.name, session_id=session)
         if isinstance(given, Invocation):
             return request, given
-        made = given(request)
-        if inspect.isawaitable(made):
-            made = await made
+        # A sync function may block (a database, a token lookup): in a worker thread.
+        made: Invocation = await ask(given, request)
         return request, made
 
     async def _tools(self, ctx: ToolContext) -> Sequence[Tool]:
