@@ -614,3 +614,22 @@ async def test_a_sync_invocation_function_runs_off_the_event_loop() -> None:
     assert not result.is_error
     assert threads
     assert loop_thread not in threads
+
+
+class _SlowRegistry(toolsets.BaseToolset):
+    """Tools from a registry that does not answer in time."""
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> list[toolsets.Tool]:
+        with anyio.fail_after(0.01):
+            await anyio.sleep(5)
+        return []
+
+
+async def test_a_toolset_timing_out_listing_its_tools_is_a_timeout_error_for_the_client() -> None:
+    async with connected(McpServer(_SlowRegistry()), "2026-07-28") as client:
+        with pytest.raises(MCPError) as listing:
+            await client.list_tools()
+        with pytest.raises(MCPError) as calling:
+            await client.call_tool("anything", {})
+    assert listing.value.code == -32001
+    assert calling.value.code == -32001

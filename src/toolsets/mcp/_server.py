@@ -97,6 +97,8 @@ CONFIRMATION_TIMEOUT = 300.0
 MAX_PAUSES = 8
 """How many times one call may pause for confirmation or a credential."""
 
+ANNOUNCE_TIMEOUT = 5.0
+"""Seconds a 2025-11-25 client has to take the news that the tools changed."""
 MAX_ROUTES = 10_000
 """Resource URIs, templates and prompt names a gateway remembers the upstream server of
 (the least recently used are forgotten; a name not remembered is asked of each)."""
@@ -384,8 +386,11 @@ class McpServer(CallsTools):
         async with changes:
             async for _ in changes:
                 await self._bus.publish(ToolsListChanged())
-                for connection in list(self._legacy):
-                    await connection.send_tool_list_changed()
+                # All at once, each bounded: a client that stopped reading holds up
+                # neither the others nor the next change.
+                async with anyio.create_task_group() as tasks:
+                    for connection in list(self._legacy):
+                        tasks.start_soon(_tell, connection)
 
     async def _track_connection(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -424,7 +429,7 @@ class McpServer(CallsTools):
     async def _tools(self, ctx: ToolContext) -> Sequence[Tool]:
         try:
             return await self.toolset.list_tools(ctx)
-        except ToolsetError as exc:
+        except (ToolsetError, TimeoutError) as exc:
             raise _protocol_error("listing the tools", exc) from exc
 
     async def _list_tools(
@@ -765,6 +770,12 @@ class _Owners:
         if len(self._owners) > MAX_ROUTES:
             self._owners.popitem(last=False)
         return True
+
+
+async def _tell(connection: Connection) -> None:
+    """Tell a 2025-11-25 client its tools changed, waiting at most `ANNOUNCE_TIMEOUT`."""
+    with anyio.move_on_after(ANNOUNCE_TIMEOUT):
+        await connection.send_tool_list_changed()
 
 
 def _refused(exc: BaseException) -> bool:
