@@ -8,12 +8,14 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
+from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from toolsets._errors import close_names
 from toolsets._json import JsonValue
+from toolsets._jsonschema import join_pointer
 from toolsets._patterns import matches, with_ecma_patterns
 from toolsets._results import invalid_arguments_result
 
@@ -36,9 +38,12 @@ class ArgumentChecker:
         tool_name: The tool's name, for the log line.
     """
 
-    def __init__(self, schema: Mapping[str, Any], *, tool_name: str) -> None:
+    def __init__(
+        self, schema: Mapping[str, Any], *, tool_name: str, checks: str = "arguments"
+    ) -> None:
         self._schema = schema
         self._tool_name = tool_name
+        self._checks = checks
         self._validator: Validator | None = None
         self._unusable = False
 
@@ -104,6 +109,32 @@ class ArgumentChecker:
             problems.update(dict.fromkeys(_described(error)))
         return list(problems)
 
+    def first_problem(self, value: JsonValue) -> tuple[str, str] | None:
+        """The first problem of ``value`` (any JSON, e.g. a result checked against an
+        output schema): its JSON pointer (a missing property's own) and what is wrong;
+        None when it fits (or cannot be checked)."""
+        validator = self._compiled()
+        if validator is None:
+            return None
+        try:
+            error = best_match(validator.iter_errors(value))
+        except (Unresolvable, RecursionError) as exc:
+            self._give_up(exc)
+            return None
+        if error is None:
+            return None
+        path = [str(part) for part in error.absolute_path]
+        instance, required = error.instance, error.validator_value
+        if (
+            error.validator == "required"
+            and isinstance(instance, Mapping)
+            and isinstance(required, list)
+        ):
+            missing = [name for name in required if name not in instance]
+            if missing:
+                return join_pointer("", *path, missing[0]), "a required property is missing"
+        return join_pointer("", *path), error.message
+
     def _compiled(self) -> Validator | None:
         if self._unusable:
             return None
@@ -130,9 +161,9 @@ class ArgumentChecker:
     def _give_up(self, error: BaseException) -> None:
         self._unusable = True
         logger.warning(
-            "tool %r: its parameter schema cannot be used to check arguments (%s: %s); "
-            "calls are sent unchecked",
+            "tool %r: its schema cannot be used to check %s (%s: %s); they go unchecked",
             self._tool_name,
+            self._checks,
             type(error).__name__,
             str(error).splitlines()[0][:200] if str(error) else "",
         )

@@ -75,5 +75,6 @@ async def uvicorn_thread(make_app: Any) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         server.should_exit = True
-        with anyio.fail_after(20):
-            await anyio.to_thread.run_sync(thread.join)
+        # A timeout of join's own: a thread cannot be cancelled.
+        await anyio.to_thread.run_sync(thread.join, 20)
+        assert not thread.is_alive(), "uvicorn did not stop within 20 s"

@@ -4,6 +4,7 @@ process and over stdio, and our own `McpToolset`), both protocol eras."""
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +12,16 @@ import anyio
 import mcp.types as mt
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
+from typing_extensions import TypedDict
 
 import toolsets
 from tests.helpers import NODE, PEERS
 from tests.mcp.helpers import eventually, fixture_stdio
 from tests.mcp.server_helpers import SERVED, SRC, connected, served, texts, uvicorn_thread
-from tests.openapi.helpers import recording_server, secured
-from toolsets import AuthConfig, StaticToolset, ToolContext, tool
+from tests.openapi.helpers import ONE_GET, recording_server, secured
+from toolsets import AuthConfig, FunctionTool, StaticToolset, ToolContext, ToolDeclaration, tool
 from toolsets.mcp import IncomingRequest, McpServer, McpToolset
+from toolsets.mcp._convert import convert_result
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -396,3 +399,237 @@ def test_workers_need_a_factory_and_stateless_mode() -> None:
         server.run_http(port=0, workers=2, factory="served:nothing", stateless=True)
     with pytest.raises(TypeError):
         server.run_http(port=0, workers=2, factory="served:PIXEL", stateless=True)
+
+
+class _Point(TypedDict):
+    x: int
+    y: int
+
+
+def wrong_point() -> _Point:
+    """Says it returns a point; returns a string."""
+    return "not a point"  # type: ignore[return-value]
+
+
+def half_point() -> _Point:
+    """Says it returns a point; returns half of one."""
+    return {"x": 1}  # type: ignore[typeddict-item]
+
+
+def good_point() -> _Point:
+    """Returns a point."""
+    return {"x": 1, "y": 2}
+
+
+@MODES
+async def test_a_result_that_does_not_match_the_output_schema_is_an_error_result_keeping_it(
+    mode: str,
+) -> None:
+    server = McpServer([wrong_point, half_point, good_point])
+    async with connected(server, mode) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        # The SDK's client checks structured results against the outputSchema: it
+        # would raise on a result that does not match.
+        wrong = await client.call_tool("wrong_point", {})
+        half = await client.call_tool("half_point", {})
+        good = await client.call_tool("good_point", {})
+    assert listed["half_point"].output_schema is not None
+    assert wrong.is_error
+    assert wrong.structured_content is not None
+    assert wrong.structured_content["pointer"] == ""
+    assert wrong.structured_content["result"] == "not a point"
+    assert half.is_error
+    assert half.structured_content is not None
+    assert half.structured_content["pointer"] == "/y"
+    assert half.structured_content["result"] == {"x": 1}
+    assert "output schema" in texts(half)[0]
+    assert '{"x": 1}' in texts(half)[1]  # nothing lost
+    assert not good.is_error
+    assert good.structured_content == {"x": 1, "y": 2}
+
+
+async def test_an_api_body_missing_a_property_its_spec_requires_reaches_the_client_as_it_is() -> (
+    None
+):
+    # An OpenAPI tool lists no outputSchema (its result is the body as the API sends
+    # it, which often does not match the spec): the SDK's client takes any body.
+    spec = {
+        **ONE_GET,
+        "paths": {
+            "/things/{id}": {
+                "get": {
+                    **ONE_GET["paths"]["/things/{id}"]["get"],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["id", "name"],
+                                        "properties": {
+                                            "id": {"type": "string"},
+                                            "name": {"type": "string"},
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
+    async with recording_server() as api:
+        api.body = {"id": "5"}
+        server = McpServer(OpenApiToolset(spec, base_url=api.url))
+        async with connected(server, "2026-07-28") as client:
+            listed = (await client.list_tools()).tools
+            got = await client.call_tool("get_thing", {"id": "5"})
+    assert listed[0].output_schema is None
+    assert not got.is_error
+    assert got.structured_content == {"id": "5"}
+
+
+async def test_an_error_result_with_details_round_trips_through_two_servers_exactly() -> None:
+    async with recording_server() as api:
+        api.status = 404
+        api.content_type = "text/html"
+        api.body = b"<html>\n<h1>Not Found</h1>\n</html>"
+        rest = OpenApiToolset(ONE_GET, base_url=api.url)
+        async with rest:
+            direct = await (await rest.get_tool("get_thing")).run({"id": "7"}, ToolContext())
+        async with uvicorn_thread(
+            McpServer(OpenApiToolset(ONE_GET, base_url=api.url)).http_app
+        ) as url:
+            upstream = McpToolset(toolsets.mcp.StreamableHttp(url=url))
+            async with upstream:
+                relayed = await (await upstream.get_tool("get_thing")).run(
+                    {"id": "7"}, ToolContext()
+                )
+            gateway = McpServer(McpToolset(toolsets.mcp.StreamableHttp(url=url)))
+            async with connected(gateway, "2026-07-28") as client:
+                called = await client.call_tool("get_thing", {"id": "7"})
+    assert direct == {
+        "error": "HTTP 404 X",
+        "status": 404,
+        "body": "<html>\n<h1>Not Found</h1>\n</html>",
+    }
+    assert relayed == direct
+    assert called.is_error
+    assert convert_result(called) == direct
+
+
+class _CountedTool(FunctionTool):
+    """A function tool counting how often it is asked for its declaration."""
+
+    asked = 0
+
+    def declaration(self) -> ToolDeclaration | None:
+        type(self).asked += 1
+        return super().declaration()
+
+
+async def test_listing_a_tool_asks_for_its_declaration_once() -> None:
+    counted = _CountedTool(good_point)
+    async with connected(McpServer([counted]), "2026-07-28") as client:
+        _CountedTool.asked = 0
+        await client.list_tools()
+    assert _CountedTool.asked == 1
+
+
+@MODES
+async def test_before_tool_runs_once_for_a_call_the_user_confirms_and_its_changes_hold(
+    mode: str,
+) -> None:
+    before: list[dict[str, Any]] = []
+    ran: list[str] = []
+
+    def audit(called: Any, args: dict[str, Any], ctx: ToolContext) -> None:
+        before.append(dict(args))
+        args["target"] = args["target"].upper()  # a rewrite the confirmed call keeps
+
+    @tool(requires_confirmation=True)
+    def wipe(target: str) -> str:
+        """Wipe."""
+        ran.append(target)
+        return f"wiped {target}"
+
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        return mt.ElicitResult(action="accept")
+
+    server = McpServer([wipe], callbacks=toolsets.Callbacks(before_tool=[audit]))
+    async with connected(server, mode, elicitation_callback=elicit) as client:
+        result = await client.call_tool("wipe", {"target": "disk"})
+    assert texts(result) == ["wiped DISK"]
+    assert before == [{"target": "disk"}]
+    assert ran == ["DISK"]
+
+
+async def test_a_gateway_finds_a_resource_or_prompt_no_listing_named_among_its_upstreams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Another worker, a restart, a client's cached URI: a read before any list.
+    monkeypatch.setattr(toolsets.mcp._server, "MAX_ROUTES", 2)
+    everything = PEERS / "@modelcontextprotocol" / "server-everything"
+    first = toolsets.mcp.Stdio(
+        command=str(NODE), args=[str(everything / "dist" / "index.js"), "stdio"]
+    )
+    server = McpServer(
+        toolsets.combined(McpToolset(first), McpToolset(fixture_stdio(), confirm="never"))
+    )
+    async with connected(server, "2026-07-28") as client:
+        read = await client.read_resource("mem://greeting")  # the second upstream's
+        prompt = await client.get_prompt("review", {"code": "x = 1"})
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("nowhere://at/all")
+        with pytest.raises(MCPError) as no_prompt:
+            await client.get_prompt("no-such-prompt")
+        listed = (await client.list_resources()).resources
+        again = await client.read_resource("mem://greeting")  # forgotten: asked again
+    assert len(listed) > 2
+    assert len(list(server._resource_owner)) == 2  # the most recently used only
+    assert again.contents == read.contents
+    assert [c.text for c in read.contents if isinstance(c, mt.TextResourceContents)] == [
+        "hello resource"
+    ]
+    assert isinstance(prompt.messages[0].content, mt.TextContent)
+    assert "x = 1" in prompt.messages[0].content.text
+    assert unknown.value.code == -32602
+    assert unknown.value.data == {"uri": "nowhere://at/all"}
+    assert no_prompt.value.code == -32602
+
+
+async def test_a_sync_invocation_function_runs_off_the_event_loop() -> None:
+    # It may block (a database, a token introspection call): never on the loop.
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+
+    def invocation(request: IncomingRequest) -> toolsets.Invocation:
+        threads.append(threading.get_ident())
+        return toolsets.Invocation(user_id="ada")
+
+    async with connected(McpServer([good_point], invocation=invocation), "legacy") as client:
+        result = await client.call_tool("good_point", {})
+    assert not result.is_error
+    assert threads
+    assert loop_thread not in threads
+
+
+class _SlowRegistry(toolsets.BaseToolset):
+    """Tools from a registry that does not answer in time."""
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> list[toolsets.Tool]:
+        with anyio.fail_after(0.01):
+            await anyio.sleep(5)
+        return []
+
+
+async def test_a_toolset_timing_out_listing_its_tools_is_a_timeout_error_for_the_client() -> None:
+    async with connected(McpServer(_SlowRegistry()), "2026-07-28") as client:
+        with pytest.raises(MCPError) as listing:
+            await client.list_tools()
+        with pytest.raises(MCPError) as calling:
+            await client.call_tool("anything", {})
+    assert listing.value.code == -32001
+    assert calling.value.code == -32001

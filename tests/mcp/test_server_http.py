@@ -21,7 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.helpers import ROOT
 from tests.mcp.helpers import HttpServer
 from tests.mcp.server_helpers import SRC, served, texts, uvicorn_thread
-from toolsets.mcp import McpServer
+from toolsets import Invocation, ToolContext
+from toolsets.mcp import IncomingRequest, McpServer
 
 pytestmark = pytest.mark.anyio
 
@@ -161,3 +162,49 @@ async def test_confirmation_is_asked_over_http_in_both_eras(mode: str) -> None:
                     wiped = await client.call_tool("wipe", {"target": "disk"})
     assert asked == ["Really wipe?"]
     assert texts(wiped) == ["wiped disk"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_session_id_the_client_chose_is_not_taken_without_a_session(mode: str) -> None:
+    incoming: list[str | None] = []
+    seen: list[str | None] = []
+
+    def session(ctx: ToolContext) -> str:
+        """The session the call runs in."""
+        seen.append(ctx.invocation.session_id)
+        return "ok"
+
+    def invocation(request: IncomingRequest) -> Invocation:
+        incoming.append(request.session_id)
+        return Invocation()
+
+    async with (
+        http_client(McpServer([session]), stateless=True) as http,
+        http_client(McpServer([session], invocation=invocation), stateless=True) as asking,
+    ):
+        for client_of in (http, asking):
+            client_of.headers["Mcp-Session-Id"] = "chosen-by-the-client"
+            with anyio.fail_after(20):
+                transport = streamable_http_client(f"{BASE}/mcp", http_client=client_of)
+                async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+                    await client.call_tool("session", {})
+    assert incoming[-1] is None  # the request's session, as the IncomingRequest says
+    assert "chosen-by-the-client" not in seen  # nor the default invocation's
+
+
+async def test_a_stateful_session_is_the_invocations_session() -> None:
+    seen: list[str | None] = []
+
+    def session(ctx: ToolContext) -> str:
+        """The session the call runs in."""
+        seen.append(ctx.invocation.session_id)
+        return "ok"
+
+    async with http_client(McpServer([session])) as http:
+        with anyio.fail_after(20):
+            transport = streamable_http_client(f"{BASE}/mcp", http_client=http)
+            async with Client(transport, mode="legacy") as client:  # type: ignore[arg-type]
+                await client.call_tool("session", {})
+                await client.call_tool("session", {})
+    assert seen[0] is not None
+    assert seen == [seen[0]] * 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -363,6 +364,40 @@ async def test_a_secret_environment_value_a_stdio_server_quotes_back_is_masked()
     assert key == {"result": MASK}
     assert region == {"result": "eu-west-1"}  # not named like a secret: data
     assert "SECRET" not in str(caught.value)
+
+
+async def test_a_stdio_server_gets_no_toolsets_variable_copied_from_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The CLI hands a server the whole environment, where toolsets keeps credentials
+    # (TOOLSETS_CREDENTIAL_*) and keys (TOOLSETS_MCP_STATE_KEY): none reaches it.
+    monkeypatch.setenv("TOOLSETS_CREDENTIAL_PETSTORE", "key-of-ours")
+    monkeypatch.setenv("TOOLSETS_MCP_STATE_KEY", "k" * 64)
+    monkeypatch.setenv("PLAIN_SETTING", "kept")
+    env = dict(os.environ) | {"TOOLSETS_FOR_THE_SERVER": "named-for-it"}
+    transport = Stdio(command=sys.executable, args=[SERVER, "stdio"], env=env)
+    async with McpToolset(transport) as toolset:
+        environment = await toolset.get_tool("environment")
+
+        async def value(name: str) -> Any:
+            return await environment.run({"name": name}, ToolContext())
+
+        seen = {
+            name: await value(name)
+            for name in (
+                "TOOLSETS_CREDENTIAL_PETSTORE",
+                "TOOLSETS_MCP_STATE_KEY",
+                "PLAIN_SETTING",
+                "TOOLSETS_FOR_THE_SERVER",
+            )
+        }
+    assert seen == {
+        "TOOLSETS_CREDENTIAL_PETSTORE": {"result": None},
+        "TOOLSETS_MCP_STATE_KEY": {"result": None},
+        "PLAIN_SETTING": {"result": "kept"},
+        "TOOLSETS_FOR_THE_SERVER": {"result": "named-for-it"},  # named with its own value
+    }
+    assert "TOOLSETS_MCP_STATE_KEY" not in (transport.env or {})
 
 
 async def test_results_are_untouched_when_the_session_carries_no_secret(

@@ -10,6 +10,7 @@ from typing import Any
 import mcp.types as mt
 import pydantic
 
+from toolsets._declaration import ToolDeclaration
 from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result, is_error_result
 from toolsets._tool import Tool
@@ -56,13 +57,18 @@ def convert_block(block: mt.ContentBlock) -> dict[str, JsonValue]:
 def convert_result(result: mt.CallToolResult) -> JsonValue:
     """A call's result for the model.
 
-    ``isError`` → ``{"error": <the server's text>}`` (plus any non-text content);
-    structured content when present (it is the typed result); a single text block → its
-    text; anything else → ``{"content": [blocks]}``.
+    ``isError`` → its structured content when that is an ``{"error": ...}`` object (a
+    toolsets server sends the whole error so: its details round-trip), else
+    ``{"error": <the server's text>}`` (plus any non-text content); structured content
+    when present (it is the typed result); a single text block → its text; anything
+    else → ``{"content": [blocks]}``.
     """
     blocks = [convert_block(b) for b in result.content]
     texts = [str(b["text"]) for b in blocks if b["type"] == "text"]
     if result.is_error:
+        structured = to_json_value(result.structured_content)
+        if is_error_result(structured):
+            return structured
         others = [b for b in blocks if b["type"] != "text"]
         message = "\n".join(texts) or "The tool reported an error without a message."
         return error_result(message, content=list(others)) if others else error_result(message)
@@ -73,12 +79,13 @@ def convert_result(result: mt.CallToolResult) -> JsonValue:
     return {"content": list(blocks)}
 
 
-def tool_to_mcp(tool: Tool) -> mt.Tool | None:
+def tool_to_mcp(tool: Tool, declaration: ToolDeclaration | None = None) -> mt.Tool | None:
     """A tool as MCP lists it (None for a passive tool, which has no declaration): its
     parameters as ``inputSchema``, an object ``response_schema`` as ``outputSchema``
     (MCP before 2026-07-28 allows only objects there), its title, and its hints as
-    annotations."""
-    declaration = tool.declaration()
+    annotations. ``declaration``: the tool's, when the caller has it already."""
+    if declaration is None:
+        declaration = tool.declaration()
     if declaration is None:
         return None
     hints = declaration.annotations
@@ -148,12 +155,14 @@ def result_to_mcp(result: JsonValue, *, output_schema: bool = False) -> mt.CallT
     """A tool's result as an MCP call result, the inverse of `convert_result`.
 
     ``{"error": ...}`` → ``isError`` with the message as text (other details as JSON
-    text after it, content blocks after that); ``{"content": [blocks]}`` → those
-    blocks (text, image, audio, resource link, embedded resource); a string → one text
-    block; another object → ``structuredContent`` and the same as JSON text (MCP
-    allows only an object there); any other JSON → its JSON text. A tool listed with
-    an ``outputSchema`` (``output_schema``) gives its object result as
-    ``structuredContent`` whatever its shape, as MCP requires.
+    text after it, content blocks after that) and the whole error object as
+    ``structuredContent`` (which `convert_result` reads back exactly);
+    ``{"content": [blocks]}`` → those blocks (text, image, audio, resource link,
+    embedded resource); a string → one text block; another object →
+    ``structuredContent`` and the same as JSON text (MCP allows only an object there);
+    any other JSON → its JSON text. A tool listed with an ``outputSchema``
+    (``output_schema``) gives its object result as ``structuredContent`` whatever its
+    shape, as MCP requires.
     """
     if is_error_result(result):
         assert isinstance(result, Mapping)
@@ -162,7 +171,7 @@ def result_to_mcp(result: JsonValue, *, output_schema: bool = False) -> mt.CallT
         if details:
             content.append(_text(details))
         content.extend(_blocks(result.get("content")) or ())
-        return mt.CallToolResult(content=content, is_error=True)
+        return mt.CallToolResult(content=content, structured_content=dict(result), is_error=True)
     if isinstance(result, dict):
         if len(result) == 1 and "content" in result:
             blocks = _blocks(result["content"])

@@ -11,14 +11,23 @@ results. The transports are in `_server_http` (streamable HTTP) and here (stdio)
 from __future__ import annotations
 
 import contextlib
-import inspect
+import json
 import logging
 import os
 import sys
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import anyio
 import mcp.types as mt
@@ -35,8 +44,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import check_timeout
-from toolsets._consumers import check_credentials, lookup_credential, toolset_of
+from toolsets._consumers import (
+    CallsTools,
+    ask,
+    check_credentials,
+    lookup_credential,
+    toolset_of,
+)
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
+from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
 from toolsets._invoke import (
@@ -47,12 +63,12 @@ from toolsets._invoke import (
     CredentialNeeded,
     Done,
     Outcome,
-    invoke,
 )
 from toolsets._json import JsonValue
-from toolsets._results import clip, error_result
+from toolsets._results import clip, error_result, is_error_result
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
+from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._toolset import McpToolset
@@ -72,12 +88,20 @@ __all__ = [
 
 logger = logging.getLogger("toolsets.mcp.server")
 
+_T = TypeVar("_T")
+
 DEFAULT_PAGE_SIZE = 1000
 """Tools (resources, prompts) per page of a list answer."""
 CONFIRMATION_TIMEOUT = 300.0
 """Seconds the user has to answer a confirmation asked mid-request (2025-11-25)."""
 MAX_PAUSES = 8
 """How many times one call may pause for confirmation or a credential."""
+
+ANNOUNCE_TIMEOUT = 5.0
+"""Seconds a 2025-11-25 client has to take the news that the tools changed."""
+MAX_ROUTES = 10_000
+"""Resource URIs, templates and prompt names a gateway remembers the upstream server of
+(the least recently used are forgotten; a name not remembered is asked of each)."""
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -86,8 +110,9 @@ REQUEST_TIMEOUT = -32001
 _CONFIRM = "confirm"
 """The key of the confirmation question in an ``input_required`` result."""
 _ASKED = "toolsets:confirm"
-"""The request state of a call that asked for confirmation (sealed by the SDK's
-`RequestStateBoundary`: bound to the tool and its arguments, and short-lived)."""
+"""The key of a call's arguments in the request state of a call that asked for
+confirmation (sealed by the SDK's `RequestStateBoundary`: encrypted, bound to the tool
+and its arguments, and short-lived)."""
 _NOTHING_ASKED: dict[str, Any] = {"type": "object", "properties": {}}
 """A confirmation asks for nothing but the answer itself."""
 
@@ -107,7 +132,8 @@ class IncomingRequest:
     client: mt.Implementation | None = None
     """The client's name and version, when it said."""
     session_id: str | None = None
-    """The MCP session (stateful streamable HTTP only)."""
+    """The MCP session, as the server made it (stateful streamable HTTP only; None
+    over stdio and stateless HTTP, whatever ``Mcp-Session-Id`` header came)."""
 
     @property
     def bearer_token(self) -> str | None:
@@ -121,7 +147,8 @@ CredentialsFor: TypeAlias = Callable[[IncomingRequest, AuthConfig], Any]
 `AuthCredential`, the key or token as a string, or None (none: the call is refused);
 a sync or async function."""
 InvocationFor: TypeAlias = Callable[[IncomingRequest], "Invocation | Awaitable[Invocation]"]
-"""The `Invocation` (user, scopes, services, ...) tools run in for a request."""
+"""The `Invocation` (user, scopes, services, ...) tools run in for a request; a sync or
+async function (a sync one runs in a worker thread: it may block)."""
 
 
 class _Server(Server[Any]):
@@ -138,7 +165,7 @@ class _Server(Server[Any]):
         return super().create_initialization_options(changes, experimental_capabilities, extensions)
 
 
-class McpServer:
+class McpServer(CallsTools):
     """Serve a toolset (or tools and functions) to MCP clients.
 
     ``tools/list`` asks the toolset for the requesting client's tools, page by page;
@@ -183,7 +210,8 @@ class McpServer:
         self.toolset = toolset_of(toolset)
         """What is served."""
         self.name = name
-        self.tool_timeout = check_timeout(tool_timeout, "tool_timeout")
+        self.default_timeout = check_timeout(tool_timeout, "tool_timeout")
+        """Seconds a call may take, unless the tool says otherwise."""
         self.callbacks = callbacks if callbacks is not None else NO_CALLBACKS
         check_credentials(credentials)
         self._credentials = credentials
@@ -195,9 +223,10 @@ class McpServer:
         self._bus = InMemorySubscriptionBus()
         self._changes: MemoryObjectSendStream[None] | None = None
         self._legacy: set[Connection] = set()
-        self._resource_owner: dict[str, McpToolset] = {}
-        self._template_owner: dict[str, McpToolset] = {}  # by the URI before its first {
-        self._prompt_owner: dict[str, McpToolset] = {}
+        self._listings: weakref.WeakKeyDictionary[Tool, _Listing] = weakref.WeakKeyDictionary()
+        self._resource_owner = _Owners()
+        self._template_owner = _Owners()  # by the URI before its first {
+        self._prompt_owner = _Owners()
         gateway: dict[str, Any] = {}
         if self._sources:
             gateway = {
@@ -222,6 +251,11 @@ class McpServer:
         self.server.middleware.append(self._track_connection)
         shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
+
+    @property
+    def tool_timeout(self) -> float:
+        """Seconds a call may take, unless the tool says otherwise."""
+        return self.default_timeout
 
     def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None:
         """Seal the state of a call that asks for confirmation (protocol 2026-07-28)
@@ -352,16 +386,18 @@ class McpServer:
         async with changes:
             async for _ in changes:
                 await self._bus.publish(ToolsListChanged())
-                for connection in list(self._legacy):
-                    await connection.send_tool_list_changed()
+                # All at once, each bounded: a client that stopped reading holds up
+                # neither the others nor the next change.
+                async with anyio.create_task_group() as tasks:
+                    for connection in list(self._legacy):
+                        tasks.start_soon(_tell, connection)
 
     async def _track_connection(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         """Remember each 2025-11-25 connection that can be told of list changes (a
         2026-07-28 client listens with ``subscriptions/listen`` instead)."""
-        # The SDK hands handlers no public handle on the connection.
-        connection: Connection | None = getattr(ctx.session, "_connection", None)
+        connection = _connection(ctx)
         if (
             connection is not None
             and connection not in self._legacy
@@ -386,15 +422,14 @@ class McpServer:
             return request, Invocation(app_name=self.name, session_id=session)
         if isinstance(given, Invocation):
             return request, given
-        made = given(request)
-        if inspect.isawaitable(made):
-            made = await made
+        # A sync function may block (a database, a token lookup): in a worker thread.
+        made: Invocation = await ask(given, request)
         return request, made
 
     async def _tools(self, ctx: ToolContext) -> Sequence[Tool]:
         try:
             return await self.toolset.list_tools(ctx)
-        except ToolsetError as exc:
+        except (ToolsetError, TimeoutError) as exc:
             raise _protocol_error("listing the tools", exc) from exc
 
     async def _list_tools(
@@ -402,9 +437,36 @@ class McpServer:
     ) -> mt.ListToolsResult:
         _, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
-        offered = [listed for listed in map(_listed, tools) if listed is not None]
+        offered = [listing.tool for listing in map(self._listing, tools) if listing is not None]
         page, next_cursor = self._page(offered, params)
         return mt.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+    def _listing(self, tool: Tool) -> _Listing | None:
+        """``tool`` as this server lists it (None: a passive tool), made once per
+        declaration: a big catalog is converted once, not on every ``tools/list``."""
+        declaration = tool.declaration()
+        if declaration is None:
+            return None
+        try:
+            made = self._listings.get(tool)
+        except TypeError:  # a tool that cannot be a weak key: made every time
+            made = None
+        if made is not None and (
+            made.declaration is declaration or made.declaration == declaration
+        ):
+            return made
+        listed = tool_to_mcp(tool, declaration)
+        assert listed is not None  # it has a declaration
+        schema = listed.output_schema
+        output = (
+            ArgumentChecker(schema, tool_name=tool.name, checks="results")
+            if schema is not None
+            else None
+        )
+        made = _Listing(declaration, listed, output)
+        with contextlib.suppress(TypeError):
+            self._listings[tool] = made
+        return made
 
     def _page(
         self, items: list[Any], params: mt.PaginatedRequestParams | None
@@ -424,23 +486,29 @@ class McpServer:
         request, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
         tool = next((t for t in tools if t.name == params.name), None)
-        declaration = tool.declaration() if tool is not None else None
-        if tool is None or declaration is None:
+        listing = self._listing(tool) if tool is not None else None
+        if tool is None or listing is None:
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
         # A no-op unless the client asked for progress (a token, or in process a
         # callback, which only the SDK's dispatcher knows of).
         call.progress = ctx.session.report_progress
-        confirmation = _answered(ctx, params)
         credential: AuthCredential | None = None
-        outcome: Outcome = await self._invoke(tool, params.arguments, call, confirmation)
+        answered = _answered(ctx, params)
+        outcome: Outcome
+        if answered is None:
+            confirmation = None
+            outcome = await self.invoke(tool, params.arguments or {}, call)
+        else:  # the second round (2026-07-28): before_tool ran in the first
+            confirmation, args = answered
+            outcome = await self.invoke(tool, args, call, confirmation=confirmation, resumed=True)
         for _ in range(MAX_PAUSES):
             if isinstance(outcome, ConfirmationNeeded):
                 if confirmation is not None:  # asked again once answered
                     return result_to_mcp(
                         error_result("The tool kept asking for confirmation; given up.")
                     )
-                asked = await self._confirm(ctx, tool.name, outcome.hint)
+                asked = await self._confirm(ctx, tool.name, outcome.hint, outcome.args)
                 if not isinstance(asked, ToolConfirmation):
                     return asked
                 confirmation = asked
@@ -451,44 +519,37 @@ class McpServer:
                     return result_to_mcp(_no_credential(tool.name, config))
             else:
                 break
-            outcome = await self._invoke(
-                tool, outcome.args, call, confirmation, credential, resumed=True
+            outcome = await self.invoke(
+                tool,
+                outcome.args,
+                call,
+                confirmation=confirmation,
+                credential=credential,
+                resumed=True,
             )
         else:
             return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
         result = outcome.result if isinstance(outcome, Done) else outcome.interim
-        response = declaration.response  # listed as an outputSchema when an object's
-        structured = response is not None and response.get("type") == "object"
-        return result_to_mcp(result, output_schema=structured)
-
-    def _invoke(
-        self,
-        tool: Tool,
-        args: Mapping[str, Any] | None,
-        ctx: ToolContext,
-        confirmation: ToolConfirmation | None,
-        credential: AuthCredential | None = None,
-        *,
-        resumed: bool = False,
-    ) -> Awaitable[Outcome]:
-        return invoke(
-            tool,
-            args,
-            ctx,
-            default_timeout=self.tool_timeout,
-            callbacks=self.callbacks,
-            scopes=ctx.scopes,
-            confirmation=confirmation,
-            credential=credential,
-            resumed=resumed,
-        )
+        if listing.output is None or is_error_result(result):
+            return result_to_mcp(result)
+        # MCP: a structured result must match the outputSchema (the SDK's client raises
+        # on one that does not); one that does not is an error, with the whole result.
+        problem = listing.output.first_problem(result)
+        if problem is not None:
+            return result_to_mcp(_not_as_listed(tool.name, problem, result))
+        return result_to_mcp(result, output_schema=True)
 
     async def _confirm(
-        self, ctx: ServerRequestContext[Any, Any], tool_name: str, hint: str
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        tool_name: str,
+        hint: str,
+        args: Mapping[str, Any],
     ) -> ToolConfirmation | mt.CallToolResult | mt.InputRequiredResult:
         """The user's answer to ``hint``, asked through elicitation; or what the client
-        gets instead: the question (2026-07-28: the client asks, then calls again), or
-        an error result saying why the call did not run."""
+        gets instead: the question (2026-07-28: the client asks, then calls again with
+        the answer and the request state, which carries ``args`` as ``before_tool``
+        left them), or an error result saying why the call did not run."""
         message = hint or f"Allow the call to {tool_name!r}?"
         if not _can_elicit(ctx):
             return result_to_mcp(
@@ -502,7 +563,9 @@ class McpServer:
             params=mt.ElicitRequestFormParams(message=message, requested_schema=_NOTHING_ASKED)
         )
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return mt.InputRequiredResult(input_requests={_CONFIRM: question}, request_state=_ASKED)
+            # Sealed by the SDK (encrypted, bound to the tool and the client's arguments).
+            state = json.dumps({_ASKED: dict(args)}, ensure_ascii=False)
+            return mt.InputRequiredResult(input_requests={_CONFIRM: question}, request_state=state)
         if not ctx.session.can_send_request:
             return result_to_mcp(
                 error_result(
@@ -549,7 +612,7 @@ class McpServer:
         resources: list[mt.Resource] = []
         for source, resource in await self._each_source(ctx, "listing the resources", "resources"):
             uri = str(resource.uri)
-            if self._resource_owner.setdefault(uri, source) is source:
+            if self._resource_owner.claim(uri, source):
                 resources.append(resource)
         page, next_cursor = self._page(resources, params)
         return mt.ListResourcesResult(resources=page, next_cursor=next_cursor)
@@ -561,7 +624,7 @@ class McpServer:
         found = await self._each_source(ctx, "listing the resource templates", "resource_templates")
         for source, template in found:
             prefix = template.uri_template.split("{", 1)[0]
-            self._template_owner.setdefault(prefix, source)
+            self._template_owner.claim(prefix, source)
             templates.append(template)
         page, next_cursor = self._page(templates, params)
         return mt.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
@@ -574,21 +637,55 @@ class McpServer:
             return source
         fits = [prefix for prefix in self._template_owner if prefix and uri.startswith(prefix)]
         if fits:
-            return self._template_owner[max(fits, key=len)]
+            return self._template_owner.get(max(fits, key=len))
         return self._sources[0] if len(self._sources) == 1 else None
+
+    async def _routed(
+        self,
+        what: str,
+        known: McpToolset | None,
+        ask: Callable[[McpToolset], Awaitable[_T]],
+        answers: Callable[[_T], bool] = lambda _: True,
+    ) -> tuple[McpToolset, _T] | None:
+        """What ``ask`` gets from ``known`` (the upstream server known to hold the
+        item), or when none is known (a request before any listing: another worker's
+        client, a restart, a URI a client kept), from each server in turn: the first
+        whose answer ``answers``. A server answering with an error is taken to say "not
+        mine"; one that cannot be reached is the error when no other answers. None:
+        every server said no."""
+        failure: ToolsetError | TimeoutError | None = None
+        for source in [known] if known is not None else self._sources:
+            try:
+                answer = await ask(source)
+            except (ToolsetError, TimeoutError) as exc:
+                if known is not None:
+                    raise _protocol_error(what, exc) from exc
+                if failure is None and not _refused(exc):
+                    failure = exc
+                continue
+            if known is not None or answers(answer):
+                return source, answer
+        if failure is not None:
+            raise _protocol_error(what, failure) from failure
+        return None
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: mt.ReadResourceRequestParams
     ) -> mt.ReadResourceResult:
         uri = str(params.uri)
-        source = self._owner(uri)
-        if source is None:
-            raise MCPError(INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
         _, invocation = await self._context(ctx)
-        try:
-            contents = await source.read_resource(uri, ToolContext(invocation))
-        except (ToolsetError, TimeoutError) as exc:
-            raise _protocol_error(f"reading {uri!r}", exc) from exc
+        reading = ToolContext(invocation)
+
+        def read(
+            source: McpToolset,
+        ) -> Awaitable[list[mt.TextResourceContents | mt.BlobResourceContents]]:
+            return source.read_resource(uri, reading)
+
+        found = await self._routed(f"reading {uri!r}", self._owner(uri), read)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
+        source, contents = found
+        self._resource_owner.claim(uri, source)
         return mt.ReadResourceResult(contents=contents)
 
     async def _list_prompts(
@@ -596,66 +693,116 @@ class McpServer:
     ) -> mt.ListPromptsResult:
         prompts: list[mt.Prompt] = []
         for source, prompt in await self._each_source(ctx, "listing the prompts", "prompts"):
-            if self._prompt_owner.setdefault(prompt.name, source) is source:
+            if self._prompt_owner.claim(prompt.name, source):
                 prompts.append(prompt)
         page, next_cursor = self._page(prompts, params)
         return mt.ListPromptsResult(prompts=page, next_cursor=next_cursor)
 
+    def _prompt_source(self, name: str) -> McpToolset | None:
+        source = self._prompt_owner.get(name)
+        return source if source is not None or len(self._sources) != 1 else self._sources[0]
+
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: mt.GetPromptRequestParams
     ) -> mt.GetPromptResult:
-        source = self._prompt_owner.get(params.name)
-        if source is None and len(self._sources) == 1:
-            source = self._sources[0]
-        if source is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt {clip(params.name, 100)!r}")
+        name = params.name
         _, invocation = await self._context(ctx)
-        try:
-            return await source.get_prompt(params.name, params.arguments, ToolContext(invocation))
-        except (ToolsetError, TimeoutError) as exc:
-            raise _protocol_error(f"the prompt {params.name!r}", exc) from exc
+        asking = ToolContext(invocation)
+
+        def get(source: McpToolset) -> Awaitable[mt.GetPromptResult]:
+            return source.get_prompt(name, params.arguments, asking)
+
+        found = await self._routed(f"the prompt {name!r}", self._prompt_source(name), get)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt {clip(name, 100)!r}")
+        self._prompt_owner.claim(name, found[0])
+        return found[1]
 
     async def _complete(
         self, ctx: ServerRequestContext[Any, Any], params: mt.CompleteRequestParams
     ) -> mt.CompleteResult:
         ref = params.ref
         if isinstance(ref, mt.PromptReference):
-            source = self._prompt_owner.get(ref.name)
+            source = self._prompt_source(ref.name)
         else:
             source = self._owner(ref.uri)
-        if source is None and len(self._sources) == 1:
-            source = self._sources[0]
-        if source is None:  # nothing known of it: no suggestions
-            return mt.CompleteResult(completion=mt.Completion(values=[]))
         _, invocation = await self._context(ctx)
+        asking = ToolContext(invocation)
         argument = {"name": params.argument.name, "value": params.argument.value}
         known = params.context.arguments if params.context is not None else None
-        try:
-            return await source.complete(ref, argument, known, ToolContext(invocation))
-        except (ToolsetError, TimeoutError) as exc:
-            raise _protocol_error("completion", exc) from exc
+
+        def complete(source: McpToolset) -> Awaitable[mt.CompleteResult]:
+            return source.complete(ref, argument, known, asking)
+
+        found = await self._routed(
+            "completion", source, complete, lambda result: bool(result.completion.values)
+        )
+        if found is None:  # nothing known of it: no suggestions
+            return mt.CompleteResult(completion=mt.Completion(values=[]))
+        return found[1]
 
     def __repr__(self) -> str:
         return f"McpServer({self.toolset!r}, name={self.name!r})"
 
 
-_LISTED: weakref.WeakKeyDictionary[Tool, tuple[object, mt.Tool | None]] = (
-    weakref.WeakKeyDictionary()
-)
-"""Each tool as MCP lists it, with the declaration it was made from: a big catalog is
-converted once, not on every ``tools/list``."""
+class _Owners:
+    """Which upstream server each name (a resource's URI, a prompt's) belongs to, for
+    the `MAX_ROUTES` names most recently used."""
+
+    def __init__(self) -> None:
+        self._owners: OrderedDict[str, McpToolset] = OrderedDict()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._owners))
+
+    def get(self, name: str) -> McpToolset | None:
+        source = self._owners.get(name)
+        if source is not None:
+            self._owners.move_to_end(name)
+        return source
+
+    def claim(self, name: str, source: McpToolset) -> bool:
+        """Whether ``name`` is ``source``'s: it is, unless another server has it."""
+        owner = self.get(name)
+        if owner is not None:
+            return owner is source
+        self._owners[name] = source
+        if len(self._owners) > MAX_ROUTES:
+            self._owners.popitem(last=False)
+        return True
 
 
-def _listed(tool: Tool) -> mt.Tool | None:
-    declaration = tool.declaration()
-    try:
-        made = _LISTED.get(tool)
-    except TypeError:  # a tool that cannot be a weak key: converted every time
-        return tool_to_mcp(tool)
-    if made is None or (made[0] is not declaration and made[0] != declaration):
-        made = (declaration, tool_to_mcp(tool))
-        _LISTED[tool] = made
-    return made[1]
+async def _tell(connection: Connection) -> None:
+    """Tell a 2025-11-25 client its tools changed, waiting at most `ANNOUNCE_TIMEOUT`."""
+    with anyio.move_on_after(ANNOUNCE_TIMEOUT):
+        await connection.send_tool_list_changed()
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether an upstream server answered a request with an error (rather than not
+    answering): a server asked for a resource or prompt it does not hold says so."""
+    cause = exc.__cause__
+    return isinstance(cause, MCPError) and cause.error.code != REQUEST_TIMEOUT
+
+
+@dataclass(frozen=True, eq=False)
+class _Listing:
+    """A tool as a server lists it, with the declaration it was made from."""
+
+    declaration: ToolDeclaration
+    tool: mt.Tool
+    output: ArgumentChecker | None
+    """Checks results against the ``outputSchema`` (None: the tool lists none)."""
+
+
+def _not_as_listed(name: str, problem: tuple[str, str], result: JsonValue) -> JsonValue:
+    pointer, what = problem
+    return error_result(
+        f"The result of {name!r} does not match the tool's output schema (at "
+        f"{pointer or 'the top'!r}: {clip(what, 200)}); the whole result is under 'result'.",
+        pointer=pointer,
+        result=result,
+    )
 
 
 def _unknown(name: str, tools: Sequence[Tool]) -> JsonValue:
@@ -681,13 +828,22 @@ def _incoming(ctx: ServerRequestContext[Any, Any]) -> IncomingRequest:
     if http is not None and hasattr(http, "headers"):
         headers = {name.lower(): value for name, value in http.headers.items()}
     params = ctx.session.client_params
+    connection = _connection(ctx)
     return IncomingRequest(
         method=ctx.method,
         protocol_version=ctx.protocol_version,
         headers=headers,
         client=params.client_info if params is not None else None,
-        session_id=headers.get("mcp-session-id"),
+        # The session the SDK's transport made and checked the request against; never
+        # the header itself (a client sends any it likes to a stateless server).
+        session_id=connection.session_id if connection is not None else None,
     )
+
+
+def _connection(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+    """The connection a request came on (the SDK hands handlers no public handle)."""
+    connection: Connection | None = getattr(ctx.session, "_connection", None)
+    return connection
 
 
 def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -699,15 +855,21 @@ def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
 
 def _answered(
     ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
-) -> ToolConfirmation | None:
-    """The user's answer carried by a call made again after asking (2026-07-28); only
-    an answer to a question this server asked counts (its sealed request state)."""
-    if params.request_state != _ASKED or not params.input_responses:
+) -> tuple[ToolConfirmation, dict[str, Any]] | None:
+    """The user's answer carried by a call made again after asking (2026-07-28), and
+    the arguments as ``before_tool`` left them in the first round; only an answer to a
+    question this server asked counts (its sealed request state)."""
+    if not params.request_state or not params.input_responses:
         return None
+    try:
+        state = json.loads(params.request_state)
+    except ValueError:
+        return None
+    args = state.get(_ASKED) if isinstance(state, dict) else None
     answer = params.input_responses.get(_CONFIRM)
-    if not isinstance(answer, mt.ElicitResult):
+    if not isinstance(args, dict) or not isinstance(answer, mt.ElicitResult):
         return None
-    return ToolConfirmation(confirmed=answer.action == "accept")
+    return ToolConfirmation(confirmed=answer.action == "accept"), args
 
 
 def _protocol_error(what: str, exc: BaseException) -> MCPError:

@@ -40,7 +40,12 @@ class Stdio:
         command: The program, e.g. ``"npx"`` or ``"python"``.
         args: Its arguments.
         env: Extra environment variables (added to a minimal safe environment, as the
-            SDK does; pass what the server needs, e.g. an API key).
+            SDK does; pass what the server needs, e.g. an API key). Variables named
+            ``TOOLSETS_*`` hold toolsets' own secrets (``TOOLSETS_CREDENTIAL_*``, the
+            key sealing a served call's state, a worker's options): one is passed only
+            when ``env`` gives it a value of its own, never when ``env`` copies it
+            from this process's environment (``env=dict(os.environ)`` passes every
+            other variable, and none of toolsets').
         cwd: The working directory.
         stderr: Where the server's stderr goes: a ``logging.Logger`` (one record per
             line, at INFO, beginning with the server's name), a path (appended to), an
@@ -61,7 +66,8 @@ class Stdio:
         if not self.command:
             raise ValueError("Stdio needs a command")
         if self.env is not None:  # values are often keys: hidden from vars() too
-            object.__setattr__(self, "env", {k: Secret(v) for k, v in self.env.items()})
+            env = {k: Secret(v) for k, v in self.env.items() if not _ours(k, v)}
+            object.__setattr__(self, "env", env)
 
     def __repr__(self) -> str:
         # The command line as `target` shows it: an argument's secret is hidden here too.
@@ -99,6 +105,16 @@ class Stdio:
                 shown.append(arg)
                 hide_next = arg.startswith("-") and bool(SECRET_NAME.search(arg))
         return shown, hidden
+
+
+_OURS = "TOOLSETS_"
+"""The prefix of toolsets' own environment variables (credentials, keys)."""
+
+
+def _ours(name: str, value: str) -> bool:
+    """Whether ``name=value`` is one of toolsets' own variables copied from this
+    process's environment (which a started server must not get)."""
+    return name.startswith(_OURS) and os.environ.get(name) == value
 
 
 class _AtUrl:
