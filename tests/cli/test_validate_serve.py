@@ -1,5 +1,5 @@
 """``toolsets validate`` on real spec files, and ``toolsets serve``'s options and
-``--print-config`` (the served round trip runs once `toolsets.mcp.McpServer` exists)."""
+``--print-config`` (and the config it prints, served to an MCP client)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,15 @@ from pathlib import Path
 
 import pytest
 
-import toolsets.mcp
 from tests.adapters.helpers import NotesApi, notes_api
 from tests.cli.helpers import (
     SRC,
-    entry_point,
-    environment,
     error_line,
     stdout_json,
     toolsets_command,
     write_sources,
 )
 from tests.helpers import ROOT
-from tests.mcp.helpers import HttpServer
 
 INVALID = """\
 openapi: 3.1.0
@@ -122,18 +118,12 @@ def test_serve_options_that_cannot_work_are_one_line_usage_errors() -> None:
     assert "'host:port' is not HOST:PORT" in line
 
 
-needs_the_server = pytest.mark.skipif(
-    not hasattr(toolsets.mcp, "McpServer"), reason="toolsets.mcp.McpServer is not merged yet"
-)
-
-
 @pytest.fixture(scope="module")
 def api() -> Iterator[NotesApi]:
     with notes_api() as api:
         yield api
 
 
-@needs_the_server
 def test_the_printed_config_serves_the_spec_to_an_mcp_client(
     sources: dict[str, Path], tmp_path: Path, api: NotesApi
 ) -> None:
@@ -158,37 +148,6 @@ def test_the_printed_config_serves_the_spec_to_an_mcp_client(
     assert any(note["title"] == "served" for note in api.notes.values())
 
 
-class _Served(HttpServer):
-    """``toolsets serve SPEC --http`` in its own process."""
-
-    def __init__(self, *args: str) -> None:
-        super().__init__()
-        self.args = args
-
-    def command(self) -> tuple[list[str], dict[str, str]]:
-        listen = f"127.0.0.1:{self.port}"
-        return [*entry_point(), "serve", *self.args, "--http", listen], environment()
-
-
-@needs_the_server
-def test_serve_over_http_with_two_stateless_workers_answers_calls(
-    sources: dict[str, Path], api: NotesApi
-) -> None:
-    served = _Served(str(sources["notes"]), "--base-url", api.url, "--stateless", "--workers", "2")
-    served.start()
-    try:
-        for number in range(4):
-            done = toolsets_command(
-                "call", "--http", served.url, "create_note", f"title=worker-{number}"
-            )
-            assert stdout_json(done)["title"] == f"worker-{number}"
-    finally:
-        served.stop()
-    titles = {note["title"] for note in api.notes.values()}
-    assert {f"worker-{number}" for number in range(4)} <= titles
-
-
-@needs_the_server
 def test_serve_of_a_broken_spec_is_one_line_before_anything_is_served(tmp_path: Path) -> None:
     spec = tmp_path / "broken.yaml"
     spec.write_text("openapi: 3.1.0\npaths: [\n")

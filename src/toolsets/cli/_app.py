@@ -53,6 +53,7 @@ __all__ = [
     "run",
     "run_async",
     "source_options",
+    "tool_timeout_option",
 ]
 
 T = TypeVar("T")
@@ -116,8 +117,15 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             "headers",
             multiple=True,
             metavar="NAME=VALUE",
-            help="A header for every request to a spec's API or an MCP URL (repeatable; "
-            "never shown).",
+            help="A header for every request to a spec's API, and for fetching a spec's "
+            "URL (repeatable; never shown).",
+        ),
+        click.option(
+            "--mcp-header",
+            "mcp_headers",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A header for every request to an MCP server over HTTP (repeatable; never shown).",
         ),
         click.option(
             "--tag", "tags", multiple=True, help="Keep a spec's operations with this tag."
@@ -150,6 +158,17 @@ _debug_option = click.option(
     "--debug", is_flag=True, expose_value=False, help="Show tracebacks of errors."
 )
 
+tool_timeout_option = click.option(
+    "--tool-timeout",
+    "tool_timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TOOL_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds a tool call may take (unless the tool says otherwise).",
+)
+"""``--tool-timeout SECONDS``, of every command that calls tools."""
+
 
 def options_of(params: Mapping[str, Any]) -> SourceOptions:
     """The source options a command was given."""
@@ -157,6 +176,7 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         base_url=params["base_url"],
         credentials=pairs(params["credentials"], "--credential"),
         headers=pairs(params["headers"], "--header"),
+        mcp_headers=pairs(params["mcp_headers"], "--mcp-header"),
         tags=tuple(params["tags"]),
         methods=tuple(params["methods"]),
         paths=tuple(params["paths"]),
@@ -463,15 +483,13 @@ Examples:
 @source_options
 @click.option("--args", "args_json", metavar="JSON", help="The arguments as one JSON object.")
 @click.option("--yes", "-y", is_flag=True, help="Confirm calls that ask, without asking.")
-@click.option(
-    "--timeout",
-    type=float,
-    default=DEFAULT_TOOL_TIMEOUT,
-    show_default=True,
-    help="Seconds the call may take.",
-)
+@tool_timeout_option
 def call_command(
-    arguments: tuple[str, ...], args_json: str | None, yes: bool, timeout: float, **params: Any
+    arguments: tuple[str, ...],
+    args_json: str | None,
+    yes: bool,
+    tool_timeout: float,
+    **params: Any,
 ) -> None:
     """Call one tool and print its result (JSON); exit status 1 if it is an error.
 
@@ -487,7 +505,7 @@ def call_command(
             tool = _find(tools, name)
             args = _json_args(args_json) if args_json is not None else {}
             args.update(_pairs_args(tool, pairs_given))
-            return await _call(terminal, tool, args, yes=yes, timeout=timeout, params=params)
+            return await _call(terminal, tool, args, yes=yes, timeout=tool_timeout, params=params)
 
     status = run_async(go)
     if status:

@@ -42,6 +42,8 @@ __all__ = [
 CREDENTIAL_ENV_PREFIX = "TOOLSETS_CREDENTIAL_"
 """Environment variables naming a credential: ``TOOLSETS_CREDENTIAL_<SCHEME>``."""
 
+_OWN_ENV_PREFIX = "TOOLSETS_"
+"""toolsets' own environment variables, never handed to an MCP server it starts."""
 _MODULE_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 _HEAD = 65536
 """Characters of a file read to tell a spec from an MCP config."""
@@ -104,7 +106,10 @@ class SourceOptions:
     credentials: Mapping[str, str] = field(default_factory=dict, repr=False)
     """From ``--credential``: by security scheme name (the environment adds more)."""
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Sent with every request to a spec's API and to an MCP server over HTTP."""
+    """Sent with every request to a spec's API (and when fetching a spec's URL), never
+    to an MCP server."""
+    mcp_headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Sent with every request to an MCP server over HTTP, never to a spec's API."""
     tags: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
@@ -207,9 +212,12 @@ def _stdio(command: str, *, debug: bool) -> Stdio:
     if not words:
         raise SourceError("--stdio needs a command", source=command)
     # The whole environment, as the shell would give the command (PATH, a virtualenv,
-    # the keys it reads), not the SDK's minimal one: the user typed this command.
+    # the keys it reads), not the SDK's minimal one: the user typed this command. But
+    # not toolsets' own variables: credentials meant for the specs, and what a serving
+    # process hands its workers.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_ENV_PREFIX)}
     stderr = sys.stderr if debug else None
-    return Stdio(command=words[0], args=words[1:], env=dict(os.environ), stderr=stderr)
+    return Stdio(command=words[0], args=words[1:], env=env, stderr=stderr)
 
 
 def _name_matches(patterns: tuple[str, ...]) -> Callable[[Tool, ToolContext], bool]:
@@ -276,7 +284,7 @@ class Sources:
             parts.append(McpToolset(_stdio(command, debug=options.debug)))
         for url in options.http:
             try:
-                transport = StreamableHttp(url=url, headers=dict(options.headers))
+                transport = StreamableHttp(url=url, headers=dict(options.mcp_headers))
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
             parts.append(McpToolset(transport))
