@@ -41,6 +41,7 @@ from toolsets.cli._sources import (
     SourceOptions,
     Sources,
     pairs,
+    read_spec,
 )
 from toolsets.cli._terminal import Terminal, credential_for, dumps, no_credential
 
@@ -639,18 +640,31 @@ Examples:
 @click.argument("spec")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
 @click.option("--max-errors", type=int, default=1000, show_default=True)
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A header for fetching SPEC's URL (repeatable; never shown).",
+)
 @_debug_option
-def validate_command(spec: str, as_json: bool, max_errors: int) -> None:
+def validate_command(spec: str, as_json: bool, max_errors: int, headers: tuple[str, ...]) -> None:
     """Check SPEC (a path or URL) against the OpenAPI specification and load it: every
     problem with its JSON pointer; exit status 1 if there is any."""
     from toolsets.openapi import OpenApiToolset
 
     terminal = Terminal()
+    sent = pairs(headers, "--header")
 
     async def go() -> int:
-        async with terminal.progress("Validating…"), OpenApiToolset(spec) as toolset:
-            problems = await toolset.validate(max_errors=max_errors)
-            operations = len(await toolset.list_tools()) if not problems else 0
+        async with terminal.progress("Validating…"):
+            document, uri = await read_spec(spec, sent)
+            toolset = OpenApiToolset(document, spec_url=uri)
+            try:
+                problems = await toolset.validate(max_errors=max_errors)
+                operations = len(await toolset.list_tools()) if not problems else 0
+            finally:
+                await toolset.shutdown()
         if as_json:
             terminal.result(
                 [{"pointer": p.pointer, "message": str(p), "source": p.source} for p in problems]

@@ -12,7 +12,7 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -38,7 +38,15 @@ from toolsets.cli._app import (
     source_options,
     tool_timeout_option,
 )
-from toolsets.cli._sources import SourceOptions, Sources, credential_env_name, kind_of
+from toolsets.cli._sources import (
+    SourceOptions,
+    Sources,
+    credential_env_name,
+    kind_of,
+    pairs,
+    read_spec,
+    security_scheme_names,
+)
 from toolsets.cli._terminal import Terminal, credential_for
 
 if TYPE_CHECKING:
@@ -100,6 +108,7 @@ def client_config(
     params: Mapping[str, Any],
     *,
     http: tuple[str, int] | None,
+    schemes: Iterable[str] = (),
 ) -> tuple[dict[str, JsonValue], list[str]]:
     """The ``mcpServers`` object with one entry that runs (or reaches) this server, and
     the names of the secrets left as `PLACEHOLDER` in it.
@@ -108,7 +117,8 @@ def client_config(
     ``cwd`` is this one when a module or a ``--stdio`` command may need it); a
     ``--credential`` becomes its ``TOOLSETS_CREDENTIAL_*`` variable in ``env`` and a
     ``--header`` keeps its name, each with `PLACEHOLDER` for its value: secrets are
-    never printed."""
+    never printed. Every other scheme of ``schemes`` (those the specs define) gets its
+    variable too, holding ``<your SCHEME>``: without it, every tool needing it fails."""
     if http is not None:
         host, port = http
         shown = f"[{host}]" if ":" in host else host
@@ -125,6 +135,11 @@ def client_config(
         variable = credential_env_name(item.partition("=")[0].strip())
         env[variable] = PLACEHOLDER
         secrets.append(variable)
+    for scheme in sorted(schemes):
+        variable = credential_env_name(scheme)
+        if variable not in env:
+            env[variable] = f"<your {scheme}>"
+            secrets.append(variable)
     for option, key in (("--stdio", "stdio"), ("--mcp-url", "http"), ("--base-url", "base_url")):
         values = params[key] if isinstance(params[key], tuple) else (params[key],)
         args += [f"{option}={value}" for value in values if value]
@@ -234,7 +249,14 @@ def serve_command(
     name = server_name or _server_name(sources)
     terminal = Terminal()
     if print_config:
-        config, secrets = client_config(name, sources, params, http=http)
+        schemes: set[str] = set()
+        if http is None:
+            headers = pairs(params["headers"], "--header")
+            for source in sources:
+                if kind_of(source) == "spec":
+                    document, _ = run_async(functools.partial(read_spec, source, headers))
+                    schemes |= security_scheme_names(document)
+        config, secrets = client_config(name, sources, params, http=http, schemes=schemes)
         terminal.result(config)
         if secrets:
             terminal.note(f"fill in: {', '.join(secrets)}")

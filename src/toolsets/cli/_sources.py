@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+import anyio
+import anyio.to_thread
 
 from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
@@ -37,6 +41,8 @@ __all__ = [
     "credentials_from_env",
     "kind_of",
     "pairs",
+    "read_spec",
+    "security_scheme_names",
 ]
 
 CREDENTIAL_ENV_PREFIX = "TOOLSETS_CREDENTIAL_"
@@ -227,6 +233,62 @@ def _name_matches(patterns: tuple[str, ...]) -> Callable[[Tool, ToolContext], bo
     return keep
 
 
+async def read_spec(source: str, headers: Mapping[str, str]) -> tuple[Any, str]:
+    """The parsed document of the spec at ``source`` (a path or an http(s) URL) and its
+    URI (what its relative references resolve against), read once: the command learns
+    the spec's security schemes from it before the toolset is made.
+
+    ``headers`` go with the request for a URL (a spec behind the API's own auth), to
+    its origin only: a redirect elsewhere is followed without them.
+
+    Raises:
+        SpecError: the file cannot be read, the URL answers an error, or the text is
+            not JSON or YAML.
+        ConnectionError: the URL cannot be reached.
+    """
+    import httpx2  # here: the command starts sooner without what it does not use
+
+    from toolsets._errors import SpecError
+    from toolsets._http import map_http_errors
+    from toolsets.openapi._document import file_uri, parse_text
+    from toolsets.openapi._security import origin
+    from toolsets.openapi._toolset import DEFAULT_TIMEOUT, MAX_SPEC_REDIRECTS
+
+    if not source.startswith(("http://", "https://")):
+        try:
+            text = await anyio.Path(source).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SpecError(f"cannot read {source}: {exc.strerror}", source=source) from exc
+        uri = file_uri(source)
+        return await anyio.to_thread.run_sync(parse_text, text, uri), uri
+    url = source
+    async with httpx2.AsyncClient(timeout=DEFAULT_TIMEOUT) as client:
+        for _ in range(MAX_SPEC_REDIRECTS + 1):
+            sent = dict(headers) if origin(url) == origin(source) else {}
+            with map_http_errors("fetching the spec", url, secrets=headers.values()):
+                response = await client.get(url, headers=sent)
+            if not (response.is_redirect and "location" in response.headers):
+                break
+            url = urljoin(url, response.headers["location"])
+        else:
+            raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=source)
+    if response.status_code >= 400:
+        raise SpecError(f"fetching it gave HTTP {response.status_code}", source=source)
+    return await anyio.to_thread.run_sync(parse_text, response.text, url), url
+
+
+def security_scheme_names(document: Any) -> set[str]:
+    """The names of the security schemes a parsed spec defines (OpenAPI 3's
+    ``components.securitySchemes``, Swagger 2's ``securityDefinitions``)."""
+    if not isinstance(document, Mapping):
+        return set()
+    components = document.get("components")
+    found = components.get("securitySchemes") if isinstance(components, Mapping) else None
+    if not isinstance(found, Mapping):
+        found = document.get("securityDefinitions")
+    return {str(name) for name in found} if isinstance(found, Mapping) else set()
+
+
 class Sources:
     """The sources of one command, made into one toolset by `open`.
 
@@ -308,22 +370,21 @@ class Sources:
         from toolsets.openapi import OpenApiToolset
 
         options = self.options
-        base_url, headers = options.base_url, dict(options.headers)
-        toolset = OpenApiToolset(source, base_url=base_url, headers=headers)
-        self._specs.append(toolset)
-        schemes = set((await toolset.load()).security_schemes)
+        # Read here, once: the credentials must be given when the toolset is made, and
+        # which apply is known from the document's security schemes.
+        document, uri = await read_spec(source, options.headers)
+        schemes = security_scheme_names(document)
         credentials = {**credentials_from_env(schemes, options.environ)}
         credentials.update({k: v for k, v in options.credentials.items() if k in schemes})
-        if credentials:
-            # The credentials must be given when the toolset is made; the schemes are
-            # known once it is read: read again, with them.
-            await toolset.shutdown()
-            self._specs.remove(toolset)
-            toolset = OpenApiToolset(
-                source, base_url=base_url, headers=headers, credentials=credentials
-            )
-            self._specs.append(toolset)
-            await toolset.load()
+        toolset = OpenApiToolset(
+            document,
+            spec_url=uri,
+            base_url=options.base_url,
+            headers=dict(options.headers),
+            credentials=credentials,
+        )
+        self._specs.append(toolset)
+        await toolset.load()
         return toolset, schemes
 
     def _selected(self, spec: OpenApiToolset) -> Toolset:
