@@ -316,11 +316,14 @@ def test_print_config_keeps_mcp_headers_apart_with_placeholders(
         "X-Key=sekrit-1",
         "--mcp-header",
         "Authorization=sekrit-2",
+        "--tool-timeout",
+        "5",
         "--print-config",
     )
     [entry] = stdout_json(done)["mcpServers"].values()
     assert "--header=X-Key=<fill in>" in entry["args"]
     assert "--mcp-header=Authorization=<fill in>" in entry["args"]
+    assert "--tool-timeout=5" in entry["args"]
     assert "sekrit" not in done.stdout + done.stderr
 
 

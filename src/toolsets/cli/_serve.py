@@ -109,6 +109,7 @@ def client_config(
     *,
     http: tuple[str, int] | None,
     schemes: Iterable[str] = (),
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
 ) -> tuple[dict[str, JsonValue], list[str]]:
     """The ``mcpServers`` object with one entry that runs (or reaches) this server, and
     the names of the secrets left as `PLACEHOLDER` in it.
@@ -151,6 +152,8 @@ def client_config(
     for option, key in (("--tag", "tags"), ("--method", "methods"), ("--path", "paths")):
         args += [f"{option}={value}" for value in params[key]]
     args += [f"--name={value}" for value in params["names"]]
+    if tool_timeout != DEFAULT_TOOL_TIMEOUT:
+        args.append(f"--tool-timeout={tool_timeout:g}")
     command = _command()
     entry: dict[str, JsonValue] = {"command": command[0], "args": [*command[1:], *args]}
     if env:
@@ -256,7 +259,9 @@ def serve_command(
                 if kind_of(source) == "spec":
                     document, _ = run_async(functools.partial(read_spec, source, headers))
                     schemes |= security_scheme_names(document)
-        config, secrets = client_config(name, sources, params, http=http, schemes=schemes)
+        config, secrets = client_config(
+            name, sources, params, http=http, schemes=schemes, tool_timeout=tool_timeout
+        )
         terminal.result(config)
         if secrets:
             terminal.note(f"fill in: {', '.join(secrets)}")
