@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.adapters.helpers import NotesApi, notes_api
 from tests.cli.helpers import (
+    FIXTURE_STDIO,
     TIMEOUT,
     entry_point,
     environment,
@@ -345,3 +346,16 @@ def test_over_stdio_every_line_on_stdout_is_the_protocol(sources: dict[str, Path
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [answer["id"] for answer in answers] == [1, 2]
     assert "imported: a module printing" in done.stderr
+
+
+def test_a_stdio_server_gets_the_environment_but_not_toolsets_own_variables() -> None:
+    env = {"TOOLSETS_CREDENTIAL_NOTES_TOKEN": "sekrit-3", "SOME_SETTING": "visible"}
+
+    def seen(name: str) -> object:
+        done = toolsets_command(
+            "call", "--stdio", FIXTURE_STDIO, "environment", f"name={name}", "--yes", env=env
+        )
+        return stdout_json(done)
+
+    assert seen("SOME_SETTING") == {"result": "visible"}
+    assert seen("TOOLSETS_CREDENTIAL_NOTES_TOKEN") == {"result": None}
