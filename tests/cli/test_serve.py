@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from toolsets._auth import MASK
 WORKER_TOOLS = '''
 import os
 import subprocess
+import threading
 import stat
 
 import anyio
@@ -334,18 +336,30 @@ def test_over_stdio_every_line_on_stdout_is_the_protocol(sources: dict[str, Path
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
-    done = subprocess.run(
+    with subprocess.Popen(
         [*entry_point(), "serve", "workertools:tools"],
-        input="".join(json.dumps(message) + "\n" for message in messages),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=TIMEOUT,
         env=environment(),
         cwd=sources["workers"].parent,
-    )
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        watchdog = threading.Timer(TIMEOUT, process.kill)  # bounds the blocking reads
+        watchdog.start()
+        try:
+            process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+            process.stdin.flush()
+            # The first two lines on stdout: the answers, nothing printed before them.
+            answers = [json.loads(process.stdout.readline()) for _ in range(2)]
+            _, stderr = process.communicate(timeout=TIMEOUT)  # stdin closed: the server ends
+        finally:
+            watchdog.cancel()
+            process.kill()
     assert [answer["id"] for answer in answers] == [1, 2]
-    assert "imported: a module printing" in done.stderr
+    assert "imported: a module printing" in stderr
 
 
 def test_a_stdio_server_gets_the_environment_but_not_toolsets_own_variables() -> None:

@@ -184,6 +184,7 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         names=tuple(params["names"]),
         stdio=tuple(params["stdio"]),
         http=tuple(params["http"]),
+        tool_timeout=params.get("tool_timeout"),
         debug=_debugging(),
     )
 
@@ -489,7 +490,6 @@ def call_command(
     arguments: tuple[str, ...],
     args_json: str | None,
     yes: bool,
-    tool_timeout: float,
     **params: Any,
 ) -> None:
     """Call one tool and print its result (JSON); exit status 1 if it is an error.
@@ -506,7 +506,9 @@ def call_command(
             tool = _find(tools, name)
             args = _json_args(args_json) if args_json is not None else {}
             args.update(_pairs_args(tool, pairs_given))
-            return await _call(terminal, tool, args, yes=yes, timeout=tool_timeout, params=params)
+            return await _call(
+                terminal, tool, args, yes=yes, timeout=params["tool_timeout"], params=params
+            )
 
     status = run_async(go)
     if status:

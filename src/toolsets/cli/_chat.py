@@ -75,7 +75,6 @@ def run_command(
     model_url: str | None,
     instruction: str,
     yes: bool,
-    tool_timeout: float,
     **params: Any,
 ) -> None:
     """Chat with an agent that uses the tools of every SOURCE."""
@@ -92,7 +91,7 @@ def run_command(
                 llm,
                 instruction=instruction,
                 tools=[toolset],
-                tool_timeout=tool_timeout,
+                tool_timeout=params["tool_timeout"],
             )
             return await _chat(terminal, agent, llm.model, len(tools), yes, credentials)
 

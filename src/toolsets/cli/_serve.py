@@ -231,7 +231,6 @@ def serve_command(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     max_body: int | None,
-    tool_timeout: float,
     server_name: str | None,
     print_config: bool,
     **params: Any,
@@ -250,6 +249,7 @@ def serve_command(
             "with --allowed-host (e.g. 'mcp.example.com:*'), or every request is refused"
         )
     name = server_name or _server_name(sources)
+    tool_timeout: float = params["tool_timeout"]
     terminal = Terminal()
     if print_config:
         schemes: set[str] = set()

@@ -128,6 +128,8 @@ class SourceOptions:
     """MCP servers to reach over streamable HTTP: their URLs."""
     environ: Mapping[str, str] | None = field(default=None, repr=False)
     """Where ``TOOLSETS_CREDENTIAL_*`` are read (None: ``os.environ``)."""
+    tool_timeout: float | None = None
+    """Seconds a call to an MCP server's tool may take (None: `McpToolset`'s default)."""
     debug: bool = False
     """Let ``--stdio`` servers write to this process's stderr (else it is dropped)."""
 
@@ -337,19 +339,19 @@ class Sources:
             elif kind == "config":
                 from toolsets.mcp import load_mcp_config
 
-                parts.append(load_mcp_config(source))
+                parts.append(load_mcp_config(source, **self._mcp_options))
             else:
                 parts.append(_python_toolset(source))
         if options.stdio or options.http:
             from toolsets.mcp import McpToolset, StreamableHttp
         for command in options.stdio:
-            parts.append(McpToolset(_stdio(command, debug=options.debug)))
+            parts.append(McpToolset(_stdio(command, debug=options.debug), **self._mcp_options))
         for url in options.http:
             try:
                 transport = StreamableHttp(url=url, headers=dict(options.mcp_headers))
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
-            parts.append(McpToolset(transport))
+            parts.append(McpToolset(transport, **self._mcp_options))
         unknown = sorted(set(options.credentials) - used)
         only_specs = set(self.kinds) == {"spec"} and not (options.stdio or options.http)
         if unknown and only_specs:
@@ -363,6 +365,12 @@ class Sources:
         if options.names:
             toolset = filtered(toolset, _name_matches(options.names))
         return toolset
+
+    @property
+    def _mcp_options(self) -> dict[str, Any]:
+        """What every MCP server's `McpToolset` is made with."""
+        timeout = self.options.tool_timeout
+        return {} if timeout is None else {"timeout": timeout}
 
     async def _spec(self, source: str) -> tuple[OpenApiToolset, set[str]]:
         """The spec's toolset (loaded) with the credentials for its security schemes,
