@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CREDENTIAL_ENV_PREFIX",
+    "MAX_SPEC_REDIRECTS",
+    "SPEC_FETCH_TIMEOUT",
     "SourceError",
     "SourceOptions",
     "Sources",
@@ -48,6 +50,10 @@ __all__ = [
 CREDENTIAL_ENV_PREFIX = "TOOLSETS_CREDENTIAL_"
 """Environment variables naming a credential: ``TOOLSETS_CREDENTIAL_<SCHEME>``."""
 
+SPEC_FETCH_TIMEOUT = 30.0
+"""Seconds for each phase of fetching a spec's URL."""
+MAX_SPEC_REDIRECTS = 5
+"""Redirects followed when fetching a spec's URL."""
 _OWN_ENV_PREFIX = "TOOLSETS_"
 """toolsets' own environment variables, never handed to an MCP server it starts."""
 _MODULE_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
@@ -254,7 +260,6 @@ async def read_spec(source: str, headers: Mapping[str, str]) -> tuple[Any, str]:
     from toolsets._http import map_http_errors
     from toolsets.openapi._document import file_uri, parse_text
     from toolsets.openapi._security import origin
-    from toolsets.openapi._toolset import DEFAULT_TIMEOUT, MAX_SPEC_REDIRECTS
 
     if not source.startswith(("http://", "https://")):
         try:
@@ -264,7 +269,7 @@ async def read_spec(source: str, headers: Mapping[str, str]) -> tuple[Any, str]:
         uri = file_uri(source)
         return await anyio.to_thread.run_sync(parse_text, text, uri), uri
     url = source
-    async with httpx2.AsyncClient(timeout=DEFAULT_TIMEOUT) as client:
+    async with httpx2.AsyncClient(timeout=SPEC_FETCH_TIMEOUT) as client:
         for _ in range(MAX_SPEC_REDIRECTS + 1):
             sent = dict(headers) if origin(url) == origin(source) else {}
             with map_http_errors("fetching the spec", url, secrets=headers.values()):
