@@ -116,3 +116,18 @@ def test_a_model_error_is_one_line_and_exit_status_1(
     assert done.returncode == 1
     assert done.stdout == ""
     assert "overloaded" in error_line(done)
+
+
+def test_a_call_longer_than_the_tool_timeout_gives_the_model_an_error(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "cli-run-timeout"
+    server.script(
+        model,
+        Reply(body=completion(tool_calls=[tool_call("c1", "sleep", '{"seconds": 30}')])),
+        Reply(body=completion(content="It took too long.")),
+    )
+    done = _run(server, model, "sleep\n", "--yes", "--tool-timeout", "0.5")
+    assert done.stdout.splitlines() == ["It took too long."]
+    [result] = _tool_results(server, model)
+    assert "0.5 s" in result["error"]

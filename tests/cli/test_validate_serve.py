@@ -1,28 +1,27 @@
 """``toolsets validate`` on real spec files, and ``toolsets serve``'s options and
-``--print-config`` (the served round trip runs once `toolsets.mcp.McpServer` exists)."""
+``--print-config`` (and the config it prints, served to an MCP client)."""
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-import toolsets.mcp
 from tests.adapters.helpers import NotesApi, notes_api
 from tests.cli.helpers import (
     SRC,
-    entry_point,
-    environment,
     error_line,
     stdout_json,
     toolsets_command,
     write_sources,
 )
 from tests.helpers import ROOT
-from tests.mcp.helpers import HttpServer
 
 INVALID = """\
 openapi: 3.1.0
@@ -122,18 +121,12 @@ def test_serve_options_that_cannot_work_are_one_line_usage_errors() -> None:
     assert "'host:port' is not HOST:PORT" in line
 
 
-needs_the_server = pytest.mark.skipif(
-    not hasattr(toolsets.mcp, "McpServer"), reason="toolsets.mcp.McpServer is not merged yet"
-)
-
-
 @pytest.fixture(scope="module")
 def api() -> Iterator[NotesApi]:
     with notes_api() as api:
         yield api
 
 
-@needs_the_server
 def test_the_printed_config_serves_the_spec_to_an_mcp_client(
     sources: dict[str, Path], tmp_path: Path, api: NotesApi
 ) -> None:
@@ -158,40 +151,74 @@ def test_the_printed_config_serves_the_spec_to_an_mcp_client(
     assert any(note["title"] == "served" for note in api.notes.values())
 
 
-class _Served(HttpServer):
-    """``toolsets serve SPEC --http`` in its own process."""
-
-    def __init__(self, *args: str) -> None:
-        super().__init__()
-        self.args = args
-
-    def command(self) -> tuple[list[str], dict[str, str]]:
-        listen = f"127.0.0.1:{self.port}"
-        return [*entry_point(), "serve", *self.args, "--http", listen], environment()
-
-
-@needs_the_server
-def test_serve_over_http_with_two_stateless_workers_answers_calls(
-    sources: dict[str, Path], api: NotesApi
-) -> None:
-    served = _Served(str(sources["notes"]), "--base-url", api.url, "--stateless", "--workers", "2")
-    served.start()
-    try:
-        for number in range(4):
-            done = toolsets_command(
-                "call", "--http", served.url, "create_note", f"title=worker-{number}"
-            )
-            assert stdout_json(done)["title"] == f"worker-{number}"
-    finally:
-        served.stop()
-    titles = {note["title"] for note in api.notes.values()}
-    assert {f"worker-{number}" for number in range(4)} <= titles
-
-
-@needs_the_server
 def test_serve_of_a_broken_spec_is_one_line_before_anything_is_served(tmp_path: Path) -> None:
     spec = tmp_path / "broken.yaml"
     spec.write_text("openapi: 3.1.0\npaths: [\n")
     assert "invalid JSON or YAML" in error_line(toolsets_command("serve", str(spec)))
     line = error_line(toolsets_command("serve", str(spec), "--http", "127.0.0.1:1"))
     assert "invalid JSON or YAML" in line
+
+
+def test_print_config_names_a_placeholder_for_every_security_scheme_of_the_specs() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    done = toolsets_command("serve", spec, "--print-config")
+    [entry] = stdout_json(done)["mcpServers"].values()
+    assert entry["env"] == {"TOOLSETS_CREDENTIAL_SHOP_KEY": "<your shop_key>"}
+    assert "TOOLSETS_CREDENTIAL_SHOP_KEY" in done.stderr  # what to fill in
+    given = toolsets_command("serve", spec, "--credential", "shop_key=k", "--print-config")
+    [entry] = stdout_json(given)["mcpServers"].values()
+    assert entry["env"] == {"TOOLSETS_CREDENTIAL_SHOP_KEY": "<fill in>"}
+
+
+@contextmanager
+def spec_behind_a_key(spec: str, key: str, fetched: list[str] | None = None) -> Iterator[str]:
+    """A server on 127.0.0.1 giving ``spec`` only to requests with ``X-Key: key``; its
+    URL. Each request's path is added to ``fetched``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # quiet
+            pass
+
+        def do_GET(self) -> None:
+            if fetched is not None:
+                fetched.append(self.path)
+            allowed = self.headers.get("X-Key") == key
+            body = spec.encode() if allowed else b"{}"
+            self.send_response(200 if allowed else 401)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/openapi.yaml"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_a_spec_url_behind_auth_is_fetched_with_the_header() -> None:
+    spec = (ROOT / "fixtures" / "openapi" / "bookshop.yaml").read_text(encoding="utf-8")
+    with spec_behind_a_key(spec, "sekrit-key") as url:
+        refused = toolsets_command("validate", url)
+        done = toolsets_command("validate", url, "--header", "X-Key=sekrit-key")
+        listed = toolsets_command("list", url, "--header", "X-Key=sekrit-key", "--json")
+    assert "HTTP 401" in error_line(refused)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("valid, 6 operations")
+    assert len(stdout_json(listed)) == 6
+    assert "sekrit" not in done.stdout + done.stderr
+
+
+def test_a_spec_with_credentials_for_its_schemes_is_read_once() -> None:
+    spec = (ROOT / "fixtures" / "openapi" / "bookshop.yaml").read_text(encoding="utf-8")
+    fetched: list[str] = []
+    with spec_behind_a_key(spec, "k", fetched) as url:
+        done = toolsets_command(
+            "list", url, "--header", "X-Key=k", "--credential", "shop_key=s", "--json"
+        )
+    assert len(stdout_json(done)) == 6
+    assert fetched == ["/openapi.yaml"]

@@ -41,6 +41,7 @@ from toolsets.cli._sources import (
     SourceOptions,
     Sources,
     pairs,
+    read_spec,
 )
 from toolsets.cli._terminal import Terminal, credential_for, dumps, no_credential
 
@@ -53,6 +54,7 @@ __all__ = [
     "run",
     "run_async",
     "source_options",
+    "tool_timeout_option",
 ]
 
 T = TypeVar("T")
@@ -116,8 +118,15 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             "headers",
             multiple=True,
             metavar="NAME=VALUE",
-            help="A header for every request to a spec's API or an MCP URL (repeatable; "
-            "never shown).",
+            help="A header for every request to a spec's API, and for fetching a spec's "
+            "URL (repeatable; never shown).",
+        ),
+        click.option(
+            "--mcp-header",
+            "mcp_headers",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A header for every request to an MCP server over HTTP (repeatable; never shown).",
         ),
         click.option(
             "--tag", "tags", multiple=True, help="Keep a spec's operations with this tag."
@@ -150,6 +159,17 @@ _debug_option = click.option(
     "--debug", is_flag=True, expose_value=False, help="Show tracebacks of errors."
 )
 
+tool_timeout_option = click.option(
+    "--tool-timeout",
+    "tool_timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TOOL_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds a tool call may take (unless the tool says otherwise).",
+)
+"""``--tool-timeout SECONDS``, of every command that calls tools."""
+
 
 def options_of(params: Mapping[str, Any]) -> SourceOptions:
     """The source options a command was given."""
@@ -157,12 +177,14 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         base_url=params["base_url"],
         credentials=pairs(params["credentials"], "--credential"),
         headers=pairs(params["headers"], "--header"),
+        mcp_headers=pairs(params["mcp_headers"], "--mcp-header"),
         tags=tuple(params["tags"]),
         methods=tuple(params["methods"]),
         paths=tuple(params["paths"]),
         names=tuple(params["names"]),
         stdio=tuple(params["stdio"]),
         http=tuple(params["http"]),
+        tool_timeout=params.get("tool_timeout"),
         debug=_debugging(),
     )
 
@@ -463,15 +485,12 @@ Examples:
 @source_options
 @click.option("--args", "args_json", metavar="JSON", help="The arguments as one JSON object.")
 @click.option("--yes", "-y", is_flag=True, help="Confirm calls that ask, without asking.")
-@click.option(
-    "--timeout",
-    type=float,
-    default=DEFAULT_TOOL_TIMEOUT,
-    show_default=True,
-    help="Seconds the call may take.",
-)
+@tool_timeout_option
 def call_command(
-    arguments: tuple[str, ...], args_json: str | None, yes: bool, timeout: float, **params: Any
+    arguments: tuple[str, ...],
+    args_json: str | None,
+    yes: bool,
+    **params: Any,
 ) -> None:
     """Call one tool and print its result (JSON); exit status 1 if it is an error.
 
@@ -487,7 +506,9 @@ def call_command(
             tool = _find(tools, name)
             args = _json_args(args_json) if args_json is not None else {}
             args.update(_pairs_args(tool, pairs_given))
-            return await _call(terminal, tool, args, yes=yes, timeout=timeout, params=params)
+            return await _call(
+                terminal, tool, args, yes=yes, timeout=params["tool_timeout"], params=params
+            )
 
     status = run_async(go)
     if status:
@@ -621,18 +642,31 @@ Examples:
 @click.argument("spec")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
 @click.option("--max-errors", type=int, default=1000, show_default=True)
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A header for fetching SPEC's URL (repeatable; never shown).",
+)
 @_debug_option
-def validate_command(spec: str, as_json: bool, max_errors: int) -> None:
+def validate_command(spec: str, as_json: bool, max_errors: int, headers: tuple[str, ...]) -> None:
     """Check SPEC (a path or URL) against the OpenAPI specification and load it: every
     problem with its JSON pointer; exit status 1 if there is any."""
     from toolsets.openapi import OpenApiToolset
 
     terminal = Terminal()
+    sent = pairs(headers, "--header")
 
     async def go() -> int:
-        async with terminal.progress("Validating…"), OpenApiToolset(spec) as toolset:
-            problems = await toolset.validate(max_errors=max_errors)
-            operations = len(await toolset.list_tools()) if not problems else 0
+        async with terminal.progress("Validating…"):
+            document, uri = await read_spec(spec, sent)
+            toolset = OpenApiToolset(document, spec_url=uri)
+            try:
+                problems = await toolset.validate(max_errors=max_errors)
+                operations = len(await toolset.list_tools()) if not problems else 0
+            finally:
+                await toolset.shutdown()
         if as_json:
             terminal.result(
                 [{"pointer": p.pointer, "message": str(p), "source": p.source} for p in problems]

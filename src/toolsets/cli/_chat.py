@@ -17,7 +17,6 @@ except ImportError as exc:
 
 from toolsets._auth import AuthCredential
 from toolsets._context import ToolConfirmation
-from toolsets._toolset import Toolset
 from toolsets.agent import (
     ConfirmationRequest,
     CredentialRequest,
@@ -25,7 +24,13 @@ from toolsets.agent import (
     LlmAgent,
     Runner,
 )
-from toolsets.cli._app import CommandError, opened, run_async, source_options
+from toolsets.cli._app import (
+    CommandError,
+    opened,
+    run_async,
+    source_options,
+    tool_timeout_option,
+)
 from toolsets.cli._sources import pairs
 from toolsets.cli._terminal import Terminal, credential_for, no_credential
 from toolsets.models import OpenAIChatModel
@@ -63,6 +68,7 @@ Examples:
 @click.option("--model-url", metavar="URL", help="The OpenAI-compatible API's base URL.")
 @click.option("--instruction", default="", help="The agent's system instruction.")
 @click.option("--yes", "-y", is_flag=True, help="Confirm every call without asking.")
+@tool_timeout_option
 def run_command(
     sources: tuple[str, ...],
     model: str,
@@ -80,7 +86,14 @@ def run_command(
             opened(terminal, sources, params) as (toolset, tools),
             OpenAIChatModel(model=model, base_url=model_url) as llm,
         ):
-            return await _chat(terminal, llm, toolset, len(tools), instruction, yes, credentials)
+            agent = LlmAgent(
+                "assistant",
+                llm,
+                instruction=instruction,
+                tools=[toolset],
+                tool_timeout=params["tool_timeout"],
+            )
+            return await _chat(terminal, agent, llm.model, len(tools), yes, credentials)
 
     status = run_async(go)
     if status:
@@ -89,21 +102,19 @@ def run_command(
 
 async def _chat(
     terminal: Terminal,
-    llm: OpenAIChatModel,
-    toolset: Toolset,
+    agent: LlmAgent,
+    model: str,
     count: int,
-    instruction: str,
     yes: bool,
     credentials: Mapping[str, str],
 ) -> int:
     """The conversation, message by message from stdin; the exit status (1 if a run
     ended with an error)."""
     status = 0
-    agent = LlmAgent("assistant", llm, instruction=instruction, tools=[toolset])
     runner = Runner(agent)
     session = await runner.create_session(user_id=_USER)
     if terminal.interactive:
-        terminal.note(f"{count} tools; {llm.model}. Ctrl-D or 'exit' ends.")
+        terminal.note(f"{count} tools; {model}. Ctrl-D or 'exit' ends.")
     while True:
         message = await terminal.read_line("> ")
         if message is None or message.strip() in _QUIT:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from toolsets._jsonschema import PointerError, resolve
 from toolsets._validation import ArgumentChecker
 
 __all__ = ["example_arguments"]
@@ -51,10 +52,10 @@ class _Maker:
             ref = schema.get("$ref")
             if not isinstance(ref, str) or not ref.startswith("#/"):
                 break
-            found: Any = self.root
-            for part in ref[2:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
-                found = found.get(part) if isinstance(found, Mapping) else None
+            try:
+                found = resolve(self.root, ref[1:])
+            except PointerError:
+                break
             if not isinstance(found, Mapping):
                 break
             schema = {**found, **{k: v for k, v in schema.items() if k != "$ref"}}

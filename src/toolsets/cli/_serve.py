@@ -3,17 +3,19 @@ streamable HTTP, and the ``mcpServers`` entry that makes a client start it."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import importlib
-import inspect
+import ipaddress
 import json
 import os
 import re
 import sys
+import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from toolsets.cli._needs import missing_cli
 
@@ -25,13 +27,39 @@ except ImportError as exc:
 import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
-from toolsets.cli._app import CommandError, opened, options_of, run_async, source_options
-from toolsets.cli._sources import SourceOptions, Sources, credential_env_name, kind_of
+from toolsets.cli._app import (
+    CommandError,
+    opened,
+    options_of,
+    run_async,
+    source_options,
+    tool_timeout_option,
+)
+from toolsets.cli._sources import (
+    SourceOptions,
+    Sources,
+    credential_env_name,
+    kind_of,
+    pairs,
+    read_spec,
+    security_scheme_names,
+)
 from toolsets.cli._terminal import Terminal, credential_for
 
-__all__ = ["WORKER_ENV", "client_config", "listen_address", "serve_command", "worker_server"]
+if TYPE_CHECKING:
+    from toolsets.mcp import McpServer
+
+__all__ = [
+    "WORKER_ENV",
+    "ServerOptions",
+    "client_config",
+    "listen_address",
+    "serve_command",
+    "worker_server",
+]
 
 DEFAULT_HOST = "127.0.0.1"
 PLACEHOLDER = "<fill in>"
@@ -53,7 +81,7 @@ def listen_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _server_name(sources: Sequence[str], stdio: Sequence[str]) -> str:
+def _server_name(sources: Sequence[str]) -> str:
     for source in sources:
         if re.match(r"^[\w.]+:[\w.]+$", source) and not Path(source).exists():
             stem = source.partition(":")[0].rsplit(".", 1)[-1]
@@ -80,6 +108,8 @@ def client_config(
     params: Mapping[str, Any],
     *,
     http: tuple[str, int] | None,
+    schemes: Iterable[str] = (),
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
 ) -> tuple[dict[str, JsonValue], list[str]]:
     """The ``mcpServers`` object with one entry that runs (or reaches) this server, and
     the names of the secrets left as `PLACEHOLDER` in it.
@@ -88,7 +118,8 @@ def client_config(
     ``cwd`` is this one when a module or a ``--stdio`` command may need it); a
     ``--credential`` becomes its ``TOOLSETS_CREDENTIAL_*`` variable in ``env`` and a
     ``--header`` keeps its name, each with `PLACEHOLDER` for its value: secrets are
-    never printed."""
+    never printed. Every other scheme of ``schemes`` (those the specs define) gets its
+    variable too, holding ``<your SCHEME>``: without it, every tool needing it fails."""
     if http is not None:
         host, port = http
         shown = f"[{host}]" if ":" in host else host
@@ -105,16 +136,24 @@ def client_config(
         variable = credential_env_name(item.partition("=")[0].strip())
         env[variable] = PLACEHOLDER
         secrets.append(variable)
+    for scheme in sorted(schemes):
+        variable = credential_env_name(scheme)
+        if variable not in env:
+            env[variable] = f"<your {scheme}>"
+            secrets.append(variable)
     for option, key in (("--stdio", "stdio"), ("--mcp-url", "http"), ("--base-url", "base_url")):
         values = params[key] if isinstance(params[key], tuple) else (params[key],)
         args += [f"{option}={value}" for value in values if value]
-    for item in params["headers"]:
-        header = item.partition("=")[0].strip()
-        args.append(f"--header={header}={PLACEHOLDER}")
-        secrets.append(f"--header {header}")
+    for option, key in (("--header", "headers"), ("--mcp-header", "mcp_headers")):
+        for item in params[key]:
+            header = item.partition("=")[0].strip()
+            args.append(f"{option}={header}={PLACEHOLDER}")
+            secrets.append(f"{option} {header}")
     for option, key in (("--tag", "tags"), ("--method", "methods"), ("--path", "paths")):
         args += [f"{option}={value}" for value in params[key]]
     args += [f"--name={value}" for value in params["names"]]
+    if tool_timeout != DEFAULT_TOOL_TIMEOUT:
+        args.append(f"--tool-timeout={tool_timeout:g}")
     command = _command()
     entry: dict[str, JsonValue] = {"command": command[0], "args": [*command[1:], *args]}
     if env:
@@ -132,13 +171,16 @@ def client_config(
 \b
 Over stdio by default (what Claude Desktop, Cursor or VS Code start); --http serves
 streamable HTTP on HOST:PORT (127.0.0.1 unless a host is given). Upstream MCP servers
-over HTTP are given with --mcp-url.
+over HTTP are given with --mcp-url (their headers with --mcp-header). Beyond this
+machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clients use:
+requests with another Host header are refused (against DNS rebinding).
 
 \b
 Examples:
   toolsets serve petstore.yaml --print-config
   toolsets serve petstore.yaml --credential api_key=KEY
   toolsets serve claude_desktop_config.json --http 127.0.0.1:8000
+  toolsets serve openapi.json --http 0.0.0.0:8000 --allowed-host 'mcp.example.com:*'
   toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
 """,
 )
@@ -153,6 +195,27 @@ Examples:
     show_default=True,
     help="Over HTTP: worker processes (with --stateless).",
 )
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="HOST[:PORT|:*]",
+    help="Over HTTP: a Host header to accept (repeatable; default: this machine's names).",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Over HTTP: an Origin header to accept (repeatable; default: this machine's).",
+)
+@click.option(
+    "--max-body",
+    type=click.IntRange(min=1),
+    metavar="BYTES",
+    help="Over HTTP: the largest request body (default 4 MiB).",
+)
+@tool_timeout_option
 @click.option("--server-name", metavar="NAME", help="The server's name (default: the source's).")
 @click.option(
     "--print-config",
@@ -165,6 +228,9 @@ def serve_command(
     listen: str | None,
     stateless: bool,
     workers: int,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    max_body: int | None,
     server_name: str | None,
     print_config: bool,
     **params: Any,
@@ -173,98 +239,213 @@ def serve_command(
     http = listen_address(listen) if listen is not None else None
     if http is None and (stateless or workers > 1):
         raise click.UsageError("--stateless and --workers are for --http")
+    if http is None and (allowed_hosts or allowed_origins or max_body is not None):
+        raise click.UsageError("--allowed-host, --allowed-origin and --max-body are for --http")
     if workers > 1 and not stateless:
         raise click.UsageError("--workers needs --stateless (sessions live in one process)")
-    name = server_name or _server_name(sources, params["stdio"])
+    if http is not None and not allowed_hosts and not _loopback(http[0]):
+        raise click.UsageError(
+            f"serving on {http[0]} reaches beyond this machine: name the host clients use "
+            "with --allowed-host (e.g. 'mcp.example.com:*'), or every request is refused"
+        )
+    name = server_name or _server_name(sources)
+    tool_timeout: float = params["tool_timeout"]
     terminal = Terminal()
     if print_config:
-        config, secrets = client_config(name, sources, params, http=http)
+        schemes: set[str] = set()
+        if http is None:
+            headers = pairs(params["headers"], "--header")
+            for source in sources:
+                if kind_of(source) == "spec":
+                    document, _ = run_async(functools.partial(read_spec, source, headers))
+                    schemes |= security_scheme_names(document)
+        config, secrets = client_config(
+            name, sources, params, http=http, schemes=schemes, tool_timeout=tool_timeout
+        )
         terminal.result(config)
         if secrets:
             terminal.note(f"fill in: {', '.join(secrets)}")
         return
-    server_class = getattr(importlib.import_module("toolsets.mcp"), "McpServer", None)
-    if server_class is None:
-        raise CommandError("serving needs toolsets.mcp.McpServer, which this build lacks")
+    loading = options_of(params)
+    server = ServerOptions(name=name, tool_timeout=tool_timeout)
+    if http is None:
+        with _stdout_for_the_protocol_only() as wire:
 
-    options: dict[str, Any] = {}
-    if http is not None:
-        options = {"host": http[0], "port": http[1]}
-        if stateless:
-            options["stateless"] = True
+            async def serve_stdio() -> None:
+                async with opened(terminal, sources, params) as (toolset, _):
+                    with contextlib.redirect_stdout(wire):
+                        await _server(toolset, server, loading).run_stdio()
 
-    loading_options = options_of(params)
-
-    async def go() -> None:
-        async with opened(terminal, sources, params) as (toolset, _):
-            server = _server(server_class, toolset, name, loading_options)
-            if http is None:
-                await server.run_stdio()
-            else:
-                terminal.note(f"serving {name} on http://{http[0]}:{http[1]}/mcp")
-                await server.run_http(**options)
-
-    if http is None or inspect.iscoroutinefunction(server_class.run_http):
-        run_async(go)
+            run_async(serve_stdio)
         return
-    if workers > 1:
-        # Each worker process builds its own server (`worker_server`) from what this
-        # command was given, handed down in the environment it inherits.
-        os.environ[WORKER_ENV] = json.dumps(
-            {"name": name, "sources": list(sources), "options": _plain(loading_options)}
+    host, port = http
+    options: dict[str, Any] = {}
+    if stateless:
+        options["stateless"] = True
+    if allowed_hosts:
+        options["allowed_hosts"] = list(allowed_hosts)
+    if allowed_origins:
+        options["allowed_origins"] = list(allowed_origins)
+    if max_body is not None:
+        options["max_body_bytes"] = max_body
+    where = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+
+    if workers == 1:
+
+        async def serve_http() -> None:
+            # Opened and listed first, as over stdio: a source that cannot be reached
+            # fails here in one line, before anything is served.
+            async with opened(terminal, sources, params) as (toolset, _):
+                terminal.note(f"serving {name} on {where}")
+                await _server(toolset, server, loading).serve_http(host, port, **options)
+
+        run_async(serve_http)
+        return
+
+    async def check() -> Toolset:
+        async with opened(terminal, sources, params) as (toolset, _):
+            return toolset
+
+    # Each worker process builds its own server (`worker_server`), so the sources are
+    # checked here first (a broken spec or an unreachable server fails now, in one
+    # line), then read anew in every worker.
+    toolset = run_async(check)
+    with _worker_config(name, sources, loading, server):
+        terminal.note(f"serving {name} on {where} ({workers} workers)")
+        _server(toolset, server, loading).run_http(
+            host, port, workers=workers, factory=f"{__name__}:worker_server", **options
         )
-        options.update(workers=workers, factory=f"{__name__}:worker_server")
-    # A runner that starts its own event loop (uvicorn's): the sources are read here
-    # first (a broken spec fails now, in one line), and connected in the server's loop.
-    toolset = run_async(Sources(sources, loading_options).open)
-    terminal.note(f"serving {name} on http://{http[0]}:{http[1]}/mcp")
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is an address (or the name) of this machine only."""
+    if host.lower() == "localhost":
+        return True
     try:
-        _server(server_class, toolset, name, loading_options).run_http(**options)
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def _stdout_for_the_protocol_only() -> Iterator[TextIO]:
+    """The real stdout, for the protocol only, while everything else written to stdout
+    (a module printing as it is imported, a library's banner, a child process) goes to
+    stderr: file descriptor 1 points at stderr and ``sys.stdout`` is stderr until the
+    block ends."""
+    sys.stdout.flush()
+    wire_fd = os.dup(1)
+    os.dup2(2, 1)
+    wire = os.fdopen(wire_fd, "w", encoding="utf-8")
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield wire
     finally:
-        os.environ.pop(WORKER_ENV, None)
-        run_async(toolset.shutdown)
+        wire.flush()
+        os.dup2(wire_fd, 1)
+        wire.close()
 
 
-def _server(server_class: Any, toolset: Toolset, name: str, options: SourceOptions) -> Any:
+@dataclass(frozen=True, kw_only=True)
+class ServerOptions:
+    """What the served `McpServer` is made with, besides its toolset."""
+
+    name: str
+    """The server's name, as clients see it."""
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    """Seconds a call may take, unless the tool says otherwise."""
+
+
+def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> McpServer:
     """The `McpServer` of ``toolset``: a tool that asks for a credential (beyond the
     specs', given when they were read) gets the one ``--credential`` or
     ``TOOLSETS_CREDENTIAL_<SCHEME>`` gives, never the client's own token."""
+    from toolsets.mcp import McpServer
+
     given = dict(options.credentials)
 
     def credentials(request: object, config: AuthConfig) -> AuthCredential | None:
         return credential_for(config, given)
 
-    return server_class(toolset, name=name, credentials=credentials)
+    return McpServer(
+        toolset, name=server.name, credentials=credentials, tool_timeout=server.tool_timeout
+    )
 
 
 WORKER_ENV = "TOOLSETS_CLI_SERVE"
-"""Where ``toolsets serve --workers N`` hands its sources and options to its workers."""
+"""The environment variable naming the file where ``toolsets serve --workers N`` hands
+its sources and options to its workers (only the path: the options hold secrets, and
+the environment is inherited by every child process)."""
+WORKER_LOAD_TIMEOUT = 120.0
+"""Seconds a worker process may take to read the sources."""
 
 
-def _plain(options: SourceOptions) -> dict[str, Any]:
-    return {
-        key: dict(value) if isinstance(value, Mapping) else value
-        for key, value in vars(options).items()
-        if key != "environ"
+@contextlib.contextmanager
+def _worker_config(
+    name: str, sources: Sequence[str], options: SourceOptions, server: ServerOptions
+) -> Iterator[None]:
+    """The workers' configuration in a file only this user can read (created with mode
+    0600), its path in `WORKER_ENV`, both gone when the block ends."""
+    given = {
+        "server": vars(server),
+        "sources": list(sources),
+        "options": {
+            key: dict(value) if isinstance(value, Mapping) else value
+            for key, value in vars(options).items()
+            if key != "environ"
+        },
     }
+    handle, path = tempfile.mkstemp(prefix="toolsets-serve-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump(given, file)
+        os.environ[WORKER_ENV] = path
+        yield
+    finally:
+        os.environ.pop(WORKER_ENV, None)
+        os.unlink(path)
 
 
-def worker_server() -> Any:
+def worker_server() -> McpServer:
     """The server of one worker process of ``toolsets serve --workers N`` (the factory
-    `McpServer.run_http` imports in each): the sources of the command, read anew."""
-    given = json.loads(os.environ[WORKER_ENV])
+    `McpServer.run_http` imports in each): the sources of the command, read anew.
+
+    Raises:
+        CommandError: the sources could not be read (the cause chained), or not within
+            `WORKER_LOAD_TIMEOUT`.
+    """
+    given = json.loads(Path(os.environ[WORKER_ENV]).read_text(encoding="utf-8"))
     plain: dict[str, Any] = {
         key: tuple(value) if isinstance(value, list) else value
         for key, value in given["options"].items()
     }
     options = SourceOptions(**plain)
+    server = ServerOptions(**given["server"])
     loading = Sources(given["sources"], options)
-    # Read in a thread with its own event loop: uvicorn may call this inside its loop.
+
+    async def read() -> Toolset:
+        with anyio.fail_after(WORKER_LOAD_TIMEOUT):
+            return await loading.open()
+
+    # Read in a thread with its own event loop: uvicorn calls this inside its loop.
     made: list[Toolset] = []
-    thread = threading.Thread(target=lambda: made.append(anyio.run(loading.open)))
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            made.append(anyio.run(read))
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="toolsets-serve-worker", daemon=True)
     thread.start()
-    thread.join()
+    thread.join(WORKER_LOAD_TIMEOUT + 5)
+    if failed:
+        raise CommandError(
+            f"a worker could not read the sources of {server.name}: {failed[0]}"
+        ) from failed[0]
     if not made:
-        raise RuntimeError(f"the sources of {given['name']} could not be read")
-    server_class = importlib.import_module("toolsets.mcp").McpServer
-    return _server(server_class, made[0], given["name"], options)
+        raise CommandError(
+            f"a worker did not read the sources of {server.name} within {WORKER_LOAD_TIMEOUT:g} s"
+        )
+    return _server(made[0], server, options)

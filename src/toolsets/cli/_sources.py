@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+import anyio
+import anyio.to_thread
 
 from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CREDENTIAL_ENV_PREFIX",
+    "MAX_SPEC_REDIRECTS",
+    "SPEC_FETCH_TIMEOUT",
     "SourceError",
     "SourceOptions",
     "Sources",
@@ -37,11 +43,19 @@ __all__ = [
     "credentials_from_env",
     "kind_of",
     "pairs",
+    "read_spec",
+    "security_scheme_names",
 ]
 
 CREDENTIAL_ENV_PREFIX = "TOOLSETS_CREDENTIAL_"
 """Environment variables naming a credential: ``TOOLSETS_CREDENTIAL_<SCHEME>``."""
 
+SPEC_FETCH_TIMEOUT = 30.0
+"""Seconds for each phase of fetching a spec's URL."""
+MAX_SPEC_REDIRECTS = 5
+"""Redirects followed when fetching a spec's URL."""
+_OWN_ENV_PREFIX = "TOOLSETS_"
+"""toolsets' own environment variables, never handed to an MCP server it starts."""
 _MODULE_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 _HEAD = 65536
 """Characters of a file read to tell a spec from an MCP config."""
@@ -104,7 +118,10 @@ class SourceOptions:
     credentials: Mapping[str, str] = field(default_factory=dict, repr=False)
     """From ``--credential``: by security scheme name (the environment adds more)."""
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Sent with every request to a spec's API and to an MCP server over HTTP."""
+    """Sent with every request to a spec's API (and when fetching a spec's URL), never
+    to an MCP server."""
+    mcp_headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Sent with every request to an MCP server over HTTP, never to a spec's API."""
     tags: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
@@ -117,6 +134,8 @@ class SourceOptions:
     """MCP servers to reach over streamable HTTP: their URLs."""
     environ: Mapping[str, str] | None = field(default=None, repr=False)
     """Where ``TOOLSETS_CREDENTIAL_*`` are read (None: ``os.environ``)."""
+    tool_timeout: float | None = None
+    """Seconds a call to an MCP server's tool may take (None: `McpToolset`'s default)."""
     debug: bool = False
     """Let ``--stdio`` servers write to this process's stderr (else it is dropped)."""
 
@@ -207,9 +226,12 @@ def _stdio(command: str, *, debug: bool) -> Stdio:
     if not words:
         raise SourceError("--stdio needs a command", source=command)
     # The whole environment, as the shell would give the command (PATH, a virtualenv,
-    # the keys it reads), not the SDK's minimal one: the user typed this command.
+    # the keys it reads), not the SDK's minimal one: the user typed this command. But
+    # not toolsets' own variables: credentials meant for the specs, and what a serving
+    # process hands its workers.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_ENV_PREFIX)}
     stderr = sys.stderr if debug else None
-    return Stdio(command=words[0], args=words[1:], env=dict(os.environ), stderr=stderr)
+    return Stdio(command=words[0], args=words[1:], env=env, stderr=stderr)
 
 
 def _name_matches(patterns: tuple[str, ...]) -> Callable[[Tool, ToolContext], bool]:
@@ -217,6 +239,61 @@ def _name_matches(patterns: tuple[str, ...]) -> Callable[[Tool, ToolContext], bo
         return any(fnmatchcase(tool.name, pattern) for pattern in patterns)
 
     return keep
+
+
+async def read_spec(source: str, headers: Mapping[str, str]) -> tuple[Any, str]:
+    """The parsed document of the spec at ``source`` (a path or an http(s) URL) and its
+    URI (what its relative references resolve against), read once: the command learns
+    the spec's security schemes from it before the toolset is made.
+
+    ``headers`` go with the request for a URL (a spec behind the API's own auth), to
+    its origin only: a redirect elsewhere is followed without them.
+
+    Raises:
+        SpecError: the file cannot be read, the URL answers an error, or the text is
+            not JSON or YAML.
+        ConnectionError: the URL cannot be reached.
+    """
+    import httpx2  # here: the command starts sooner without what it does not use
+
+    from toolsets._errors import SpecError
+    from toolsets._http import map_http_errors
+    from toolsets.openapi._document import file_uri, parse_text
+    from toolsets.openapi._security import origin
+
+    if not source.startswith(("http://", "https://")):
+        try:
+            text = await anyio.Path(source).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SpecError(f"cannot read {source}: {exc.strerror}", source=source) from exc
+        uri = file_uri(source)
+        return await anyio.to_thread.run_sync(parse_text, text, uri), uri
+    url = source
+    async with httpx2.AsyncClient(timeout=SPEC_FETCH_TIMEOUT) as client:
+        for _ in range(MAX_SPEC_REDIRECTS + 1):
+            sent = dict(headers) if origin(url) == origin(source) else {}
+            with map_http_errors("fetching the spec", url, secrets=headers.values()):
+                response = await client.get(url, headers=sent)
+            if not (response.is_redirect and "location" in response.headers):
+                break
+            url = urljoin(url, response.headers["location"])
+        else:
+            raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=source)
+    if response.status_code >= 400:
+        raise SpecError(f"fetching it gave HTTP {response.status_code}", source=source)
+    return await anyio.to_thread.run_sync(parse_text, response.text, url), url
+
+
+def security_scheme_names(document: Any) -> set[str]:
+    """The names of the security schemes a parsed spec defines (OpenAPI 3's
+    ``components.securitySchemes``, Swagger 2's ``securityDefinitions``)."""
+    if not isinstance(document, Mapping):
+        return set()
+    components = document.get("components")
+    found = components.get("securitySchemes") if isinstance(components, Mapping) else None
+    if not isinstance(found, Mapping):
+        found = document.get("securityDefinitions")
+    return {str(name) for name in found} if isinstance(found, Mapping) else set()
 
 
 class Sources:
@@ -267,19 +344,19 @@ class Sources:
             elif kind == "config":
                 from toolsets.mcp import load_mcp_config
 
-                parts.append(load_mcp_config(source))
+                parts.append(load_mcp_config(source, **self._mcp_options))
             else:
                 parts.append(_python_toolset(source))
         if options.stdio or options.http:
             from toolsets.mcp import McpToolset, StreamableHttp
         for command in options.stdio:
-            parts.append(McpToolset(_stdio(command, debug=options.debug)))
+            parts.append(McpToolset(_stdio(command, debug=options.debug), **self._mcp_options))
         for url in options.http:
             try:
-                transport = StreamableHttp(url=url, headers=dict(options.headers))
+                transport = StreamableHttp(url=url, headers=dict(options.mcp_headers))
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
-            parts.append(McpToolset(transport))
+            parts.append(McpToolset(transport, **self._mcp_options))
         unknown = sorted(set(options.credentials) - used)
         only_specs = set(self.kinds) == {"spec"} and not (options.stdio or options.http)
         if unknown and only_specs:
@@ -294,28 +371,33 @@ class Sources:
             toolset = filtered(toolset, _name_matches(options.names))
         return toolset
 
+    @property
+    def _mcp_options(self) -> dict[str, Any]:
+        """What every MCP server's `McpToolset` is made with."""
+        timeout = self.options.tool_timeout
+        return {} if timeout is None else {"timeout": timeout}
+
     async def _spec(self, source: str) -> tuple[OpenApiToolset, set[str]]:
         """The spec's toolset (loaded) with the credentials for its security schemes,
         and the names of those schemes."""
         from toolsets.openapi import OpenApiToolset
 
         options = self.options
-        base_url, headers = options.base_url, dict(options.headers)
-        toolset = OpenApiToolset(source, base_url=base_url, headers=headers)
-        self._specs.append(toolset)
-        schemes = set((await toolset.load()).security_schemes)
+        # Read here, once: the credentials must be given when the toolset is made, and
+        # which apply is known from the document's security schemes.
+        document, uri = await read_spec(source, options.headers)
+        schemes = security_scheme_names(document)
         credentials = {**credentials_from_env(schemes, options.environ)}
         credentials.update({k: v for k, v in options.credentials.items() if k in schemes})
-        if credentials:
-            # The credentials must be given when the toolset is made; the schemes are
-            # known once it is read: read again, with them.
-            await toolset.shutdown()
-            self._specs.remove(toolset)
-            toolset = OpenApiToolset(
-                source, base_url=base_url, headers=headers, credentials=credentials
-            )
-            self._specs.append(toolset)
-            await toolset.load()
+        toolset = OpenApiToolset(
+            document,
+            spec_url=uri,
+            base_url=options.base_url,
+            headers=dict(options.headers),
+            credentials=credentials,
+        )
+        self._specs.append(toolset)
+        await toolset.load()
         return toolset, schemes
 
     def _selected(self, spec: OpenApiToolset) -> Toolset:

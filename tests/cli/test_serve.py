@@ -1,0 +1,375 @@
+"""``toolsets serve`` run for real: several workers (their configuration never in the
+environment), the HTTP options (Host and Origin, body size, tool timeout), a start-up
+failure in one line, stdout kept for the protocol over stdio; and which headers reach
+which server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp.types as mt
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.adapters.helpers import NotesApi, notes_api
+from tests.cli.helpers import (
+    FIXTURE_STDIO,
+    TIMEOUT,
+    entry_point,
+    environment,
+    error_line,
+    stdout_json,
+    toolsets_command,
+    write_sources,
+)
+from tests.mcp.helpers import HttpServer
+from toolsets._auth import MASK
+
+WORKER_TOOLS = '''
+import os
+import subprocess
+import threading
+import stat
+
+import anyio
+
+print("imported: a module printing to stdout as it loads")
+
+
+def pid() -> int:
+    """This process's id."""
+    return os.getpid()
+
+
+def holding(secret: str) -> list[str]:
+    """The environment variables whose value holds ``secret``."""
+    return sorted(name for name, value in os.environ.items() if secret in value)
+
+
+def handed() -> dict[str, object]:
+    """The file the serving process handed its workers' configuration in."""
+    path = os.environ.get("TOOLSETS_CLI_SERVE", "")
+    return {"path": path, "mode": stat.S_IMODE(os.stat(path).st_mode) if path else None}
+
+
+async def slow() -> str:
+    """Take a minute."""
+    await anyio.sleep(60)
+    return "done"
+'''
+"""``workertools:tools``: what a served process can tell about itself."""
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+SECRETS = ("sekrit-credential-1", "sekrit-header-2")
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("sources")
+    paths = write_sources(folder)
+    paths["workers"] = folder / "workertools.py"
+    paths["workers"].write_text(
+        WORKER_TOOLS + "\ntools = [pid, holding, handed, slow]\n", encoding="utf-8"
+    )
+    return paths
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[NotesApi]:
+    with notes_api() as api:
+        yield api
+
+
+class Served(HttpServer):
+    """``toolsets serve ARGS --http 127.0.0.1:PORT`` in its own process."""
+
+    def __init__(self, *args: str, cwd: Path) -> None:
+        super().__init__()
+        self.args = args
+        self.cwd = cwd
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        listen = f"127.0.0.1:{self.port}"
+        return [*entry_point(), "serve", *self.args, "--http", listen], environment()
+
+    def start(self) -> None:
+        here = os.getcwd()
+        os.chdir(self.cwd)  # module:attribute is imported from the working directory
+        try:
+            super().start()
+        finally:
+            os.chdir(here)
+
+
+def texts(result: mt.CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, mt.TextContent)]
+
+
+async def call(url: str, name: str, args: dict[str, object]) -> mt.CallToolResult:
+    """One call over a new connection (the kernel hands it to any worker)."""
+    async with httpx2.AsyncClient() as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport) as client:  # type: ignore[arg-type]
+            return await client.call_tool(name, args)
+
+
+# --- several workers ------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_two_workers_both_answer_and_no_secret_is_in_their_environment(
+    sources: dict[str, Path], api: NotesApi
+) -> None:
+    served = Served(
+        str(sources["secured"]),
+        "workertools:tools",
+        "--base-url",
+        api.url,
+        "--credential",
+        f"notes-token={SECRETS[0]}",
+        "--header",
+        f"X-Key={SECRETS[1]}",
+        "--stateless",
+        "--workers",
+        "2",
+        cwd=sources["workers"].parent,
+    )
+    served.start()
+    try:
+        pids: set[int] = set()
+        with anyio.fail_after(90):
+            for _ in range(40):
+                pids.add(int(texts(await call(served.url, "pid", {}))[0]))
+                held = await call(served.url, "holding", {"secret": "sekrit"})
+                assert json.loads(texts(held)[0]) == []
+                if len(pids) == 2:
+                    break
+            handed = json.loads(texts(await call(served.url, "handed", {}))[0])
+            # The spec's tools work in every worker, with the credential of the file.
+            created = await call(served.url, "create_note", {"title": "by a worker"})
+    finally:
+        served.stop()
+    assert len(pids) == 2
+    assert handed["mode"] == 0o600
+    assert not await anyio.Path(handed["path"]).exists()  # removed when serving ended
+    assert created.is_error is not True
+    assert api.authorizations[-1] == f"Bearer {SECRETS[0]}"
+
+
+# --- over HTTP: who may ask, how much, for how long ------------------------------------
+
+
+def test_serving_beyond_this_machine_without_an_allowed_host_is_one_line() -> None:
+    line = error_line(toolsets_command("serve", "m:t", "--http", "0.0.0.0:8000"))
+    assert "--allowed-host" in line
+    line = error_line(toolsets_command("serve", "m:t", "--allowed-host", "example.com"))
+    assert "are for --http" in line
+
+
+def test_allowed_hosts_and_origins_are_accepted_and_others_refused(
+    sources: dict[str, Path],
+) -> None:
+    served = Served(
+        "workertools:tools",
+        "--allowed-host",
+        "mcp.example.com:*",
+        "--allowed-origin",
+        "https://app.example.com",
+        "--max-body",
+        "2000",
+        cwd=sources["workers"].parent,
+    )
+    served.start()
+    request = INITIALIZE
+    accept = {"Accept": "application/json, text/event-stream"}
+    try:
+        with httpx2.Client(timeout=20) as http:
+
+            def post(body: object = request, **headers: str) -> int:
+                response = http.post(served.url, json=body, headers={**accept, **headers})
+                return response.status_code
+
+            assert post(Host=f"mcp.example.com:{served.port}") == 200
+            assert post(Host="elsewhere.example.com") == 421
+            host = f"mcp.example.com:{served.port}"
+            assert post(Host=host, Origin="https://app.example.com") == 200
+            assert post(Host=host, Origin="https://evil.example") == 403
+            big = {**request, "padding": "x" * 3000}
+            assert post(big, Host=host) == 413
+    finally:
+        served.stop()
+
+
+def test_a_call_longer_than_the_tool_timeout_is_an_error_result(
+    sources: dict[str, Path],
+) -> None:
+    cwd = sources["workers"].parent
+    done = toolsets_command("call", "workertools:tools", "slow", "--tool-timeout", "0.5", cwd=cwd)
+    assert done.returncode == 1
+    printed = done.stdout.partition("\n")[2]  # after what the module prints as it loads
+    assert "0.5 s" in json.loads(printed)["error"]
+
+
+@pytest.mark.anyio
+async def test_serve_bounds_calls_by_the_tool_timeout(sources: dict[str, Path]) -> None:
+    served = Served("workertools:tools", "--tool-timeout", "0.5", cwd=sources["workers"].parent)
+    served.start()
+    try:
+        with anyio.fail_after(30):
+            result = await call(served.url, "slow", {})
+    finally:
+        served.stop()
+    assert result.is_error is True
+    assert "0.5" in texts(result)[0]
+
+
+# --- start-up failures, stdout ---------------------------------------------------------
+
+
+def test_serving_an_unreachable_server_over_http_is_one_line_before_serving() -> None:
+    done = toolsets_command("serve", "--stdio", "no-such-command-here", "--http", "127.0.0.1:1")
+    line = error_line(done)
+    assert "serving" not in done.stderr
+    assert done.returncode == 1
+    assert "no-such-command-here" in line
+
+
+@pytest.mark.anyio
+async def test_over_stdio_a_module_printing_as_it_loads_leaves_stdout_to_the_protocol(
+    sources: dict[str, Path],
+) -> None:
+    command = entry_point()
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "serve", "workertools:tools"],
+        env=environment(),
+        cwd=str(sources["workers"].parent),
+    )
+    with anyio.fail_after(30):
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            pid = await client.call_tool("pid", {})
+    assert {tool.name for tool in tools.tools} == {"pid", "holding", "handed", "slow"}
+    assert int(texts(pid)[0]) > 0
+
+
+# --- which headers go where -------------------------------------------------------------
+
+
+def test_header_goes_to_the_specs_api_and_mcp_header_to_the_mcp_server_only(
+    sources: dict[str, Path], api: NotesApi
+) -> None:
+    mcp = HttpServer()
+    mcp.start()
+    try:
+        common = [
+            str(sources["notes"]),
+            "--base-url",
+            api.url,
+            "--mcp-url",
+            mcp.url,
+            "--header",
+            "Authorization=Bearer for-the-api",
+            "--mcp-header",
+            "X-Mcp-Token=for-the-mcp-server",
+        ]
+        seen = stdout_json(toolsets_command("call", *common, "headers", "--yes"))
+        created = stdout_json(toolsets_command("call", *common, "create_note", "title=h"))
+        only_api = stdout_json(
+            toolsets_command(
+                "call", "--mcp-url", mcp.url, "--header", "X-Api-Key=for-the-api", "headers", "-y"
+            )
+        )
+    finally:
+        mcp.stop()
+    assert seen["x-mcp-token"] == MASK  # it arrived (and results never show a secret)
+    assert "authorization" not in seen
+    assert created["title"] == "h"
+    assert api.authorizations[-1] == "Bearer for-the-api"
+    assert "x-api-key" not in only_api
+    assert "for-the-api" not in json.dumps(only_api)
+
+
+def test_print_config_keeps_mcp_headers_apart_with_placeholders(
+    sources: dict[str, Path],
+) -> None:
+    done = toolsets_command(
+        "serve",
+        str(sources["notes"]),
+        "--mcp-url",
+        "http://127.0.0.1:9/mcp",
+        "--header",
+        "X-Key=sekrit-1",
+        "--mcp-header",
+        "Authorization=sekrit-2",
+        "--tool-timeout",
+        "5",
+        "--print-config",
+    )
+    [entry] = stdout_json(done)["mcpServers"].values()
+    assert "--header=X-Key=<fill in>" in entry["args"]
+    assert "--mcp-header=Authorization=<fill in>" in entry["args"]
+    assert "--tool-timeout=5" in entry["args"]
+    assert "sekrit" not in done.stdout + done.stderr
+
+
+def test_over_stdio_every_line_on_stdout_is_the_protocol(sources: dict[str, Path]) -> None:
+    messages = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    with subprocess.Popen(
+        [*entry_point(), "serve", "workertools:tools"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+        cwd=sources["workers"].parent,
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        watchdog = threading.Timer(TIMEOUT, process.kill)  # bounds the blocking reads
+        watchdog.start()
+        try:
+            process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+            process.stdin.flush()
+            # The first two lines on stdout: the answers, nothing printed before them.
+            answers = [json.loads(process.stdout.readline()) for _ in range(2)]
+            _, stderr = process.communicate(timeout=TIMEOUT)  # stdin closed: the server ends
+        finally:
+            watchdog.cancel()
+            process.kill()
+    assert [answer["id"] for answer in answers] == [1, 2]
+    assert "imported: a module printing" in stderr
+
+
+def test_a_stdio_server_gets_the_environment_but_not_toolsets_own_variables() -> None:
+    env = {"TOOLSETS_CREDENTIAL_NOTES_TOKEN": "sekrit-3", "SOME_SETTING": "visible"}
+
+    def seen(name: str) -> object:
+        done = toolsets_command(
+            "call", "--stdio", FIXTURE_STDIO, "environment", f"name={name}", "--yes", env=env
+        )
+        return stdout_json(done)
+
+    assert seen("SOME_SETTING") == {"result": "visible"}
+    assert seen("TOOLSETS_CREDENTIAL_NOTES_TOKEN") == {"result": None}
