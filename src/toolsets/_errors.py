@@ -22,11 +22,15 @@ branch on data, not on message text::
     │                              also a builtins.LookupError
     ├── ScriptExhaustedError       (toolsets.models) a scripted model was called more
     │                              often than its script has steps
-    └── SmolagentsToolError        (toolsets.adapters.smolagents) a tool's error result,
-                                   raised into a smolagents program (.result, .tool_name)
+    ├── SmolagentsToolError        (toolsets.adapters.smolagents) a tool's error result,
+    │                              raised into a smolagents program (.result, .tool_name)
+    ├── SourceError                (toolsets.cli) a SOURCE argument names nothing the
+    │                              command line can use (.source)
+    └── CommandError               (toolsets.cli) what a command refuses to do
 
-The last three are defined in their packages (the core imports none of them) and are
-exported there.
+The last five are defined in their packages (the core imports none of them); the first
+three of those are exported there, the command line's two are its own (the ``toolsets``
+command prints them as one line).
 
 Foreign exceptions (mcp, httpx2, openapi-core, pydantic) are translated into this tree at
 the one boundary where they are met, with ``raise ... from exc``.

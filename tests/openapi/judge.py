@@ -22,7 +22,6 @@ import warnings
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from re import _parser as regex_parser  # type: ignore[attr-defined]
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -39,6 +38,7 @@ from openapi_core.templating.paths.util import template_path_len
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 from tests.helpers import free_port
+from toolsets.cli._example import matching_string
 from toolsets.openapi import Operation
 
 __all__ = [
@@ -316,51 +316,12 @@ def _number_in(schema: Mapping[str, Any], rich: bool, variant: int, *, whole: bo
 
 
 def _matching(pattern: str) -> str:
-    """The shortest string ``re.search(pattern, ...)`` accepts, from the parsed regex."""
-    text = _expand(regex_parser.parse(pattern))
-    if not re.search(pattern, text):
+    """A short string ``re.search(pattern, ...)`` accepts (the command line's example
+    maker writes it)."""
+    made = matching_string(pattern)
+    if made is None:
         raise GenerationError(f"cannot make a string matching {pattern!r}")
-    return text
-
-
-def _expand(tokens: Any) -> str:
-    out: list[str] = []
-    for op, arg in tokens:
-        name = str(op)
-        if name == "LITERAL":
-            out.append(chr(arg))
-        elif name == "ANY":
-            out.append("a")
-        elif name == "IN":
-            out.append(_class_member(arg))
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            low, _, sub = arg
-            out.append(_expand(sub) * low)
-        elif name == "SUBPATTERN":
-            out.append(_expand(arg[-1]))
-        elif name == "ATOMIC_GROUP":
-            out.append(_expand(arg))
-        elif name == "BRANCH":
-            out.append(_expand(arg[1][0]))
-        elif name == "AT":
-            continue
-        else:
-            raise GenerationError(f"regular expression construct {name} not supported")
-    return "".join(out)
-
-
-def _class_member(items: Any) -> str:
-    if items and str(items[0][0]) == "NEGATE":
-        raise GenerationError("negated character classes are not supported")
-    op, arg = items[0]
-    name = str(op)
-    if name == "LITERAL":
-        return chr(arg)
-    if name == "RANGE":
-        return chr(arg[0])
-    if name == "CATEGORY":
-        return {"CATEGORY_DIGIT": "0", "CATEGORY_WORD": "a", "CATEGORY_SPACE": " "}[str(arg)]
-    raise GenerationError(f"character class item {name} not supported")
+    return made
 
 
 # -- openapi-core --------------------------------------------------------------------------

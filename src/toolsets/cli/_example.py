@@ -120,7 +120,7 @@ class _Maker:
         if kind == "null":
             return None
         pattern = schema.get("pattern")
-        made = _matching(pattern) if isinstance(pattern, str) else None
+        made = matching_string(pattern) if isinstance(pattern, str) else None
         text = made if made is not None else _FORMATS.get(str(schema.get("format")), "example")
         low = int(schema.get("minLength", 0))
         if len(text) < low:
@@ -157,7 +157,7 @@ def _number(schema: Mapping[str, Any], *, integer: bool) -> int | float:
     return int(value) if integer else value
 
 
-def _matching(pattern: str) -> str | None:
+def matching_string(pattern: str) -> str | None:
     """A short string that ``pattern`` matches (searched, as JSON Schema does), or None
     for one beyond literals, classes, groups, alternatives and repeats."""
     # re's own parser (private, but stable across 3.11-3.13; sre_parse, its public
@@ -193,6 +193,8 @@ def _emit(items: list[tuple[Any, Any]], parser: Any) -> str:
             out.append(_emit(list(body), parser) * low)
         elif name == "SUBPATTERN":
             out.append(_emit(list(arg[-1]), parser))
+        elif name == "ATOMIC_GROUP":
+            out.append(_emit(list(arg), parser))
         elif name == "BRANCH":
             out.append(_emit(list(arg[1][0]), parser))
         elif name in ("AT", "ASSERT", "ASSERT_NOT"):
