@@ -111,9 +111,15 @@ def noop() -> None:
     return None
 
 
-async def async_noop() -> None:
-    """Do nothing, asynchronously."""
+async def _at_once() -> None:
     return None
+
+
+async def async_noop() -> None:
+    """Do nothing, asynchronously: it awaits (as MCP and OpenAPI tools do), so its call runs
+    in the call's cancel scope, though what it awaits never waits for the loop. (An
+    ``async def`` that never awaits runs at once, with no scope, like ``noop``.)"""
+    await _at_once()
 
 
 def sequential(calls: int) -> Callable[[LlmRequest], Step]:
