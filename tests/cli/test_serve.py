@@ -31,6 +31,7 @@ from tests.cli.helpers import (
     write_sources,
 )
 from tests.mcp.helpers import HttpServer
+from tests.mcp.server_helpers import INITIALIZE
 from toolsets._auth import MASK
 
 WORKER_TOOLS = '''
@@ -67,16 +68,6 @@ async def slow() -> str:
 '''
 """``workertools:tools``: what a served process can tell about itself."""
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 SECRETS = ("sekrit-credential-1", "sekrit-header-2")
 
 

@@ -21,6 +21,17 @@ from tests.mcp.helpers import eventually
 from toolsets.mcp import McpServer
 
 SERVED = str(ROOT / "fixtures" / "mcp" / "served.py")
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+"""A raw 2025-11-25 ``initialize`` request, for tests that speak JSON-RPC themselves."""
 
 
 def _load_served() -> ModuleType:

@@ -20,23 +20,13 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import ROOT
 from tests.mcp.helpers import HttpServer
-from tests.mcp.server_helpers import SRC, served, texts, uvicorn_thread
+from tests.mcp.server_helpers import INITIALIZE, SRC, served, texts, uvicorn_thread
 from toolsets import Invocation, ToolContext
 from toolsets.mcp import IncomingRequest, McpServer
 
 pytestmark = pytest.mark.anyio
 
 BASE = "http://127.0.0.1:8000"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from toolsets.cli._example import matching_string
+
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ANTHROPIC_NAME = OPENAI_NAME
 ANTHROPIC_PROPERTY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
@@ -362,7 +364,7 @@ class Arguments:
             for candidate in _CANDIDATES:
                 if re.search(pattern, candidate):
                     return candidate
-            found = matching(pattern)
+            found = matching_string(pattern)
             if found is not None:
                 return found
         text = "x" * max(int(low), 1)
@@ -418,71 +420,3 @@ def arguments(schema: Mapping[str, Any], *, nulls: bool, optional: bool) -> dict
     maker = Arguments(schema, nulls=nulls, optional=optional)
     made: dict[str, Any] = maker._object(schema, 0)
     return None if maker.endless else made
-
-
-# -- a string matching a pattern -------------------------------------------------------
-
-_CATEGORY = {
-    "CATEGORY_DIGIT": "1",
-    "CATEGORY_NOT_DIGIT": "a",
-    "CATEGORY_WORD": "a",
-    "CATEGORY_NOT_WORD": "-",
-    "CATEGORY_SPACE": " ",
-    "CATEGORY_NOT_SPACE": "a",
-}
-
-
-def _char_in(items: list[tuple[Any, Any]]) -> str:
-    negate = any(str(op) == "NEGATE" for op, _ in items)
-    allowed: list[str] = []
-    banned: set[str] = set()
-    for op, arg in items:
-        name = str(op)
-        if name == "LITERAL":
-            (banned.add if negate else allowed.append)(chr(arg))
-        elif name == "RANGE":
-            if negate:
-                banned.update(chr(c) for c in range(arg[0], arg[1] + 1))
-            else:
-                allowed.append(chr(arg[0]))
-        elif name == "CATEGORY":
-            char = _CATEGORY.get(str(arg), "a")
-            (banned.add if negate else allowed.append)(char)
-    if negate:
-        return next(c for c in "aZ1-_ x.@" if c not in banned)
-    return allowed[0] if allowed else "a"
-
-
-def _emit(parsed: Any) -> str:
-    out = []
-    for op, arg in parsed:
-        name = str(op)
-        if name == "LITERAL":
-            out.append(chr(arg))
-        elif name == "NOT_LITERAL":
-            out.append("a" if chr(arg) != "a" else "b")
-        elif name == "ANY":
-            out.append("a")
-        elif name == "IN":
-            out.append(_char_in(arg))
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            low, _high, sub = arg
-            out.append(_emit(sub) * low)
-        elif name == "SUBPATTERN":
-            out.append(_emit(arg[-1]))
-        elif name == "BRANCH":
-            out.append(_emit(arg[1][0]))
-        elif name == "CATEGORY":
-            out.append(_CATEGORY.get(str(arg), "a"))
-        elif name == "GROUPREF":
-            pass
-    return "".join(out)
-
-
-def matching(pattern: str) -> str | None:
-    """A short string that ``pattern`` (searched, as JSON Schema does) matches, or None."""
-    try:
-        text = _emit(re._parser.parse(pattern))  # type: ignore[attr-defined]
-    except (re.error, StopIteration, IndexError, TypeError):
-        return None
-    return text if re.search(pattern, text) else None

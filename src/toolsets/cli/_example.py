@@ -159,61 +159,73 @@ def _number(schema: Mapping[str, Any], *, integer: bool) -> int | float:
 
 def matching_string(pattern: str) -> str | None:
     """A short string that ``pattern`` matches (searched, as JSON Schema does), or None
-    for one beyond literals, classes, groups, alternatives and repeats."""
+    for one beyond literals, classes (negated too), groups, alternatives and repeats."""
     # re's own parser (private, but stable across 3.11-3.13; sre_parse, its public
     # name, warns on import): the pattern as re reads it.
     parser: Any = importlib.import_module("re._parser")
     try:
-        parsed = parser.parse(pattern)
-    except (re.error, RecursionError):
-        return None
-    try:
-        made = _emit(list(parsed), parser)
-    except _Unsupported:
+        made = _emit(parser.parse(pattern))
+    except (re.error, RecursionError, StopIteration, IndexError, TypeError):
         return None
     return made if re.search(pattern, made) else None
 
 
-class _Unsupported(Exception):
-    """A construct the example maker does not write strings for."""
+_CATEGORY = {
+    "CATEGORY_DIGIT": "1",
+    "CATEGORY_NOT_DIGIT": "a",
+    "CATEGORY_WORD": "a",
+    "CATEGORY_NOT_WORD": "-",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_SPACE": "a",
+}
+"""A character of each class escape (``\\d``, ``\\W``...)."""
 
 
-def _emit(items: list[tuple[Any, Any]], parser: Any) -> str:
+def _emit(parsed: Any) -> str:
     out: list[str] = []
-    for op, arg in items:
+    for op, arg in parsed:
         name = str(op)
         if name == "LITERAL":
             out.append(chr(arg))
+        elif name == "NOT_LITERAL":
+            out.append("a" if chr(arg) != "a" else "b")
         elif name == "ANY":
             out.append("a")
         elif name == "IN":
             out.append(_member(arg))
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             low, _, body = arg
-            out.append(_emit(list(body), parser) * low)
+            out.append(_emit(body) * low)
         elif name == "SUBPATTERN":
-            out.append(_emit(list(arg[-1]), parser))
+            out.append(_emit(arg[-1]))
         elif name == "ATOMIC_GROUP":
-            out.append(_emit(list(arg), parser))
+            out.append(_emit(arg))
         elif name == "BRANCH":
-            out.append(_emit(list(arg[1][0]), parser))
-        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
-            continue  # anchors: the string is made whole
-        else:
-            raise _Unsupported(name)
+            out.append(_emit(arg[1][0]))
+        elif name == "CATEGORY":
+            out.append(_CATEGORY.get(str(arg), "a"))
+        # Anchors, lookarounds and back references write nothing: the caller checks
+        # that the string made matches.
     return "".join(out)
 
 
-def _member(arg: list[tuple[Any, Any]]) -> str:
-    """A character of a class ``[...]``."""
-    for op, value in arg:
+def _member(items: list[tuple[Any, Any]]) -> str:
+    """A character of a class ``[...]`` (or one outside a negated class)."""
+    negate = any(str(op) == "NEGATE" for op, _ in items)
+    allowed: list[str] = []
+    banned: set[str] = set()
+    for op, arg in items:
         name = str(op)
-        if name == "NEGATE":
-            raise _Unsupported(name)
         if name == "LITERAL":
-            return chr(value)
-        if name == "RANGE":
-            return chr(value[0])
-        if name == "CATEGORY":
-            return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " "}.get(str(value), "a")
-    raise _Unsupported("IN")
+            (banned.add if negate else allowed.append)(chr(arg))
+        elif name == "RANGE":
+            if negate:
+                banned.update(chr(c) for c in range(arg[0], arg[1] + 1))
+            else:
+                allowed.append(chr(arg[0]))
+        elif name == "CATEGORY":
+            char = _CATEGORY.get(str(arg), "a")
+            (banned.add if negate else allowed.append)(char)
+    if negate:
+        return next(c for c in "aZ1-_ x.@" if c not in banned)
+    return allowed[0] if allowed else "a"
