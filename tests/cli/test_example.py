@@ -77,11 +77,12 @@ def test_a_string_is_made_to_match_its_pattern() -> None:
         "properties": {
             "isbn": {"type": "string", "pattern": "^[0-9]{13}$"},
             "ref": {"type": "string", "pattern": r"^(heads|tags)/[a-z]\w*-\d{2}$"},
+            "code": {"type": "string", "pattern": "^[^0-9]{3}$"},
         },
-        "required": ["isbn", "ref"],
+        "required": ["isbn", "ref", "code"],
     }
     args = example_arguments(schema)
-    assert args == {"isbn": "0000000000000", "ref": "heads/a-11"}
+    assert args == {"isbn": "0000000000000", "ref": "heads/a-11", "code": "aaa"}
     assert _valid(schema, args)
 
 
