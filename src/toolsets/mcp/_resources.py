@@ -31,6 +31,7 @@ from toolsets._json import JsonValue
 from toolsets.mcp._convert import block_to_mcp
 
 __all__ = [
+    "Catalog",
     "Completer",
     "Prompt",
     "PromptArgument",
@@ -82,9 +83,7 @@ class Resource:
     uri: str
     name: str
     _: KW_ONLY
-    read: Callable[[ToolContext], Awaitable[ResourceContent] | ResourceContent] = field(
-        repr=False
-    )
+    read: Callable[[ToolContext], Awaitable[ResourceContent] | ResourceContent] = field(repr=False)
     title: str | None = None
     description: str = ""
     mime_type: str | None = None
@@ -196,11 +195,11 @@ class ResourceTemplate:
         made = await _call(self.read, dict(variables), ctx)
         return None if made is None else [_contents(uri, self.mime_type, made)]
 
-    async def completions(
-        self, variable: str, value: str, given: Mapping[str, str]
-    ) -> list[str]:
+    async def completions(self, variable: str, value: str, given: Mapping[str, str]) -> list[str]:
         """Suggested values for ``variable``, given ``value`` typed so far."""
-        return await _complete(self.complete, self.choices.get(variable, ()), variable, value, given)
+        return await _complete(
+            self.complete, self.choices.get(variable, ()), variable, value, given
+        )
 
 
 @dataclass(frozen=True)
@@ -261,7 +260,9 @@ class Prompt:
             arguments=[argument.to_mcp() for argument in self.arguments],
         )
 
-    async def get(self, arguments: Mapping[str, str] | None, ctx: ToolContext) -> mt.GetPromptResult:
+    async def get(
+        self, arguments: Mapping[str, str] | None, ctx: ToolContext
+    ) -> mt.GetPromptResult:
         """The prompt rendered with ``arguments``, as ``prompts/get`` gives it.
 
         Raises:
@@ -281,9 +282,7 @@ class Prompt:
             description=self.description or None, messages=_messages(self.name, rendered)
         )
 
-    async def completions(
-        self, argument: str, value: str, given: Mapping[str, str]
-    ) -> list[str]:
+    async def completions(self, argument: str, value: str, given: Mapping[str, str]) -> list[str]:
         """Suggested values for ``argument``, given ``value`` typed so far."""
         choices = next((a.choices for a in self.arguments if a.name == argument), ())
         return await _complete(self.complete, choices, argument, value, given)
@@ -648,15 +647,18 @@ class Catalog:
             raise KeyError(name)
         self._on_change("prompts")
 
-    def find(
-        self, uri: str
-    ) -> tuple[Resource, None] | tuple[ResourceTemplate, dict[str, str]] | None:
-        """The resource at ``uri``, or the template it fits with its variables."""
+    async def read(
+        self, uri: str, ctx: ToolContext
+    ) -> list[mt.TextResourceContents | mt.BlobResourceContents] | None:
+        """The contents of the resource at ``uri``, or of the first template it fits
+        that has one there; None: no resource of this catalog's is there."""
         found = self.resources.get(uri)
         if found is not None:
-            return found, None
-        for template in self.templates.values():
+            return await found.contents(ctx)
+        for template in list(self.templates.values()):
             variables = template.match(uri)
             if variables is not None:
-                return template, variables
+                contents = await template.contents(uri, variables, ctx)
+                if contents is not None:
+                    return contents
         return None

@@ -806,16 +806,9 @@ class McpServer(CallsTools):
         uri = str(params.uri)
         _, invocation = await self._context(ctx)
         reading = ToolContext(invocation)
-        own = self._catalog.find(uri)
+        own = await self._catalog.read(uri, reading)
         if own is not None:
-            item, variables = own
-            contents = (
-                await item.contents(reading)
-                if variables is None
-                else await item.contents(uri, variables, reading)  # type: ignore[call-arg]
-            )
-            if contents is not None:
-                return mt.ReadResourceResult(contents=contents)
+            return mt.ReadResourceResult(contents=own)
 
         def read(
             source: McpToolset,
@@ -874,9 +867,7 @@ class McpServer(CallsTools):
             else self._catalog.templates.get(ref.uri)
         )
         if own is not None:
-            values = await own.completions(
-                params.argument.name, params.argument.value, known or {}
-            )
+            values = await own.completions(params.argument.name, params.argument.value, known or {})
             return mt.CompleteResult(completion=_completion(values))
         if isinstance(ref, mt.PromptReference):
             source = self._prompt_source(ref.name)
@@ -1068,7 +1059,9 @@ def _mcp_sources(toolset: Toolset) -> list[McpToolset]:
 def _watched(toolset: Toolset) -> list[Any]:
     """The toolsets in ``toolset`` (itself, those it wraps or combines) that tell when
     their tools change (``on_tools_changed``: an `McpToolset`, a `StaticToolset`)."""
-    return [each for each in _composition(toolset) if callable(getattr(each, "on_tools_changed", None))]
+    return [
+        each for each in _composition(toolset) if callable(getattr(each, "on_tools_changed", None))
+    ]
 
 
 def _composition(toolset: Toolset) -> list[object]:
