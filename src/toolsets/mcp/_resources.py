@@ -315,10 +315,14 @@ def resource(
     def make(fn: Callable[..., Any]) -> Resource:
         call = _Signature(fn, f"resource {uri!r}")
         call.only(())
+
+        async def read(ctx: ToolContext) -> Any:
+            return await call({}, ctx)
+
         return Resource(
             uri,
             name or fn.__name__,
-            read=lambda ctx: call({}, ctx),
+            read=read,
             title=title,
             description=call.description if description is None else description,
             mime_type=mime_type,
