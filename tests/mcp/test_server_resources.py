@@ -72,7 +72,7 @@ def profile(user_id: str) -> str | None:
 @resource_template("paint://{colour}/{shade}")
 def paint(colour: Colour, shade: str) -> str:
     """A paint."""
-    return f"{colour} {shade}"
+    return f"{colour.name.lower()} paint, {shade}"
 
 
 @prompt
@@ -132,6 +132,7 @@ async def test_resources_and_templates_are_listed_and_read_with_the_request_cont
         text = (await client.read_resource("note://today")).contents
         blob = (await client.read_resource("image://pixel")).contents
         templated = (await client.read_resource("user://ada%20l/profile")).contents
+        painted = (await client.read_resource("paint://green/light")).contents
     assert [(str(r.uri), r.name, r.mime_type) for r in listed] == [
         ("note://today", "today", "text/markdown"),
         ("image://pixel", "pixel", "image/png"),
@@ -148,10 +149,15 @@ async def test_resources_and_templates_are_listed_and_read_with_the_request_cont
     assert isinstance(templated[0], mt.TextResourceContents)
     assert str(templated[0].uri) == "user://ada%20l/profile"
     assert templated[0].text == '{"id": "ada l"}'  # the variable percent-decoded
+    assert isinstance(painted[0], mt.TextResourceContents)
+    assert painted[0].text == "green paint, light"  # the Enum member, not the string
 
 
 @MODES
-@pytest.mark.parametrize("uri", ["nowhere://at/all", "user://nobody/profile", "user://a/b/profile"])
+@pytest.mark.parametrize(
+    "uri",
+    ["nowhere://at/all", "user://nobody/profile", "user://a/b/profile", "paint://blue/dark"],
+)
 async def test_reading_what_is_not_there_is_an_invalid_params_error_naming_the_uri(
     mode: str, uri: str
 ) -> None:
@@ -195,7 +201,7 @@ async def test_prompts_are_listed_with_their_arguments_and_rendered(mode: str) -
 
 
 @MODES
-async def test_a_prompt_without_a_required_argument_or_unknown_is_an_invalid_params_error(
+async def test_a_prompt_unknown_or_without_a_required_or_allowed_argument_is_invalid_params(
     mode: str,
 ) -> None:
     async with connected(make_server(), mode) as client:
@@ -203,8 +209,12 @@ async def test_a_prompt_without_a_required_argument_or_unknown_is_an_invalid_par
             await client.get_prompt("review", {"style": "short"})
         with pytest.raises(MCPError) as unknown:
             await client.get_prompt("nothing")
+        with pytest.raises(MCPError) as not_a_choice:
+            await client.get_prompt("review", {"code": "x", "style": "sloppy"})
     assert missing.value.error.code == -32602
     assert missing.value.error.data == {"argument": "code"}
+    assert not_a_choice.value.error.code == -32602
+    assert not_a_choice.value.error.data == {"argument": "style"}
     assert unknown.value.error.code == -32602
 
 

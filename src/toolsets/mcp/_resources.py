@@ -141,6 +141,7 @@ class ResourceTemplate:
     mime_type: str | None = None
     choices: Mapping[str, Sequence[str]] = field(default_factory=dict)
     complete: Completer | None = field(default=None, repr=False)
+    _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for expression in _EXPRESSION.findall(self.uri_template):
@@ -172,8 +173,7 @@ class ResourceTemplate:
     def match(self, uri: str) -> dict[str, str] | None:
         """The variables' values in ``uri`` (percent-decoded), or None if it does not
         fit the template."""
-        pattern: re.Pattern[str] = getattr(self, "_pattern")  # noqa: B009 - set above
-        found = pattern.fullmatch(uri)
+        found = self._pattern.fullmatch(uri)
         if found is None:
             return None
         return {name: urllib.parse.unquote(value) for name, value in found.groupdict().items()}
@@ -191,7 +191,10 @@ class ResourceTemplate:
     async def contents(
         self, uri: str, variables: Mapping[str, str], ctx: ToolContext
     ) -> list[mt.TextResourceContents | mt.BlobResourceContents] | None:
-        """The resource at ``uri`` as ``resources/read`` gives it (None: there is none)."""
+        """The resource at ``uri`` as ``resources/read`` gives it (None: there is none,
+        as when a variable has ``choices`` and its value is not one of them)."""
+        if any(variables.get(name) not in allowed for name, allowed in self.choices.items()):
+            return None
         made = await _call(self.read, dict(variables), ctx)
         return None if made is None else [_contents(uri, self.mime_type, made)]
 
@@ -266,17 +269,23 @@ class Prompt:
         """The prompt rendered with ``arguments``, as ``prompts/get`` gives it.
 
         Raises:
-            MCPError: -32602 when a required argument is missing (``data.argument``
-                names it).
+            MCPError: -32602 when a required argument is missing, or one with
+                ``choices`` is none of them (``data.argument`` names it).
         """
         given = dict(arguments or {})
         for argument in self.arguments:
-            if argument.required and argument.name not in given:
-                raise MCPError(
-                    INVALID_PARAMS,
-                    f"The prompt {self.name!r} needs the argument {argument.name!r}",
-                    {"argument": argument.name},
-                )
+            value = given.get(argument.name)
+            if value is None and argument.required:
+                problem = "needs the argument"
+            elif value is not None and argument.choices and value not in argument.choices:
+                problem = f"takes {', '.join(map(repr, argument.choices))} as"
+            else:
+                continue
+            raise MCPError(
+                INVALID_PARAMS,
+                f"The prompt {self.name!r} {problem} {argument.name!r}",
+                {"argument": argument.name},
+            )
         rendered = await _call(self.render, given, ctx)
         return mt.GetPromptResult(
             description=self.description or None, messages=_messages(self.name, rendered)
@@ -457,6 +466,8 @@ class _Signature:
         self.params: list[str] = []
         self.required: set[str] = set()
         self.choices: dict[str, list[str]] = {}
+        self.enums: dict[str, type[enum.Enum]] = {}
+        """The parameters annotated with an `Enum`: given its member, not the string."""
         self.context: str | None = None
         for param in signature.parameters.values():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
@@ -471,6 +482,9 @@ class _Signature:
             if param.default is param.empty:
                 self.required.add(param.name)
             self.choices[param.name] = _choices(param.annotation)
+            annotation = _unannotated(param.annotation)
+            if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+                self.enums[param.name] = annotation
         doc = docstring_parser.parse(inspect.getdoc(fn) or "")
         self.description = (doc.short_description or "").strip()
         if doc.long_description:
@@ -489,6 +503,9 @@ class _Signature:
 
     async def __call__(self, arguments: Mapping[str, str], ctx: ToolContext) -> Any:
         kwargs: dict[str, Any] = {k: v for k, v in arguments.items() if k in self.params}
+        for name, kind in self.enums.items():
+            if name in kwargs:  # checked against the choices already
+                kwargs[name] = next(m for m in kind if str(m.value) == kwargs[name])
         if self.context is not None:
             kwargs[self.context] = ctx
         if _is_async(self.fn):
@@ -513,10 +530,15 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     )
 
 
+def _unannotated(annotation: Any) -> Any:
+    if typing.get_origin(annotation) is typing.Annotated:
+        return typing.get_args(annotation)[0]
+    return annotation
+
+
 def _choices(annotation: Any) -> list[str]:
     """The values a ``Literal[...]`` or ``Enum`` annotation allows (as strings)."""
-    if typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
+    annotation = _unannotated(annotation)
     if typing.get_origin(annotation) is Literal:
         return [str(value) for value in typing.get_args(annotation)]
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
