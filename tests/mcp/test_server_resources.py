@@ -395,3 +395,60 @@ def test_a_static_toolset_tells_its_listeners_of_pushes_and_removals() -> None:
     tools.push(one)
     assert heard == ["changed", "changed"]
     assert unknown.value.name == "two"
+
+
+@MODES
+async def test_hand_made_items_are_served_and_a_wrong_return_is_an_error_to_the_client(
+    mode: str,
+) -> None:
+    async def notes(variables: Mapping[str, str], ctx: ToolContext) -> str:
+        return f"notes of {variables['day']}"
+
+    async def chat(args: Mapping[str, str], ctx: ToolContext | None) -> list[Any]:
+        return [
+            mt.PromptMessage(role="user", content=mt.TextContent(type="text", text="hi")),
+            {"role": "assistant", "content": "hello"},
+        ]
+
+    server = McpServer(
+        [],
+        resources=[
+            Resource("a://broken", "broken", read=lambda ctx: 42),  # type: ignore[arg-type,return-value]
+            ResourceTemplate("notes://{day}", "notes", read=notes),
+        ],
+        prompts=[Prompt("chat", "A chat.", render=chat)],
+    )
+    async with connected(server, mode) as client:
+        read = (await client.read_resource("notes://monday")).contents[0]
+        got = await client.get_prompt("chat")
+        with pytest.raises(MCPError) as broken:
+            await client.read_resource("a://broken")
+        server.remove_resource("notes://{day}")
+        templates = (await client.list_resource_templates()).resource_templates
+    assert isinstance(read, mt.TextResourceContents)
+    assert read.text == "notes of monday"
+    assert [(m.role, m.content) for m in got.messages] == [
+        ("user", mt.TextContent(type="text", text="hi")),
+        ("assistant", mt.TextContent(type="text", text="hello")),
+    ]
+    # A bug of the server's own, answered as the SDK answers what a handler raised
+    # (-32603; 0 on the 2025-11-25 wire, the SDK's compatibility code for it).
+    assert broken.value.error.code == (-32603 if mode == "2026-07-28" else 0)
+    assert templates == []
+
+
+def test_an_item_of_the_wrong_kind_or_a_function_taking_what_nothing_gives_is_refused() -> None:
+    def spread(*parts: str) -> str:
+        return "".join(parts)
+
+    with pytest.raises(ToolDefinitionError) as wrong:
+        McpServer([], resources=[review])  # type: ignore[list-item]
+    with pytest.raises(ToolDefinitionError) as not_a_prompt:
+        McpServer([], prompts=[today])  # type: ignore[list-item]
+    with pytest.raises(ToolDefinitionError) as star:
+        prompt(spread)
+    with pytest.raises(KeyError):
+        McpServer([]).remove_prompt("review")
+    assert wrong.value.field == "resources"
+    assert not_a_prompt.value.field == "prompts"
+    assert star.value.field == "parts"
