@@ -26,7 +26,7 @@ class Toolset(Protocol):
     on ``async with``, and releases them in ``shutdown``, which is idempotent and may be
     called from any task. A toolset whose tools change may offer ``on_tools_changed(
     listener) -> stop`` (as `StaticToolset` and `McpToolset` do): an MCP server serving
-    it, or a toolset wrapping or combining it, announces each change to its clients.
+    it (alone, wrapped or combined) announces each change to its clients.
     """
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
