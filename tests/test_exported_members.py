@@ -214,6 +214,7 @@ MCP = {
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
     "KILL_GRACE",
+    "Completer",
     "CredentialsFor",
     "ElicitationHandler",
     "HeaderProvider",
@@ -224,6 +225,11 @@ MCP = {
     "McpTool",
     "McpToolset",
     "ProgressHandler",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessages",
+    "Resource",
+    "ResourceTemplate",
     "RootsSource",
     "SamplingHandler",
     "Sse",
@@ -233,7 +239,10 @@ MCP = {
     "Transport",
     "convert_result",
     "load_mcp_config",
+    "prompt",
     "read_mcp_config",
+    "resource",
+    "resource_template",
 }
 
 

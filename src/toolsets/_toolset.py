@@ -24,7 +24,9 @@ class Toolset(Protocol):
     ``list_tools`` may answer differently per context (per user, per session). A
     toolset that holds resources (a process, a connection) opens them on first use or
     on ``async with``, and releases them in ``shutdown``, which is idempotent and may be
-    called from any task.
+    called from any task. A toolset whose tools change may offer ``on_tools_changed(
+    listener) -> stop`` (as `StaticToolset` and `McpToolset` do): an MCP server serving
+    it (alone, wrapped or combined) announces each change to its clients.
     """
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
@@ -119,6 +121,7 @@ class StaticToolset(BaseToolset):
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._listeners: dict[object, Callable[[], None]] = {}
         self.push(*tools)
 
     def push(self, *tools: Tool | Callable[..., Any]) -> None:
@@ -136,6 +139,34 @@ class StaticToolset(BaseToolset):
                 )
             seen.add(t.name)
         self._tools.update((t.name, t) for t in new)
+        if new:
+            self._tell()
+
+    def remove(self, *names: str) -> None:
+        """Take tools out, by name.
+
+        Raises:
+            ToolNotFoundError: a name is not here (nothing is removed then).
+        """
+        for name in names:
+            if name not in self._tools:
+                raise ToolNotFoundError(name, self._tools)
+        for name in names:
+            del self._tools[name]
+        if names:
+            self._tell()
+
+    def on_tools_changed(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` (a plain function; keep it quick) each time tools are
+        pushed or removed. Returns the function that stops it (idempotent). An MCP
+        server serving this toolset uses it to tell its clients."""
+        token = object()
+        self._listeners[token] = listener
+        return lambda: self._listeners.pop(token, None) and None
+
+    def _tell(self) -> None:
+        for listener in list(self._listeners.values()):
+            listener()
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         """Every tool, in the order pushed."""

@@ -39,6 +39,7 @@ from toolsets.cli._app import (
     tool_timeout_option,
 )
 from toolsets.cli._sources import (
+    ServedToolset,
     SourceOptions,
     Sources,
     credential_env_name,
@@ -362,6 +363,8 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
     ``TOOLSETS_CREDENTIAL_<SCHEME>`` gives, never the client's own token."""
     from toolsets.mcp import McpServer
 
+    if isinstance(toolset, ServedToolset):  # module:attribute naming an McpServer: as is
+        return toolset.server
     given = dict(options.credentials)
 
     def credentials(request: object, config: AuthConfig) -> AuthCredential | None:

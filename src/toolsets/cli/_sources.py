@@ -26,16 +26,17 @@ from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._tool import Tool
 from toolsets._toolset import StaticToolset, Toolset
-from toolsets._wrappers import combined, filtered
+from toolsets._wrappers import WrapperToolset, combined, filtered
 
 if TYPE_CHECKING:
-    from toolsets.mcp import Stdio
+    from toolsets.mcp import McpServer, Stdio
     from toolsets.openapi import OpenApiToolset
 
 __all__ = [
     "CREDENTIAL_ENV_PREFIX",
     "MAX_SPEC_REDIRECTS",
     "SPEC_FETCH_TIMEOUT",
+    "ServedToolset",
     "SourceError",
     "SourceOptions",
     "Sources",
@@ -197,8 +198,11 @@ def _python_toolset(source: str) -> Toolset:
     items = list(found) if isinstance(found, list | tuple) else [found]
     toolsets: list[Toolset] = []
     tools: list[Tool | Callable[..., Any]] = []
+    server_type = getattr(sys.modules.get("toolsets.mcp._server"), "McpServer", ())
     for item in items:
-        if isinstance(item, Toolset):
+        if isinstance(item, server_type):
+            toolsets.append(ServedToolset(item))
+        elif isinstance(item, Toolset):
             toolsets.append(item)
         elif isinstance(item, Tool) or callable(item):
             tools.append(item)
@@ -214,6 +218,20 @@ def _python_toolset(source: str) -> Toolset:
         except ToolsetError as exc:
             raise SourceError(f"{source}: {exc}", source=source) from exc
     return toolsets[0] if len(toolsets) == 1 else combined(*toolsets)
+
+
+class ServedToolset(WrapperToolset):
+    """The tools of an `McpServer` that ``module:attribute`` names (``toolsets serve``
+    serves that server itself: its name, resources and prompts too)."""
+
+    keeps_names = True
+
+    def __init__(self, server: McpServer) -> None:
+        super().__init__(server.toolset)
+        self.server = server
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        return await self.wrapped.list_tools(ctx)
 
 
 def _stdio(command: str, *, debug: bool) -> Stdio:

@@ -4,6 +4,17 @@ toolset as an MCP server: `McpServer`. Both on the official `mcp` SDK."""
 from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
 from toolsets.mcp._config import InputValues, load_mcp_config, read_mcp_config
 from toolsets.mcp._convert import convert_result
+from toolsets.mcp._resources import (
+    Completer,
+    Prompt,
+    PromptArgument,
+    PromptMessages,
+    Resource,
+    ResourceTemplate,
+    prompt,
+    resource,
+    resource_template,
+)
 from toolsets.mcp._server import (
     DEFAULT_PAGE_SIZE,
     CredentialsFor,
@@ -32,6 +43,7 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
+    "Completer",
     "CredentialsFor",
     "KILL_GRACE",
     "ElicitationHandler",
@@ -43,6 +55,11 @@ __all__ = [
     "McpTool",
     "McpToolset",
     "ProgressHandler",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessages",
+    "Resource",
+    "ResourceTemplate",
     "RootsSource",
     "SamplingHandler",
     "Sse",
@@ -52,5 +69,8 @@ __all__ = [
     "Transport",
     "convert_result",
     "load_mcp_config",
+    "prompt",
     "read_mcp_config",
+    "resource",
+    "resource_template",
 ]

@@ -38,7 +38,15 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -71,6 +79,7 @@ from toolsets._toolset import Toolset
 from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
+from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp._toolset import McpToolset
 
 if TYPE_CHECKING:
@@ -102,6 +111,8 @@ ANNOUNCE_TIMEOUT = 5.0
 MAX_ROUTES = 10_000
 """Resource URIs, templates and prompt names a gateway remembers the upstream server of
 (the least recently used are forgotten; a name not remembered is asked of each)."""
+MAX_COMPLETIONS = 100
+"""Values one ``completion/complete`` answer may hold (MCP's limit)."""
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -161,7 +172,9 @@ class _Server(Server[Any]):
         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
-        changes = notification_options or NotificationOptions(tools_changed=True)
+        changes = notification_options or NotificationOptions(
+            tools_changed=True, prompts_changed=True, resources_changed=True
+        )
         return super().create_initialization_options(changes, experimental_capabilities, extensions)
 
 
@@ -175,6 +188,15 @@ class McpServer(CallsTools):
     one ``credentials`` gives. When the toolset is, or combines, an `McpToolset` (a
     gateway), the upstream servers' resources and prompts are served too, and a change
     of their tools is announced to the clients.
+
+    Resources, resource templates and prompts of your own (`Resource`,
+    `ResourceTemplate`, `Prompt`, or functions decorated with `resource`,
+    `resource_template`, `prompt`) are served beside any upstream server's, and come
+    first: an upstream resource at the same URI, or prompt of the same name, is hidden.
+    Clients may subscribe to a resource; `resource_updated` tells them it changed. A
+    change of the tools (a `StaticToolset` pushed to or removed from, an upstream
+    server's announcement) or of the resources and prompts (`add_resources`,
+    `add_prompts`, ...) is announced to the clients.
 
     Args:
         toolset: What to serve: a toolset, or a list of tools and functions.
@@ -192,6 +214,12 @@ class McpServer(CallsTools):
             function of the `IncomingRequest` making one per request (by default, a
             new one per request, in the MCP session's id when there is one).
         page_size: Items per page of ``tools/list`` (and resources, prompts).
+        resources: Resources and resource templates of the server's own.
+        prompts: Prompts of the server's own.
+
+    Raises:
+        ToolDefinitionError: two resources at one URI (or two templates alike), two
+            prompts of one name, or an item of the wrong kind (``field`` says which).
     """
 
     def __init__(
@@ -206,6 +234,8 @@ class McpServer(CallsTools):
         credentials: Mapping[str, AuthCredential | str] | CredentialsFor | None = None,
         invocation: Invocation | InvocationFor | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
+        resources: Iterable[Resource | ResourceTemplate] = (),
+        prompts: Iterable[Prompt] = (),
     ) -> None:
         self.toolset = toolset_of(toolset)
         """What is served."""
@@ -222,21 +252,18 @@ class McpServer(CallsTools):
         self._sources = _mcp_sources(self.toolset)
         self._bus = InMemorySubscriptionBus()
         self._changes: MemoryObjectSendStream[None] | None = None
+        self._pending: dict[str, None] = {}
+        """The lists that changed since the last announcement, in order."""
         self._legacy: set[Connection] = set()
+        self._subscribers: dict[str, set[Connection]] = {}
+        """The 2025-11-25 connections subscribed to each resource URI."""
+        self._catalog = Catalog(self._changed)
+        self._catalog.add_resources(resources)
+        self._catalog.add_prompts(prompts)
         self._listings: weakref.WeakKeyDictionary[Tool, _Listing] = weakref.WeakKeyDictionary()
         self._resource_owner = _Owners()
         self._template_owner = _Owners()  # by the URI before its first {
         self._prompt_owner = _Owners()
-        gateway: dict[str, Any] = {}
-        if self._sources:
-            gateway = {
-                "on_list_resources": self._list_resources,
-                "on_list_resource_templates": self._list_resource_templates,
-                "on_read_resource": self._read_resource,
-                "on_list_prompts": self._list_prompts,
-                "on_get_prompt": self._get_prompt,
-                "on_completion": self._complete,
-            }
         self.server: Server[Any] = _Server(
             name,
             version=version or _version(),
@@ -245,7 +272,14 @@ class McpServer(CallsTools):
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self._bus),
-            **gateway,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_completion=self._complete,
         )
         """The SDK's low-level server (for what this class does not offer)."""
         self.server.middleware.append(self._track_connection)
@@ -363,11 +397,11 @@ class McpServer(CallsTools):
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         """While serving: the toolset is entered (its sessions open), and changes of
-        upstream tools are announced."""
+        its tools (and of the resources and prompts) are announced."""
         async with self.toolset, anyio.create_task_group() as tasks:
             send, receive = anyio.create_memory_object_stream[None](1)
             self._changes = send
-            stops = [source.on_tools_changed(self._tools_changed) for source in self._sources]
+            stops = [each.on_tools_changed(self._tools_changed) for each in _watched(self.toolset)]
             tasks.start_soon(self._announce, receive)
             try:
                 yield {}
@@ -378,19 +412,112 @@ class McpServer(CallsTools):
                 send.close()
 
     def _tools_changed(self) -> None:
+        self._changed("tools")
+
+    def _changed(self, kind: str) -> None:
+        """Announce (soon) that the list ``kind`` changed: ``tools``, ``resources`` or
+        ``prompts``; nothing when not serving (clients list when they connect)."""
         if self._changes is not None:
+            self._pending[kind] = None
             with contextlib.suppress(anyio.WouldBlock):  # one already waiting covers it
                 self._changes.send_nowait(None)
 
     async def _announce(self, changes: MemoryObjectReceiveStream[None]) -> None:
         async with changes:
             async for _ in changes:
-                await self._bus.publish(ToolsListChanged())
-                # All at once, each bounded: a client that stopped reading holds up
-                # neither the others nor the next change.
-                async with anyio.create_task_group() as tasks:
-                    for connection in list(self._legacy):
-                        tasks.start_soon(_tell, connection)
+                kinds, self._pending = list(self._pending), {}
+                for kind in kinds:
+                    event, tell = _ANNOUNCEMENTS[kind]
+                    await self._publish(event, self._legacy, tell)
+
+    async def _publish(
+        self,
+        event: ServerEvent,
+        connections: Iterable[Connection],
+        tell: Callable[[Connection], Awaitable[None]],
+    ) -> None:
+        """Tell 2026-07-28 listeners of ``event`` (the subscription bus), and each of
+        ``connections`` (2025-11-25) by ``tell``: all at once, each bounded, so that a
+        client that stopped reading holds up neither the others nor the next news."""
+        await self._bus.publish(event)
+        async with anyio.create_task_group() as tasks:
+            for connection in list(connections):
+                tasks.start_soon(_tell, connection, tell)
+
+    # --- resources and prompts of the server's own ------------------------------------
+
+    def add_resources(self, *items: Resource | ResourceTemplate) -> None:
+        """Serve more resources and templates; clients hear that the list changed.
+
+        Raises:
+            ToolDefinitionError: one is at a URI (template) already served, or is not a
+                resource (nothing is added then).
+        """
+        self._catalog.add_resources(items)
+
+    def remove_resource(self, uri: str) -> None:
+        """Stop serving the resource at ``uri`` (or the template ``uri``); clients
+        hear that the list changed.
+
+        Raises:
+            KeyError: no resource of the server's own is there.
+        """
+        self._catalog.remove_resource(uri)
+
+    def add_prompts(self, *prompts: Prompt) -> None:
+        """Serve more prompts; clients hear that the list changed.
+
+        Raises:
+            ToolDefinitionError: a name is already taken, or one is not a `Prompt`
+                (nothing is added then).
+        """
+        self._catalog.add_prompts(prompts)
+
+    def remove_prompt(self, name: str) -> None:
+        """Stop serving the prompt ``name``; clients hear that the list changed.
+
+        Raises:
+            KeyError: the server has no prompt of its own of that name.
+        """
+        self._catalog.remove_prompt(name)
+
+    async def resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to the resource at ``uri`` that it changed
+        (``notifications/resources/updated``), so they read it again: 2025-11-25
+        clients that sent ``resources/subscribe``, and 2026-07-28 clients listening
+        for it (``subscriptions/listen``). Waits at most `ANNOUNCE_TIMEOUT` for each."""
+
+        def tell(connection: Connection) -> Awaitable[None]:
+            return connection.send_resource_updated(uri)
+
+        await self._publish(ResourceUpdated(uri=uri), self._subscribers.get(uri, ()), tell)
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.SubscribeRequestParams
+    ) -> mt.EmptyResult:
+        connection = _connection(ctx)
+        if connection is not None and connection.has_standalone_channel:
+            uri = str(params.uri)
+            subscribers = self._subscribers.setdefault(uri, set())
+            if connection not in subscribers:
+                subscribers.add(connection)
+                connection.exit_stack.callback(self._forget, uri, connection)
+        return mt.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.UnsubscribeRequestParams
+    ) -> mt.EmptyResult:
+        connection = _connection(ctx)
+        if connection is not None:
+            self._forget(str(params.uri), connection)
+        return mt.EmptyResult()
+
+    def _forget(self, uri: str, connection: Connection) -> None:
+        subscribers = self._subscribers.get(uri)
+        if subscribers is not None:
+            subscribers.discard(connection)
+            if not subscribers:
+                del self._subscribers[uri]
 
     async def _track_connection(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -609,10 +736,11 @@ class McpServer(CallsTools):
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListResourcesResult:
-        resources: list[mt.Resource] = []
+        ours = self._catalog.resources
+        resources = [resource.to_mcp() for resource in ours.values()]
         for source, resource in await self._each_source(ctx, "listing the resources", "resources"):
             uri = str(resource.uri)
-            if self._resource_owner.claim(uri, source):
+            if uri not in ours and self._resource_owner.claim(uri, source):
                 resources.append(resource)
         page, next_cursor = self._page(resources, params)
         return mt.ListResourcesResult(resources=page, next_cursor=next_cursor)
@@ -620,9 +748,12 @@ class McpServer(CallsTools):
     async def _list_resource_templates(
         self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListResourceTemplatesResult:
-        templates: list[mt.ResourceTemplate] = []
+        ours = self._catalog.templates
+        templates = [template.to_mcp() for template in ours.values()]
         found = await self._each_source(ctx, "listing the resource templates", "resource_templates")
         for source, template in found:
+            if template.uri_template in ours:
+                continue
             prefix = template.uri_template.split("{", 1)[0]
             self._template_owner.claim(prefix, source)
             templates.append(template)
@@ -675,6 +806,9 @@ class McpServer(CallsTools):
         uri = str(params.uri)
         _, invocation = await self._context(ctx)
         reading = ToolContext(invocation)
+        own = await self._catalog.read(uri, reading)
+        if own is not None:
+            return mt.ReadResourceResult(contents=own)
 
         def read(
             source: McpToolset,
@@ -691,9 +825,10 @@ class McpServer(CallsTools):
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListPromptsResult:
-        prompts: list[mt.Prompt] = []
+        ours = self._catalog.prompts
+        prompts = [prompt.to_mcp() for prompt in ours.values()]
         for source, prompt in await self._each_source(ctx, "listing the prompts", "prompts"):
-            if self._prompt_owner.claim(prompt.name, source):
+            if prompt.name not in ours and self._prompt_owner.claim(prompt.name, source):
                 prompts.append(prompt)
         page, next_cursor = self._page(prompts, params)
         return mt.ListPromptsResult(prompts=page, next_cursor=next_cursor)
@@ -708,6 +843,9 @@ class McpServer(CallsTools):
         name = params.name
         _, invocation = await self._context(ctx)
         asking = ToolContext(invocation)
+        own = self._catalog.prompts.get(name)
+        if own is not None:
+            return await own.get(params.arguments, asking)
 
         def get(source: McpToolset) -> Awaitable[mt.GetPromptResult]:
             return source.get_prompt(name, params.arguments, asking)
@@ -722,6 +860,15 @@ class McpServer(CallsTools):
         self, ctx: ServerRequestContext[Any, Any], params: mt.CompleteRequestParams
     ) -> mt.CompleteResult:
         ref = params.ref
+        known = params.context.arguments if params.context is not None else None
+        own = (
+            self._catalog.prompts.get(ref.name)
+            if isinstance(ref, mt.PromptReference)
+            else self._catalog.templates.get(ref.uri)
+        )
+        if own is not None:
+            values = await own.completions(params.argument.name, params.argument.value, known or {})
+            return mt.CompleteResult(completion=_completion(values))
         if isinstance(ref, mt.PromptReference):
             source = self._prompt_source(ref.name)
         else:
@@ -729,7 +876,6 @@ class McpServer(CallsTools):
         _, invocation = await self._context(ctx)
         asking = ToolContext(invocation)
         argument = {"name": params.argument.name, "value": params.argument.value}
-        known = params.context.arguments if params.context is not None else None
 
         def complete(source: McpToolset) -> Awaitable[mt.CompleteResult]:
             return source.complete(ref, argument, known, asking)
@@ -772,10 +918,31 @@ class _Owners:
         return True
 
 
-async def _tell(connection: Connection) -> None:
-    """Tell a 2025-11-25 client its tools changed, waiting at most `ANNOUNCE_TIMEOUT`."""
+async def _tell(connection: Connection, tell: Callable[[Connection], Awaitable[None]]) -> None:
+    """Tell a 2025-11-25 client some news, waiting at most `ANNOUNCE_TIMEOUT`."""
     with anyio.move_on_after(ANNOUNCE_TIMEOUT):
-        await connection.send_tool_list_changed()
+        await tell(connection)
+
+
+_ANNOUNCEMENTS: dict[str, tuple[ServerEvent, Callable[[Connection], Awaitable[None]]]] = {
+    "tools": (ToolsListChanged(), lambda connection: connection.send_tool_list_changed()),
+    "resources": (
+        ResourcesListChanged(),
+        lambda connection: connection.send_resource_list_changed(),
+    ),
+    "prompts": (PromptsListChanged(), lambda connection: connection.send_prompt_list_changed()),
+}
+"""What announces a change of each list: the event for 2026-07-28 listeners, and the
+notification a 2025-11-25 client gets."""
+
+
+def _completion(values: Sequence[str]) -> mt.Completion:
+    """The first `MAX_COMPLETIONS` of ``values``, saying whether there are more."""
+    return mt.Completion(
+        values=list(values[:MAX_COMPLETIONS]),
+        total=len(values),
+        has_more=len(values) > MAX_COMPLETIONS,
+    )
 
 
 def _refused(exc: BaseException) -> bool:
@@ -886,13 +1053,26 @@ def _protocol_error(what: str, exc: BaseException) -> MCPError:
 def _mcp_sources(toolset: Toolset) -> list[McpToolset]:
     """The MCP servers behind ``toolset`` (through wrappers and ``combined``), once
     each, in order."""
-    found: list[McpToolset] = []
+    return [each for each in _composition(toolset) if isinstance(each, McpToolset)]
+
+
+def _watched(toolset: Toolset) -> list[Any]:
+    """The toolsets in ``toolset`` (itself, those it wraps or combines) that tell when
+    their tools change (``on_tools_changed``: an `McpToolset`, a `StaticToolset`)."""
+    return [
+        each for each in _composition(toolset) if callable(getattr(each, "on_tools_changed", None))
+    ]
+
+
+def _composition(toolset: Toolset) -> list[object]:
+    """``toolset`` and every toolset inside it (through wrappers and ``combined``),
+    once each, outermost first."""
+    found: list[object] = []
 
     def walk(candidate: object) -> None:
-        if isinstance(candidate, McpToolset):
-            if all(candidate is not seen for seen in found):
-                found.append(candidate)
+        if any(candidate is seen for seen in found):
             return
+        found.append(candidate)
         inner = getattr(candidate, "wrapped", None)
         if isinstance(inner, Toolset):
             walk(inner)

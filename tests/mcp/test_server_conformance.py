@@ -1,0 +1,129 @@
+"""`McpServer` against the MCP conformance suite's server scenarios (npm
+@modelcontextprotocol/conformance, installed under peers/ by scripts/test.sh).
+
+One uvicorn serves the fixture ``fixtures/mcp/conformance`` (stateful streamable HTTP,
+which serves both protocol eras) for the module; the suite runs every scenario of each
+protocol version against it, one after another. A failure lists each failing check with
+the suite's reason (from its ``checks.json``). Scenarios the fixture cannot pass yet are
+in ``conformance_expected_failures.yml``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import uvicorn
+
+from tests.helpers import NODE, PEERS, ROOT
+
+CONFORMANCE = PEERS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+FIXTURE = ROOT / "fixtures" / "mcp" / "conformance"
+EXPECTED_FAILURES = ROOT / "tests" / "mcp" / "conformance_expected_failures.yml"
+
+SCENARIO_TIMEOUT_MS = 60_000
+"""How long the suite gives one scenario."""
+RUN_TIMEOUT = 300.0
+"""Seconds for one protocol version's whole run (about 10 s here)."""
+SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
+
+pytestmark = pytest.mark.timeout(2 * RUN_TIMEOUT)
+
+
+def _load_fixture() -> ModuleType:
+    """The fixture package, loaded from its folder as ``conformance`` (as ``toolsets
+    serve`` would import it with fixtures/mcp on the path)."""
+    spec = importlib.util.spec_from_file_location(
+        "conformance", FIXTURE / "__init__.py", submodule_search_locations=[str(FIXTURE)]
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("conformance", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    """The fixture served by uvicorn in a thread (with its own event loop) on a free
+    127.0.0.1 port: the URL of its MCP endpoint. The socket is bound before uvicorn
+    starts, so the suite's first connection waits in its backlog."""
+    fixture = _load_fixture().fixture
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        # The app is made in uvicorn's thread: its locks belong to that event loop.
+        uvicorn.Config(fixture.http_app, factory=True, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(20)
+        sock.close()
+        assert not thread.is_alive(), "uvicorn did not stop within 20 s"
+
+
+def failing_checks(output_dir: Path) -> list[str]:
+    """``scenario:check: reason`` for every check that failed, from the suite's
+    ``checks.json`` files (``server-<scenario>-<time>/checks.json``)."""
+    found: list[str] = []
+    for checks in sorted(output_dir.glob("server-*/checks.json")):
+        scenario = checks.parent.name.removeprefix("server-").rsplit("-", 6)[0]
+        for check in json.loads(checks.read_text()):
+            if check.get("status") == "FAILURE":
+                reason = check.get("errorMessage") or check.get("description", "")
+                found.append(f"{scenario}:{check['id']}: {reason}")
+    return found
+
+
+@pytest.mark.parametrize("spec_version", SPEC_VERSIONS)
+def test_the_server_passes_every_scenario_of_the_protocol_version(
+    spec_version: str, url: str, tmp_path: Path
+) -> None:
+    for path in (NODE, CONFORMANCE):
+        assert path.exists(), f"{path} is missing: run scripts/test.sh to install peers/"
+    done = subprocess.run(
+        [
+            str(NODE),
+            str(CONFORMANCE),
+            "server",
+            "--url",
+            url,
+            "--suite",
+            "all",
+            "--spec-version",
+            spec_version,
+            "--expected-failures",
+            str(EXPECTED_FAILURES),
+            "-o",
+            str(tmp_path),
+            "--timeout",
+            str(SCENARIO_TIMEOUT_MS),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+        cwd=ROOT,
+    )
+    summary = done.stdout.rpartition("=== SUMMARY ===")[2].strip()
+    failures = "\n".join(failing_checks(tmp_path))
+    exit_code = done.returncode
+    assert exit_code == 0, (
+        f"the suite failed (exit {exit_code}) at {spec_version}.\n"
+        f"Failing checks:\n{failures}\n\n{summary}\n{done.stderr[-3000:]}"
+    )
+    assert "Total:" in summary, done.stdout[-3000:]
