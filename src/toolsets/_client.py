@@ -8,6 +8,7 @@ client speaks. The core only knows this protocol: no MCP type appears here.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias
@@ -16,6 +17,7 @@ from toolsets._content import Content
 from toolsets._json import JsonValue
 
 __all__ = [
+    "LOGGING_LEVELS",
     "Answer",
     "ClientChannel",
     "ClientRequest",
@@ -32,6 +34,18 @@ LogLevel: TypeAlias = Literal[
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
 ]
 """How severe a log message is (the syslog levels MCP uses), least severe first."""
+
+LOGGING_LEVELS: Mapping[str, int] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+"""MCP's log levels as the `logging` module's (not every one has its own there)."""
 
 Capability: TypeAlias = Literal["elicitation", "sampling", "roots"]
 """What a client may be able to do for a tool."""

@@ -4,6 +4,8 @@ An `Invocation` is the read-only view of one agent run (app, user, session, agen
 user's message, state, the caller's scopes, services). A `ToolContext` is one tool call
 inside it: the invocation plus the call's id, its cancellation flag and the
 `EventActions` the tool sets. Outside any agent, ``ToolContext()`` gives a standalone context.
+A call served to an MCP client also has a `ClientChannel` to it: ``log``, ``ask`` (and
+``elicit``, ``sample``, ``list_roots``), ``report_progress``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._client import (
+    LOGGING_LEVELS,
     Answer,
     ClientChannel,
     ClientRequest,
@@ -231,18 +234,6 @@ class Invocation:
 ProgressReporter: TypeAlias = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 """Receives a running call's progress: (progress, total or None, message or None)."""
 
-_LOG_LEVELS: dict[str, int] = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
-"""`ToolContext.log`'s levels as the `logging` module's (with no client to send to)."""
-
 
 class ToolContext:
     """The context of one tool call (or of listing tools, with no call id).
@@ -392,7 +383,7 @@ class ToolContext:
             await self.client.log(level, message, data, name)
             return
         logger = logging.getLogger(name)
-        number = _LOG_LEVELS.get(level, logging.INFO)
+        number = LOGGING_LEVELS.get(level, logging.INFO)
         if logger.isEnabledFor(number):
             logger.log(number, "%s", message, extra={"data": data} if data else None)
 

@@ -86,21 +86,23 @@ class InputRequired(BaseException):
 
 
 class McpChannel:
-    """The `ClientChannel` of one ``tools/call`` (see the module's docstring).
+    """The `ClientChannel` of one ``tools/call`` (or another request that may end with
+    ``input_required``, such as ``prompts/get``; see the module's docstring).
 
     Args:
         ctx: The SDK's context of the request.
-        params: The request's parameters (the answers and request state of a call made
-            again, on 2026-07-28).
-        tool_name: The tool called (for errors).
+        input_responses: The answers a call made again brings (2026-07-28).
+        request_state: Its request state, as the SDK unsealed it (2026-07-28).
+        tool_name: What is called (for errors): a tool's name (or a prompt's).
         level: The lowest log level the client's session asked for (2025-11-25).
     """
 
     def __init__(
         self,
         ctx: ServerRequestContext[Any, Any],
-        params: mt.CallToolRequestParams,
         *,
+        input_responses: Mapping[str, mt.InputResponse] | None,
+        request_state: str | None,
         tool_name: str,
         level: LogLevel,
     ) -> None:
@@ -109,7 +111,7 @@ class McpChannel:
         self.modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         """Whether the client speaks 2026-07-28 (no back channel: questions end the call)."""
         self._level = LEVELS.index(level)
-        self._responses: Mapping[str, mt.InputResponse] = params.input_responses or {}
+        self._responses: Mapping[str, mt.InputResponse] = input_responses or {}
         self.answers: dict[str, dict[str, Any]] = {}
         """The answers got so far (2026-07-28), as JSON: carried to the next round."""
         self.args: dict[str, Any] | None = None
@@ -117,7 +119,7 @@ class McpChannel:
         confirmation (carried to the next round, which then does not run it again)."""
         self.missing: str | None = None
         """A capability a question needed and the client lacks, once one did."""
-        state = _state(params.request_state)
+        state = _state(request_state)
         answers = state.get(_ANSWERS)
         if isinstance(answers, dict):
             self.answers = {k: v for k, v in answers.items() if isinstance(v, dict)}

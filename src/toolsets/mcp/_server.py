@@ -169,9 +169,12 @@ class McpServer(CallsTools):
     ``tools/call`` calls one through the same path as toolsets' agent loop. A tool that
     requires confirmation asks the user through elicitation (when the client can ask:
     otherwise the call is refused, saying why); a tool that needs a credential gets the
-    one ``credentials`` gives. When the toolset is, or combines, an `McpToolset` (a
-    gateway), the upstream servers' resources and prompts are served too, and a change
-    of their tools is announced to the clients.
+    one ``credentials`` gives. A tool can log to its client and ask it (``ctx.log``,
+    ``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots``, ``ctx.ask``): on 2026-07-28 a
+    call that asks ends with ``input_required`` and runs again from the top when the
+    client calls again with the answers (see `ToolContext.ask`). When the toolset is, or
+    combines, an `McpToolset` (a gateway), the upstream servers' resources and prompts
+    are served too, and a change of their tools is announced to the clients.
 
     Args:
         toolset: What to serve: a toolset, or a list of tools and functions.
@@ -495,7 +498,13 @@ class McpServer(CallsTools):
         if tool is None or listing is None:
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
-        channel = McpChannel(ctx, params, tool_name=tool.name, level=self._log_level(ctx))
+        channel = McpChannel(
+            ctx,
+            input_responses=params.input_responses,
+            request_state=params.request_state,
+            tool_name=tool.name,
+            level=self._log_level(ctx),
+        )
         call.client = channel
         try:
             return await self._run_call(request, params, tool, listing, call, channel)
