@@ -14,6 +14,7 @@ from mcp import MCPError
 
 from tests.mcp.server_helpers import connected, texts
 from toolsets import (
+    Blob,
     Content,
     Elicit,
     ListRoots,
@@ -342,3 +343,40 @@ async def test_on_2025_a_client_answering_with_an_error_is_an_error_result() -> 
         result = await client.call_tool("greet", {})
     assert result.is_error
     assert "no user at the keyboard" in texts(result)[0]
+
+
+async def test_on_2025_an_accepted_form_that_does_not_fit_is_an_error_result() -> None:
+    async def wrong(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        return mt.ElicitResult(action="accept", content={"nom": "Alice"})
+
+    async with connected(server_of(greet), "legacy", elicitation_callback=wrong) as client:
+        result = await client.call_tool("greet", {})
+    assert result.is_error
+    assert "does not fit the form" in texts(result)[0]
+
+
+async def test_a_tool_shows_the_clients_model_an_image_and_only_user_and_model_turns() -> None:
+    asked: list[mt.CreateMessageRequestParams] = []
+
+    async def sample(ctx: Any, params: mt.CreateMessageRequestParams) -> mt.CreateMessageResult:
+        asked.append(params)
+        return await sample_paris(ctx, params)
+
+    async def look(ctx: ToolContext) -> str:
+        picture = Part(inline_data=Blob(mime_type="image/png", data=b"\x89PNG"))
+        return await ctx.sample([Content(role="user", parts=(Part(text="What?"), picture))])
+
+    async def system(ctx: ToolContext) -> str:
+        return await ctx.sample([Content(role="system", parts=(Part(text="Be nice"),))])
+
+    server = server_of(look, system)
+    async with connected(server, "legacy", sampling_callback=sample) as client:
+        looked = await client.call_tool("look", {})
+        refused = await client.call_tool("system", {})
+    assert texts(looked) == ["Paris"]
+    (params,) = asked
+    image = params.messages[1].content
+    assert isinstance(image, mt.ImageContent)
+    assert (image.mime_type, image.data) == ("image/png", "iVBORw==")
+    assert refused.is_error
+    assert "ValueError" in texts(refused)[0]
