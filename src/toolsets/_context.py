@@ -367,7 +367,7 @@ class ToolContext:
             await self.client.report_progress(progress, total, message)
 
     # Talking to the client (an MCP server's; see toolsets.mcp.McpServer).
-    async def log(self, level: LogLevel, message: str, **data: JsonValue) -> None:
+    async def log(self, level: LogLevel, message: str, /, **data: JsonValue) -> None:
         """Log ``message`` (with ``data``) to the client the call is served to, as MCP
         ``notifications/message`` (only at or above the level the client asked for);
         with no client, to the `logging` logger ``toolsets.tool.<tool name>``.
@@ -398,11 +398,13 @@ class ToolContext:
         form), `Sample` (the client's model answers) or `ListRoots`; the answers under
         the same keys (`Elicitation`, `Sampled`, a list of `Root`).
 
-        On MCP 2025-11-25 each is sent to the client while the call waits. On
-        2026-07-28 the call ends with the questions (``input_required``) and the
-        client calls again with the answers: **the tool runs again from the top**, and
-        this ``ask`` then returns them. So a tool that asks should do nothing it must
-        not repeat before asking, and ask the same keys in the same order each time.
+        On MCP 2025-11-25 each is sent to the client while the call waits (the wait
+        counts toward the call's timeout: give a tool that asks the user a long
+        ``timeout``). On 2026-07-28 the call ends with the questions
+        (``input_required``) and the client calls again with the answers: **the tool
+        runs again from the top**, and this ``ask`` then returns them. So a tool that
+        asks should do nothing it must not repeat before asking, and ask the same keys
+        in the same order each time.
 
         Raises:
             MissingClientCapability: the client cannot be asked one of them, or the
