@@ -5,14 +5,18 @@ made again), through the SDK's own client."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
+import anyio
+import httpx2
 import mcp.types as mt
 import pytest
-from mcp import MCPError
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.server_helpers import connected, texts
+from tests.mcp.server_helpers import connected, texts, uvicorn_thread
 from toolsets import (
     Blob,
     Content,
@@ -380,3 +384,50 @@ async def test_a_tool_shows_the_clients_model_an_image_and_only_user_and_model_t
     assert (image.mime_type, image.data) == ("image/png", "iVBORw==")
     assert refused.is_error
     assert "ValueError" in texts(refused)[0]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_over_http_a_tool_logs_and_asks_the_clients_model_in_both_eras(mode: str) -> None:
+    heard: list[str] = []
+
+    async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
+        heard.append(str(params.data))
+
+    async def logged(ctx: ToolContext) -> str:
+        await ctx.log("info", "asking")
+        return await ctx.sample("Capital of France?")
+
+    server = server_of(logged)
+    async with uvicorn_thread(server.http_app) as url:
+        with anyio.fail_after(20):
+            async with (
+                httpx2.AsyncClient() as http,
+                Client(
+                    streamable_http_client(url, http_client=http),  # type: ignore[arg-type]
+                    mode=mode,
+                    sampling_callback=sample_paris,
+                    logging_callback=on_log,
+                    log_level="info",
+                ) as client,
+            ):
+                result = await client.call_tool("logged", {})
+    assert texts(result) == ["Paris"]
+    # 2026-07-28 ("auto"): the tool ran again from the top with the answer, logging again.
+    assert heard == ["asking"] * (1 if mode == "legacy" else 2)
+
+
+async def test_over_stateless_http_a_2025_client_cannot_be_asked_and_the_tool_says_so() -> None:
+    server = server_of(capital)
+    async with uvicorn_thread(functools.partial(server.http_app, stateless=True)) as url:
+        with anyio.fail_after(20):
+            async with (
+                httpx2.AsyncClient() as http,
+                Client(
+                    streamable_http_client(url, http_client=http),  # type: ignore[arg-type]
+                    mode="legacy",
+                    sampling_callback=sample_paris,
+                ) as client,
+            ):
+                result = await client.call_tool("capital", {})
+    assert result.is_error
+    assert "MissingClientCapability" in texts(result)[0]
