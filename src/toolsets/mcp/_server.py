@@ -498,13 +498,7 @@ class McpServer(CallsTools):
         if tool is None or listing is None:
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
-        channel = McpChannel(
-            ctx,
-            input_responses=params.input_responses,
-            request_state=params.request_state,
-            tool_name=tool.name,
-            level=self._log_level(ctx),
-        )
+        channel = self._channel(ctx, params, tool.name)
         call.client = channel
         try:
             return await self._run_call(request, params, tool, listing, call, channel)
@@ -607,6 +601,24 @@ class McpServer(CallsTools):
         if connection is not None:
             self._log_levels[connection] = params.level
         return mt.EmptyResult()
+
+    def _channel(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: mt.CallToolRequestParams | mt.GetPromptRequestParams,
+        name: str,
+    ) -> McpChannel:
+        """The channel to the client of a request that may ask it (``ctx.client`` of
+        what serves it: a tool, a prompt); ``name`` is what is served. Catch
+        `InputRequired` around what runs with it: ``channel.input_required(pending)`` is
+        the answer then."""
+        return McpChannel(
+            ctx,
+            input_responses=params.input_responses,
+            request_state=params.request_state,
+            tool_name=name,
+            level=self._log_level(ctx),
+        )
 
     def _log_level(self, ctx: ServerRequestContext[Any, Any]) -> LogLevel:
         connection = _connection(ctx)
