@@ -19,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.mcp.server_helpers import connected, texts, uvicorn_thread
 from toolsets import (
     Blob,
+    Callbacks,
     Content,
     Elicit,
     ListRoots,
@@ -26,6 +27,7 @@ from toolsets import (
     Sample,
     StaticToolset,
     ToolContext,
+    tool,
 )
 from toolsets.mcp import McpServer
 
@@ -431,3 +433,35 @@ async def test_over_stateless_http_a_2025_client_cannot_be_asked_and_the_tool_sa
                 result = await client.call_tool("capital", {})
     assert result.is_error
     assert "MissingClientCapability" in texts(result)[0]
+
+
+@MODES
+async def test_a_tool_that_needs_confirmation_and_asks_gets_both_answers_and_before_tool_once(
+    mode: str,
+) -> None:
+    before: list[dict[str, Any]] = []
+    asked: list[str] = []
+
+    def audit(called: Any, args: dict[str, Any], ctx: ToolContext) -> None:
+        before.append(dict(args))
+        args["target"] = args["target"].upper()
+
+    @tool(requires_confirmation=True)
+    async def rename(target: str, ctx: ToolContext) -> str:
+        """Renames after asking the new name."""
+        answer = await ctx.elicit("New name?", NAME_FORM)
+        return f"{target} -> {answer.content['name']}"
+
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        if params.message == "New name?":
+            return await elicit_alice(ctx, params)
+        return mt.ElicitResult(action="accept")
+
+    server = McpServer([rename], callbacks=Callbacks(before_tool=[audit]))
+    async with connected(server, mode, elicitation_callback=elicit) as client:
+        result = await client.call_tool("rename", {"target": "disk"})
+    assert texts(result) == ["DISK -> Alice"]
+    assert before == [{"target": "disk"}]
+    assert len(asked) == 2
+    assert asked[1] == "New name?"
