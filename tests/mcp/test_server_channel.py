@@ -465,3 +465,26 @@ async def test_a_tool_that_needs_confirmation_and_asks_gets_both_answers_and_bef
     assert before == [{"target": "disk"}]
     assert len(asked) == 2
     assert asked[1] == "New name?"
+
+
+@MODES
+async def test_a_tool_may_ask_from_tasks_of_its_own(mode: str) -> None:
+    async def both(ctx: ToolContext) -> str:
+        got: dict[str, str] = {}
+
+        async def name() -> None:
+            got["name"] = str((await ctx.elicit("Name?", NAME_FORM, key="name")).content["name"])
+
+        async def city() -> None:
+            got["city"] = await ctx.sample("Capital?", key="city")
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(name)
+            tasks.start_soon(city)
+        return f"{got['name']} in {got['city']}"
+
+    async with connected(
+        server_of(both), mode, elicitation_callback=elicit_alice, sampling_callback=sample_paris
+    ) as client:
+        result = await client.call_tool("both", {})
+    assert texts(result) == ["Alice in Paris"]

@@ -84,6 +84,23 @@ class InputRequired(BaseException):
         super().__init__(f"input required: {', '.join(requests)}")
         self.requests = requests
 
+    @classmethod
+    def within(cls, group: BaseExceptionGroup[BaseException]) -> InputRequired | None:
+        """The questions of every `InputRequired` in ``group`` (raised in tasks the tool
+        started), when that is all it holds; else None."""
+        asked, other = group.split(cls)
+        if asked is None or other is not None:
+            return None
+        requests: dict[str, mt.InputRequest] = {}
+        pending: list[BaseException] = [asked]
+        while pending:
+            error = pending.pop()
+            if isinstance(error, BaseExceptionGroup):
+                pending.extend(error.exceptions)
+            elif isinstance(error, cls):
+                requests.update(error.requests)
+        return cls(requests)
+
 
 class McpChannel:
     """The `ClientChannel` of one ``tools/call`` (or another request that may end with

@@ -504,6 +504,11 @@ class McpServer(CallsTools):
             return await self._run_call(request, params, tool, listing, call, channel)
         except InputRequired as pending:  # 2026-07-28: the client asks, then calls again
             return channel.input_required(pending)
+        except BaseExceptionGroup as group:  # asked from tasks of the tool's own
+            within = InputRequired.within(group)
+            if within is None:
+                raise
+            return channel.input_required(within)
 
     async def _run_call(
         self,
