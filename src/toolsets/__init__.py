@@ -4,6 +4,18 @@ Everything is a `Tool`, and tools come from a `Toolset`. See the README for a to
 """
 
 from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
+from toolsets._client import (
+    Answer,
+    ClientChannel,
+    ClientRequest,
+    Elicit,
+    Elicitation,
+    ListRoots,
+    LogLevel,
+    Root,
+    Sample,
+    Sampled,
+)
 from toolsets._confirmed import ConfirmedTool, ConfirmPolicy, confirmed
 from toolsets._content import Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role
 from toolsets._context import (
@@ -18,6 +30,7 @@ from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import (
     AuthError,
     ConnectionError,
+    MissingClientCapability,
     ServiceNotConfiguredError,
     SpecError,
     ToolCallError,
@@ -44,6 +57,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LONG_RUNNING_NOTE",
+    "Answer",
     "ArtifactService",
     "AuthConfig",
     "AuthCredential",
@@ -53,11 +67,15 @@ __all__ = [
     "Blob",
     "Callbacks",
     "Cancellation",
+    "ClientChannel",
+    "ClientRequest",
     "ConfirmPolicy",
     "ConfirmedTool",
     "ConnectionError",
     "Content",
     "CredentialKind",
+    "Elicit",
+    "Elicitation",
     "EventActions",
     "FileData",
     "FunctionCall",
@@ -68,12 +86,18 @@ __all__ = [
     "Invocation",
     "JsonObject",
     "JsonValue",
+    "ListRoots",
     "LlmRequest",
+    "LogLevel",
     "MemoryEntry",
     "MemoryService",
+    "MissingClientCapability",
     "Part",
     "RenamedTool",
     "Role",
+    "Root",
+    "Sample",
+    "Sampled",
     "ServiceNotConfiguredError",
     "SpecError",
     "State",

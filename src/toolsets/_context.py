@@ -4,11 +4,14 @@ An `Invocation` is the read-only view of one agent run (app, user, session, agen
 user's message, state, the caller's scopes, services). A `ToolContext` is one tool call
 inside it: the invocation plus the call's id, its cancellation flag and the
 `EventActions` the tool sets. Outside any agent, ``ToolContext()`` gives a standalone context.
+A call served to an MCP client also has a `ClientChannel` to it: ``log``, ``ask`` (and
+``elicit``, ``sample``, ``list_roots``), ``report_progress``.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -16,8 +19,21 @@ from typing import Any, TypeAlias
 import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._client import (
+    LOGGING_LEVELS,
+    Answer,
+    ClientChannel,
+    ClientRequest,
+    Elicit,
+    Elicitation,
+    ListRoots,
+    LogLevel,
+    Root,
+    Sample,
+    Sampled,
+)
 from toolsets._content import Content, Part
-from toolsets._errors import ServiceNotConfiguredError
+from toolsets._errors import MissingClientCapability, ServiceNotConfiguredError
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
 from toolsets._services import ArtifactService, MemoryEntry, MemoryService
@@ -249,7 +265,13 @@ class ToolContext:
         self._cancellation: Cancellation | None = None
         self.progress: ProgressReporter | None = None
         """Where `report_progress` sends the call's progress (set by a caller that
-        listens, such as the MCP server; None: nobody does)."""
+        listens; None: the client channel's, if any)."""
+        self.client: ClientChannel | None = None
+        """The channel to the client the call is served to (set by the MCP server; None:
+        no client, ``log`` goes to the `logging` module and asking raises)."""
+        self.tool_name: str | None = None
+        """The tool being called (set by the call path; names ``log``'s logger)."""
+        self._keys: dict[str, int] | None = None
 
     @property
     def actions(self) -> EventActions:
@@ -341,6 +363,107 @@ class ToolContext:
         """
         if self.progress is not None:
             await self.progress(progress, total, message)
+        elif self.client is not None:
+            await self.client.report_progress(progress, total, message)
+
+    # Talking to the client (an MCP server's; see toolsets.mcp.McpServer).
+    async def log(self, level: LogLevel, message: str, /, **data: JsonValue) -> None:
+        """Log ``message`` (with ``data``) to the client the call is served to, as MCP
+        ``notifications/message`` (only at or above the level the client asked for);
+        with no client, to the `logging` logger ``toolsets.tool.<tool name>``.
+
+        Args:
+            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``,
+                ``critical``, ``alert`` or ``emergency``.
+            message: What happened.
+            **data: Details, sent beside the message (JSON values).
+        """
+        name = f"toolsets.tool.{self.tool_name}" if self.tool_name else "toolsets.tool"
+        if self.client is not None:
+            await self.client.log(level, message, data, name)
+            return
+        logger = logging.getLogger(name)
+        number = LOGGING_LEVELS.get(level, logging.INFO)
+        if logger.isEnabledFor(number):
+            logger.log(number, "%s", message, extra={"data": data} if data else None)
+
+    def client_supports(self, capability: str) -> bool:
+        """Whether the call's client can be asked ``capability``: ``"elicitation"``
+        (`elicit`), ``"sampling"`` (`sample`) or ``"roots"`` (`list_roots`). False with
+        no client."""
+        return self.client is not None and self.client.supports(capability)
+
+    async def ask(self, **requests: ClientRequest) -> dict[str, Answer]:
+        """Ask the client several things at once, by key: `Elicit` (the user fills in a
+        form), `Sample` (the client's model answers) or `ListRoots`; the answers under
+        the same keys (`Elicitation`, `Sampled`, a list of `Root`).
+
+        On MCP 2025-11-25 each is sent to the client while the call waits (the wait
+        counts toward the call's timeout: give a tool that asks the user a long
+        ``timeout``). On 2026-07-28 the call ends with the questions
+        (``input_required``) and the client calls again with the answers: **the tool
+        runs again from the top**, and this ``ask`` then returns them. So a tool that
+        asks should do nothing it must not repeat before asking, and ask the same keys
+        in the same order each time.
+
+        Raises:
+            MissingClientCapability: the client cannot be asked one of them, or the
+                call has no client (it reaches the model as an error result).
+            ValueError: nothing asked.
+        """
+        if not requests:
+            raise ValueError("ask() needs at least one request, e.g. ask(name=Elicit(...))")
+        if self.client is None:
+            raise MissingClientCapability(next(iter(requests.values())).capability, client=False)
+        return await self.client.ask(requests)
+
+    def _key(self, kind: str, key: str | None) -> str:
+        """``key``, or the next default one of ``kind`` (``elicit-1``, ``elicit-2``,
+        ...: stable when the tool runs again from the top)."""
+        if key is not None:
+            return key
+        if self._keys is None:
+            self._keys = {}
+        count = self._keys[kind] = self._keys.get(kind, 0) + 1
+        return f"{kind}-{count}"
+
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any] | None = None, *, key: str | None = None
+    ) -> Elicitation:
+        """Ask the user to fill in ``schema`` (a flat JSON Schema object; None: a yes or
+        no only); see `ask` for how, and `Elicit`. ``key`` names the question (default
+        ``elicit-1``, ``elicit-2``, ...)."""
+        asked = self._key("elicit", key)
+        answer = (await self.ask(**{asked: Elicit(message, schema or {})}))[asked]
+        assert isinstance(answer, Elicitation)
+        return answer
+
+    async def sample(
+        self,
+        messages: str | Sequence[Content],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        key: str | None = None,
+    ) -> str:
+        """The client's model's answer to ``messages`` (its text); see `ask` for how,
+        and `Sample`. ``key`` names the question (default ``sample-1``, ...)."""
+        asked = self._key("sample", key)
+        request = Sample(
+            messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
+        )
+        answer = (await self.ask(**{asked: request}))[asked]
+        assert isinstance(answer, Sampled)
+        return answer.text
+
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """The roots the client works in; see `ask` for how. ``key`` names the question
+        (default ``roots-1``, ...)."""
+        asked = self._key("roots", key)
+        answer = (await self.ask(**{asked: ListRoots()}))[asked]
+        assert isinstance(answer, list)
+        return answer
 
     # Asking the user.
     def _call_id(self, what: str) -> str:

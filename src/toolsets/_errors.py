@@ -18,6 +18,8 @@ branch on data, not on message text::
     ├── AuthError                  a credential could not be obtained, e.g. an OAuth 2
     │                              token endpoint refused (.scheme_name)
     ├── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
+    ├── MissingClientCapability    a tool asked its client for what the client cannot
+    │                              do, or has no client to ask (.capability)
     ├── SessionNotFoundError       (toolsets.agent) no session of that id (.session_id);
     │                              also a builtins.LookupError
     ├── ScriptExhaustedError       (toolsets.models) a scripted model was called more
@@ -51,6 +53,7 @@ from toolsets._urls import safe_url
 __all__ = [
     "AuthError",
     "ConnectionError",
+    "MissingClientCapability",
     "ServiceNotConfiguredError",
     "SpecError",
     "ToolCallError",
@@ -223,3 +226,25 @@ class ServiceNotConfiguredError(ToolsetError):
             f"this ToolContext has no {service}; pass {service}=... when creating the "
             "context (or to the Runner that creates it)"
         )
+
+
+class MissingClientCapability(ToolsetError):
+    """A tool asked its client (``ctx.ask``, ``ctx.elicit``, ``ctx.sample``,
+    ``ctx.list_roots``) for something the client did not declare it can do, or the call
+    has no client to ask (it is not served to an MCP client). Raised in the tool, it
+    reaches the model as an error result; an MCP server tells its client instead (a
+    JSON-RPC error naming the capability, on protocol 2026-07-28)."""
+
+    def __init__(self, capability: str, *, client: bool = True) -> None:
+        self.capability = capability
+        """What was asked: ``"elicitation"``, ``"sampling"`` or ``"roots"``."""
+        self.client = client
+        """Whether there was a client at all (False: the call is not served to one)."""
+        if client:
+            message = f"the client does not support {capability}, which this tool needs"
+        else:
+            message = (
+                f"this tool needs {capability} from an MCP client, and the call has none "
+                "(it is not served by an MCP server)"
+            )
+        super().__init__(message)

@@ -264,6 +264,7 @@ async def invoke(
         ctx.tool_confirmation = confirmation
     if credential is not None:
         ctx.auth_credential = credential
+    ctx.tool_name = tool.name
 
     if not resumed and callbacks.before_tool:
         ready = await _first(callbacks.before_tool, tool, copied, ctx)

@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeAlias
 import mcp.types as mt
 from mcp.client.session import ClientRequestContext
 
+from toolsets._client import LOGGING_LEVELS
 from toolsets._content import Content, Part
 from toolsets._tool import LlmRequest
 from toolsets.models import Llm
@@ -39,17 +40,6 @@ answer (missing fields are filled from the schema's defaults) or None to decline
 
 RootsSource: TypeAlias = Sequence["str | Path"] | Callable[[], Awaitable[Sequence["str | Path"]]]
 """The directories the server may work in: paths or file URIs, or a function giving them."""
-
-_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
 
 
 def _sampling_text(content: Any) -> str:
@@ -156,6 +146,6 @@ def logging_callback(
 
     async def log(params: mt.LoggingMessageNotificationParams) -> None:
         name = f" [{params.logger}]" if params.logger else ""
-        server_logger.log(_LEVELS.get(params.level, logging.INFO), "%s%s", params.data, name)
+        server_logger.log(LOGGING_LEVELS.get(params.level, logging.INFO), "%s%s", params.data, name)
 
     return log

@@ -11,7 +11,6 @@ results. The transports are in `_server_http` (streamable HTTP) and here (stdio)
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -47,10 +46,10 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
-from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._client import Elicit, LogLevel
 from toolsets._concurrency import check_timeout
 from toolsets._consumers import (
     CallsTools,
@@ -61,7 +60,7 @@ from toolsets._consumers import (
 )
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
-from toolsets._errors import ToolsetError
+from toolsets._errors import MissingClientCapability, ToolCallError, ToolsetError
 from toolsets._ids import new_id
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
@@ -78,6 +77,7 @@ from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
+from toolsets.mcp._channel import ASK_TIMEOUT, InputRequired, McpChannel
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp._toolset import McpToolset
@@ -101,8 +101,11 @@ _T = TypeVar("_T")
 
 DEFAULT_PAGE_SIZE = 1000
 """Tools (resources, prompts) per page of a list answer."""
-CONFIRMATION_TIMEOUT = 300.0
+CONFIRMATION_TIMEOUT = ASK_TIMEOUT
 """Seconds the user has to answer a confirmation asked mid-request (2025-11-25)."""
+DEFAULT_LOG_LEVEL: LogLevel = "info"
+"""The lowest level of the log messages a tool sends a 2025-11-25 client that did not
+say (with ``logging/setLevel``)."""
 MAX_PAUSES = 8
 """How many times one call may pause for confirmation or a credential."""
 
@@ -119,13 +122,7 @@ INTERNAL_ERROR = -32603
 REQUEST_TIMEOUT = -32001
 
 _CONFIRM = "confirm"
-"""The key of the confirmation question in an ``input_required`` result."""
-_ASKED = "toolsets:confirm"
-"""The key of a call's arguments in the request state of a call that asked for
-confirmation (sealed by the SDK's `RequestStateBoundary`: encrypted, bound to the tool
-and its arguments, and short-lived)."""
-_NOTHING_ASKED: dict[str, Any] = {"type": "object", "properties": {}}
-"""A confirmation asks for nothing but the answer itself."""
+"""The key of the confirmation question (in an ``input_required`` result)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,9 +182,12 @@ class McpServer(CallsTools):
     ``tools/call`` calls one through the same path as toolsets' agent loop. A tool that
     requires confirmation asks the user through elicitation (when the client can ask:
     otherwise the call is refused, saying why); a tool that needs a credential gets the
-    one ``credentials`` gives. When the toolset is, or combines, an `McpToolset` (a
-    gateway), the upstream servers' resources and prompts are served too, and a change
-    of their tools is announced to the clients.
+    one ``credentials`` gives. A tool can log to its client and ask it (``ctx.log``,
+    ``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots``, ``ctx.ask``): on 2026-07-28 a
+    call that asks ends with ``input_required`` and runs again from the top when the
+    client calls again with the answers (see `ToolContext.ask`). When the toolset is, or
+    combines, an `McpToolset` (a gateway), the upstream servers' resources and prompts
+    are served too, and a change of their tools is announced to the clients.
 
     Resources, resource templates and prompts of your own (`Resource`,
     `ResourceTemplate`, `Prompt`, or functions decorated with `resource`,
@@ -283,6 +283,14 @@ class McpServer(CallsTools):
         )
         """The SDK's low-level server (for what this class does not offer)."""
         self.server.middleware.append(self._track_connection)
+        # Registered here: passing it to the constructor warns that logging is deprecated
+        # (it is, on 2026-07-28, where the SDK answers logging/setLevel as unknown).
+        self.server.add_request_handler(
+            "logging/setLevel", mt.SetLevelRequestParams, self._set_log_level
+        )
+        self._log_levels: weakref.WeakKeyDictionary[Connection, LogLevel] = (
+            weakref.WeakKeyDictionary()
+        )
         shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
 
@@ -617,25 +625,35 @@ class McpServer(CallsTools):
         if tool is None or listing is None:
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
-        # A no-op unless the client asked for progress (a token, or in process a
-        # callback, which only the SDK's dispatcher knows of).
-        call.progress = ctx.session.report_progress
+        channel = self._channel(ctx, params, tool.name)
+        call.client = channel
+        return await _answering(
+            channel, self._run_call(request, params, tool, listing, call, channel)
+        )
+
+    async def _run_call(
+        self,
+        request: IncomingRequest,
+        params: mt.CallToolRequestParams,
+        tool: Tool,
+        listing: _Listing,
+        call: ToolContext,
+        channel: McpChannel,
+    ) -> mt.CallToolResult:
         credential: AuthCredential | None = None
-        answered = _answered(ctx, params)
+        confirmation: ToolConfirmation | None = None
         outcome: Outcome
-        if answered is None:
-            confirmation = None
+        if channel.args is None:
             outcome = await self.invoke(tool, params.arguments or {}, call)
-        else:  # the second round (2026-07-28): before_tool ran in the first
-            confirmation, args = answered
-            outcome = await self.invoke(tool, args, call, confirmation=confirmation, resumed=True)
+        else:  # a later round of a call being confirmed: before_tool ran in the first
+            outcome = await self.invoke(tool, channel.args, call, resumed=True)
         for _ in range(MAX_PAUSES):
             if isinstance(outcome, ConfirmationNeeded):
                 if confirmation is not None:  # asked again once answered
                     return result_to_mcp(
                         error_result("The tool kept asking for confirmation; given up.")
                     )
-                asked = await self._confirm(ctx, tool.name, outcome.hint, outcome.args)
+                asked = await self._confirm(channel, tool.name, outcome.hint, outcome.args)
                 if not isinstance(asked, ToolConfirmation):
                     return asked
                 confirmation = asked
@@ -657,6 +675,10 @@ class McpServer(CallsTools):
         else:
             return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
         result = outcome.result if isinstance(outcome, Done) else outcome.interim
+        if channel.missing is not None and is_error_result(result) and channel.modern:
+            # The tool asked what the client did not declare it can answer: the
+            # client's to know (2026-07-28), and the tool did not get round to an answer.
+            raise channel.missing_capability()
         if listing.output is None or is_error_result(result):
             return result_to_mcp(result)
         # MCP: a structured result must match the outputSchema (the SDK's client raises
@@ -667,55 +689,67 @@ class McpServer(CallsTools):
         return result_to_mcp(result, output_schema=True)
 
     async def _confirm(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        tool_name: str,
-        hint: str,
-        args: Mapping[str, Any],
-    ) -> ToolConfirmation | mt.CallToolResult | mt.InputRequiredResult:
-        """The user's answer to ``hint``, asked through elicitation; or what the client
-        gets instead: the question (2026-07-28: the client asks, then calls again with
-        the answer and the request state, which carries ``args`` as ``before_tool``
-        left them), or an error result saying why the call did not run."""
+        self, channel: McpChannel, tool_name: str, hint: str, args: Mapping[str, Any]
+    ) -> ToolConfirmation | mt.CallToolResult:
+        """The user's answer to ``hint``, asked through elicitation (on 2026-07-28 the
+        call ends with the question, see `McpChannel`; the next round carries ``args``
+        as ``before_tool`` left them); or an error result saying why the call did not
+        run."""
         message = hint or f"Allow the call to {tool_name!r}?"
-        if not _can_elicit(ctx):
+        channel.args = dict(args)
+        try:
+            answers = await channel.ask({_CONFIRM: Elicit(message)})
+        except MissingClientCapability:
+            channel.missing = None  # the user's to answer, not the client's to declare
             return result_to_mcp(
                 error_result(
                     f"This call needs the user's confirmation ({message}), and this client "
-                    "cannot ask the user (it does not support elicitation); it did not run.",
+                    "cannot be asked (it does not support elicitation, or the connection "
+                    "is stateless); it did not run.",
                     confirmation_needed=True,
                 )
             )
-        question = mt.ElicitRequest(
-            params=mt.ElicitRequestFormParams(message=message, requested_schema=_NOTHING_ASKED)
+        except ToolCallError as exc:
+            return result_to_mcp(
+                error_result(f"The user was asked to confirm this call but {exc}; it did not run.")
+            )
+        answer = answers[_CONFIRM]
+        return ToolConfirmation(confirmed=getattr(answer, "accepted", False))
+
+    # --- logging ----------------------------------------------------------------------
+
+    async def _set_log_level(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.SetLevelRequestParams
+    ) -> mt.EmptyResult:
+        """``logging/setLevel`` (2025-11-25): the lowest level of the log messages the
+        session's calls send (``ctx.log``)."""
+        connection = _connection(ctx)
+        if connection is not None:
+            self._log_levels[connection] = params.level
+        return mt.EmptyResult()
+
+    def _channel(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: mt.CallToolRequestParams | mt.GetPromptRequestParams | mt.ReadResourceRequestParams,
+        name: str,
+    ) -> McpChannel:
+        """The channel to the client of a request that may ask it (``ctx.client`` of
+        what serves it: a tool, a prompt); ``name`` is what is served. Catch
+        `InputRequired` around what runs with it: ``channel.input_required(pending)`` is
+        the answer then."""
+        return McpChannel(
+            ctx,
+            input_responses=params.input_responses,
+            request_state=params.request_state,
+            tool_name=name,
+            level=self._log_level(ctx),
         )
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            # Sealed by the SDK (encrypted, bound to the tool and the client's arguments).
-            state = json.dumps({_ASKED: dict(args)}, ensure_ascii=False)
-            return mt.InputRequiredResult(input_requests={_CONFIRM: question}, request_state=state)
-        if not ctx.session.can_send_request:
-            return result_to_mcp(
-                error_result(
-                    f"This call needs the user's confirmation ({message}), which cannot be "
-                    "asked over a stateless connection; it did not run.",
-                    confirmation_needed=True,
-                )
-            )
-        try:
-            answer = await ctx.session.send_request(
-                question,
-                mt.ElicitResult,
-                request_read_timeout_seconds=CONFIRMATION_TIMEOUT,
-                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-            )
-        except MCPError as exc:
-            return result_to_mcp(
-                error_result(
-                    f"The user was asked to confirm this call but no answer came "
-                    f"({exc.error.message}); it did not run."
-                )
-            )
-        return ToolConfirmation(confirmed=answer.action == "accept")
+
+    def _log_level(self, ctx: ServerRequestContext[Any, Any]) -> LogLevel:
+        connection = _connection(ctx)
+        level = self._log_levels.get(connection) if connection is not None else None
+        return level if level is not None else DEFAULT_LOG_LEVEL
 
     # --- resources and prompts (gateway) ----------------------------------------------
 
@@ -802,11 +836,14 @@ class McpServer(CallsTools):
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: mt.ReadResourceRequestParams
-    ) -> mt.ReadResourceResult:
+    ) -> mt.ReadResourceResult | mt.InputRequiredResult:
         uri = str(params.uri)
         _, invocation = await self._context(ctx)
         reading = ToolContext(invocation)
-        own = await self._catalog.read(uri, reading)
+        channel = reading.client = self._channel(ctx, params, uri)
+        own = await _answering(channel, self._catalog.read(uri, reading))
+        if isinstance(own, mt.InputRequiredResult):
+            return own
         if own is not None:
             return mt.ReadResourceResult(contents=own)
 
@@ -839,13 +876,14 @@ class McpServer(CallsTools):
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: mt.GetPromptRequestParams
-    ) -> mt.GetPromptResult:
+    ) -> mt.GetPromptResult | mt.InputRequiredResult:
         name = params.name
         _, invocation = await self._context(ctx)
         asking = ToolContext(invocation)
         own = self._catalog.prompts.get(name)
         if own is not None:
-            return await own.get(params.arguments, asking)
+            asking.client = channel = self._channel(ctx, params, name)
+            return await _answering(channel, own.get(params.arguments, asking))
 
         def get(source: McpToolset) -> Awaitable[mt.GetPromptResult]:
             return source.get_prompt(name, params.arguments, asking)
@@ -945,6 +983,21 @@ def _completion(values: Sequence[str]) -> mt.Completion:
     )
 
 
+async def _answering(channel: McpChannel, work: Awaitable[_T]) -> _T | mt.InputRequiredResult:
+    """What ``work`` (a tool call, a prompt, a resource of ours, which may ask the
+    client through ``channel``) answers; on 2026-07-28, when it asks, the questions (the
+    client asks them, then sends the request again with the answers)."""
+    try:
+        return await work
+    except InputRequired as pending:
+        return channel.input_required(pending)
+    except BaseExceptionGroup as group:  # asked from tasks of its own
+        within = InputRequired.within(group)
+        if within is None:
+            raise
+        return channel.input_required(within)
+
+
 def _refused(exc: BaseException) -> bool:
     """Whether an upstream server answered a request with an error (rather than not
     answering): a server asked for a resource or prompt it does not hold says so."""
@@ -1011,32 +1064,6 @@ def _connection(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
     """The connection a request came on (the SDK hands handlers no public handle)."""
     connection: Connection | None = getattr(ctx.session, "_connection", None)
     return connection
-
-
-def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
-    capabilities = ctx.session.client_capabilities
-    elicitation = capabilities.elicitation if capabilities is not None else None
-    # An empty elicitation capability means form mode (the spec's default).
-    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
-
-
-def _answered(
-    ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams
-) -> tuple[ToolConfirmation, dict[str, Any]] | None:
-    """The user's answer carried by a call made again after asking (2026-07-28), and
-    the arguments as ``before_tool`` left them in the first round; only an answer to a
-    question this server asked counts (its sealed request state)."""
-    if not params.request_state or not params.input_responses:
-        return None
-    try:
-        state = json.loads(params.request_state)
-    except ValueError:
-        return None
-    args = state.get(_ASKED) if isinstance(state, dict) else None
-    answer = params.input_responses.get(_CONFIRM)
-    if not isinstance(args, dict) or not isinstance(answer, mt.ElicitResult):
-        return None
-    return ToolConfirmation(confirmed=answer.action == "accept"), args
 
 
 def _protocol_error(what: str, exc: BaseException) -> MCPError:

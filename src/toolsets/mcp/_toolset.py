@@ -555,7 +555,7 @@ class McpToolset(BaseToolset):
         report = progress or self._progress
         # A caller listening to the call's progress (our MCP server, for its own client)
         # hears the server's too.
-        forward = ctx.progress if ctx is not None else None
+        forward = ctx.report_progress if ctx is not None else None
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if report is not None:

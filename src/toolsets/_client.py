@@ -1,0 +1,173 @@
+"""Talking back to whoever called the tool: the client channel of a `ToolContext`.
+
+A tool served to an MCP client (by `toolsets.mcp.McpServer`) can log to that client, ask
+its user (elicitation), ask its model (sampling) and ask which roots it works in; the
+server gives the call's context a `ClientChannel` that does it on the protocol the
+client speaks. The core only knows this protocol: no MCP type appears here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias
+
+from toolsets._content import Content
+from toolsets._json import JsonValue
+
+__all__ = [
+    "LOGGING_LEVELS",
+    "Answer",
+    "ClientChannel",
+    "ClientRequest",
+    "Elicit",
+    "Elicitation",
+    "ListRoots",
+    "LogLevel",
+    "Root",
+    "Sample",
+    "Sampled",
+]
+
+LogLevel: TypeAlias = Literal[
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+]
+"""How severe a log message is (the syslog levels MCP uses), least severe first."""
+
+LOGGING_LEVELS: Mapping[str, int] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+"""MCP's log levels as the `logging` module's (not every one has its own there)."""
+
+Capability: TypeAlias = Literal["elicitation", "sampling", "roots"]
+"""What a client may be able to do for a tool."""
+
+
+@dataclass(frozen=True)
+class Elicit:
+    """Ask the user for some values, through a form the client shows (MCP elicitation).
+
+    Args:
+        message: What the user is asked.
+        schema: The form: a JSON Schema object with flat properties (strings, numbers,
+            booleans, enums; MCP's restricted subset). ``{}`` asks for a yes or no only.
+    """
+
+    message: str
+    schema: Mapping[str, Any] = field(default_factory=dict)
+
+    capability: ClassVar[Capability] = "elicitation"
+    """The client capability it needs."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Ask the client's model for a completion (MCP sampling).
+
+    Args:
+        messages: The conversation: one user message as a string, or `Content` turns
+            (``user`` and ``model`` roles; text and inline images or audio).
+        max_tokens: The most tokens the answer may have.
+        system_prompt: The system prompt the client may use.
+        temperature: The sampling temperature, when it matters.
+    """
+
+    messages: str | Sequence[Content]
+    max_tokens: int = 1000
+    system_prompt: str | None = None
+    temperature: float | None = None
+
+    capability: ClassVar[Capability] = "sampling"
+    """The client capability it needs."""
+
+
+@dataclass(frozen=True)
+class ListRoots:
+    """Ask which roots (directories, repositories: URIs) the client works in."""
+
+    capability: ClassVar[Capability] = "roots"
+    """The client capability it needs."""
+
+
+ClientRequest: TypeAlias = Elicit | Sample | ListRoots
+"""One thing a tool can ask the client."""
+
+
+@dataclass(frozen=True)
+class Elicitation:
+    """The user's answer to an `Elicit`."""
+
+    action: Literal["accept", "decline", "cancel"]
+    """``accept`` (``content`` holds the values), ``decline`` (said no) or ``cancel``
+    (dismissed the question)."""
+    content: Mapping[str, JsonValue] = field(default_factory=dict)
+    """The values the user gave, when they accepted."""
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the user accepted."""
+        return self.action == "accept"
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """The client model's answer to a `Sample`."""
+
+    text: str
+    """The answer's text (``""`` when it is not text)."""
+    model: str = ""
+    """The model that answered."""
+    stop_reason: str | None = None
+    """Why it stopped (``endTurn``, ``maxTokens``, ...), when the client said."""
+
+
+@dataclass(frozen=True)
+class Root:
+    """A root the client works in."""
+
+    uri: str
+    """Its URI (``file://`` for a directory)."""
+    name: str | None = None
+    """Its name, when the client gave one."""
+
+
+Answer: TypeAlias = Elicitation | Sampled | list[Root]
+"""The answer to a `ClientRequest`: an `Elicitation`, a `Sampled`, or the roots."""
+
+
+class ClientChannel(Protocol):
+    """What a caller that can talk to the tool's client (an MCP server) gives the call's
+    context. Tools use it through `ToolContext`: ``log``, ``ask``, ``report_progress``."""
+
+    def supports(self, capability: str) -> bool:
+        """Whether the client can be asked ``capability`` (``elicitation``,
+        ``sampling``, ``roots``) now."""
+        ...
+
+    async def log(
+        self, level: LogLevel, message: str, data: Mapping[str, JsonValue], logger: str
+    ) -> None:
+        """Send a log message to the client (dropped below the level it asked for)."""
+        ...
+
+    async def ask(self, requests: Mapping[str, ClientRequest]) -> dict[str, Answer]:
+        """The client's answer to each request, by key.
+
+        Raises:
+            MissingClientCapability: the client cannot answer one of them.
+        """
+        ...
+
+    async def report_progress(
+        self, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """Tell the client how far the call has got (a no-op when it did not ask)."""
+        ...
