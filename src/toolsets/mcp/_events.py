@@ -75,7 +75,8 @@ class _Stream:
     events: deque[_Event] = field(default_factory=deque)
     next_seq: int = 0
     finished: bool = False
-    """Its request was answered: a new request of the same id starts a new stream."""
+    """Its request was answered: a new request of the same id (or a client resuming it)
+    starts a new stream; this one stays for whoever resumes from its events."""
 
 
 class SessionEventStore(EventStore):
@@ -129,8 +130,8 @@ class SessionEventStore(EventStore):
         self._streams: dict[tuple[str, str], _Stream] = {}
         """(session, stream id) → its current stream."""
         self._tokens: dict[str, _Stream] = {}
-        self._sessions: dict[str, set[str]] = {}
-        """Session → the ids of its streams."""
+        self._sessions: dict[str, set[_Stream]] = {}
+        """Session → its streams."""
         self._alive: dict[str, Callable[[], bool]] = {}
         self._next_sweep = 0.0
         self._bound: StreamableHTTPSessionManager | None = None
@@ -162,10 +163,8 @@ class SessionEventStore(EventStore):
     def forget_session(self, session_id: str) -> None:
         """Drop the events of the session ``session_id`` (it ended)."""
         self._alive.pop(session_id, None)
-        for stream_id in self._sessions.pop(session_id, ()):
-            stream = self._streams.get((session_id, stream_id))
-            if stream is not None:
-                self._drop_stream(stream)
+        for stream in list(self._sessions.pop(session_id, ())):
+            self._drop_stream(stream)
 
     def bind(self, manager: StreamableHTTPSessionManager) -> None:
         """Give every session ``manager`` opens from now on a view of its own of this
@@ -214,11 +213,13 @@ class SessionEventStore(EventStore):
     @property
     def event_count(self) -> int:
         """Events kept now (every session together)."""
+        self._expire(self._clock())
         return len(self._events)
 
     @property
     def byte_count(self) -> int:
         """Bytes kept now (every session together, as counted against ``max_bytes``)."""
+        self._expire(self._clock())
         return self._bytes
 
     def _store(self, session: str, stream_id: str, message: JSONRPCMessage | None) -> str:
@@ -228,12 +229,10 @@ class SessionEventStore(EventStore):
             return secrets.token_urlsafe(16)
         stream = self._streams.get((session, stream_id))
         if stream is None or (message is None and stream.finished):
-            if stream is not None:  # the request id is used again, by a new request
-                self._drop_stream(stream)
             stream = _Stream(session, stream_id, secrets.token_urlsafe(16))
             self._streams[session, stream_id] = stream
             self._tokens[stream.token] = stream
-            self._sessions[session].add(stream_id)
+            self._sessions[session].add(stream)
         text = (
             None if message is None else message.model_dump_json(by_alias=True, exclude_unset=True)
         )
@@ -304,9 +303,9 @@ class SessionEventStore(EventStore):
         self._tokens.pop(stream.token, None)
         if self._streams.get((stream.session, stream.stream_id)) is stream:
             del self._streams[stream.session, stream.stream_id]
-            streams = self._sessions.get(stream.session)
-            if streams is not None:
-                streams.discard(stream.stream_id)
+        streams = self._sessions.get(stream.session)
+        if streams is not None:
+            streams.discard(stream)
 
 
 class _SessionEvents(EventStore):
