@@ -353,3 +353,8 @@ async def test_a_forgotten_sessions_events_are_dropped_and_it_keeps_no_more() ->
 def test_the_bounds_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_events"):
         SessionEventStore(max_events=0)
+
+
+def test_a_negative_retry_interval_is_refused() -> None:
+    with pytest.raises(ValueError, match="retry_interval"):
+        make_server().http_app(retry_interval=-1)

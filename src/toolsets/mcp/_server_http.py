@@ -117,6 +117,8 @@ def http_app(
             ``retry`` field, sent with each stream's first event when there is an
             event store); None: the client's default.
     """
+    if retry_interval is not None and retry_interval < 0:
+        raise ValueError(f"retry_interval must not be negative, not {retry_interval!r}")
     if stateless and event_store not in ("memory", None):
         raise ValueError("an event store needs sessions: it cannot serve stateless=True")
     store: EventStore | None
