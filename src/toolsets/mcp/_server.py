@@ -26,7 +26,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import anyio
 import mcp.types as mt
@@ -37,6 +37,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import EventStore
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -338,6 +339,8 @@ class McpServer(CallsTools):
         allowed_hosts: Sequence[str] | None = None,
         allowed_origins: Sequence[str] | None = None,
         max_body_bytes: int | None = None,
+        event_store: EventStore | Literal["memory"] | None = "memory",
+        retry_interval: float | None = _server_http.DEFAULT_RETRY_INTERVAL,
     ) -> Starlette:
         """The server as an ASGI (Starlette) app speaking streamable HTTP at ``path``.
 
@@ -360,6 +363,13 @@ class McpServer(CallsTools):
             allowed_origins: ``Origin`` headers accepted; by default this machine's.
             max_body_bytes: The largest request body (default 4 MiB); a bigger one is
                 refused with 413.
+            event_store: Where each request stream's events are kept (stateful mode), so
+                that a client whose stream broke, or that a tool closed
+                (`close_sse_stream`), reconnects with ``Last-Event-ID`` and gets the
+                rest: ``"memory"``, a bounded `SessionEventStore` keeping each session's
+                events apart; your own store; or None, no resumable streams.
+            retry_interval: Seconds a client is told to wait before reconnecting to a
+                closed stream (None: the client's default).
         """
         return _server_http.http_app(
             self,
@@ -369,6 +379,8 @@ class McpServer(CallsTools):
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             max_body_bytes=max_body_bytes,
+            event_store=event_store,
+            retry_interval=retry_interval,
         )
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:

@@ -4,8 +4,8 @@ several).
 The app is the SDK's streamable HTTP transport (both protocol eras: a 2026-07-28 request
 is one POST; a 2025-11-25 client opens a session, or none in stateless mode), with DNS
 rebinding protection on by default (the Host and Origin headers must name this machine
-unless told otherwise), a bound on request bodies, and a JSON-RPC error for a request
-it cannot read.
+unless told otherwise), a bound on request bodies, a JSON-RPC error for a request it
+cannot read, and (stateful) resumable event streams.
 """
 
 from __future__ import annotations
@@ -15,15 +15,19 @@ import json
 import os
 import secrets
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import uvicorn
 from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import EventStore
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.applications import Starlette
 
+from toolsets.mcp._events import SessionEventStore, enable_stream_closing
+
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_RETRY_INTERVAL",
     "STATE_KEY_VARIABLE",
     "Servable",
     "LOCAL_HOSTS",
@@ -36,6 +40,8 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 """The largest request body accepted (bigger ones are refused with 413)."""
+DEFAULT_RETRY_INTERVAL = 1.0
+"""Seconds a client is told to wait before reconnecting to a closed event stream."""
 LOCAL_HOSTS = ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
 """The ``Host`` headers accepted by default: this machine's names, any port."""
 LOCAL_ORIGINS = tuple(
@@ -76,6 +82,8 @@ def http_app(
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     max_body_bytes: int | None = None,
+    event_store: EventStore | Literal["memory"] | None = "memory",
+    retry_interval: float | None = DEFAULT_RETRY_INTERVAL,
 ) -> Starlette:
     """``server`` as an ASGI (Starlette) app serving streamable HTTP at ``path``.
 
@@ -97,19 +105,47 @@ def http_app(
         allowed_origins: ``Origin`` headers accepted; by default this machine's
             (`LOCAL_ORIGINS`).
         max_body_bytes: The largest request body (default `DEFAULT_MAX_BODY_BYTES`).
+        event_store: Where the events sent on each request's stream are kept, so that a
+            client whose stream broke, or was closed by a tool (`close_sse_stream`),
+            reconnects with ``Last-Event-ID`` and gets the rest (2025-11-25 clients).
+            ``"memory"``: a new `SessionEventStore` (bounded, in this process); one of
+            your own (a `SessionEventStore` is bound to this app; any other store is
+            shared by every session as is, and must keep them apart itself); None: no
+            resumable streams. Stateless: none (a later request may reach another
+            process, and there is no session to keep events for).
+        retry_interval: Seconds a client is told to wait before reconnecting (the SSE
+            ``retry`` field, sent with each stream's first event when there is an
+            event store); None: the client's default.
     """
+    if retry_interval is not None and retry_interval < 0:
+        raise ValueError(f"retry_interval must not be negative, not {retry_interval!r}")
+    if stateless and event_store not in ("memory", None):
+        raise ValueError("an event store needs sessions: it cannot serve stateless=True")
+    store: EventStore | None
+    if stateless or event_store is None:
+        store = None
+    elif event_store == "memory":
+        store = SessionEventStore()
+    else:
+        store = event_store
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(LOCAL_HOSTS if allowed_hosts is None else allowed_hosts),
         allowed_origins=list(LOCAL_ORIGINS if allowed_origins is None else allowed_origins),
     )
-    return server.server.streamable_http_app(
+    app = server.server.streamable_http_app(
         streamable_http_path=path,
         json_response=json_response,
         stateless_http=stateless,
         transport_security=security,
         max_request_body_size=DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes,
+        event_store=store,
+        retry_interval=None if retry_interval is None else round(retry_interval * 1000),
     )
+    if isinstance(store, SessionEventStore):
+        store.bind(server.server.session_manager)
+    enable_stream_closing(server.server)
+    return app
 
 
 _APP_OPTIONS = (
@@ -119,6 +155,8 @@ _APP_OPTIONS = (
     "allowed_hosts",
     "allowed_origins",
     "max_body_bytes",
+    "event_store",
+    "retry_interval",
 )
 
 
