@@ -2,7 +2,7 @@
 servers and Python modules, validate specs, chat with an agent over them, and serve them
 over MCP. Installed with the ``cli`` extra (click and rich)::
 
-    pip install 'toolsets-ai[cli]'
+    pip install '.[cli]'    # in a clone of toolsets-ai (not on PyPI)
     toolsets --help
 """
 

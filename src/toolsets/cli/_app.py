@@ -24,6 +24,7 @@ except ImportError as exc:
 from toolsets import __version__
 from toolsets._context import ToolConfirmation, ToolContext
 from toolsets._errors import ToolNotFoundError, ToolsetError
+from toolsets._forwarding import ForwardingTool
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
@@ -37,7 +38,9 @@ from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.cli._example import example_arguments
 from toolsets.cli._sources import (
+    CONFIRM_POLICIES,
     CREDENTIAL_ENV_PREFIX,
+    DEFAULT_CONFIRM,
     SourceOptions,
     Sources,
     pairs,
@@ -83,6 +86,13 @@ Credentials for a spec's security schemes: --credential SCHEME=VALUE, or the
 environment variable {CREDENTIAL_ENV_PREFIX}<SCHEME> (the scheme's name upper-cased,
 every other character than a letter or digit made _): e.g. api_key ->
 {CREDENTIAL_ENV_PREFIX}API_KEY. HTTP basic takes user:password.
+
+\b
+Confirmation: --confirm destructive (the default) asks before a call of a tool that may
+destroy or overwrite (an MCP tool not marked read-only or non-destructive; a DELETE, PUT
+or PATCH operation); --confirm always asks before every call, --confirm never before
+none (a Python tool that asks for confirmation itself still does). It applies once over
+every source: a call is confirmed once.
 """
 
 
@@ -148,6 +158,14 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             metavar="GLOB",
             help="Keep the tools of this name or glob, from every source.",
         ),
+        click.option(
+            "--confirm",
+            type=click.Choice(CONFIRM_POLICIES, case_sensitive=False),
+            default=DEFAULT_CONFIRM,
+            show_default=True,
+            help="Which calls ask the user first: never, destructive (a tool not "
+            "read-only and not marked non-destructive; DELETE, PUT, PATCH), or always.",
+        ),
         _debug_option,
     ]
     for decorator in reversed(decorators):
@@ -186,6 +204,7 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         http=tuple(params["http"]),
         tool_timeout=params.get("tool_timeout"),
         debug=_debugging(),
+        confirm=params["confirm"].lower(),
     )
 
 
@@ -254,9 +273,17 @@ def _find(tools: Sequence[Tool], name: str) -> Tool:
     from toolsets.openapi import RestApiTool
 
     for tool in tools:
-        if isinstance(tool, RestApiTool) and tool.operation.operation_id == name:
+        operation = _unwrapped(tool)
+        if isinstance(operation, RestApiTool) and operation.operation.operation_id == name:
             return tool
     raise ToolNotFoundError(name, (tool.name for tool in tools))
+
+
+def _unwrapped(tool: Tool) -> Tool:
+    """The tool under the wrappers (`ConfirmedTool`, `RenamedTool`) around ``tool``."""
+    while isinstance(tool, ForwardingTool):
+        tool = tool.tool
+    return tool
 
 
 # --- the group -------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from toolsets.cli._app import (
     tool_timeout_option,
 )
 from toolsets.cli._sources import (
+    DEFAULT_CONFIRM,
     SourceOptions,
     Sources,
     credential_env_name,
@@ -152,6 +153,8 @@ def client_config(
     for option, key in (("--tag", "tags"), ("--method", "methods"), ("--path", "paths")):
         args += [f"{option}={value}" for value in params[key]]
     args += [f"--name={value}" for value in params["names"]]
+    if params["confirm"].lower() != DEFAULT_CONFIRM:
+        args.append(f"--confirm={params['confirm'].lower()}")
     if tool_timeout != DEFAULT_TOOL_TIMEOUT:
         args.append(f"--tool-timeout={tool_timeout:g}")
     command = _command()
@@ -176,10 +179,18 @@ machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clien
 requests with another Host header are refused (against DNS rebinding).
 
 \b
+A call that --confirm says asks first (by default a destructive one: an MCP tool not
+marked read-only or non-destructive, a DELETE, PUT or PATCH operation) asks the user
+through the client (MCP elicitation), once, even through a gateway; a client that
+cannot ask gets an error result and the call does not run. --confirm never lets every
+call run unasked (for clients that cannot ask, or that confirm calls themselves);
+--confirm always asks before every call.
+
+\b
 Examples:
   toolsets serve petstore.yaml --print-config
   toolsets serve petstore.yaml --credential api_key=KEY
-  toolsets serve claude_desktop_config.json --http 127.0.0.1:8000
+  toolsets serve claude_desktop_config.json --http 127.0.0.1:8000 --confirm never
   toolsets serve openapi.json --http 0.0.0.0:8000 --allowed-host 'mcp.example.com:*'
   toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
 """,

@@ -16,12 +16,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urljoin
 
 import anyio
 import anyio.to_thread
 
+from toolsets._confirmed import ConfirmPolicy, confirmed
 from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._tool import Tool
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
     from toolsets.openapi import OpenApiToolset
 
 __all__ = [
+    "CONFIRM_POLICIES",
     "CREDENTIAL_ENV_PREFIX",
+    "DEFAULT_CONFIRM",
     "MAX_SPEC_REDIRECTS",
     "SPEC_FETCH_TIMEOUT",
     "SourceError",
@@ -47,6 +50,10 @@ __all__ = [
     "security_scheme_names",
 ]
 
+CONFIRM_POLICIES = ("never", "destructive", "always")
+"""What ``--confirm`` takes (`toolsets.ConfirmPolicy`'s names)."""
+DEFAULT_CONFIRM = "destructive"
+"""``--confirm``'s default: a call that may destroy or overwrite asks first."""
 CREDENTIAL_ENV_PREFIX = "TOOLSETS_CREDENTIAL_"
 """Environment variables naming a credential: ``TOOLSETS_CREDENTIAL_<SCHEME>``."""
 
@@ -138,6 +145,9 @@ class SourceOptions:
     """Seconds a call to an MCP server's tool may take (None: `McpToolset`'s default)."""
     debug: bool = False
     """Let ``--stdio`` servers write to this process's stderr (else it is dropped)."""
+    confirm: str = DEFAULT_CONFIRM
+    """When calls ask the user first (``never``, ``destructive``, ``always``): applied
+    once, over every source (see `Sources.open`)."""
 
 
 def kind_of(source: str) -> str:
@@ -369,13 +379,23 @@ class Sources:
         toolset = parts[0] if len(parts) == 1 else combined(*parts)
         if options.names:
             toolset = filtered(toolset, _name_matches(options.names))
+        # One policy, applied once over every source (each made with confirm="never"):
+        # a call is confirmed once, whatever the layers (a gateway's upstream server
+        # too), and --confirm never means no source asks on its own. A Python tool
+        # that asks for confirmation itself still does: its author said so.
+        if options.confirm != "never":
+            toolset = confirmed(toolset, cast("ConfirmPolicy", options.confirm))
         return toolset
 
     @property
     def _mcp_options(self) -> dict[str, Any]:
-        """What every MCP server's `McpToolset` is made with."""
+        """What every MCP server's `McpToolset` is made with: no confirmation of its own
+        (`open` applies ``--confirm`` over every source)."""
         timeout = self.options.tool_timeout
-        return {} if timeout is None else {"timeout": timeout}
+        made: dict[str, Any] = {"confirm": "never"}
+        if timeout is not None:
+            made["timeout"] = timeout
+        return made
 
     async def _spec(self, source: str) -> tuple[OpenApiToolset, set[str]]:
         """The spec's toolset (loaded) with the credentials for its security schemes,
@@ -395,6 +415,7 @@ class Sources:
             base_url=options.base_url,
             headers=dict(options.headers),
             credentials=credentials,
+            confirm="never",  # `open` applies --confirm over every source
         )
         self._specs.append(toolset)
         await toolset.load()
