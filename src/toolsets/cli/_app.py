@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -23,7 +24,7 @@ except ImportError as exc:
 
 from toolsets import __version__
 from toolsets._context import ToolConfirmation, ToolContext
-from toolsets._errors import ToolNotFoundError, ToolsetError
+from toolsets._errors import ToolDefinitionError, ToolNotFoundError, ToolsetError
 from toolsets._forwarding import ForwardingTool
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
@@ -51,6 +52,7 @@ from toolsets.cli._terminal import Terminal, credential_for, dumps, no_credentia
 __all__ = [
     "MAX_PAUSES",
     "CommandError",
+    "SourceCommand",
     "cli",
     "opened",
     "options_of",
@@ -159,6 +161,14 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             help="Keep the tools of this name or glob, from every source.",
         ),
         click.option(
+            "--prefix",
+            "prefix_names",
+            multiple=True,
+            metavar="NAME",
+            help="Offer the tools of the SOURCE, --stdio or --http just before it as "
+            "NAME_tool (repeatable: one per source; for two servers with the same tools).",
+        ),
+        click.option(
             "--confirm",
             type=click.Choice(CONFIRM_POLICIES, case_sensitive=False),
             default=DEFAULT_CONFIRM,
@@ -189,6 +199,70 @@ tool_timeout_option = click.option(
 """``--tool-timeout SECONDS``, of every command that calls tools."""
 
 
+_PREFIXES = "toolsets.prefixes"
+"""Where `SourceCommand` leaves the ``--prefix`` of each source (in ``ctx.meta``)."""
+
+
+class SourceCommand(click.Command):
+    """A command taking sources: ``--prefix NAME`` names the source just before it on
+    the command line (a SOURCE argument, ``--stdio``, or ``--http``/``--mcp-url``),
+    which click's parsing alone does not tell."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_PREFIXES] = self._prefixes(args)
+        return super().parse_args(ctx, args)
+
+    def _prefixes(self, args: Sequence[str]) -> tuple[tuple[str, int, str], ...]:
+        """``(kind, index, NAME)`` for each ``--prefix NAME``: the ``index``-th
+        positional argument (kind ``"source"``), ``--stdio`` or ``--http`` option."""
+        taking: dict[str, str] = {}  # option -> the parameter it gives a value to
+        for param in self.params:
+            if isinstance(param, click.Option) and not param.is_flag and param.name:
+                for opt in param.opts:
+                    taking[opt] = param.name
+        counts = {"source": 0, "stdio": 0, "http": 0}
+        last: tuple[str, int] | None = None
+        found: list[tuple[str, int, str]] = []
+        named: set[tuple[str, int]] = set()
+        words = iter(args)
+        for word in words:
+            if word == "--":
+                for _ in words:
+                    last = ("source", counts["source"])
+                    counts["source"] += 1
+                break
+            option, has_value, value = word.partition("=")
+            if not word.startswith("-") or word == "-":
+                last = ("source", counts["source"])
+                counts["source"] += 1
+                continue
+            name = taking.get(option)
+            if name is None:
+                continue
+            if not has_value:
+                value = next(words, "")
+            if name in ("stdio", "http"):
+                last = (name, counts[name])
+                counts[name] += 1
+            elif name == "prefix_names":
+                if last is None:
+                    raise click.UsageError(
+                        f"--prefix {value} names no source: put it after the SOURCE, "
+                        "--stdio or --http whose tools it prefixes"
+                    )
+                if last in named:
+                    raise click.UsageError(f"--prefix {value}: that source has a prefix already")
+                named.add(last)
+                found.append((*last, value))
+        return tuple(found)
+
+
+def _prefixes() -> tuple[tuple[str, int, str], ...]:
+    """The ``--prefix`` of each source, as `SourceCommand` found them."""
+    ctx = click.get_current_context(silent=True)
+    return tuple(ctx.meta.get(_PREFIXES, ())) if ctx is not None else ()
+
+
 def options_of(params: Mapping[str, Any]) -> SourceOptions:
     """The source options a command was given."""
     return SourceOptions(
@@ -205,6 +279,7 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         tool_timeout=params.get("tool_timeout"),
         debug=_debugging(),
         confirm=params["confirm"].lower(),
+        prefixes=_prefixes(),
     )
 
 
@@ -231,7 +306,12 @@ async def opened(
                 await loading.shutdown_specs()
             raise
         try:
-            tools = await toolset.list_tools(ToolContext())
+            try:
+                tools = await toolset.list_tools(ToolContext())
+            except ToolDefinitionError as exc:
+                if exc.tool_name is None or len(loading.parts) < 2:  # noqa: PLR2004
+                    raise
+                raise CommandError(await loading.same_names(exc.tool_name)) from exc
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await toolset.shutdown()
@@ -250,18 +330,62 @@ def run_async(make: Callable[[], Awaitable[T]]) -> T:
     return anyio.run(call)
 
 
-def _split_tool(arguments: Sequence[str], command: str) -> tuple[list[str], str, list[str]]:
+def _split_tool(
+    arguments: Sequence[str], command: str, params: Mapping[str, Any]
+) -> tuple[list[str], str, list[str]]:
     """``SOURCE… TOOL key=value…`` split: the trailing ``key=value`` items, the tool
-    before them, the sources before it."""
+    before them, the sources before it.
+
+    Raises:
+        click.UsageError: no TOOL, or a word after the TOOL that is not ``key=value``
+            (it names the word, not a source it would otherwise be taken for).
+    """
     end = len(arguments)
-    while end > 0 and "=" in arguments[end - 1]:
+    while end > 0 and _is_pair(arguments[end - 1]):
         end -= 1
     if end == 0:
         raise click.UsageError(f"{command} needs the name of a TOOL")
     name = arguments[end - 1]
     if end == 1 and ("://" in name or Path(name).exists()):  # SOURCE given, TOOL forgotten
         raise click.UsageError(f"{command} needs the name of a TOOL after {name}")
-    return list(arguments[: end - 1]), name, list(arguments[end:])
+    sources = list(arguments[: end - 1])
+    first_pair = next((i for i, item in enumerate(sources) if _is_pair(item)), None)
+    if first_pair is not None and first_pair > 0:  # TOOL key=value… word key=value…
+        stray = next(item for item in arguments[first_pair:] if not _is_pair(item))
+        raise _not_a_pair(command, stray, sources[first_pair - 1])
+    has_servers = bool(params.get("stdio") or params.get("http"))
+    if sources and (len(sources) > 1 or has_servers) and not _looks_like_source(sources[-1]):
+        raise _not_a_pair(command, name, sources[-1])  # TOOL word
+    return sources, name, list(arguments[end:])
+
+
+def _is_pair(item: str) -> bool:
+    """``key=value`` or ``key:=json`` (not a URL with a query, not a path)."""
+    key, sep, _ = item.partition("=")
+    return bool(sep) and bool(key) and "/" not in key and "://" not in item
+
+
+def _looks_like_source(item: str) -> bool:
+    """What a SOURCE may be: an existing path, a URL, ``module:attribute``, or a path
+    of a spec or config file (one that does not exist is said so when it is read)."""
+    return (
+        "://" in item
+        or ":" in item
+        or "/" in item
+        or item.endswith((".json", ".yaml", ".yml"))
+        or Path(item).exists()
+    )
+
+
+def _not_a_pair(command: str, word: str, tool: str) -> click.UsageError:
+    if command == "inspect":
+        return click.UsageError(
+            f"inspect: {word!r} after the tool {tool!r}: inspect takes one TOOL, no arguments"
+        )
+    return click.UsageError(
+        f"{command}: {word!r} after the tool {tool!r} is not an argument: write "
+        f"{word.partition('=')[0]}=VALUE (or key:=JSON, or --args JSON)"
+    )
 
 
 def _find(tools: Sequence[Tool], name: str) -> Tool:
@@ -337,6 +461,7 @@ def cli() -> None:
 
 @cli.command(
     "list",
+    cls=SourceCommand,
     epilog=_SOURCE_HELP
     + """
 \b
@@ -370,7 +495,7 @@ def list_command(sources: tuple[str, ...], as_json: bool, **params: Any) -> None
                     tool.name, _hints(tool), _parameters_in_short(tool), _first_line(tool)
                 )
             terminal.out.print(table)
-            terminal.note(f"{len(tools)} tool{'' if len(tools) == 1 else 's'}")
+            terminal.note(_count(len(tools), "tool"))
 
     run_async(go)
 
@@ -429,6 +554,7 @@ def _first_line(tool: Tool) -> str:
 
 @cli.command(
     "inspect",
+    cls=SourceCommand,
     epilog=_SOURCE_HELP
     + """
 \b
@@ -442,7 +568,7 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
 def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) -> None:
     """Show one tool: its description, full parameter schema, and an example call."""
-    sources, name, rest = _split_tool(arguments, "inspect")
+    sources, name, rest = _split_tool(arguments, "inspect", params)
     if rest:
         raise click.UsageError(f"inspect takes no key=value arguments: {rest[0].split('=')[0]}")
     terminal = Terminal()
@@ -495,6 +621,7 @@ def _example_call(
 
 @cli.command(
     "call",
+    cls=SourceCommand,
     epilog=_SOURCE_HELP
     + """
 \b
@@ -523,7 +650,7 @@ def call_command(
 
     A tool that requires confirmation asks on the terminal (--yes confirms without
     asking; with no terminal and no --yes the call is refused)."""
-    sources, name, pairs_given = _split_tool(arguments, "call")
+    sources, name, pairs_given = _split_tool(arguments, "call", params)
     if args_json is not None and pairs_given:
         raise click.UsageError("give the arguments as key=value or as --args, not both")
     terminal = Terminal()
@@ -686,13 +813,17 @@ def validate_command(spec: str, as_json: bool, max_errors: int, headers: tuple[s
     sent = pairs(headers, "--header")
 
     async def go() -> int:
+        # The operations loading leaves out are problems listed below: not logged too.
+        loader = logging.getLogger("toolsets.openapi")
         async with terminal.progress("Validating…"):
             document, uri = await read_spec(spec, sent)
             toolset = OpenApiToolset(document, spec_url=uri)
+            loader.disabled = True
             try:
                 problems = await toolset.validate(max_errors=max_errors)
                 operations = len(await toolset.list_tools()) if not problems else 0
             finally:
+                loader.disabled = False
                 await toolset.shutdown()
         if as_json:
             terminal.result(
@@ -702,18 +833,22 @@ def validate_command(spec: str, as_json: bool, max_errors: int, headers: tuple[s
             for problem in problems:
                 terminal.line(str(problem))
         if problems:
-            count = len(problems)
             terminal.err.print(
-                f"toolsets: {spec}: {count} problem{'' if count == 1 else 's'}", markup=False
+                f"toolsets: {spec}: {_count(len(problems), 'problem')}", markup=False
             )
             return 1
         if not as_json:
-            terminal.line(f"{spec}: valid, {operations} operations")
+            terminal.line(f"{spec}: valid, {_count(operations, 'operation')}")
         return 0
 
     status = run_async(go)
     if status:
         sys.exit(status)
+
+
+def _count(number: int, thing: str) -> str:
+    """``1 tool``, ``2 tools``."""
+    return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
 # --- the error boundary ----------------------------------------------------------------

@@ -32,6 +32,7 @@ from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
 from toolsets.cli._app import (
     CommandError,
+    SourceCommand,
     opened,
     options_of,
     run_async,
@@ -111,6 +112,7 @@ def client_config(
     http: tuple[str, int] | None,
     schemes: Iterable[str] = (),
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+    prefixes: Sequence[tuple[str, int, str]] = (),
 ) -> tuple[dict[str, JsonValue], list[str]]:
     """The ``mcpServers`` object with one entry that runs (or reaches) this server, and
     the names of the secrets left as `PLACEHOLDER` in it.
@@ -127,10 +129,17 @@ def client_config(
         return {"mcpServers": {name: {"url": f"http://{shown}:{port}/mcp"}}}, []
     args: list[str] = ["serve"]
     python = False
-    for source in sources:
+    prefix = {(kind, index): name for kind, index, name in prefixes}
+
+    def prefixing(kind: str, index: int) -> list[str]:
+        name = prefix.get((kind, index))
+        return [] if name is None else [f"--prefix={name}"]
+
+    for index, source in enumerate(sources):
         kind = kind_of(source)
         python = python or kind == "python"
         args.append(source if kind == "python" or "://" in source else str(Path(source).resolve()))
+        args += prefixing("source", index)
     secrets: list[str] = []
     env: dict[str, JsonValue] = {}
     for item in params["credentials"]:
@@ -144,7 +153,8 @@ def client_config(
             secrets.append(variable)
     for option, key in (("--stdio", "stdio"), ("--mcp-url", "http"), ("--base-url", "base_url")):
         values = params[key] if isinstance(params[key], tuple) else (params[key],)
-        args += [f"{option}={value}" for value in values if value]
+        for index, value in enumerate(value for value in values if value):
+            args += [f"{option}={value}", *prefixing(key, index)]
     for option, key in (("--header", "headers"), ("--mcp-header", "mcp_headers")):
         for item in params[key]:
             header = item.partition("=")[0].strip()
@@ -170,6 +180,7 @@ def client_config(
 
 @click.command(
     "serve",
+    cls=SourceCommand,
     epilog="""
 \b
 Over stdio by default (what Claude Desktop, Cursor or VS Code start); --http serves
@@ -271,7 +282,13 @@ def serve_command(
                     document, _ = run_async(functools.partial(read_spec, source, headers))
                     schemes |= security_scheme_names(document)
         config, secrets = client_config(
-            name, sources, params, http=http, schemes=schemes, tool_timeout=tool_timeout
+            name,
+            sources,
+            params,
+            http=http,
+            schemes=schemes,
+            tool_timeout=tool_timeout,
+            prefixes=options_of(params).prefixes,
         )
         terminal.result(config)
         if secrets:
@@ -430,6 +447,7 @@ def worker_server() -> McpServer:
         key: tuple(value) if isinstance(value, list) else value
         for key, value in given["options"].items()
     }
+    plain["prefixes"] = tuple(tuple(each) for each in plain.get("prefixes", ()))
     options = SourceOptions(**plain)
     server = ServerOptions(**given["server"])
     loading = Sources(given["sources"], options)

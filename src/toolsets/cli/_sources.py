@@ -27,7 +27,7 @@ from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._tool import Tool
 from toolsets._toolset import StaticToolset, Toolset
-from toolsets._wrappers import combined, filtered
+from toolsets._wrappers import combined, filtered, prefixed
 
 if TYPE_CHECKING:
     from toolsets.mcp import Stdio
@@ -145,6 +145,9 @@ class SourceOptions:
     """Seconds a call to an MCP server's tool may take (None: `McpToolset`'s default)."""
     debug: bool = False
     """Let ``--stdio`` servers write to this process's stderr (else it is dropped)."""
+    prefixes: tuple[tuple[str, int, str], ...] = ()
+    """``--prefix``: ``(kind, index, NAME)``, the tools of the ``index``-th SOURCE
+    (``"source"``), ``--stdio`` or ``--http`` offered as ``NAME_tool``."""
     confirm: str = DEFAULT_CONFIRM
     """When calls ask the user first (``never``, ``destructive``, ``always``): applied
     once, over every source (see `Sources.open`)."""
@@ -325,6 +328,17 @@ class Sources:
                 source="",
             )
         self._specs: list[OpenApiToolset] = []
+        self._prefix: dict[tuple[str, int], str] = {}
+        for kind, index, name in options.prefixes:
+            if kind == "source" and index >= len(self.sources):
+                raise SourceError(
+                    f"--prefix {name} follows no SOURCE (it comes after the TOOL)",
+                    source="--prefix",
+                )
+            self._prefix[kind, index] = name
+        self.parts: tuple[Toolset, ...] = ()
+        self.labels: list[str] = []
+        """What each part of the toolset `open` makes was given as, in order."""
 
     @property
     def has_specs(self) -> bool:
@@ -346,27 +360,36 @@ class Sources:
         options = self.options
         parts: list[Toolset] = []
         used: set[str] = set()
-        for source, kind in zip(self.sources, self.kinds, strict=True):
+        self.labels = []
+
+        def add(part: Toolset, kind: str, index: int, label: str) -> None:
+            name = self._prefix.get((kind, index))
+            parts.append(part if name is None else prefixed(part, name))
+            self.labels.append(label)
+
+        for index, (source, kind) in enumerate(zip(self.sources, self.kinds, strict=True)):
             if kind == "spec":
                 spec, schemes = await self._spec(source)
                 used |= schemes
-                parts.append(self._selected(spec))
+                add(self._selected(spec), "source", index, source)
             elif kind == "config":
                 from toolsets.mcp import load_mcp_config
 
-                parts.append(load_mcp_config(source, **self._mcp_options))
+                add(load_mcp_config(source, **self._mcp_options), "source", index, source)
             else:
-                parts.append(_python_toolset(source))
+                add(_python_toolset(source), "source", index, source)
         if options.stdio or options.http:
             from toolsets.mcp import McpToolset, StreamableHttp
-        for command in options.stdio:
-            parts.append(McpToolset(_stdio(command, debug=options.debug), **self._mcp_options))
-        for url in options.http:
+        for index, command in enumerate(options.stdio):
+            server = McpToolset(_stdio(command, debug=options.debug), **self._mcp_options)
+            add(server, "stdio", index, f"--stdio {shlex.quote(command)}")
+        for index, url in enumerate(options.http):
             try:
                 transport = StreamableHttp(url=url, headers=dict(options.mcp_headers))
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
-            parts.append(McpToolset(transport, **self._mcp_options))
+            add(McpToolset(transport, **self._mcp_options), "http", index, f"--http {url}")
+        self.parts = tuple(parts)
         unknown = sorted(set(options.credentials) - used)
         only_specs = set(self.kinds) == {"spec"} and not (options.stdio or options.http)
         if unknown and only_specs:
@@ -434,6 +457,23 @@ class Sources:
                 methods=options.methods or None,
                 paths=options.paths or None,
             ),
+        )
+
+    async def same_names(self, name: str) -> str:
+        """Why the sources cannot be combined: those offering a tool ``name`` (each part
+        of `open`'s toolset listed again: the listings are kept), and the way out."""
+        owners = []
+        for part, label in zip(self.parts, self.labels, strict=True):
+            try:
+                tools = await part.list_tools(ToolContext())
+            except ToolsetError:
+                continue
+            if any(tool.name == name for tool in tools):
+                owners.append(label)
+        who = " and ".join(owners) if len(owners) > 1 else "two sources"
+        return (
+            f"{who} both offer a tool named {name!r}: put --prefix NAME after one of them "
+            "(its tools become NAME_tool)"
         )
 
     async def shutdown_specs(self) -> None:
