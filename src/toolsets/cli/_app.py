@@ -309,9 +309,16 @@ async def opened(
             try:
                 tools = await toolset.list_tools(ToolContext())
             except ToolDefinitionError as exc:
-                if exc.tool_name is None or len(loading.parts) < 2:  # noqa: PLR2004
+                if exc.tool_name is None or len(loading.parts) < 2:
                     raise
                 raise CommandError(await loading.same_names(exc.tool_name)) from exc
+            if loading.selects:
+                unmatched = await loading.unmatched()
+                if not tools:
+                    why = "; ".join(unmatched) or f"{loading.selection} together match no tool"
+                    raise CommandError(f"no tools selected: {why}")
+                if unmatched:
+                    terminal.note(f"warning: {'; '.join(unmatched)}")
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await toolset.shutdown()

@@ -64,6 +64,8 @@ MAX_SPEC_REDIRECTS = 5
 _OWN_ENV_PREFIX = "TOOLSETS_"
 """toolsets' own environment variables, never handed to an MCP server it starts."""
 _MODULE_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_TAGS_SHOWN = 12
+"""Tags named when a ``--tag`` matches nothing."""
 _HEAD = 65536
 """Characters of a file read to tell a spec from an MCP config."""
 _SPEC_KEY = re.compile(r"""^[\s{]*["']?(openapi|swagger)["']?\s*:""", re.M)
@@ -337,6 +339,7 @@ class Sources:
                 )
             self._prefix[kind, index] = name
         self.parts: tuple[Toolset, ...] = ()
+        self._unnamed: Toolset | None = None
         self.labels: list[str] = []
         """What each part of the toolset `open` makes was given as, in order."""
 
@@ -400,6 +403,7 @@ class Sources:
                 source="--credential",
             )
         toolset = parts[0] if len(parts) == 1 else combined(*parts)
+        self._unnamed = toolset
         if options.names:
             toolset = filtered(toolset, _name_matches(options.names))
         # One policy, applied once over every source (each made with confirm="never"):
@@ -458,6 +462,65 @@ class Sources:
                 paths=options.paths or None,
             ),
         )
+
+    @property
+    def selects(self) -> bool:
+        """Whether a selection option (``--tag``, ``--method``, ``--path``, ``--name``)
+        was given."""
+        options = self.options
+        return bool(options.tags or options.methods or options.paths or options.names)
+
+    @property
+    def selection(self) -> str:
+        """The selection options given, as typed: ``--tag pets --method get``."""
+        options = self.options
+        given = [
+            f"{option} {shlex.quote(value)}"
+            for option, values in (
+                ("--tag", options.tags),
+                ("--method", options.methods),
+                ("--path", options.paths),
+                ("--name", options.names),
+            )
+            for value in values
+        ]
+        return " ".join(given)
+
+    async def unmatched(self) -> list[str]:
+        """The selection options that match no tool of the sources (each alone), as
+        ``--tag x matches no operation (the tags: a, b)``."""
+        from toolsets.openapi import RestApiTool, select_operations
+
+        options = self.options
+        operations = [
+            tool
+            for spec in self._specs
+            for tool in await spec.list_tools()
+            if isinstance(tool, RestApiTool)
+        ]
+        found: list[str] = []
+        tag_missing = False
+        for option, values, select in (
+            ("--tag", options.tags, lambda value: select_operations(tags=[value])),
+            ("--method", options.methods, lambda value: select_operations(methods=[value])),
+            ("--path", options.paths, lambda value: select_operations(paths=[value])),
+        ):
+            for value in values:
+                keep = select(value)
+                if not any(keep(tool, ToolContext()) for tool in operations):
+                    found.append(f"{option} {value} matches no operation")
+                    tag_missing = tag_missing or option == "--tag"
+        if tag_missing:
+            tags = {tag for tool in operations for tag in tool.operation.tags}
+            named = sorted(tags, key=str.casefold)
+            shown = ", ".join(named[:_TAGS_SHOWN]) + (", …" if len(named) > _TAGS_SHOWN else "")
+            found.append(f"the tags: {shown}" if named else "the specs have no tags")
+        if options.names and self._unnamed is not None:
+            names = [tool.name for tool in await self._unnamed.list_tools(ToolContext())]
+            for pattern in options.names:
+                if not any(fnmatchcase(name, pattern) for name in names):
+                    found.append(f"--name {pattern} matches no tool")
+        return found
 
     async def same_names(self, name: str) -> str:
         """Why the sources cannot be combined: those offering a tool ``name`` (each part
