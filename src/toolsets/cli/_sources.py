@@ -500,13 +500,13 @@ class Sources:
         ]
         found: list[str] = []
         tag_missing = False
-        for option, values, select in (
-            ("--tag", options.tags, lambda value: select_operations(tags=[value])),
-            ("--method", options.methods, lambda value: select_operations(methods=[value])),
-            ("--path", options.paths, lambda value: select_operations(paths=[value])),
+        for option, values, key in (
+            ("--tag", options.tags, "tags"),
+            ("--method", options.methods, "methods"),
+            ("--path", options.paths, "paths"),
         ):
             for value in values:
-                keep = select(value)
+                keep = select_operations(**{key: [value]})  # type: ignore[arg-type]
                 if not any(keep(tool, ToolContext()) for tool in operations):
                     found.append(f"{option} {value} matches no operation")
                     tag_missing = tag_missing or option == "--tag"
