@@ -738,7 +738,9 @@ async def _call(
     The exit status: 0, or 1 for an error result."""
     credentials = pairs(params["credentials"], "--credential")
     ctx = ToolContext(function_call_id="toolsets-cli")
-    outcome = await invoke(tool, args, ctx, default_timeout=timeout)
+    async with terminal.call_progress(tool.name) as report:
+        ctx.progress = report
+        outcome = await invoke(tool, args, ctx, default_timeout=timeout)
     for _ in range(MAX_PAUSES):
         confirmation: ToolConfirmation | None = None
         credential = None
@@ -758,15 +760,17 @@ async def _call(
                 raise CommandError(no_credential(tool.name, outcome.auth_config))
         else:
             break
-        outcome = await invoke(
-            tool,
-            outcome.args,
-            ctx,
-            default_timeout=timeout,
-            confirmation=confirmation,
-            credential=credential,
-            resumed=True,
-        )
+        async with terminal.call_progress(tool.name) as report:
+            ctx.progress = report
+            outcome = await invoke(
+                tool,
+                outcome.args,
+                ctx,
+                default_timeout=timeout,
+                confirmation=confirmation,
+                credential=credential,
+                resumed=True,
+            )
     else:
         raise CommandError(f"{tool.name} kept asking for confirmation or a credential")
     result = outcome.result if isinstance(outcome, Done) else outcome.interim
