@@ -126,9 +126,15 @@ def test_call_confirm_never_sends_a_delete_without_asking_and_always_asks_before
         toolsets_command("call", spec, "create_note", "title=gone", "--base-url", api.url)
     )
     done = toolsets_command(
-        "call", spec, "delete_note", f"note_id={note['id']}", "--base-url", api.url,
-        "--confirm", "never",
-    )  # fmt: skip
+        "call",
+        spec,
+        "delete_note",
+        f"note_id={note['id']}",
+        "--base-url",
+        api.url,
+        "--confirm",
+        "never",
+    )
     assert done.returncode == 0, done.stderr
     assert note["id"] not in api.notes
     before = len(api.requests)
@@ -156,9 +162,18 @@ def test_print_config_carries_the_confirm_policy_and_the_prefixes(
 ) -> None:
     spec = str(sources["notes"])
     done = toolsets_command(
-        "serve", spec, "--prefix", "notes", "--stdio", FIXTURE_STDIO, "--prefix", "fx",
-        "--confirm", "never", "--print-config",
-    )  # fmt: skip
+        "serve",
+        spec,
+        "--prefix",
+        "notes",
+        "--stdio",
+        FIXTURE_STDIO,
+        "--prefix",
+        "fx",
+        "--confirm",
+        "never",
+        "--print-config",
+    )
     [entry] = stdout_json(done)["mcpServers"].values()
     args = entry["args"]
     assert "--confirm=never" in args
@@ -181,9 +196,19 @@ def test_two_servers_offering_the_same_names_is_one_line_advising_prefix() -> No
 
 def test_prefix_names_the_tools_of_the_source_just_before_it() -> None:
     done = toolsets_command(
-        "call", "--stdio", FIXTURE_STDIO, "--prefix", "one", "--stdio", FIXTURE_STDIO,
-        "--prefix", "two", "two_add", "a=1", "b=2",
-    )  # fmt: skip
+        "call",
+        "--stdio",
+        FIXTURE_STDIO,
+        "--prefix",
+        "one",
+        "--stdio",
+        FIXTURE_STDIO,
+        "--prefix",
+        "two",
+        "two_add",
+        "a=1",
+        "b=2",
+    )
     assert stdout_json(done) == {"total": 3}
     listed = stdout_json(
         toolsets_command(
@@ -197,7 +222,7 @@ def test_prefix_names_the_tools_of_the_source_just_before_it() -> None:
             "--name",
             "*echo",
             "--json",
-        )  # fmt: skip
+        )
     )
     assert [tool["name"] for tool in listed] == ["echo", "b_echo"]
 
@@ -207,8 +232,11 @@ def test_a_prefix_of_a_spec_given_as_an_argument(sources: dict[str, Path]) -> No
         toolsets_command("list", str(sources["notes"]), "--prefix", "notes", "--json")
     )
     assert {tool["name"] for tool in listed} == {
-        "notes_list_notes", "notes_create_note", "notes_get_note", "notes_delete_note",
-    }  # fmt: skip
+        "notes_list_notes",
+        "notes_create_note",
+        "notes_get_note",
+        "notes_delete_note",
+    }
 
 
 def test_a_prefix_that_follows_no_source_is_one_line(sources: dict[str, Path]) -> None:
@@ -274,9 +302,11 @@ def test_validate_shows_a_problem_loading_finds_once(tmp_path: Path) -> None:
 
 def test_validate_counts_one_operation_in_the_singular(tmp_path: Path) -> None:
     spec = tmp_path / "one.yaml"
-    spec.write_text(BROKEN_REF.split("  /b:")[0].replace(
-        "      parameters:\n        - $ref: '#/components/parameters/missing'\n", ""
-    ))  # fmt: skip
+    spec.write_text(
+        BROKEN_REF.split("  /b:")[0].replace(
+            "      parameters:\n        - $ref: '#/components/parameters/missing'\n", ""
+        )
+    )
     done = toolsets_command("validate", str(spec))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{spec}: valid, 1 operation"
