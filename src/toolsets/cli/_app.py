@@ -313,12 +313,12 @@ async def opened(
                     raise
                 raise CommandError(await loading.same_names(exc.tool_name)) from exc
             if loading.selects:
+                # Said on stderr; the (maybe empty) list is still the result.
                 unmatched = await loading.unmatched()
-                if not tools:
-                    why = "; ".join(unmatched) or f"{loading.selection} together match no tool"
-                    raise CommandError(f"no tools selected: {why}")
+                if not tools and not unmatched:
+                    unmatched = [f"{loading.selection} together match no tool"]
                 if unmatched:
-                    terminal.note(f"warning: {'; '.join(unmatched)}")
+                    terminal.warn("; ".join(unmatched))
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await toolset.shutdown()

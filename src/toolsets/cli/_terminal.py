@@ -124,6 +124,10 @@ class Terminal:
             for status in shown:
                 status.stop()
 
+    def warn(self, text: str) -> None:
+        """A warning, one line on stderr: ``toolsets: warning: text``."""
+        self.err.print(f"toolsets: warning: {text}", markup=False)
+
     def note(self, text: str) -> None:
         """A line on stderr (dimmed on a terminal)."""
         self.err.print(text, style="dim", markup=False)
