@@ -394,3 +394,31 @@ def test_a_filter_value_that_matches_nothing_beside_others_is_a_warning(
     done = toolsets_command("list", str(sources["tagged"]), "--tag", "admin", "--tag", "pets")
     assert "delete_note" in done.stdout
     assert "--tag pets matches no operation" in _warning(done)
+
+
+# --- further rough edges -------------------------------------------------------------------
+
+
+def test_calling_an_operation_of_a_spec_naming_no_server_asks_for_base_url(
+    sources: dict[str, Path],
+) -> None:
+    line = error_line(toolsets_command("call", str(sources["notes"]), "list_notes"))
+    assert (
+        line
+        == "toolsets: list_notes: the spec names no server: give the API's URL with --base-url URL"
+    )
+
+
+def test_serving_a_spec_naming_no_server_warns_that_its_operations_cannot_be_called(
+    sources: dict[str, Path],
+) -> None:
+    done = toolsets_command("serve", str(sources["notes"]), stdin="")
+    assert done.returncode == 0, done.stderr
+    line = _warning(done)
+    assert "4 operations cannot be called" in line
+    assert "--base-url URL" in line
+
+
+def test_a_server_crashing_during_a_call_is_one_line() -> None:
+    line = error_line(toolsets_command("call", "--stdio", FIXTURE_STDIO, "crash", "--yes"))
+    assert "went away during the call to 'crash'" in line

@@ -7,8 +7,8 @@ import json
 import logging
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -291,10 +291,11 @@ def _debugging() -> bool:
 
 @asynccontextmanager
 async def opened(
-    terminal: Terminal, sources: Sequence[str], params: Mapping[str, Any]
+    terminal: Terminal, sources: Sequence[str], params: Mapping[str, Any], *, calls: bool = True
 ) -> AsyncIterator[tuple[Toolset, Sequence[Tool]]]:
     """Every source's tools (loaded and connected under a progress display), shut down
-    when the block ends."""
+    when the block ends. ``calls``: the tools are offered for calling (`serve`, `run`),
+    so a warning says when operations cannot be (a spec naming no server)."""
     options = options_of(params)
     loading = Sources(sources, options)
     what = "Loading the spec" if loading.has_specs else "Connecting"
@@ -319,6 +320,8 @@ async def opened(
                     unmatched = [f"{loading.selection} together match no tool"]
                 if unmatched:
                     terminal.warn("; ".join(unmatched))
+            if calls:
+                _warn_uncallable(terminal, tools)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await toolset.shutdown()
@@ -488,7 +491,7 @@ def list_command(sources: tuple[str, ...], as_json: bool, **params: Any) -> None
     terminal = Terminal()
 
     async def go() -> None:
-        async with opened(terminal, sources, params) as (_, tools):
+        async with opened(terminal, sources, params, calls=False) as (_, tools):
             if as_json:
                 terminal.result([_described(tool) for tool in tools])
                 return
@@ -581,7 +584,7 @@ def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) ->
     terminal = Terminal()
 
     async def go() -> None:
-        async with opened(terminal, sources, params) as (_, tools):
+        async with opened(terminal, sources, params, calls=False) as (_, tools):
             tool = _find(tools, name)
             schema = _parameters(tool)
             example = example_arguments(schema, tool_name=tool.name)
@@ -663,7 +666,7 @@ def call_command(
     terminal = Terminal()
 
     async def go() -> int:
-        async with opened(terminal, sources, params) as (_, tools):
+        async with opened(terminal, sources, params, calls=False) as (_, tools):
             tool = _find(tools, name)
             args = _json_args(args_json) if args_json is not None else {}
             args.update(_pairs_args(tool, pairs_given))
@@ -671,9 +674,25 @@ def call_command(
                 terminal, tool, args, yes=yes, timeout=params["tool_timeout"], params=params
             )
 
-    status = run_async(go)
+    # A server that exits during the call: the error result says so, in one line.
+    with _dropped(logging.getLogger("toolsets.mcp"), "server_exited"):
+        status = run_async(go)
     if status:
         sys.exit(status)
+
+
+@contextmanager
+def _dropped(logger: logging.Logger, marker: str) -> Iterator[None]:
+    """``logger``'s records marked ``marker`` (in their ``extra``) dropped in the block."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not getattr(record, marker, False)
+
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
 
 
 def _json_args(text: str) -> dict[str, Any]:
@@ -737,6 +756,7 @@ async def _call(
     """Call ``tool`` through the one call path, answering its pauses; print the result.
     The exit status: 0, or 1 for an error result."""
     credentials = pairs(params["credentials"], "--credential")
+    _check_base_url(tool)
     ctx = ToolContext(function_call_id="toolsets-cli")
     async with terminal.call_progress(tool.name) as report:
         ctx.progress = report
@@ -779,6 +799,40 @@ async def _call(
         terminal.err.print(f"toolsets: {tool.name}: {_error_line(result)}", markup=False)
         return 1
     return 0
+
+
+def _warn_uncallable(terminal: Terminal, tools: Sequence[Tool]) -> None:
+    """A warning when operations cannot be called: their spec says nowhere absolute
+    where its API is (and no ``--base-url`` was given)."""
+    from toolsets.openapi import RestApiTool
+
+    stuck = [
+        tool.name
+        for tool in tools
+        if isinstance(operation := _unwrapped(tool), RestApiTool) and operation.base_url is None
+    ]
+    if stuck:
+        terminal.warn(
+            f"{_count(len(stuck), 'operation')} cannot be called (e.g. {stuck[0]}): the "
+            "spec names no server, or a relative one; give the API's URL with --base-url URL"
+        )
+
+
+def _check_base_url(tool: Tool) -> None:
+    """Raise, naming ``--base-url``, when ``tool`` is an operation of a spec that says
+    nowhere absolute where its API is.
+
+    Raises:
+        CommandError: saying so (nothing is sent).
+    """
+    from toolsets.openapi import RestApiTool
+
+    operation = _unwrapped(tool)
+    if not isinstance(operation, RestApiTool) or operation.base_url is not None:
+        return
+    servers = operation.operation.servers
+    where = f"its server URL {servers[0].url!r} is relative" if servers else "names no server"
+    raise CommandError(f"{tool.name}: the spec {where}: give the API's URL with --base-url URL")
 
 
 def _error_line(result: JsonValue) -> str:
