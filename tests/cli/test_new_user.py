@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -106,6 +107,44 @@ async def test_a_gateway_asks_an_eliciting_client_once_per_call() -> None:
     assert done.structured_content == {"result": "deleted x"}
     assert len(asks) == 1
     assert "delete_file" in asks[0]
+
+
+def _upstream(spec: Path, api: NotesApi) -> str:
+    """``--stdio`` for another ``toolsets serve`` of the notes API: a server that
+    confirms its own destructive tools (by elicitation)."""
+    return shlex.join([*entry_point(), "serve", str(spec), "--base-url", api.url])
+
+
+def _create_note(spec: Path, api: NotesApi) -> int:
+    made = toolsets_command("call", str(spec), "create_note", "title=t", "--base-url", api.url)
+    note_id: int = stdout_json(made)["id"]
+    return note_id
+
+
+@pytest.mark.anyio
+async def test_a_gateway_before_a_server_that_confirms_itself_asks_once(
+    sources: dict[str, Path], api: NotesApi
+) -> None:
+    note = _create_note(sources["notes"], api)
+    asks: list[str] = []
+    gateway = _served("--stdio", _upstream(sources["notes"], api))
+    done = await _call_through(gateway, "delete_note", {"note_id": note}, asks=asks)
+    assert not done.is_error, done.content
+    assert len(asks) == 1  # the gateway's; the upstream server's own is answered by it
+    assert note not in api.notes
+
+
+@pytest.mark.anyio
+async def test_a_gateway_that_confirms_nothing_does_not_answer_the_upstreams_question(
+    sources: dict[str, Path], api: NotesApi
+) -> None:
+    note = _create_note(sources["notes"], api)
+    asks: list[str] = []
+    gateway = _served("--stdio", _upstream(sources["notes"], api), "--confirm", "never")
+    refused = await _call_through(gateway, "delete_note", {"note_id": note}, asks=asks)
+    assert refused.is_error
+    assert asks == []
+    assert note in api.notes  # the upstream server's own confirmation was not given
 
 
 @pytest.mark.anyio
@@ -422,3 +461,23 @@ def test_serving_a_spec_naming_no_server_warns_that_its_operations_cannot_be_cal
 def test_a_server_crashing_during_a_call_is_one_line() -> None:
     line = error_line(toolsets_command("call", "--stdio", FIXTURE_STDIO, "crash", "--yes"))
     assert "went away during the call to 'crash'" in line
+
+
+def test_confirm_leaves_python_tools_to_their_author_unless_always(
+    sources: dict[str, Path],
+) -> None:
+    folder = sources["module"].parent
+    plain = toolsets_command("call", "clitools:everything", "whisper", "text=HI", cwd=folder)
+    assert stdout_json(plain) == "hi"  # a plain function does not ask
+    line = error_line(
+        toolsets_command(
+            "call", "clitools:everything", "wipe", "disk=a", "--confirm", "never", cwd=folder
+        )
+    )  # it asks for confirmation itself
+    assert "wipe needs confirmation" in line
+    line = error_line(
+        toolsets_command(
+            "call", "clitools:everything", "whisper", "text=HI", "--confirm", "always", cwd=folder
+        )
+    )
+    assert "whisper needs confirmation" in line

@@ -92,9 +92,9 @@ every other character than a letter or digit made _): e.g. api_key ->
 \b
 Confirmation: --confirm destructive (the default) asks before a call of a tool that may
 destroy or overwrite (an MCP tool not marked read-only or non-destructive; a DELETE, PUT
-or PATCH operation); --confirm always asks before every call, --confirm never before
-none (a Python tool that asks for confirmation itself still does). It applies once over
-every source: a call is confirmed once.
+or PATCH operation; a Python tool asks only if it says so); --confirm always asks
+before every call, --confirm never before none (but a Python tool that asks for
+confirmation itself). One policy over every source: a call is confirmed once.
 """
 
 
@@ -173,8 +173,8 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             type=click.Choice(CONFIRM_POLICIES, case_sensitive=False),
             default=DEFAULT_CONFIRM,
             show_default=True,
-            help="Which calls ask the user first: never, destructive (a tool not "
-            "read-only and not marked non-destructive; DELETE, PUT, PATCH), or always.",
+            help="Which calls ask the user first: never, destructive (an MCP tool not "
+            "marked read-only or non-destructive; DELETE, PUT, PATCH), or always.",
         ),
         _debug_option,
     ]

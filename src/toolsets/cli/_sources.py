@@ -365,7 +365,8 @@ class Sources:
         used: set[str] = set()
         self.labels = []
 
-        def add(part: Toolset, kind: str, index: int, label: str) -> None:
+        def add(part: Toolset, kind: str, index: int, label: str, *, python: bool = False) -> None:
+            part = self._confirmed(part, python=python)
             name = self._prefix.get((kind, index))
             parts.append(part if name is None else prefixed(part, name))
             self.labels.append(label)
@@ -380,7 +381,7 @@ class Sources:
 
                 add(load_mcp_config(source, **self._mcp_options), "source", index, source)
             else:
-                add(_python_toolset(source), "source", index, source)
+                add(_python_toolset(source), "source", index, source, python=True)
         if options.stdio or options.http:
             from toolsets.mcp import McpToolset, StreamableHttp
         for index, command in enumerate(options.stdio):
@@ -406,20 +407,26 @@ class Sources:
         self._unnamed = toolset
         if options.names:
             toolset = filtered(toolset, _name_matches(options.names))
-        # One policy, applied once over every source (each made with confirm="never"):
-        # a call is confirmed once, whatever the layers (a gateway's upstream server
-        # too), and --confirm never means no source asks on its own. A Python tool
-        # that asks for confirmation itself still does: its author said so.
-        if options.confirm != "never":
-            toolset = confirmed(toolset, cast("ConfirmPolicy", options.confirm))
         return toolset
+
+    def _confirmed(self, part: Toolset, *, python: bool) -> Toolset:
+        """``part`` under ``--confirm``: one policy, one layer over each source (each made
+        with ``confirm="never"``), so a call is confirmed once and ``--confirm never``
+        means no source asks on its own. A Python toolset, tool or function asks as its
+        author said (``requires_confirmation``), and under ``--confirm always`` too."""
+        policy = self.options.confirm
+        if policy == "never" or (python and policy != "always"):
+            return part
+        return confirmed(part, cast("ConfirmPolicy", policy))
 
     @property
     def _mcp_options(self) -> dict[str, Any]:
         """What every MCP server's `McpToolset` is made with: no confirmation of its own
         (`open` applies ``--confirm`` over every source)."""
         timeout = self.options.tool_timeout
-        made: dict[str, Any] = {"confirm": "never"}
+        # A server that confirms its own tools (another `toolsets serve`) is answered
+        # for a call the user confirmed here: asked once, not once per server.
+        made: dict[str, Any] = {"confirm": "never", "relay_confirmations": True}
         if timeout is not None:
             made["timeout"] = timeout
         return made
