@@ -481,3 +481,31 @@ def test_confirm_leaves_python_tools_to_their_author_unless_always(
         )
     )
     assert "whisper needs confirmation" in line
+
+
+def test_the_example_call_of_a_prefixed_tool_keeps_the_prefix_and_runs(
+    sources: dict[str, Path],
+) -> None:
+    shown = toolsets_command(
+        "inspect",
+        str(sources["notes"]),
+        "--prefix",
+        "n",
+        "--stdio",
+        FIXTURE_STDIO,
+        "--prefix",
+        "fx",
+        "fx_add",
+        "--base-url",
+        "http://127.0.0.1:9",
+    )
+    assert shown.returncode == 0, shown.stderr
+    example = shlex.split(shown.stdout.strip().splitlines()[-1])
+    assert example[:2] == ["toolsets", "call"]
+    assert stdout_json(toolsets_command(*example[1:])) == {"total": 2}
+
+
+def test_a_list_of_no_tools_prints_no_table(sources: dict[str, Path]) -> None:
+    done = toolsets_command("list", str(sources["notes"]), "--method", "put")
+    assert done.returncode == 0
+    assert done.stdout == ""

@@ -495,6 +495,9 @@ def list_command(sources: tuple[str, ...], as_json: bool, **params: Any) -> None
             if as_json:
                 terminal.result([_described(tool) for tool in tools])
                 return
+            if not tools:
+                terminal.note("0 tools")
+                return
             table = Table(box=None, pad_edge=False, show_edge=False)
             table.add_column("tool", style="bold", no_wrap=True)
             table.add_column("hints")
@@ -616,11 +619,21 @@ def _example_call(
 ) -> str:
     import shlex
 
-    words = ["toolsets", "call", *sources]
-    for command in params["stdio"]:
-        words += ["--stdio", command]
-    for url in params["http"]:
-        words += ["--http", url]
+    prefix = {(kind, index): prefix for kind, index, prefix in _prefixes()}
+
+    def given(kind: str, index: int, *words: str) -> list[str]:
+        named = prefix.get((kind, index))
+        return [*words, "--prefix", named] if named is not None else list(words)
+
+    words = ["toolsets", "call"]
+    for index, source in enumerate(sources):
+        words += given("source", index, source)
+    for index, command in enumerate(params["stdio"]):
+        words += given("stdio", index, "--stdio", command)
+    for index, url in enumerate(params["http"]):
+        words += given("http", index, "--http", url)
+    if params["base_url"]:
+        words += ["--base-url", params["base_url"]]
     words.append(name)
     command = " ".join(shlex.quote(word) for word in words)
     return f"{command} --args {shlex.quote(json.dumps(example, ensure_ascii=False))}"
