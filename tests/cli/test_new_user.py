@@ -509,3 +509,11 @@ def test_a_list_of_no_tools_prints_no_table(sources: dict[str, Path]) -> None:
     done = toolsets_command("list", str(sources["notes"]), "--method", "put")
     assert done.returncode == 0
     assert done.stdout == ""
+
+
+def test_a_value_holding_a_url_is_still_an_argument(sources: dict[str, Path]) -> None:
+    folder = sources["module"].parent
+    done = toolsets_command(
+        "call", "clitools:everything", "shout", "text=see https://example.com/?a=b", cwd=folder
+    )
+    assert stdout_json(done) == "SEE HTTPS://EXAMPLE.COM/?A=B"

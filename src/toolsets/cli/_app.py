@@ -370,9 +370,10 @@ def _split_tool(
 
 
 def _is_pair(item: str) -> bool:
-    """``key=value`` or ``key:=json`` (not a URL with a query, not a path)."""
+    """``key=value`` or ``key:=json`` (not a URL with a query, not a path: their
+    part before ``=`` holds a ``/``)."""
     key, sep, _ = item.partition("=")
-    return bool(sep) and bool(key) and "/" not in key and "://" not in item
+    return bool(sep) and bool(key) and "/" not in key
 
 
 def _looks_like_source(item: str) -> bool:
