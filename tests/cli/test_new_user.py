@@ -517,3 +517,12 @@ def test_a_value_holding_a_url_is_still_an_argument(sources: dict[str, Path]) ->
         "call", "clitools:everything", "shout", "text=see https://example.com/?a=b", cwd=folder
     )
     assert stdout_json(done) == "SEE HTTPS://EXAMPLE.COM/?A=B"
+
+
+def test_an_operation_the_loader_leaves_out_is_one_warning_line(tmp_path: Path) -> None:
+    spec = tmp_path / "broken.yaml"
+    spec.write_text(BROKEN_REF)
+    done = toolsets_command("list", str(spec), "--json")
+    assert [tool["name"] for tool in stdout_json(done)] == ["b"]
+    line = _warning(done)
+    assert line.startswith("toolsets: warning: skipping GET /a: ")

@@ -938,6 +938,7 @@ def run(argv: Sequence[str]) -> int:
     stderr naming its cause (with ``--debug``, the traceback too)."""
     debug = "--debug" in argv
     terminal = Terminal()
+    _log_warnings_as_lines()
 
     def fail(message: str, status: int = 1) -> int:
         terminal.err.print(f"toolsets: {' '.join(message.split())}", markup=False)
@@ -975,6 +976,26 @@ def run(argv: Sequence[str]) -> int:
             return fail(f"{type(exc).__name__}: {exc}")
         return fail(f"{type(exc).__name__}: {exc} (--debug shows the traceback)")
     return 0
+
+
+class _OneLine(logging.Formatter):
+    """A log record as the command's other lines: ``toolsets: warning: …``, one line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = " ".join(record.getMessage().split())
+        return f"toolsets: {record.levelname.lower()}: {text}"
+
+
+def _log_warnings_as_lines() -> None:
+    """toolsets' warnings (an operation a spec's loader left out, say) on stderr as
+    one line each, unless the program configured logging itself."""
+    logger = logging.getLogger("toolsets")
+    if logger.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()  # sys.stderr
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_OneLine())
+    logger.addHandler(handler)
 
 
 def _explained(error: BaseException) -> str:
