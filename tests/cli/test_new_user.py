@@ -526,3 +526,17 @@ def test_an_operation_the_loader_leaves_out_is_one_warning_line(tmp_path: Path) 
     assert [tool["name"] for tool in stdout_json(done)] == ["b"]
     line = _warning(done)
     assert line.startswith("toolsets: warning: skipping GET /a: ")
+
+
+def test_a_spec_with_no_operations_says_so(tmp_path: Path) -> None:
+    spec = tmp_path / "hooks.yaml"
+    spec.write_text(
+        'openapi: 3.1.0\ninfo: {title: t, version: "1"}\nwebhooks:\n  new:\n    post:\n'
+        '      responses: {"200": {description: ok}}\n'
+    )
+    done = toolsets_command("list", str(spec), "--json")
+    assert stdout_json(done) == []
+    assert (
+        _warning(done)
+        == f"toolsets: warning: {spec} has no operations (no paths): it offers no tools"
+    )

@@ -313,6 +313,8 @@ async def opened(
                 if exc.tool_name is None or len(loading.parts) < 2:
                     raise
                 raise CommandError(await loading.same_names(exc.tool_name)) from exc
+            for spec in loading.empty:
+                terminal.warn(f"{spec} has no operations (no paths): it offers no tools")
             if loading.selects:
                 # Said on stderr; the (maybe empty) list is still the result.
                 unmatched = await loading.unmatched()

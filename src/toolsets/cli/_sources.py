@@ -338,6 +338,8 @@ class Sources:
                     source="--prefix",
                 )
             self._prefix[kind, index] = name
+        self.empty: list[str] = []
+        """The specs with no operation at all (``paths`` empty: webhooks only, say)."""
         self.parts: tuple[Toolset, ...] = ()
         self._unnamed: Toolset | None = None
         self.labels: list[str] = []
@@ -453,6 +455,8 @@ class Sources:
         )
         self._specs.append(toolset)
         await toolset.load()
+        if not await toolset.list_tools() and not toolset.problems:
+            self.empty.append(source)
         return toolset, schemes
 
     def _selected(self, spec: OpenApiToolset) -> Toolset:
