@@ -93,6 +93,14 @@ async def test_each_policy_reads_a_function_tools_own_hints(
     assert await asking(confirmed(FUNCTIONS, policy), {"path": "a"}, names) == expected
 
 
+async def test_the_same_tool_keeps_its_wrapper_from_one_listing_to_the_next() -> None:
+    # What keeps tools by identity (a server's converted listing) keeps them through it.
+    toolset = confirmed(FUNCTIONS, "always")
+    first, again = await toolset.list_tools(), await toolset.list_tools()
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    assert all(isinstance(t, ConfirmedTool) for t in first)
+
+
 async def test_the_default_policy_is_destructive() -> None:
     names = ["look", "append", "wipe", "touch"]
     assert await asking(confirmed(FUNCTIONS), {"path": "a"}, names) == {"wipe", "touch"}

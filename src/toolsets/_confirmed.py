@@ -116,10 +116,24 @@ class _Confirmed(WrapperToolset):
         super().__init__(toolset)
         self.policy = policy
         confirm_rule(policy)  # an invalid policy fails here, not at the first call
+        self._made: dict[int, ConfirmedTool] = {}
+        """The last listing's tools, by the id of the tool each wraps."""
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         tools = await self.wrapped.list_tools(ctx)
-        return tuple(ConfirmedTool(t, self.policy) for t in tools)
+        # The same tool gets the same wrapper from one listing to the next: what keeps
+        # a tool by identity (a server's converted listing, say) keeps it through this.
+        made = self._made
+        out = []
+        for tool in tools:
+            known = made.get(id(tool))
+            out.append(
+                known
+                if known is not None and known.tool is tool
+                else ConfirmedTool(tool, self.policy)
+            )
+        self._made = {id(each.tool): each for each in out}
+        return tuple(out)
 
     def __repr__(self) -> str:
         return f"confirmed({self.wrapped!r}, {self.policy!r})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -436,8 +437,34 @@ def test_without_the_cli_extra_the_command_says_how_to_install_it() -> None:
     )
     assert done.returncode == 1
     [line] = done.stderr.strip().splitlines()
-    assert "pip install 'toolsets-ai[cli]'" in line
+    # toolsets-ai is not on PyPI: the line names the clone this copy runs from.
+    assert f"pip install '{Path(SRC).parent}[cli]'" in line
     assert "'rich'" in line
+
+
+def test_the_install_line_of_a_copy_outside_a_clone_names_no_distribution_pypi_lacks(
+    tmp_path: Path,
+) -> None:
+    shutil.copytree(Path(SRC) / "toolsets", tmp_path / "toolsets")
+    code = "import sys; sys.modules['rich'] = None; from toolsets.cli import main; main()"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, "list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=TIMEOUT,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert "toolsets-ai[cli]" not in line
+    named = line.partition("pip install '")[2].partition("[cli]'")[0]
+    if named == ".":  # not installed from a directory: how to run it in a clone
+        assert "in your clone of toolsets-ai" in line
+    else:  # the directory the installed distribution came from
+        project = tomllib.loads((Path(named) / "pyproject.toml").read_text())["project"]
+        assert project["name"] == "toolsets-ai"
 
 
 def test_progress_shows_while_a_spec_loads_on_a_terminal_only(sources: dict[str, Path]) -> None:

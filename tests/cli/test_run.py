@@ -131,3 +131,20 @@ def test_a_call_longer_than_the_tool_timeout_gives_the_model_an_error(
     assert done.stdout.splitlines() == ["It took too long."]
     [result] = _tool_results(server, model)
     assert "0.5 s" in result["error"]
+
+
+def test_confirm_never_lets_the_agent_call_a_destructive_tool_without_asking(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "cli-run-confirm-never"
+    delete = tool_call("c1", "delete_file", '{"path": "/tmp/b"}')
+    server.script(
+        model,
+        Reply(body=completion(tool_calls=[delete])),
+        Reply(body=completion(content="Deleted.")),
+    )
+    done = _run(server, model, "delete /tmp/b\n", "--confirm", "never")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Deleted."]
+    assert "Allow the tool" not in done.stderr
+    assert _tool_results(server, model) == [{"result": "deleted /tmp/b"}]

@@ -2,7 +2,8 @@
 servers and Python modules, validate specs, chat with an agent over them, and serve them
 over MCP. Installed with the ``cli`` extra (click and rich)::
 
-    pip install 'toolsets-ai[cli]'
+    pip install '.[cli]'    # in a clone of the repository (toolsets-ai is not on PyPI)
+    pip install 'toolsets-ai[cli] @ file:///path/to/the/clone'    # from elsewhere
     toolsets --help
 """
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -23,7 +24,8 @@ except ImportError as exc:
 
 from toolsets import __version__
 from toolsets._context import ToolConfirmation, ToolContext
-from toolsets._errors import ToolNotFoundError, ToolsetError
+from toolsets._errors import ToolDefinitionError, ToolNotFoundError, ToolsetError
+from toolsets._forwarding import ForwardingTool
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
@@ -37,7 +39,9 @@ from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.cli._example import example_arguments
 from toolsets.cli._sources import (
+    CONFIRM_POLICIES,
     CREDENTIAL_ENV_PREFIX,
+    DEFAULT_CONFIRM,
     SourceOptions,
     Sources,
     pairs,
@@ -48,6 +52,7 @@ from toolsets.cli._terminal import Terminal, credential_for, dumps, no_credentia
 __all__ = [
     "MAX_PAUSES",
     "CommandError",
+    "SourceCommand",
     "cli",
     "opened",
     "options_of",
@@ -83,6 +88,13 @@ Credentials for a spec's security schemes: --credential SCHEME=VALUE, or the
 environment variable {CREDENTIAL_ENV_PREFIX}<SCHEME> (the scheme's name upper-cased,
 every other character than a letter or digit made _): e.g. api_key ->
 {CREDENTIAL_ENV_PREFIX}API_KEY. HTTP basic takes user:password.
+
+\b
+Confirmation: --confirm destructive (the default) asks before a call of a tool that may
+destroy or overwrite (an MCP tool not marked read-only or non-destructive; a DELETE, PUT
+or PATCH operation; a Python tool asks only if it says so); --confirm always asks
+before every call, --confirm never before none (but a Python tool that asks for
+confirmation itself). One policy over every source: a call is confirmed once.
 """
 
 
@@ -148,6 +160,22 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             metavar="GLOB",
             help="Keep the tools of this name or glob, from every source.",
         ),
+        click.option(
+            "--prefix",
+            "prefix_names",
+            multiple=True,
+            metavar="NAME",
+            help="Offer the tools of the SOURCE, --stdio or --http just before it as "
+            "NAME_tool (repeatable: one per source; for two servers with the same tools).",
+        ),
+        click.option(
+            "--confirm",
+            type=click.Choice(CONFIRM_POLICIES, case_sensitive=False),
+            default=DEFAULT_CONFIRM,
+            show_default=True,
+            help="Which calls ask the user first: never, destructive (an MCP tool not "
+            "marked read-only or non-destructive; DELETE, PUT, PATCH), or always.",
+        ),
         _debug_option,
     ]
     for decorator in reversed(decorators):
@@ -171,6 +199,70 @@ tool_timeout_option = click.option(
 """``--tool-timeout SECONDS``, of every command that calls tools."""
 
 
+_PREFIXES = "toolsets.prefixes"
+"""Where `SourceCommand` leaves the ``--prefix`` of each source (in ``ctx.meta``)."""
+
+
+class SourceCommand(click.Command):
+    """A command taking sources: ``--prefix NAME`` names the source just before it on
+    the command line (a SOURCE argument, ``--stdio``, or ``--http``/``--mcp-url``),
+    which click's parsing alone does not tell."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_PREFIXES] = self._prefixes(args)
+        return super().parse_args(ctx, args)
+
+    def _prefixes(self, args: Sequence[str]) -> tuple[tuple[str, int, str], ...]:
+        """``(kind, index, NAME)`` for each ``--prefix NAME``: the ``index``-th
+        positional argument (kind ``"source"``), ``--stdio`` or ``--http`` option."""
+        taking: dict[str, str] = {}  # option -> the parameter it gives a value to
+        for param in self.params:
+            if isinstance(param, click.Option) and not param.is_flag and param.name:
+                for opt in param.opts:
+                    taking[opt] = param.name
+        counts = {"source": 0, "stdio": 0, "http": 0}
+        last: tuple[str, int] | None = None
+        found: list[tuple[str, int, str]] = []
+        named: set[tuple[str, int]] = set()
+        words = iter(args)
+        for word in words:
+            if word == "--":
+                for _ in words:
+                    last = ("source", counts["source"])
+                    counts["source"] += 1
+                break
+            option, has_value, value = word.partition("=")
+            if not word.startswith("-") or word == "-":
+                last = ("source", counts["source"])
+                counts["source"] += 1
+                continue
+            name = taking.get(option)
+            if name is None:
+                continue
+            if not has_value:
+                value = next(words, "")
+            if name in ("stdio", "http"):
+                last = (name, counts[name])
+                counts[name] += 1
+            elif name == "prefix_names":
+                if last is None:
+                    raise click.UsageError(
+                        f"--prefix {value} names no source: put it after the SOURCE, "
+                        "--stdio or --http whose tools it prefixes"
+                    )
+                if last in named:
+                    raise click.UsageError(f"--prefix {value}: that source has a prefix already")
+                named.add(last)
+                found.append((*last, value))
+        return tuple(found)
+
+
+def _prefixes() -> tuple[tuple[str, int, str], ...]:
+    """The ``--prefix`` of each source, as `SourceCommand` found them."""
+    ctx = click.get_current_context(silent=True)
+    return tuple(ctx.meta.get(_PREFIXES, ())) if ctx is not None else ()
+
+
 def options_of(params: Mapping[str, Any]) -> SourceOptions:
     """The source options a command was given."""
     return SourceOptions(
@@ -186,6 +278,8 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         http=tuple(params["http"]),
         tool_timeout=params.get("tool_timeout"),
         debug=_debugging(),
+        confirm=params["confirm"].lower(),
+        prefixes=_prefixes(),
     )
 
 
@@ -197,10 +291,11 @@ def _debugging() -> bool:
 
 @asynccontextmanager
 async def opened(
-    terminal: Terminal, sources: Sequence[str], params: Mapping[str, Any]
+    terminal: Terminal, sources: Sequence[str], params: Mapping[str, Any], *, calls: bool = True
 ) -> AsyncIterator[tuple[Toolset, Sequence[Tool]]]:
     """Every source's tools (loaded and connected under a progress display), shut down
-    when the block ends."""
+    when the block ends. ``calls``: the tools are offered for calling (`serve`, `run`),
+    so a warning says when operations cannot be (a spec naming no server)."""
     options = options_of(params)
     loading = Sources(sources, options)
     what = "Loading the spec" if loading.has_specs else "Connecting"
@@ -212,7 +307,23 @@ async def opened(
                 await loading.shutdown_specs()
             raise
         try:
-            tools = await toolset.list_tools(ToolContext())
+            try:
+                tools = await toolset.list_tools(ToolContext())
+            except ToolDefinitionError as exc:
+                if exc.tool_name is None or len(loading.parts) < 2:
+                    raise
+                raise CommandError(await loading.same_names(exc.tool_name)) from exc
+            for spec in loading.empty:
+                terminal.warn(f"{spec} has no operations (no paths): it offers no tools")
+            if loading.selects:
+                # Said on stderr; the (maybe empty) list is still the result.
+                unmatched = await loading.unmatched()
+                if not tools and not unmatched:
+                    unmatched = [f"{loading.selection} together match no tool"]
+                if unmatched:
+                    terminal.warn("; ".join(unmatched))
+            if calls:
+                _warn_uncallable(terminal, tools)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await toolset.shutdown()
@@ -231,18 +342,63 @@ def run_async(make: Callable[[], Awaitable[T]]) -> T:
     return anyio.run(call)
 
 
-def _split_tool(arguments: Sequence[str], command: str) -> tuple[list[str], str, list[str]]:
+def _split_tool(
+    arguments: Sequence[str], command: str, params: Mapping[str, Any]
+) -> tuple[list[str], str, list[str]]:
     """``SOURCE… TOOL key=value…`` split: the trailing ``key=value`` items, the tool
-    before them, the sources before it."""
+    before them, the sources before it.
+
+    Raises:
+        click.UsageError: no TOOL, or a word after the TOOL that is not ``key=value``
+            (it names the word, not a source it would otherwise be taken for).
+    """
     end = len(arguments)
-    while end > 0 and "=" in arguments[end - 1]:
+    while end > 0 and _is_pair(arguments[end - 1]):
         end -= 1
     if end == 0:
         raise click.UsageError(f"{command} needs the name of a TOOL")
     name = arguments[end - 1]
     if end == 1 and ("://" in name or Path(name).exists()):  # SOURCE given, TOOL forgotten
         raise click.UsageError(f"{command} needs the name of a TOOL after {name}")
-    return list(arguments[: end - 1]), name, list(arguments[end:])
+    sources = list(arguments[: end - 1])
+    first_pair = next((i for i, item in enumerate(sources) if _is_pair(item)), None)
+    if first_pair is not None and first_pair > 0:  # TOOL key=value… word key=value…
+        stray = next(item for item in arguments[first_pair:] if not _is_pair(item))
+        raise _not_a_pair(command, stray, sources[first_pair - 1])
+    has_servers = bool(params.get("stdio") or params.get("http"))
+    if sources and (len(sources) > 1 or has_servers) and not _looks_like_source(sources[-1]):
+        raise _not_a_pair(command, name, sources[-1])  # TOOL word
+    return sources, name, list(arguments[end:])
+
+
+def _is_pair(item: str) -> bool:
+    """``key=value`` or ``key:=json`` (not a URL with a query, not a path: their
+    part before ``=`` holds a ``/``)."""
+    key, sep, _ = item.partition("=")
+    return bool(sep) and bool(key) and "/" not in key
+
+
+def _looks_like_source(item: str) -> bool:
+    """What a SOURCE may be: an existing path, a URL, ``module:attribute``, or a path
+    of a spec or config file (one that does not exist is said so when it is read)."""
+    return (
+        "://" in item
+        or ":" in item
+        or "/" in item
+        or item.endswith((".json", ".yaml", ".yml"))
+        or Path(item).exists()
+    )
+
+
+def _not_a_pair(command: str, word: str, tool: str) -> click.UsageError:
+    if command == "inspect":
+        return click.UsageError(
+            f"inspect: {word!r} after the tool {tool!r}: inspect takes one TOOL, no arguments"
+        )
+    return click.UsageError(
+        f"{command}: {word!r} after the tool {tool!r} is not an argument: write "
+        f"{word.partition('=')[0]}=VALUE (or key:=JSON, or --args JSON)"
+    )
 
 
 def _find(tools: Sequence[Tool], name: str) -> Tool:
@@ -254,9 +410,17 @@ def _find(tools: Sequence[Tool], name: str) -> Tool:
     from toolsets.openapi import RestApiTool
 
     for tool in tools:
-        if isinstance(tool, RestApiTool) and tool.operation.operation_id == name:
+        operation = _unwrapped(tool)
+        if isinstance(operation, RestApiTool) and operation.operation.operation_id == name:
             return tool
     raise ToolNotFoundError(name, (tool.name for tool in tools))
+
+
+def _unwrapped(tool: Tool) -> Tool:
+    """The tool under the wrappers (`ConfirmedTool`, `RenamedTool`) around ``tool``."""
+    while isinstance(tool, ForwardingTool):
+        tool = tool.tool
+    return tool
 
 
 # --- the group -------------------------------------------------------------------------
@@ -310,6 +474,7 @@ def cli() -> None:
 
 @cli.command(
     "list",
+    cls=SourceCommand,
     epilog=_SOURCE_HELP
     + """
 \b
@@ -329,9 +494,12 @@ def list_command(sources: tuple[str, ...], as_json: bool, **params: Any) -> None
     terminal = Terminal()
 
     async def go() -> None:
-        async with opened(terminal, sources, params) as (_, tools):
+        async with opened(terminal, sources, params, calls=False) as (_, tools):
             if as_json:
                 terminal.result([_described(tool) for tool in tools])
+                return
+            if not tools:
+                terminal.note("0 tools")
                 return
             table = Table(box=None, pad_edge=False, show_edge=False)
             table.add_column("tool", style="bold", no_wrap=True)
@@ -343,7 +511,7 @@ def list_command(sources: tuple[str, ...], as_json: bool, **params: Any) -> None
                     tool.name, _hints(tool), _parameters_in_short(tool), _first_line(tool)
                 )
             terminal.out.print(table)
-            terminal.note(f"{len(tools)} tool{'' if len(tools) == 1 else 's'}")
+            terminal.note(_count(len(tools), "tool"))
 
     run_async(go)
 
@@ -402,6 +570,7 @@ def _first_line(tool: Tool) -> str:
 
 @cli.command(
     "inspect",
+    cls=SourceCommand,
     epilog=_SOURCE_HELP
     + """
 \b
@@ -415,13 +584,13 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
 def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) -> None:
     """Show one tool: its description, full parameter schema, and an example call."""
-    sources, name, rest = _split_tool(arguments, "inspect")
+    sources, name, rest = _split_tool(arguments, "inspect", params)
     if rest:
         raise click.UsageError(f"inspect takes no key=value arguments: {rest[0].split('=')[0]}")
     terminal = Terminal()
 
     async def go() -> None:
-        async with opened(terminal, sources, params) as (_, tools):
+        async with opened(terminal, sources, params, calls=False) as (_, tools):
             tool = _find(tools, name)
             schema = _parameters(tool)
             example = example_arguments(schema, tool_name=tool.name)
@@ -453,11 +622,21 @@ def _example_call(
 ) -> str:
     import shlex
 
-    words = ["toolsets", "call", *sources]
-    for command in params["stdio"]:
-        words += ["--stdio", command]
-    for url in params["http"]:
-        words += ["--http", url]
+    prefix = {(kind, index): prefix for kind, index, prefix in _prefixes()}
+
+    def given(kind: str, index: int, *words: str) -> list[str]:
+        named = prefix.get((kind, index))
+        return [*words, "--prefix", named] if named is not None else list(words)
+
+    words = ["toolsets", "call"]
+    for index, source in enumerate(sources):
+        words += given("source", index, source)
+    for index, command in enumerate(params["stdio"]):
+        words += given("stdio", index, "--stdio", command)
+    for index, url in enumerate(params["http"]):
+        words += given("http", index, "--http", url)
+    if params["base_url"]:
+        words += ["--base-url", params["base_url"]]
     words.append(name)
     command = " ".join(shlex.quote(word) for word in words)
     return f"{command} --args {shlex.quote(json.dumps(example, ensure_ascii=False))}"
@@ -468,6 +647,7 @@ def _example_call(
 
 @cli.command(
     "call",
+    cls=SourceCommand,
     epilog=_SOURCE_HELP
     + """
 \b
@@ -496,13 +676,13 @@ def call_command(
 
     A tool that requires confirmation asks on the terminal (--yes confirms without
     asking; with no terminal and no --yes the call is refused)."""
-    sources, name, pairs_given = _split_tool(arguments, "call")
+    sources, name, pairs_given = _split_tool(arguments, "call", params)
     if args_json is not None and pairs_given:
         raise click.UsageError("give the arguments as key=value or as --args, not both")
     terminal = Terminal()
 
     async def go() -> int:
-        async with opened(terminal, sources, params) as (_, tools):
+        async with opened(terminal, sources, params, calls=False) as (_, tools):
             tool = _find(tools, name)
             args = _json_args(args_json) if args_json is not None else {}
             args.update(_pairs_args(tool, pairs_given))
@@ -510,9 +690,25 @@ def call_command(
                 terminal, tool, args, yes=yes, timeout=params["tool_timeout"], params=params
             )
 
-    status = run_async(go)
+    # A server that exits during the call: the error result says so, in one line.
+    with _dropped(logging.getLogger("toolsets.mcp"), "server_exited"):
+        status = run_async(go)
     if status:
         sys.exit(status)
+
+
+@contextmanager
+def _dropped(logger: logging.Logger, marker: str) -> Iterator[None]:
+    """``logger``'s records marked ``marker`` (in their ``extra``) dropped in the block."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not getattr(record, marker, False)
+
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
 
 
 def _json_args(text: str) -> dict[str, Any]:
@@ -576,8 +772,11 @@ async def _call(
     """Call ``tool`` through the one call path, answering its pauses; print the result.
     The exit status: 0, or 1 for an error result."""
     credentials = pairs(params["credentials"], "--credential")
+    _check_base_url(tool)
     ctx = ToolContext(function_call_id="toolsets-cli")
-    outcome = await invoke(tool, args, ctx, default_timeout=timeout)
+    async with terminal.call_progress(tool.name) as report:
+        ctx.progress = report
+        outcome = await invoke(tool, args, ctx, default_timeout=timeout)
     for _ in range(MAX_PAUSES):
         confirmation: ToolConfirmation | None = None
         credential = None
@@ -597,15 +796,17 @@ async def _call(
                 raise CommandError(no_credential(tool.name, outcome.auth_config))
         else:
             break
-        outcome = await invoke(
-            tool,
-            outcome.args,
-            ctx,
-            default_timeout=timeout,
-            confirmation=confirmation,
-            credential=credential,
-            resumed=True,
-        )
+        async with terminal.call_progress(tool.name) as report:
+            ctx.progress = report
+            outcome = await invoke(
+                tool,
+                outcome.args,
+                ctx,
+                default_timeout=timeout,
+                confirmation=confirmation,
+                credential=credential,
+                resumed=True,
+            )
     else:
         raise CommandError(f"{tool.name} kept asking for confirmation or a credential")
     result = outcome.result if isinstance(outcome, Done) else outcome.interim
@@ -614,6 +815,40 @@ async def _call(
         terminal.err.print(f"toolsets: {tool.name}: {_error_line(result)}", markup=False)
         return 1
     return 0
+
+
+def _warn_uncallable(terminal: Terminal, tools: Sequence[Tool]) -> None:
+    """A warning when operations cannot be called: their spec says nowhere absolute
+    where its API is (and no ``--base-url`` was given)."""
+    from toolsets.openapi import RestApiTool
+
+    stuck = [
+        tool.name
+        for tool in tools
+        if isinstance(operation := _unwrapped(tool), RestApiTool) and operation.base_url is None
+    ]
+    if stuck:
+        terminal.warn(
+            f"{_count(len(stuck), 'operation')} cannot be called (e.g. {stuck[0]}): the "
+            "spec names no server, or a relative one; give the API's URL with --base-url URL"
+        )
+
+
+def _check_base_url(tool: Tool) -> None:
+    """Raise, naming ``--base-url``, when ``tool`` is an operation of a spec that says
+    nowhere absolute where its API is.
+
+    Raises:
+        CommandError: saying so (nothing is sent).
+    """
+    from toolsets.openapi import RestApiTool
+
+    operation = _unwrapped(tool)
+    if not isinstance(operation, RestApiTool) or operation.base_url is not None:
+        return
+    servers = operation.operation.servers
+    where = f"its server URL {servers[0].url!r} is relative" if servers else "names no server"
+    raise CommandError(f"{tool.name}: the spec {where}: give the API's URL with --base-url URL")
 
 
 def _error_line(result: JsonValue) -> str:
@@ -659,13 +894,17 @@ def validate_command(spec: str, as_json: bool, max_errors: int, headers: tuple[s
     sent = pairs(headers, "--header")
 
     async def go() -> int:
+        # The operations loading leaves out are problems listed below: not logged too.
+        loader = logging.getLogger("toolsets.openapi")
         async with terminal.progress("Validating…"):
             document, uri = await read_spec(spec, sent)
             toolset = OpenApiToolset(document, spec_url=uri)
+            loader.disabled = True
             try:
                 problems = await toolset.validate(max_errors=max_errors)
                 operations = len(await toolset.list_tools()) if not problems else 0
             finally:
+                loader.disabled = False
                 await toolset.shutdown()
         if as_json:
             terminal.result(
@@ -675,18 +914,22 @@ def validate_command(spec: str, as_json: bool, max_errors: int, headers: tuple[s
             for problem in problems:
                 terminal.line(str(problem))
         if problems:
-            count = len(problems)
             terminal.err.print(
-                f"toolsets: {spec}: {count} problem{'' if count == 1 else 's'}", markup=False
+                f"toolsets: {spec}: {_count(len(problems), 'problem')}", markup=False
             )
             return 1
         if not as_json:
-            terminal.line(f"{spec}: valid, {operations} operations")
+            terminal.line(f"{spec}: valid, {_count(operations, 'operation')}")
         return 0
 
     status = run_async(go)
     if status:
         sys.exit(status)
+
+
+def _count(number: int, thing: str) -> str:
+    """``1 tool``, ``2 tools``."""
+    return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
 # --- the error boundary ----------------------------------------------------------------
@@ -697,6 +940,7 @@ def run(argv: Sequence[str]) -> int:
     stderr naming its cause (with ``--debug``, the traceback too)."""
     debug = "--debug" in argv
     terminal = Terminal()
+    _log_warnings_as_lines()
 
     def fail(message: str, status: int = 1) -> int:
         terminal.err.print(f"toolsets: {' '.join(message.split())}", markup=False)
@@ -734,6 +978,26 @@ def run(argv: Sequence[str]) -> int:
             return fail(f"{type(exc).__name__}: {exc}")
         return fail(f"{type(exc).__name__}: {exc} (--debug shows the traceback)")
     return 0
+
+
+class _OneLine(logging.Formatter):
+    """A log record as the command's other lines: ``toolsets: warning: …``, one line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = " ".join(record.getMessage().split())
+        return f"toolsets: {record.levelname.lower()}: {text}"
+
+
+def _log_warnings_as_lines() -> None:
+    """toolsets' warnings (an operation a spec's loader left out, say) on stderr as
+    one line each, unless the program configured logging itself."""
+    logger = logging.getLogger("toolsets")
+    if logger.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()  # sys.stderr
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_OneLine())
+    logger.addHandler(handler)
 
 
 def _explained(error: BaseException) -> str:

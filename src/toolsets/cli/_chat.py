@@ -26,6 +26,7 @@ from toolsets.agent import (
 )
 from toolsets.cli._app import (
     CommandError,
+    SourceCommand,
     opened,
     run_async,
     source_options,
@@ -45,6 +46,7 @@ _QUIT = {"exit", "quit", ":q"}
 
 @click.command(
     "run",
+    cls=SourceCommand,
     epilog="""
 \b
 Type a message and press Enter; the agent answers on stdout, its tool calls are shown

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-__all__ = ["DISTRIBUTION", "NEEDED", "missing_cli"]
+from toolsets._install import install_line
 
-DISTRIBUTION = "toolsets-ai"
+__all__ = ["NEEDED", "missing_cli"]
+
 NEEDED = ("click", "rich")
 """The modules the command line needs beyond the plain install (the ``cli`` extra)."""
 
 
 def missing_cli(cause: ImportError) -> ImportError:
     """The ImportError saying that the command line needs the ``cli`` extra, and the line
-    that installs it."""
+    that installs it (naming the clone this copy comes from)."""
     top = (cause.name or "").partition(".")[0]
     missing = f"no module named {top!r}" if top else str(cause)
     return ImportError(
-        f"the toolsets command needs the cli extra ({missing}): pip install '{DISTRIBUTION}[cli]'",
+        f"the toolsets command needs the cli extra ({missing}): {install_line('cli')}",
         name=cause.name,
     )

@@ -32,6 +32,7 @@ from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
 from toolsets.cli._app import (
     CommandError,
+    SourceCommand,
     opened,
     options_of,
     run_async,
@@ -39,6 +40,7 @@ from toolsets.cli._app import (
     tool_timeout_option,
 )
 from toolsets.cli._sources import (
+    DEFAULT_CONFIRM,
     ServedToolset,
     SourceOptions,
     Sources,
@@ -111,6 +113,7 @@ def client_config(
     http: tuple[str, int] | None,
     schemes: Iterable[str] = (),
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+    prefixes: Sequence[tuple[str, int, str]] = (),
 ) -> tuple[dict[str, JsonValue], list[str]]:
     """The ``mcpServers`` object with one entry that runs (or reaches) this server, and
     the names of the secrets left as `PLACEHOLDER` in it.
@@ -127,10 +130,17 @@ def client_config(
         return {"mcpServers": {name: {"url": f"http://{shown}:{port}/mcp"}}}, []
     args: list[str] = ["serve"]
     python = False
-    for source in sources:
+    prefix = {(kind, index): name for kind, index, name in prefixes}
+
+    def prefixing(kind: str, index: int) -> list[str]:
+        name = prefix.get((kind, index))
+        return [] if name is None else [f"--prefix={name}"]
+
+    for index, source in enumerate(sources):
         kind = kind_of(source)
         python = python or kind == "python"
         args.append(source if kind == "python" or "://" in source else str(Path(source).resolve()))
+        args += prefixing("source", index)
     secrets: list[str] = []
     env: dict[str, JsonValue] = {}
     for item in params["credentials"]:
@@ -144,7 +154,8 @@ def client_config(
             secrets.append(variable)
     for option, key in (("--stdio", "stdio"), ("--mcp-url", "http"), ("--base-url", "base_url")):
         values = params[key] if isinstance(params[key], tuple) else (params[key],)
-        args += [f"{option}={value}" for value in values if value]
+        for index, value in enumerate(value for value in values if value):
+            args += [f"{option}={value}", *prefixing(key, index)]
     for option, key in (("--header", "headers"), ("--mcp-header", "mcp_headers")):
         for item in params[key]:
             header = item.partition("=")[0].strip()
@@ -153,6 +164,8 @@ def client_config(
     for option, key in (("--tag", "tags"), ("--method", "methods"), ("--path", "paths")):
         args += [f"{option}={value}" for value in params[key]]
     args += [f"--name={value}" for value in params["names"]]
+    if params["confirm"].lower() != DEFAULT_CONFIRM:
+        args.append(f"--confirm={params['confirm'].lower()}")
     if tool_timeout != DEFAULT_TOOL_TIMEOUT:
         args.append(f"--tool-timeout={tool_timeout:g}")
     command = _command()
@@ -168,6 +181,7 @@ def client_config(
 
 @click.command(
     "serve",
+    cls=SourceCommand,
     epilog="""
 \b
 Over stdio by default (what Claude Desktop, Cursor or VS Code start); --http serves
@@ -177,10 +191,18 @@ machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clien
 requests with another Host header are refused (against DNS rebinding).
 
 \b
+A call that --confirm says asks first (by default a destructive one: an MCP tool not
+marked read-only or non-destructive, a DELETE, PUT or PATCH operation) asks the user
+through the client (MCP elicitation), once, even through a gateway; a client that
+cannot ask gets an error result and the call does not run. --confirm never lets every
+call run unasked (for clients that cannot ask, or that confirm calls themselves);
+--confirm always asks before every call.
+
+\b
 Examples:
   toolsets serve petstore.yaml --print-config
   toolsets serve petstore.yaml --credential api_key=KEY
-  toolsets serve claude_desktop_config.json --http 127.0.0.1:8000
+  toolsets serve claude_desktop_config.json --http 127.0.0.1:8000 --confirm never
   toolsets serve openapi.json --http 0.0.0.0:8000 --allowed-host 'mcp.example.com:*'
   toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
 """,
@@ -261,7 +283,13 @@ def serve_command(
                     document, _ = run_async(functools.partial(read_spec, source, headers))
                     schemes |= security_scheme_names(document)
         config, secrets = client_config(
-            name, sources, params, http=http, schemes=schemes, tool_timeout=tool_timeout
+            name,
+            sources,
+            params,
+            http=http,
+            schemes=schemes,
+            tool_timeout=tool_timeout,
+            prefixes=options_of(params).prefixes,
         )
         terminal.result(config)
         if secrets:
@@ -422,6 +450,7 @@ def worker_server() -> McpServer:
         key: tuple(value) if isinstance(value, list) else value
         for key, value in given["options"].items()
     }
+    plain["prefixes"] = tuple(tuple(each) for each in plain.get("prefixes", ()))
     options = SourceOptions(**plain)
     server = ServerOptions(**given["server"])
     loading = Sources(given["sources"], options)

@@ -16,24 +16,27 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urljoin
 
 import anyio
 import anyio.to_thread
 
+from toolsets._confirmed import ConfirmPolicy, confirmed
 from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._tool import Tool
 from toolsets._toolset import StaticToolset, Toolset
-from toolsets._wrappers import WrapperToolset, combined, filtered
+from toolsets._wrappers import WrapperToolset, combined, filtered, prefixed
 
 if TYPE_CHECKING:
     from toolsets.mcp import McpServer, Stdio
     from toolsets.openapi import OpenApiToolset
 
 __all__ = [
+    "CONFIRM_POLICIES",
     "CREDENTIAL_ENV_PREFIX",
+    "DEFAULT_CONFIRM",
     "MAX_SPEC_REDIRECTS",
     "SPEC_FETCH_TIMEOUT",
     "ServedToolset",
@@ -48,6 +51,10 @@ __all__ = [
     "security_scheme_names",
 ]
 
+CONFIRM_POLICIES = ("never", "destructive", "always")
+"""What ``--confirm`` takes (`toolsets.ConfirmPolicy`'s names)."""
+DEFAULT_CONFIRM = "destructive"
+"""``--confirm``'s default: a call that may destroy or overwrite asks first."""
 CREDENTIAL_ENV_PREFIX = "TOOLSETS_CREDENTIAL_"
 """Environment variables naming a credential: ``TOOLSETS_CREDENTIAL_<SCHEME>``."""
 
@@ -58,6 +65,8 @@ MAX_SPEC_REDIRECTS = 5
 _OWN_ENV_PREFIX = "TOOLSETS_"
 """toolsets' own environment variables, never handed to an MCP server it starts."""
 _MODULE_ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_TAGS_SHOWN = 12
+"""Tags named when a ``--tag`` matches nothing."""
 _HEAD = 65536
 """Characters of a file read to tell a spec from an MCP config."""
 _SPEC_KEY = re.compile(r"""^[\s{]*["']?(openapi|swagger)["']?\s*:""", re.M)
@@ -139,6 +148,12 @@ class SourceOptions:
     """Seconds a call to an MCP server's tool may take (None: `McpToolset`'s default)."""
     debug: bool = False
     """Let ``--stdio`` servers write to this process's stderr (else it is dropped)."""
+    prefixes: tuple[tuple[str, int, str], ...] = ()
+    """``--prefix``: ``(kind, index, NAME)``, the tools of the ``index``-th SOURCE
+    (``"source"``), ``--stdio`` or ``--http`` offered as ``NAME_tool``."""
+    confirm: str = DEFAULT_CONFIRM
+    """When calls ask the user first (``never``, ``destructive``, ``always``): applied
+    once, over every source (see `Sources.open`)."""
 
 
 def kind_of(source: str) -> str:
@@ -333,6 +348,20 @@ class Sources:
                 source="",
             )
         self._specs: list[OpenApiToolset] = []
+        self._prefix: dict[tuple[str, int], str] = {}
+        for kind, index, name in options.prefixes:
+            if kind == "source" and index >= len(self.sources):
+                raise SourceError(
+                    f"--prefix {name} follows no SOURCE (it comes after the TOOL)",
+                    source="--prefix",
+                )
+            self._prefix[kind, index] = name
+        self.empty: list[str] = []
+        """The specs with no operation at all (``paths`` empty: webhooks only, say)."""
+        self.parts: tuple[Toolset, ...] = ()
+        self._unnamed: Toolset | None = None
+        self.labels: list[str] = []
+        """What each part of the toolset `open` makes was given as, in order."""
 
     @property
     def has_specs(self) -> bool:
@@ -354,27 +383,37 @@ class Sources:
         options = self.options
         parts: list[Toolset] = []
         used: set[str] = set()
-        for source, kind in zip(self.sources, self.kinds, strict=True):
+        self.labels = []
+
+        def add(part: Toolset, kind: str, index: int, label: str, *, python: bool = False) -> None:
+            part = self._confirmed(part, python=python)
+            name = self._prefix.get((kind, index))
+            parts.append(part if name is None else prefixed(part, name))
+            self.labels.append(label)
+
+        for index, (source, kind) in enumerate(zip(self.sources, self.kinds, strict=True)):
             if kind == "spec":
                 spec, schemes = await self._spec(source)
                 used |= schemes
-                parts.append(self._selected(spec))
+                add(self._selected(spec), "source", index, source)
             elif kind == "config":
                 from toolsets.mcp import load_mcp_config
 
-                parts.append(load_mcp_config(source, **self._mcp_options))
+                add(load_mcp_config(source, **self._mcp_options), "source", index, source)
             else:
-                parts.append(_python_toolset(source))
+                add(_python_toolset(source), "source", index, source, python=True)
         if options.stdio or options.http:
             from toolsets.mcp import McpToolset, StreamableHttp
-        for command in options.stdio:
-            parts.append(McpToolset(_stdio(command, debug=options.debug), **self._mcp_options))
-        for url in options.http:
+        for index, command in enumerate(options.stdio):
+            server = McpToolset(_stdio(command, debug=options.debug), **self._mcp_options)
+            add(server, "stdio", index, f"--stdio {shlex.quote(command)}")
+        for index, url in enumerate(options.http):
             try:
                 transport = StreamableHttp(url=url, headers=dict(options.mcp_headers))
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
-            parts.append(McpToolset(transport, **self._mcp_options))
+            add(McpToolset(transport, **self._mcp_options), "http", index, f"--http {url}")
+        self.parts = tuple(parts)
         unknown = sorted(set(options.credentials) - used)
         only_specs = set(self.kinds) == {"spec"} and not (options.stdio or options.http)
         if unknown and only_specs:
@@ -385,15 +424,32 @@ class Sources:
                 source="--credential",
             )
         toolset = parts[0] if len(parts) == 1 else combined(*parts)
+        self._unnamed = toolset
         if options.names:
             toolset = filtered(toolset, _name_matches(options.names))
         return toolset
 
+    def _confirmed(self, part: Toolset, *, python: bool) -> Toolset:
+        """``part`` under ``--confirm``: one policy, one layer over each source (each made
+        with ``confirm="never"``), so a call is confirmed once and ``--confirm never``
+        means no source asks on its own. A Python toolset, tool or function asks as its
+        author said (``requires_confirmation``), and under ``--confirm always`` too."""
+        policy = self.options.confirm
+        if policy == "never" or (python and policy != "always"):
+            return part
+        return confirmed(part, cast("ConfirmPolicy", policy))
+
     @property
     def _mcp_options(self) -> dict[str, Any]:
-        """What every MCP server's `McpToolset` is made with."""
+        """What every MCP server's `McpToolset` is made with: no confirmation of its own
+        (`open` applies ``--confirm`` over every source)."""
         timeout = self.options.tool_timeout
-        return {} if timeout is None else {"timeout": timeout}
+        # A server that confirms its own tools (another `toolsets serve`) is answered
+        # for a call the user confirmed here: asked once, not once per server.
+        made: dict[str, Any] = {"confirm": "never", "relay_confirmations": True}
+        if timeout is not None:
+            made["timeout"] = timeout
+        return made
 
     async def _spec(self, source: str) -> tuple[OpenApiToolset, set[str]]:
         """The spec's toolset (loaded) with the credentials for its security schemes,
@@ -413,9 +469,12 @@ class Sources:
             base_url=options.base_url,
             headers=dict(options.headers),
             credentials=credentials,
+            confirm="never",  # `open` applies --confirm over every source
         )
         self._specs.append(toolset)
         await toolset.load()
+        if not await toolset.list_tools() and not toolset.problems:
+            self.empty.append(source)
         return toolset, schemes
 
     def _selected(self, spec: OpenApiToolset) -> Toolset:
@@ -431,6 +490,82 @@ class Sources:
                 methods=options.methods or None,
                 paths=options.paths or None,
             ),
+        )
+
+    @property
+    def selects(self) -> bool:
+        """Whether a selection option (``--tag``, ``--method``, ``--path``, ``--name``)
+        was given."""
+        options = self.options
+        return bool(options.tags or options.methods or options.paths or options.names)
+
+    @property
+    def selection(self) -> str:
+        """The selection options given, as typed: ``--tag pets --method get``."""
+        options = self.options
+        given = [
+            f"{option} {shlex.quote(value)}"
+            for option, values in (
+                ("--tag", options.tags),
+                ("--method", options.methods),
+                ("--path", options.paths),
+                ("--name", options.names),
+            )
+            for value in values
+        ]
+        return " ".join(given)
+
+    async def unmatched(self) -> list[str]:
+        """The selection options that match no tool of the sources (each alone), as
+        ``--tag x matches no operation (the tags: a, b)``."""
+        from toolsets.openapi import RestApiTool, select_operations
+
+        options = self.options
+        operations = [
+            tool
+            for spec in self._specs
+            for tool in await spec.list_tools()
+            if isinstance(tool, RestApiTool)
+        ]
+        found: list[str] = []
+        tag_missing = False
+        for option, values, key in (
+            ("--tag", options.tags, "tags"),
+            ("--method", options.methods, "methods"),
+            ("--path", options.paths, "paths"),
+        ):
+            for value in values:
+                keep = select_operations(**{key: [value]})  # type: ignore[arg-type]
+                if not any(keep(tool, ToolContext()) for tool in operations):
+                    found.append(f"{option} {value} matches no operation")
+                    tag_missing = tag_missing or option == "--tag"
+        if tag_missing:
+            tags = {tag for tool in operations for tag in tool.operation.tags}
+            named = sorted(tags, key=str.casefold)
+            shown = ", ".join(named[:_TAGS_SHOWN]) + (", …" if len(named) > _TAGS_SHOWN else "")
+            found.append(f"the tags: {shown}" if named else "the specs have no tags")
+        if options.names and self._unnamed is not None:
+            names = [tool.name for tool in await self._unnamed.list_tools(ToolContext())]
+            for pattern in options.names:
+                if not any(fnmatchcase(name, pattern) for name in names):
+                    found.append(f"--name {pattern} matches no tool")
+        return found
+
+    async def same_names(self, name: str) -> str:
+        """Why the sources cannot be combined: those offering a tool ``name`` (each part
+        of `open`'s toolset listed again: the listings are kept), and the way out."""
+        owners = []
+        for part, label in zip(self.parts, self.labels, strict=True):
+            try:
+                tools = await part.list_tools(ToolContext())
+            except ToolsetError:
+                continue
+            if any(tool.name == name for tool in tools):
+                owners.append(label)
+        who = " and ".join(owners) if len(owners) > 1 else "two sources"
+        return (
+            f"{who} both offer a tool named {name!r}: put --prefix NAME after one of them "
+            "(its tools become NAME_tool)"
         )
 
     async def shutdown_specs(self) -> None:

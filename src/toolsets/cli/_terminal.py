@@ -16,11 +16,13 @@ from toolsets.cli._needs import missing_cli
 
 try:
     from rich.console import Console
+    from rich.status import Status
 except ImportError as exc:
     raise missing_cli(exc) from exc
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._consumers import given_credential
+from toolsets._context import ProgressReporter
 from toolsets._json import JsonValue
 from toolsets.cli._sources import credential_env_name, credentials_from_env
 
@@ -29,6 +31,7 @@ __all__ = [
     "credential_for",
     "dumps",
     "no_credential",
+    "progress_text",
 ]
 
 
@@ -60,6 +63,14 @@ def no_credential(tool_name: str, config: AuthConfig) -> str:
     )
 
 
+def progress_text(name: str, progress: float, total: float | None, message: str | None) -> str:
+    """A progress report in one line: ``name: 2/4 (50%) step 2``."""
+    done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+    if total:
+        done += f" ({min(progress / total, 1):.0%})"
+    return f"{name}: {done}" + (f" {message}" if message else "")
+
+
 _PIPED_WIDTH = 160
 """Columns of a table written to a pipe or a file."""
 
@@ -87,6 +98,35 @@ class Terminal:
             return
         with self.err.status(message):
             yield
+
+    @asynccontextmanager
+    async def call_progress(self, name: str) -> AsyncIterator[ProgressReporter | None]:
+        """Where a call of the tool ``name`` reports its progress: a line on stderr,
+        ``name: 2/4 (50%) message``, shown from its first report until the block ends
+        (on a terminal only; None elsewhere: nothing is shown)."""
+        if not self.err.is_terminal:
+            yield None
+            return
+        shown: list[Status] = []
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            text = progress_text(name, progress, total, message)
+            if shown:
+                shown[0].update(text)
+                return
+            status = self.err.status(text)
+            status.start()
+            shown.append(status)
+
+        try:
+            yield report
+        finally:
+            for status in shown:
+                status.stop()
+
+    def warn(self, text: str) -> None:
+        """A warning, one line on stderr: ``toolsets: warning: text``."""
+        self.err.print(f"toolsets: warning: {text}", markup=False)
 
     def note(self, text: str) -> None:
         """A line on stderr (dimmed on a terminal)."""

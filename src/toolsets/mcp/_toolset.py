@@ -36,6 +36,7 @@ from toolsets.mcp._callbacks import (
     SamplingHandler,
     elicitation_callback,
     logging_callback,
+    relaying_confirmations,
     roots_callback,
     sampling_callback,
 )
@@ -196,6 +197,13 @@ class McpToolset(BaseToolset):
             set of headers) stay open; the least recently used is closed beyond that.
         resources_as_tools: Also offer ``list_resources`` and ``read_resource`` tools.
         prompts_as_tools: Also offer ``list_prompts`` and ``get_prompt`` tools.
+        relay_confirmations: Let a call the user has confirmed here (its context's
+            ``tool_confirmation``) answer the server's own confirmation of it: a
+            question asking for nothing but yes or no, asked while only confirmed calls
+            are in flight, is answered yes instead of being refused or asked again.
+            For a gateway in front of a server that confirms its own tools (another
+            ``toolsets serve``). Declares the elicitation capability; other questions
+            go to ``elicitation`` (declined without it).
     """
 
     def __init__(
@@ -215,6 +223,7 @@ class McpToolset(BaseToolset):
         resources_as_tools: bool = False,
         prompts_as_tools: bool = False,
         max_sessions: int = 64,
+        relay_confirmations: bool = False,
     ) -> None:
         if not isinstance(transport, Stdio | StreamableHttp | Sse):
             raise TypeError(f"transport must be Stdio, StreamableHttp or Sse, not {transport!r}")
@@ -242,6 +251,12 @@ class McpToolset(BaseToolset):
             self._client_kwargs["sampling_callback"] = sampling_callback(sampling)
         if elicitation is not None:
             self._client_kwargs["elicitation_callback"] = elicitation_callback(elicitation)
+        self._in_flight = {True: 0, False: 0}
+        """Calls under way, by whether the user confirmed them here."""
+        if relay_confirmations:
+            self._client_kwargs["elicitation_callback"] = relaying_confirmations(
+                self._client_kwargs.get("elicitation_callback"), self._all_confirmed
+            )
         if roots is not None:
             self._client_kwargs["list_roots_callback"] = roots_callback(roots)
         self._hosts: dict[str, Host] = {}
@@ -587,10 +602,20 @@ class McpToolset(BaseToolset):
                 text = mt.TextContent(type="text", text=exc.message)
                 return mt.CallToolResult(content=[text], is_error=True)
 
-        result: mt.CallToolResult = await self._request(
-            ctx, f"the call to {name!r}", call, bound, tool_name=name, host=host
-        )
+        given = ctx.tool_confirmation if ctx is not None else None
+        confirmed = given is not None and given.confirmed
+        self._in_flight[confirmed] += 1
+        try:
+            result: mt.CallToolResult = await self._request(
+                ctx, f"the call to {name!r}", call, bound, tool_name=name, host=host
+            )
+        finally:
+            self._in_flight[confirmed] -= 1
         return result, host.secrets
+
+    def _all_confirmed(self) -> bool:
+        """Calls are under way, and the user confirmed each of them here."""
+        return self._in_flight[True] > 0 and self._in_flight[False] == 0
 
     def _task_call(
         self,

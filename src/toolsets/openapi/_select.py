@@ -27,7 +27,7 @@ def select_operations(
     Args:
         ids: operationIds as the spec writes them (``"repos/get-branch"``) or the tool
             names made from them (``"repos_get_branch"``).
-        tags: Tags; an operation with any of them matches.
+        tags: Tags, any case; an operation with any of them matches.
         methods: HTTP methods, any case.
         paths: Path templates or glob patterns over them (``"/repos/{owner}/{repo}/*"``;
             ``*`` matches across ``/``).
@@ -43,7 +43,7 @@ def select_operations(
         if isinstance(given, str):
             raise TypeError(f"select_operations({name}=...) takes a list of strings: [{given!r}]")
     id_set = None if ids is None else frozenset(ids)
-    tag_set = None if tags is None else frozenset(tags)
+    tag_set = None if tags is None else frozenset(t.casefold() for t in tags)
     method_set = None if methods is None else frozenset(m.lower() for m in methods)
     patterns = None if paths is None else tuple(paths)
 
@@ -53,7 +53,7 @@ def select_operations(
         op = tool.operation
         if id_set is not None and op.operation_id not in id_set and tool.name not in id_set:
             return False
-        if tag_set is not None and tag_set.isdisjoint(op.tags):
+        if tag_set is not None and tag_set.isdisjoint(t.casefold() for t in op.tags):
             return False
         if method_set is not None and op.method not in method_set:
             return False

@@ -93,6 +93,12 @@ class RestApiTool(BaseTool):
             follow=api.follow,
         )
 
+    @property
+    def base_url(self) -> str | None:
+        """Where its requests go: ``base_url=``, else the spec's server URL made
+        absolute; None when there is none (it can be listed, not called)."""
+        return self._base_url or None
+
     def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
         """What the user is asked: the request about to be sent, and the tool that sends it
         (``name``: the name the user knows it by, under ``prefixed`` or ``renamed``)."""

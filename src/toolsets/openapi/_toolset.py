@@ -24,6 +24,7 @@ from toolsets._confirmed import ConfirmPolicy, confirm_rule
 from toolsets._context import ToolContext
 from toolsets._errors import SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._http import map_http_errors
+from toolsets._results import clip
 from toolsets._toolset import BaseToolset
 from toolsets._urls import safe_url
 from toolsets.openapi._api import RestApi
@@ -287,7 +288,9 @@ class OpenApiToolset(BaseToolset):
             resolver = loaded.resolver
         else:
             resolver = self._resolver(await self._read_root())
-        errors = await anyio.to_thread.run_sync(_validate, resolver, max_errors)
+        errors, crashed = await anyio.to_thread.run_sync(_validate, resolver, max_errors)
+        if crashed and loading:  # over what loading names precisely (a $ref to nowhere)
+            errors = tuple(e for e in errors if e is not crashed)
         seen = {error.pointer for error in errors}  # the validator said it, more precisely
         return errors + tuple(p for p in loading if p.pointer not in seen)
 
@@ -492,7 +495,10 @@ class _Retrievers(Mapping[str, Callable[[str], Any]]):
         return 0
 
 
-def _validate(resolver: Resolver, max_errors: int) -> tuple[SpecError, ...]:
+def _validate(
+    resolver: Resolver, max_errors: int
+) -> tuple[tuple[SpecError, ...], SpecError | None]:
+    """The validator's errors, and the one saying it failed (None if it did not)."""
     from openapi_spec_validator import (
         OpenAPIV2SpecValidator,
         OpenAPIV30SpecValidator,
@@ -504,7 +510,7 @@ def _validate(resolver: Resolver, max_errors: int) -> tuple[SpecError, ...]:
     document = root.root
     source = root.uri or None
     if not isinstance(document, Mapping):
-        return (SpecError("the document is not an object", source=source),)
+        return (SpecError("the document is not an object", source=source),), None
     version = str(document.get("openapi") or document.get("swagger") or "")
     validators: dict[str, Any] = {
         "2.0": OpenAPIV2SpecValidator,
@@ -515,10 +521,11 @@ def _validate(resolver: Resolver, max_errors: int) -> tuple[SpecError, ...]:
     validator = validators.get(version[:3])
     if validator is None:
         where = "/openapi" if "openapi" in document else "/swagger"
-        return (SpecError(f"unknown version {version!r}", pointer=where, source=source),)
+        return (SpecError(f"unknown version {version!r}", pointer=where, source=source),), None
     retrievers = _Retrievers(resolver)
     validator = type(validator.__name__, (validator,), {"resolver_handlers": retrievers})
     errors: list[SpecError] = []
+    crashed: SpecError | None = None
     try:
         for error in validator(document, base_uri=root.uri).iter_errors():
             pointer = join_pointer("", *error.absolute_path)
@@ -529,10 +536,17 @@ def _validate(resolver: Resolver, max_errors: int) -> tuple[SpecError, ...]:
         if retrievers.refused is not None:
             errors.append(retrievers.refused)
         elif not errors:
-            errors.append(
-                SpecError(f"the validator failed: {type(error).__name__}: {error}", source=source)
+            # Its message may quote the whole document: the first line, clipped.
+            said = clip(str(error).partition("\n")[0], _SAID)
+            crashed = SpecError(
+                f"the validator failed: {type(error).__name__}: {said}", source=source
             )
-    return tuple(errors)
+            errors.append(crashed)
+    return tuple(errors), crashed
+
+
+_SAID = 200
+"""Characters of the validator's own message kept when it fails."""
 
 
 def _check_client_credentials(
