@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import ipaddress
 import json
 import os
@@ -273,6 +274,7 @@ def serve_command(
 
             async def serve_stdio() -> None:
                 async with opened(terminal, sources, params) as (toolset, _):
+                    _keep_loaded()
                     with contextlib.redirect_stdout(wire):
                         await _server(toolset, server, loading).run_stdio()
 
@@ -296,6 +298,7 @@ def serve_command(
             # Opened and listed first, as over stdio: a source that cannot be reached
             # fails here in one line, before anything is served.
             async with opened(terminal, sources, params) as (toolset, _):
+                _keep_loaded()
                 terminal.note(f"serving {name} on {where}")
                 await _server(toolset, server, loading).serve_http(host, port, **options)
 
@@ -315,6 +318,15 @@ def serve_command(
         _server(toolset, server, loading).run_http(
             host, port, workers=workers, factory=f"{__name__}:worker_server", **options
         )
+
+
+def _keep_loaded() -> None:
+    """Spare what is loaded now (the sources: a big spec is a million objects, and the
+    modules) the garbage collector's passes for as long as the process serves: each
+    full pass would walk it all again, a tenth of a second on GitHub's spec, while
+    the SDK loads and while the tool list is answered. What is dropped later is
+    still freed (by reference counting; only cycles among it would stay)."""
+    gc.freeze()
 
 
 def _loopback(host: str) -> bool:
