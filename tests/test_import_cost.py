@@ -1,6 +1,6 @@
 """What a program that serves a JSON spec imports before its first ``tools/list`` is
-answered: not jsonschema, regex, PyYAML, docstring_parser nor rich's tables, which only
-other paths need (they are imported when first used); and those paths still work."""
+answered: not jsonschema, regex, PyYAML nor rich's tables, which only other paths need
+(they are imported when first used); and those paths still work."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-from toolsets import ToolContext, tool
+from toolsets import ToolContext
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
 
-LATER = ("jsonschema", "referencing", "regex", "yaml", "docstring_parser", "rich.table")
+LATER = ("jsonschema", "referencing", "regex", "yaml", "rich.table")
 """Modules imported when first used, never by serving a JSON spec's tool list."""
 
 SPEC = {
@@ -93,22 +93,8 @@ def test_the_ecma_schema_validator_is_made_when_first_asked_for() -> None:
         _patterns.NotThere  # noqa: B018
 
 
-async def test_a_yaml_spec_and_a_function_tools_docstring_are_read_when_first_met() -> None:
+async def test_a_yaml_spec_is_read_when_first_met() -> None:
     async with OpenApiToolset(
         "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\n"
     ) as toolset:
         assert await toolset.list_tools() == ()
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two numbers.
-
-        Args:
-            a: The first.
-        """
-        return a + b
-
-    declaration = add.declaration()
-    assert declaration is not None
-    assert declaration.description == "Add two numbers."
-    assert declaration.parameters["properties"]["a"]["description"] == "The first."

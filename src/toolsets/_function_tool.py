@@ -10,10 +10,11 @@ import typing
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import anyio
 import anyio.to_thread
+import docstring_parser
 import pydantic
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import (
@@ -33,9 +34,6 @@ from toolsets._json import JsonValue, all_atoms, copy_json, to_json_value
 from toolsets._jsonschema import DATA_KEYWORDS, SCHEMA_MAP_KEYWORDS
 from toolsets._results import invalid_arguments_result
 from toolsets._tool import BaseTool
-
-if TYPE_CHECKING:
-    import docstring_parser
 
 __all__ = ["FunctionTool", "tool", "validation_problems"]
 
@@ -208,8 +206,6 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 f"tool {tool_name!r}: cannot read the signature's type hints: {exc}",
                 tool_name=tool_name,
             ) from exc
-        import docstring_parser  # here: most programs never make a function tool
-
         doc = docstring_parser.parse(inspect.getdoc(fn) or "")
         param_docs = {p.arg_name: p.description for p in doc.params if p.description}
 
