@@ -25,10 +25,11 @@ client (the ``mcp`` SDK's ``ClientSession``), as Claude Desktop or an IDE would 
 Rows that explain (what no server on the ``mcp`` SDK can go below, ``peers/serve_child.py``):
 ``sdk`` is the SDK's low-level server listing the very pages ours listed (read from a file,
 made before the run) and one more tool that answers at once: its ready time is Python's
-start, the SDK's import and the list's way to the client, without loading any spec; its
-call, the SDK's round trip over stdio. ``sdk+run`` is that server listing only
-``repos/get`` and calling it with `RestApiTool.run`, returning its result as MCP asks
-(structured content and JSON text), nothing of toolsets' server in between.
+start, the SDK's import (the garbage collector paused, as ours pauses it) and the list's
+way to the client, without loading any spec; its call, the SDK's round trip over stdio.
+``sdk+run`` is that server listing only ``repos/get`` and calling it with
+`RestApiTool.run`, returning its result as MCP asks (structured content and JSON text),
+nothing of toolsets' server in between.
 ``--before-src PATH`` adds ``before``: ``toolsets serve`` importing toolsets from PATH
 (another checkout's ``src``), measured side by side with ours.
 

@@ -19,8 +19,12 @@ def sdk(spec_path: str, base_url: str, *, run: bool = False) -> None:
     """The SDK's low-level server listing the pages of tools in the file ``spec_path``
     and ``echo``, which answers ``{}`` at once; or (``run``) ``repos/get`` as toolsets
     lists it, answered by `RestApiTool.run` with the result as structured content and
-    as JSON text (as MCP asks), nothing else."""
+    as JSON text (as MCP asks), nothing else. It loads as ``toolsets serve`` does: the
+    garbage collector paused until it serves, what is loaded then frozen."""
+    import gc
     from typing import Any
+
+    gc.disable()
 
     import anyio
     import mcp.types as mt
@@ -33,6 +37,8 @@ def sdk(spec_path: str, base_url: str, *, run: bool = False) -> None:
         with open(spec_path, encoding="utf-8") as file:
             pages = [[mt.Tool.model_validate(t) for t in page] for page in json.load(file)]
     pages[-1].append(echo)
+    gc.freeze()
+    gc.enable()
 
     async def serve() -> None:
         nonlocal pages
