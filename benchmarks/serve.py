@@ -1,13 +1,16 @@
-"""An OpenAPI spec served as an MCP server: toolsets' `McpServer` against fastmcp's
+"""An OpenAPI spec served as an MCP server: ``toolsets serve`` against fastmcp's
 ``FastMCP.from_openapi``, on GitHub's spec (1,100+ operations), side by side in one run.
 
-Run: python benchmarks/serve.py [--spec PATH] [--starts R] [--calls N] [--warmup W] [--check]
+Run: python benchmarks/serve.py [--spec PATH] [--starts R] [--calls N] [--warmup W]
+     [--before-src PATH] [--check]
 
-Each contender serves the spec over stdio in a process of its own (``peers/serve_child.py``;
-fastmcp in a venv of its own, pinned, made on first use), its base URL pointed at a local
-REST server on 127.0.0.1 (a process of its own) that answers ``GET /repos/{owner}/{repo}``
-with the spec's own example repository. This process is the MCP client (the ``mcp`` SDK's
-``ClientSession``), as Claude Desktop or an IDE would be:
+Each contender serves the spec over stdio in a process of its own, its base URL pointed at
+a local REST server on 127.0.0.1 (a process of its own) that answers
+``GET /repos/{owner}/{repo}`` with the spec's own example repository: ours is the command
+``toolsets serve SPEC --base-url URL`` (``python -m toolsets.cli``, with the toolsets this
+process imports: run with ``PYTHONPATH=src`` to measure a checkout); fastmcp runs in a venv
+of its own, pinned, made on first use (``peers/serve_child.py``). This process is the MCP
+client (the ``mcp`` SDK's ``ClientSession``), as Claude Desktop or an IDE would be:
 
   ready s        from starting the server's process to the last page of ``tools/list``,
                  after ``initialize`` (median of R starts per contender, taking turns);
@@ -18,6 +21,17 @@ with the spec's own example repository. This process is the MCP client (the ``mc
                  (median of N sequential calls per side, after W warm-up calls, the sides
                  taking turns call by call); ``direct`` is the same operation's
                  `RestApiTool.run` called in this process, without MCP.
+
+Rows that explain (what no server on the ``mcp`` SDK can go below, ``peers/serve_child.py``):
+``sdk`` is the SDK's low-level server listing the very pages ours listed (read from a file,
+made before the run) and one more tool that answers at once: its ready time is Python's
+start, the SDK's import (the garbage collector paused, as ours pauses it) and the list's
+way to the client, without loading any spec; its call, the SDK's round trip over stdio.
+``sdk+run`` is that server listing only ``repos/get`` and calling it with
+`RestApiTool.run`, returning its result as MCP asks (structured content and JSON text),
+nothing of toolsets' server in between.
+``--before-src PATH`` adds ``before``: ``toolsets serve`` importing toolsets from PATH
+(another checkout's ``src``), measured side by side with ours.
 
 Targets (issue 14): ours ready in ≤ 1 s and ≥ 10x sooner than fastmcp; our list ≤ 2 MB;
 our served call ≤ 1.3x the direct `RestApiTool.run`, and faster than fastmcp's served call.
@@ -35,6 +49,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +60,7 @@ from _common import (
     npm_package,
     outcome,
     peer_python,
+    rotated,
     sequential,
     server_process,
     tail,
@@ -120,18 +136,55 @@ def _name(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+@dataclass(frozen=True)
+class Contender:
+    """A server, as this process starts it, and the tool of it that is called."""
+
+    command: list[str]
+    tool: str = OPERATION
+    """The tool called, named with only its letters and digits kept."""
+    src: Path | None = None
+    """Where the server imports toolsets from (None: wherever its Python finds it)."""
+
+
+def contenders(
+    spec: Path, base_url: str, before: Path | None, listing: Path
+) -> dict[str, Contender]:
+    """Ours (``toolsets serve``), fastmcp's, ``before`` when given, and the SDK's two
+    (``sdk`` listing the pages in the file ``listing``)."""
+    import toolsets
+
+    ours = Path(str(toolsets.__file__)).resolve().parent.parent
+    cli = [sys.executable, "-m", "toolsets.cli", "serve", str(spec), "--base-url", base_url]
+
+    def peer(python: Path, name: str) -> list[str]:
+        return [str(python), str(CHILD), name, str(spec), base_url]
+
+    found = {
+        "ours": Contender(cli, src=ours),
+        "fastmcp": Contender(peer(peer_python(FASTMCP), "fastmcp")),
+    }
+    if before is not None:
+        found["before"] = Contender(cli, src=before.resolve())
+    sdk = [sys.executable, str(CHILD), "sdk", str(listing), base_url]
+    found["sdk"] = Contender(sdk, tool="echo", src=ours)
+    found["sdk+run"] = Contender(peer(Path(sys.executable), "sdk+run"), src=ours)
+    return found
+
+
 @contextlib.asynccontextmanager
-async def connected(
-    python: Path, contender: str, spec: Path, base_url: str
-) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
-    """A client session with ``contender`` serving ``spec``, and the figures of its start:
-    ``ready_s``, ``tools``, ``list_mb`` and ``call`` (the name of `OPERATION` there)."""
+async def connected(name: str, contender: Contender) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
+    """A client session with ``contender``, and the figures of its start: ``ready_s``,
+    ``tools``, ``list_mb`` and ``call`` (the name of the tool to call there)."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.client.stdio import get_default_environment
     from mcp.types import PaginatedRequestParams
 
-    params = StdioServerParameters(
-        command=str(python), args=[str(CHILD), contender, str(spec), base_url], cwd=str(REPO)
-    )
+    env = get_default_environment()
+    if contender.src is not None:
+        env["PYTHONPATH"] = str(contender.src)
+    command, *args = contender.command
+    params = StdioServerParameters(command=command, args=args, cwd=str(REPO), env=env)
     with tempfile.TemporaryFile("w+") as errors:
         started = time.perf_counter()
         try:
@@ -140,52 +193,57 @@ async def connected(
                 ClientSession(read, write, read_timeout_seconds=120.0) as session,
             ):
                 await session.initialize()
-                size, names, cursor = 0, [], None
+                pages, cursor = [], None
                 while True:
                     page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor))
-                    size += len(page.model_dump_json(by_alias=True, exclude_none=True))
-                    names += [tool.name for tool in page.tools]
+                    pages.append(page)
                     cursor = page.next_cursor
                     if not cursor:
                         break
                 ready = time.perf_counter() - started
-                call = next((n for n in names if _name(n) == OPERATION), None)
+                size = sum(
+                    len(page.model_dump_json(by_alias=True, exclude_none=True)) for page in pages
+                )
+                names = [tool.name for page in pages for tool in page.tools]
+                call = next((n for n in names if _name(n) == contender.tool), None)
                 if call is None:
-                    raise RuntimeError(f"{contender} lists no tool named like {OPERATION!r}")
+                    raise RuntimeError(f"{name} lists no tool named like {contender.tool!r}")
                 figures = {"ready_s": ready, "tools": len(names), "list_mb": size / 1e6}
-                yield session, {**figures, "call": call}
+                yield session, {**figures, "call": call, "pages": pages}
         except Exception as exc:  # a contender that failed: say why, with its last words
             errors.seek(0)
             said = tail(errors.read())
-            raise RuntimeError(f"{contender}: {type(exc).__name__}: {exc} ({said})") from exc
+            raise RuntimeError(f"{name}: {type(exc).__name__}: {exc} ({said})") from exc
 
 
-async def starts(
-    pythons: dict[str, Path], spec: Path, base_url: str, count: int
-) -> dict[str, list[dict[str, Any]]]:
+STARTED = ("ours", "fastmcp", "before", "sdk")
+"""The contenders whose start is measured (``sdk+run`` starts as ``sdk`` does, plus the
+spec's load)."""
+
+
+async def starts(sides: dict[str, Contender], count: int) -> dict[str, list[dict[str, Any]]]:
     """``count`` starts per contender, taking turns."""
-    figures: dict[str, list[dict[str, Any]]] = {name: [] for name in pythons}
+    names = [name for name in sides if name in STARTED]
+    figures: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for turn in range(count):
-        order = list(pythons)[turn % 2 :] + list(pythons)[: turn % 2]
-        for name in order:
-            async with connected(pythons[name], name, spec, base_url) as (_, started):
+        for name in rotated(names, turn):
+            async with connected(name, sides[name]) as (_, started):
                 figures[name].append(started)
     return figures
 
 
 async def calls(
-    pythons: dict[str, Path], spec: Path, base_url: str, count: int, warmup: int
+    sides: dict[str, Contender], spec: Path, base_url: str, count: int, warmup: int
 ) -> dict[str, list[float]]:
-    """Latency of one ``repos/get`` call per side: each server, and the direct run."""
+    """Latency of one call per side: of ``repos/get`` through each server and run
+    directly, and of the SDK's tool that answers at once."""
     from toolsets import ToolContext
     from toolsets.openapi import OpenApiToolset
 
     async with contextlib.AsyncExitStack() as stack:
-        sides: dict[str, Any] = {}
-        for name, python in pythons.items():
-            session, started = await stack.enter_async_context(
-                connected(python, name, spec, base_url)
-            )
+        made: dict[str, Any] = {}
+        for name, contender in sides.items():
+            session, started = await stack.enter_async_context(connected(name, contender))
 
             async def served(session: Any = session, tool: str = started["call"]) -> object:
                 result = await session.call_tool(tool, ARGUMENTS)
@@ -193,39 +251,53 @@ async def calls(
                     raise RuntimeError(f"the served call failed: {result.content}")
                 return result
 
-            sides[name] = served
+            made[name] = served
         toolset = await stack.enter_async_context(OpenApiToolset(spec, base_url=base_url))
         tool = next(t for t in await toolset.list_tools() if _name(t.name) == OPERATION)
 
         async def direct() -> object:
             return await tool.run(ARGUMENTS, ToolContext())
 
-        sides["direct"] = direct
-        latency, _ = await sequential(sides, count, warmup, 1)
+        made["direct"] = direct
+        latency, _ = await sequential(made, count, warmup, 1)
     return latency
 
 
 async def run(options: argparse.Namespace) -> int:
     spec = Path(options.spec) if options.spec else github_spec()
-    pythons = {"ours": Path(sys.executable), "fastmcp": peer_python(FASTMCP)}
     port = free_port()
     rest = [sys.executable, __file__, "--rest", str(spec), str(port)]
+    before = Path(options.before_src) if options.before_src else None
     async with server_process(rest, port=port):
         base_url = f"http://127.0.0.1:{port}"
-        started = await starts(pythons, spec, base_url, options.starts)
-        latency = await calls(pythons, spec, base_url, options.calls, options.warmup)
+        with tempfile.TemporaryDirectory() as folder:
+            listing = Path(folder) / "tools.json"
+            sides = contenders(spec, base_url, before, listing)
+            async with connected("ours", sides["ours"]) as (_, first):  # the list sdk serves
+                pages = [
+                    [
+                        tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        for tool in page.tools
+                    ]
+                    for page in first["pages"]
+                ]
+            listing.write_text(json.dumps(pages), encoding="utf-8")
+            started = await starts(sides, options.starts)
+            latency = await calls(sides, spec, base_url, options.calls, options.warmup)
 
     ready = {name: statistics.median(f["ready_s"] for f in runs) for name, runs in started.items()}
     call_ms = {name: statistics.median(times) * 1e3 for name, times in latency.items()}
-    print(f"Serving {spec.name} over stdio: toolsets McpServer vs fastmcp {FASTMCP.split('==')[1]}")
+    print(f"Serving {spec.name} over stdio: toolsets serve vs fastmcp {FASTMCP.split('==')[1]}")
     per_side = f"{options.calls} calls per side after {options.warmup} warm-up"
     print(f"({options.starts} starts per side, {per_side})")
     print(f"{'':<10}{'ready s':>10}{'tools':>8}{'list MB':>10}{'call ms':>10}")
-    for name in pythons:
-        last = started[name][-1]
-        listed = f"{last['tools']:>8}{last['list_mb']:>10.2f}"
-        print(f"{name:<10}{ready[name]:>10.2f}{listed}{call_ms[name]:>10.2f}")
-    print(f"{'direct':<10}{'':>10}{'':>8}{'':>10}{call_ms['direct']:>10.2f}")
+    for name in [*started, "direct", "sdk+run"]:
+        if name in started:
+            last = started[name][-1]
+            shown = f"{ready[name]:>10.2f}{last['tools']:>8}{last['list_mb']:>10.2f}"
+        else:
+            shown = f"{'':>10}{'':>8}{'':>10}"
+        print(f"{name:<10}{shown}{call_ms[name]:>10.2f}")
     speedup = ready["fastmcp"] / ready["ours"]
     served = call_ms["ours"] / call_ms["direct"]
     checks = [
@@ -248,6 +320,23 @@ async def run(options: argparse.Namespace) -> int:
     faster = call_ms["ours"] < call_ms["fastmcp"]
     ratio = call_ms["ours"] / call_ms["fastmcp"]
     print(f"{'ours / fastmcp served call':<40}{ratio:>9.2f}x <1.00x {outcome(faster)}")
+    print("What explains it (no server on the mcp SDK goes below the sdk rows):")
+    print(
+        f"  sdk ready {ready['sdk']:.2f} s: Python's start, the SDK's import and the same list "
+        f"to the client, no spec loaded; ours is {ready['ours'] - ready['sdk']:.2f} s more "
+        "(toolsets' import, reading the spec, making its tools)"
+    )
+    floor = call_ms["sdk+run"] / call_ms["direct"]
+    print(
+        f"  sdk+run / direct {floor:.2f}x: the SDK's round trip over stdio with this result "
+        f"(sdk's bare one: {call_ms['sdk']:.2f} ms); ours / sdk+run "
+        f"{call_ms['ours'] / call_ms['sdk+run']:.2f}x"
+    )
+    if "before" in started:
+        print(
+            f"  before → ours: ready {ready['before']:.2f} → {ready['ours']:.2f} s, "
+            f"call {call_ms['before']:.2f} → {call_ms['ours']:.2f} ms"
+        )
     missed = not all(met for _, met, _ in checks) or served > CALL_TARGET or not faster
     return 1 if options.check and missed else 0
 
@@ -261,6 +350,9 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=3, help="server starts per side")
     parser.add_argument("--calls", type=int, default=200, help="calls per side")
     parser.add_argument("--warmup", type=int, default=20, help="warm-up calls per side")
+    parser.add_argument(
+        "--before-src", metavar="PATH", help="also serve with toolsets from PATH (a src folder)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     started = time.perf_counter()
     status = anyio.run(run, parser.parse_args())

@@ -18,11 +18,14 @@ import functools
 import logging
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import regex
-from jsonschema import Draft202012Validator, ValidationError, validators
-from jsonschema.protocols import Validator
+# regex and jsonschema are imported where they are used: a program that never checks a
+# value (a server answering its first tools/list) does not wait for them.
+if TYPE_CHECKING:
+    import regex
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = ["ECMA_KEYWORDS", "MATCH_TIMEOUT", "SchemaValidator", "matches", "with_ecma_patterns"]
 
@@ -39,6 +42,8 @@ _given_up_guard = threading.Lock()
 
 @functools.lru_cache(maxsize=2048)
 def _compiled(pattern: str) -> regex.Pattern[str] | None:
+    import regex
+
     try:
         return regex.compile(pattern)
     except (regex.error, ValueError, OverflowError, RecursionError) as exc:
@@ -84,6 +89,8 @@ def _pattern(
         and validator.is_type(instance, "string")
         and not matches(pattern, instance)
     ):
+        from jsonschema import ValidationError
+
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
@@ -106,9 +113,21 @@ ECMA_KEYWORDS: Final = {"pattern": _pattern, "patternProperties": _pattern_prope
 def with_ecma_patterns(cls: type[Validator]) -> type[Validator]:
     """``cls`` (a jsonschema validator class of any dialect) matching ``pattern`` and
     ``patternProperties`` as ECMA-262 regular expressions, made once per class."""
+    from jsonschema import validators
+
     extended: type[Validator] = validators.extend(cls, ECMA_KEYWORDS)  # type: ignore[no-untyped-call]
     return extended
 
 
-SchemaValidator = with_ecma_patterns(Draft202012Validator)
-"""JSON Schema 2020-12 with ECMA-262 patterns: checks the arguments of a tool."""
+if TYPE_CHECKING:
+    SchemaValidator: type[Validator]
+    """JSON Schema 2020-12 with ECMA-262 patterns: checks the arguments of a tool."""
+
+
+def __getattr__(name: str) -> Any:
+    """`SchemaValidator`, made when first asked for (it imports jsonschema)."""
+    if name == "SchemaValidator":
+        from jsonschema import Draft202012Validator
+
+        return with_ecma_patterns(Draft202012Validator)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

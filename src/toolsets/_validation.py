@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
-
-from jsonschema import Draft202012Validator, SchemaError, ValidationError, validators
-from jsonschema.exceptions import best_match
-from jsonschema.protocols import Validator
-from referencing import Registry
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any
 
 from toolsets._errors import close_names
 from toolsets._json import JsonValue
 from toolsets._jsonschema import join_pointer
 from toolsets._patterns import matches, with_ecma_patterns
 from toolsets._results import invalid_arguments_result
+
+# jsonschema is imported on the first check (a validator is compiled then anyway): a
+# server answers its first tools/list without waiting for it.
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = ["ArgumentChecker"]
 
@@ -61,6 +61,8 @@ class ArgumentChecker:
         validator = self._compiled()
         if validator is None or not any(value is None for value in args.values()):
             return args
+        from referencing.exceptions import Unresolvable
+
         required = self._schema.get("required")
         needed = set(required) if isinstance(required, list) else set()
         try:
@@ -99,6 +101,8 @@ class ArgumentChecker:
         validator = self._compiled()
         if validator is None:
             return []
+        from referencing.exceptions import Unresolvable
+
         try:
             errors = sorted(validator.iter_errors(args), key=_path_key)
         except (Unresolvable, RecursionError) as exc:
@@ -116,6 +120,9 @@ class ArgumentChecker:
         validator = self._compiled()
         if validator is None:
             return None
+        from jsonschema.exceptions import best_match
+        from referencing.exceptions import Unresolvable
+
         try:
             error = best_match(validator.iter_errors(value))
         except (Unresolvable, RecursionError) as exc:
@@ -139,6 +146,9 @@ class ArgumentChecker:
         if self._unusable:
             return None
         if self._validator is None:
+            from jsonschema import Draft202012Validator, SchemaError, validators
+            from referencing import Registry
+
             schema = dict(self._schema)
             dialect = schema.get("$schema")
             if not isinstance(dialect, str):

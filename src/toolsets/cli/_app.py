@@ -18,7 +18,6 @@ from toolsets.cli._needs import missing_cli
 
 try:
     import click
-    from rich.table import Table
 except ImportError as exc:
     raise missing_cli(exc) from exc
 
@@ -501,6 +500,8 @@ def list_command(sources: tuple[str, ...], as_json: bool, **params: Any) -> None
             if not tools:
                 terminal.note("0 tools")
                 return
+            from rich.table import Table  # here: only this command draws a table
+
             table = Table(box=None, pad_edge=False, show_edge=False)
             table.add_column("tool", style="bold", no_wrap=True)
             table.add_column("hints")

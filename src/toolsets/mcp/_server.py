@@ -262,6 +262,7 @@ class McpServer(CallsTools):
         self._catalog.add_resources(resources)
         self._catalog.add_prompts(prompts)
         self._listings: weakref.WeakKeyDictionary[Tool, _Listing] = weakref.WeakKeyDictionary()
+        self._by_name = _ByName()
         self._resource_owner = _Owners()
         self._template_owner = _Owners()  # by the URI before its first {
         self._prompt_owner = _Owners()
@@ -632,7 +633,7 @@ class McpServer(CallsTools):
     ) -> mt.CallToolResult | mt.InputRequiredResult:
         request, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
-        tool = next((t for t in tools if t.name == params.name), None)
+        tool = self._by_name.find(tools, params.name)
         listing = self._listing(tool) if tool is not None else None
         if tool is None or listing is None:
             return result_to_mcp(_unknown(params.name, tools))
@@ -1015,6 +1016,28 @@ def _refused(exc: BaseException) -> bool:
     answering): a server asked for a resource or prompt it does not hold says so."""
     cause = exc.__cause__
     return isinstance(cause, MCPError) and cause.error.code != REQUEST_TIMEOUT
+
+
+class _ByName:
+    """Finds a tool of a listing by name: through an index of the latest listing when it
+    is a tuple (a toolset that lists the same tuple each time, as an OpenAPI toolset
+    does, is indexed once: a call to one of a thousand tools does not go through them
+    all), else by going through it."""
+
+    def __init__(self) -> None:
+        self._tools: Sequence[Tool] | None = None
+        self._index: dict[str, Tool] = {}
+
+    def find(self, tools: Sequence[Tool], name: str) -> Tool | None:
+        """The first tool of ``tools`` called ``name``."""
+        if tools is not self._tools:
+            if not isinstance(tools, tuple):  # a list may change under an index
+                return next((tool for tool in tools if tool.name == name), None)
+            index: dict[str, Tool] = {}
+            for tool in tools:
+                index.setdefault(tool.name, tool)
+            self._tools, self._index = tools, index
+        return self._index.get(name)
 
 
 @dataclass(frozen=True, eq=False)

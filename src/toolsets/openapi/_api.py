@@ -17,7 +17,8 @@ import base64
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin
 
 import anyio.to_thread
@@ -34,7 +35,6 @@ from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import ClientCredentials, OAuth
 from toolsets.openapi._operations import Spec
 from toolsets.openapi._request import RequestBuilder
-from toolsets.openapi._responses import ResponseChecker
 from toolsets.openapi._security import (
     Credentials,
     Requirement,
@@ -43,6 +43,9 @@ from toolsets.openapi._security import (
     sent_secrets,
     strip_credentials,
 )
+
+if TYPE_CHECKING:
+    from toolsets.openapi._responses import ResponseChecker
 
 __all__ = ["MAX_REDIRECTS", "RestApi"]
 
@@ -90,10 +93,17 @@ class RestApi:
         """The secrets ``headers`` carry, masked in what the API sends back."""
         self.max_response_bytes = max_response_bytes
         self.check_responses = check_responses
-        self.responses = ResponseChecker(resolver, version=spec.version)
         self.oauth = OAuth(clients.get)
         self.shut_down = False
         """Set when the toolset shuts down: tools kept from before must not send."""
+
+    @cached_property
+    def responses(self) -> ResponseChecker:
+        """Checks responses against the spec (made when first needed: it brings in
+        jsonschema, which most toolsets never use for responses)."""
+        from toolsets.openapi._responses import ResponseChecker
+
+        return ResponseChecker(self.resolver, version=self.spec.version)
 
     def follow(self, schema: Mapping[str, Any], base: str = "") -> Mapping[str, Any]:
         """``schema`` (in the document at ``base``, by default the spec's own) with its

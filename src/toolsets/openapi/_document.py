@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
-import yaml
-
 from toolsets._errors import ConnectionError, SpecError, ToolDefinitionError
 from toolsets._jsonschema import (
     DATA_KEYWORDS,
@@ -46,8 +44,6 @@ Fetch = Callable[[str], str]
 MAX_REF_CHAIN = 64
 """References followed in a row before the chain is called a loop."""
 
-# The C loader is ten times faster, when PyYAML was built with libyaml.
-_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MISSING = object()
 
 
@@ -61,8 +57,12 @@ def parse_text(text: str, source: str | None) -> Any:
             if stripped.startswith("["):
                 raise SpecError(f"invalid JSON: {error}", source=source) from error
             # YAML flow style also starts with "{": let the YAML parser have a go.
+    import yaml  # here: a JSON spec never needs it, and it takes a while to import
+
+    # The C loader is ten times faster, when PyYAML was built with libyaml.
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(text, Loader=_YamlLoader)
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as error:
         raise SpecError(f"invalid JSON or YAML: {error}", source=source) from error
 
