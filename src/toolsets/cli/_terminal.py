@@ -8,15 +8,17 @@ import os
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
 from toolsets.cli._needs import missing_cli
 
+if TYPE_CHECKING:
+    from rich.status import Status  # imports rich.table: only when a status is shown
+
 try:
     from rich.console import Console
-    from rich.status import Status
 except ImportError as exc:
     raise missing_cli(exc) from exc
 
