@@ -4,42 +4,22 @@ model tests, serving every fake of `tests.models.scenarios.WIRES` under its pref
 from __future__ import annotations
 
 import re
-import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 
-from tests.models.scenarios import WIRES, WireFake
+from tests.models.scenarios import WIRES, WireFake, serve
 
 
 @pytest.fixture(scope="session")
 def wire_server() -> Iterator[str]:
     """The root URL of the server every wire fake is served from."""
     app = Starlette(routes=[route for fake in WIRES for route in fake.routes()])
-    # The socket is bound and listening before the thread starts: clients that connect
-    # before uvicorn serves wait in the backlog, so no start-up wait is needed.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    config = uvicorn.Config(
-        app, lifespan="off", ws="none", http="h11", log_level="warning", access_log=False
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    root = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    for fake in WIRES:
-        fake.root = root
-    try:
+    with serve(app) as root:
+        for fake in WIRES:
+            fake.root = root
         yield root
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-    assert not thread.is_alive()
 
 
 @pytest.fixture(params=WIRES, ids=lambda fake: fake.name)

@@ -28,12 +28,17 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import threading
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, Self
 
+import uvicorn
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -135,6 +140,14 @@ class Received:
 
 # -- the fakes -------------------------------------------------------------------------
 
+STATUSES: Mapping[FailKind, int] = {
+    "rate_limit": 429,
+    "overloaded": 503,
+    "server": 500,
+    "unauthorized": 401,
+}
+"""The HTTP status of each kind of failure, unless a provider says otherwise."""
+
 
 class WireFake(ABC):
     """A provider's wire format, served under ``prefix`` of the shared server."""
@@ -142,7 +155,7 @@ class WireFake(ABC):
     name: ClassVar[str]
     """The id of the parametrization."""
     prefix: ClassVar[str]
-    statuses: ClassVar[Mapping[FailKind, int]]
+    statuses: ClassVar[Mapping[FailKind, int]] = STATUSES
     """The HTTP status the provider answers each kind of failure with."""
     stream_error_code: ClassVar[str]
     """The ``error_code`` the model gives an error event in a stream."""
@@ -188,14 +201,19 @@ class WireFake(ABC):
 
     # What each fake says in its own words.
 
-    @abstractmethod
-    def routes(self) -> list[Route]: ...
+    endpoint: ClassVar[str]
+    """The path the fake answers on, under ``prefix``."""
 
-    @abstractmethod
-    def model_name(self, request: Request, body: dict[str, Any]) -> str: ...
+    def routes(self) -> list[Route]:
+        return [Route(self.prefix + self.endpoint, self.handle, methods=["POST"])]
 
-    @abstractmethod
-    def is_stream(self, request: Request, body: dict[str, Any]) -> bool: ...
+    def model_name(self, request: Request, body: dict[str, Any]) -> str:
+        """The model a request is for (from the body, by default)."""
+        return str(body["model"])
+
+    def is_stream(self, request: Request, body: dict[str, Any]) -> bool:
+        """Whether a request asks for a stream (``"stream": true``, by default)."""
+        return bool(body.get("stream"))
 
     @abstractmethod
     def render(self, turn: Turn, body: dict[str, Any]) -> dict[str, Any]: ...
@@ -213,11 +231,16 @@ class WireFake(ABC):
     @abstractmethod
     def read(self, body: dict[str, Any], headers: Mapping[str, str]) -> Seen: ...
 
-    @abstractmethod
+    model_class: ClassVar[Callable[..., WireModel]]
+    """The model under test; it is given the model name, ``base_url``, ``api_key``
+    and ``timeout``."""
+
     def make_model(
         self, model: str, *, root: str | None = None, api_key: str | None = None
     ) -> WireModel:
         """The model under test, talking to this fake (or to ``root``)."""
+        base_url = (root if root is not None else self.root) + self.prefix
+        return self.model_class(model, base_url=base_url, api_key=api_key, timeout=10)
 
 
 def offered(tools: Sequence[str], own: str) -> str:
@@ -249,28 +272,12 @@ class OpenAIWire(WireFake):
 
     name = "openai"
     prefix = "/openai/v1"
-    statuses: ClassVar[Mapping[FailKind, int]] = {
-        "rate_limit": 429,
-        "overloaded": 503,
-        "server": 500,
-        "unauthorized": 401,
-    }
+    endpoint = "/chat/completions"
+    model_class = OpenAIChatModel
     stream_error_code = "server_error"
     _STOPS: ClassVar[Mapping[Stop, str]] = {
-        "stop": "stop",
-        "tool_calls": "tool_calls",
-        "length": "length",
-        "content_filter": "content_filter",
+        s: s for s in ("stop", "tool_calls", "length", "content_filter")
     }
-
-    def routes(self) -> list[Route]:
-        return [Route(self.prefix + "/chat/completions", self.handle, methods=["POST"])]
-
-    def model_name(self, request: Request, body: dict[str, Any]) -> str:
-        return str(body["model"])
-
-    def is_stream(self, request: Request, body: dict[str, Any]) -> bool:
-        return bool(body.get("stream"))
 
     def _calls(self, turn: Turn, body: dict[str, Any]) -> list[dict[str, Any]]:
         tools = [t["function"]["name"] for t in body.get("tools", [])]
@@ -363,24 +370,15 @@ class OpenAIWire(WireFake):
             key=auth.removeprefix("Bearer ") if auth else None,
         )
 
-    def make_model(
-        self, model: str, *, root: str | None = None, api_key: str | None = None
-    ) -> WireModel:
-        base_url = (root if root is not None else self.root) + self.prefix
-        return OpenAIChatModel(model, base_url=base_url, api_key=api_key, timeout=10)
-
 
 class AnthropicWire(WireFake):
     """The Messages API: ``POST /anthropic/v1/messages``."""
 
     name = "anthropic"
     prefix = "/anthropic"
-    statuses: ClassVar[Mapping[FailKind, int]] = {
-        "rate_limit": 429,
-        "overloaded": 529,
-        "server": 500,
-        "unauthorized": 401,
-    }
+    endpoint = "/v1/messages"
+    model_class = AnthropicModel
+    statuses: ClassVar[Mapping[FailKind, int]] = {**STATUSES, "overloaded": 529}
     stream_error_code = "overloaded_error"
     _STOPS: ClassVar[Mapping[Stop, str]] = {
         "stop": "end_turn",
@@ -394,15 +392,6 @@ class AnthropicWire(WireFake):
         "server": "api_error",
         "unauthorized": "authentication_error",
     }
-
-    def routes(self) -> list[Route]:
-        return [Route(self.prefix + "/v1/messages", self.handle, methods=["POST"])]
-
-    def model_name(self, request: Request, body: dict[str, Any]) -> str:
-        return str(body["model"])
-
-    def is_stream(self, request: Request, body: dict[str, Any]) -> bool:
-        return bool(body.get("stream"))
 
     def _blocks(self, turn: Turn, body: dict[str, Any]) -> list[dict[str, Any]]:
         tools = [t["name"] for t in body.get("tools", [])]
@@ -506,12 +495,6 @@ class AnthropicWire(WireFake):
             key=headers.get("x-api-key"),
         )
 
-    def make_model(
-        self, model: str, *, root: str | None = None, api_key: str | None = None
-    ) -> WireModel:
-        base_url = (root if root is not None else self.root) + self.prefix
-        return AnthropicModel(model, base_url=base_url, api_key=api_key, timeout=10)
-
 
 def _base64_bytes(data: str) -> bytes:
     import base64
@@ -521,6 +504,30 @@ def _base64_bytes(data: str) -> bytes:
 
 def _data_url_bytes(url: str) -> bytes:
     return _base64_bytes(url.partition(";base64,")[2])
+
+
+@contextmanager
+def serve(app: Starlette) -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1 (uvicorn, in a thread with its own event loop);
+    gives its root URL."""
+    # The socket is bound and listening before the thread starts: clients that connect
+    # before uvicorn serves wait in the backlog, so no start-up wait is needed.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    config = uvicorn.Config(
+        app, lifespan="off", ws="none", http="h11", log_level="warning", access_log=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+    assert not thread.is_alive()
 
 
 WIRES: list[WireFake] = [OpenAIWire(), AnthropicWire()]

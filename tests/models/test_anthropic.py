@@ -31,7 +31,7 @@ pytestmark = pytest.mark.anyio
 
 KEY = "sk-ant-test-SECRET-0123456789"
 
-MESSAGE = {
+MESSAGE: dict[str, Any] = {
     "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
     "type": "message",
     "role": "assistant",
@@ -275,7 +275,7 @@ async def test_property_names_made_legal_are_mapped_back_in_the_calls_arguments(
 
 async def test_thinking_comes_back_as_thought_parts_streamed_or_not() -> None:
     thinking = {"type": "thinking", "thinking": "Hmm.", "signature": "sig"}
-    events = [
+    events: list[dict[str, Any]] = [
         {
             "type": "message_start",
             "message": {**MESSAGE, "content": [], "usage": {"input_tokens": 3}},

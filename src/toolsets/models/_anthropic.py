@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx2
 
 from toolsets._content import Content, FunctionCall, Part
-from toolsets._http import essence
 from toolsets._results import is_error_result
 from toolsets._tool import LlmRequest
 from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
@@ -21,7 +20,6 @@ from toolsets.models._wire import (
     HttpModel,
     arguments,
     invalid_response,
-    json_object,
     str_or_none,
 )
 from toolsets.schema import ToolCallMap, to_anthropic_tools
@@ -67,7 +65,7 @@ _STOP_REASONS: Final[Mapping[str, FinishReason]] = {
 _IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
-class AnthropicModel(HttpModel):
+class AnthropicModel(HttpModel[ToolCallMap]):
     """An `Llm` that calls ``POST {base_url}/v1/messages``.
 
     One pooled ``httpx2.AsyncClient`` is opened on first use and closed by `aclose` (or
@@ -89,6 +87,8 @@ class AnthropicModel(HttpModel):
 
     _SERVER = "Anthropic API at"
     _ENV = "ANTHROPIC"
+    _API = "a Messages API"
+    _CONFIG_KEYS = CONFIG_KEYS
     _KEY_SCHEME = "x-api-key"
 
     def __init__(
@@ -145,31 +145,21 @@ class AnthropicModel(HttpModel):
             return {}
         return {"x-api-key": str(self._api_key)}
 
-    async def generate(
-        self, request: LlmRequest, *, stream: bool = False
-    ) -> AsyncIterator[LlmResponse]:
-        """Answer ``request``: one response, or with ``stream=True`` partial text chunks
-        and then the complete response.
-
-        Raises:
-            ConnectionError: the server cannot be reached, or the connection fails or
-                times out (``target`` is the base URL).
-            ValueError: ``request.config`` holds a key this API does not take, or the
-                conversation holds inline data of a type the API cannot take (audio).
-            ToolDefinitionError, SpecError: a declaration cannot be offered.
-        """
+    def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolCallMap]:
         tools, calls = to_anthropic_tools(request.declarations.values())
-        body = self._body(request, tools, calls)
-        if stream:
-            body["stream"] = True
-            async for response in self._stream(body, calls):
-                yield response
-        else:
-            answer = await self._post(body)
-            if answer.is_error:
-                yield self._http_error(answer, answer.content)
-            else:
-                yield self._parse_message(answer.content, calls)
+        return self._body(request, tools, calls), calls
+
+    def _stream_state(self, names: ToolCallMap) -> _StreamState:
+        return _StreamState(calls=names)
+
+    def _tool_choice(self, value: Any, calls: ToolCallMap) -> Any:
+        # A forced tool is named by its declaration; the API knows it by its provider name.
+        if isinstance(value, Mapping) and value.get("type") == "tool" and "name" in value:
+            return {**value, "name": calls.to_provider(str(value["name"]))}
+        return value
+
+    def _stream_error(self, event: dict[str, Any]) -> bool:
+        return event.get("type") == "error"
 
     # -- request ---------------------------------------------------------------------
 
@@ -184,59 +174,14 @@ class AnthropicModel(HttpModel):
         }
         if system:
             body["system"] = system
-        if tools:
-            body["tools"] = tools
-        for key, value in request.config.items():
-            if key == "extra_body":
-                if not isinstance(value, Mapping):
-                    raise ValueError("request.config['extra_body'] must be a mapping")
-                body.update(value)
-            elif key == "tool_choice":
-                body[key] = _tool_choice(value, calls)
-            elif key in CONFIG_KEYS:
-                body[key] = value
-            else:
-                raise ValueError(
-                    f"request.config key {key!r} is not a Messages API option; use one "
-                    f"of {sorted(CONFIG_KEYS)}, or pass other options in config['extra_body']"
-                )
-        return body
+        return self._configured(body, tools, request, calls)
 
     # -- response --------------------------------------------------------------------
 
-    async def _stream(self, body: dict[str, Any], calls: ToolCallMap) -> AsyncIterator[LlmResponse]:
-        async with self._open_stream(body) as response:
-            if response.is_error:
-                yield self._http_error(response, await self._read(response))
-                return
-            if essence(response.headers.get("content-type", "")) != "text/event-stream":
-                yield self._parse_message(await self._read(response), calls)
-                return
-            state = _StreamState()
-            outcome: LlmResponse | None = None
-            # Read to the end even after message_stop or an error (see OpenAIChatModel:
-            # an abandoned httpx2 stream is finalized whenever the collector gets to it).
-            async for data in self._events(response):
-                if outcome is not None or state.stopped:
-                    continue
-                event = json_object(data)
-                if event is None:
-                    shown = self._redact(data[:200])
-                    outcome = invalid_response(f"a stream event is not a JSON object: {shown}")
-                elif event.get("type") == "error":
-                    outcome = self._provider_error(event, code="stream_error")
-                else:
-                    for delta in state.add(event):
-                        yield delta
-            yield outcome if outcome is not None else state.final(calls)
-
-    def _parse_message(self, content: bytes, calls: ToolCallMap) -> LlmResponse:
-        payload = json_object(content)
-        if payload is None:
-            shown = content[:200].decode("utf-8", "replace")
-            return invalid_response(self._redact(f"the body is not a JSON object: {shown}"))
-        if payload.get("type") == "error" or payload.get("error"):
-            return self._provider_error(payload, code="provider_error")
+    def _parse(self, content: bytes, calls: ToolCallMap) -> LlmResponse:
+        payload = self._payload(content)
+        if isinstance(payload, LlmResponse):
+            return payload
         blocks = payload.get("content")
         if not isinstance(blocks, list):
             return invalid_response("the body has no content")
@@ -351,13 +296,6 @@ def _inline_block(mime_type: str, data: bytes) -> dict[str, Any]:
     )
 
 
-def _tool_choice(value: Any, calls: ToolCallMap) -> Any:
-    # A forced tool is named by its declaration; the API knows it by its provider name.
-    if isinstance(value, Mapping) and value.get("type") == "tool" and "name" in value:
-        return {**value, "name": calls.to_provider(str(value["name"]))}
-    return value
-
-
 # -- content blocks and stream events ----------------------------------------------------
 
 
@@ -396,15 +334,15 @@ class _Block:
 class _StreamState:
     """What the events of one stream add up to."""
 
+    calls: ToolCallMap
     blocks: dict[int, _Block] = field(default_factory=dict)
     finish_reason: FinishReason | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     counted: bool = False
     model_version: str | None = None
-    stopped: bool = False
 
-    def add(self, event: Mapping[str, Any]) -> list[LlmResponse]:
+    def add(self, event: dict[str, Any]) -> list[LlmResponse]:
         """Take one event in; return the partial responses it makes (text deltas)."""
         kind = event.get("type")
         index = event.get("index")
@@ -427,9 +365,7 @@ class _StreamState:
             if isinstance(delta, Mapping) and delta.get("stop_reason") is not None:
                 self.finish_reason = _stop_reason(delta["stop_reason"])
             self._count(event.get("usage"))
-        elif kind == "message_stop":
-            self.stopped = True
-        return []  # ping, content_block_stop, and events this version does not know
+        return []  # ping, content_block_stop, message_stop, and events not known here
 
     def _delta(self, block: _Block, delta: Any) -> list[LlmResponse]:
         if not isinstance(delta, Mapping):
@@ -464,7 +400,8 @@ class _StreamState:
             model_version=self.model_version,
         )
 
-    def final(self, calls: ToolCallMap) -> LlmResponse:
+    def final(self) -> LlmResponse:
+        calls = self.calls
         parts: list[Part] = []
         for index in sorted(self.blocks):
             block = self.blocks[index]

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx2
 
 from toolsets._content import Content, FunctionCall, Part
-from toolsets._http import essence
 from toolsets._tool import LlmRequest
 from toolsets.models._llm import FinishReason, LlmResponse, Usage
 from toolsets.models._wire import (
@@ -20,7 +19,6 @@ from toolsets.models._wire import (
     HttpModel,
     arguments,
     invalid_response,
-    json_object,
     str_or_none,
 )
 from toolsets.schema import ToolNameMap, to_openai_tools
@@ -67,7 +65,7 @@ _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
 }
 
 
-class OpenAIChatModel(HttpModel):
+class OpenAIChatModel(HttpModel[ToolNameMap]):
     """An `Llm` that calls ``POST {base_url}/chat/completions``.
 
     Works with OpenAI and with local OpenAI-compatible servers. One pooled
@@ -85,6 +83,8 @@ class OpenAIChatModel(HttpModel):
 
     _SERVER = "OpenAI-compatible server at"
     _ENV = "OPENAI"
+    _API = "a Chat Completions"
+    _CONFIG_KEYS = CONFIG_KEYS
     _KEY_SCHEME = "bearer"
 
     def __init__(
@@ -134,27 +134,28 @@ class OpenAIChatModel(HttpModel):
             return {}
         return {"Authorization": f"Bearer {self._api_key}"}
 
-    async def generate(
-        self, request: LlmRequest, *, stream: bool = False
-    ) -> AsyncIterator[LlmResponse]:
-        """Answer ``request``: one response, or with ``stream=True`` partial text chunks
-        and then the complete response.
-
-        Raises:
-            ConnectionError: the server cannot be reached, or the connection fails or
-                times out (``target`` is the base URL).
-            ValueError: ``request.config`` holds a key this API does not take.
-            ToolDefinitionError, SpecError: a declaration cannot be offered.
-        """
+    def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolNameMap]:
         tools, names = to_openai_tools(request.declarations.values())
-        body = self._body(request, tools, names)
-        if stream:
-            body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
-            async for response in self._stream(body, names):
-                yield response
-        else:
-            yield await self._complete(body, names)
+        return self._body(request, tools, names), names
+
+    def _ask_to_stream(self, body: dict[str, Any]) -> None:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+
+    def _stream_state(self, names: ToolNameMap) -> _StreamState:
+        return _StreamState(names=names)
+
+    def _tool_choice(self, value: Any, names: ToolNameMap) -> Any:
+        # A forced tool is named by its declaration; the API knows it by its provider name.
+        if isinstance(value, Mapping) and isinstance(value.get("function"), Mapping):
+            function = dict(value["function"])
+            if isinstance(function.get("name"), str):
+                function["name"] = names.to_provider(function["name"])
+            return {**value, "function": function}
+        return value
+
+    def _stream_error(self, event: dict[str, Any]) -> bool:
+        return bool(event.get("error"))
 
     # -- request ---------------------------------------------------------------------
 
@@ -165,74 +166,14 @@ class OpenAIChatModel(HttpModel):
             "model": request.model or self._model,
             "messages": _messages(request, names),
         }
-        if tools:
-            body["tools"] = tools
-        for key, value in request.config.items():
-            if key == "extra_body":
-                if not isinstance(value, Mapping):
-                    raise ValueError("request.config['extra_body'] must be a mapping")
-                body.update(value)
-            elif key == "tool_choice":
-                body[key] = _tool_choice(value, names)
-            elif key in CONFIG_KEYS:
-                body[key] = value
-            else:
-                raise ValueError(
-                    f"request.config key {key!r} is not a Chat Completions option; use one "
-                    f"of {sorted(CONFIG_KEYS)}, or pass server-specific options in "
-                    "config['extra_body']"
-                )
-        return body
+        return self._configured(body, tools, request, names)
 
     # -- response --------------------------------------------------------------------
 
-    async def _complete(self, body: dict[str, Any], names: ToolNameMap) -> LlmResponse:
-        response = await self._post(body)
-        if response.is_error:
-            return self._http_error(response, response.content)
-        return self._parse_completion(response.content, names)
-
-    async def _stream(self, body: dict[str, Any], names: ToolNameMap) -> AsyncIterator[LlmResponse]:
-        async with self._open_stream(body) as response:
-            if response.is_error:
-                yield self._http_error(response, await self._read(response))
-                return
-            content_type = essence(response.headers.get("content-type", ""))
-            if content_type != "text/event-stream":
-                # Servers that cannot stream (or ignore "stream") answer in one piece.
-                yield self._parse_completion(await self._read(response), names)
-                return
-            state = _StreamState()
-            outcome: LlmResponse | None = None
-            done = False
-            # The stream is read to its end even after "[DONE]" or an error: httpx2
-            # cannot close a response's inner generators when its reader stops early,
-            # and an abandoned generator is finalized whenever the garbage collector
-            # gets to it (trio warns). Servers end the response right after "[DONE]".
-            async for data in self._events(response):
-                if done or outcome is not None:
-                    continue
-                if data == "[DONE]":
-                    done = True
-                    continue
-                chunk = json_object(data)
-                if chunk is None:
-                    shown = self._redact(data[:200])
-                    outcome = invalid_response(f"a stream event is not a JSON object: {shown}")
-                elif chunk.get("error"):
-                    outcome = self._provider_error(chunk, code="stream_error")
-                else:
-                    for delta in state.add(chunk):
-                        yield delta
-            yield outcome if outcome is not None else state.final(names)
-
-    def _parse_completion(self, content: bytes, names: ToolNameMap) -> LlmResponse:
-        payload = json_object(content)
-        if payload is None:
-            shown = content[:200].decode("utf-8", "replace")
-            return invalid_response(self._redact(f"the body is not a JSON object: {shown}"))
-        if payload.get("error"):
-            return self._provider_error(payload, code="provider_error")
+    def _parse(self, content: bytes, names: ToolNameMap) -> LlmResponse:
+        payload = self._payload(content)
+        if isinstance(payload, LlmResponse):
+            return payload
         choices = payload.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
             return invalid_response("the body has no choices")
@@ -370,16 +311,6 @@ _AUDIO_FORMATS: Final[Mapping[str, str]] = {
 }
 
 
-def _tool_choice(value: Any, names: ToolNameMap) -> Any:
-    # A forced tool is named by its declaration; the API knows it by its provider name.
-    if isinstance(value, Mapping) and isinstance(value.get("function"), Mapping):
-        function = dict(value["function"])
-        if isinstance(function.get("name"), str):
-            function["name"] = names.to_provider(function["name"])
-        return {**value, "function": function}
-    return value
-
-
 # -- streaming -----------------------------------------------------------------------
 
 
@@ -394,6 +325,7 @@ class _ToolCallDelta:
 class _StreamState:
     """What the chunks of one stream add up to."""
 
+    names: ToolNameMap
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _ToolCallDelta] = field(default_factory=dict)
@@ -401,7 +333,7 @@ class _StreamState:
     usage: Usage | None = None
     model_version: str | None = None
 
-    def add(self, chunk: Mapping[str, Any]) -> list[LlmResponse]:
+    def add(self, chunk: dict[str, Any]) -> list[LlmResponse]:
         """Take one chunk in; return the partial responses it makes (text deltas)."""
         self.model_version = str_or_none(chunk.get("model")) or self.model_version
         self.usage = _usage(chunk.get("usage")) or self.usage
@@ -460,7 +392,8 @@ class _StreamState:
         elif isinstance(arguments, Mapping):
             call.arguments.append(json.dumps(arguments))
 
-    def final(self, names: ToolNameMap) -> LlmResponse:
+    def final(self) -> LlmResponse:
+        names = self.names
         parts: list[Part] = []
         if self.reasoning:
             parts.append(Part(text="".join(self.reasoning), thought=True))
