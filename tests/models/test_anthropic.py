@@ -466,13 +466,13 @@ async def test_defaults_come_from_the_environment(monkeypatch: pytest.MonkeyPatc
 
 async def test_extra_headers_are_sent_and_may_set_another_version() -> None:
     api = Api(httpx2.Response(200, json=MESSAGE))
-    headers = {"anthropic-beta": "tools-2025", "anthropic-version": "2099-01-01"}
+    headers = {"anthropic-beta": "tools-2025", "Anthropic-Version": "2099-01-01"}
 
     async with api.model(headers=headers) as model:
         await collect(model, LlmRequest(contents=[Content.user("Hi")]))
 
     assert api.requests[0].headers["anthropic-beta"] == "tools-2025"
-    assert api.requests[0].headers["anthropic-version"] == "2099-01-01"
+    assert api.requests[0].headers.get_list("anthropic-version") == ["2099-01-01"]
 
 
 async def test_an_injected_client_is_used_and_never_closed() -> None:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 import toolsets
@@ -334,4 +335,6 @@ async def test_a_refused_connection_raises_connection_error_without_the_key(
                     await generate(model, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
 
                 assert info.value.target == root + wire.prefix
+                assert isinstance(info.value.__cause__, httpx2.ConnectError)
+                assert isinstance(info.value, ConnectionError)  # the builtin, too
                 assert KEY not in str(info.value) + repr(info.value)

@@ -136,7 +136,7 @@ class AnthropicModel(HttpModel[ToolCallMap]):
             api_key=api_key,
             http_client=http_client,
             timeout=timeout,
-            headers={"anthropic-version": ANTHROPIC_VERSION, **(headers or {})},
+            headers=_with_version(headers or {}),
         )
         self._max_tokens = max_tokens
 
@@ -192,6 +192,13 @@ class AnthropicModel(HttpModel[ToolCallMap]):
             usage=_usage(payload.get("usage")),
             model_version=str_or_none(payload.get("model")),
         )
+
+
+def _with_version(headers: Mapping[str, str]) -> dict[str, str]:
+    # The caller's own anthropic-version (in whatever case) wins over ours.
+    if any(name.lower() == "anthropic-version" for name in headers):
+        return dict(headers)
+    return {"anthropic-version": ANTHROPIC_VERSION, **headers}
 
 
 # -- the conversation, in Messages API messages ------------------------------------------
@@ -390,8 +397,8 @@ class _StreamState:
         if read is None:
             return
         self.counted = True
-        self.input_tokens = read.input_tokens or self.input_tokens
-        self.output_tokens = read.output_tokens or self.output_tokens
+        self.input_tokens = max(read.input_tokens, self.input_tokens)
+        self.output_tokens = max(read.output_tokens, self.output_tokens)
 
     def _partial(self, text: str, *, thought: bool) -> LlmResponse:
         return LlmResponse(
