@@ -188,6 +188,34 @@ async def test_the_conversation_becomes_alternating_messages_with_results_first(
     ]
 
 
+async def test_a_text_result_goes_as_it_is_and_an_empty_one_without_content() -> None:
+    api = Api(httpx2.Response(200, json=MESSAGE))
+    calls = (FunctionCall(name="a", id="toolu_a"), FunctionCall(name="b", id="toolu_b"))
+    request = LlmRequest(
+        contents=[
+            Content.user("Go"),
+            Content(role="model", parts=tuple(Part(function_call=c) for c in calls)),
+            Content(
+                role="tool",
+                parts=(
+                    Part(
+                        function_response=FunctionResponse(name="a", response="done", id="toolu_a")
+                    ),
+                    Part(function_response=FunctionResponse(name="b", response="", id="toolu_b")),
+                ),
+            ),
+        ]
+    )
+
+    async with api.model() as model:
+        await collect(model, request)
+
+    assert api.bodies[0]["messages"][-1]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "done"},
+        {"type": "tool_result", "tool_use_id": "toolu_b"},
+    ]
+
+
 async def test_inline_data_the_api_cannot_take_is_refused_before_anything_is_sent() -> None:
     api = Api()
     request = LlmRequest(

@@ -259,10 +259,13 @@ def _user_blocks(parts: list[Part], ids: CallIds) -> list[dict[str, Any]]:
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": ids.for_response(answer.name, answer.id),
-                "content": result
-                if isinstance(result, str)
-                else json.dumps(result, ensure_ascii=False),
             }
+            # A text result goes as it is (the API refuses an empty one: it is left
+            # out); any other value as JSON.
+            if not isinstance(result, str):
+                block["content"] = json.dumps(result, ensure_ascii=False)
+            elif result:
+                block["content"] = result
             if is_error_result(result):
                 block["is_error"] = True
             results.append(block)
