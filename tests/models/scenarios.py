@@ -15,13 +15,17 @@ One uvicorn server (a thread, its own event loop; see ``conftest.py``) serves ev
 fake under its own path prefix. A test talks to it under a model name of its own,
 which selects its script and the requests recorded for it.
 
-**Adding a model.** Write one `WireFake` subclass (``prefix``, ``routes``,
-``model_name`` and ``is_stream`` of a request, ``render`` of a `Turn` and of a `Fail`,
-``seen`` of a request body, ``make_model``, and the status codes and stream error code
-its provider uses), and add an instance to `WIRES`: every scenario then runs for it.
-Gemini, for instance, names the model and the streaming in the path
-(``/v1beta/models/{model}:streamGenerateContent``), which ``model_name`` and
-``is_stream`` read from the request.
+**Adding a model.** Write one `WireFake` subclass: its ``name``, ``prefix``,
+``endpoint`` and ``model_class`` (constructed with the model name, ``base_url``,
+``api_key`` and ``timeout``); ``render`` and ``render_stream`` of a `Turn`,
+``render_error`` and ``render_stream_failure`` of a `Fail`; ``read`` of a request body
+into `Seen`; and ``statuses``, ``stream_error_code`` and ``tool_names`` where its
+provider's differ (or ``make_model`` where its constructor does). Then
+add an instance to `WIRES` (and its environment variables to ``_no_provider_env`` in
+``conftest.py``): every scenario runs for it. A wire that names the model or the
+streaming elsewhere than in the body overrides ``model_name`` / ``is_stream`` (Gemini:
+``POST /v1beta/models/{model}:streamGenerateContent?alt=sse``), and ``routes`` when its
+path holds the model.
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from toolsets._names import PROVIDER_TOOL_NAMES, NameRule
 from toolsets.models import AnthropicModel, Llm, OpenAIChatModel
-from toolsets.schema import legal_tool_name
 
 Stop = Literal["stop", "tool_calls", "length", "content_filter"]
 FailKind = Literal["rate_limit", "overloaded", "server", "unauthorized"]
@@ -231,6 +235,16 @@ class WireFake(ABC):
     @abstractmethod
     def read(self, body: dict[str, Any], headers: Mapping[str, str]) -> Seen: ...
 
+    tool_names: ClassVar[NameRule] = PROVIDER_TOOL_NAMES
+    """The tool names the provider takes (a name outside them is offered made legal)."""
+
+    def offered(self, tools: Sequence[str], own: str) -> str:
+        """The name the tool ``own`` was offered under, as a model reads it off the
+        request's ``tools``."""
+        wire = self.tool_names.legal(own)
+        assert wire in tools, f"{own!r} was not offered (offered: {tools})"
+        return wire
+
     model_class: ClassVar[Callable[..., WireModel]]
     """The model under test; it is given the model name, ``base_url``, ``api_key``
     and ``timeout``."""
@@ -241,13 +255,6 @@ class WireFake(ABC):
         """The model under test, talking to this fake (or to ``root``)."""
         base_url = (root if root is not None else self.root) + self.prefix
         return self.model_class(model, base_url=base_url, api_key=api_key, timeout=10)
-
-
-def offered(tools: Sequence[str], own: str) -> str:
-    """The name a tool was offered under, as a model reads it off the request."""
-    wire = legal_tool_name(own)
-    assert wire in tools, f"{own!r} was not offered (offered: {tools})"
-    return wire
 
 
 def words(text: str) -> list[str]:
@@ -285,7 +292,7 @@ class OpenAIWire(WireFake):
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": offered(tools, c.tool), "arguments": json.dumps(c.args)},
+                "function": {"name": self.offered(tools, c.tool), "arguments": json.dumps(c.args)},
             }
             for c in turn.calls
         ]
@@ -397,7 +404,12 @@ class AnthropicWire(WireFake):
         tools = [t["name"] for t in body.get("tools", [])]
         blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
         blocks += [
-            {"type": "tool_use", "id": c.id, "name": offered(tools, c.tool), "input": dict(c.args)}
+            {
+                "type": "tool_use",
+                "id": c.id,
+                "name": self.offered(tools, c.tool),
+                "input": dict(c.args),
+            }
             for c in turn.calls
         ]
         return blocks

@@ -18,7 +18,6 @@ from tests.models.scenarios import Call, Fail, Turn, WireFake
 from toolsets import Content, LlmRequest, Part, ToolDeclaration, tool
 from toolsets.agent import ConfirmationRequest, Event, LlmAgent, RunConfig, Runner
 from toolsets.models import Llm, LlmResponse
-from toolsets.schema import legal_tool_name
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +101,7 @@ async def test_a_tool_call_runs_and_its_result_goes_back_paired_with_the_call(
     assert answer.text == "21 °C in Paris."
     assert answer.is_final_response()
     first, second = wire.seen(model_name)
-    assert first.tools == [legal_tool_name(WEATHER)]
+    assert first.tools == [wire.tool_names.legal(WEATHER)]
     assert second.calls == [(first.tools[0], {"city": "Paris"}, "call_w")]
     (result,) = second.results
     assert result.call_id == "call_w"
