@@ -41,14 +41,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, Self
 
+import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from toolsets import LlmRequest
 from toolsets._names import PROVIDER_TOOL_NAMES, NameRule
-from toolsets.models import AnthropicModel, Llm, OpenAIChatModel
+from toolsets.models import AnthropicModel, Llm, LlmResponse, OpenAIChatModel
 
 Stop = Literal["stop", "tool_calls", "length", "content_filter"]
 FailKind = Literal["rate_limit", "overloaded", "server", "unauthorized"]
@@ -516,6 +518,12 @@ def _base64_bytes(data: str) -> bytes:
 
 def _data_url_bytes(url: str) -> bytes:
     return _base64_bytes(url.partition(";base64,")[2])
+
+
+async def collect(model: Llm, request: LlmRequest, *, stream: bool = False) -> list[LlmResponse]:
+    """Every response ``model`` gives ``request`` (in 10 s at most)."""
+    with anyio.fail_after(10):
+        return [r async for r in model.generate(request, stream=stream)]
 
 
 @contextmanager

@@ -11,11 +11,11 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 
 import toolsets
+from tests.models.scenarios import collect
 from toolsets import (
     Content,
     FileData,
@@ -25,7 +25,7 @@ from toolsets import (
     Part,
     ToolDeclaration,
 )
-from toolsets.models import INVALID_JSON_KEY, AnthropicModel, Llm, LlmResponse
+from toolsets.models import INVALID_JSON_KEY, AnthropicModel
 
 pytestmark = pytest.mark.anyio
 
@@ -74,11 +74,6 @@ class Api:
 def sse(*events: dict[str, Any]) -> httpx2.Response:
     text = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
     return httpx2.Response(200, headers={"content-type": "text/event-stream"}, text=text)
-
-
-async def collect(model: Llm, request: LlmRequest, *, stream: bool = False) -> list[LlmResponse]:
-    with anyio.fail_after(10):
-        return [r async for r in model.generate(request, stream=stream)]
 
 
 # -- requests ------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import toolsets
-from tests.models.scenarios import serve
+from tests.models.scenarios import collect, serve
 from toolsets import (
     Content,
     FunctionCall,
@@ -170,11 +170,6 @@ def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, 
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
         "usage": None,
     }
-
-
-async def collect(model: Llm, request: LlmRequest, *, stream: bool = False) -> list[LlmResponse]:
-    with anyio.fail_after(10):
-        return [r async for r in model.generate(request, stream=stream)]
 
 
 WEATHER = ToolDeclaration(

@@ -14,10 +14,10 @@ import httpx2
 import pytest
 
 import toolsets
-from tests.models.scenarios import Call, Fail, Turn, WireFake
+from tests.models.scenarios import Call, Fail, Turn, WireFake, collect
 from toolsets import Content, LlmRequest, Part, ToolDeclaration, tool
 from toolsets.agent import ConfirmationRequest, Event, LlmAgent, RunConfig, Runner
-from toolsets.models import Llm, LlmResponse
+from toolsets.models import Llm
 
 pytestmark = pytest.mark.anyio
 
@@ -65,11 +65,6 @@ async def run(
 async def llm(wire: WireFake, model_name: str) -> AsyncIterator[Llm]:
     async with wire.make_model(model_name) as model:
         yield model
-
-
-async def generate(model: Llm, request: LlmRequest, *, stream: bool) -> list[LlmResponse]:
-    with anyio.fail_after(10):
-        return [r async for r in model.generate(request, stream=stream)]
 
 
 def final(events: list[Event]) -> list[Event]:
@@ -248,7 +243,7 @@ async def test_the_providers_stop_reason_is_mapped(
     request = LlmRequest(contents=[Content.user("Hi")])
     request.declarations = {"add": ToolDeclaration(name="add")}
 
-    *_, response = await generate(llm, request, stream=stream)
+    *_, response = await collect(llm, request, stream=stream)
 
     assert response.finish_reason == stop
     assert response.usage is not None
@@ -265,7 +260,7 @@ async def test_a_rate_limit_is_an_error_response_saying_when_to_retry(
 ) -> None:
     wire.script(model_name, Fail("rate_limit", "Rate limit reached.", retry_after=7))
 
-    (response,) = await generate(llm, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
+    (response,) = await collect(llm, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
 
     assert response.error_code == f"http_{wire.statuses['rate_limit']}"
     assert response.error_message == "Rate limit reached."
@@ -294,7 +289,7 @@ async def test_an_error_event_in_the_middle_of_a_stream_is_an_error_response(
 ) -> None:
     wire.script(model_name, Fail("overloaded", "Overloaded", mid_stream=True))
 
-    *partials, last = await generate(llm, LlmRequest(contents=[Content.user("Hi")]), stream=True)
+    *partials, last = await collect(llm, LlmRequest(contents=[Content.user("Hi")]), stream=True)
 
     assert [p.content.text for p in partials if p.content] == ["Hel"]
     assert (last.error_code, last.error_message) == (wire.stream_error_code, "Overloaded")
@@ -308,8 +303,8 @@ async def test_the_api_key_is_sent_and_never_shown_in_reprs_or_errors(
     wire.script(model_name, Turn(text="ok"), Fail("unauthorized", echoed))
 
     async with wire.make_model(model_name, api_key=KEY) as model:
-        await generate(model, LlmRequest(contents=[Content.user("Hi")]), stream=False)
-        (error,) = await generate(model, LlmRequest(contents=[Content.user("Hi")]), stream=True)
+        await collect(model, LlmRequest(contents=[Content.user("Hi")]), stream=False)
+        (error,) = await collect(model, LlmRequest(contents=[Content.user("Hi")]), stream=True)
         shown = repr(model) + repr(vars(model))
 
     assert wire.seen(model_name)[0].key == KEY
@@ -331,7 +326,7 @@ async def test_a_refused_connection_raises_connection_error_without_the_key(
         async with model:
             for stream in (False, True):
                 with pytest.raises(toolsets.ConnectionError) as info:
-                    await generate(model, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
+                    await collect(model, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
 
                 assert info.value.target == root + wire.prefix
                 assert isinstance(info.value.__cause__, httpx2.ConnectError)
