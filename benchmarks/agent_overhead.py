@@ -6,7 +6,7 @@ remains is what the loop itself costs: building the request, dispatching through
 gates and callbacks, the tool call's cancel scope, recording events, applying actions.
 
 Run: python benchmarks/agent_overhead.py [--messages N] [--calls K] [--repeats R] [--no-peer]
-     [--instructions] [--before REF [--rounds P]]
+     [--instructions] [--before REF [--rounds P]] [--translation]
 
 Prints microseconds per tool call for four shapes of conversation:
   sequential  K model turns of one call each, per user message (N messages)
@@ -43,6 +43,12 @@ calls, less the contexts), divided by the calls (own = loop - model - tool).
 3) importing ``src/`` of the working tree and P importing ``src/`` of git commit REF, the
 two taking turns, and prints each figure's median before and after and their ratio; with
 ``--instructions``, each side's first process counts them too.
+
+After the table, each HTTP model's translation per turn (no network): a conversation of K
+turns of one call each, every turn's request built as the loop sends it (the whole
+history, tools in the provider's dialect) and JSON-encoded, and a recorded answer with a
+call parsed back, per turn, with Anthropic's ratio to OpenAI's. ``--translation`` prints
+only that.
 
 The peer is pydantic-ai (``pydantic-ai-slim``, pinned below, its ``FunctionModel`` test
 double and one no-op tool: ``peers/pydantic_ai_overhead.py``) in the same shapes, with
@@ -323,6 +329,102 @@ async def measure_all(messages: int, calls: int, repeats: int) -> dict[str, list
     return results
 
 
+# --- the models' translation --------------------------------------------------------------
+
+TRANSLATED_ANSWERS: dict[str, dict[str, Any]] = {
+    "openai": {
+        "model": "gpt-test",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": "Calling.",
+                    "tool_calls": [
+                        {
+                            "id": "call_9",
+                            "type": "function",
+                            "function": {"name": "noop", "arguments": '{"n": 9}'},
+                        }
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 90, "completion_tokens": 9},
+    },
+    "anthropic": {
+        "type": "message",
+        "model": "claude-test",
+        "content": [
+            {"type": "text", "text": "Calling."},
+            {"type": "tool_use", "id": "toolu_9", "name": "noop", "input": {"n": 9}},
+        ],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 90, "output_tokens": 9},
+    },
+}
+"""A recorded answer with one call, per wire format."""
+
+
+def translation(turns: int, repeats: int) -> dict[str, list[float]]:
+    """µs per turn for each HTTP model to build and encode the requests of a
+    ``turns``-turn conversation and parse an answer for each, ``repeats`` times."""
+    from toolsets import Content, FunctionResponse, Part, ToolDeclaration
+    from toolsets.models import AnthropicModel, OpenAIChatModel
+
+    declaration = ToolDeclaration(
+        name="noop",
+        description="Do nothing.",
+        parameters={"type": "object", "properties": {"n": {"type": "integer"}}},
+    )
+    contents = [Content.user("go")]
+    requests = []
+    for turn in range(turns):
+        request = LlmRequest(contents=list(contents), system_instruction="Be brief.")
+        request.declarations = {"noop": declaration}
+        requests.append(request)
+        call = FunctionCall(name="noop", args={"n": turn}, id=f"call_{turn}")
+        answer = FunctionResponse(name="noop", response={"n": turn}, id=f"call_{turn}")
+        contents += [
+            Content(role="model", parts=(Part(text="Calling."), Part(function_call=call))),
+            Content(role="tool", parts=(Part(function_response=answer),)),
+        ]
+    models = {
+        "openai": OpenAIChatModel("gpt-test", base_url="http://127.0.0.1:9/v1"),
+        "anthropic": AnthropicModel("claude-test", base_url="http://127.0.0.1:9"),
+    }
+    out: dict[str, list[float]] = {}
+    for name, model in models.items():
+        recorded = json.dumps(TRANSLATED_ANSWERS[name]).encode()
+        per_turn(model, requests, recorded)  # warm-up
+        out[name] = [per_turn(model, requests, recorded) for _ in range(repeats)]
+    return out
+
+
+def per_turn(model: Any, requests: list[LlmRequest], recorded: bytes) -> float:
+    """µs per request to translate it and encode its body, and parse ``recorded``
+    (the models' own translation, the part of ``generate`` that is not the network)."""
+    start = time.perf_counter()
+    for request in requests:
+        body, names = model._translate(request)
+        json.dumps(body).encode()
+        model._parse(recorded, names)
+    return (time.perf_counter() - start) / len(requests) * 1e6
+
+
+def print_translation(turns: int, repeats: int) -> None:
+    costs = translation(turns, repeats)
+    print(
+        f"model translation per turn, µs ({turns} turns of one call; request built and "
+        f"encoded + answer parsed; min / median of {repeats})"
+    )
+    base = statistics.median(costs["openai"])
+    for name, samples in costs.items():
+        median = statistics.median(samples)
+        print(f"{name:<11}{min(samples):>10.1f}{median:>7.1f}{median / base:>8.2f}x openai")
+
+
 # --- the peer ------------------------------------------------------------------------------
 
 PEER_SCRIPT = Path(__file__).resolve().parent / "peers" / "pydantic_ai_overhead.py"
@@ -360,8 +462,14 @@ def main() -> None:
         "--instructions", action="store_true", help="count instructions per call (perf/valgrind)"
     )
     add_before_option(parser)
+    parser.add_argument(
+        "--translation", action="store_true", help="only the models' translation per turn"
+    )
     parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)  # PART SHAPE MESSAGES
     options = parser.parse_args()
+    if options.translation:
+        print_translation(options.calls, options.repeats)
+        return
     if options.count:
         part, shape, messages = options.count
         anyio.run(count, part, shape, int(messages), options.calls)
@@ -420,6 +528,7 @@ def main() -> None:
             row += f"{theirs:>8.0f}{theirs / total:>9.1f}x"
         print(row)
     print(peer_note)
+    print_translation(options.calls, options.repeats)
 
     if counted is None:
         return

@@ -197,3 +197,18 @@ def test_a_run_prints_its_figures_as_one_json_line(capsys: pytest.CaptureFixture
         "figures": {"own µs": 35.5},
         "notes": ["counted by nothing"],
     }
+
+
+def test_the_agent_overhead_benchmark_prints_each_models_translation_per_turn() -> None:
+    done = subprocess.run(
+        [sys.executable, "agent_overhead.py", "--translation", "--calls", "3", "--repeats", "1"],
+        cwd=ROOT / "benchmarks",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[1:]}
+    assert set(rows) == {"openai", "anthropic"}
+    assert rows["openai"][-2:] == ["1.00x", "openai"]
+    assert float(rows["anthropic"][1]) > 0

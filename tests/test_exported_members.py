@@ -179,6 +179,7 @@ SCHEMA = {
 
 
 MODELS = {
+    "AnthropicModel",
     "INVALID_JSON_KEY",
     "FinishReason",
     "Llm",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,13 +18,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import toolsets
+from tests.models.scenarios import collect, serve
 from toolsets import (
     Content,
     FunctionCall,
@@ -114,26 +113,9 @@ async def _sse(events: Sequence[Any]) -> AsyncIterator[str]:
 def server() -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI()
     app = Starlette(routes=[Route("/v1/chat/completions", fake.chat, methods=["POST"])])
-    # The socket is bound and listening before the thread starts: clients that connect
-    # before uvicorn serves wait in the backlog, so no start-up wait is needed.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, lifespan="off", ws="none", http="h11", log_level="warning", access_log=False
-    )
-    uv = uvicorn.Server(config)
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    fake.base_url = f"http://127.0.0.1:{port}/v1"
-    try:
+    with serve(app) as root:
+        fake.base_url = f"{root}/v1"
         yield fake
-    finally:
-        uv.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-    assert not thread.is_alive()
 
 
 @pytest.fixture(autouse=True)
@@ -188,11 +170,6 @@ def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, 
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
         "usage": None,
     }
-
-
-async def collect(model: Llm, request: LlmRequest, *, stream: bool = False) -> list[LlmResponse]:
-    with anyio.fail_after(10):
-        return [r async for r in model.generate(request, stream=stream)]
 
 
 WEATHER = ToolDeclaration(
@@ -553,24 +530,6 @@ async def test_an_error_body_that_is_not_json_is_shown_truncated(
     assert len(response.error_message) <= 1000
 
 
-async def test_the_api_key_is_sent_as_a_bearer_token_and_never_shown(
-    server: FakeOpenAI, name: str
-) -> None:
-    echoed = {"error": {"message": f"Incorrect API key provided: {KEY}"}}
-    server.script(name, Reply(body=completion(content="ok")), Reply(status=401, body=echoed))
-
-    async with OpenAIChatModel(name, base_url=server.base_url, api_key=KEY) as model:
-        await collect(model, LlmRequest(contents=[Content.user("Hi")]))
-        (error,) = await collect(model, LlmRequest(contents=[Content.user("Hi")]))
-        shown = repr(model)
-
-    assert server.requests(name)[0].headers["authorization"] == f"Bearer {KEY}"
-    assert error.error_code == "http_401"
-    assert error.error_message is not None
-    assert KEY not in error.error_message
-    assert KEY not in shown
-
-
 async def test_an_error_event_in_the_stream_is_an_error_response(
     server: FakeOpenAI, llm: OpenAIChatModel, name: str
 ) -> None:
@@ -618,25 +577,6 @@ async def test_a_base_url_with_a_query_keeps_it_on_the_wire_and_out_of_reprs_and
     assert received.query == f"api-version=2024-06-01&api_key={KEY}"
     assert model.base_url == server.base_url
     assert KEY not in repr(model)
-
-
-async def test_a_refused_connection_raises_connection_error_naming_the_server(
-    name: str,
-) -> None:
-    # A bound socket that does not listen refuses connections, and keeps its port ours.
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        base_url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
-        async with OpenAIChatModel(name, base_url=base_url, api_key=KEY) as model:
-            for stream in (False, True):
-                with pytest.raises(toolsets.ConnectionError) as info:
-                    await collect(model, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
-
-                assert info.value.target == base_url
-                assert isinstance(info.value.__cause__, httpx2.ConnectError)
-                assert isinstance(info.value, ConnectionError)  # the builtin, too
-                assert KEY not in str(info.value)
-                assert KEY not in repr(info.value)
 
 
 async def test_a_server_that_never_answers_times_out_as_connection_error(name: str) -> None:

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-from collections import deque
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractContextManager, asynccontextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final
 
 import httpx2
 
-from toolsets._auth import Secret, check_credential_text, redact
-from toolsets._concurrency import check_timeout
 from toolsets._content import Content, FunctionCall, Part
-from toolsets._http import essence, map_http_errors
 from toolsets._tool import LlmRequest
-from toolsets._urls import safe_url
-from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
+from toolsets.models._llm import FinishReason, LlmResponse, Usage
+from toolsets.models._wire import (
+    CallIds,
+    HttpModel,
+    arguments,
+    invalid_response,
+    str_or_none,
+)
 from toolsets.schema import ToolNameMap, to_openai_tools
 
 __all__ = ["CONFIG_KEYS", "DEFAULT_BASE_URL", "OpenAIChatModel"]
@@ -57,9 +56,6 @@ the request for server-specific options (``top_k``, ``min_p``, ...); any other k
 error, so a misspelt option does not go unnoticed. (``n`` is not offered: one answer is
 read.)"""
 
-_CONNECT_TIMEOUT: Final = 10.0
-_MAX_ERROR_MESSAGE: Final = 1000
-
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "stop": "stop",
     "tool_calls": "tool_calls",
@@ -69,7 +65,7 @@ _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
 }
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(HttpModel[ToolNameMap]):
     """An `Llm` that calls ``POST {base_url}/chat/completions``.
 
     Works with OpenAI and with local OpenAI-compatible servers. One pooled
@@ -80,9 +76,16 @@ class OpenAIChatModel:
     and mapped back to the declarations' names on the way in, by `toolsets.schema`.
 
     Provider errors (an HTTP 4xx or 5xx) are answered as an `LlmResponse` with
-    ``error_code`` (``"http_429"``) and ``error_message``; a server that cannot be
-    reached raises `toolsets.ConnectionError`. The API key never appears in either.
+    ``error_code`` (``"http_429"``), ``error_message`` and, when the server says how
+    long to wait, ``retry_after``; a server that cannot be reached raises
+    `toolsets.ConnectionError`. The API key never appears in either.
     """
+
+    _SERVER = "OpenAI-compatible server at"
+    _ENV = "OPENAI"
+    _API = "a Chat Completions"
+    _CONFIG_KEYS = CONFIG_KEYS
+    _KEY_SCHEME = "bearer"
 
     def __init__(
         self,
@@ -115,80 +118,44 @@ class OpenAIChatModel:
             AuthError: the API key holds a control character (a trailing newline) or
                 a non-ASCII character, which no header can carry (the key is not shown).
         """
-        model = model or os.environ.get("OPENAI_MODEL")
-        if not model:
-            raise ValueError("no model given: pass OpenAIChatModel(model=...) or set OPENAI_MODEL")
-        check_timeout(timeout, "timeout")
-        url = httpx2.URL(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
-        if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError(f"base_url must be an http(s) URL, got {str(url)!r}")
-        self._model = model
-        # The endpoint under the root's path, keeping its query (``?api-version=`` and
-        # the like).
-        self._url = str(url.copy_with(path=url.path.rstrip("/") + "/chat/completions"))
-        # The URL errors and reprs name: without user info or query, which can hold a
-        # password or a key.
-        self._target = safe_url(url).rstrip("/")
-        key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if key is not None:
-            check_credential_text(key, scheme_name="bearer", in_header=True)
-        self._api_key = Secret(key) if key is not None else None
-        self._headers = dict(headers or {})
-        self._timeout = timeout
-        self._client = http_client
-        self._owns_client = http_client is None
+        super().__init__(
+            model,
+            base_url=base_url,
+            default_base_url=DEFAULT_BASE_URL,
+            endpoint="/chat/completions",
+            api_key=api_key,
+            http_client=http_client,
+            timeout=timeout,
+            headers=headers,
+        )
 
-    @property
-    def model(self) -> str:
-        """The model requests go to unless they name another."""
-        return self._model
+    def _auth_headers(self) -> dict[str, str]:
+        if self._api_key is None:
+            return {}
+        return {"Authorization": f"Bearer {self._api_key}"}
 
-    @property
-    def base_url(self) -> str:
-        """The API root requests go to (without any credentials)."""
-        return self._target
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel(model={self._model!r}, base_url={self._target!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if it was opened here; a later call opens a new one."""
-        if self._owns_client and self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
-
-    async def generate(
-        self, request: LlmRequest, *, stream: bool = False
-    ) -> AsyncIterator[LlmResponse]:
-        """Answer ``request``: one response, or with ``stream=True`` partial text chunks
-        and then the complete response.
-
-        Raises:
-            ConnectionError: the server cannot be reached, or the connection fails or
-                times out (``target`` is the base URL).
-            ValueError: ``request.config`` holds a key this API does not take.
-            ToolDefinitionError, SpecError: a declaration cannot be offered.
-        """
+    def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolNameMap]:
         tools, names = to_openai_tools(request.declarations.values())
-        body = self._body(request, tools, names)
-        if stream:
-            body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
-            async for response in self._stream(body, names):
-                yield response
-        else:
-            yield await self._complete(body, names)
+        return self._body(request, tools, names), names
+
+    def _ask_to_stream(self, body: dict[str, Any]) -> None:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+
+    def _stream_state(self, names: ToolNameMap) -> _StreamState:
+        return _StreamState(names=names)
+
+    def _tool_choice(self, value: Any, names: ToolNameMap) -> Any:
+        # A forced tool is named by its declaration; the API knows it by its provider name.
+        if isinstance(value, Mapping) and isinstance(value.get("function"), Mapping):
+            function = dict(value["function"])
+            if isinstance(function.get("name"), str):
+                function["name"] = names.to_provider(function["name"])
+            return {**value, "function": function}
+        return value
+
+    def _stream_error(self, event: dict[str, Any]) -> bool:
+        return bool(event.get("error"))
 
     # -- request ---------------------------------------------------------------------
 
@@ -199,148 +166,17 @@ class OpenAIChatModel:
             "model": request.model or self._model,
             "messages": _messages(request, names),
         }
-        if tools:
-            body["tools"] = tools
-        for key, value in request.config.items():
-            if key == "extra_body":
-                if not isinstance(value, Mapping):
-                    raise ValueError("request.config['extra_body'] must be a mapping")
-                body.update(value)
-            elif key == "tool_choice":
-                body[key] = _tool_choice(value, names)
-            elif key in CONFIG_KEYS:
-                body[key] = value
-            else:
-                raise ValueError(
-                    f"request.config key {key!r} is not a Chat Completions option; use one "
-                    f"of {sorted(CONFIG_KEYS)}, or pass server-specific options in "
-                    "config['extra_body']"
-                )
-        return body
-
-    def _request_headers(self, *, stream: bool) -> dict[str, str]:
-        headers = dict(self._headers)
-        if stream:
-            headers["Accept"] = "text/event-stream"
-            # Events are read as they arrive; compression would hold them back.
-            headers["Accept-Encoding"] = "identity"
-        else:
-            headers["Accept"] = "application/json"
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def _http(self) -> httpx2.AsyncClient:
-        if self._client is None:
-            self._client = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT))
-            )
-        return self._client
-
-    def _mapped(self) -> AbstractContextManager[None]:
-        """httpx2's errors while talking to the server, as `ConnectionError`."""
-        return map_http_errors(
-            "OpenAI-compatible server at", self._url, target=self._target, secrets=[self._api_key]
-        )
-
-    def _redact(self, text: str) -> str:
-        # A server may echo the credential it was sent (in an error message, say).
-        return redact(text, [self._api_key])
+        return self._configured(body, tools, request, names)
 
     # -- response --------------------------------------------------------------------
 
-    async def _complete(self, body: dict[str, Any], names: ToolNameMap) -> LlmResponse:
-        with self._mapped():
-            response = await self._http().post(
-                self._url, json=body, headers=self._request_headers(stream=False)
-            )
-        if response.is_error:
-            return self._http_error(response.status_code, response.content)
-        return self._parse_completion(response.content, names)
-
-    async def _stream(self, body: dict[str, Any], names: ToolNameMap) -> AsyncIterator[LlmResponse]:
-        async with self._open_stream(body) as response:
-            if response.is_error:
-                yield self._http_error(response.status_code, await self._read(response))
-                return
-            content_type = essence(response.headers.get("content-type", ""))
-            if content_type != "text/event-stream":
-                # Servers that cannot stream (or ignore "stream") answer in one piece.
-                yield self._parse_completion(await self._read(response), names)
-                return
-            state = _StreamState()
-            outcome: LlmResponse | None = None
-            done = False
-            # The stream is read to its end even after "[DONE]" or an error: httpx2
-            # cannot close a response's inner generators when its reader stops early,
-            # and an abandoned generator is finalized whenever the garbage collector
-            # gets to it (trio warns). Servers end the response right after "[DONE]".
-            async for data in self._events(response):
-                if done or outcome is not None:
-                    continue
-                if data == "[DONE]":
-                    done = True
-                    continue
-                chunk = _json_object(data)
-                if chunk is None:
-                    shown = self._redact(data[:200])
-                    outcome = _invalid_response(f"a stream event is not a JSON object: {shown}")
-                elif chunk.get("error"):
-                    outcome = self._provider_error(chunk, code="stream_error")
-                else:
-                    for delta in state.add(chunk):
-                        yield delta
-            yield outcome if outcome is not None else state.final(names)
-
-    @asynccontextmanager
-    async def _open_stream(self, body: dict[str, Any]) -> AsyncIterator[httpx2.Response]:
-        with self._mapped():
-            async with self._http().stream(
-                "POST", self._url, json=body, headers=self._request_headers(stream=True)
-            ) as response:
-                yield response
-
-    async def _read(self, response: httpx2.Response) -> bytes:
-        with self._mapped():
-            return await response.aread()
-
-    async def _events(self, response: httpx2.Response) -> AsyncIterator[str]:
-        with self._mapped():
-            async for event in httpx2.EventSource(response):
-                yield event.data
-
-    def _http_error(self, status: int, content: bytes) -> LlmResponse:
-        payload = _json_object(content)
-        message = _error_message(payload) if payload is not None else None
-        if message is None:
-            message = content.decode("utf-8", "replace").strip() or f"HTTP {status}"
-        return LlmResponse(
-            finish_reason="error",
-            error_code=f"http_{status}",
-            error_message=_truncate(self._redact(message)),
-        )
-
-    def _provider_error(self, payload: Mapping[str, Any], *, code: str) -> LlmResponse:
-        error = payload.get("error")
-        if isinstance(error, Mapping):
-            given = error.get("code") or error.get("type")
-            if isinstance(given, str | int) and not isinstance(given, bool):
-                code = str(given)
-        message = _error_message(payload) or "the server answered with an error"
-        return LlmResponse(
-            finish_reason="error", error_code=code, error_message=_truncate(self._redact(message))
-        )
-
-    def _parse_completion(self, content: bytes, names: ToolNameMap) -> LlmResponse:
-        payload = _json_object(content)
-        if payload is None:
-            shown = content[:200].decode("utf-8", "replace")
-            return _invalid_response(self._redact(f"the body is not a JSON object: {shown}"))
-        if payload.get("error"):
-            return self._provider_error(payload, code="provider_error")
+    def _parse(self, content: bytes, names: ToolNameMap) -> LlmResponse:
+        payload = self._payload(content)
+        if isinstance(payload, LlmResponse):
+            return payload
         choices = payload.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-            return _invalid_response("the body has no choices")
+            return invalid_response("the body has no choices")
         choice = choices[0]
         message = choice.get("message")
         message = message if isinstance(message, Mapping) else {}
@@ -363,7 +199,7 @@ class OpenAIChatModel:
                 Part(
                     function_call=FunctionCall(
                         name=names.from_provider(str(function.get("name") or "")),
-                        args=_arguments(function.get("arguments")),
+                        args=arguments(function.get("arguments")),
                         id=call_id if isinstance(call_id, str) and call_id else None,
                     )
                 )
@@ -372,46 +208,18 @@ class OpenAIChatModel:
             content=Content(role="model", parts=tuple(parts)),
             finish_reason=_finish_reason(choice.get("finish_reason")),
             usage=_usage(payload.get("usage")),
-            model_version=_str_or_none(payload.get("model")),
+            model_version=str_or_none(payload.get("model")),
         )
 
 
 # -- the conversation, in Chat Completions messages --------------------------------------
 
 
-@dataclass
-class _CallIds:
-    """Ids for calls and responses that have none, so each tool message answers the
-    assistant's call it belongs to (the API requires the pairing)."""
-
-    pending: dict[str, deque[str]] = field(default_factory=dict)
-    count: int = 0
-
-    def for_call(self, call: FunctionCall) -> str:
-        call_id = call.id
-        if not call_id:
-            self.count += 1
-            call_id = f"call_{self.count}"
-        self.pending.setdefault(call.name, deque()).append(call_id)
-        return call_id
-
-    def for_response(self, name: str, response_id: str | None) -> str:
-        waiting = self.pending.get(name, deque())
-        if response_id:
-            if response_id in waiting:
-                waiting.remove(response_id)
-            return response_id
-        if waiting:
-            return waiting.popleft()
-        self.count += 1
-        return f"call_{self.count}"
-
-
 def _messages(request: LlmRequest, names: ToolNameMap) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     if request.system_instruction:
         messages.append({"role": "system", "content": request.system_instruction})
-    ids = _CallIds()
+    ids = CallIds()
     for content in request.contents:
         parts = [p for p in content.parts if not p.thought]
         if content.role == "model":
@@ -441,7 +249,7 @@ def _messages(request: LlmRequest, names: ToolNameMap) -> list[dict[str, Any]]:
     return messages
 
 
-def _assistant_message(parts: list[Part], names: ToolNameMap, ids: _CallIds) -> dict[str, Any]:
+def _assistant_message(parts: list[Part], names: ToolNameMap, ids: CallIds) -> dict[str, Any]:
     text = "".join(p.text for p in parts if p.text is not None)
     calls = [p.function_call for p in parts if p.function_call is not None]
     message: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
@@ -503,16 +311,6 @@ _AUDIO_FORMATS: Final[Mapping[str, str]] = {
 }
 
 
-def _tool_choice(value: Any, names: ToolNameMap) -> Any:
-    # A forced tool is named by its declaration; the API knows it by its provider name.
-    if isinstance(value, Mapping) and isinstance(value.get("function"), Mapping):
-        function = dict(value["function"])
-        if isinstance(function.get("name"), str):
-            function["name"] = names.to_provider(function["name"])
-        return {**value, "function": function}
-    return value
-
-
 # -- streaming -----------------------------------------------------------------------
 
 
@@ -527,6 +325,7 @@ class _ToolCallDelta:
 class _StreamState:
     """What the chunks of one stream add up to."""
 
+    names: ToolNameMap
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _ToolCallDelta] = field(default_factory=dict)
@@ -534,9 +333,9 @@ class _StreamState:
     usage: Usage | None = None
     model_version: str | None = None
 
-    def add(self, chunk: Mapping[str, Any]) -> list[LlmResponse]:
+    def add(self, chunk: dict[str, Any]) -> list[LlmResponse]:
         """Take one chunk in; return the partial responses it makes (text deltas)."""
-        self.model_version = _str_or_none(chunk.get("model")) or self.model_version
+        self.model_version = str_or_none(chunk.get("model")) or self.model_version
         self.usage = _usage(chunk.get("usage")) or self.usage
         out: list[LlmResponse] = []
         choices = chunk.get("choices")
@@ -593,7 +392,8 @@ class _StreamState:
         elif isinstance(arguments, Mapping):
             call.arguments.append(json.dumps(arguments))
 
-    def final(self, names: ToolNameMap) -> LlmResponse:
+    def final(self) -> LlmResponse:
+        names = self.names
         parts: list[Part] = []
         if self.reasoning:
             parts.append(Part(text="".join(self.reasoning), thought=True))
@@ -603,7 +403,7 @@ class _StreamState:
             call = self.calls[index]
             function_call = FunctionCall(
                 name=names.from_provider(call.name),
-                args=_arguments("".join(call.arguments)),
+                args=arguments("".join(call.arguments)),
                 id=call.id,
             )
             parts.append(Part(function_call=function_call))
@@ -616,33 +416,6 @@ class _StreamState:
 
 
 # -- small parsers -------------------------------------------------------------------
-
-
-def _json_object(data: bytes | str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _arguments(raw: Any) -> dict[str, Any]:
-    """The call's arguments; text that is not a JSON object (malformed, another JSON
-    value, or nested too deep to read) is handed on under `INVALID_JSON_KEY`, for the
-    agent loop to tell the model what was wrong."""
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}
-    text = str(raw)
-    try:
-        value = json.loads(text)
-        if isinstance(value, str):
-            # Some models encode the arguments twice.
-            value = json.loads(value)
-    except (ValueError, RecursionError):  # json gives up on deep nesting with the latter
-        return {INVALID_JSON_KEY: text}
-    return value if isinstance(value, dict) else {INVALID_JSON_KEY: text}
 
 
 def _text_of(content: Any) -> str:
@@ -669,29 +442,3 @@ def _usage(value: Any) -> Usage | None:
         input_tokens=prompt if isinstance(prompt, int) else 0,
         output_tokens=completion if isinstance(completion, int) else 0,
     )
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _error_message(payload: Mapping[str, Any]) -> str | None:
-    # {"error": {"message": ...}} is OpenAI's shape; {"error": "..."} (Ollama) and
-    # {"detail": ...} / {"message": ...} (FastAPI-based servers) are common too.
-    error = payload.get("error")
-    if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    for value in (error, payload.get("detail"), payload.get("message")):
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _truncate(text: str) -> str:
-    if len(text) <= _MAX_ERROR_MESSAGE:
-        return text
-    return text[: _MAX_ERROR_MESSAGE - 1] + "\u2026"
-
-
-def _invalid_response(message: str) -> LlmResponse:
-    return LlmResponse(finish_reason="error", error_code="invalid_response", error_message=message)
