@@ -28,12 +28,14 @@ EXPECTED = {
     "Blob",
     "Callbacks",
     "Cancellation",
+    "CodeExecutionResult",
     "ConfirmPolicy",
     "ConfirmedTool",
     "ConnectionError",
     "Content",
     "CredentialKind",
     "EventActions",
+    "ExecutableCode",
     "FileData",
     "FunctionCall",
     "FunctionResponse",
@@ -49,6 +51,7 @@ EXPECTED = {
     "Part",
     "RenamedTool",
     "Role",
+    "ServerTool",
     "ServiceNotConfiguredError",
     "SpecError",
     "State",
@@ -181,6 +184,9 @@ SCHEMA = {
 MODELS = {
     "INVALID_JSON_KEY",
     "FinishReason",
+    "GeminiModel",
+    "Grounding",
+    "GroundingSource",
     "Llm",
     "LlmResponse",
     "OpenAIChatModel",
@@ -188,6 +194,9 @@ MODELS = {
     "ScriptedModel",
     "Step",
     "Usage",
+    "built_in_code_execution_tool",
+    "google_search_tool",
+    "url_context_tool",
 }
 
 

@@ -21,7 +21,17 @@ from toolsets._content import Content, FunctionCall, Part
 from toolsets._http import essence, map_http_errors
 from toolsets._tool import LlmRequest
 from toolsets._urls import safe_url
-from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
+from toolsets.models._llm import (
+    INVALID_JSON_KEY,
+    FinishReason,
+    LlmResponse,
+    Usage,
+    check_server_tools,
+)
+from toolsets.models._wire import invalid_response as _invalid_response
+from toolsets.models._wire import json_object as _json_object
+from toolsets.models._wire import str_or_none as _str_or_none
+from toolsets.models._wire import truncate as _truncate
 from toolsets.schema import ToolNameMap, to_openai_tools
 
 __all__ = ["CONFIG_KEYS", "DEFAULT_BASE_URL", "OpenAIChatModel"]
@@ -58,7 +68,6 @@ error, so a misspelt option does not go unnoticed. (``n`` is not offered: one an
 read.)"""
 
 _CONNECT_TIMEOUT: Final = 10.0
-_MAX_ERROR_MESSAGE: Final = 1000
 
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "stop": "stop",
@@ -178,8 +187,10 @@ class OpenAIChatModel:
             ConnectionError: the server cannot be reached, or the connection fails or
                 times out (``target`` is the base URL).
             ValueError: ``request.config`` holds a key this API does not take.
-            ToolDefinitionError, SpecError: a declaration cannot be offered.
+            ToolDefinitionError, SpecError: a declaration cannot be offered, or the
+                request holds another provider's server-side tool.
         """
+        check_server_tools(request, model=request.model or self._model, provider=None)
         tools, names = to_openai_tools(request.declarations.values())
         body = self._body(request, tools, names)
         if stream:
@@ -618,14 +629,6 @@ class _StreamState:
 # -- small parsers -------------------------------------------------------------------
 
 
-def _json_object(data: bytes | str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def _arguments(raw: Any) -> dict[str, Any]:
     """The call's arguments; text that is not a JSON object (malformed, another JSON
     value, or nested too deep to read) is handed on under `INVALID_JSON_KEY`, for the
@@ -671,10 +674,6 @@ def _usage(value: Any) -> Usage | None:
     )
 
 
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _error_message(payload: Mapping[str, Any]) -> str | None:
     # {"error": {"message": ...}} is OpenAI's shape; {"error": "..."} (Ollama) and
     # {"detail": ...} / {"message": ...} (FastAPI-based servers) are common too.
@@ -685,13 +684,3 @@ def _error_message(payload: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def _truncate(text: str) -> str:
-    if len(text) <= _MAX_ERROR_MESSAGE:
-        return text
-    return text[: _MAX_ERROR_MESSAGE - 1] + "\u2026"
-
-
-def _invalid_response(message: str) -> LlmResponse:
-    return LlmResponse(finish_reason="error", error_code="invalid_response", error_message=message)
