@@ -21,19 +21,18 @@ object with ``google.rpc.RetryInfo``).
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.helpers import serve_app
 
 MODEL_VERSION = "gemini-test-001"
 
@@ -199,22 +198,6 @@ def serve_fake_gemini() -> Iterator[FakeGemini]:
     """A `FakeGemini` listening on 127.0.0.1 (its ``base_url`` ends in ``/v1beta``)."""
     fake = FakeGemini()
     app = Starlette(routes=[Route("/v1beta/models/{target}", fake.generate, methods=["POST"])])
-    # Bound and listening before the thread starts: early clients wait in the backlog.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, lifespan="off", ws="none", http="h11", log_level="warning", access_log=False
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    fake.base_url = f"http://127.0.0.1:{port}/v1beta"
-    try:
+    with serve_app(app) as port:
+        fake.base_url = f"http://127.0.0.1:{port}/v1beta"
         yield fake
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-    assert not thread.is_alive()

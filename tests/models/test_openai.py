@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,13 +18,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import toolsets
+from tests.helpers import serve_app
 from toolsets import (
     Content,
     FunctionCall,
@@ -114,26 +113,9 @@ async def _sse(events: Sequence[Any]) -> AsyncIterator[str]:
 def server() -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI()
     app = Starlette(routes=[Route("/v1/chat/completions", fake.chat, methods=["POST"])])
-    # The socket is bound and listening before the thread starts: clients that connect
-    # before uvicorn serves wait in the backlog, so no start-up wait is needed.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, lifespan="off", ws="none", http="h11", log_level="warning", access_log=False
-    )
-    uv = uvicorn.Server(config)
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    fake.base_url = f"http://127.0.0.1:{port}/v1"
-    try:
+    with serve_app(app) as port:
+        fake.base_url = f"http://127.0.0.1:{port}/v1"
         yield fake
-    finally:
-        uv.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-    assert not thread.is_alive()
 
 
 @pytest.fixture(autouse=True)

@@ -9,14 +9,12 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Final, Literal, Self
+from typing import Any, Final, Literal
 from urllib.parse import quote
 
 import httpx2
 
 from toolsets._auth import Secret, check_credential_text, redact
-from toolsets._concurrency import check_timeout
 from toolsets._content import (
     Blob,
     CodeExecutionResult,
@@ -30,7 +28,6 @@ from toolsets._http import essence, map_http_errors
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
 from toolsets._tool import LlmRequest
-from toolsets._urls import safe_url
 from toolsets.models._llm import (
     FinishReason,
     Grounding,
@@ -39,6 +36,7 @@ from toolsets.models._llm import (
     Usage,
     check_server_tools,
 )
+from toolsets.models._wire import HttpModel
 from toolsets.models._wire import invalid_response as _invalid_response
 from toolsets.models._wire import json_object as _json_object
 from toolsets.models._wire import str_or_none as _str_or_none
@@ -84,7 +82,6 @@ _ALIASES: Final[Mapping[str, str]] = {"max_tokens": "maxOutputTokens", "stop": "
 _PROVIDER: Final = "gemini"
 _SIGNATURE: Final = "thoughtSignature"
 _CALL_ID: Final = "callId"  # the id Gemini gave a call (absent: the id is ours)
-_CONNECT_TIMEOUT: Final = 10.0
 
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "STOP": "stop",
@@ -106,7 +103,7 @@ def _camel(key: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-class GeminiModel:
+class GeminiModel(HttpModel):
     """An `Llm` that calls ``POST {base_url}/models/{model}:generateContent`` (and
     ``:streamGenerateContent?alt=sse`` when streaming).
 
@@ -169,61 +166,29 @@ class GeminiModel:
         model = model or os.environ.get("GEMINI_MODEL")
         if not model:
             raise ValueError("no model given: pass GeminiModel(model=...) or set GEMINI_MODEL")
-        check_timeout(timeout, "timeout")
         if schema_form not in ("parameters", "json_schema"):
             raise ValueError(
                 f"schema_form must be 'parameters' or 'json_schema', got {schema_form!r}"
             )
         url = httpx2.URL(base_url or os.environ.get("GEMINI_BASE_URL") or GEMINI_DEFAULT_BASE_URL)
-        if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError(f"base_url must be an http(s) URL, got {safe_url(url)!r}")
         if "key" in url.params:
             raise ValueError(
                 "base_url holds a 'key' query parameter: pass the API key as api_key (or "
                 "$GEMINI_API_KEY); it is sent in the x-goog-api-key header, never in the URL"
             )
-        self._model = model.removeprefix("models/")
+        super().__init__(
+            model=model.removeprefix("models/"),
+            base_url=url,
+            http_client=http_client,
+            timeout=timeout,
+            headers=headers,
+        )
         self._root = url
-        self._target = safe_url(url).rstrip("/")
         key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
         if key:
             check_credential_text(key, scheme_name="apiKey", in_header=True)
         self._api_key = Secret(key) if key else None
-        self._headers = dict(headers or {})
-        self._timeout = timeout
         self._schema_form: Literal["parameters", "json_schema"] = schema_form
-        self._client = http_client
-        self._owns_client = http_client is None
-
-    @property
-    def model(self) -> str:
-        """The model requests go to unless they name another."""
-        return self._model
-
-    @property
-    def base_url(self) -> str:
-        """The API root requests go to (without any credentials)."""
-        return self._target
-
-    def __repr__(self) -> str:
-        return f"GeminiModel(model={self._model!r}, base_url={self._target!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if it was opened here; a later call opens a new one."""
-        if self._owns_client and self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
 
     async def generate(
         self, request: LlmRequest, *, stream: bool = False
@@ -268,23 +233,10 @@ class GeminiModel:
         return str(url)
 
     def _request_headers(self, *, stream: bool) -> dict[str, str]:
-        headers = dict(self._headers)
-        if stream:
-            headers["Accept"] = "text/event-stream"
-            # Events are read as they arrive; compression would hold them back.
-            headers["Accept-Encoding"] = "identity"
-        else:
-            headers["Accept"] = "application/json"
+        headers = self._base_headers(stream=stream)
         if self._api_key is not None:
             headers["x-goog-api-key"] = str(self._api_key)
         return headers
-
-    def _http(self) -> httpx2.AsyncClient:
-        if self._client is None:
-            self._client = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT))
-            )
-        return self._client
 
     def _mapped(self, url: str) -> AbstractContextManager[None]:
         """httpx2's errors while talking to the server, as `ConnectionError`."""
