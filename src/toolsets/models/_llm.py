@@ -94,6 +94,9 @@ class LlmResponse:
     """Set when the provider answered with an error instead of content."""
     error_message: str | None = None
     """The provider's explanation of the error."""
+    retry_after: float | None = None
+    """Seconds the provider asks to wait before trying again (its ``Retry-After``), on
+    a rate-limit or overload error that says."""
     grounding: Grounding | None = None
     """What the provider's own tools (web search, URL fetching) grounded the answer on."""
 

@@ -10,14 +10,17 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final
+from types import TracebackType
+from typing import Any, Final, Self
 
 import httpx2
 
 from toolsets._auth import Secret, check_credential_text, redact
+from toolsets._concurrency import check_timeout
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._http import essence, map_http_errors
 from toolsets._tool import LlmRequest
+from toolsets._urls import safe_url
 from toolsets.models._llm import (
     INVALID_JSON_KEY,
     FinishReason,
@@ -25,11 +28,6 @@ from toolsets.models._llm import (
     Usage,
     check_server_tools,
 )
-from toolsets.models._wire import HttpModel
-from toolsets.models._wire import invalid_response as _invalid_response
-from toolsets.models._wire import json_object as _json_object
-from toolsets.models._wire import str_or_none as _str_or_none
-from toolsets.models._wire import truncate as _truncate
 from toolsets.schema import ToolNameMap, to_openai_tools
 
 __all__ = ["CONFIG_KEYS", "DEFAULT_BASE_URL", "OpenAIChatModel"]
@@ -65,6 +63,9 @@ the request for server-specific options (``top_k``, ``min_p``, ...); any other k
 error, so a misspelt option does not go unnoticed. (``n`` is not offered: one answer is
 read.)"""
 
+_CONNECT_TIMEOUT: Final = 10.0
+_MAX_ERROR_MESSAGE: Final = 1000
+
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "stop": "stop",
     "tool_calls": "tool_calls",
@@ -74,7 +75,7 @@ _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
 }
 
 
-class OpenAIChatModel(HttpModel):
+class OpenAIChatModel:
     """An `Llm` that calls ``POST {base_url}/chat/completions``.
 
     Works with OpenAI and with local OpenAI-compatible servers. One pooled
@@ -123,17 +124,55 @@ class OpenAIChatModel(HttpModel):
         model = model or os.environ.get("OPENAI_MODEL")
         if not model:
             raise ValueError("no model given: pass OpenAIChatModel(model=...) or set OPENAI_MODEL")
+        check_timeout(timeout, "timeout")
         url = httpx2.URL(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
-        super().__init__(
-            model=model, base_url=url, http_client=http_client, timeout=timeout, headers=headers
-        )
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"base_url must be an http(s) URL, got {str(url)!r}")
+        self._model = model
         # The endpoint under the root's path, keeping its query (``?api-version=`` and
         # the like).
         self._url = str(url.copy_with(path=url.path.rstrip("/") + "/chat/completions"))
+        # The URL errors and reprs name: without user info or query, which can hold a
+        # password or a key.
+        self._target = safe_url(url).rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY") or None
         if key is not None:
             check_credential_text(key, scheme_name="bearer", in_header=True)
         self._api_key = Secret(key) if key is not None else None
+        self._headers = dict(headers or {})
+        self._timeout = timeout
+        self._client = http_client
+        self._owns_client = http_client is None
+
+    @property
+    def model(self) -> str:
+        """The model requests go to unless they name another."""
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        """The API root requests go to (without any credentials)."""
+        return self._target
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self._model!r}, base_url={self._target!r})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if it was opened here; a later call opens a new one."""
+        if self._owns_client and self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
 
     async def generate(
         self, request: LlmRequest, *, stream: bool = False
@@ -188,10 +227,23 @@ class OpenAIChatModel(HttpModel):
         return body
 
     def _request_headers(self, *, stream: bool) -> dict[str, str]:
-        headers = self._base_headers(stream=stream)
+        headers = dict(self._headers)
+        if stream:
+            headers["Accept"] = "text/event-stream"
+            # Events are read as they arrive; compression would hold them back.
+            headers["Accept-Encoding"] = "identity"
+        else:
+            headers["Accept"] = "application/json"
         if self._api_key is not None:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
+
+    def _http(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT))
+            )
+        return self._client
 
     def _mapped(self) -> AbstractContextManager[None]:
         """httpx2's errors while talking to the server, as `ConnectionError`."""
@@ -574,6 +626,14 @@ class _StreamState:
 # -- small parsers -------------------------------------------------------------------
 
 
+def _json_object(data: bytes | str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _arguments(raw: Any) -> dict[str, Any]:
     """The call's arguments; text that is not a JSON object (malformed, another JSON
     value, or nested too deep to read) is handed on under `INVALID_JSON_KEY`, for the
@@ -619,6 +679,10 @@ def _usage(value: Any) -> Usage | None:
     )
 
 
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def _error_message(payload: Mapping[str, Any]) -> str | None:
     # {"error": {"message": ...}} is OpenAI's shape; {"error": "..."} (Ollama) and
     # {"detail": ...} / {"message": ...} (FastAPI-based servers) are common too.
@@ -629,3 +693,13 @@ def _error_message(payload: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _truncate(text: str) -> str:
+    if len(text) <= _MAX_ERROR_MESSAGE:
+        return text
+    return text[: _MAX_ERROR_MESSAGE - 1] + "\u2026"
+
+
+def _invalid_response(message: str) -> LlmResponse:
+    return LlmResponse(finish_reason="error", error_code="invalid_response", error_message=message)

@@ -1,83 +1,92 @@
-"""Small readers shared by the models that speak a provider's HTTP wire format."""
+"""What every model behind an HTTP API shares, whatever its wire format: the client's
+life cycle, the endpoint and the key (never shown), transport errors mapped to
+`ConnectionError`, HTTP errors answered as error responses (with ``Retry-After``), the
+server-sent events of a stream, and the small parsers of what a server sends."""
 
 from __future__ import annotations
 
+import email.utils
 import json
-from collections.abc import Mapping
+import os
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, ClassVar, Final, Self
 
 import httpx2
 
+from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._concurrency import check_timeout
+from toolsets._content import FunctionCall
+from toolsets._http import map_http_errors
 from toolsets._urls import safe_url
-from toolsets.models._llm import LlmResponse
+from toolsets.models._llm import INVALID_JSON_KEY, LlmResponse
 
 __all__ = [
-    "MAX_ERROR_MESSAGE",
+    "CallIds",
     "HttpModel",
+    "arguments",
+    "error_message",
     "invalid_response",
     "json_object",
+    "retry_after",
     "str_or_none",
     "truncate",
 ]
 
 _CONNECT_TIMEOUT: Final = 10.0
-
-MAX_ERROR_MESSAGE: Final = 1000
-"""The longest provider error message handed on (longer ones are cut, with an ellipsis)."""
-
-
-def json_object(data: bytes | str) -> dict[str, Any] | None:
-    """``data`` read as a JSON object; None when it is not one (or nests too deep)."""
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def str_or_none(value: Any) -> str | None:
-    """``value`` when it is a non-empty string."""
-    return value if isinstance(value, str) and value else None
-
-
-def truncate(text: str) -> str:
-    """``text`` cut to `MAX_ERROR_MESSAGE` characters."""
-    if len(text) <= MAX_ERROR_MESSAGE:
-        return text
-    return text[: MAX_ERROR_MESSAGE - 1] + "\u2026"
-
-
-def invalid_response(message: str) -> LlmResponse:
-    """The answer to a response that cannot be read."""
-    return LlmResponse(finish_reason="error", error_code="invalid_response", error_message=message)
+_MAX_ERROR_MESSAGE: Final = 1000
+_MAX_RETRY_AFTER: Final = 24 * 3600.0
+"""A ``Retry-After`` further away than this is not believed (a clock or a server is off)."""
 
 
 class HttpModel:
-    """What every model behind an HTTP API has: its name and API root, one pooled
-    ``httpx2.AsyncClient`` opened on first use and closed by `aclose` (or ``async
-    with``), or a client passed in, used as it is and left open."""
+    """The HTTP side of a model: one pooled ``httpx2.AsyncClient`` opened on first use
+    and closed by `aclose` (or ``async with``); a client passed in is used as it is and
+    left open. Subclasses name their wire format and how the key is sent."""
+
+    _SERVER: ClassVar[str]
+    """What errors call the server, e.g. ``"Anthropic API at"``."""
+    _ENV: ClassVar[str]
+    """The prefix of the environment variables read: ``{_ENV}_MODEL``, ``_BASE_URL``,
+    ``_API_KEY``."""
+    _KEY_SCHEME: ClassVar[str]
+    """How the key is sent, named in an `AuthError` about it."""
 
     def __init__(
         self,
+        model: str | None,
         *,
-        model: str,
-        base_url: httpx2.URL,
+        base_url: str | None,
+        default_base_url: str,
+        endpoint: str,
+        api_key: str | None,
         http_client: httpx2.AsyncClient | None,
         timeout: float,
         headers: Mapping[str, str] | None,
     ) -> None:
-        """Raises:
-        ValueError: the base URL is not http(s), or the timeout is not a positive
-            number."""
+        model = model or os.environ.get(f"{self._ENV}_MODEL")
+        name = type(self).__name__
+        if not model:
+            raise ValueError(f"no model given: pass {name}(model=...) or set {self._ENV}_MODEL")
         check_timeout(timeout, "timeout")
-        if base_url.scheme not in ("http", "https") or not base_url.host:
-            raise ValueError(f"base_url must be an http(s) URL, got {safe_url(base_url)!r}")
+        url = httpx2.URL(base_url or os.environ.get(f"{self._ENV}_BASE_URL") or default_base_url)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"base_url must be an http(s) URL, got {str(url)!r}")
         self._model = model
+        # The endpoint under the root's path, keeping its query (``?api-version=`` and
+        # the like).
+        self._url = str(url.copy_with(path=url.path.rstrip("/") + endpoint))
         # The URL errors and reprs name: without user info or query, which can hold a
         # password or a key.
-        self._target = safe_url(base_url).rstrip("/")
+        self._target = safe_url(url).rstrip("/")
+        key = api_key or os.environ.get(f"{self._ENV}_API_KEY") or None
+        if key is not None:
+            check_credential_text(key, scheme_name=self._KEY_SCHEME, in_header=True)
+        self._api_key = Secret(key) if key is not None else None
         self._headers = dict(headers or {})
         self._timeout = timeout
         self._client = http_client
@@ -113,15 +122,12 @@ class HttpModel:
             client, self._client = self._client, None
             await client.aclose()
 
-    def _http(self) -> httpx2.AsyncClient:
-        if self._client is None:
-            self._client = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT))
-            )
-        return self._client
+    # -- sending ---------------------------------------------------------------------
 
-    def _base_headers(self, *, stream: bool) -> dict[str, str]:
-        """The configured headers, and what a JSON or an SSE answer needs."""
+    def _auth_headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _request_headers(self, *, stream: bool) -> dict[str, str]:
         headers = dict(self._headers)
         if stream:
             headers["Accept"] = "text/event-stream"
@@ -129,4 +135,195 @@ class HttpModel:
             headers["Accept-Encoding"] = "identity"
         else:
             headers["Accept"] = "application/json"
+        headers.update(self._auth_headers())
         return headers
+
+    def _http(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT))
+            )
+        return self._client
+
+    def _mapped(self) -> AbstractContextManager[None]:
+        """httpx2's errors while talking to the server, as `ConnectionError`."""
+        return map_http_errors(
+            self._SERVER, self._url, target=self._target, secrets=[self._api_key]
+        )
+
+    def _redact(self, text: str) -> str:
+        # A server may echo the credential it was sent (in an error message, say).
+        return redact(text, [self._api_key])
+
+    async def _post(self, body: dict[str, Any]) -> httpx2.Response:
+        with self._mapped():
+            return await self._http().post(
+                self._url, json=body, headers=self._request_headers(stream=False)
+            )
+
+    @asynccontextmanager
+    async def _open_stream(self, body: dict[str, Any]) -> AsyncIterator[httpx2.Response]:
+        with self._mapped():
+            async with self._http().stream(
+                "POST", self._url, json=body, headers=self._request_headers(stream=True)
+            ) as response:
+                yield response
+
+    async def _read(self, response: httpx2.Response) -> bytes:
+        with self._mapped():
+            return await response.aread()
+
+    async def _events(self, response: httpx2.Response) -> AsyncIterator[str]:
+        """The data of each server-sent event (the event's name is not needed: both
+        wire formats repeat it in the data)."""
+        with self._mapped():
+            async for event in httpx2.EventSource(response):
+                yield event.data
+
+    # -- errors ----------------------------------------------------------------------
+
+    def _http_error(self, response: httpx2.Response, content: bytes) -> LlmResponse:
+        """An HTTP 4xx or 5xx as an error response: ``http_<status>``, the provider's
+        message, and how long the server asks to wait before trying again."""
+        payload = json_object(content)
+        message = error_message(payload) if payload is not None else None
+        if message is None:
+            message = content.decode("utf-8", "replace").strip() or f"HTTP {response.status_code}"
+        return LlmResponse(
+            finish_reason="error",
+            error_code=f"http_{response.status_code}",
+            error_message=truncate(self._redact(message)),
+            retry_after=retry_after(response.headers),
+        )
+
+    def _provider_error(self, payload: Mapping[str, Any], *, code: str) -> LlmResponse:
+        """An error the server sent as data (in a body or a stream event), its code the
+        error's own ``code`` or ``type`` when it has one."""
+        error = payload.get("error")
+        if isinstance(error, Mapping):
+            given = error.get("code") or error.get("type")
+            if isinstance(given, str | int) and not isinstance(given, bool):
+                code = str(given)
+        message = error_message(payload) or "the server answered with an error"
+        return LlmResponse(
+            finish_reason="error", error_code=code, error_message=truncate(self._redact(message))
+        )
+
+
+# -- the pairing of calls and results ------------------------------------------------------
+
+
+@dataclass
+class CallIds:
+    """Ids for calls and responses that have none, so each result answers the call it
+    belongs to (the APIs require the pairing)."""
+
+    prefix: str = "call_"
+    pending: dict[str, deque[str]] = field(default_factory=dict)
+    count: int = 0
+
+    def for_call(self, call: FunctionCall) -> str:
+        call_id = call.id
+        if not call_id:
+            self.count += 1
+            call_id = f"{self.prefix}{self.count}"
+        self.pending.setdefault(call.name, deque()).append(call_id)
+        return call_id
+
+    def for_response(self, name: str, response_id: str | None) -> str:
+        waiting = self.pending.get(name, deque())
+        if response_id:
+            if response_id in waiting:
+                waiting.remove(response_id)
+            return response_id
+        if waiting:
+            return waiting.popleft()
+        self.count += 1
+        return f"{self.prefix}{self.count}"
+
+
+# -- small parsers -------------------------------------------------------------------
+
+
+def json_object(data: bytes | str) -> dict[str, Any] | None:
+    """``data`` read as a JSON object, or None (not JSON, another value, or nested too
+    deep to read)."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def arguments(raw: Any) -> dict[str, Any]:
+    """A call's arguments; text that is not a JSON object (malformed, another JSON
+    value, or nested too deep to read) is handed on under `INVALID_JSON_KEY`, for the
+    agent loop to tell the model what was wrong."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    text = str(raw)
+    try:
+        value = json.loads(text)
+        if isinstance(value, str):
+            # Some models encode the arguments twice.
+            value = json.loads(value)
+    except (ValueError, RecursionError):  # json gives up on deep nesting with the latter
+        return {INVALID_JSON_KEY: text}
+    return value if isinstance(value, dict) else {INVALID_JSON_KEY: text}
+
+
+def str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def error_message(payload: Mapping[str, Any]) -> str | None:
+    """The message of an error body: ``{"error": {"message": ...}}`` (OpenAI, and
+    Anthropic inside its ``{"type": "error"}``), ``{"error": "..."}`` (Ollama), or
+    ``{"detail": ...}`` / ``{"message": ...}`` (FastAPI-based servers)."""
+    error = payload.get("error")
+    if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    for value in (error, payload.get("detail"), payload.get("message")):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def truncate(text: str) -> str:
+    if len(text) <= _MAX_ERROR_MESSAGE:
+        return text
+    return text[: _MAX_ERROR_MESSAGE - 1] + "\u2026"
+
+
+def invalid_response(message: str) -> LlmResponse:
+    return LlmResponse(finish_reason="error", error_code="invalid_response", error_message=message)
+
+
+def retry_after(headers: httpx2.Headers) -> float | None:
+    """Seconds the server asks to wait: ``retry-after-ms`` (OpenAI), else
+    ``Retry-After`` as seconds or as an HTTP date; None when absent or unreadable."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            when = _http_date(value)
+            if when is None:
+                continue
+            seconds = when - time.time()
+        if seconds == seconds and 0 <= seconds <= _MAX_RETRY_AFTER:  # not NaN
+            return seconds
+        if seconds < 0:
+            return 0.0
+    return None
+
+
+def _http_date(value: str) -> float | None:
+    try:
+        return email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return None
