@@ -239,11 +239,20 @@ async def test_a_rate_limit_is_an_error_response_with_the_retry_delay_and_no_key
 
     assert response.error_code == "http_429"
     assert response.finish_reason == "error"
-    assert response.error_message is not None
-    assert "RESOURCE_EXHAUSTED" in response.error_message
-    assert "retry after 37 s" in response.error_message
+    assert response.error_message == "Quota exceeded for key **********."
     assert response.retry_after == 37
-    assert "SECRET" not in response.error_message
+
+
+async def test_an_overload_with_retry_after_says_when_to_try_again(
+    server: FakeGemini, llm: GeminiModel, name: str
+) -> None:
+    error = {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}
+    server.script(name, Reply(status=503, body=error, headers={"Retry-After": "12"}))
+
+    (response,) = await collect(llm, LlmRequest(contents=[Content.user("Hi")]))
+
+    assert (response.error_code, response.retry_after) == ("http_503", 12)
+    assert response.error_message == "The model is overloaded."
 
 
 @pytest.mark.parametrize(

@@ -123,9 +123,9 @@ class GeminiModel(HttpModel):
 
     Provider errors (an HTTP 4xx or 5xx; a blocked prompt; a malformed call) are
     answered as an `LlmResponse` with ``error_code`` (``"http_429"``,
-    ``"prompt_blocked"``, ``"malformed_function_call"``) and ``error_message`` (with
-    the retry delay Gemini asks for, when it does); a server that cannot be reached
-    raises `toolsets.ConnectionError`. The API key appears in neither.
+    ``"prompt_blocked"``, ``"malformed_function_call"``), ``error_message`` and
+    ``retry_after`` (from Gemini's ``RetryInfo``, else ``Retry-After``); a server that
+    cannot be reached raises `toolsets.ConnectionError`. The API key appears in neither.
     """
 
     _SERVER = "Gemini API at"
@@ -346,14 +346,10 @@ class GeminiModel(HttpModel):
 
     def _error(self, error: Mapping[str, Any], *, code: str) -> LlmResponse:
         """Google's error object (``code``, ``message``, ``status``, ``details``) as an
-        error response; a ``google.rpc.RetryInfo`` detail gives ``retry_after``."""
-        message = error.get("message")
-        text = (
-            message if isinstance(message, str) and message else "the server answered with an error"
-        )
-        status = error.get("status")
-        if isinstance(status, str) and status:
-            text = f"{status}: {text}"
+        error response: its message (else its status), and ``retry_after`` from a
+        ``google.rpc.RetryInfo`` detail."""
+        message, status = error.get("message"), error.get("status")
+        text = str_or_none(message) or str_or_none(status) or "the server answered with an error"
         wait: float | None = None
         details = error.get("details")
         for detail in details if isinstance(details, list) else ():
@@ -361,8 +357,6 @@ class GeminiModel(HttpModel):
                 "google.rpc.RetryInfo"
             ):
                 wait = _seconds(detail.get("retryDelay"))
-        if wait is not None:
-            text += f" (retry after {wait:g} s)"
         return LlmResponse(
             finish_reason="error",
             error_code=code,
