@@ -385,10 +385,16 @@ async def test_the_agent_calls_a_tool_and_sends_its_thought_signature_back(
     )
     runner = Runner(LlmAgent("assistant", llm, tools=weather_tools(seen)))
 
-    _, events = await run(runner, "Weather in Paris?", stream=stream)
+    session_id, events = await run(runner, "Weather in Paris?", stream=stream)
 
     assert seen == ["Paris"]
     assert events[-1].text == "It is sunny in Paris."
+    stored = await runner.session_service.get_session(
+        app_name=runner.app_name, user_id="u", session_id=session_id
+    )
+    assert stored is not None
+    (signed,) = [p for e in stored.events if e.content for p in e.content.parts if p.function_call]
+    assert signed.provider_data == {"gemini": {"thoughtSignature": SIGNATURE}}
     second = server.requests(name)[1].body["contents"]
     assert [c["role"] for c in second] == ["user", "model", "user"]
     thought, call = second[1]["parts"]
