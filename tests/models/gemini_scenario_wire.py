@@ -14,21 +14,18 @@ import base64
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from starlette.requests import Request
-from starlette.routing import Route
 
 from tests.models.gemini_wire import Turn as GeminiTurn
 from tests.models.gemini_wire import response_body, stream_chunks
 from tests.models.scenarios import (  # type: ignore[import-not-found, unused-ignore]
     Fail,
-    FailKind,
     Result,
     Seen,
     Turn,
     WireFake,
-    WireModel,
 )
 from toolsets.models import GeminiModel
 
@@ -52,16 +49,9 @@ class GeminiWire(WireFake):  # type: ignore[misc, unused-ignore]
 
     name = "gemini"
     prefix = "/gemini/v1beta"
-    statuses: ClassVar[Mapping[FailKind, int]] = {
-        "rate_limit": 429,
-        "overloaded": 503,
-        "server": 500,
-        "unauthorized": 401,
-    }
+    endpoint = "/models/{target}"
+    model_class = GeminiModel
     stream_error_code = "stream_error"
-
-    def routes(self) -> list[Route]:
-        return [Route(self.prefix + "/models/{target}", self.handle, methods=["POST"])]
 
     def model_name(self, request: Request, body: dict[str, Any]) -> str:
         return str(request.path_params["target"]).partition(":")[0]
@@ -148,12 +138,6 @@ class GeminiWire(WireFake):  # type: ignore[misc, unused-ignore]
             user_texts=texts,
             key=headers.get("x-goog-api-key"),
         )
-
-    def make_model(
-        self, model: str, *, root: str | None = None, api_key: str | None = None
-    ) -> WireModel:
-        base_url = (root if root is not None else self.root) + self.prefix
-        return GeminiModel(model, base_url=base_url, api_key=api_key, timeout=10)
 
 
 def _same(wire: str, own: str) -> bool:

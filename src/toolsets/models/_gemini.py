@@ -105,7 +105,7 @@ def _camel(key: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-class GeminiModel(HttpModel):
+class GeminiModel(HttpModel[ToolCallMap]):
     """An `Llm` that calls ``POST {base_url}/models/{model}:generateContent`` (and
     ``:streamGenerateContent?alt=sse`` when streaming).
 

@@ -14,20 +14,23 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, ClassVar, Final, Self
+from typing import Any, ClassVar, Final, Generic, Protocol, Self, TypeVar
 
 import httpx2
 
 from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._concurrency import check_timeout
 from toolsets._content import FunctionCall
-from toolsets._http import map_http_errors
+from toolsets._http import essence, map_http_errors
+from toolsets._tool import LlmRequest
 from toolsets._urls import safe_url
 from toolsets.models._llm import INVALID_JSON_KEY, LlmResponse
+from toolsets.schema import ToolNameMap
 
 __all__ = [
     "CallIds",
     "HttpModel",
+    "StreamState",
     "arguments",
     "error_message",
     "invalid_response",
@@ -43,7 +46,23 @@ _MAX_RETRY_AFTER: Final = 24 * 3600.0
 """A ``Retry-After`` further away than this is not believed (a clock or a server is off)."""
 
 
-class HttpModel:
+class StreamState(Protocol):
+    """What the events of one stream add up to."""
+
+    def add(self, event: dict[str, Any]) -> list[LlmResponse]:
+        """Take one event in; return the partial responses it makes (text deltas)."""
+        ...
+
+    def final(self) -> LlmResponse:
+        """The whole answer."""
+        ...
+
+
+Names = TypeVar("Names", bound=ToolNameMap)
+"""What maps the tools' provider names (and arguments) back to their own."""
+
+
+class HttpModel(Generic[Names]):
     """The HTTP side of a model: one pooled ``httpx2.AsyncClient`` opened on first use
     and closed by `aclose` (or ``async with``); a client passed in is used as it is and
     left open. Subclasses name their wire format and how the key is sent."""
@@ -55,6 +74,10 @@ class HttpModel:
     ``_API_KEY``."""
     _KEY_SCHEME: ClassVar[str]
     """How the key is sent, named in an `AuthError` about it."""
+    _API: ClassVar[str]
+    """The API, as errors about a request's config name it (``"a Messages API"``)."""
+    _CONFIG_KEYS: ClassVar[frozenset[str]]
+    """The ``LlmRequest.config`` keys sent as they are."""
 
     def __init__(
         self,
@@ -168,6 +191,132 @@ class HttpModel:
                 "POST", self._url, json=body, headers=self._request_headers(stream=True)
             ) as response:
                 yield response
+
+    async def generate(
+        self, request: LlmRequest, *, stream: bool = False
+    ) -> AsyncIterator[LlmResponse]:
+        """Answer ``request``: one response, or with ``stream=True`` partial text chunks
+        and then the complete response.
+
+        Raises:
+            ConnectionError: the server cannot be reached, or the connection fails or
+                times out (``target`` is the base URL).
+            ValueError: ``request.config`` holds a key this API does not take, or the
+                conversation holds what the API cannot carry.
+            ToolDefinitionError, SpecError: a declaration cannot be offered.
+        """
+        body, names = self._translate(request)
+        if not stream:
+            response = await self._post(body)
+            if response.is_error:
+                yield self._http_error(response, response.content)
+            else:
+                yield self._parse(response.content, names)
+            return
+        self._ask_to_stream(body)
+        async for answer in self._streamed(body, names):
+            yield answer
+
+    # What each wire format says in its own words.
+
+    def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], Names]:
+        """The request's body, and the map of the tools' names (and arguments) back."""
+        raise NotImplementedError
+
+    def _parse(self, content: bytes, names: Names) -> LlmResponse:
+        """A whole answer's body (`_payload` reads its JSON)."""
+        raise NotImplementedError
+
+    def _payload(self, content: bytes) -> dict[str, Any] | LlmResponse:
+        """A whole answer's JSON object, or the error response it makes: a body that
+        is not a JSON object, or an error the server sent with a success status."""
+        payload = json_object(content)
+        if payload is None:
+            shown = content[:200].decode("utf-8", "replace")
+            return invalid_response(self._redact(f"the body is not a JSON object: {shown}"))
+        if self._stream_error(payload):
+            return self._provider_error(payload, code="provider_error")
+        return payload
+
+    def _tool_choice(self, value: Any, names: Names) -> Any:
+        """``config["tool_choice"]`` as the API takes it (a forced tool by its
+        provider name)."""
+        raise NotImplementedError
+
+    def _configured(
+        self, body: dict[str, Any], tools: list[dict[str, Any]], request: LlmRequest, names: Names
+    ) -> dict[str, Any]:
+        """``body`` with the ``tools`` (if any) and the request's config: the keys the
+        API takes (`_CONFIG_KEYS`) as they are, ``tool_choice`` translated,
+        ``extra_body`` (a mapping) merged in.
+
+        Raises:
+            ValueError: any other key (a misspelt option must not go unnoticed).
+        """
+        if tools:
+            body["tools"] = tools
+        for key, value in request.config.items():
+            if key == "extra_body":
+                if not isinstance(value, Mapping):
+                    raise ValueError("request.config['extra_body'] must be a mapping")
+                body.update(value)
+            elif key == "tool_choice":
+                body[key] = self._tool_choice(value, names)
+            elif key in self._CONFIG_KEYS:
+                body[key] = value
+            else:
+                raise ValueError(
+                    f"request.config key {key!r} is not {self._API} option; use one of "
+                    f"{sorted(self._CONFIG_KEYS)}, or pass other options in "
+                    "config['extra_body']"
+                )
+        return body
+
+    def _ask_to_stream(self, body: dict[str, Any]) -> None:
+        body["stream"] = True
+
+    def _stream_state(self, names: Names) -> StreamState:
+        raise NotImplementedError
+
+    def _stream_error(self, event: dict[str, Any]) -> bool:
+        """Whether a stream event (or a body) is the server's error."""
+        raise NotImplementedError
+
+    async def _streamed(self, body: dict[str, Any], names: Names) -> AsyncIterator[LlmResponse]:
+        """Send ``body`` and read the answer as server-sent events, each event's JSON
+        object added to a `StreamState` until the end or an error event. A server that
+        answers in one piece (it cannot stream, or ignored the request to) is read
+        whole; an HTTP error is an error response."""
+        async with self._open_stream(body) as response:
+            if response.is_error:
+                yield self._http_error(response, await self._read(response))
+                return
+            if essence(response.headers.get("content-type", "")) != "text/event-stream":
+                yield self._parse(await self._read(response), names)
+                return
+            state = self._stream_state(names)
+            outcome: LlmResponse | None = None
+            done = False
+            # The stream is read to its end even after "[DONE]" or an error: httpx2
+            # cannot close a response's inner generators when its reader stops early,
+            # and an abandoned generator is finalized whenever the garbage collector
+            # gets to it (trio warns). Servers end the response right after "[DONE]".
+            async for data in self._events(response):
+                if done or outcome is not None:
+                    continue
+                if data == "[DONE]":  # OpenAI's end of stream
+                    done = True
+                    continue
+                event = json_object(data)
+                if event is None:
+                    shown = self._redact(data[:200])
+                    outcome = invalid_response(f"a stream event is not a JSON object: {shown}")
+                elif self._stream_error(event):
+                    outcome = self._provider_error(event, code="stream_error")
+                else:
+                    for partial in state.add(event):
+                        yield partial
+            yield outcome if outcome is not None else state.final()
 
     async def _read(self, response: httpx2.Response) -> bytes:
         with self._mapped():
