@@ -1,11 +1,13 @@
 """What every test folder shares: the repository's root, the npm peers (scripts/test.sh
-installs them), a free port on 127.0.0.1, a virtual clock, and a tool written against the
-`Tool` protocol alone."""
+installs them), a free port on 127.0.0.1, an ASGI app served in a thread, a virtual clock,
+and a tool written against the `Tool` protocol alone."""
 
 from __future__ import annotations
 
 import socket
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,33 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@contextmanager
+def serve_app(app: Any) -> Iterator[int]:
+    """``app`` served by uvicorn on 127.0.0.1 in a thread with its own event loop: its port.
+
+    The socket is bound and listening before the thread starts: clients that connect
+    before uvicorn serves wait in the backlog, so no start-up wait is needed.
+    """
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    config = uvicorn.Config(
+        app, lifespan="off", ws="none", http="h11", log_level="warning", access_log=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield int(sock.getsockname()[1])
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+    assert not thread.is_alive()
 
 
 def on_a_virtual_clock() -> pytest.MarkDecorator:

@@ -17,7 +17,17 @@ from toolsets._client import (
     Sampled,
 )
 from toolsets._confirmed import ConfirmedTool, ConfirmPolicy, confirmed
-from toolsets._content import Blob, Content, FileData, FunctionCall, FunctionResponse, Part, Role
+from toolsets._content import (
+    Blob,
+    CodeExecutionResult,
+    Content,
+    ExecutableCode,
+    FileData,
+    FunctionCall,
+    FunctionResponse,
+    Part,
+    Role,
+)
 from toolsets._context import (
     Cancellation,
     EventActions,
@@ -49,7 +59,7 @@ from toolsets._services import (
     MemoryEntry,
     MemoryService,
 )
-from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, LlmRequest, Tool
+from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, LlmRequest, ServerTool, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._wrappers import RenamedTool, combined, filtered, prefixed, renamed
 
@@ -69,6 +79,7 @@ __all__ = [
     "Cancellation",
     "ClientChannel",
     "ClientRequest",
+    "CodeExecutionResult",
     "ConfirmPolicy",
     "ConfirmedTool",
     "ConnectionError",
@@ -77,6 +88,7 @@ __all__ = [
     "Elicit",
     "Elicitation",
     "EventActions",
+    "ExecutableCode",
     "FileData",
     "FunctionCall",
     "FunctionResponse",
@@ -98,6 +110,7 @@ __all__ = [
     "Root",
     "Sample",
     "Sampled",
+    "ServerTool",
     "ServiceNotConfiguredError",
     "SpecError",
     "State",

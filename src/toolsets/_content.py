@@ -1,8 +1,9 @@
 """Conversation content: what users, models and tools say to each other.
 
 A `Content` is one turn (a role and its parts); a `Part` holds exactly one kind of
-payload: text, inline bytes, a file reference, a function call or a function response.
-All are frozen values.
+payload: text, inline bytes, a file reference, a function call or a function response
+(or code a model ran on its provider's servers, and that code's result). All are frozen
+values.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from toolsets._json import JsonValue
 
 __all__ = [
     "Blob",
+    "CodeExecutionResult",
     "Content",
+    "ExecutableCode",
     "FileData",
     "FunctionCall",
     "FunctionResponse",
@@ -107,6 +110,27 @@ class FileData:
     """Media type, when known."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class ExecutableCode:
+    """Code the model wrote and ran on its provider's servers (Gemini's code execution)."""
+
+    code: str
+    """The code."""
+    language: str = "PYTHON"
+    """Its language, as the provider names it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CodeExecutionResult:
+    """What running an `ExecutableCode` gave, on the provider's servers."""
+
+    outcome: str
+    """How it ended, as the provider says (Gemini: ``OUTCOME_OK``, ``OUTCOME_FAILED``,
+    ``OUTCOME_DEADLINE_EXCEEDED``)."""
+    output: str = ""
+    """Its standard output, or the error when it failed."""
+
+
 @fast_init
 @dataclass(frozen=True, kw_only=True)
 class FunctionCall:
@@ -150,8 +174,16 @@ class Part:
     """A call the model asks for."""
     function_response: FunctionResponse | None = None
     """A tool's answer."""
+    executable_code: ExecutableCode | None = None
+    """Code the model ran on its provider's servers."""
+    code_execution_result: CodeExecutionResult | None = None
+    """The result of that code."""
     thought: bool = False
     """True for a model's reasoning text, which is not part of its answer."""
+    provider_data: Mapping[str, Mapping[str, JsonValue]] | None = None
+    """Opaque data a provider attached to this part, by provider (``{"gemini":
+    {"thoughtSignature": ...}}``): its model sends it back unchanged with the part on
+    later turns; other providers' models ignore it."""
 
     # Written out (dataclass keeps an __init__ the class defines): the payload check runs
     # inline and the fields go straight into __dict__, as with fast_init; the loop builds
@@ -164,7 +196,10 @@ class Part:
         file_data: FileData | None = None,
         function_call: FunctionCall | None = None,
         function_response: FunctionResponse | None = None,
+        executable_code: ExecutableCode | None = None,
+        code_execution_result: CodeExecutionResult | None = None,
         thought: bool = False,
+        provider_data: Mapping[str, Mapping[str, JsonValue]] | None = None,
     ) -> None:
         empty = (
             (text is None)
@@ -172,16 +207,21 @@ class Part:
             + (file_data is None)
             + (function_call is None)
             + (function_response is None)
+            + (executable_code is None)
+            + (code_execution_result is None)
         )
-        if empty != 4:
-            raise ValueError(f"a Part holds exactly one payload, got {5 - empty}")
+        if empty != 6:
+            raise ValueError(f"a Part holds exactly one payload, got {7 - empty}")
         values = self.__dict__
         values["text"] = text
         values["inline_data"] = inline_data
         values["file_data"] = file_data
         values["function_call"] = function_call
         values["function_response"] = function_response
+        values["executable_code"] = executable_code
+        values["code_execution_result"] = code_execution_result
         values["thought"] = thought
+        values["provider_data"] = provider_data
 
     @classmethod
     def from_text(cls, text: str) -> Part:

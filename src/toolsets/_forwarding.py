@@ -97,6 +97,7 @@ class ForwardingTool:
             contents=list(req.contents),
             system_instruction=req.system_instruction,
             config=dict(req.config),
+            server_tools=dict(req.server_tools),
         )
         await self.tool.process_llm_request(scratch, ctx)
         for name, declaration in scratch.declarations.items():
@@ -108,6 +109,7 @@ class ForwardingTool:
         req.contents = scratch.contents
         req.system_instruction = scratch.system_instruction
         req.config = scratch.config
+        req.server_tools = scratch.server_tools
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.tool!r})"

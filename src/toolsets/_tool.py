@@ -17,7 +17,7 @@ from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parame
 from toolsets._errors import ToolDefinitionError
 from toolsets._json import JsonValue
 
-__all__ = ["LONG_RUNNING_NOTE", "BaseTool", "LlmRequest", "Tool"]
+__all__ = ["LONG_RUNNING_NOTE", "BaseTool", "LlmRequest", "ServerTool", "Tool"]
 
 LONG_RUNNING_NOTE = (
     "This tool starts a long-running operation and may first return a pending status. "
@@ -285,6 +285,19 @@ class BaseTool(abc.ABC):
         return f"{type(self).__name__}(name={getattr(self, '_name', None)!r})"
 
 
+@dataclass(frozen=True, kw_only=True)
+class ServerTool:
+    """A tool the model's provider runs on its own servers (Gemini's Google Search, say):
+    the request names it, and only that provider's models can send it."""
+
+    name: str
+    """The tool's name, as errors name it (``google_search``)."""
+    provider: str
+    """The provider whose models run it (``gemini``)."""
+    wire: Mapping[str, JsonValue]
+    """Its entry in the provider's list of tools, as sent (``{"google_search": {}}``)."""
+
+
 @dataclass(kw_only=True)
 class LlmRequest:
     """What will be sent to the model: the conversation, instructions and tools.
@@ -306,6 +319,9 @@ class LlmRequest:
     """The callable tools, by the name the model uses."""
     declarations: dict[str, ToolDeclaration] = field(default_factory=dict)
     """Their declarations, by name, in the order they were added."""
+    server_tools: dict[str, ServerTool] = field(default_factory=dict)
+    """Tools the provider runs itself, by name; a model that cannot send one raises
+    `ToolDefinitionError` naming it."""
 
     def add_tool(self, tool: Tool, declaration: ToolDeclaration | None = None) -> None:
         """Offer ``tool`` to the model under its declaration's name.
@@ -327,6 +343,10 @@ class LlmRequest:
             )
         self.tools[decl.name] = tool
         self.declarations[decl.name] = decl
+
+    def add_server_tool(self, tool: ServerTool) -> None:
+        """Ask the provider to offer ``tool``; a tool already asked for is asked for once."""
+        self.server_tools.setdefault(tool.name, tool)
 
     def append_instructions(self, *texts: str) -> None:
         """Add paragraphs to the system instruction."""

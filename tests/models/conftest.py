@@ -37,6 +37,6 @@ def model_name(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(autouse=True)
 def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for provider in ("OPENAI", "ANTHROPIC"):
+    for provider in ("OPENAI", "ANTHROPIC", "GEMINI", "GOOGLE"):
         for name in ("API_KEY", "BASE_URL", "MODEL"):
             monkeypatch.delenv(f"{provider}_{name}", raising=False)

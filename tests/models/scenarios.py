@@ -30,10 +30,9 @@ path holds the model.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
-import socket
-import threading
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -42,15 +41,18 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, Self
 
 import anyio
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.helpers import serve_app
+from tests.models.gemini_wire import Turn as GeminiTurn
+from tests.models.gemini_wire import response_body, stream_chunks
 from toolsets import LlmRequest
 from toolsets._names import PROVIDER_TOOL_NAMES, NameRule
-from toolsets.models import AnthropicModel, Llm, LlmResponse, OpenAIChatModel
+from toolsets.models import AnthropicModel, GeminiModel, Llm, LlmResponse, OpenAIChatModel
+from toolsets.schema._gemini import GEMINI_TOOL_NAMES
 
 Stop = Literal["stop", "tool_calls", "length", "content_filter"]
 FailKind = Literal["rate_limit", "overloaded", "server", "unauthorized"]
@@ -496,7 +498,7 @@ class AnthropicWire(WireFake):
                     is_error = bool(block.get("is_error", False))
                     results.append(Result(block["tool_use_id"], block["content"], is_error))
                 elif kind == "image":
-                    images.append(_base64_bytes(block["source"]["data"]))
+                    images.append(base64.b64decode(block["source"]["data"]))
                 elif kind == "text" and message["role"] == "user":
                     texts.append(block["text"])
         return Seen(
@@ -510,14 +512,8 @@ class AnthropicWire(WireFake):
         )
 
 
-def _base64_bytes(data: str) -> bytes:
-    import base64
-
-    return base64.b64decode(data)
-
-
 def _data_url_bytes(url: str) -> bytes:
-    return _base64_bytes(url.partition(";base64,")[2])
+    return base64.b64decode(url.partition(";base64,")[2])
 
 
 async def collect(model: Llm, request: LlmRequest, *, stream: bool = False) -> list[LlmResponse]:
@@ -528,27 +524,123 @@ async def collect(model: Llm, request: LlmRequest, *, stream: bool = False) -> l
 
 @contextmanager
 def serve(app: Starlette) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1 (uvicorn, in a thread with its own event loop);
-    gives its root URL."""
-    # The socket is bound and listening before the thread starts: clients that connect
-    # before uvicorn serves wait in the backlog, so no start-up wait is needed.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    config = uvicorn.Config(
-        app, lifespan="off", ws="none", http="h11", log_level="warning", access_log=False
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-    assert not thread.is_alive()
+    """Serve ``app`` on 127.0.0.1 (see `tests.helpers.serve_app`); gives its root URL."""
+    with serve_app(app) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
-WIRES: list[WireFake] = [OpenAIWire(), AnthropicWire()]
+_GEMINI_FINISH = {
+    "stop": "STOP",
+    "tool_calls": "STOP",
+    "length": "MAX_TOKENS",
+    "content_filter": "SAFETY",
+}
+_GEMINI_STATUS = {
+    "rate_limit": "RESOURCE_EXHAUSTED",
+    "overloaded": "UNAVAILABLE",
+    "server": "INTERNAL",
+    "unauthorized": "UNAUTHENTICATED",
+}
+
+
+def _offered(body: dict[str, Any]) -> list[str]:
+    return [
+        d["name"] for tool in body.get("tools", []) for d in tool.get("functionDeclarations", [])
+    ]
+
+
+class GeminiWire(WireFake):
+    """generateContent: ``POST /gemini/v1beta/models/{model}:generateContent``."""
+
+    name = "gemini"
+    prefix = "/gemini/v1beta"
+    endpoint = "/models/{target}"
+    model_class = GeminiModel
+    stream_error_code = "stream_error"
+    tool_names = GEMINI_TOOL_NAMES  # keeps ``.`` and ``:``
+
+    def model_name(self, request: Request, body: dict[str, Any]) -> str:
+        return str(request.path_params["target"]).partition(":")[0]
+
+    def is_stream(self, request: Request, body: dict[str, Any]) -> bool:
+        return str(request.path_params["target"]).endswith(":streamGenerateContent")
+
+    def _turn(self, turn: Turn, body: dict[str, Any]) -> GeminiTurn:
+        offered = _offered(body)
+        calls = [(self.offered(offered, call.tool), dict(call.args)) for call in turn.calls]
+        return GeminiTurn(
+            text=turn.text,
+            calls=calls,
+            call_ids=[c.id for c in turn.calls],
+            finish=_GEMINI_FINISH[turn.stop_reason],
+            usage={
+                "promptTokenCount": turn.usage[0],
+                "candidatesTokenCount": turn.usage[1],
+                "totalTokenCount": sum(turn.usage),
+            },
+        )
+
+    def render(self, turn: Turn, body: dict[str, Any]) -> dict[str, Any]:
+        return response_body(self._turn(turn, body))
+
+    def render_stream(self, turn: Turn, body: dict[str, Any]) -> list[tuple[str | None, Any]]:
+        return [(None, chunk) for chunk in stream_chunks(self._turn(turn, body))]
+
+    def render_error(self, fail: Fail) -> dict[str, Any]:
+        status = self.statuses[fail.kind]
+        error: dict[str, Any] = {
+            "code": status,
+            "message": fail.message,
+            "status": _GEMINI_STATUS[fail.kind],
+        }
+        if fail.retry_after is not None:
+            error["details"] = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.RetryInfo",
+                    "retryDelay": f"{fail.retry_after}s",
+                }
+            ]
+        return {"error": error}
+
+    def render_stream_failure(self, fail: Fail) -> list[tuple[str | None, Any]]:
+        first = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Hel"}]}}]}
+        error = {"error": {"code": 500, "message": fail.message, "status": "INTERNAL"}}
+        return [(None, first), (None, error)]
+
+    def read(self, body: dict[str, Any], headers: Mapping[str, str]) -> Seen:
+        calls: list[tuple[str, dict[str, Any], str]] = []
+        results: list[Result] = []
+        images: list[bytes] = []
+        texts: list[str] = []
+        for content in body["contents"]:
+            for part in content["parts"]:
+                if "functionCall" in part:
+                    call = part["functionCall"]
+                    calls.append((call["name"], call.get("args", {}), call.get("id", "")))
+                elif "functionResponse" in part:
+                    answer = part["functionResponse"]
+                    response = answer["response"]
+                    if set(response) == {"result"} and isinstance(response["result"], str):
+                        text = response["result"]
+                    else:
+                        shown = response["result"] if set(response) == {"result"} else response
+                        text = json.dumps(shown)
+                    results.append(Result(answer.get("id", ""), text, None))
+                elif "inlineData" in part:
+                    images.append(base64.b64decode(part["inlineData"]["data"]))
+                elif "text" in part and content["role"] == "user":
+                    texts.append(part["text"])
+        system = body.get("systemInstruction")
+        return Seen(
+            system="".join(p["text"] for p in system["parts"]) if system else None,
+            tools=_offered(body),
+            calls=calls,
+            results=results,
+            images=images,
+            user_texts=texts,
+            key=headers.get("x-goog-api-key"),
+        )
+
+
+WIRES: list[WireFake] = [OpenAIWire(), AnthropicWire(), GeminiWire()]
 """Every wire fake; each scenario runs once per entry (add a provider's fake here)."""

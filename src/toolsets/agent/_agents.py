@@ -420,6 +420,7 @@ class LlmAgent(BaseAgent):
                 content=content,
                 actions=actions,
                 usage=final.usage,
+                grounding=final.grounding,
             )
             await ctx.append(model_event)
             yield model_event
@@ -550,7 +551,7 @@ def _admitted(content: Content | None, max_calls: int) -> tuple[Content | None, 
                 if problem is not None and not args.keys() <= {INVALID_JSON_KEY}:
                     args = {}
                 call = FunctionCall(name=call.name, args=args, id=call.id or new_id("call_"))
-                part = Part(function_call=call)
+                part = Part(function_call=call, provider_data=part.provider_data)
                 changed = True
             if problem is not None:
                 assert call.id is not None

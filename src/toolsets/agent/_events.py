@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolsets._auth import AuthConfig
-from toolsets._content import Content, FunctionCall, FunctionResponse, fast_init
+from toolsets._content import Content, FunctionCall, FunctionResponse, Part, fast_init
 from toolsets._context import EventActions
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
-from toolsets.models import Usage
+from toolsets.models import Grounding, Usage
 
 __all__ = [
     "ConfirmationRequest",
@@ -99,6 +99,9 @@ class Event:
     iteration), so that resuming continues there."""
     usage: Usage | None = None
     """Tokens of the model call behind a model event."""
+    grounding: Grounding | None = None
+    """On a model event: what the provider's own tools (Google Search, URL context)
+    grounded the answer on."""
     error_code: str | None = None
     """Set when the run ended with an error (a model error, a limit reached)."""
     error_message: str | None = None
@@ -120,6 +123,20 @@ class Event:
             return ()
         return tuple(
             [p.function_response for p in self.content.parts if p.function_response is not None]
+        )
+
+    @property
+    def code_executions(self) -> tuple[Part, ...]:
+        """The code the model ran on its provider's servers in this event, and the
+        results, in order (parts holding `ExecutableCode` or `CodeExecutionResult`)."""
+        if self.content is None:
+            return ()
+        return tuple(
+            [
+                p
+                for p in self.content.parts
+                if p.executable_code is not None or p.code_execution_result is not None
+            ]
         )
 
     @property

@@ -135,7 +135,8 @@ def _copy_part(part: Part) -> Part:
     call = part.function_call
     if call is not None:
         return Part(
-            function_call=FunctionCall(name=call.name, args=copy_json(dict(call.args)), id=call.id)
+            function_call=FunctionCall(name=call.name, args=copy_json(dict(call.args)), id=call.id),
+            provider_data=part.provider_data,  # a model's opaque data, sent back as it is
         )
     answer = part.function_response
     if answer is not None and not isinstance(answer.response, JSON_ATOMS):

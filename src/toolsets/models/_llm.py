@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolsets._content import Content
-from toolsets._tool import LlmRequest
+from toolsets._errors import ToolDefinitionError
+from toolsets._tool import LlmRequest, ServerTool
 
-__all__ = ["INVALID_JSON_KEY", "FinishReason", "Llm", "LlmResponse", "Usage"]
+__all__ = [
+    "INVALID_JSON_KEY",
+    "FinishReason",
+    "Grounding",
+    "GroundingSource",
+    "Llm",
+    "LlmResponse",
+    "Usage",
+    "check_server_tools",
+]
 
 INVALID_JSON_KEY = "_invalid_json"
 """A model that receives a call's arguments as text it cannot read as a JSON object hands
@@ -33,6 +43,33 @@ class Usage:
     def total_tokens(self) -> int:
         """Both together."""
         return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroundingSource:
+    """A web page an answer is grounded on."""
+
+    uri: str
+    """Where it is (for Google Search, a redirect URL to the page)."""
+    title: str | None = None
+    """Its title (for Google Search, the site's domain)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Grounding:
+    """What a provider-run tool found to ground an answer on (Gemini's
+    ``groundingMetadata``, and ``urlContextMetadata``)."""
+
+    queries: tuple[str, ...] = ()
+    """The web searches the model ran."""
+    sources: tuple[GroundingSource, ...] = ()
+    """The pages the answer draws on, in the provider's order."""
+    search_entry_point: str | None = None
+    """HTML of the search suggestions which Google's terms require an application to
+    show beside a Google-Search-grounded answer."""
+    raw: Mapping[str, Any] = field(default_factory=dict)
+    """The provider's metadata as sent (supports per answer segment, URL retrieval
+    statuses, ...)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +97,8 @@ class LlmResponse:
     retry_after: float | None = None
     """Seconds the provider asks to wait before trying again (its ``Retry-After``), on
     a rate-limit or overload error that says."""
+    grounding: Grounding | None = None
+    """What the provider's own tools (web search, URL fetching) grounded the answer on."""
 
 
 @runtime_checkable
@@ -85,3 +124,22 @@ class Llm(Protocol):
     def generate(self, request: LlmRequest, *, stream: bool = False) -> AsyncIterator[LlmResponse]:
         """Answer ``request``."""
         ...
+
+
+def check_server_tools(
+    request: LlmRequest, *, model: str, provider: str | None
+) -> list[ServerTool]:
+    """The request's provider-run tools, when all are ``provider``'s.
+
+    Raises:
+        ToolDefinitionError: a tool runs on another provider's servers (``tool_name``
+            names it; the message names the model too).
+    """
+    for tool in request.server_tools.values():
+        if tool.provider != provider:
+            raise ToolDefinitionError(
+                f"tool {tool.name!r} runs on {tool.provider}'s servers and only a "
+                f"{tool.provider} model can offer it; model {model!r} cannot",
+                tool_name=tool.name,
+            )
+    return list(request.server_tools.values())

@@ -24,7 +24,7 @@ from toolsets._content import FunctionCall
 from toolsets._http import essence, map_http_errors
 from toolsets._tool import LlmRequest
 from toolsets._urls import safe_url
-from toolsets.models._llm import INVALID_JSON_KEY, LlmResponse
+from toolsets.models._llm import INVALID_JSON_KEY, LlmResponse, check_server_tools
 from toolsets.schema import ToolNameMap
 
 __all__ = [
@@ -203,8 +203,11 @@ class HttpModel(Generic[Names]):
                 times out (``target`` is the base URL).
             ValueError: ``request.config`` holds a key this API does not take, or the
                 conversation holds what the API cannot carry.
-            ToolDefinitionError, SpecError: a declaration cannot be offered.
+            ToolDefinitionError, SpecError: a declaration cannot be offered, or the
+                request holds another provider's server-side tool.
         """
+        # No provider-run tools of this wire format's own yet: any is another's.
+        check_server_tools(request, model=request.model or self._model, provider=None)
         body, names = self._translate(request)
         if not stream:
             response = await self._post(body)
