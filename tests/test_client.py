@@ -11,7 +11,7 @@ import pytest
 from toolsets import (
     Elicit,
     Elicitation,
-    MissingClientCapability,
+    MissingClientCapabilityError,
     Sampled,
     ToolContext,
     is_error_result,
@@ -55,16 +55,16 @@ async def test_asking_with_no_client_is_an_error_result_for_the_model() -> None:
     outcome = await invoke(curious, {}, ToolContext(), default_timeout=5)
     assert isinstance(outcome, Done)
     assert is_error_result(outcome.result)
-    assert "MissingClientCapability" in str(outcome.result)
+    assert "MissingClientCapabilityError" in str(outcome.result)
 
 
 async def test_asking_with_no_client_raises_naming_what_was_asked() -> None:
     ctx = ToolContext()
-    with pytest.raises(MissingClientCapability) as raised:
+    with pytest.raises(MissingClientCapabilityError) as raised:
         await ctx.sample("Hi")
     assert raised.value.capability == "sampling"
     assert raised.value.client is False
-    with pytest.raises(MissingClientCapability) as roots:
+    with pytest.raises(MissingClientCapabilityError) as roots:
         await ctx.list_roots()
     assert roots.value.capability == "roots"
     assert not ctx.client_supports("elicitation")

@@ -18,7 +18,8 @@ branch on data, not on message text::
     ├── AuthError                  a credential could not be obtained, e.g. an OAuth 2
     │                              token endpoint refused (.scheme_name)
     ├── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
-    ├── MissingClientCapability    a tool asked its client for what the client cannot
+    ├── MissingClientCapabilityError
+    │                              a tool asked its client for what the client cannot
     │                              do, or has no client to ask (.capability)
     ├── SessionNotFoundError       (toolsets.agent) no session of that id (.session_id);
     │                              also a builtins.LookupError
@@ -53,7 +54,7 @@ from toolsets._urls import safe_url
 __all__ = [
     "AuthError",
     "ConnectionError",
-    "MissingClientCapability",
+    "MissingClientCapabilityError",
     "ServiceNotConfiguredError",
     "SpecError",
     "ToolCallError",
@@ -228,7 +229,7 @@ class ServiceNotConfiguredError(ToolsetError):
         )
 
 
-class MissingClientCapability(ToolsetError):
+class MissingClientCapabilityError(ToolsetError):
     """A tool asked its client (``ctx.ask``, ``ctx.elicit``, ``ctx.sample``,
     ``ctx.list_roots``) for something the client did not declare it can do, or the call
     has no client to ask (it is not served to an MCP client). Raised in the tool, it

@@ -59,7 +59,8 @@ async def capital(ctx: ToolContext) -> str:
         Content(role="model", parts=(Part(text="Understood."),)),
         Content.user("The capital of France?"),
     ]
-    return await ctx.sample(turns, max_tokens=10, system_prompt="Be brief")
+    said = await ctx.sample(turns, max_tokens=10, system_prompt="Be brief")
+    return f"{said.text} ({said.model})"
 
 
 async def roots(ctx: ToolContext) -> str:
@@ -160,7 +161,7 @@ async def test_a_tool_asks_the_clients_model_with_the_whole_conversation(mode: s
 
     async with connected(server_of(capital), mode, sampling_callback=sample) as client:
         result = await client.call_tool("capital", {})
-    assert texts(result) == ["Paris"]
+    assert texts(result) == ["Paris (m)"]
     (params,) = asked
     assert [(m.role, m.content.text) for m in params.messages] == [  # type: ignore[union-attr]
         ("user", "You answer in one word."),
@@ -237,7 +238,7 @@ async def test_on_2026_one_ask_is_one_round_with_every_question_and_sealed_state
 async def test_on_2026_answers_of_earlier_rounds_ride_in_the_request_state() -> None:
     async def two_steps(ctx: ToolContext) -> str:
         name = await ctx.elicit("Name?", NAME_FORM, key="step1")
-        said = await ctx.sample(f"Greet {name.content['name']}", key="step2")
+        said = (await ctx.sample(f"Greet {name.content['name']}", key="step2")).text
         return said
 
     alice = mt.ElicitResult(action="accept", content={"name": "Alice"})
@@ -328,7 +329,7 @@ async def test_on_2025_asking_what_the_client_did_not_declare_is_an_error_result
 async def test_a_tool_may_check_what_the_client_supports_before_asking() -> None:
     async def careful(ctx: ToolContext) -> str:
         if ctx.client_supports("sampling"):
-            return await ctx.sample("Hi")
+            return (await ctx.sample("Hi")).text
         return "asked nothing"
 
     async with connected(server_of(careful), "2026-07-28") as client:
@@ -370,10 +371,11 @@ async def test_a_tool_shows_the_clients_model_an_image_and_only_user_and_model_t
 
     async def look(ctx: ToolContext) -> str:
         picture = Part(inline_data=Blob(mime_type="image/png", data=b"\x89PNG"))
-        return await ctx.sample([Content(role="user", parts=(Part(text="What?"), picture))])
+        said = await ctx.sample([Content(role="user", parts=(Part(text="What?"), picture))])
+        return said.text
 
     async def system(ctx: ToolContext) -> str:
-        return await ctx.sample([Content(role="system", parts=(Part(text="Be nice"),))])
+        return (await ctx.sample([Content(role="system", parts=(Part(text="Be nice"),))])).text
 
     server = server_of(look, system)
     async with connected(server, "legacy", sampling_callback=sample) as client:
@@ -397,7 +399,7 @@ async def test_over_http_a_tool_logs_and_asks_the_clients_model_in_both_eras(mod
 
     async def logged(ctx: ToolContext) -> str:
         await ctx.log("info", "asking")
-        return await ctx.sample("Capital of France?")
+        return (await ctx.sample("Capital of France?")).text
 
     server = server_of(logged)
     async with uvicorn_thread(server.http_app) as url:
@@ -432,7 +434,7 @@ async def test_over_stateless_http_a_2025_client_cannot_be_asked_and_the_tool_sa
             ):
                 result = await client.call_tool("capital", {})
     assert result.is_error
-    assert "MissingClientCapability" in texts(result)[0]
+    assert "MissingClientCapabilityError" in texts(result)[0]
 
 
 @MODES
@@ -476,7 +478,7 @@ async def test_a_tool_may_ask_from_tasks_of_its_own(mode: str) -> None:
             got["name"] = str((await ctx.elicit("Name?", NAME_FORM, key="name")).content["name"])
 
         async def city() -> None:
-            got["city"] = await ctx.sample("Capital?", key="city")
+            got["city"] = (await ctx.sample("Capital?", key="city")).text
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(name)

@@ -548,10 +548,11 @@ def _choices(annotation: Any) -> list[str]:
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
     """What ``fn`` gives for ``args``: an async function is awaited; a sync one runs in a
-    worker thread (it may block)."""
+    worker thread (it may block; past the server's deadline the request no longer waits
+    for it, and the thread's result is dropped)."""
     if isinstance(fn, _Signature) or _is_async(fn):
         return await fn(*args)
-    made = await anyio.to_thread.run_sync(functools.partial(fn, *args))
+    made = await anyio.to_thread.run_sync(functools.partial(fn, *args), abandon_on_cancel=True)
     return await made if inspect.isawaitable(made) else made
 
 
