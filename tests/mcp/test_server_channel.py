@@ -513,3 +513,167 @@ async def test_a_prompt_and_a_resource_of_the_servers_own_ask_the_user_as_a_tool
         read = await client.read_resource("note://mine")
     assert [m.content.text for m in got.messages] == ["Greet Alice."]  # type: ignore[union-attr]
     assert [c.text for c in read.contents] == ["Alice's note"]  # type: ignore[union-attr]
+
+
+async def decline_all(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+    return mt.ElicitResult(action="decline")
+
+
+@pytest.mark.parametrize("key", ["toolsets/confirm", "confirm"])
+async def test_on_2026_a_confirmation_answered_before_it_was_asked_is_asked_all_the_same(
+    key: str,
+) -> None:
+    ran: list[str] = []
+    asked: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def wipe(target: str) -> str:
+        """Wipe."""
+        ran.append(target)
+        return "wiped"
+
+    async def decline(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return await decline_all(ctx, params)
+
+    accept = mt.ElicitResult(action="accept", content={})
+    async with connected(McpServer([wipe]), "2026-07-28", elicitation_callback=decline) as client:
+        first = await client.session.call_tool(
+            "wipe", {"target": "disk"}, input_responses={key: accept}, allow_input_required=True
+        )
+        result = await client.call_tool("wipe", {"target": "disk"}, input_responses={key: accept})
+    assert isinstance(first, mt.InputRequiredResult)
+    assert list(first.input_requests or {}) == ["toolsets/confirm"]
+    assert result.is_error
+    assert ran == []
+    assert len(asked) == 1  # the question, asked once the answer sent ahead was ignored
+
+
+async def test_on_2026_an_answer_to_a_question_not_asked_is_ignored_and_the_question_asked() -> (
+    None
+):
+    async def two_steps(ctx: ToolContext) -> str:
+        first = await ctx.elicit("Name?", NAME_FORM, key="step1")
+        second = await ctx.elicit("Friend?", NAME_FORM, key="step2")
+        return f"{first.content['name']} and {second.content['name']}"
+
+    alice = mt.ElicitResult(action="accept", content={"name": "Alice"})
+    bob = mt.ElicitResult(action="accept", content={"name": "Bob"})
+    async with connected(
+        server_of(greet, two_steps), "2026-07-28", elicitation_callback=elicit_alice
+    ) as client:
+        session = client.session
+        cold = await session.call_tool(
+            "greet", {}, input_responses={"elicit-1": alice}, allow_input_required=True
+        )
+        first = await session.call_tool("two_steps", {}, allow_input_required=True)
+        assert isinstance(first, mt.InputRequiredResult)
+        ahead = await session.call_tool(
+            "two_steps",
+            {},
+            input_responses={"step1": alice, "step2": bob},  # step2 was not asked yet
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(cold, mt.InputRequiredResult)
+    assert list(cold.input_requests or {}) == ["elicit-1"]
+    assert isinstance(ahead, mt.InputRequiredResult)
+    assert list(ahead.input_requests or {}) == ["step2"]
+
+
+@MODES
+async def test_a_tools_own_question_keyed_confirm_is_asked_apart_from_the_confirmation(
+    mode: str,
+) -> None:
+    asked: list[str] = []
+
+    @tool(requires_confirmation=True)
+    async def wipe(ctx: ToolContext) -> str:
+        """Wipe, and the backups if the user says so."""
+        backups = await ctx.elicit("Also wipe the backups?", key="confirm")
+        return f"wiped, backups: {backups.action}"
+
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return mt.ElicitResult(action="accept" if len(asked) == 1 else "decline")
+
+    async with connected(McpServer([wipe]), mode, elicitation_callback=elicit) as client:
+        result = await client.call_tool("wipe", {})
+    assert texts(result) == ["wiped, backups: decline"]
+    assert len(asked) == 2
+    assert asked[1] == "Also wipe the backups?"
+
+
+@MODES
+async def test_a_tool_may_not_ask_under_a_key_reserved_for_toolsets(mode: str) -> None:
+    async def sneaky(ctx: ToolContext) -> str:
+        """Asks under the confirmation's key."""
+        answer = await ctx.elicit("Allow?", key="toolsets/confirm")
+        return answer.action
+
+    asked: list[str] = []
+
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return mt.ElicitResult(action="accept")
+
+    async with connected(server_of(sneaky), mode, elicitation_callback=elicit) as client:
+        result = await client.call_tool("sneaky", {})
+    assert result.is_error
+    assert "ValueError" in texts(result)[0]
+    assert "'toolsets/confirm' is reserved" in texts(result)[0]
+    assert asked == []
+
+
+@MODES
+async def test_before_tool_runs_once_for_a_tool_that_asks_twice_in_both_eras(mode: str) -> None:
+    before: list[dict[str, Any]] = []
+
+    def audit(called: Any, args: dict[str, Any], ctx: ToolContext) -> None:
+        before.append(dict(args))
+        args["greeting"] = args["greeting"].upper()
+
+    async def introduce(greeting: str, ctx: ToolContext) -> str:
+        """Asks two names."""
+        first = await ctx.elicit("Name?", NAME_FORM)
+        second = await ctx.elicit("Friend's name?", NAME_FORM)
+        return f"{greeting} {first.content['name']} and {second.content['name']}"
+
+    server = McpServer([introduce], callbacks=Callbacks(before_tool=[audit]))
+    async with connected(server, mode, elicitation_callback=elicit_alice) as client:
+        result = await client.call_tool("introduce", {"greeting": "hi"})
+    assert texts(result) == ["HI Alice and Alice"]
+    assert before == [{"greeting": "hi"}]
+
+
+@MODES
+async def test_a_prompt_or_resource_asking_what_the_client_lacks_is_a_protocol_error(
+    mode: str,
+) -> None:
+    @prompt
+    async def summary(ctx: ToolContext) -> str:
+        """Has the client's model write it."""
+        return (await ctx.sample("Summarise")).text
+
+    @resource("note://roots")
+    async def where(ctx: ToolContext) -> str:
+        return str(len(await ctx.list_roots()))
+
+    @resource("note://both")
+    async def both(ctx: ToolContext) -> str:
+        async with anyio.create_task_group() as tasks:  # asked from a task of its own
+            tasks.start_soon(ctx.sample, "Hi")
+        return "never"
+
+    server = McpServer([], prompts=[summary], resources=[where, both])
+    async with connected(server, mode) as client:
+        with pytest.raises(MCPError) as sampled:
+            await client.get_prompt("summary")
+        with pytest.raises(MCPError) as rooted:
+            await client.read_resource("note://roots")
+        with pytest.raises(MCPError) as in_task:
+            await client.read_resource("note://both")
+    assert sampled.value.code == rooted.value.code == in_task.value.code == -32021
+    assert sampled.value.data == {"requiredCapabilities": {"sampling": {}}}
+    assert rooted.value.data == {"requiredCapabilities": {"roots": {}}}
+    assert in_task.value.data == {"requiredCapabilities": {"sampling": {}}}
