@@ -6,6 +6,7 @@ Everything is a `Tool`, and tools come from a `Toolset`. See the README for a to
 from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
 from toolsets._client import (
     Answer,
+    Capability,
     ClientChannel,
     ClientRequest,
     Elicit,
@@ -40,7 +41,7 @@ from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import (
     AuthError,
     ConnectionError,
-    MissingClientCapability,
+    MissingClientCapabilityError,
     ServiceNotConfiguredError,
     SpecError,
     ToolCallError,
@@ -77,6 +78,7 @@ __all__ = [
     "Blob",
     "Callbacks",
     "Cancellation",
+    "Capability",
     "ClientChannel",
     "ClientRequest",
     "CodeExecutionResult",
@@ -103,7 +105,7 @@ __all__ = [
     "LogLevel",
     "MemoryEntry",
     "MemoryService",
-    "MissingClientCapability",
+    "MissingClientCapabilityError",
     "Part",
     "RenamedTool",
     "Role",

@@ -11,14 +11,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, TypeAlias
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias, get_args
 
 from toolsets._content import Content
 from toolsets._json import JsonValue
 
 __all__ = [
     "LOGGING_LEVELS",
+    "LOG_LEVELS",
+    "RESERVED_KEY_PREFIX",
     "Answer",
+    "Capability",
     "ClientChannel",
     "ClientRequest",
     "Elicit",
@@ -28,6 +31,7 @@ __all__ = [
     "Root",
     "Sample",
     "Sampled",
+    "check_keys",
 ]
 
 LogLevel: TypeAlias = Literal[
@@ -35,20 +39,49 @@ LogLevel: TypeAlias = Literal[
 ]
 """How severe a log message is (the syslog levels MCP uses), least severe first."""
 
-LOGGING_LEVELS: Mapping[str, int] = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
+LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+"""The log levels, least severe first."""
+
+LOGGING_LEVELS: Mapping[str, int] = dict(
+    zip(
+        LOG_LEVELS,
+        (  # debug, info, notice, warning, error, critical, alert, emergency
+            logging.DEBUG,
+            logging.INFO,
+            logging.INFO,
+            logging.WARNING,
+            logging.ERROR,
+            logging.CRITICAL,
+            logging.CRITICAL,
+            logging.CRITICAL,
+        ),
+        strict=True,
+    )
+)
 """MCP's log levels as the `logging` module's (not every one has its own there)."""
 
 Capability: TypeAlias = Literal["elicitation", "sampling", "roots"]
-"""What a client may be able to do for a tool."""
+"""What a client may be able to do for a tool: be asked to fill in a form
+(``elicitation``), to have its model answer (``sampling``), or for its ``roots``."""
+
+RESERVED_KEY_PREFIX = "toolsets/"
+"""Questions whose keys start with this are toolsets' own (the server's confirmation of a
+call is ``toolsets/confirm``): a tool may not ask under such a key, so that no answer
+meant for one is ever taken for the other."""
+
+
+def check_keys(requests: Mapping[str, object]) -> None:
+    """Refuse the keys of ``requests`` that are toolsets' own.
+
+    Raises:
+        ValueError: a key starts with `RESERVED_KEY_PREFIX`.
+    """
+    for key in requests:
+        if key.startswith(RESERVED_KEY_PREFIX):
+            raise ValueError(
+                f"the question key {key!r} is reserved: keys starting with "
+                f"{RESERVED_KEY_PREFIX!r} are toolsets' own; name the question otherwise"
+            )
 
 
 @dataclass(frozen=True)
@@ -145,24 +178,26 @@ Answer: TypeAlias = Elicitation | Sampled | list[Root]
 
 class ClientChannel(Protocol):
     """What a caller that can talk to the tool's client (an MCP server) gives the call's
-    context. Tools use it through `ToolContext`: ``log``, ``ask``, ``report_progress``."""
+    context. Tools use it through `ToolContext`: ``log``, ``ask``, ``report_progress``,
+    ``close_stream``."""
 
-    def supports(self, capability: str) -> bool:
-        """Whether the client can be asked ``capability`` (``elicitation``,
-        ``sampling``, ``roots``) now."""
+    def supports(self, capability: Capability) -> bool:
+        """Whether the client can be asked ``capability`` now."""
         ...
 
     async def log(
         self, level: LogLevel, message: str, data: Mapping[str, JsonValue], logger: str
     ) -> None:
-        """Send a log message to the client (dropped below the level it asked for)."""
+        """Send a log message to the client (dropped below the level it asked for);
+        ``data`` holds no ``message`` key."""
         ...
 
     async def ask(self, requests: Mapping[str, ClientRequest]) -> dict[str, Answer]:
         """The client's answer to each request, by key.
 
         Raises:
-            MissingClientCapability: the client cannot answer one of them.
+            MissingClientCapabilityError: the client cannot answer one of them.
+            ValueError: a key is reserved (see `RESERVED_KEY_PREFIX`).
         """
         ...
 
@@ -170,4 +205,9 @@ class ClientChannel(Protocol):
         self, progress: float, total: float | None, message: str | None
     ) -> None:
         """Tell the client how far the call has got (a no-op when it did not ask)."""
+        ...
+
+    async def close_stream(self) -> bool:
+        """Close the stream the call answers on, if the client can resume it (and get
+        the rest, the result too, when it reconnects): whether it was closed."""
         ...

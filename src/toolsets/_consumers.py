@@ -148,13 +148,16 @@ class CallsTools:
         confirmation: ToolConfirmation | None = None,
         credential: AuthCredential | None = None,
         resumed: bool = False,
+        callbacks: Callbacks | None = None,
     ) -> Awaitable[Outcome]:
+        """The call through the one call path (see `toolsets._invoke.invoke`), with
+        ``callbacks`` for this call in place of the caller's own."""
         return invoke(
             tool,
             args,
             ctx,
             default_timeout=self.default_timeout,
-            callbacks=self.callbacks,
+            callbacks=self.callbacks if callbacks is None else callbacks,
             scopes=ctx.scopes,
             confirmation=confirmation,
             credential=credential,

@@ -5,7 +5,7 @@ user's message, state, the caller's scopes, services). A `ToolContext` is one to
 inside it: the invocation plus the call's id, its cancellation flag and the
 `EventActions` the tool sets. Outside any agent, ``ToolContext()`` gives a standalone context.
 A call served to an MCP client also has a `ClientChannel` to it: ``log``, ``ask`` (and
-``elicit``, ``sample``, ``list_roots``), ``report_progress``.
+``elicit``, ``sample``, ``list_roots``), ``report_progress``, ``close_stream``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._client import (
     LOGGING_LEVELS,
     Answer,
+    Capability,
     ClientChannel,
     ClientRequest,
     Elicit,
@@ -31,9 +32,10 @@ from toolsets._client import (
     Root,
     Sample,
     Sampled,
+    check_keys,
 )
 from toolsets._content import Content, Part
-from toolsets._errors import MissingClientCapability, ServiceNotConfiguredError
+from toolsets._errors import MissingClientCapabilityError, ServiceNotConfiguredError
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
 from toolsets._services import ArtifactService, MemoryEntry, MemoryService
@@ -377,7 +379,15 @@ class ToolContext:
                 ``critical``, ``alert`` or ``emergency``.
             message: What happened.
             **data: Details, sent beside the message (JSON values).
+
+        Raises:
+            ValueError: ``data`` has a ``message`` (it would hide the message).
         """
+        if "message" in data:
+            raise ValueError(
+                "log() got a detail named 'message', which would hide the message itself; "
+                "name it otherwise"
+            )
         name = f"toolsets.tool.{self.tool_name}" if self.tool_name else "toolsets.tool"
         if self.client is not None:
             await self.client.log(level, message, data, name)
@@ -387,7 +397,21 @@ class ToolContext:
         if logger.isEnabledFor(number):
             logger.log(number, "%s", message, extra={"data": data} if data else None)
 
-    def client_supports(self, capability: str) -> bool:
+    async def close_stream(self) -> bool:
+        """Close the stream the call answers on, and go on: the client reconnects (after
+        the ``retry_interval`` the server gave it) with ``Last-Event-ID`` and gets what
+        was sent meanwhile, the result too. A long call can so free the connection
+        rather than hold it (a proxy may cut it anyway).
+
+        Returns:
+            True if the stream was closed; False if there is none that can be: no client
+            (the call is not served by an MCP server), not over streamable HTTP, a
+            stateless server or one without an event store (the client could not
+            resume), or a client older than protocol 2025-11-25.
+        """
+        return self.client is not None and await self.client.close_stream()
+
+    def client_supports(self, capability: Capability) -> bool:
         """Whether the call's client can be asked ``capability``: ``"elicitation"``
         (`elicit`), ``"sampling"`` (`sample`) or ``"roots"`` (`list_roots`). False with
         no client."""
@@ -407,14 +431,18 @@ class ToolContext:
         in the same order each time.
 
         Raises:
-            MissingClientCapability: the client cannot be asked one of them, or the
+            MissingClientCapabilityError: the client cannot be asked one of them, or the
                 call has no client (it reaches the model as an error result).
-            ValueError: nothing asked.
+            ValueError: nothing asked, or a key starting with ``toolsets/`` (toolsets'
+                own, as the server's confirmation of the call).
         """
         if not requests:
             raise ValueError("ask() needs at least one request, e.g. ask(name=Elicit(...))")
+        check_keys(requests)
         if self.client is None:
-            raise MissingClientCapability(next(iter(requests.values())).capability, client=False)
+            raise MissingClientCapabilityError(
+                next(iter(requests.values())).capability, client=False
+            )
         return await self.client.ask(requests)
 
     def _key(self, kind: str, key: str | None) -> str:
@@ -446,16 +474,17 @@ class ToolContext:
         system_prompt: str | None = None,
         temperature: float | None = None,
         key: str | None = None,
-    ) -> str:
-        """The client's model's answer to ``messages`` (its text); see `ask` for how,
-        and `Sample`. ``key`` names the question (default ``sample-1``, ...)."""
+    ) -> Sampled:
+        """The client's model's answer to ``messages`` (``.text``, and the ``.model``
+        that answered); see `ask` for how, and `Sample`. ``key`` names the question
+        (default ``sample-1``, ...)."""
         asked = self._key("sample", key)
         request = Sample(
             messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
         )
         answer = (await self.ask(**{asked: request}))[asked]
         assert isinstance(answer, Sampled)
-        return answer.text
+        return answer
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The roots the client works in; see `ask` for how. ``key`` names the question

@@ -18,7 +18,8 @@ branch on data, not on message text::
     ├── AuthError                  a credential could not be obtained, e.g. an OAuth 2
     │                              token endpoint refused (.scheme_name)
     ├── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
-    ├── MissingClientCapability    a tool asked its client for what the client cannot
+    ├── MissingClientCapabilityError
+    │                              a tool asked its client for what the client cannot
     │                              do, or has no client to ask (.capability)
     ├── SessionNotFoundError       (toolsets.agent) no session of that id (.session_id);
     │                              also a builtins.LookupError
@@ -53,7 +54,7 @@ from toolsets._urls import safe_url
 __all__ = [
     "AuthError",
     "ConnectionError",
-    "MissingClientCapability",
+    "MissingClientCapabilityError",
     "ServiceNotConfiguredError",
     "SpecError",
     "ToolCallError",
@@ -228,12 +229,13 @@ class ServiceNotConfiguredError(ToolsetError):
         )
 
 
-class MissingClientCapability(ToolsetError):
+class MissingClientCapabilityError(ToolsetError):
     """A tool asked its client (``ctx.ask``, ``ctx.elicit``, ``ctx.sample``,
     ``ctx.list_roots``) for something the client did not declare it can do, or the call
     has no client to ask (it is not served to an MCP client). Raised in the tool, it
-    reaches the model as an error result; an MCP server tells its client instead (a
-    JSON-RPC error naming the capability, on protocol 2026-07-28)."""
+    reaches the model as an error result; an MCP server tells its client instead (the
+    JSON-RPC error -32021 naming the capability: on protocol 2026-07-28 for a tool, on
+    both eras for a prompt or resource of the server's own)."""
 
     def __init__(self, capability: str, *, client: bool = True) -> None:
         self.capability = capability

@@ -186,7 +186,7 @@ async def test_an_answer_to_a_confirmation_the_server_never_asked_for_is_refused
             await client.call_tool(
                 "wipe",
                 {"target": "disk"},
-                input_responses={"confirm": mt.ElicitResult(action="accept")},
+                input_responses={"toolsets/confirm": mt.ElicitResult(action="accept")},
                 request_state="toolsets:confirm",
             )
     assert caught.value.code == -32602

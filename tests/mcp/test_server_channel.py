@@ -59,7 +59,8 @@ async def capital(ctx: ToolContext) -> str:
         Content(role="model", parts=(Part(text="Understood."),)),
         Content.user("The capital of France?"),
     ]
-    return await ctx.sample(turns, max_tokens=10, system_prompt="Be brief")
+    said = await ctx.sample(turns, max_tokens=10, system_prompt="Be brief")
+    return f"{said.text} ({said.model})"
 
 
 async def roots(ctx: ToolContext) -> str:
@@ -160,7 +161,7 @@ async def test_a_tool_asks_the_clients_model_with_the_whole_conversation(mode: s
 
     async with connected(server_of(capital), mode, sampling_callback=sample) as client:
         result = await client.call_tool("capital", {})
-    assert texts(result) == ["Paris"]
+    assert texts(result) == ["Paris (m)"]
     (params,) = asked
     assert [(m.role, m.content.text) for m in params.messages] == [  # type: ignore[union-attr]
         ("user", "You answer in one word."),
@@ -237,7 +238,7 @@ async def test_on_2026_one_ask_is_one_round_with_every_question_and_sealed_state
 async def test_on_2026_answers_of_earlier_rounds_ride_in_the_request_state() -> None:
     async def two_steps(ctx: ToolContext) -> str:
         name = await ctx.elicit("Name?", NAME_FORM, key="step1")
-        said = await ctx.sample(f"Greet {name.content['name']}", key="step2")
+        said = (await ctx.sample(f"Greet {name.content['name']}", key="step2")).text
         return said
 
     alice = mt.ElicitResult(action="accept", content={"name": "Alice"})
@@ -328,7 +329,7 @@ async def test_on_2025_asking_what_the_client_did_not_declare_is_an_error_result
 async def test_a_tool_may_check_what_the_client_supports_before_asking() -> None:
     async def careful(ctx: ToolContext) -> str:
         if ctx.client_supports("sampling"):
-            return await ctx.sample("Hi")
+            return (await ctx.sample("Hi")).text
         return "asked nothing"
 
     async with connected(server_of(careful), "2026-07-28") as client:
@@ -370,10 +371,11 @@ async def test_a_tool_shows_the_clients_model_an_image_and_only_user_and_model_t
 
     async def look(ctx: ToolContext) -> str:
         picture = Part(inline_data=Blob(mime_type="image/png", data=b"\x89PNG"))
-        return await ctx.sample([Content(role="user", parts=(Part(text="What?"), picture))])
+        said = await ctx.sample([Content(role="user", parts=(Part(text="What?"), picture))])
+        return said.text
 
     async def system(ctx: ToolContext) -> str:
-        return await ctx.sample([Content(role="system", parts=(Part(text="Be nice"),))])
+        return (await ctx.sample([Content(role="system", parts=(Part(text="Be nice"),))])).text
 
     server = server_of(look, system)
     async with connected(server, "legacy", sampling_callback=sample) as client:
@@ -397,7 +399,7 @@ async def test_over_http_a_tool_logs_and_asks_the_clients_model_in_both_eras(mod
 
     async def logged(ctx: ToolContext) -> str:
         await ctx.log("info", "asking")
-        return await ctx.sample("Capital of France?")
+        return (await ctx.sample("Capital of France?")).text
 
     server = server_of(logged)
     async with uvicorn_thread(server.http_app) as url:
@@ -432,7 +434,7 @@ async def test_over_stateless_http_a_2025_client_cannot_be_asked_and_the_tool_sa
             ):
                 result = await client.call_tool("capital", {})
     assert result.is_error
-    assert "MissingClientCapability" in texts(result)[0]
+    assert "MissingClientCapabilityError" in texts(result)[0]
 
 
 @MODES
@@ -476,7 +478,7 @@ async def test_a_tool_may_ask_from_tasks_of_its_own(mode: str) -> None:
             got["name"] = str((await ctx.elicit("Name?", NAME_FORM, key="name")).content["name"])
 
         async def city() -> None:
-            got["city"] = await ctx.sample("Capital?", key="city")
+            got["city"] = (await ctx.sample("Capital?", key="city")).text
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(name)
@@ -511,3 +513,167 @@ async def test_a_prompt_and_a_resource_of_the_servers_own_ask_the_user_as_a_tool
         read = await client.read_resource("note://mine")
     assert [m.content.text for m in got.messages] == ["Greet Alice."]  # type: ignore[union-attr]
     assert [c.text for c in read.contents] == ["Alice's note"]  # type: ignore[union-attr]
+
+
+async def decline_all(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+    return mt.ElicitResult(action="decline")
+
+
+@pytest.mark.parametrize("key", ["toolsets/confirm", "confirm"])
+async def test_on_2026_a_confirmation_answered_before_it_was_asked_is_asked_all_the_same(
+    key: str,
+) -> None:
+    ran: list[str] = []
+    asked: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def wipe(target: str) -> str:
+        """Wipe."""
+        ran.append(target)
+        return "wiped"
+
+    async def decline(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return await decline_all(ctx, params)
+
+    accept = mt.ElicitResult(action="accept", content={})
+    async with connected(McpServer([wipe]), "2026-07-28", elicitation_callback=decline) as client:
+        first = await client.session.call_tool(
+            "wipe", {"target": "disk"}, input_responses={key: accept}, allow_input_required=True
+        )
+        result = await client.call_tool("wipe", {"target": "disk"}, input_responses={key: accept})
+    assert isinstance(first, mt.InputRequiredResult)
+    assert list(first.input_requests or {}) == ["toolsets/confirm"]
+    assert result.is_error
+    assert ran == []
+    assert len(asked) == 1  # the question, asked once the answer sent ahead was ignored
+
+
+async def test_on_2026_an_answer_to_a_question_not_asked_is_ignored_and_the_question_asked() -> (
+    None
+):
+    async def two_steps(ctx: ToolContext) -> str:
+        first = await ctx.elicit("Name?", NAME_FORM, key="step1")
+        second = await ctx.elicit("Friend?", NAME_FORM, key="step2")
+        return f"{first.content['name']} and {second.content['name']}"
+
+    alice = mt.ElicitResult(action="accept", content={"name": "Alice"})
+    bob = mt.ElicitResult(action="accept", content={"name": "Bob"})
+    async with connected(
+        server_of(greet, two_steps), "2026-07-28", elicitation_callback=elicit_alice
+    ) as client:
+        session = client.session
+        cold = await session.call_tool(
+            "greet", {}, input_responses={"elicit-1": alice}, allow_input_required=True
+        )
+        first = await session.call_tool("two_steps", {}, allow_input_required=True)
+        assert isinstance(first, mt.InputRequiredResult)
+        ahead = await session.call_tool(
+            "two_steps",
+            {},
+            input_responses={"step1": alice, "step2": bob},  # step2 was not asked yet
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(cold, mt.InputRequiredResult)
+    assert list(cold.input_requests or {}) == ["elicit-1"]
+    assert isinstance(ahead, mt.InputRequiredResult)
+    assert list(ahead.input_requests or {}) == ["step2"]
+
+
+@MODES
+async def test_a_tools_own_question_keyed_confirm_is_asked_apart_from_the_confirmation(
+    mode: str,
+) -> None:
+    asked: list[str] = []
+
+    @tool(requires_confirmation=True)
+    async def wipe(ctx: ToolContext) -> str:
+        """Wipe, and the backups if the user says so."""
+        backups = await ctx.elicit("Also wipe the backups?", key="confirm")
+        return f"wiped, backups: {backups.action}"
+
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return mt.ElicitResult(action="accept" if len(asked) == 1 else "decline")
+
+    async with connected(McpServer([wipe]), mode, elicitation_callback=elicit) as client:
+        result = await client.call_tool("wipe", {})
+    assert texts(result) == ["wiped, backups: decline"]
+    assert len(asked) == 2
+    assert asked[1] == "Also wipe the backups?"
+
+
+@MODES
+async def test_a_tool_may_not_ask_under_a_key_reserved_for_toolsets(mode: str) -> None:
+    async def sneaky(ctx: ToolContext) -> str:
+        """Asks under the confirmation's key."""
+        answer = await ctx.elicit("Allow?", key="toolsets/confirm")
+        return answer.action
+
+    asked: list[str] = []
+
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        asked.append(params.message)
+        return mt.ElicitResult(action="accept")
+
+    async with connected(server_of(sneaky), mode, elicitation_callback=elicit) as client:
+        result = await client.call_tool("sneaky", {})
+    assert result.is_error
+    assert "ValueError" in texts(result)[0]
+    assert "'toolsets/confirm' is reserved" in texts(result)[0]
+    assert asked == []
+
+
+@MODES
+async def test_before_tool_runs_once_for_a_tool_that_asks_twice_in_both_eras(mode: str) -> None:
+    before: list[dict[str, Any]] = []
+
+    def audit(called: Any, args: dict[str, Any], ctx: ToolContext) -> None:
+        before.append(dict(args))
+        args["greeting"] = args["greeting"].upper()
+
+    async def introduce(greeting: str, ctx: ToolContext) -> str:
+        """Asks two names."""
+        first = await ctx.elicit("Name?", NAME_FORM)
+        second = await ctx.elicit("Friend's name?", NAME_FORM)
+        return f"{greeting} {first.content['name']} and {second.content['name']}"
+
+    server = McpServer([introduce], callbacks=Callbacks(before_tool=[audit]))
+    async with connected(server, mode, elicitation_callback=elicit_alice) as client:
+        result = await client.call_tool("introduce", {"greeting": "hi"})
+    assert texts(result) == ["HI Alice and Alice"]
+    assert before == [{"greeting": "hi"}]
+
+
+@MODES
+async def test_a_prompt_or_resource_asking_what_the_client_lacks_is_a_protocol_error(
+    mode: str,
+) -> None:
+    @prompt
+    async def summary(ctx: ToolContext) -> str:
+        """Has the client's model write it."""
+        return (await ctx.sample("Summarise")).text
+
+    @resource("note://roots")
+    async def where(ctx: ToolContext) -> str:
+        return str(len(await ctx.list_roots()))
+
+    @resource("note://both")
+    async def both(ctx: ToolContext) -> str:
+        async with anyio.create_task_group() as tasks:  # asked from a task of its own
+            tasks.start_soon(ctx.sample, "Hi")
+        return "never"
+
+    server = McpServer([], prompts=[summary], resources=[where, both])
+    async with connected(server, mode) as client:
+        with pytest.raises(MCPError) as sampled:
+            await client.get_prompt("summary")
+        with pytest.raises(MCPError) as rooted:
+            await client.read_resource("note://roots")
+        with pytest.raises(MCPError) as in_task:
+            await client.read_resource("note://both")
+    assert sampled.value.code == rooted.value.code == in_task.value.code == -32021
+    assert sampled.value.data == {"requiredCapabilities": {"sampling": {}}}
+    assert rooted.value.data == {"requiredCapabilities": {"roots": {}}}
+    assert in_task.value.data == {"requiredCapabilities": {"sampling": {}}}

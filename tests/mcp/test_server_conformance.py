@@ -4,7 +4,8 @@
 One uvicorn serves the fixture ``fixtures/mcp/conformance`` (stateful streamable HTTP,
 which serves both protocol eras) for the module; the suite runs every scenario of each
 protocol version against it, one after another. A failure lists each failing check with
-the suite's reason (from its ``checks.json``); a warning fails the test too.
+the suite's reason (from its ``checks.json``); a warning fails the test too, but for
+the `DEVIATIONS` named below (each must still warn: one that passes is stale).
 """
 
 from __future__ import annotations
@@ -33,6 +34,17 @@ RUN_TIMEOUT = 300.0
 """Seconds for one protocol version's whole run (about 10 s here)."""
 SCENARIOS = {"2025-11-25": 33, "2026-07-28": 40}
 """How many scenarios the suite (0.2.0-alpha.12) runs at each protocol version."""
+
+DEVIATIONS = {
+    # The suite answers the question ``user_name`` in the first request, before the
+    # server asked it (no request state), and SHOULD-wants the call to complete. The
+    # server takes an answer only for a question it asked (the keys it asked ride in the
+    # sealed request state): an unsolicited answer could otherwise stand in for the
+    # user's, as for a confirmation, or a tool's own question that guards what it does.
+    # So it asks the question instead (the suite: a WARNING).
+    "input-required-result-ignore-extra-params:sep-2322-ignore-unexpected-params",
+}
+"""``scenario:check`` of the warnings the server gives on purpose (see each's reason)."""
 
 pytestmark = pytest.mark.timeout(2 * RUN_TIMEOUT)
 
@@ -75,17 +87,25 @@ def url() -> Iterator[str]:
         assert not thread.is_alive(), "uvicorn did not stop within 20 s"
 
 
-def failing_checks(output_dir: Path) -> list[str]:
-    """``scenario:check: reason`` for every check that failed or warned, from the
-    suite's ``checks.json`` files (``server-<scenario>-<time>/checks.json``)."""
+def failing_checks(output_dir: Path) -> tuple[list[str], set[str]]:
+    """``scenario:check: reason`` for every check that failed or warned, but for the
+    `DEVIATIONS` that warned; and the ``scenario:check`` of every deviation the run
+    checked that did not warn (stale), from the suite's ``checks.json`` files
+    (``server-<scenario>-<time>/checks.json``)."""
     found: list[str] = []
+    stale: set[str] = set()
     for checks in sorted(output_dir.glob("server-*/checks.json")):
         scenario = checks.parent.name.removeprefix("server-").rsplit("-", 6)[0]
         for check in json.loads(checks.read_text()):
-            if check.get("status") in ("FAILURE", "WARNING"):
+            named = f"{scenario}:{check['id']}"
+            status = check.get("status")
+            if named in DEVIATIONS:
+                if status != "WARNING":
+                    stale.add(named)
+            elif status in ("FAILURE", "WARNING"):
                 reason = check.get("errorMessage") or check.get("description", "")
-                found.append(f"{scenario}:{check['id']}: {reason}")
-    return found
+                found.append(f"{named}: {reason}")
+    return found, stale
 
 
 @pytest.mark.parametrize("spec_version", sorted(SCENARIOS))
@@ -117,7 +137,8 @@ def test_the_server_passes_every_scenario_of_the_protocol_version(
         cwd=ROOT,
     )
     summary = done.stdout.rpartition("=== SUMMARY ===")[2].strip()
-    failures = "\n".join(failing_checks(tmp_path))
+    failing, stale = failing_checks(tmp_path)
+    failures = "\n".join(failing)
     exit_code = done.returncode
     report = (
         f"the suite failed (exit {exit_code}) at {spec_version}.\n"
@@ -125,6 +146,7 @@ def test_the_server_passes_every_scenario_of_the_protocol_version(
     )
     assert exit_code == 0, report
     assert not failures, report
+    assert not stale, f"these deviations no longer warn: drop them from DEVIATIONS: {stale}"
     assert "Total:" in summary, done.stdout[-3000:]
     ran = list(tmp_path.glob("server-*/checks.json"))
     assert len(ran) == SCENARIOS[spec_version], summary

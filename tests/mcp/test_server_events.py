@@ -21,7 +21,7 @@ from mcp_types import JSONRPCNotification, JSONRPCResponse
 
 from tests.mcp.server_helpers import INITIALIZE, texts, uvicorn_thread
 from toolsets import StaticToolset, ToolContext, tool
-from toolsets.mcp import McpServer, SessionEventStore, close_sse_stream
+from toolsets.mcp import McpServer, SessionEventStore
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +34,7 @@ another thread), so that the tool closes the stream only after that."""
 
 
 @tool
-async def echo_later(word: str) -> str:
+async def echo_later(word: str, ctx: ToolContext) -> str:
     """Close this call's stream, then answer.
 
     Args:
@@ -43,7 +43,7 @@ async def echo_later(word: str) -> str:
     primed = PRIMED.get(word)
     if primed is not None:
         await anyio.to_thread.run_sync(primed.wait, 10)
-    closed = await close_sse_stream()
+    closed = await ctx.close_stream()
     return f"{word} closed={closed}"
 
 
@@ -56,7 +56,7 @@ async def report_then_close(ctx: ToolContext) -> str:
     """Report progress, close this call's stream once the client heard it, then answer."""
     await ctx.report_progress(1, 2, "half way")
     await anyio.to_thread.run_sync(HEARD.wait, 10)
-    await close_sse_stream()
+    await ctx.close_stream()
     return "done after closing"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import enum
+import threading
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -452,3 +453,47 @@ def test_an_item_of_the_wrong_kind_or_a_function_taking_what_nothing_gives_is_re
     assert wrong.value.field == "resources"
     assert not_a_prompt.value.field == "prompts"
     assert star.value.field == "parts"
+
+
+@MODES
+async def test_a_resource_prompt_or_completer_of_its_own_past_the_tool_timeout_is_a_timeout_error(
+    mode: str,
+) -> None:
+    released = threading.Event()
+
+    @resource("note://slow")
+    async def slow() -> str:
+        await anyio.Event().wait()  # never set
+        return "never"
+
+    @resource("note://blocking")
+    def blocking() -> str:
+        released.wait(30)  # a sync function blocking its worker thread
+        return "late"
+
+    async def forever(argument: str, value: str, given: Mapping[str, str]) -> list[str]:
+        await anyio.Event().wait()
+        return []
+
+    @prompt(complete=forever)
+    async def stuck(topic: str) -> str:
+        """Never renders."""
+        await anyio.Event().wait()
+        return topic
+
+    server = McpServer([], resources=[slow, blocking], prompts=[stuck], tool_timeout=0.2)
+    ref = mt.PromptReference(type="ref/prompt", name="stuck")
+    try:
+        async with connected(server, mode) as client:
+            with pytest.raises(MCPError) as read:
+                await client.read_resource("note://slow")
+            with pytest.raises(MCPError) as blocked:
+                await client.read_resource("note://blocking")
+            with pytest.raises(MCPError) as got:
+                await client.get_prompt("stuck", {"topic": "x"})
+            with pytest.raises(MCPError) as completed:
+                await client.complete(ref, {"name": "topic", "value": ""})
+    finally:
+        released.set()
+    codes = {e.value.code for e in (read, blocked, got, completed)}
+    assert codes == {-32001}

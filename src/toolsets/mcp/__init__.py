@@ -4,7 +4,7 @@ toolset as an MCP server: `McpServer`. Both on the official `mcp` SDK."""
 from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
 from toolsets.mcp._config import InputValues, load_mcp_config, read_mcp_config
 from toolsets.mcp._convert import convert_result
-from toolsets.mcp._events import SessionEventStore, close_sse_stream
+from toolsets.mcp._events import SessionEventStore
 from toolsets.mcp._resources import (
     Completer,
     Prompt,
@@ -69,7 +69,6 @@ __all__ = [
     "Stdio",
     "StreamableHttp",
     "Transport",
-    "close_sse_stream",
     "convert_result",
     "load_mcp_config",
     "prompt",

@@ -5,9 +5,12 @@ On 2025-11-25 each question is a request sent to the client while the call waits
 the call's own stream). On 2026-07-28 there is no back channel: the call ends with an
 ``input_required`` result holding the questions, and the client calls again with the
 answers (``inputResponses``) and the request state it was given, in which this server
-keeps the answers of earlier rounds (sealed by the SDK's `RequestStateBoundary`:
-encrypted, bound to the tool and its arguments, short-lived). The tool runs again from
-the top and, this time, its ``ask`` returns.
+keeps the answers of earlier rounds and the keys of the questions it asked (sealed by
+the SDK's `RequestStateBoundary`: encrypted, bound to the tool and its arguments,
+short-lived). The tool runs again from the top and, this time, its ``ask`` returns. An
+answer counts only for a question that was asked: one under a key the state does not
+name, or with no state at all (sent before anything was asked), is ignored, and the
+question is asked.
 """
 
 from __future__ import annotations
@@ -26,7 +29,10 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._client import (
+    LOG_LEVELS,
+    RESERVED_KEY_PREFIX,
     Answer,
+    Capability,
     ClientRequest,
     Elicit,
     Elicitation,
@@ -35,29 +41,21 @@ from toolsets._client import (
     Root,
     Sample,
     Sampled,
+    check_keys,
 )
 from toolsets._content import Content
-from toolsets._errors import MissingClientCapability, ToolCallError
-from toolsets._json import JsonValue
+from toolsets._errors import MissingClientCapabilityError, ToolCallError
+from toolsets._json import JsonValue, copy_json
 from toolsets._results import clip
 from toolsets._validation import ArgumentChecker
 
-__all__ = ["ASK_TIMEOUT", "LEVELS", "McpChannel", "InputRequired"]
+__all__ = ["ASK_TIMEOUT", "CONFIRM_KEY", "McpChannel", "InputRequired"]
 
 ASK_TIMEOUT = 300.0
 """Seconds a 2025-11-25 client has to answer a question asked mid-call (a user may
 take a while to fill in a form)."""
-LEVELS: tuple[LogLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-"""The log levels, least severe first."""
+CONFIRM_KEY = f"{RESERVED_KEY_PREFIX}confirm"
+"""The key of the server's confirmation of a call (no tool may ask under it)."""
 MISSING_CAPABILITY = -32021
 """The JSON-RPC error of a request that needs a capability the client did not declare
 (2026-07-28)."""
@@ -65,6 +63,7 @@ MISSING_CAPABILITY = -32021
 _NOTHING_ASKED: dict[str, Any] = {"type": "object", "properties": {}}
 """The form of a question that asks for nothing but the answer itself."""
 _ANSWERS = "answers"
+_ASKED = "asked"
 _ARGS = "args"
 
 _ANSWER_TYPES: dict[type[ClientRequest], tuple[type[pydantic.BaseModel], ...]] = {
@@ -127,24 +126,35 @@ class McpChannel:
         self._tool_name = tool_name
         self.modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         """Whether the client speaks 2026-07-28 (no back channel: questions end the call)."""
-        self._level = LEVELS.index(level)
+        self._level = LOG_LEVELS.index(level)
         self._responses: Mapping[str, mt.InputResponse] = input_responses or {}
         self.answers: dict[str, dict[str, Any]] = {}
         """The answers got so far (2026-07-28), as JSON: carried to the next round."""
         self.args: dict[str, Any] | None = None
-        """The call's arguments as ``before_tool`` left them, once the call asked for
-        confirmation (carried to the next round, which then does not run it again)."""
+        """The call's arguments as ``before_tool`` left them, once the call went past it
+        (2026-07-28: carried to the next round, which then does not run it again)."""
         self.missing: str | None = None
         """A capability a question needed and the client lacks, once one did."""
         state = _state(request_state)
         answers = state.get(_ANSWERS)
         if isinstance(answers, dict):
             self.answers = {k: v for k, v in answers.items() if isinstance(v, dict)}
+        asked = state.get(_ASKED)
+        self._asked = frozenset(
+            key for key in (asked if isinstance(asked, list) else ()) if isinstance(key, str)
+        )
+        """The keys of the questions the last round asked: the only answers taken from
+        ``input_responses`` (none without a request state: nothing was asked)."""
         args = state.get(_ARGS)
         if isinstance(args, dict):
             self.args = args
 
-    def supports(self, capability: str) -> bool:
+    def keep_args(self, tool: object, args: dict[str, Any], ctx: object) -> None:
+        """A ``before_tool`` callback run after the others (2026-07-28): keeps the
+        arguments as they left them, for the next round of a call that asks."""
+        self.args = copy_json(args)
+
+    def supports(self, capability: Capability) -> bool:
         """Whether the client declared ``capability`` and can be asked now (a stateless
         2025-11-25 connection cannot be)."""
         capabilities = self._ctx.session.client_capabilities
@@ -160,9 +170,7 @@ class McpChannel:
             )
         if capability == "sampling":
             return capabilities.sampling is not None
-        if capability == "roots":
-            return capabilities.roots is not None
-        return False
+        return capabilities.roots is not None
 
     async def log(
         self, level: LogLevel, message: str, data: Mapping[str, JsonValue], logger: str
@@ -174,7 +182,7 @@ class McpChannel:
             ctx = self._ctx
             if level not in allowed_log_levels(ctx.protocol_version, ctx.meta):
                 return
-        elif LEVELS.index(level) < self._level:
+        elif LOG_LEVELS.index(level) < self._level:
             return
         sent: JsonValue = {**data, "message": message} if data else message
         notification = mt.LoggingMessageNotification(
@@ -190,19 +198,41 @@ class McpChannel:
         """``notifications/progress`` (a no-op unless the client asked for progress)."""
         await self._ctx.session.report_progress(progress, total, message)
 
+    async def close_stream(self) -> bool:
+        """Close the event stream the request answers on (streamable HTTP with an event
+        store, a 2025-11-25 or later client): the client reconnects with
+        ``Last-Event-ID`` and gets what was sent meanwhile, the result too. False: the
+        transport has no such stream (stdio, stateless HTTP, no event store)."""
+        close = self._ctx.close_sse_stream
+        if close is None:
+            return False
+        await close()
+        return True
+
     async def ask(self, requests: Mapping[str, ClientRequest]) -> dict[str, Answer]:
         """The client's answers (see the module's docstring).
 
         Raises:
-            MissingClientCapability: the client cannot be asked one of them.
+            MissingClientCapabilityError: the client cannot be asked one of them.
             InputRequired: (2026-07-28) some answers have not come yet.
             ToolCallError: (2025-11-25) the client answered with an error, not in
                 time, or with something else than the answer.
+            ValueError: a key is toolsets' own (see `RESERVED_KEY_PREFIX`).
         """
+        check_keys(requests)
+        return await self._ask(requests)
+
+    async def confirm(self, message: str) -> Answer:
+        """The user's answer to the server's confirmation of the call (a yes or no,
+        under `CONFIRM_KEY`); raises as `ask` does."""
+        answers = await self._ask({CONFIRM_KEY: Elicit(message)})
+        return answers[CONFIRM_KEY]
+
+    async def _ask(self, requests: Mapping[str, ClientRequest]) -> dict[str, Answer]:
         for request in requests.values():
             if not self.supports(request.capability):
                 self.missing = request.capability
-                raise MissingClientCapability(request.capability)
+                raise MissingClientCapabilityError(request.capability)
         if self.modern:
             return self._answered(requests)
         return {key: await self._send(key, request) for key, request in requests.items()}
@@ -222,7 +252,8 @@ class McpChannel:
 
     def _carried(self, key: str, request: ClientRequest) -> Answer | None:
         """The answer to ``request`` from an earlier round, or else from this one's
-        responses (kept for the rounds to come); None when there is none that fits."""
+        responses when the last round asked it (kept for the rounds to come); None when
+        there is none that fits."""
         kinds = _ANSWER_TYPES[type(request)]
         carried = self.answers.get(key)
         if carried is not None:
@@ -233,6 +264,8 @@ class McpChannel:
                     continue
                 if answer is not None:
                     return answer
+        if key not in self._asked:  # unsolicited: an answer to nothing asked
+            return None
         given = self._responses.get(key)
         if not isinstance(given, kinds):
             return None
@@ -273,8 +306,9 @@ class McpChannel:
 
     def input_required(self, pending: InputRequired) -> mt.InputRequiredResult:
         """The ``input_required`` result asking ``pending``'s questions, with the answers
-        got so far (and the arguments of a call being confirmed) as its request state."""
-        state: dict[str, Any] = {_ANSWERS: self.answers}
+        got so far, the keys asked, and the arguments as ``before_tool`` left them, as its
+        request state."""
+        state: dict[str, Any] = {_ANSWERS: self.answers, _ASKED: list(pending.requests)}
         if self.args is not None:
             state[_ARGS] = self.args
         # Sealed by the SDK (encrypted, bound to the tool and the client's arguments).
@@ -283,13 +317,14 @@ class McpChannel:
             request_state=json.dumps(state, ensure_ascii=False),
         )
 
-    def missing_capability(self) -> MCPError:
-        """The JSON-RPC error for a question the client could not be asked."""
-        capability = self.missing or "elicitation"
+    def missing_capability(self, capability: str | None = None) -> MCPError:
+        """The JSON-RPC error for a question the client could not be asked (about
+        ``capability``, by default the one the last question missed)."""
+        capability = capability or self.missing or "elicitation"
         return MCPError(
             MISSING_CAPABILITY,
-            f"This tool needs the client capability {capability!r}, which the request "
-            "did not declare",
+            f"{self._tool_name!r} needs the client capability {capability!r}, which the "
+            "request did not declare (or cannot be asked on this connection)",
             {"requiredCapabilities": {capability: {}}},
         )
 

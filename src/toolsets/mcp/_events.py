@@ -1,6 +1,6 @@
 """Resumable event streams for `McpServer` over streamable HTTP (protocol 2025-11-25,
 SEP-1699): the events a server sent on a request's stream are kept for a while, so that a
-client whose stream broke (or that the server closed on purpose, see `close_sse_stream`)
+client whose stream broke (or that a tool closed on purpose, see `ToolContext.close_stream`)
 reconnects with ``Last-Event-ID`` and gets the rest.
 
 The SDK hands one event store to every session, and names each stream by its JSON-RPC
@@ -18,15 +18,11 @@ import time
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.shared.message import CloseSSEStreamCallback
 from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 
 __all__ = [
@@ -35,8 +31,6 @@ __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_EVENT_TTL",
     "SessionEventStore",
-    "close_sse_stream",
-    "enable_stream_closing",
 ]
 
 DEFAULT_MAX_EVENTS_PER_STREAM = 1_000
@@ -322,48 +316,3 @@ class _SessionEvents(EventStore):
         self, last_event_id: str, send_callback: EventCallback
     ) -> str | None:
         return await self._store._replay(self._session_id, last_event_id, send_callback)
-
-
-# --- closing a request's stream from a tool ---------------------------------------------
-
-_closer: ContextVar[CloseSSEStreamCallback | None] = ContextVar(
-    "toolsets_mcp_close_sse_stream", default=None
-)
-
-
-async def close_sse_stream() -> bool:
-    """Close the event stream that the MCP request being served (a tool call) answers on,
-    and go on: the client reconnects (after the ``retry_interval`` the server gave it)
-    with ``Last-Event-ID`` and gets what was sent meanwhile, the result too. A long call
-    can so free the connection rather than hold it (a proxy may cut it anyway).
-
-    Returns:
-        True if the stream was closed; False if there is none that can be: not over
-        streamable HTTP, a stateless server or one without an event store (the client
-        could not resume), a client older than protocol 2025-11-25, or not serving an
-        MCP request.
-    """
-    close = _closer.get()
-    if close is None:
-        return False
-    await close()
-    return True
-
-
-async def _keep_stream_closer(
-    ctx: ServerRequestContext[Any, Any], call_next: CallNext
-) -> HandlerResult:
-    """Middleware: lets `close_sse_stream` find the request's stream while it is served."""
-    if ctx.close_sse_stream is None:
-        return await call_next(ctx)
-    token = _closer.set(ctx.close_sse_stream)
-    try:
-        return await call_next(ctx)
-    finally:
-        _closer.reset(token)
-
-
-def enable_stream_closing(server: Server[Any]) -> None:
-    """Let tools served by ``server`` call `close_sse_stream` (idempotent)."""
-    if _keep_stream_closer not in server.middleware:
-        server.middleware.append(_keep_stream_closer)

@@ -510,8 +510,7 @@ class _Signature:
             kwargs[self.context] = ctx
         if _is_async(self.fn):
             return await self.fn(**kwargs)
-        made = await anyio.to_thread.run_sync(functools.partial(self.fn, **kwargs))
-        return await made if inspect.isawaitable(made) else made
+        return await _in_thread(functools.partial(self.fn, **kwargs))
 
 
 def _is_context(annotation: Any) -> bool:
@@ -551,7 +550,13 @@ async def _call(fn: Callable[..., Any], *args: Any) -> Any:
     worker thread (it may block)."""
     if isinstance(fn, _Signature) or _is_async(fn):
         return await fn(*args)
-    made = await anyio.to_thread.run_sync(functools.partial(fn, *args))
+    return await _in_thread(functools.partial(fn, *args))
+
+
+async def _in_thread(call: Callable[[], Any]) -> Any:
+    """What the sync ``call`` gives, run in a worker thread (it may block): past the
+    server's deadline the request no longer waits for it, and its result is dropped."""
+    made = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
     return await made if inspect.isawaitable(made) else made
 
 

@@ -25,7 +25,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import anyio
@@ -50,7 +50,7 @@ from mcp.server.subscriptions import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
-from toolsets._client import Elicit, LogLevel
+from toolsets._client import LogLevel
 from toolsets._concurrency import check_timeout
 from toolsets._consumers import (
     CallsTools,
@@ -61,7 +61,7 @@ from toolsets._consumers import (
 )
 from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
-from toolsets._errors import MissingClientCapability, ToolCallError, ToolsetError
+from toolsets._errors import MissingClientCapabilityError, ToolCallError, ToolsetError
 from toolsets._ids import new_id
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
@@ -121,9 +121,6 @@ MAX_COMPLETIONS = 100
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_TIMEOUT = -32001
-
-_CONFIRM = "confirm"
-"""The key of the confirmation question (in an ``input_required`` result)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -366,7 +363,7 @@ class McpServer(CallsTools):
                 refused with 413.
             event_store: Where each request stream's events are kept (stateful mode), so
                 that a client whose stream broke, or that a tool closed
-                (`close_sse_stream`), reconnects with ``Last-Event-ID`` and gets the
+                (`ToolContext.close_stream`), reconnects with ``Last-Event-ID`` and gets the
                 rest: ``"memory"``, a bounded `SessionEventStore` keeping each session's
                 events apart; your own store; or None, no resumable streams.
             retry_interval: Seconds a client is told to wait before reconnecting to a
@@ -657,8 +654,8 @@ class McpServer(CallsTools):
         confirmation: ToolConfirmation | None = None
         outcome: Outcome
         if channel.args is None:
-            outcome = await self.invoke(tool, params.arguments or {}, call)
-        else:  # a later round of a call being confirmed: before_tool ran in the first
+            outcome = await self._first_round(tool, params.arguments or {}, call, channel)
+        else:  # a later round of a call that asked (2026-07-28): before_tool ran in the first
             outcome = await self.invoke(tool, channel.args, call, resumed=True)
         for _ in range(MAX_PAUSES):
             if isinstance(outcome, ConfirmationNeeded):
@@ -701,6 +698,19 @@ class McpServer(CallsTools):
             return result_to_mcp(_not_as_listed(tool.name, problem, result))
         return result_to_mcp(result, output_schema=True)
 
+    def _first_round(
+        self, tool: Tool, args: Mapping[str, Any], call: ToolContext, channel: McpChannel
+    ) -> Awaitable[Outcome]:
+        """The call, ``before_tool`` and all; on 2026-07-28 ``channel`` keeps the
+        arguments as ``before_tool`` left them, so that when the call ends asking
+        (``input_required``) the next round resumes with them, without running
+        ``before_tool`` again (as a 2025-11-25 call, which waits for its answers)."""
+        callbacks = self.callbacks
+        if not channel.modern or not callbacks.before_tool:
+            return self.invoke(tool, args, call)
+        kept = replace(callbacks, before_tool=(*callbacks.before_tool, channel.keep_args))
+        return self.invoke(tool, args, call, callbacks=kept)
+
     async def _confirm(
         self, channel: McpChannel, tool_name: str, hint: str, args: Mapping[str, Any]
     ) -> ToolConfirmation | mt.CallToolResult:
@@ -711,8 +721,8 @@ class McpServer(CallsTools):
         message = hint or f"Allow the call to {tool_name!r}?"
         channel.args = dict(args)
         try:
-            answers = await channel.ask({_CONFIRM: Elicit(message)})
-        except MissingClientCapability:
+            answer = await channel.confirm(message)
+        except MissingClientCapabilityError:
             channel.missing = None  # the user's to answer, not the client's to declare
             return result_to_mcp(
                 error_result(
@@ -726,7 +736,6 @@ class McpServer(CallsTools):
             return result_to_mcp(
                 error_result(f"The user was asked to confirm this call but {exc}; it did not run.")
             )
-        answer = answers[_CONFIRM]
         return ToolConfirmation(confirmed=getattr(answer, "accepted", False))
 
     # --- logging ----------------------------------------------------------------------
@@ -854,7 +863,9 @@ class McpServer(CallsTools):
         _, invocation = await self._context(ctx)
         reading = ToolContext(invocation)
         channel = reading.client = self._channel(ctx, params, uri)
-        own = await _answering(channel, self._catalog.read(uri, reading))
+        own = await _answering(
+            channel, self._bounded(f"reading {uri!r}", self._catalog.read(uri, reading))
+        )
         if isinstance(own, mt.InputRequiredResult):
             return own
         if own is not None:
@@ -896,7 +907,8 @@ class McpServer(CallsTools):
         own = self._catalog.prompts.get(name)
         if own is not None:
             asking.client = channel = self._channel(ctx, params, name)
-            return await _answering(channel, own.get(params.arguments, asking))
+            rendering = own.get(params.arguments, asking)
+            return await _answering(channel, self._bounded(f"the prompt {name!r}", rendering))
 
         def get(source: McpToolset) -> Awaitable[mt.GetPromptResult]:
             return source.get_prompt(name, params.arguments, asking)
@@ -918,7 +930,8 @@ class McpServer(CallsTools):
             else self._catalog.templates.get(ref.uri)
         )
         if own is not None:
-            values = await own.completions(params.argument.name, params.argument.value, known or {})
+            completing = own.completions(params.argument.name, params.argument.value, known or {})
+            values = await self._bounded("completion", completing)
             return mt.CompleteResult(completion=_completion(values))
         if isinstance(ref, mt.PromptReference):
             source = self._prompt_source(ref.name)
@@ -937,6 +950,16 @@ class McpServer(CallsTools):
         if found is None:  # nothing known of it: no suggestions
             return mt.CompleteResult(completion=mt.Completion(values=[]))
         return found[1]
+
+    async def _bounded(self, what: str, work: Awaitable[_T]) -> _T:
+        """What ``work`` (a resource, prompt or completer of the server's own) gives
+        within the server's `tool_timeout`; past it, the JSON-RPC error -32001 (request
+        timeout, as for an upstream server that does not answer in time)."""
+        with anyio.move_on_after(self.default_timeout):
+            return await work
+        raise MCPError(
+            REQUEST_TIMEOUT, f"{clip(what, 200)} timed out after {self.default_timeout:g} s"
+        )
 
     def __repr__(self) -> str:
         return f"McpServer({self.toolset!r}, name={self.name!r})"
@@ -999,16 +1022,31 @@ def _completion(values: Sequence[str]) -> mt.Completion:
 async def _answering(channel: McpChannel, work: Awaitable[_T]) -> _T | mt.InputRequiredResult:
     """What ``work`` (a tool call, a prompt, a resource of ours, which may ask the
     client through ``channel``) answers; on 2026-07-28, when it asks, the questions (the
-    client asks them, then sends the request again with the answers)."""
+    client asks them, then sends the request again with the answers).
+
+    Raises:
+        MCPError: -32021 with ``data.requiredCapabilities``, when ``work`` asked what
+            the client cannot answer (a prompt, a resource: a tool's call makes that an
+            error result first, see `McpServer._run_call`); on both eras, since neither
+            has an error result for these requests.
+    """
     try:
         return await work
     except InputRequired as pending:
         return channel.input_required(pending)
+    except MissingClientCapabilityError as exc:
+        raise channel.missing_capability(exc.capability) from exc
     except BaseExceptionGroup as group:  # asked from tasks of its own
         within = InputRequired.within(group)
-        if within is None:
+        if within is not None:
+            return channel.input_required(within)
+        lacking, other = group.split(MissingClientCapabilityError)
+        if lacking is None or other is not None:
             raise
-        return channel.input_required(within)
+        first: BaseException = lacking
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise channel.missing_capability(getattr(first, "capability", None)) from group
 
 
 def _refused(exc: BaseException) -> bool:

@@ -23,7 +23,7 @@ from mcp.server.streamable_http import EventStore
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.applications import Starlette
 
-from toolsets.mcp._events import SessionEventStore, enable_stream_closing
+from toolsets.mcp._events import SessionEventStore
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -106,7 +106,7 @@ def http_app(
             (`LOCAL_ORIGINS`).
         max_body_bytes: The largest request body (default `DEFAULT_MAX_BODY_BYTES`).
         event_store: Where the events sent on each request's stream are kept, so that a
-            client whose stream broke, or was closed by a tool (`close_sse_stream`),
+            client whose stream broke, or was closed by a tool (`ToolContext.close_stream`),
             reconnects with ``Last-Event-ID`` and gets the rest (2025-11-25 clients).
             ``"memory"``: a new `SessionEventStore` (bounded, in this process); one of
             your own (a `SessionEventStore` is bound to this app; any other store is
@@ -144,7 +144,6 @@ def http_app(
     )
     if isinstance(store, SessionEventStore):
         store.bind(server.server.session_manager)
-    enable_stream_closing(server.server)
     return app
 
 
