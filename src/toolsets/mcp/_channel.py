@@ -309,7 +309,11 @@ def _to_mcp(request: ClientRequest) -> mt.InputRequest:
     if isinstance(request, Elicit):
         schema = dict(request.schema) if request.schema else _NOTHING_ASKED
         return mt.ElicitRequest(
-            params=mt.ElicitRequestFormParams(message=request.message, requested_schema=schema)
+            params=mt.ElicitRequestFormParams(
+                message=request.message,
+                requested_schema=schema,
+                meta=cast("mt.RequestParamsMeta", dict(request.meta)) if request.meta else None,
+            )
         )
     if isinstance(request, Sample):
         return mt.CreateMessageRequest(

@@ -50,7 +50,7 @@ from mcp.server.subscriptions import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
-from toolsets._client import Elicit, LogLevel
+from toolsets._client import LogLevel
 from toolsets._concurrency import check_timeout
 from toolsets._consumers import (
     CallsTools,
@@ -80,6 +80,7 @@ from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
 from toolsets.mcp._channel import ASK_TIMEOUT, InputRequired, McpChannel
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
+from toolsets.mcp._relay import confirmation_request
 from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp._toolset import McpToolset
 
@@ -121,9 +122,6 @@ MAX_COMPLETIONS = 100
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_TIMEOUT = -32001
-
-_CONFIRM = "confirm"
-"""The key of the confirmation question (in an ``input_required`` result)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -711,7 +709,8 @@ class McpServer(CallsTools):
         message = hint or f"Allow the call to {tool_name!r}?"
         channel.args = dict(args)
         try:
-            answers = await channel.ask({_CONFIRM: Elicit(message)})
+            key, question = confirmation_request(message, tool_name, args)
+            answers = await channel.ask({key: question})
         except MissingClientCapability:
             channel.missing = None  # the user's to answer, not the client's to declare
             return result_to_mcp(
@@ -726,7 +725,7 @@ class McpServer(CallsTools):
             return result_to_mcp(
                 error_result(f"The user was asked to confirm this call but {exc}; it did not run.")
             )
-        answer = answers[_CONFIRM]
+        answer = answers[key]
         return ToolConfirmation(confirmed=getattr(answer, "accepted", False))
 
     # --- logging ----------------------------------------------------------------------
