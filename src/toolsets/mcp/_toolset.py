@@ -198,13 +198,16 @@ class McpToolset(BaseToolset):
             set of headers) stay open; the least recently used is closed beyond that.
         resources_as_tools: Also offer ``list_resources`` and ``read_resource`` tools.
         prompts_as_tools: Also offer ``list_prompts`` and ``get_prompt`` tools.
-        relay_confirmations: Let a call the user has confirmed here (its context's
-            ``tool_confirmation``) answer the server's own confirmation of it: a
-            question asking for nothing but yes or no, asked while only confirmed calls
-            are in flight, is answered yes instead of being refused or asked again.
-            For a gateway in front of a server that confirms its own tools (another
-            ``toolsets serve``). Declares the elicitation capability; other questions
-            go to ``elicitation`` (declined without it).
+        relay_confirmations: For a gateway in front of a server that confirms its own
+            tools (another ``toolsets serve``): a call the user confirmed here (its
+            context's ``tool_confirmation``) answers yes to that server's confirmation
+            of the very same call, once. Only a yes-or-no question our `McpServer`
+            tagged as its confirmation of a call of the same tool with the same
+            arguments, under way on the same session, is answered so; every other
+            question (the tool's own, an unconfirmed call's, one asked while listing or
+            reading a prompt or resource, a second one for the same call, any from a
+            server that is not ours) goes to ``elicitation``, and is declined without
+            one. Declares the elicitation capability.
     """
 
     def __init__(
