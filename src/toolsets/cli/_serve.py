@@ -425,6 +425,11 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
 
     if isinstance(toolset, ServedToolset):  # module:attribute naming an McpServer: as is
         return toolset.server
+    if _holds_served(toolset):
+        raise CommandError(
+            f"{_wrapping(options)} cannot apply to an McpServer (module:attribute): it is "
+            "served as it is, with its own callbacks, credentials, resources and prompts"
+        )
     given = dict(options.credentials)
 
     def credentials(request: object, config: AuthConfig) -> AuthCredential | None:
@@ -433,6 +438,27 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
     return McpServer(
         toolset, name=server.name, credentials=credentials, tool_timeout=server.tool_timeout
     )
+
+
+def _holds_served(toolset: Toolset) -> bool:
+    """Whether an `McpServer` source is within ``toolset`` (under a wrapper, or combined)."""
+    if isinstance(toolset, ServedToolset):
+        return True
+    inner = getattr(toolset, "wrapped", None)
+    if isinstance(inner, Toolset) and _holds_served(inner):
+        return True
+    return any(_holds_served(part) for part in getattr(toolset, "toolsets", ()))
+
+
+def _wrapping(options: SourceOptions) -> str:
+    """The option that made an `McpServer` source into another toolset."""
+    if options.names:
+        return "--name"
+    if options.prefixes:
+        return "--prefix"
+    if options.confirm == "always":
+        return "--confirm always"
+    return "another source"
 
 
 WORKER_ENV = "TOOLSETS_CLI_SERVE"
