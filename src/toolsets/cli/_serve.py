@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import ipaddress
 import json
 import os
@@ -13,7 +12,7 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -28,6 +27,7 @@ except ImportError as exc:
 import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._gc import collector_paused
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
@@ -302,7 +302,10 @@ def serve_command(
         with _stdout_for_the_protocol_only() as wire:
 
             async def serve_stdio() -> None:
-                with _collector_paused() as loaded:
+                # No collector passes while the sources load (the SDK's import takes a
+                # fifth less time); then what is loaded (a big spec: a million objects)
+                # is spared them while the tool list is answered.
+                with collector_paused() as loaded:
                     async with opened(terminal, sources, params) as (toolset, _):
                         made = _server(toolset, server, loading)
                         loaded()
@@ -328,7 +331,7 @@ def serve_command(
         async def serve_http() -> None:
             # Opened and listed first, as over stdio: a source that cannot be reached
             # fails here in one line, before anything is served.
-            with _collector_paused() as loaded:
+            with collector_paused() as loaded:
                 async with opened(terminal, sources, params) as (toolset, _):
                     made = _server(toolset, server, loading)
                     loaded()
@@ -351,31 +354,6 @@ def serve_command(
         _server(toolset, server, loading).run_http(
             host, port, workers=workers, factory=f"{__name__}:worker_server", **options
         )
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[Callable[[], None]]:
-    """The garbage collector paused while the sources load and the server is made (the
-    SDK's import, hundreds of pydantic classes, takes a fifth less time without its
-    passes), until the function given is called: everything loaded by then (a big spec
-    is a million objects; the SDK, the modules) is spared its passes for as long as the
-    process serves (`gc.freeze`: each full pass would walk it all again, a tenth of a
-    second on GitHub's spec, while the tool list is answered), and it runs again. What
-    is dropped later is still freed (by reference counting; only cycles among it stay,
-    and loading makes next to none)."""
-    enabled = gc.isenabled()
-    gc.disable()
-
-    def loaded() -> None:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-    try:
-        yield loaded
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _loopback(host: str) -> bool:
