@@ -38,6 +38,7 @@ from toolsets.cli._app import (
     options_of,
     run_async,
     source_options,
+    source_words,
     tool_timeout_option,
 )
 from toolsets.cli._sources import (
@@ -129,19 +130,17 @@ def client_config(
         host, port = http
         shown = f"[{host}]" if ":" in host else host
         return {"mcpServers": {name: {"url": f"http://{shown}:{port}/mcp"}}}, []
+
+    def absolute(source: str) -> str:
+        if kind_of(source) == "python" or "://" in source:
+            return source
+        return str(Path(source).resolve())
+
     args: list[str] = ["serve"]
-    python = False
-    prefix = {(kind, index): name for kind, index, name in prefixes}
-
-    def prefixing(kind: str, index: int) -> list[str]:
-        name = prefix.get((kind, index))
-        return [] if name is None else [f"--prefix={name}"]
-
-    for index, source in enumerate(sources):
-        kind = kind_of(source)
-        python = python or kind == "python"
-        args.append(source if kind == "python" or "://" in source else str(Path(source).resolve()))
-        args += prefixing("source", index)
+    args += source_words(sources, params, prefixes, http_option="--mcp-url", source=absolute)
+    if params["base_url"]:
+        args.append(f"--base-url={params['base_url']}")
+    python = any(kind_of(source) == "python" for source in sources)
     secrets: list[str] = []
     env: dict[str, JsonValue] = {}
     for item in params["credentials"]:
@@ -153,10 +152,6 @@ def client_config(
         if variable not in env:
             env[variable] = f"<your {scheme}>"
             secrets.append(variable)
-    for option, key in (("--stdio", "stdio"), ("--mcp-url", "http"), ("--base-url", "base_url")):
-        values = params[key] if isinstance(params[key], tuple) else (params[key],)
-        for index, value in enumerate(value for value in values if value):
-            args += [f"{option}={value}", *prefixing(key, index)]
     for option, key in (("--header", "headers"), ("--mcp-header", "mcp_headers")):
         for item in params[key]:
             header = item.partition("=")[0].strip()
