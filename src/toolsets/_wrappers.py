@@ -233,9 +233,9 @@ class _Renamed(WrapperToolset):
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         tools = await self.wrapped.list_tools(ctx)
-        made = self._last.made_of(tools)
-        if made is not None:
-            return made
+        listed = self._last.made_of(tools)
+        if listed is not None:
+            return listed
         if isinstance(self._rename, dict):
             await self._unmatched.check(self._rename, tools, self.wrapped, ctx)
         out: list[Tool] = []
