@@ -6,9 +6,12 @@ for the same call."""
 
 from __future__ import annotations
 
+import functools
+import threading
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from tests.mcp.server_helpers import uvicorn_thread
@@ -136,3 +139,51 @@ async def test_a_confirmation_during_an_unconfirmed_call_is_declined(mode: str) 
         # The tag names the very call: answered when it was confirmed.
         assert await _call(url, mode, confirmed=True) == "accept"
     assert asked == ["decline", "decline", "accept"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_call_confirmed_on_one_session_answers_for_no_other_session(mode: str) -> None:
+    # Two users of one gateway (one upstream session per user's headers) call the same
+    # tool with the same arguments; the first confirmed it, the second did not. The
+    # first waits upstream until the second's question was answered.
+    asked: list[str] = []
+    started, answered = threading.Event(), threading.Event()
+    invocations = 0
+
+    @tool
+    async def wipe(disk: str, ctx: ToolContext) -> str:
+        """Erase a disk."""
+        nonlocal invocations
+        invocations += 1
+        if invocations == 1:
+            started.set()
+            await anyio.to_thread.run_sync(functools.partial(answered.wait, 20))
+        answer = next(iter((await ctx.ask(**_forged(disk))).values()))
+        assert isinstance(answer, Elicitation)
+        asked.append(answer.action)
+        answered.set()
+        return answer.action
+
+    def user(ctx: ToolContext | None) -> dict[str, str]:
+        confirmed = ctx is not None and ctx.tool_confirmation is not None
+        return {"X-User": "first" if confirmed else "second"}
+
+    results: dict[str, Any] = {}
+    upstream = McpServer(StaticToolset([wipe]), name="upstream")
+    async with uvicorn_thread(upstream.http_app) as url:
+        transport = StreamableHttp(url=url, header_provider=user)
+        with anyio.fail_after(30):
+            async with McpToolset(transport, mode=mode, relay_confirmations=True) as gateway:  # type: ignore[arg-type]
+                tool_ = await gateway.get_tool("wipe")
+
+                async def call(who: str, ctx: ToolContext) -> None:
+                    results[who] = await tool_.run({"disk": "sda"}, ctx)
+
+                first = ToolContext()
+                first.tool_confirmation = ToolConfirmation(confirmed=True)
+                async with anyio.create_task_group() as group:
+                    group.start_soon(call, "first", first)
+                    await anyio.to_thread.run_sync(functools.partial(started.wait, 20))
+                    group.start_soon(call, "second", ToolContext())
+    assert results == {"first": "accept", "second": "decline"}
+    assert asked == ["decline", "accept"]
