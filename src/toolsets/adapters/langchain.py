@@ -1,8 +1,8 @@
 """LangChain and LangGraph: toolsets' tools as LangChain tools, and LangChain tools as a
 toolset.
 
-Needs ``pip install '.[langchain]'``; interrupts in LangGraph graphs need
-``pip install '.[langgraph]'`` (imported only when a call runs in a graph).
+Needs ``pip install 'toolsets-ai[langchain]'``; interrupts in LangGraph graphs need
+``pip install 'toolsets-ai[langgraph]'`` (imported only when a call runs in a graph).
 
 Out: ``await to_langchain(toolset)`` lists the toolset's tools as langchain-core
 ``BaseTool`` objects (`ToolsetTool`), for any LangChain chat model, a LangGraph

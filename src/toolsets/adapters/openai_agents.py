@@ -1,7 +1,7 @@
 """OpenAI Agents SDK: toolsets' tools as openai-agents function tools, and theirs as a
 toolset.
 
-Needs ``pip install '.[openai-agents]'``.
+Needs ``pip install 'toolsets-ai[openai-agents]'``.
 
 Out: ``await to_openai_agents(toolset)`` lists the toolset's tools as ``agents.FunctionTool``
 objects for an ``Agent(tools=...)``. Every call goes through toolsets' one call path:

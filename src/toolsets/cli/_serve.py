@@ -189,8 +189,11 @@ requests with another Host header are refused (against DNS rebinding).
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
 marked read-only or non-destructive, a DELETE, PUT or PATCH operation) asks the user
-through the client (MCP elicitation), once, even through a gateway; a client that
-cannot ask gets an error result and the call does not run. --confirm never lets every
+through the client (MCP elicitation), once, even through a gateway (an upstream
+toolsets serve's own confirmation of that very call is answered for it; any other
+question of an upstream server is declined); a client that cannot ask gets an error
+result and the call does not run. A SOURCE naming an McpServer is served as it is:
+--name, --prefix, --confirm always or another source with it are refused. --confirm never lets every
 call run unasked (for clients that cannot ask, or that confirm calls themselves);
 --confirm always asks before every call.
 
