@@ -2,17 +2,20 @@
 call it is about, and a gateway (``McpToolset(relay_confirmations=True)``) answers yes
 to that question only, once, for a call its user confirmed already.
 
-The tag is the question's ``_meta`` entry `CONFIRM_META`: ``{"tool": <tool name>,
-"args_sha256": <SHA-256 of the arguments' canonical JSON>}`` (2025-11-25); on
-2026-07-28, whose input requests carry no ``_meta``, its key in the ``input_required``
-result: ``io.toolsets/confirm:<SHA-256 of the tool name, a newline, and that
-digest>``. The gateway answers a
-question yes when it asks for nothing but yes or no, carries the tag, and the tag names
-a call under way on the very session the question came over, which the user confirmed
-at the gateway, to the same tool with the same arguments, whose confirmation was not
-answered yet. Every other question is left to the toolset's own ``elicitation``
-handler (declined without one): a tool's own questions, an unconfirmed call's, one
-asked during a listing or a prompt or resource read, a second one for the same call.
+The gateway answers a question yes when it asks for nothing but yes or no and is our
+server's confirmation of a call under way on the very session it came over, which the
+user confirmed at the gateway, whose confirmation was not answered yet:
+
+- 2025-11-25 (asked mid-call): the question's ``_meta`` entry `CONFIRM_META` names the
+  call, ``{"tool": <tool name>, "args_sha256": <SHA-256 of the arguments' canonical
+  JSON>}``, and a call to that tool with those arguments is under way on the session;
+- 2026-07-28 (its input requests carry no ``_meta``): the question comes in the
+  ``input_required`` result of the call itself, under the key our server asks its
+  confirmation under (`SERVER_CONFIRM_KEY`).
+
+Every other question is left to the toolset's own ``elicitation`` handler (declined
+without one): a tool's own questions, an unconfirmed call's, one asked while listing or
+reading a prompt or resource, a second one for the same call.
 """
 
 from __future__ import annotations
@@ -21,23 +24,26 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as mt
 from mcp.client.session import ClientRequestContext
 
-from toolsets._client import Elicit
-
 __all__ = [
     "CONFIRM_META",
     "ConfirmationRelay",
+    "SERVER_CONFIRM_KEY",
     "args_digest",
-    "confirmation_request",
+    "confirmation_meta",
 ]
 
 CONFIRM_META = "io.toolsets/confirm"
 """The ``_meta`` key tagging a server's confirmation of a call with the call."""
+
+SERVER_CONFIRM_KEY = "confirm"
+"""The key `McpServer` asks its confirmation under (in an ``input_required`` result)."""
 
 
 def args_digest(args: Mapping[str, Any]) -> str:
@@ -52,15 +58,10 @@ def _call_digest(tool_name: str, digest: str) -> str:
     return hashlib.sha256(f"{tool_name}\n{digest}".encode()).hexdigest()
 
 
-def confirmation_request(
-    message: str, tool_name: str, args: Mapping[str, Any]
-) -> tuple[str, Elicit]:
-    """The question a server asks to confirm the call of ``tool_name`` with ``args`` (a
-    yes or no), and its key; both tagged with the call (see the module's docstring)."""
-    digest = args_digest(args)
-    tag = {"tool": tool_name, "args_sha256": digest}
-    key = f"{CONFIRM_META}:{_call_digest(tool_name, digest)}"
-    return key, Elicit(message, meta={CONFIRM_META: tag})
+def confirmation_meta(tool_name: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``_meta`` of the question a server asks to confirm the call of ``tool_name``
+    with ``args``: the tag naming the call."""
+    return {CONFIRM_META: {"tool": tool_name, "args_sha256": args_digest(args)}}
 
 
 @dataclass(eq=False)
@@ -76,20 +77,20 @@ def _asks_nothing(params: Any) -> bool:
     return isinstance(schema, Mapping) and not schema.get("properties")
 
 
-def _tag(context: ClientRequestContext, params: Any) -> str | None:
-    """The call a question says it confirms (`_call_digest`): from its ``_meta``
-    (2025-11-25), or its key in an ``input_required`` result (2026-07-28, whose input
-    requests carry no ``_meta``)."""
+def _tag(params: Any) -> str | None:
+    """The call (`_call_digest`) a question's ``_meta`` says it confirms, if it says."""
     meta = getattr(params, "meta", None)
     tag = meta.get(CONFIRM_META) if isinstance(meta, Mapping) else None
-    if isinstance(tag, Mapping):
-        tool, digest = tag.get("tool"), tag.get("args_sha256")
-        if isinstance(tool, str) and isinstance(digest, str):
-            return _call_digest(tool, digest)
-    key = context.request_id
-    if isinstance(key, str) and key.startswith(f"{CONFIRM_META}:"):
-        return key.removeprefix(f"{CONFIRM_META}:")
-    return None
+    if not isinstance(tag, Mapping):
+        return None
+    tool, digest = tag.get("tool"), tag.get("args_sha256")
+    if not isinstance(tool, str) or not isinstance(digest, str):
+        return None
+    return _call_digest(tool, digest)
+
+
+_CALL: ContextVar[_ConfirmedCall | None] = ContextVar("toolsets_confirmed_call", default=None)
+"""The confirmed call the current task is making (where 2026-07-28's questions come)."""
 
 
 class ConfirmationRelay:
@@ -107,17 +108,26 @@ class ConfirmationRelay:
         ``session`` (the SDK's client session): its confirmation may be answered once."""
         call = _ConfirmedCall(session, _call_digest(tool, args_digest(args)))
         self._calls.append(call)
+        token = _CALL.set(call)
         try:
             yield
         finally:
+            _CALL.reset(token)
             self._calls.remove(call)
 
     def _take(self, context: ClientRequestContext, params: Any) -> bool:
-        tag = _tag(context, params) if _asks_nothing(params) else None
-        if tag is None:
+        if not _asks_nothing(params):
             return False
-        for call in self._calls:
-            if call.session is context.session and call.digest == tag and not call.relayed:
+        tag = _tag(params)
+        if tag is not None:  # 2025-11-25: asked over the session, tagged with its call
+            calls = [c for c in self._calls if c.session is context.session and c.digest == tag]
+        elif context.request_id == SERVER_CONFIRM_KEY:  # 2026-07-28: in the call's result
+            current = _CALL.get()
+            calls = [current] if current is not None and current.session is context.session else []
+        else:
+            return False
+        for call in calls:
+            if not call.relayed:
                 call.relayed = True
                 return True
         return False

@@ -50,7 +50,7 @@ from mcp.server.subscriptions import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
-from toolsets._client import LogLevel
+from toolsets._client import Elicit, LogLevel
 from toolsets._concurrency import check_timeout
 from toolsets._consumers import (
     CallsTools,
@@ -80,7 +80,7 @@ from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
 from toolsets.mcp._channel import ASK_TIMEOUT, InputRequired, McpChannel
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
-from toolsets.mcp._relay import confirmation_request
+from toolsets.mcp._relay import confirmation_meta
 from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp._toolset import McpToolset
 
@@ -122,6 +122,9 @@ MAX_COMPLETIONS = 100
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_TIMEOUT = -32001
+
+_CONFIRM = "confirm"
+"""The key of the confirmation question (in an ``input_required`` result)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -709,8 +712,8 @@ class McpServer(CallsTools):
         message = hint or f"Allow the call to {tool_name!r}?"
         channel.args = dict(args)
         try:
-            key, question = confirmation_request(message, tool_name, args)
-            answers = await channel.ask({key: question})
+            meta = confirmation_meta(tool_name, args)  # what a gateway relays: see _relay
+            answers = await channel.ask({_CONFIRM: Elicit(message, meta=meta)})
         except MissingClientCapability:
             channel.missing = None  # the user's to answer, not the client's to declare
             return result_to_mcp(
@@ -725,7 +728,7 @@ class McpServer(CallsTools):
             return result_to_mcp(
                 error_result(f"The user was asked to confirm this call but {exc}; it did not run.")
             )
-        answer = answers[key]
+        answer = answers[_CONFIRM]
         return ToolConfirmation(confirmed=getattr(answer, "accepted", False))
 
     # --- logging ----------------------------------------------------------------------
