@@ -518,3 +518,51 @@ def test_a_wrapper_over_tools_instead_of_a_toolset_is_refused_when_built(
 
     assert caught.value.field == "toolset"
     assert "StaticToolset" in str(caught.value)
+
+
+class _Listing(BaseToolset):
+    """Lists the tuple it holds (the same object each time, as an OpenAPI toolset)."""
+
+    def __init__(self, *tools: Tool) -> None:
+        self.tools = tools
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        return self.tools
+
+
+def _wrappers(inner: BaseToolset) -> list[BaseToolset]:
+    return [
+        prefixed(inner, "w_"),
+        renamed(inner, {"forecast": "weather"}),
+        filtered(inner, ["forecast"]),
+        filtered(inner, lambda t, ctx: t.name == "forecast"),
+        combined(inner, StaticToolset([tool(name="other")(lambda: None)])),
+        confirmed(inner, "always"),
+    ]
+
+
+async def test_a_wrapper_lists_the_same_tuple_while_the_wrapped_listing_is_the_same() -> None:
+    inner = _Listing(forecast)
+    for wrapper in _wrappers(inner):
+        first = await wrapper.list_tools()
+        again = await wrapper.list_tools()
+        assert again is first, wrapper
+        assert isinstance(first, tuple)
+
+
+async def test_a_wrapper_lists_anew_when_the_wrapped_listing_changes() -> None:
+    inner = _Listing(forecast)
+    for wrapper in _wrappers(inner):
+        inner.tools = (forecast,)
+        first = await wrapper.list_tools()
+        inner.tools = (tool(name="forecast")(lambda: None),)  # another tool, same name
+        changed = await wrapper.list_tools()
+        assert changed is not first, wrapper
+        assert [t.name for t in changed] == [t.name for t in first]
+
+
+async def test_a_wrapper_over_a_new_tuple_of_the_same_tools_lists_the_same_tuple() -> None:
+    inner = StaticToolset([forecast])  # a new tuple each listing
+    assert await inner.list_tools() is not await inner.list_tools()
+    for wrapper in _wrappers(inner):
+        assert await wrapper.list_tools() is await wrapper.list_tools(), wrapper

@@ -92,10 +92,13 @@ class Elicit:
         message: What the user is asked.
         schema: The form: a JSON Schema object with flat properties (strings, numbers,
             booleans, enums; MCP's restricted subset). ``{}`` asks for a yes or no only.
+        meta: Sent as the request's ``_meta`` (over MCP 2025-11-25; 2026-07-28's input
+            requests carry none).
     """
 
     message: str
     schema: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None
 
     capability: ClassVar[Capability] = "elicitation"
     """The client capability it needs."""

@@ -16,7 +16,7 @@ from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._tool import Tool
 from toolsets._toolset import BaseToolset, Toolset
-from toolsets._wrappers import WrapperToolset
+from toolsets._wrappers import LastListing, WrapperToolset
 
 __all__ = ["ConfirmPolicy", "ConfirmedTool", "confirm_rule", "confirmed", "may_be_destructive"]
 
@@ -118,9 +118,13 @@ class _Confirmed(WrapperToolset):
         confirm_rule(policy)  # an invalid policy fails here, not at the first call
         self._made: dict[int, ConfirmedTool] = {}
         """The last listing's tools, by the id of the tool each wraps."""
+        self._last = LastListing()
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         tools = await self.wrapped.list_tools(ctx)
+        made_before = self._last.made_of(tools)
+        if made_before is not None:
+            return made_before
         # The same tool gets the same wrapper from one listing to the next: what keeps
         # a tool by identity (a server's converted listing, say) keeps it through this.
         made = self._made
@@ -133,7 +137,7 @@ class _Confirmed(WrapperToolset):
                 else ConfirmedTool(tool, self.policy)
             )
         self._made = {id(each.tool): each for each in out}
-        return tuple(out)
+        return self._last.keep(tools, tuple(out))
 
     def __repr__(self) -> str:
         return f"confirmed({self.wrapped!r}, {self.policy!r})"

@@ -25,6 +25,7 @@ from toolsets._toolset import BaseToolset, Toolset, list_each
 
 __all__ = [
     "checked_toolset",
+    "LastListing",
     "RenamedTool",
     "WrapperToolset",
     "combined",
@@ -78,6 +79,32 @@ def checked_toolset(candidate: object) -> Toolset:
         f"StaticToolset([...]) first",
         field="toolset",
     )
+
+
+class LastListing:
+    """A wrapper's last listing, and what it made of it: given back as it is (the same
+    tuple) while the wrapped toolset lists the very same tuple again, so what indexes a
+    listing by identity (a served call's lookup by name) indexes it once. A list is
+    never taken as unchanged (it may have changed in place)."""
+
+    def __init__(self) -> None:
+        self._source: tuple[Tool, ...] | None = None
+        self._made: tuple[Tool, ...] = ()
+
+    def made_of(self, tools: Sequence[Tool]) -> tuple[Tool, ...] | None:
+        """What the last listing made, if ``tools`` is that very listing."""
+        return self._made if tools is self._source else None
+
+    def keep(self, tools: Sequence[Tool] | None, made: tuple[Tool, ...]) -> tuple[Tool, ...]:
+        """``made``, remembered as what ``tools`` make (None: what depends on more than
+        one listing, or on the context); the last output instead when that holds the
+        very same tools in the same order."""
+        last = self._made
+        if len(made) == len(last) and all(a is b for a, b in zip(made, last, strict=True)):
+            made = last
+        self._source = tools if isinstance(tools, tuple) else None
+        self._made = made
+        return made
 
 
 class WrapperToolset(BaseToolset):
@@ -168,15 +195,19 @@ class _Filtered(WrapperToolset):
         else:
             self._names = frozenset(keep)
         self._unmatched = _Unmatched("filtered")
+        self._last = LastListing()
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         tools = await self.wrapped.list_tools(ctx)
-        if self._predicate is not None:
+        if self._predicate is not None:  # answers per context: kept when the same
             context = ctx if ctx is not None else ToolContext()
-            return tuple(t for t in tools if self._predicate(t, context))
+            return self._last.keep(None, tuple(t for t in tools if self._predicate(t, context)))
+        made = self._last.made_of(tools)
+        if made is not None:
+            return made
         assert self._names is not None
         await self._unmatched.check(self._names, tools, self.wrapped, ctx)
-        return tuple(t for t in tools if t.name in self._names)
+        return self._last.keep(tools, tuple(t for t in tools if t.name in self._names))
 
     def __repr__(self) -> str:
         keep = self._predicate if self._predicate is not None else sorted(self._names or ())
@@ -191,6 +222,9 @@ class _Renamed(WrapperToolset):
         self._rename = rename
         self._label = label
         self._unmatched = _Unmatched("renamed")
+        self._last = LastListing()
+        self._made: dict[int, RenamedTool] = {}
+        """The last listing's renamed tools, by the id of the tool each renames."""
 
     def _new_name(self, name: str) -> str:
         if isinstance(self._rename, str):
@@ -199,10 +233,14 @@ class _Renamed(WrapperToolset):
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         tools = await self.wrapped.list_tools(ctx)
+        listed = self._last.made_of(tools)
+        if listed is not None:
+            return listed
         if isinstance(self._rename, dict):
             await self._unmatched.check(self._rename, tools, self.wrapped, ctx)
         out: list[Tool] = []
         seen: set[str] = set()
+        made: dict[int, RenamedTool] = {}
         for t in tools:
             new_name = self._new_name(t.name)
             if new_name in seen:
@@ -211,8 +249,17 @@ class _Renamed(WrapperToolset):
                     tool_name=new_name,
                 )
             seen.add(new_name)
-            out.append(t if new_name == t.name else RenamedTool(t, new_name))
-        return tuple(out)
+            if new_name == t.name:
+                out.append(t)
+                continue
+            # The same tool keeps its renamed tool from one listing to the next.
+            known = self._made.get(id(t))
+            if known is None or known.tool is not t or known.name != new_name:
+                known = RenamedTool(t, new_name)
+            made[id(t)] = known
+            out.append(known)
+        self._made = made
+        return self._last.keep(tools, tuple(out))
 
     def __repr__(self) -> str:
         return f"{self._label}({self.wrapped!r})"
@@ -223,6 +270,7 @@ class _Combined(BaseToolset):
         self.toolsets = tuple(checked_toolset(toolset) for toolset in toolsets)
         """The combined toolsets, in order."""
         self._stack: contextlib.AsyncExitStack | None = None
+        self._last = LastListing()
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
         results = await list_each(self.toolsets, ctx)
@@ -238,7 +286,7 @@ class _Combined(BaseToolset):
                     )
                 owner[t.name] = index
                 out.append(t)
-        return tuple(out)
+        return self._last.keep(None, tuple(out))
 
     async def shutdown(self) -> None:
         # Every toolset gets its chance to release its resources, even when an earlier

@@ -57,6 +57,7 @@ from toolsets import (
     ToolDefinitionError,
     tool,
 )
+from toolsets._install import install_line
 from toolsets._invoke import DECLINED
 from toolsets.adapters.adk import (
     WAITING_FOR_CONFIRMATION,
@@ -907,4 +908,4 @@ def test_without_google_adk_the_import_names_the_extra() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     ).stdout
-    assert "pip install 'toolsets-ai[adk]'" in out
+    assert install_line("adk") in out  # toolsets-ai is not on PyPI

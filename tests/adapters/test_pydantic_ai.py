@@ -65,6 +65,7 @@ from toolsets import (
     ToolDefinitionError,
     tool,
 )
+from toolsets._install import install_line
 from toolsets._invoke import Callbacks, Done, invoke
 from toolsets.adapters.pydantic_ai import PydanticAIToolset, from_pydantic_ai
 from toolsets.agent import LlmAgent, LongRunningRequest, Runner
@@ -924,4 +925,4 @@ def test_without_the_extra_the_import_error_names_the_install_line() -> None:
     shown = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
-    assert "pip install 'toolsets-ai[pydantic-ai]'" in shown.stdout
+    assert install_line("pydantic-ai") in shown.stdout  # toolsets-ai is not on PyPI

@@ -1,5 +1,6 @@
 """``toolsets serve module:attribute`` where the attribute is an `McpServer`: served as
-it is (its name, resources and prompts), and its tools listed by ``toolsets list``."""
+it is (its name, resources and prompts), its tools listed by ``toolsets list``; an
+option that would make another server of it is refused."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import mcp.types as mt
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.cli.helpers import TIMEOUT, entry_point, environment, toolsets_command
+from tests.cli.helpers import TIMEOUT, entry_point, environment, error_line, toolsets_command
 from tests.helpers import ROOT
 
 FIXTURES = ROOT / "fixtures" / "mcp"
@@ -48,3 +49,22 @@ def test_the_tools_of_an_mcp_server_object_are_listed() -> None:
     done = toolsets_command("list", "conformance:fixture", "--json", cwd=FIXTURES)
     assert done.returncode == 0, done.stderr
     assert "test_trigger_prompt_change" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--name", "test_simple_text"], "--name"),
+        (["--prefix", "conf"], "--prefix"),
+        (["--confirm", "always"], "--confirm always"),
+        ([str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")], "another source"),
+    ],
+)
+def test_an_option_that_would_rebuild_an_mcp_server_object_is_refused_in_one_line(
+    options: list[str], named: str
+) -> None:
+    done = toolsets_command("serve", "conformance:fixture", *options, cwd=FIXTURES)
+    assert done.returncode != 0
+    line = error_line(done)
+    assert named in line
+    assert "McpServer" in line

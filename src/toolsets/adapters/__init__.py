@@ -1,6 +1,9 @@
 """Adapters: toolsets' tools inside other agent frameworks, and their tools as toolsets.
 
-One module per framework, each needing that framework installed through its extra:
+One module per framework, each needing that framework installed through its extra
+(``toolsets-ai`` is not on PyPI: in a clone of the repository that is ``pip install
+'.[extra]'``, from elsewhere ``... @ file:///path/to/the/clone``; an adapter's
+ImportError names the line for the clone it runs from):
 
 =========================================  ==============================================
 ``toolsets.adapters.pydantic_ai``          ``pip install 'toolsets-ai[pydantic-ai]'``

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["missing_extra"]
+from toolsets._install import install_line
 
-DISTRIBUTION = "toolsets-ai"
+__all__ = ["missing_extra"]
 
 PACKAGES = {
     "pydantic-ai": "pydantic-ai-slim",
@@ -18,7 +18,8 @@ PACKAGES = {
 
 
 def missing_extra(module: str, extra: str, cause: ImportError) -> ImportError:
-    """An ImportError saying that ``module`` needs ``extra`` and the line that installs it.
+    """An ImportError saying that ``module`` needs ``extra`` and the line that installs it
+    (`install_line`: the distribution is installed from a clone, not from PyPI).
 
     Raise it ``from`` the original error, at the top of the adapter module::
 
@@ -30,7 +31,6 @@ def missing_extra(module: str, extra: str, cause: ImportError) -> ImportError:
     package = PACKAGES.get(extra, extra)
     missing = f"no module named {cause.name!r}" if cause.name else str(cause)
     return ImportError(
-        f"{module} needs {package}, which is not installed ({missing}): "
-        f"pip install '{DISTRIBUTION}[{extra}]'",
+        f"{module} needs {package}, which is not installed ({missing}): {install_line(extra)}",
         name=cause.name,
     )

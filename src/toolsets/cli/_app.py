@@ -623,24 +623,41 @@ def _example_call(
 ) -> str:
     import shlex
 
-    prefix = {(kind, index): prefix for kind, index, prefix in _prefixes()}
-
-    def given(kind: str, index: int, *words: str) -> list[str]:
-        named = prefix.get((kind, index))
-        return [*words, "--prefix", named] if named is not None else list(words)
-
-    words = ["toolsets", "call"]
-    for index, source in enumerate(sources):
-        words += given("source", index, source)
-    for index, command in enumerate(params["stdio"]):
-        words += given("stdio", index, "--stdio", command)
-    for index, url in enumerate(params["http"]):
-        words += given("http", index, "--http", url)
+    words = ["toolsets", "call", *source_words(sources, params, _prefixes())]
     if params["base_url"]:
         words += ["--base-url", params["base_url"]]
     words.append(name)
     command = " ".join(shlex.quote(word) for word in words)
     return f"{command} --args {shlex.quote(json.dumps(example, ensure_ascii=False))}"
+
+
+def source_words(
+    sources: Sequence[str],
+    params: Mapping[str, Any],
+    prefixes: Sequence[tuple[str, int, str]],
+    *,
+    http_option: str = "--http",
+    source: Callable[[str], str] = str,
+) -> list[str]:
+    """The command-line words giving the same sources again: each SOURCE (as ``source``
+    writes it), ``--stdio=COMMAND`` and ``http_option=URL``, each followed by the
+    ``--prefix=NAME`` it was given (``prefixes``: see `SourceOptions.prefixes`)."""
+    prefix = {(kind, index): named for kind, index, named in prefixes}
+    words: list[str] = []
+
+    def add(kind: str, index: int, word: str) -> None:
+        words.append(word)
+        named = prefix.get((kind, index))
+        if named is not None:
+            words.append(f"--prefix={named}")
+
+    for index, value in enumerate(sources):
+        add("source", index, source(value))
+    for index, command in enumerate(params["stdio"]):
+        add("stdio", index, f"--stdio={command}")
+    for index, url in enumerate(params["http"]):
+        add("http", index, f"{http_option}={url}")
+    return words
 
 
 # --- call ------------------------------------------------------------------------------

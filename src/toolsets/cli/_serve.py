@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import ipaddress
 import json
 import os
@@ -13,7 +12,7 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -28,6 +27,7 @@ except ImportError as exc:
 import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._gc import collector_paused
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
@@ -38,6 +38,7 @@ from toolsets.cli._app import (
     options_of,
     run_async,
     source_options,
+    source_words,
     tool_timeout_option,
 )
 from toolsets.cli._sources import (
@@ -129,19 +130,17 @@ def client_config(
         host, port = http
         shown = f"[{host}]" if ":" in host else host
         return {"mcpServers": {name: {"url": f"http://{shown}:{port}/mcp"}}}, []
+
+    def absolute(source: str) -> str:
+        if kind_of(source) == "python" or "://" in source:
+            return source
+        return str(Path(source).resolve())
+
     args: list[str] = ["serve"]
-    python = False
-    prefix = {(kind, index): name for kind, index, name in prefixes}
-
-    def prefixing(kind: str, index: int) -> list[str]:
-        name = prefix.get((kind, index))
-        return [] if name is None else [f"--prefix={name}"]
-
-    for index, source in enumerate(sources):
-        kind = kind_of(source)
-        python = python or kind == "python"
-        args.append(source if kind == "python" or "://" in source else str(Path(source).resolve()))
-        args += prefixing("source", index)
+    args += source_words(sources, params, prefixes, http_option="--mcp-url", source=absolute)
+    if params["base_url"]:
+        args.append(f"--base-url={params['base_url']}")
+    python = any(kind_of(source) == "python" for source in sources)
     secrets: list[str] = []
     env: dict[str, JsonValue] = {}
     for item in params["credentials"]:
@@ -153,10 +152,6 @@ def client_config(
         if variable not in env:
             env[variable] = f"<your {scheme}>"
             secrets.append(variable)
-    for option, key in (("--stdio", "stdio"), ("--mcp-url", "http"), ("--base-url", "base_url")):
-        values = params[key] if isinstance(params[key], tuple) else (params[key],)
-        for index, value in enumerate(value for value in values if value):
-            args += [f"{option}={value}", *prefixing(key, index)]
     for option, key in (("--header", "headers"), ("--mcp-header", "mcp_headers")):
         for item in params[key]:
             header = item.partition("=")[0].strip()
@@ -194,8 +189,11 @@ requests with another Host header are refused (against DNS rebinding).
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
 marked read-only or non-destructive, a DELETE, PUT or PATCH operation) asks the user
-through the client (MCP elicitation), once, even through a gateway; a client that
-cannot ask gets an error result and the call does not run. --confirm never lets every
+through the client (MCP elicitation), once, even through a gateway (an upstream
+toolsets serve's own confirmation of that very call is answered for it; any other
+question of an upstream server is declined); a client that cannot ask gets an error
+result and the call does not run. A SOURCE naming an McpServer is served as it is:
+--name, --prefix, --confirm always or another source with it are refused. --confirm never lets every
 call run unasked (for clients that cannot ask, or that confirm calls themselves);
 --confirm always asks before every call.
 
@@ -302,7 +300,10 @@ def serve_command(
         with _stdout_for_the_protocol_only() as wire:
 
             async def serve_stdio() -> None:
-                with _collector_paused() as loaded:
+                # No collector passes while the sources load (the SDK's import takes a
+                # fifth less time); then what is loaded (a big spec: a million objects)
+                # is spared them while the tool list is answered.
+                with collector_paused() as loaded:
                     async with opened(terminal, sources, params) as (toolset, _):
                         made = _server(toolset, server, loading)
                         loaded()
@@ -328,7 +329,7 @@ def serve_command(
         async def serve_http() -> None:
             # Opened and listed first, as over stdio: a source that cannot be reached
             # fails here in one line, before anything is served.
-            with _collector_paused() as loaded:
+            with collector_paused() as loaded:
                 async with opened(terminal, sources, params) as (toolset, _):
                     made = _server(toolset, server, loading)
                     loaded()
@@ -351,31 +352,6 @@ def serve_command(
         _server(toolset, server, loading).run_http(
             host, port, workers=workers, factory=f"{__name__}:worker_server", **options
         )
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[Callable[[], None]]:
-    """The garbage collector paused while the sources load and the server is made (the
-    SDK's import, hundreds of pydantic classes, takes a fifth less time without its
-    passes), until the function given is called: everything loaded by then (a big spec
-    is a million objects; the SDK, the modules) is spared its passes for as long as the
-    process serves (`gc.freeze`: each full pass would walk it all again, a tenth of a
-    second on GitHub's spec, while the tool list is answered), and it runs again. What
-    is dropped later is still freed (by reference counting; only cycles among it stay,
-    and loading makes next to none)."""
-    enabled = gc.isenabled()
-    gc.disable()
-
-    def loaded() -> None:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-    try:
-        yield loaded
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _loopback(host: str) -> bool:
@@ -425,6 +401,11 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
 
     if isinstance(toolset, ServedToolset):  # module:attribute naming an McpServer: as is
         return toolset.server
+    if _holds_served(toolset):
+        raise CommandError(
+            f"{_wrapping(options)} cannot apply to an McpServer (module:attribute): it is "
+            "served as it is, with its own callbacks, credentials, resources and prompts"
+        )
     given = dict(options.credentials)
 
     def credentials(request: object, config: AuthConfig) -> AuthCredential | None:
@@ -433,6 +414,27 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
     return McpServer(
         toolset, name=server.name, credentials=credentials, tool_timeout=server.tool_timeout
     )
+
+
+def _holds_served(toolset: Toolset) -> bool:
+    """Whether an `McpServer` source is within ``toolset`` (under a wrapper, or combined)."""
+    if isinstance(toolset, ServedToolset):
+        return True
+    inner = getattr(toolset, "wrapped", None)
+    if isinstance(inner, Toolset) and _holds_served(inner):
+        return True
+    return any(_holds_served(part) for part in getattr(toolset, "toolsets", ()))
+
+
+def _wrapping(options: SourceOptions) -> str:
+    """The option that made an `McpServer` source into another toolset."""
+    if options.names:
+        return "--name"
+    if options.prefixes:
+        return "--prefix"
+    if options.confirm == "always":
+        return "--confirm always"
+    return "another source"
 
 
 WORKER_ENV = "TOOLSETS_CLI_SERVE"

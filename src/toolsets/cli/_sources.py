@@ -445,7 +445,9 @@ class Sources:
         (`open` applies ``--confirm`` over every source)."""
         timeout = self.options.tool_timeout
         # A server that confirms its own tools (another `toolsets serve`) is answered
-        # for a call the user confirmed here: asked once, not once per server.
+        # for a call the user confirmed here: asked once, not once per server. Safe for
+        # any server: only our server's tagged confirmation of the very call the user
+        # confirmed is answered (once); any other question is declined.
         made: dict[str, Any] = {"confirm": "never", "relay_confirmations": True}
         if timeout is not None:
             made["timeout"] = timeout

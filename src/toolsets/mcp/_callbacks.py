@@ -22,7 +22,6 @@ __all__ = [
     "SamplingHandler",
     "elicitation_callback",
     "logging_callback",
-    "relaying_confirmations",
     "roots_callback",
     "sampling_callback",
     "schema_defaults",
@@ -119,25 +118,6 @@ def elicitation_callback(
         if given is None:
             return mt.ElicitResult(action="decline")
         return mt.ElicitResult(action="accept", content={**defaults, **given})
-
-    return answer
-
-
-def relaying_confirmations(
-    inner: Callable[[ClientRequestContext, Any], Awaitable[Any]] | None,
-    all_confirmed: Callable[[], bool],
-) -> Callable[[ClientRequestContext, Any], Awaitable[Any]]:
-    """The SDK callback answering a server's confirmation (a form asking for nothing)
-    yes when ``all_confirmed()``: the calls under way were confirmed by the user
-    already. Every other question goes to ``inner`` (declined without one)."""
-
-    async def answer(context: ClientRequestContext, params: Any) -> Any:
-        schema = getattr(params, "requested_schema", None)
-        if isinstance(schema, Mapping) and not schema.get("properties") and all_confirmed():
-            return mt.ElicitResult(action="accept", content={})
-        if inner is None:
-            return mt.ElicitResult(action="decline")
-        return await inner(context, params)
 
     return answer
 

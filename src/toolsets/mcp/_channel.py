@@ -222,10 +222,11 @@ class McpChannel:
         check_keys(requests)
         return await self._ask(requests)
 
-    async def confirm(self, message: str) -> Answer:
+    async def confirm(self, message: str, *, meta: Mapping[str, Any] | None = None) -> Answer:
         """The user's answer to the server's confirmation of the call (a yes or no,
-        under `CONFIRM_KEY`); raises as `ask` does."""
-        answers = await self._ask({CONFIRM_KEY: Elicit(message)})
+        under `CONFIRM_KEY`; ``meta`` rides with the question on 2025-11-25); raises as
+        `ask` does."""
+        answers = await self._ask({CONFIRM_KEY: Elicit(message, meta=meta)})
         return answers[CONFIRM_KEY]
 
     async def _ask(self, requests: Mapping[str, ClientRequest]) -> dict[str, Answer]:
@@ -344,7 +345,11 @@ def _to_mcp(request: ClientRequest) -> mt.InputRequest:
     if isinstance(request, Elicit):
         schema = dict(request.schema) if request.schema else _NOTHING_ASKED
         return mt.ElicitRequest(
-            params=mt.ElicitRequestFormParams(message=request.message, requested_schema=schema)
+            params=mt.ElicitRequestFormParams(
+                message=request.message,
+                requested_schema=schema,
+                meta=cast("mt.RequestParamsMeta", dict(request.meta)) if request.meta else None,
+            )
         )
     if isinstance(request, Sample):
         return mt.CreateMessageRequest(

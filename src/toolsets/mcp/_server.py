@@ -80,6 +80,7 @@ from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
 from toolsets.mcp._channel import ASK_TIMEOUT, InputRequired, McpChannel
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
+from toolsets.mcp._relay import confirmation_meta
 from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp._toolset import McpToolset
 
@@ -721,7 +722,8 @@ class McpServer(CallsTools):
         message = hint or f"Allow the call to {tool_name!r}?"
         channel.args = dict(args)
         try:
-            answer = await channel.confirm(message)
+            meta = confirmation_meta(tool_name, args)  # what a gateway relays: see _relay
+            answer = await channel.confirm(message, meta=meta)
         except MissingClientCapabilityError:
             channel.missing = None  # the user's to answer, not the client's to declare
             return result_to_mcp(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -36,7 +37,6 @@ from toolsets.mcp._callbacks import (
     SamplingHandler,
     elicitation_callback,
     logging_callback,
-    relaying_confirmations,
     roots_callback,
     sampling_callback,
 )
@@ -48,6 +48,7 @@ from toolsets.mcp._connection import (
     is_connection_lost,
 )
 from toolsets.mcp._convert import convert_result
+from toolsets.mcp._relay import ConfirmationRelay
 from toolsets.mcp._tasks import (
     TaskCall,
     call_as_task,
@@ -197,13 +198,16 @@ class McpToolset(BaseToolset):
             set of headers) stay open; the least recently used is closed beyond that.
         resources_as_tools: Also offer ``list_resources`` and ``read_resource`` tools.
         prompts_as_tools: Also offer ``list_prompts`` and ``get_prompt`` tools.
-        relay_confirmations: Let a call the user has confirmed here (its context's
-            ``tool_confirmation``) answer the server's own confirmation of it: a
-            question asking for nothing but yes or no, asked while only confirmed calls
-            are in flight, is answered yes instead of being refused or asked again.
-            For a gateway in front of a server that confirms its own tools (another
-            ``toolsets serve``). Declares the elicitation capability; other questions
-            go to ``elicitation`` (declined without it).
+        relay_confirmations: For a gateway in front of a server that confirms its own
+            tools (another ``toolsets serve``): a call the user confirmed here (its
+            context's ``tool_confirmation``) answers yes to that server's confirmation
+            of the very same call, once. Only a yes-or-no question our `McpServer`
+            tagged as its confirmation of a call of the same tool with the same
+            arguments, under way on the same session, is answered so; every other
+            question (the tool's own, an unconfirmed call's, one asked while listing or
+            reading a prompt or resource, a second one for the same call, any from a
+            server that is not ours) goes to ``elicitation``, and is declined without
+            one. Declares the elicitation capability.
     """
 
     def __init__(
@@ -251,12 +255,10 @@ class McpToolset(BaseToolset):
             self._client_kwargs["sampling_callback"] = sampling_callback(sampling)
         if elicitation is not None:
             self._client_kwargs["elicitation_callback"] = elicitation_callback(elicitation)
-        self._in_flight = {True: 0, False: 0}
-        """Calls under way, by whether the user confirmed them here."""
+        self._relay: ConfirmationRelay | None = None
         if relay_confirmations:
-            self._client_kwargs["elicitation_callback"] = relaying_confirmations(
-                self._client_kwargs.get("elicitation_callback"), self._all_confirmed
-            )
+            self._relay = ConfirmationRelay(self._client_kwargs.get("elicitation_callback"))
+            self._client_kwargs["elicitation_callback"] = self._relay
         if roots is not None:
             self._client_kwargs["list_roots_callback"] = roots_callback(roots)
         self._hosts: dict[str, Host] = {}
@@ -583,39 +585,39 @@ class McpToolset(BaseToolset):
             task = self._task_support.get(name) == "required"
         as_task = self._task_call(name, args, request_meta, bound, report) if task else None
 
+        given = ctx.tool_confirmation if ctx is not None else None
+        relay = self._relay if given is not None and given.confirmed else None
+
         async def call(client: Client) -> mt.CallToolResult:
             try:
-                if as_task is not None:
-                    return await call_as_task(client, as_task)
-                return await client.call_tool(
-                    name,
-                    args,
-                    read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
-                    progress_callback=(
-                        on_progress if report is not None or forward is not None else None
-                    ),
-                    meta=request_meta,
-                )
+                # The server's own confirmation of a call the user confirmed here is
+                # answered by the relay, once (see `ConfirmationRelay`).
+                with (
+                    relay.confirmed_call(client.session, name, args)
+                    if relay is not None
+                    else contextlib.nullcontext()
+                ):
+                    if as_task is not None:
+                        return await call_as_task(client, as_task)
+                    return await client.call_tool(
+                        name,
+                        args,
+                        read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
+                        progress_callback=(
+                            on_progress if report is not None or forward is not None else None
+                        ),
+                        meta=request_meta,
+                    )
             except MCPError as exc:
                 if exc.code != INVALID_PARAMS:
                     raise
                 text = mt.TextContent(type="text", text=exc.message)
                 return mt.CallToolResult(content=[text], is_error=True)
 
-        given = ctx.tool_confirmation if ctx is not None else None
-        confirmed = given is not None and given.confirmed
-        self._in_flight[confirmed] += 1
-        try:
-            result: mt.CallToolResult = await self._request(
-                ctx, f"the call to {name!r}", call, bound, tool_name=name, host=host
-            )
-        finally:
-            self._in_flight[confirmed] -= 1
+        result: mt.CallToolResult = await self._request(
+            ctx, f"the call to {name!r}", call, bound, tool_name=name, host=host
+        )
         return result, host.secrets
-
-    def _all_confirmed(self) -> bool:
-        """Calls are under way, and the user confirmed each of them here."""
-        return self._in_flight[True] > 0 and self._in_flight[False] == 0
 
     def _task_call(
         self,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,6 +22,7 @@ from toolsets._concurrency import check_timeout
 from toolsets._confirmed import ConfirmPolicy, confirm_rule
 from toolsets._context import ToolContext
 from toolsets._errors import SpecError, ToolDefinitionError, ToolNotFoundError
+from toolsets._gc import collector_paused
 from toolsets._http import map_http_errors
 from toolsets._results import clip
 from toolsets._toolset import BaseToolset
@@ -349,7 +348,7 @@ class OpenApiToolset(BaseToolset):
     def _build(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
         """In a worker thread: read the operations and make their tools (the garbage
         collector paused, as `_parse` says)."""
-        with _gc_paused():
+        with collector_paused():
             return self._build_tools(root)
 
     def _build_tools(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
@@ -431,24 +430,12 @@ class OpenApiToolset(BaseToolset):
         return url.rstrip("/")
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The garbage collector paused while the block runs."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _parse(text: str, source: str | None) -> Any:
     """`parse_text`, in a worker thread, with the garbage collector paused: a big spec
     makes hundreds of thousands of long-lived objects and no cycles to collect, and
     full collections over them as they pile up were half the time of parsing GitHub's
     spec (and a third of reading its operations)."""
-    with _gc_paused():
+    with collector_paused():
         return parse_text(text, source)
 
 
