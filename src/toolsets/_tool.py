@@ -274,6 +274,13 @@ class BaseTool(abc.ABC):
         shown = json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)
         return f"Allow the tool {name or self.name!r} to run with arguments {shown}?"
 
+    def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
+        """A result refusing this call in this context before anything else is done
+        (no callback, gate or run); None lets it go on (the default). The call path
+        asks every tool that has this method; `phased` tools refuse outside their phase.
+        """
+        return None
+
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Offer this tool to the model (passive tools override this)."""
         declaration = self.declaration()
