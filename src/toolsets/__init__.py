@@ -39,8 +39,9 @@ from toolsets._errors import (
     ToolsetError,
 )
 from toolsets._function_tool import FunctionTool, tool
-from toolsets._invoke import Callbacks
+from toolsets._invoke import Callbacks, intercept
 from toolsets._json import JsonObject, JsonValue
+from toolsets._phased import phased
 from toolsets._results import error_result, invalid_arguments_result, is_error_result
 from toolsets._services import (
     ArtifactService,
@@ -49,6 +50,7 @@ from toolsets._services import (
     MemoryEntry,
     MemoryService,
 )
+from toolsets._streaming import ToolStream
 from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, LlmRequest, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._wrappers import RenamedTool, combined, filtered, prefixed, renamed
@@ -110,14 +112,17 @@ __all__ = [
     "ToolDeclaration",
     "ToolDefinitionError",
     "ToolNotFoundError",
+    "ToolStream",
     "Toolset",
     "ToolsetError",
     "combined",
     "confirmed",
     "error_result",
     "filtered",
+    "intercept",
     "invalid_arguments_result",
     "is_error_result",
+    "phased",
     "prefixed",
     "renamed",
     "tool",

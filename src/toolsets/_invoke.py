@@ -46,6 +46,7 @@ __all__ = [
     "ToolRun",
     "argument_problem",
     "describe_error",
+    "intercept",
     "invoke",
     "parse_arguments",
     "unreadable_arguments",
@@ -88,6 +89,34 @@ class Callbacks:
 
 
 NO_CALLBACKS = Callbacks()
+
+
+def intercept(*steps: AfterTool) -> AfterTool:
+    """One ``after_tool`` callback running ``steps`` in order, each on the result the
+    one before it left: a result interceptor's pipeline (redact, then promote a value to
+    the state, ...). A step returning None leaves the result as it is. (The callbacks of
+    an ``after_tool`` list are alternatives instead: the first answer wins.)
+
+    Every result the model is given goes through it: the tool's, ``before_tool``'s,
+    ``on_tool_error``'s (a timeout's too), a streaming tool's last one and a background
+    call's; not a streaming tool's partial results, which go to the caller only, nor a
+    refusal before the call (scopes, declined, a `phased` tool outside its phase). Each
+    step gets the call's context: ``ctx.state`` reads the state and records its writes
+    with the call's result.
+    """
+
+    async def intercepted(
+        tool: Tool, args: Mapping[str, Any], ctx: ToolContext, result: JsonValue
+    ) -> JsonValue:
+        for step in steps:
+            changed = step(tool, args, ctx, result)
+            if inspect.isawaitable(changed):
+                changed = await changed
+            if changed is not None:
+                result = changed
+        return result
+
+    return intercepted
 
 
 @dataclass(frozen=True, kw_only=True)
