@@ -4,7 +4,6 @@ the last as the function response; errors, timeouts and cancellation stop the st
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 

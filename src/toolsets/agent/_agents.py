@@ -415,16 +415,24 @@ class LlmAgent(BaseAgent):
         that may call a background tool holds one): calls still running when it ends
         are cancelled, and the model is told so in the session."""
         calls: BackgroundCalls | None = None
+        stopped: BaseException | None = None
         try:
             async with anyio.create_task_group() as group:
                 calls = BackgroundCalls(task_group=group)
                 events = (
                     self._loop(ctx, calls) if ctx.resume is None else self._run_resumed(ctx, calls)
                 )
-                async with contextlib.aclosing(events):
-                    async for event in events:
-                        yield event
+                try:
+                    async with contextlib.aclosing(events):
+                        async for event in events:
+                            yield event
+                except BaseException as exc:
+                    # Raised again below, as it is: through the task group it would
+                    # come out wrapped in an exception group.
+                    stopped = exc
                 calls.cancel("the run ended before the call did")
+            if stopped is not None:
+                raise stopped
         finally:
             told = self._arrived(ctx, calls)
             if told is not None:
