@@ -111,6 +111,12 @@ class ForwardingTool:
                 req.add_tool(self, self._offered_as(declaration))
             else:
                 req.add_tool(offered, declaration)
+        for name, offered in scratch.tools.items():
+            if name not in scratch.declarations:  # callable, not offered (see `phased`)
+                if offered is self.tool:
+                    req.tools.setdefault(self.name, self)
+                else:
+                    req.tools.setdefault(name, offered)
         req.contents = scratch.contents
         req.system_instruction = scratch.system_instruction
         req.config = scratch.config

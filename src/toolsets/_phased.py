@@ -46,9 +46,12 @@ class _PhaseTool(ForwardingTool):
     def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
         current = self._owner.phase(ctx.state)
         if current not in self.phases:
-            offered = self._owner.names.get(current, ())
+            # Named as the model knows them: under a prefix (`prefixed`), prefixed too.
+            called = ctx.tool_name or self.name
+            prefix = called[: -len(self.name)] if called.endswith(self.name) else ""
+            offered = [prefix + name for name in self._owner.names.get(current, ())]
             return error_result(
-                f"The tool {self.name!r} cannot be used in the current phase {current!r} "
+                f"The tool {called!r} cannot be used in the current phase {current!r} "
                 f"(it belongs to the phase{'s' if len(self.phases) > 1 else ''} "
                 f"{', '.join(repr(p) for p in self.phases)}). The tools of the phase "
                 f"{current!r}: {', '.join(offered) or 'none'}.",
@@ -129,7 +132,9 @@ class _Phased(BaseToolset):
             for name, tools in zip(self._order, listed, strict=True)
         }
         # The current phase's tools first, in its order: the model sees them as listed.
-        ordered = sorted(found.values(), key=lambda item: current not in item[1])
+        first = self.names[current]
+        ordered = [found[name] for name in first]
+        ordered += [item for name, item in found.items() if name not in first]
         return tuple(_PhaseTool(t, tuple(p), self, current) for t, p in ordered)
 
     async def shutdown(self) -> None:
