@@ -11,7 +11,16 @@ import anyio
 import mcp.types as mt
 import pytest
 
-from tests.agent.helpers import RUN_TIMEOUT, agent_with, call, collect, response_of, start
+from tests.agent.helpers import (
+    RUN_TIMEOUT,
+    agent_with,
+    approve,
+    asked_to_confirm,
+    call,
+    collect,
+    response_of,
+    start,
+)
 from tests.mcp.server_helpers import connected, texts
 from toolsets import (
     BaseTool,
@@ -285,3 +294,37 @@ async def test_collect_helper_still_bounds_a_streaming_run() -> None:
     session = await runner.create_session(user_id="u")
     events = await collect(runner.run(user_id="u", session_id=session.id, message="go"))
     assert partials(events) == [1]
+
+
+async def test_a_streaming_call_approved_after_a_pause_streams_when_the_run_resumes() -> None:
+    @tool(requires_confirmation=True)
+    async def migrate(tables: int) -> AsyncIterator[str]:
+        """Migrate tables, one at a time."""
+        for n in range(1, tables + 1):
+            await anyio.lowlevel.checkpoint()
+            yield f"{n}/{tables}"
+
+    runner, _ = agent_with([call("migrate", tables=2), "migrated"], [migrate])
+    session_id, events = await start(runner, "go")
+    assert partials(events) == []
+    resumed = await approve(runner, session_id, asked_to_confirm(events))
+    assert partials(resumed) == ["1/2", "2/2"]
+    assert response_of([e for e in resumed if not e.partial], "migrate") == "2/2"
+    assert resumed[-1].text == "migrated"
+
+
+async def test_streaming_calls_of_one_turn_keep_the_calls_order_among_the_others() -> None:
+    @tool(read_only=True)
+    def double(x: int) -> int:
+        """Double."""
+        return 2 * x
+
+    counting = FunctionTool(count.fn, read_only=True)  # concurrency-safe, like double
+    runner, _ = agent_with(
+        [[call("double", x=1), call("count", to=2), call("double", x=5)], "ok"],
+        [double, counting],
+    )
+    _, events = await start(runner, "go")
+    assert partials(events) == [1, 2]
+    (tool_event,) = [e for e in events if e.function_responses and not e.partial]
+    assert [r.response for r in tool_event.function_responses] == [2, 2, 10]
