@@ -86,6 +86,7 @@ async def test_the_model_is_told_at_once_and_given_the_result_when_it_arrives() 
     assert told.content.role == "user"
     assert told.text == "The background call compute (" + str(ack.id) + ') finished: {"value": 42}'
     assert told.actions.state_delta == {"computed": 42}  # the call's actions, with its result
+    assert not told.is_final_response()  # news for the model, not its answer
     assert events[-1].text == "It is 42."
     assert user_texts(model.requests[2].contents)[-1] == told.text
     session = await runner.get_session(user_id="u", session_id=session_id)
@@ -268,3 +269,26 @@ async def test_other_consumers_call_a_background_tool_as_the_tool_it_wraps() -> 
 
     outcome = await invoke(background(quick), {"x": 3}, ToolContext(), default_timeout=5)  # type: ignore[arg-type]
     assert outcome.result == 3  # type: ignore[union-attr]
+
+
+async def test_a_pause_cancels_the_background_calls_and_the_run_can_still_be_resumed() -> None:
+    gate = Gate()
+
+    @tool(requires_confirmation=True)
+    def publish() -> str:
+        """Publish."""
+        return "published"
+
+    model = ScriptedModel(
+        [call("compute", n=1), call("publish"), "Published; the computation was cancelled."]
+    )
+    runner = Runner(LlmAgent("assistant", model, tools=[background(gate.tool), publish]))
+    session_id, events = await start(runner, "go")
+    request = asked_to_confirm(events)
+    assert gate.closed.is_set()  # the pause ended the run, and the call with it
+    stored = await runner.get_session(user_id="u", session_id=session_id)
+    assert "was cancelled" in stored.events[-1].text
+    resumed = await approve(runner, session_id, request)
+    assert resumed[0].function_responses[0].response == "published"
+    assert resumed[-1].text == "Published; the computation was cancelled."
+    assert any("was cancelled" in t for t in user_texts(model.requests[-1].contents))

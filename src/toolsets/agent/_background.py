@@ -124,7 +124,14 @@ def background(
     ``"error"``, before its next turn; if the model answers meanwhile without calling a
     tool, the run waits for the next one to end. Calls still running when the run ends
     (a pause, an error, a limit, or the caller stops or cancels it) are cancelled, and
-    the ``"cancelled"`` message is recorded for the model's next run.
+    the ``"cancelled"`` message is recorded for the model's next run. The messages are
+    events of the agent with a user-role content (`Event.is_final_response` is False for
+    them).
+
+    While a background call may run, the agent's run holds the task group the calls run
+    in, across the events it yields: consume it from one task, with a timeout around the
+    whole iteration rather than around each step, and close it (``aclosing``) when
+    stopping early, as for any async generator that holds a task group.
     """
     if isinstance(tools, Toolset) and not isinstance(tools, Tool):
         return _BackgroundToolset(tools, formatter)
