@@ -133,3 +133,20 @@ async def test_a_tool_refusal_is_asked_through_every_wrapper_before_any_callback
     runner, _ = agent_with([call("apply_patch", patch="p"), "no"], [phases()], before_tool=before)
     await start(runner, "go")
     assert seen == []
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_an_mcp_server_lists_the_phase_tools_and_refuses_the_others(mode: str) -> None:
+    from tests.mcp.server_helpers import connected
+    from toolsets.mcp import McpServer
+
+    ran.clear()
+    async with connected(McpServer(phases()), mode) as client:
+        listed = await client.list_tools()
+        refused = await client.call_tool("apply_patch", {"patch": "p"})
+    assert [t.name for t in listed.tools] == ["read_logs", "status"]
+    # The server calls only what it lists: the client is told the tools it has now.
+    assert refused.is_error
+    assert refused.structured_content is not None
+    assert "read_logs, status" in refused.structured_content["error"]
+    assert ran == []
