@@ -33,7 +33,9 @@ class Tool(Protocol):
     Implement it directly, or subclass `BaseTool` for the defaults. Every member is
     read by the call path (`toolsets._invoke`), which runs each call the same way for
     every caller: ``timeout`` bounds ``run`` (None: the caller's default applies),
-    ``required_scopes``, ``requires_confirmation`` and ``auth_config`` gate it.
+    ``required_scopes``, ``requires_confirmation`` and ``auth_config`` gate it. A tool
+    may also have ``refusal(args, ctx)`` (`BaseTool.refusal`), asked first; and a
+    streaming tool's ``run`` returns a `ToolStream`.
     """
 
     @property
