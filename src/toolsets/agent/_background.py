@@ -128,6 +128,11 @@ def background(
     events of the agent with a user-role content (`Event.is_final_response` is False for
     them).
 
+    An `LlmAgent` sees, when it is made, whether its tools may include a background one
+    (through `prefixed`, `renamed`, `filtered`, `combined`, `phased` and a
+    `StaticToolset`'s tools); a background tool it could not see then (pushed into a
+    `StaticToolset` later, or listed by a toolset of your own) runs as a plain call.
+
     While a background call may run, the agent's run holds the task group the calls run
     in, across the events it yields: consume it from one task, with a timeout around the
     whole iteration rather than around each step, and close it (``aclosing``) when
