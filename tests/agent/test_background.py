@@ -292,3 +292,19 @@ async def test_a_pause_cancels_the_background_calls_and_the_run_can_still_be_res
     assert resumed[0].function_responses[0].response == "published"
     assert resumed[-1].text == "Published; the computation was cancelled."
     assert any("was cancelled" in t for t in user_texts(model.requests[-1].contents))
+
+
+async def test_a_background_tool_the_agent_could_not_see_runs_as_a_plain_call() -> None:
+    @tool
+    async def quick(x: int) -> int:
+        """Return x."""
+        await anyio.lowlevel.checkpoint()
+        return x
+
+    shelf = StaticToolset([])
+    model = ScriptedModel([call("quick", x=7), "seven"])
+    runner = Runner(LlmAgent("assistant", model, tools=[shelf]))
+    shelf.push(background(quick))  # after the agent was made
+    _, events = await start(runner, "go")
+    assert events[1].function_responses[0].response == 7
+    assert events[-1].text == "seven"
