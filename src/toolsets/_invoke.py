@@ -25,7 +25,7 @@ from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, all_atoms, copy_json, deeper_than
 from toolsets._results import clip, error_result
 from toolsets._streaming import ToolStream
-from toolsets._tool import Tool
+from toolsets._tool import BaseTool, Tool
 from toolsets._validation import ArgumentChecker
 
 __all__ = [
@@ -89,6 +89,9 @@ class Callbacks:
 
 
 NO_CALLBACKS = Callbacks()
+
+_NO_REFUSAL = BaseTool.refusal
+"""The default `BaseTool.refusal` (none), which the call path need not ask."""
 
 
 def intercept(*steps: AfterTool) -> AfterTool:
@@ -357,9 +360,9 @@ async def invoke(
         ctx.auth_credential = credential
     ctx.tool_name = tool.name
 
-    refusal = getattr(tool, "refusal", None)
-    if refusal is not None:
-        refused = refusal(copied, ctx)
+    refusal = getattr(type(tool), "refusal", None)
+    if refusal is not None and refusal is not _NO_REFUSAL:  # most tools refuse nothing
+        refused = refusal(tool, copied, ctx)
         if refused is not None:
             return Done(result=refused, args=copied)
 
@@ -374,8 +377,8 @@ async def invoke(
     if stopped is not None:
         return stopped
 
-    seconds = tool.timeout or default_timeout
     if defer:
+        seconds = tool.timeout or default_timeout
         return Running(call=ToolRun(tool, copied, ctx, seconds, callbacks), args=copied)
     try:
         running = tool.run(copied, ctx)
@@ -388,12 +391,15 @@ async def invoke(
         if isinstance(running, Ready):
             result = running.value
         elif isinstance(running, ToolStream):
+            seconds = tool.timeout or default_timeout
             call = ToolRun(tool, copied, ctx, seconds, callbacks, running)
             if streams:
                 return Running(call=call, args=copied)
             return await call.finish()
         else:
-            result = await _run(tool, running, copied, ctx, seconds, callbacks)
+            result = await _run(
+                tool, running, copied, ctx, tool.timeout or default_timeout, callbacks
+            )
     if callbacks.after_tool:
         result = await _after(callbacks, tool, copied, ctx, result)
     return _finish(tool, copied, ctx, result)
