@@ -50,8 +50,9 @@ from toolsets._errors import (
     ToolsetError,
 )
 from toolsets._function_tool import FunctionTool, tool
-from toolsets._invoke import Callbacks
+from toolsets._invoke import Callbacks, intercept
 from toolsets._json import JsonObject, JsonValue
+from toolsets._phased import phased
 from toolsets._results import error_result, invalid_arguments_result, is_error_result
 from toolsets._services import (
     ArtifactService,
@@ -60,6 +61,7 @@ from toolsets._services import (
     MemoryEntry,
     MemoryService,
 )
+from toolsets._streaming import ToolStream
 from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, LlmRequest, ServerTool, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._wrappers import RenamedTool, combined, filtered, prefixed, renamed
@@ -125,14 +127,17 @@ __all__ = [
     "ToolDeclaration",
     "ToolDefinitionError",
     "ToolNotFoundError",
+    "ToolStream",
     "Toolset",
     "ToolsetError",
     "combined",
     "confirmed",
     "error_result",
     "filtered",
+    "intercept",
     "invalid_arguments_result",
     "is_error_result",
+    "phased",
     "prefixed",
     "renamed",
     "tool",

@@ -88,6 +88,12 @@ class ForwardingTool:
         """The wrapped tool's own timeout."""
         return self.tool.timeout
 
+    def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
+        """The wrapped tool's refusal of this call (see `BaseTool.refusal`), if it has
+        the method."""
+        refusal = getattr(self.tool, "refusal", None)
+        return None if refusal is None else refusal(args, ctx)
+
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         # The wrapped tool prepares a scratch copy of the request, so that whatever else
         # it does (instructions, contents, other tools) is kept while its own declaration
@@ -106,6 +112,12 @@ class ForwardingTool:
                 req.add_tool(self, self._offered_as(declaration))
             else:
                 req.add_tool(offered, declaration)
+        for name, offered in scratch.tools.items():
+            if name not in scratch.declarations:  # callable, not offered (see `phased`)
+                if offered is self.tool:
+                    req.tools.setdefault(self.name, self)
+                else:
+                    req.tools.setdefault(name, offered)
         req.contents = scratch.contents
         req.system_instruction = scratch.system_instruction
         req.config = scratch.config

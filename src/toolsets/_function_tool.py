@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import dis
 import functools
 import inspect
@@ -33,6 +34,7 @@ from toolsets._errors import ToolCallError, ToolDefinitionError
 from toolsets._json import JsonValue, all_atoms, copy_json, to_json_value
 from toolsets._jsonschema import DATA_KEYWORDS, SCHEMA_MAP_KEYWORDS
 from toolsets._results import invalid_arguments_result
+from toolsets._streaming import ToolStream
 from toolsets._tool import BaseTool
 
 __all__ = ["FunctionTool", "tool", "validation_problems"]
@@ -144,6 +146,9 @@ class FunctionTool(BaseTool, Generic[P, R]):
     field, and the function is not called. A parameter annotated `ToolContext` receives
     the context and never appears in the schema. Sync functions run in a worker thread
     so they cannot block the event loop; they can poll ``ctx.cancellation.cancelled``.
+    An ``async def`` that yields is a streaming tool: its ``run`` returns a `ToolStream`
+    of what it yields (the last is the result; the response schema is that of the yielded
+    type, from ``AsyncIterator[X]``).
 
     The tool is still callable as the plain function.
 
@@ -191,9 +196,11 @@ class FunctionTool(BaseTool, Generic[P, R]):
         self._is_async = _is_async(fn)
         self._at_once = self._is_async and _never_waits(fn)
         self._run_in_thread = run_in_thread
-        if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+        self._streams = inspect.isasyncgenfunction(inspect.unwrap(fn))
+        if inspect.isgeneratorfunction(inspect.unwrap(fn)):
             raise ToolDefinitionError(
-                f"tool {tool_name!r}: generator functions are not supported; return a value",
+                f"tool {tool_name!r}: a generator function cannot stream; make it an "
+                "``async def`` that yields, or return a value",
                 tool_name=tool_name,
             )
 
@@ -265,6 +272,8 @@ class FunctionTool(BaseTool, Generic[P, R]):
         parameters.setdefault("properties", {})
 
         return_hint = signature.return_annotation
+        if self._streams:
+            return_hint = _yielded(return_hint)
         response_schema: dict[str, Any] | None = None
         if not any(return_hint is t for t in _NO_RESPONSE_SCHEMA):
             try:
@@ -331,6 +340,10 @@ class FunctionTool(BaseTool, Generic[P, R]):
         except _InvalidArguments as invalid:
             return Ready(invalid.result)
         fn: Callable[..., Any] = self.fn  # (not cast(): that builds the type on every call)
+        if self._streams:
+            return ToolStream(
+                fn(*positional, **keywords), convert=self._as_json, tool_name=self.name
+            )
         if self._at_once:
             return self._stepped(fn(*positional, **keywords))
         if self._is_async:
@@ -422,6 +435,20 @@ class FunctionTool(BaseTool, Generic[P, R]):
                 f"tool {self.name!r} returned a value JSON cannot carry: {exc}",
                 tool_name=self.name,
             ) from exc
+
+
+def _yielded(hint: Any) -> Any:
+    """What an async generator function's return annotation says it yields
+    (``AsyncIterator[X]``, ``AsyncGenerator[X, None]``, ...: ``X``), or no annotation."""
+    if typing.get_origin(hint) in (
+        collections.abc.AsyncIterator,
+        collections.abc.AsyncIterable,
+        collections.abc.AsyncGenerator,
+    ):
+        args = typing.get_args(hint)
+        if args:
+            return args[0]
+    return inspect.Signature.empty
 
 
 _AS_IS = frozenset({str, int, bool, type(None)})

@@ -15,7 +15,7 @@ import json
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias, overload
 
 import anyio
 
@@ -24,7 +24,8 @@ from toolsets._concurrency import Ready, with_deadline
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, all_atoms, copy_json, deeper_than
 from toolsets._results import clip, error_result
-from toolsets._tool import Tool
+from toolsets._streaming import ToolStream
+from toolsets._tool import BaseTool, Tool
 from toolsets._validation import ArgumentChecker
 
 __all__ = [
@@ -41,8 +42,11 @@ __all__ = [
     "TOO_DEEP",
     "OnToolError",
     "Outcome",
+    "Running",
+    "ToolRun",
     "argument_problem",
     "describe_error",
+    "intercept",
     "invoke",
     "parse_arguments",
     "unreadable_arguments",
@@ -85,6 +89,37 @@ class Callbacks:
 
 
 NO_CALLBACKS = Callbacks()
+
+_NO_REFUSAL = BaseTool.refusal
+"""The default `BaseTool.refusal` (none), which the call path need not ask."""
+
+
+def intercept(*steps: AfterTool) -> AfterTool:
+    """One ``after_tool`` callback running ``steps`` in order, each on the result the
+    one before it left: a result interceptor's pipeline (redact, then promote a value to
+    the state, ...). A step returning None leaves the result as it is. (The callbacks of
+    an ``after_tool`` list are alternatives instead: the first answer wins.)
+
+    Every result the model is given goes through it: the tool's, ``before_tool``'s,
+    ``on_tool_error``'s (a timeout's too), a streaming tool's last one and a background
+    call's; not a streaming tool's partial results, which go to the caller only, nor a
+    refusal before the call (scopes, declined, a `phased` tool outside its phase). Each
+    step gets the call's context: ``ctx.state`` reads the state and records its writes
+    with the call's result.
+    """
+
+    async def intercepted(
+        tool: Tool, args: Mapping[str, Any], ctx: ToolContext, result: JsonValue
+    ) -> JsonValue:
+        for step in steps:
+            changed = step(tool, args, ctx, result)
+            if inspect.isawaitable(changed):
+                changed = await changed
+            if changed is not None:
+                result = changed
+        return result
+
+    return intercepted
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,8 +173,23 @@ class LongRunning:
     """What the tool asked its caller to do afterwards (None: nothing)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Running:
+    """The call passed its gates and is the caller's to run: iterate `call` for the
+    results of a streaming tool as they come, then read its ``outcome`` (or await
+    ``call.finish()``). Only a caller that asks for it (``invoke(streams=True)`` or
+    ``defer=True``) gets one."""
+
+    call: ToolRun
+    """The call, not yet run, or streaming."""
+    args: dict[str, Any]
+    """The arguments it runs with."""
+    actions: EventActions | None = None
+    """Always None: a call that is running has asked for nothing yet."""
+
+
 Outcome: TypeAlias = Done | ConfirmationNeeded | CredentialNeeded | LongRunning
-"""What one call of `invoke` produced."""
+"""What one call of `invoke` produced (and `Running`, to a caller that asks for it)."""
 
 
 def _kind(value: object) -> str:
@@ -217,6 +267,40 @@ def describe_error(tool_name: str, error: Exception) -> str:
     return f"The tool {tool_name!r} failed: {type(error).__name__}: {error}"
 
 
+@overload
+async def invoke(
+    tool: Tool,
+    args: Mapping[str, Any] | None,
+    ctx: ToolContext,
+    *,
+    default_timeout: float,
+    callbacks: Callbacks = ...,
+    scopes: Set[str] = ...,
+    confirmation: ToolConfirmation | None = ...,
+    credential: AuthCredential | None = ...,
+    resumed: bool = ...,
+    streams: Literal[False] = ...,
+    defer: Literal[False] = ...,
+) -> Outcome: ...
+
+
+@overload
+async def invoke(
+    tool: Tool,
+    args: Mapping[str, Any] | None,
+    ctx: ToolContext,
+    *,
+    default_timeout: float,
+    callbacks: Callbacks = ...,
+    scopes: Set[str] = ...,
+    confirmation: ToolConfirmation | None = ...,
+    credential: AuthCredential | None = ...,
+    resumed: bool = ...,
+    streams: bool = ...,
+    defer: bool = ...,
+) -> Outcome | Running: ...
+
+
 async def invoke(
     tool: Tool,
     args: Mapping[str, Any] | None,
@@ -228,7 +312,9 @@ async def invoke(
     confirmation: ToolConfirmation | None = None,
     credential: AuthCredential | None = None,
     resumed: bool = False,
-) -> Outcome:
+    streams: bool = False,
+    defer: bool = False,
+) -> Outcome | Running:
     """Call ``tool`` once: the gates, the run under its deadline, the callbacks.
 
     Args:
@@ -243,10 +329,18 @@ async def invoke(
         credential: The credential for the tool's ``auth_config`` (or for what it
             asked while running), when the caller has one.
         resumed: The call is an answered pause: ``before_tool`` already ran.
+        streams: The caller shows a streaming tool's results as they come: a call whose
+            tool returns a `ToolStream` is handed back `Running`, for the caller to pull.
+            Otherwise the stream is pulled here, each result but the last reported as
+            the call's progress (`ToolContext.report_progress`), and the last is the
+            result.
+        defer: The caller runs the call itself, later (a background call): once the
+            gates pass, the call is handed back `Running` before the tool starts.
 
     Returns:
         `Done`, or what the call waits for: `ConfirmationNeeded`, `CredentialNeeded`
-        (answer it by calling again with the answer and ``resumed=True``), `LongRunning`.
+        (answer it by calling again with the answer and ``resumed=True``), `LongRunning`;
+        or `Running`, when the caller asked to run the call itself.
         Arguments that are not a JSON object, or nest deeper than `MAX_JSON_DEPTH`, are
         a `Done` with an error result (and empty ``args``): no tool sees them.
     """
@@ -266,6 +360,12 @@ async def invoke(
         ctx.auth_credential = credential
     ctx.tool_name = tool.name
 
+    refusal = getattr(type(tool), "refusal", None)
+    if refusal is not None and refusal is not _NO_REFUSAL:  # most tools refuse nothing
+        refused = refusal(tool, copied, ctx)
+        if refused is not None:
+            return Done(result=refused, args=copied)
+
     if not resumed and callbacks.before_tool:
         ready = await _first(callbacks.before_tool, tool, copied, ctx)
         if ready is not None:
@@ -277,6 +377,9 @@ async def invoke(
     if stopped is not None:
         return stopped
 
+    if defer:
+        seconds = tool.timeout or default_timeout
+        return Running(call=ToolRun(tool, copied, ctx, seconds, callbacks), args=copied)
     try:
         running = tool.run(copied, ctx)
     except Exception as error:  # the on_tool_error boundary (see _run)
@@ -287,6 +390,12 @@ async def invoke(
         # scope.
         if isinstance(running, Ready):
             result = running.value
+        elif isinstance(running, ToolStream):
+            seconds = tool.timeout or default_timeout
+            call = ToolRun(tool, copied, ctx, seconds, callbacks, running)
+            if streams:
+                return Running(call=call, args=copied)
+            return await call.finish()
         else:
             result = await _run(
                 tool, running, copied, ctx, tool.timeout or default_timeout, callbacks
@@ -478,3 +587,138 @@ def _finish(tool: Tool, args: dict[str, Any], ctx: ToolContext, result: JsonValu
     if tool.is_long_running or actions.long_running:
         return LongRunning(interim=result, args=args, actions=actions)
     return Done(result=result, args=args, actions=actions)
+
+
+_SHOWN_PARTIAL = 200
+"""Characters of a partial result put in a progress report's message."""
+
+
+class ToolRun:
+    """One call past its gates, run by its caller (see `Running`).
+
+    Iterating it runs the call: a streaming tool's results are yielded as they come
+    (each pulled under what is left of the call's deadline); a plain tool yields
+    nothing. When the iteration ends, `outcome` holds the call's outcome, the last result
+    through ``after_tool`` (an error, through ``on_tool_error``, when the tool raised,
+    timed out or yielded nothing). A cancelled call, or one its caller stops pulling
+    (`aclose`), closes the tool's stream and sets the call's cancellation flag.
+    """
+
+    def __init__(
+        self,
+        tool: Tool,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        seconds: float,
+        callbacks: Callbacks,
+        stream: ToolStream | None = None,
+    ) -> None:
+        self.tool = tool
+        """The tool called."""
+        self.args = args
+        """The arguments it runs with."""
+        self.ctx = ctx
+        """The call's context."""
+        self._seconds = seconds
+        self._callbacks = callbacks
+        self._stream = stream
+        self._deadline: float | None = None
+        self._last: JsonValue = None
+        self.outcome: Outcome | None = None
+        """The call's outcome, once the iteration has ended."""
+
+    def __aiter__(self) -> ToolRun:
+        return self
+
+    async def __anext__(self) -> JsonValue:
+        if self.outcome is not None:
+            raise StopAsyncIteration
+        if self._deadline is None:
+            self._deadline = anyio.current_time() + self._seconds
+            if self._stream is None:
+                await self._start()
+                if self.outcome is not None:
+                    raise StopAsyncIteration
+        stream = self._stream
+        assert stream is not None
+        left = self._deadline - anyio.current_time()
+        try:
+            value, timed_out = await with_deadline(stream.__anext__(), max(left, 0.0))
+        except StopAsyncIteration:
+            if stream.count == 0:
+                await self._conclude(await self._failed(stream.no_result()))
+            else:
+                await self._conclude(self._last)
+            raise
+        except Exception as error:  # the on_tool_error boundary (see _run)
+            await self._conclude(await self._failed(error))
+            raise StopAsyncIteration from None
+        except BaseException as stopped:
+            if _is_cancellation(stopped):
+                self.ctx.cancellation.cancel("the run was cancelled")
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+            raise
+        if timed_out:
+            self.ctx.cancellation.cancel(f"timed out after {self._seconds:g} s")
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+            late = TimeoutError(f"no result within {self._seconds:g} s")
+            await self._conclude(await self._failed(late))
+            raise StopAsyncIteration
+        self._last = value
+        return value
+
+    async def _start(self) -> None:
+        """Run the tool (a deferred call): a stream is kept to pull, any other result
+        concludes the call."""
+        try:
+            running = self.tool.run(self.args, self.ctx)
+        except Exception as error:  # the on_tool_error boundary (see _run)
+            await self._conclude(await self._failed(error))
+            return
+        if isinstance(running, ToolStream):
+            self._stream = running
+            return
+        if isinstance(running, Ready):
+            result = running.value
+        else:
+            result = await _run(
+                self.tool, running, self.args, self.ctx, self._seconds, self._callbacks
+            )
+        await self._conclude(result)
+
+    def _failed(self, error: Exception) -> Awaitable[JsonValue]:
+        return _recover(self._callbacks, self.tool, self.args, self.ctx, error)
+
+    async def _conclude(self, result: JsonValue) -> None:
+        if self._callbacks.after_tool:
+            result = await _after(self._callbacks, self.tool, self.args, self.ctx, result)
+        self.outcome = _finish(self.tool, self.args, self.ctx, result)
+
+    async def aclose(self) -> None:
+        """Stop the call where it is (its stream is closed, its cancellation flag set),
+        when its caller stops pulling before the end."""
+        if self.outcome is None and self._stream is not None:
+            self.ctx.cancellation.cancel("the call was stopped")
+            with anyio.CancelScope(shield=True):
+                await self._stream.aclose()
+
+    async def finish(self) -> Outcome:
+        """Run the call to its end; each streamed result is reported as the call's
+        progress (`ToolContext.report_progress`: an MCP client that asked for progress
+        gets it as ``notifications/progress``, the result as JSON in its message).
+
+        Returns:
+            The call's outcome.
+        """
+        try:
+            async for value in self:
+                shown = clip(json.dumps(value, ensure_ascii=False, default=str), _SHOWN_PARTIAL)
+                stream = self._stream
+                assert stream is not None
+                await self.ctx.report_progress(stream.count, None, shown)
+        finally:
+            await self.aclose()
+        assert self.outcome is not None
+        return self.outcome

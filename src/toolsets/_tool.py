@@ -33,7 +33,9 @@ class Tool(Protocol):
     Implement it directly, or subclass `BaseTool` for the defaults. Every member is
     read by the call path (`toolsets._invoke`), which runs each call the same way for
     every caller: ``timeout`` bounds ``run`` (None: the caller's default applies),
-    ``required_scopes``, ``requires_confirmation`` and ``auth_config`` gate it.
+    ``required_scopes``, ``requires_confirmation`` and ``auth_config`` gate it. A tool
+    may also have ``refusal(args, ctx)`` (`BaseTool.refusal`), asked first; and a
+    streaming tool's ``run`` returns a `ToolStream`.
     """
 
     @property
@@ -273,6 +275,13 @@ class BaseTool(abc.ABC):
             return hint
         shown = json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)
         return f"Allow the tool {name or self.name!r} to run with arguments {shown}?"
+
+    def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
+        """A result refusing this call in this context before anything else is done
+        (no callback, gate or run); None lets it go on (the default). The call path
+        asks every tool that has this method; `phased` tools refuse outside their phase.
+        """
+        return None
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Offer this tool to the model (passive tools override this)."""

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -549,3 +550,19 @@ def test_without_langchain_the_import_names_the_extra_to_install() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert install_line("langchain") in done.stdout  # toolsets-ai is not on PyPI
+
+
+@pytest.mark.anyio
+async def test_a_streaming_tool_gives_langchain_its_last_result() -> None:
+    @tool
+    async def count(to: int) -> AsyncIterator[int]:
+        """Count up to a number, one result at a time."""
+        for n in range(1, to + 1):
+            await anyio.lowlevel.checkpoint()
+            yield n
+
+    with anyio.fail_after(TIMEOUT):
+        (adapted,) = await to_langchain([count])
+        message = await adapted.ainvoke(call_of("count", to=3))
+    assert message.artifact == 3
+    assert message.status == "success"

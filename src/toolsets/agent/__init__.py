@@ -14,6 +14,14 @@ from toolsets.agent._agents import (
     LoopAgent,
     SequentialAgent,
 )
+from toolsets.agent._background import (
+    BackgroundFormatter,
+    BackgroundStatus,
+    BackgroundTool,
+    BackgroundUpdate,
+    background,
+    default_background_format,
+)
 from toolsets.agent._builtins import (
     exit_loop,
     get_user_choice_tool,
@@ -46,6 +54,10 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "AfterTool",
     "AgentTool",
+    "BackgroundFormatter",
+    "BackgroundStatus",
+    "BackgroundTool",
+    "BackgroundUpdate",
     "BaseAgent",
     "BeforeTool",
     "ConfirmationRequest",
@@ -68,6 +80,8 @@ __all__ = [
     "SessionService",
     "SharesEventsForRuns",
     "TransferToAgentTool",
+    "background",
+    "default_background_format",
     "exit_loop",
     "get_user_choice_tool",
     "load_artifacts_tool",

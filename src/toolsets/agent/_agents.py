@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
 import functools
 import itertools
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -21,6 +22,7 @@ from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, AfterTool, BeforeTool, Callba
 from toolsets._results import error_result
 from toolsets._tool import LlmRequest, Tool
 from toolsets._toolset import Toolset, as_tool, list_each
+from toolsets.agent._background import BackgroundCalls, may_run_in_background
 from toolsets.agent._dispatch import CallOutcome, Dispatcher, argument_problem
 from toolsets.agent._events import (
     ConfirmationRequest,
@@ -219,6 +221,7 @@ class LlmAgent(BaseAgent):
         self.transfer = transfer
         self._transfer: TransferToAgentTool | None = None
         self._transfer_made = False
+        self._may_background = may_run_in_background([*self._tools, *self._toolsets])
 
     # --- the pieces of a step -----------------------------------------------------------
 
@@ -267,14 +270,57 @@ class LlmAgent(BaseAgent):
             await tool.process_llm_request(request, tool_ctx)
         return request, tool_ctx
 
-    def _dispatcher(self, ctx: RunContext, tools: Mapping[str, Tool]) -> Dispatcher:
+    def _dispatcher(
+        self, ctx: RunContext, tools: Mapping[str, Tool], background: BackgroundCalls | None
+    ) -> Dispatcher:
         return Dispatcher(
             ctx=ctx,
             agent_name=self.name,
             tools=tools,
             callbacks=self.callbacks,
             default_timeout=self.tool_timeout,
+            background=background,
         )
+
+    async def _pull(
+        self, ctx: RunContext, dispatcher: Dispatcher, outcomes: list[CallOutcome]
+    ) -> AsyncGenerator[Event]:
+        """Run the streaming calls among ``outcomes``, one after the other: each result
+        is yielded as a partial event while the call runs, and its outcome replaces the
+        placeholder once it ends."""
+        for index, outcome in enumerate(outcomes):
+            run = outcome.running
+            if run is None:
+                continue
+            placeholder = outcome.response
+            try:
+                while True:
+                    token = current_run.set(ctx)
+                    try:
+                        value = await run.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    finally:
+                        current_run.reset(token)
+                    update = dataclasses.replace(placeholder, response=value)
+                    yield ctx.event(
+                        author=self.name,
+                        content=Content(role="tool", parts=(Part(function_response=update),)),
+                        partial=True,
+                    )
+            finally:
+                await run.aclose()
+            assert run.outcome is not None
+            assert placeholder.id is not None
+            outcomes[index] = dispatcher.recorded(placeholder.id, placeholder.name, run.outcome)
+
+    def _arrived(self, ctx: RunContext, background: BackgroundCalls | None) -> Event | None:
+        """The event telling the model what background calls ended, if any did."""
+        ended = background.take() if background is not None else None
+        if ended is None:
+            return None
+        content, actions = ended
+        return ctx.event(author=self.name, content=content, actions=actions)
 
     async def _dispatch_all(
         self, dispatcher: Dispatcher, calls: Sequence[FunctionCall]
@@ -359,10 +405,43 @@ class LlmAgent(BaseAgent):
     # --- the cycle ----------------------------------------------------------------------
 
     def run(self, ctx: RunContext) -> AsyncIterator[Event]:
+        if self._may_background:
+            return self._with_background(ctx)
         # A fresh run is the loop itself, one generator less for every event to pass.
         return self._loop(ctx) if ctx.resume is None else self._run_resumed(ctx)
 
-    async def _run_resumed(self, ctx: RunContext) -> AsyncIterator[Event]:
+    async def _with_background(self, ctx: RunContext) -> AsyncIterator[Event]:
+        """The run, holding the task group its background calls run in (only an agent
+        that may call a background tool holds one): calls still running when it ends
+        are cancelled, and the model is told so in the session."""
+        calls: BackgroundCalls | None = None
+        stopped: BaseException | None = None
+        try:
+            async with anyio.create_task_group() as group:
+                calls = BackgroundCalls(task_group=group)
+                events = (
+                    self._loop(ctx, calls) if ctx.resume is None else self._run_resumed(ctx, calls)
+                )
+                try:
+                    async with contextlib.aclosing(events):
+                        async for event in events:
+                            yield event
+                except BaseException as exc:
+                    # Raised again below, as it is: through the task group it would
+                    # come out wrapped in an exception group.
+                    stopped = exc
+                calls.cancel("the run ended before the call did")
+            if stopped is not None:
+                raise stopped
+        finally:
+            told = self._arrived(ctx, calls)
+            if told is not None:
+                with anyio.CancelScope(shield=True):
+                    await ctx.append(told)
+
+    async def _run_resumed(
+        self, ctx: RunContext, background: BackgroundCalls | None = None
+    ) -> AsyncGenerator[Event]:
         assert ctx.resume is not None
         nxt = ctx.resume.next_on_path(self.name)
         if nxt is not None:  # we had handed over to the agent that paused
@@ -372,17 +451,24 @@ class LlmAgent(BaseAgent):
                 yield event
             return
         turn = _Turn()
-        async for event in self._resume(ctx, turn):
+        async for event in self._resume(ctx, turn, background):
             yield event
         if turn.ended or ctx.stopped:
             return
-        async for event in self._loop(ctx):
+        async for event in self._loop(ctx, background):
             yield event
 
-    async def _loop(self, ctx: RunContext) -> AsyncIterator[Event]:
+    async def _loop(
+        self, ctx: RunContext, background: BackgroundCalls | None = None
+    ) -> AsyncGenerator[Event]:
         for _ in range(self.max_iterations):
             if ctx.stopped:
                 return
+            if background is not None:
+                told = self._arrived(ctx, background)
+                if told is not None:
+                    await ctx.append(told)
+                    yield told
             if ctx.counter.llm_calls >= ctx.run_config.max_llm_calls:
                 async for event in self._fail(
                     ctx,
@@ -425,25 +511,35 @@ class LlmAgent(BaseAgent):
             await ctx.append(model_event)
             yield model_event
             if not calls:
-                return
+                if background is None or not background.waiting:
+                    return
+                # The model answered while background calls run: their results are
+                # what it waits for, and it is called again with the first to end.
+                await background.wait()
+                continue
 
-            dispatcher = self._dispatcher(ctx, request.tools)
-            token = current_run.set(ctx)
+            dispatcher = self._dispatcher(ctx, request.tools, background)
             try:
-                if refusals:
-                    outcomes = await self._dispatch_admitted(dispatcher, calls, refusals)
-                elif len(calls) == 1:  # most turns: nothing to group or run side by side
-                    outcomes = [await dispatcher.dispatch(calls[0])]
-                else:
-                    outcomes = await self._dispatch_all(dispatcher, calls)
+                token = current_run.set(ctx)
+                try:
+                    if refusals:
+                        outcomes = await self._dispatch_admitted(dispatcher, calls, refusals)
+                    elif len(calls) == 1:  # most turns: nothing to group or run side by side
+                        outcomes = [await dispatcher.dispatch(calls[0])]
+                    else:
+                        outcomes = await self._dispatch_all(dispatcher, calls)
+                finally:
+                    current_run.reset(token)
+                if _streaming(outcomes):
+                    async with contextlib.aclosing(self._pull(ctx, dispatcher, outcomes)) as pulled:
+                        async for partial in pulled:
+                            yield partial
             except BaseException as exc:
                 # The calls are recorded: each gets a result even now, or the session
                 # would hold calls without results, which providers refuse ever after.
                 with anyio.CancelScope(shield=True):
                     await ctx.append(unfinished_event(calls, exc, **self._fields(ctx)))
                 raise
-            finally:
-                current_run.reset(token)
             event = self._tool_event(ctx, outcomes)
             await ctx.append(event)
             yield event
@@ -469,14 +565,16 @@ class LlmAgent(BaseAgent):
         yield event
         ctx.ended = True
 
-    async def _resume(self, ctx: RunContext, turn: _Turn) -> AsyncIterator[Event]:
+    async def _resume(
+        self, ctx: RunContext, turn: _Turn, background: BackgroundCalls | None
+    ) -> AsyncIterator[Event]:
         resume = ctx.resume
         assert resume is not None
         ctx.resume = None
         answers = resume.answers
         _, tool_ctx = await self._prepare(ctx)
         tools = {t.name: t for t in await self.tools(tool_ctx)}
-        dispatcher = self._dispatcher(ctx, tools)
+        dispatcher = self._dispatcher(ctx, tools, background)
         outcomes: list[CallOutcome] = []
         waiting: list[PendingRequest] = []
         token = current_run.set(ctx)
@@ -509,6 +607,10 @@ class LlmAgent(BaseAgent):
                     outcomes.append(CallOutcome(response=response))
         finally:
             current_run.reset(token)
+        if _streaming(outcomes):
+            async with contextlib.aclosing(self._pull(ctx, dispatcher, outcomes)) as pulled:
+                async for partial in pulled:
+                    yield partial
         event = self._tool_event(ctx, outcomes, waiting)
         await ctx.append(event)
         yield event
@@ -516,6 +618,15 @@ class LlmAgent(BaseAgent):
         if successor is not None:
             async for handed_over in successor.run(ctx):
                 yield handed_over
+
+
+def _streaming(outcomes: list[CallOutcome]) -> bool:
+    """Whether a call among ``outcomes`` streams (a loop: cheaper than ``any`` over a
+    generator, on the path of every turn)."""
+    for outcome in outcomes:  # noqa: SIM110  # (see above)
+        if outcome.running is not None:
+            return True
+    return False
 
 
 @dataclasses.dataclass

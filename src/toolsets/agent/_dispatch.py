@@ -19,6 +19,8 @@ from toolsets._invoke import (
     Done,
     LongRunning,
     Outcome,
+    Running,
+    ToolRun,
     invoke,
     unreadable_arguments,
 )
@@ -26,6 +28,12 @@ from toolsets._invoke import argument_problem as shape_problem
 from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets._tool import Tool
+from toolsets.agent._background import (
+    BackgroundCalls,
+    BackgroundTool,
+    BackgroundUpdate,
+    background_tool_of,
+)
 from toolsets.agent._events import (
     ConfirmationRequest,
     CredentialRequest,
@@ -56,6 +64,8 @@ class CallOutcome:
     """The actions the tool set (None: none)."""
     pending: PendingRequest | None = None
     """What the call waits for, if anything."""
+    running: ToolRun | None = None
+    """A streaming call for the loop to pull (``response`` is then a placeholder)."""
 
 
 def argument_problem(args: object) -> str | None:
@@ -84,8 +94,10 @@ class Dispatcher:
         tools: Mapping[str, Tool],
         callbacks: Callbacks,
         default_timeout: float,
+        background: BackgroundCalls | None = None,
     ) -> None:
         self._ctx = ctx
+        self._background = background
         self._agent_name = agent_name
         self._tools = tools
         self._callbacks = callbacks
@@ -128,13 +140,37 @@ class Dispatcher:
         else:
             answered = None
         ctx = ToolContext(self._invocation, function_call_id=call_id)
-        outcome = await self._invoke(tool, call.args, ctx, confirmation, credential, resumed)
+        behind = background_tool_of(tool) if self._background is not None else None
+        outcome = await self._invoke(
+            tool, call.args, ctx, confirmation, credential, resumed, behind is not None
+        )
         if isinstance(outcome, CredentialNeeded) and outcome.actions is None:
             # Every gate but the credential's passed: the store answers, or the user did.
             stored = await self._stored(outcome, answered)
             if stored is not None:
-                outcome = await self._invoke(tool, outcome.args, ctx, confirmation, stored, True)
-        return self._recorded(call_id, tool.name, outcome)
+                outcome = await self._invoke(
+                    tool, outcome.args, ctx, confirmation, stored, True, behind is not None
+                )
+        if isinstance(outcome, Running):
+            if behind is not None:
+                return self._started(call_id, tool.name, outcome.call, behind)
+            placeholder = FunctionResponse(
+                id=call_id, name=tool.name, response=None, will_continue=True
+            )
+            return CallOutcome(response=placeholder, running=outcome.call)
+        return self.recorded(call_id, tool.name, outcome)
+
+    def _started(
+        self, call_id: str, name: str, run: ToolRun, behind: BackgroundTool
+    ) -> CallOutcome:
+        """A background call started: the model's acknowledgment."""
+        assert self._background is not None
+        self._background.start(run, name, call_id, behind.formatter)
+        update = BackgroundUpdate(
+            status="running", tool_name=name, function_call_id=call_id, args=run.args
+        )
+        response = FunctionResponse(id=call_id, name=name, response=behind.formatter(update))
+        return CallOutcome(response=response)
 
     def _invoke(
         self,
@@ -144,7 +180,8 @@ class Dispatcher:
         confirmation: ToolConfirmation | None,
         credential: AuthCredential | None,
         resumed: bool,
-    ) -> Awaitable[Outcome]:
+        defer: bool,
+    ) -> Awaitable[Outcome | Running]:
         return invoke(
             tool,
             args,
@@ -155,6 +192,8 @@ class Dispatcher:
             confirmation=confirmation,
             credential=credential,
             resumed=resumed,
+            streams=True,
+            defer=defer,
         )
 
     async def _stored(
@@ -183,7 +222,7 @@ class Dispatcher:
             return dataclasses.replace(outcome, interim=wrong)
         return outcome
 
-    def _recorded(self, call_id: str, name: str, outcome: Outcome) -> CallOutcome:
+    def recorded(self, call_id: str, name: str, outcome: Outcome) -> CallOutcome:
         """The outcome as the loop records it: a response, and what it waits for."""
         actions = outcome.actions
         if actions is not None and actions.transfer_to_agent is not None:
@@ -211,6 +250,7 @@ class Dispatcher:
                 auth_config=outcome.auth_config,
             )
         else:
+            assert isinstance(outcome, LongRunning)  # a Running one is the loop's to pull
             placeholder = outcome.interim
             request = LongRunningRequest(
                 function_call_id=call_id, tool_name=name, args=outcome.args, interim=placeholder

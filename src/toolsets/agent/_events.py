@@ -149,6 +149,8 @@ class Event:
         agent was told to return as is, a pause, or an error."""
         if self.partial:
             return False
+        if self.author != "user" and self.content is not None and self.content.role == "user":
+            return False  # an agent's note to its model (a background call's news)
         if self.pending or self.error_code is not None:
             return True
         if self.actions.skip_summarization:

@@ -48,10 +48,16 @@ ABANDONED = "The user sent a new message instead of answering; this call did not
 def pause_event(session: Session) -> Event | None:
     """The event a session's run is paused on, if it is paused."""
     for event in reversed(session.events):
-        if event.partial or event.branch is not None:
+        if event.partial or event.branch is not None or _is_note(event):
             continue
         return event if event.pending else None
     return None
+
+
+def _is_note(event: Event) -> bool:
+    """Whether ``event`` is an agent's user-side note (what background calls it cancelled
+    when its run paused): recorded after the pausing event, it does not end the pause."""
+    return event.author != "user" and event.content is not None and event.content.role == "user"
 
 
 class Runner:

@@ -1,0 +1,195 @@
+"""`phased`: a toolset whose tools are offered per phase, the phase read from the state."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+
+from toolsets._context import ToolContext
+from toolsets._errors import ToolDefinitionError
+from toolsets._forwarding import ForwardingTool
+from toolsets._json import JsonValue
+from toolsets._results import error_result
+from toolsets._tool import LlmRequest, Tool
+from toolsets._toolset import BaseToolset, StaticToolset, Toolset, list_each
+
+__all__ = ["PhaseChooser", "phased"]
+
+PhaseChooser = Callable[[Mapping[str, Any]], str]
+"""Chooses the current phase from the session state."""
+
+
+class _PhaseTool(ForwardingTool):
+    """A tool of some phases, as one listing offers it: declared in its phases; in the
+    others, still known by name (so that a call is refused naming the phase) but passive."""
+
+    def __init__(self, tool: Tool, phases: tuple[str, ...], owner: _Phased, current: str) -> None:
+        super().__init__(tool)
+        self.phases = phases
+        """The phases the tool belongs to."""
+        self._owner = owner
+        self._offered = current in phases
+
+    def declaration(self) -> Any:
+        return super().declaration() if self._offered else None
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        if self._offered:
+            await super().process_llm_request(req, ctx)
+        else:  # callable, not offered: a call gets the phase's refusal, not "no such tool"
+            req.tools.setdefault(self.name, self)
+
+    def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
+        current = self._owner.phase(ctx.state)
+        if current not in self.phases:
+            # Named as the model knows them: under a prefix (`prefixed`), prefixed too.
+            called = ctx.tool_name or self.name
+            prefix = called[: -len(self.name)] if called.endswith(self.name) else ""
+            offered = [prefix + name for name in self._owner.names.get(current, ())]
+            return error_result(
+                f"The tool {called!r} cannot be used in the current phase {current!r} "
+                f"(it belongs to the phase{'s' if len(self.phases) > 1 else ''} "
+                f"{', '.join(repr(p) for p in self.phases)}). The tools of the phase "
+                f"{current!r}: {', '.join(offered) or 'none'}.",
+                phase=current,
+                tools=list(offered),
+            )
+        return super().refusal(args, ctx)
+
+    def __repr__(self) -> str:
+        return f"_PhaseTool({self.tool!r}, phases={self.phases!r})"
+
+
+class _Phased(BaseToolset):
+    def __init__(
+        self,
+        phases: Mapping[str, Toolset | Sequence[Tool | Callable[..., Any]]],
+        phase: str | PhaseChooser,
+        initial: str | None,
+    ) -> None:
+        if not phases:
+            raise ToolDefinitionError("phased() needs at least one phase", field="phases")
+        self._order = tuple(phases)
+        self.toolsets = tuple(
+            given if isinstance(given, Toolset) else StaticToolset(given)
+            for given in phases.values()
+        )
+        """Each phase's toolset, in the phases' order."""
+        if initial is None:
+            initial = self._order[0]
+        if initial not in phases:
+            raise ToolDefinitionError(
+                f"phased(): the initial phase {initial!r} is none of {', '.join(self._order)}",
+                field="initial",
+            )
+        self._initial = initial
+        self._choose = phase
+        self.names: dict[str, tuple[str, ...]] = {}
+        """The names of each phase's tools, as last listed."""
+        self._stack: contextlib.AsyncExitStack | None = None
+
+    def phase(self, state: Mapping[str, Any]) -> str:
+        """The current phase, in ``state``.
+
+        Raises:
+            ToolDefinitionError: (``field="phase"``) the state or the chooser names a
+                phase there is none of.
+        """
+        choose = self._choose
+        chosen = choose(state) if callable(choose) else state.get(choose, self._initial)
+        if chosen not in self._order:
+            raise ToolDefinitionError(
+                f"phased(): the current phase {chosen!r} is none of {', '.join(self._order)}",
+                field="phase",
+            )
+        return str(chosen)
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        context = ctx if ctx is not None else ToolContext()
+        current = self.phase(context.state)
+        listed = await list_each(self.toolsets, ctx)
+        found: dict[str, tuple[Tool, list[str]]] = {}
+        for name, tools in zip(self._order, listed, strict=True):
+            for t in tools:
+                seen = found.get(t.name)
+                if seen is None:
+                    found[t.name] = (t, [name])
+                elif seen[0] is t:
+                    seen[1].append(name)
+                else:
+                    raise ToolDefinitionError(
+                        f"phased(): two different tools are named {t.name!r} (phases "
+                        f"{seen[1][0]!r} and {name!r}); give a tool in several phases as "
+                        "the same object",
+                        tool_name=t.name,
+                    )
+        self.names = {
+            name: tuple(t.name for t in tools)
+            for name, tools in zip(self._order, listed, strict=True)
+        }
+        # The current phase's tools first, in its order: the model sees them as listed.
+        first = self.names[current]
+        ordered = [found[name] for name in first]
+        ordered += [item for name, item in found.items() if name not in first]
+        return tuple(_PhaseTool(t, tuple(p), self, current) for t, p in ordered)
+
+    async def shutdown(self) -> None:
+        with anyio.CancelScope(shield=True):
+            for toolset in self.toolsets:
+                await toolset.shutdown()
+
+    async def __aenter__(self) -> Self:
+        async with contextlib.AsyncExitStack() as stack:
+            for toolset in self.toolsets:
+                await stack.enter_async_context(toolset)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.__aexit__(exc_type, exc, tb)
+        else:
+            await self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"phased({', '.join(self._order)})"
+
+
+def phased(
+    phases: Mapping[str, Toolset | Sequence[Tool | Callable[..., Any]]],
+    phase: str | PhaseChooser,
+    *,
+    initial: str | None = None,
+) -> BaseToolset:
+    """Tools restricted per phase, the phase read from the session state each time.
+
+    Each listing offers the current phase's tools to the model; the other phases' tools
+    stay known by name, without a declaration (passive), so that a call to one — a
+    model remembering an earlier phase — is refused, before any callback or gate, with
+    an error result naming the current phase and its tools (``phase``, ``tools``).
+    Transitions are state changes: a tool (or a callback) writes the phase's key, and
+    the next model turn gets the next phase's tools.
+
+    Args:
+        phases: Each phase's tools, by the phase's name: a toolset, or a list of tools
+            and functions. A tool may belong to several phases (the same object).
+        phase: The state key holding the current phase's name, or a function of the
+            state choosing it.
+        initial: The phase while the key is not set (default: the first phase).
+
+    Raises:
+        ToolDefinitionError: no phases, or an initial phase that is none of them
+            (``field``); when listing, a current phase that is none of them
+            (``field="phase"``) or two different tools of one name.
+    """
+    return _Phased(phases, phase, initial)
