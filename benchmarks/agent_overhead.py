@@ -47,7 +47,7 @@ two taking turns, and prints each figure's median before and after and their rat
 After the table, each HTTP model's translation per turn (no network): a conversation of K
 turns of one call each, every turn's request built as the loop sends it (the whole
 history, tools in the provider's dialect) and JSON-encoded, and a recorded answer with a
-call parsed back, per turn, with Anthropic's ratio to OpenAI's. ``--translation`` prints
+call parsed back, per turn, with each one's ratio to OpenAI's. ``--translation`` prints
 only that.
 
 The peer is pydantic-ai (``pydantic-ai-slim``, pinned below, its ``FunctionModel`` test
@@ -363,6 +363,22 @@ TRANSLATED_ANSWERS: dict[str, dict[str, Any]] = {
         "stop_reason": "tool_use",
         "usage": {"input_tokens": 90, "output_tokens": 9},
     },
+    "gemini": {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        {"text": "Calling."},
+                        {"functionCall": {"id": "call_9", "name": "noop", "args": {"n": 9}}},
+                    ],
+                },
+                "finishReason": "STOP",
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 90, "candidatesTokenCount": 9},
+        "modelVersion": "gemini-test",
+    },
 }
 """A recorded answer with one call, per wire format."""
 
@@ -371,7 +387,7 @@ def translation(turns: int, repeats: int) -> dict[str, list[float]]:
     """µs per turn for each HTTP model to build and encode the requests of a
     ``turns``-turn conversation and parse an answer for each, ``repeats`` times."""
     from toolsets import Content, FunctionResponse, Part, ToolDeclaration
-    from toolsets.models import AnthropicModel, OpenAIChatModel
+    from toolsets.models import AnthropicModel, GeminiModel, OpenAIChatModel
 
     declaration = ToolDeclaration(
         name="noop",
@@ -393,6 +409,7 @@ def translation(turns: int, repeats: int) -> dict[str, list[float]]:
     models = {
         "openai": OpenAIChatModel("gpt-test", base_url="http://127.0.0.1:9/v1"),
         "anthropic": AnthropicModel("claude-test", base_url="http://127.0.0.1:9"),
+        "gemini": GeminiModel("gemini-test", base_url="http://127.0.0.1:9/v1beta"),
     }
     out: dict[str, list[float]] = {}
     for name, model in models.items():

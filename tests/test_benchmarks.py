@@ -209,6 +209,7 @@ def test_the_agent_overhead_benchmark_prints_each_models_translation_per_turn() 
     )
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[1:]}
-    assert set(rows) == {"openai", "anthropic"}
+    assert set(rows) == {"openai", "anthropic", "gemini"}
     assert rows["openai"][-2:] == ["1.00x", "openai"]
     assert float(rows["anthropic"][1]) > 0
+    assert float(rows["gemini"][1]) > 0

@@ -206,6 +206,17 @@ class GeminiModel(HttpModel[ToolCallMap]):
                 server-side tool is another provider's.
         """
         model = (request.model or self._model).removeprefix("models/")
+        body, calls = self._translate(request)
+        url = self._endpoint(model, stream=stream)
+        if stream:
+            async for response in self._stream(url, body, calls):
+                yield response
+        else:
+            yield await self._complete(url, body, calls)
+
+    def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolCallMap]:
+        """The request's body, and the map of the tools' names (and arguments) back."""
+        model = (request.model or self._model).removeprefix("models/")
         server_tools = check_server_tools(request, model=model, provider=_PROVIDER)
         declarations, calls = to_gemini_declarations(
             request.declarations.values(), form=self._schema_form
@@ -217,12 +228,11 @@ class GeminiModel(HttpModel[ToolCallMap]):
         tools.extend(dict(tool.wire) for tool in server_tools)
         if tools:
             body["tools"] = tools
-        url = self._endpoint(model, stream=stream)
-        if stream:
-            async for response in self._stream(url, body, calls):
-                yield response
-        else:
-            yield await self._complete(url, body, calls)
+        return body, calls
+
+    def _parse(self, content: bytes, calls: ToolCallMap) -> LlmResponse:
+        """The whole answer in ``content`` (a ``generateContent`` body)."""
+        return self._read_whole(content, calls)
 
     # -- request ---------------------------------------------------------------------
 
