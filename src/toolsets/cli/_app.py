@@ -58,6 +58,7 @@ __all__ = [
     "run",
     "run_async",
     "source_options",
+    "source_words",
     "tool_timeout_option",
 ]
 
