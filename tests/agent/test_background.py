@@ -121,15 +121,17 @@ async def test_a_result_that_arrives_during_a_later_call_is_given_before_the_nex
 
 
 async def test_an_error_of_a_background_call_is_told_to_the_model_as_an_error() -> None:
+    gate = Gate()
+
     @tool
     async def explode() -> str:
         """Fail."""
-        await anyio.lowlevel.checkpoint()
+        await gate.opened.wait()
         raise RuntimeError("the reactor melted")
 
     model = ScriptedModel([call("explode"), "Started.", "It failed."])
     runner = Runner(LlmAgent("assistant", model, tools=[background(explode)]))
-    _, events = await start(runner, "go")
+    _, events = await run_opening(runner, gate, "Started.")
     (told,) = [e for e in events if e.content is not None and e.content.role == "user"]
     assert "failed" in told.text
     assert "the reactor melted" in told.text
@@ -308,3 +310,43 @@ async def test_a_background_tool_the_agent_could_not_see_runs_as_a_plain_call() 
     _, events = await start(runner, "go")
     assert events[1].function_responses[0].response == 7
     assert events[-1].text == "seven"
+
+
+# Trio warns that the caller let the run's generator be collected unexhausted.
+@pytest.mark.filterwarnings("ignore:Async generator .* was garbage collected:ResourceWarning")
+async def test_a_caller_that_breaks_without_closing_the_run_ends_its_background_calls() -> None:
+    gate = Gate()
+    model = ScriptedModel([call("compute", n=1), "never reached"])
+    runner = Runner(LlmAgent("assistant", model, tools=[background(gate.tool)]))
+    session = await runner.create_session(user_id="u")
+    with anyio.fail_after(RUN_TIMEOUT):
+        async for event in runner.run(user_id="u", session_id=session.id, message="go"):
+            if event.function_responses:
+                break  # the acknowledgment: stop listening, without aclosing
+        await gate.closed.wait()  # the job was cancelled, its cleanup ran
+        while True:  # the cancellation is recorded once the dropped run has closed
+            stored = await runner.get_session(user_id="u", session_id=session.id)
+            if "was cancelled" in stored.events[-1].text:
+                break
+            await anyio.lowlevel.checkpoint()
+    assert stored.events[-1].content is not None
+    assert stored.events[-1].content.role == "user"
+
+
+# Trio warns that the caller let the run's generator be collected unexhausted.
+@pytest.mark.filterwarnings("ignore:Async generator .* was garbage collected:ResourceWarning")
+async def test_an_error_in_the_caller_ends_the_background_calls_of_the_run() -> None:
+    gate = Gate()
+    model = ScriptedModel([call("compute", n=1), "never reached"])
+    runner = Runner(LlmAgent("assistant", model, tools=[background(gate.tool)]))
+    session = await runner.create_session(user_id="u")
+    with anyio.fail_after(RUN_TIMEOUT):
+
+        async def listen() -> None:
+            async for event in runner.run(user_id="u", session_id=session.id, message="go"):
+                if event.function_responses:
+                    raise LookupError("the caller failed")
+
+        with pytest.raises(LookupError):
+            await listen()
+        await gate.closed.wait()

@@ -133,10 +133,9 @@ def background(
     `StaticToolset`'s tools); a background tool it could not see then (pushed into a
     `StaticToolset` later, or listed by a toolset of your own) runs as a plain call.
 
-    While a background call may run, the agent's run holds the task group the calls run
-    in, across the events it yields: consume it from one task, with a timeout around the
-    whole iteration rather than around each step, and close it (``aclosing``) when
-    stopping early, as for any async generator that holds a task group.
+    The calls run in a task of their own, not in the generator the caller iterates: a
+    caller may stop early (``break``, an error, dropping the iterator) without closing
+    it; the calls are cancelled when the generator is closed or collected.
     """
     if isinstance(tools, Toolset) and not isinstance(tools, Tool):
         return _BackgroundToolset(tools, formatter)
