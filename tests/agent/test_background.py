@@ -313,40 +313,55 @@ async def test_a_background_tool_the_agent_could_not_see_runs_as_a_plain_call() 
 
 
 # Trio warns that the caller let the run's generator be collected unexhausted.
-@pytest.mark.filterwarnings("ignore:Async generator .* was garbage collected:ResourceWarning")
-async def test_a_caller_that_breaks_without_closing_the_run_ends_its_background_calls() -> None:
+collected_unexhausted = pytest.mark.filterwarnings(
+    "ignore:Async generator .* was garbage collected:ResourceWarning"
+)
+
+
+async def a_running_job() -> tuple[Gate, Runner, str]:
+    """A runner whose model starts a background job that runs until cancelled: the gate,
+    the runner and a new session's id."""
     gate = Gate()
     model = ScriptedModel([call("compute", n=1), "never reached"])
     runner = Runner(LlmAgent("assistant", model, tools=[background(gate.tool)]))
     session = await runner.create_session(user_id="u")
+    return gate, runner, session.id
+
+
+async def cancellation_recorded(runner: Runner, session_id: str) -> Event:
+    """The message telling the model the job was cancelled, once the dropped run has
+    closed and recorded it."""
+    while True:
+        stored = await runner.get_session(user_id="u", session_id=session_id)
+        if "was cancelled" in stored.events[-1].text:
+            return stored.events[-1]
+        await anyio.lowlevel.checkpoint()
+
+
+@collected_unexhausted
+async def test_a_caller_that_breaks_without_closing_the_run_ends_its_background_calls() -> None:
+    gate, runner, session_id = await a_running_job()
     with anyio.fail_after(RUN_TIMEOUT):
-        async for event in runner.run(user_id="u", session_id=session.id, message="go"):
+        async for event in runner.run(user_id="u", session_id=session_id, message="go"):
             if event.function_responses:
                 break  # the acknowledgment: stop listening, without aclosing
         await gate.closed.wait()  # the job was cancelled, its cleanup ran
-        while True:  # the cancellation is recorded once the dropped run has closed
-            stored = await runner.get_session(user_id="u", session_id=session.id)
-            if "was cancelled" in stored.events[-1].text:
-                break
-            await anyio.lowlevel.checkpoint()
-    assert stored.events[-1].content is not None
-    assert stored.events[-1].content.role == "user"
+        told = await cancellation_recorded(runner, session_id)
+    assert told.content is not None
+    assert told.content.role == "user"
 
 
-# Trio warns that the caller let the run's generator be collected unexhausted.
-@pytest.mark.filterwarnings("ignore:Async generator .* was garbage collected:ResourceWarning")
+@collected_unexhausted
 async def test_an_error_in_the_caller_ends_the_background_calls_of_the_run() -> None:
-    gate = Gate()
-    model = ScriptedModel([call("compute", n=1), "never reached"])
-    runner = Runner(LlmAgent("assistant", model, tools=[background(gate.tool)]))
-    session = await runner.create_session(user_id="u")
+    gate, runner, session_id = await a_running_job()
+
+    async def listen() -> None:
+        async for event in runner.run(user_id="u", session_id=session_id, message="go"):
+            if event.function_responses:
+                raise LookupError("the caller failed")
+
     with anyio.fail_after(RUN_TIMEOUT):
-
-        async def listen() -> None:
-            async for event in runner.run(user_id="u", session_id=session.id, message="go"):
-                if event.function_responses:
-                    raise LookupError("the caller failed")
-
         with pytest.raises(LookupError):
             await listen()
         await gate.closed.wait()
+        await cancellation_recorded(runner, session_id)
