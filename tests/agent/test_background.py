@@ -9,18 +9,28 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.agent.helpers import RUN_TIMEOUT, approve, asked_to_confirm, call, collect, start
+from tests.agent.helpers import (
+    RUN_TIMEOUT,
+    approve,
+    asked_to_confirm,
+    call,
+    collect,
+    response_of,
+    start,
+)
 from toolsets import (
     Content,
     JsonValue,
     StaticToolset,
     Tool,
     ToolContext,
+    ToolDefinitionError,
     intercept,
     prefixed,
     tool,
 )
 from toolsets._invoke import invoke
+from toolsets._results import error_result
 from toolsets.agent import (
     BackgroundUpdate,
     Event,
@@ -28,6 +38,7 @@ from toolsets.agent import (
     Runner,
     background,
 )
+from toolsets.agent._background import LONG_RUNNING_REFUSED
 from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -365,3 +376,41 @@ async def test_an_error_in_the_caller_ends_the_background_calls_of_the_run() -> 
             await listen()
         await gate.closed.wait()
         await cancellation_recorded(runner, session_id)
+
+
+@tool(is_long_running=True)
+async def ticket(title: str) -> dict[str, str]:
+    """Open a ticket a human resolves later."""
+    return {"status": "pending", "title": title}
+
+
+def test_a_long_running_tool_cannot_be_run_in_the_background() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        background(ticket)
+    assert "long-running" in str(caught.value)
+
+
+async def test_a_long_running_tool_of_a_background_toolset_gives_the_model_an_error() -> None:
+    model = ScriptedModel([call("ticket", title="fix it"), "It could not start."])
+    agent = LlmAgent("assistant", model, tools=[background(StaticToolset([ticket]))])
+    _, events = await start(Runner(agent), "go")
+    assert response_of(events, "ticket") == error_result(LONG_RUNNING_REFUSED)
+    assert not any(e.pending for e in events)
+    assert events[-1].text == "It could not start."
+
+
+async def test_a_background_call_that_marks_itself_long_running_ends_with_an_error() -> None:
+    @tool
+    async def maybe_later(ctx: ToolContext) -> str:
+        """Start something that may finish later."""
+        ctx.actions.long_running = True
+        return "queued"
+
+    model = ScriptedModel([call("maybe_later"), "Started.", "Noted."])
+    runner = Runner(LlmAgent("assistant", model, tools=[background(maybe_later)]))
+    _, events = await start(runner, "go")
+    (told,) = [e for e in events if e.content is not None and e.content.role == "user"]
+    assert "failed" in told.text
+    assert "long-running" in told.text
+    assert "finished" not in told.text
+    assert not any(e.pending for e in events)
