@@ -3,7 +3,6 @@ going on, the result given to the model when it arrives; cancelled with the run.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import anyio
@@ -15,6 +14,7 @@ from tests.agent.helpers import (
     asked_to_confirm,
     call,
     collect,
+    listen_until,
     response_of,
     start,
 )
@@ -168,16 +168,10 @@ async def test_calls_still_running_when_the_caller_stops_are_cancelled_and_the_m
     gate = Gate()
     model = ScriptedModel([call("compute", n=1), "never reached", "What happened?"])
     runner = Runner(LlmAgent("assistant", model, tools=[background(gate.tool)]))
-    session = await runner.create_session(user_id="u")
-    with anyio.fail_after(RUN_TIMEOUT):
-        async with contextlib.aclosing(
-            runner.run(user_id="u", session_id=session.id, message="go")
-        ) as events:
-            async for event in events:
-                if event.function_responses:
-                    break  # the acknowledgment: stop listening
+    # Stop listening at the acknowledgment.
+    session_id = await listen_until(runner, lambda event: bool(event.function_responses))
     assert gate.closed.is_set()  # the job was cancelled, its cleanup ran
-    stored = await runner.get_session(user_id="u", session_id=session.id)
+    stored = await runner.get_session(user_id="u", session_id=session_id)
     told = stored.events[-1]
     assert told.content is not None
     assert told.content.role == "user"
@@ -185,7 +179,7 @@ async def test_calls_still_running_when_the_caller_stops_are_cancelled_and_the_m
     # The next run's model sees it.
     model_steps = ScriptedModel(["Sorry, it was cancelled."])
     runner.agent.model = model_steps  # type: ignore[attr-defined]
-    await collect(runner.run(user_id="u", session_id=session.id, message="and?"))
+    await collect(runner.run(user_id="u", session_id=session_id, message="and?"))
     assert any("was cancelled" in t for t in user_texts(model_steps.requests[0].contents))
 
 
