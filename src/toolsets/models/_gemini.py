@@ -421,6 +421,8 @@ def _body(request: LlmRequest, calls: ToolCallMap) -> dict[str, Any]:
         name = _ALIASES.get(key) or _camel(key)
         if name in GENERATION_CONFIG_KEYS:
             generation[name] = value
+        elif name == "toolConfig":
+            body[name] = _tool_config(value, calls)
         elif name in _TOP_LEVEL_KEYS:
             body[name] = value
         else:
@@ -432,6 +434,21 @@ def _body(request: LlmRequest, calls: ToolCallMap) -> dict[str, Any]:
     if generation:
         body["generationConfig"] = generation
     return body
+
+
+def _tool_config(value: Any, calls: ToolCallMap) -> Any:
+    """``toolConfig`` with the tools ``allowedFunctionNames`` names by their declarations
+    named as the API knows them (their provider names)."""
+    if not isinstance(value, Mapping):
+        return value
+    calling = value.get("functionCallingConfig")
+    if not isinstance(calling, Mapping):
+        return value
+    allowed = calling.get("allowedFunctionNames")
+    if not isinstance(allowed, list | tuple):
+        return value
+    names = [calls.to_provider(str(name)) for name in allowed]
+    return {**value, "functionCallingConfig": {**calling, "allowedFunctionNames": names}}
 
 
 def _wire_part(part: Part, calls: ToolCallMap, given_ids: set[str]) -> dict[str, Any] | None:
