@@ -318,7 +318,7 @@ async def test_an_error_event_in_a_stream_ends_it_as_an_error(
         name, Reply(events=[{"error": {"code": 500, "message": "internal", "status": "INTERNAL"}}])
     )
     responses = await collect(llm, LlmRequest(contents=[Content.user("Hi")]), stream=True)
-    assert responses[-1].error_code == "stream_error"
+    assert responses[-1].error_code == "http_500"  # as the same error over HTTP
 
 
 async def test_an_unreachable_server_raises_connection_error_without_the_key() -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "BackgroundStatus",
     "BackgroundTool",
     "BackgroundUpdate",
+    "LONG_RUNNING_REFUSED",
     "background",
     "background_tool_of",
     "default_background_format",
