@@ -123,7 +123,9 @@ def background(
     once, and the run goes on. When the call ends, its result (after ``after_tool``), its
     error, or its timeout (the agent's ``tool_timeout`` or the tool's own ``timeout``)
     is given to the model as a user-side message, formatted as ``"done"`` or
-    ``"error"``, before its next turn; if the model answers meanwhile without calling a
+    ``"error"``, before its next turn (with the call's state and artifact changes; its
+    ``transfer_to_agent``, ``escalate`` and ``skip_summarization`` are not applied, the
+    turn they belonged to being over); if the model answers meanwhile without calling a
     tool, the run waits for the next one to end. Calls still running when the run ends
     (a pause, an error, a limit, or the caller stops or cancels it) are cancelled, and
     the ``"cancelled"`` message is recorded for the model's next run. The messages are
