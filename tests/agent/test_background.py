@@ -3,6 +3,7 @@ going on, the result given to the model when it arrives; cancelled with the run.
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
 import anyio
@@ -408,3 +409,22 @@ async def test_a_background_call_that_marks_itself_long_running_ends_with_an_err
     assert "long-running" in told.text
     assert "finished" not in told.text
     assert not any(e.pending for e in events)
+
+
+caller_var: contextvars.ContextVar[str] = contextvars.ContextVar("caller_var", default="unset")
+
+
+async def test_the_caller_s_context_reaches_the_tools_of_a_run_with_background_calls() -> None:
+    seen: list[str] = []
+
+    @tool
+    def peek() -> str:
+        """Read the caller's context."""
+        seen.append(caller_var.get())
+        return "ok"
+
+    caller_var.set("the caller's")
+    model = ScriptedModel([call("peek"), "done"])
+    runner = Runner(LlmAgent("assistant", model, tools=[peek, background(Gate().tool)]))
+    await start(runner, "go")
+    assert seen == ["the caller's"]
