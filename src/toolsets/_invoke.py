@@ -589,6 +589,19 @@ def _finish(tool: Tool, args: dict[str, Any], ctx: ToolContext, result: JsonValu
     return Done(result=result, args=args, actions=actions)
 
 
+STREAM_CLOSE_GRACE = 5.0
+"""Seconds a streaming tool's cleanup (its ``finally`` blocks, run when its call stops
+early: timed out, cancelled, or no longer pulled) may take; then it is cancelled, so that
+a cleanup that never ends cannot hold up the run."""
+
+
+async def _close(stream: ToolStream) -> None:
+    """Close a stream stopped early, shielded from the caller's cancellation but bounded
+    by `STREAM_CLOSE_GRACE`."""
+    with anyio.move_on_after(STREAM_CLOSE_GRACE, shield=True):
+        await stream.aclose()
+
+
 _SHOWN_PARTIAL = 200
 """Characters of a partial result put in a progress report's message."""
 
@@ -656,13 +669,11 @@ class ToolRun:
         except BaseException as stopped:
             if _is_cancellation(stopped):
                 self.ctx.cancellation.cancel("the run was cancelled")
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+            await _close(stream)
             raise
         if timed_out:
             self.ctx.cancellation.cancel(f"timed out after {self._seconds:g} s")
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+            await _close(stream)
             late = TimeoutError(f"no result within {self._seconds:g} s")
             await self._conclude(await self._failed(late))
             raise StopAsyncIteration
@@ -701,8 +712,7 @@ class ToolRun:
         when its caller stops pulling before the end."""
         if self.outcome is None and self._stream is not None:
             self.ctx.cancellation.cancel("the call was stopped")
-            with anyio.CancelScope(shield=True):
-                await self._stream.aclose()
+            await _close(self._stream)
 
     async def finish(self) -> Outcome:
         """Run the call to its end; each streamed result is reported as the call's

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
 
+from toolsets._concurrency import Ready
 from toolsets._context import ToolContext
 from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
@@ -27,12 +28,20 @@ class _PhaseTool(ForwardingTool):
     """A tool of some phases, as one listing offers it: declared in its phases; in the
     others, still known by name (so that a call is refused naming the phase) but passive."""
 
-    def __init__(self, tool: Tool, phases: tuple[str, ...], owner: _Phased, current: str) -> None:
+    def __init__(
+        self,
+        tool: Tool,
+        phases: tuple[str, ...],
+        owner: _Phased,
+        current: str,
+        names: Mapping[str, tuple[str, ...]],
+    ) -> None:
         super().__init__(tool)
         self.phases = phases
         """The phases the tool belongs to."""
         self._owner = owner
         self._offered = current in phases
+        self._names = names  # each phase's tools, as this listing found them
 
     def declaration(self) -> Any:
         return super().declaration() if self._offered else None
@@ -44,21 +53,36 @@ class _PhaseTool(ForwardingTool):
             req.tools.setdefault(self.name, self)
 
     def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
-        current = self._owner.phase(ctx.state)
-        if current not in self.phases:
-            # Named as the model knows them: under a prefix (`prefixed`), prefixed too.
-            called = ctx.tool_name or self.name
-            prefix = called[: -len(self.name)] if called.endswith(self.name) else ""
-            offered = [prefix + name for name in self._owner.names.get(current, ())]
-            return error_result(
-                f"The tool {called!r} cannot be used in the current phase {current!r} "
-                f"(it belongs to the phase{'s' if len(self.phases) > 1 else ''} "
-                f"{', '.join(repr(p) for p in self.phases)}). The tools of the phase "
-                f"{current!r}: {', '.join(offered) or 'none'}.",
-                phase=current,
-                tools=list(offered),
-            )
-        return super().refusal(args, ctx)
+        refused = self._outside_phase(ctx)
+        return refused if refused is not None else super().refusal(args, ctx)
+
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
+        # Checked again here: a wrapper of the caller's own that does not forward
+        # ``refusal`` must not let a call outside the phase through.
+        refused = self._outside_phase(ctx)
+        return Ready(refused) if refused is not None else super().run(args, ctx)
+
+    def _outside_phase(self, ctx: ToolContext) -> JsonValue | None:
+        """The error result refusing a call in the current phase, if it is none of this
+        tool's phases (or the state names no phase)."""
+        # Named as the model knows them: under a prefix (`prefixed`), prefixed too.
+        called = ctx.tool_name or self.name
+        try:
+            current = self._owner.phase(ctx.state)
+        except ToolDefinitionError as error:
+            return error_result(f"The tool {called!r} was not called: {error}", field=error.field)
+        if current in self.phases:
+            return None
+        prefix = called[: -len(self.name)] if called.endswith(self.name) else ""
+        offered = [prefix + name for name in self._names.get(current, ())]
+        return error_result(
+            f"The tool {called!r} cannot be used in the current phase {current!r} "
+            f"(it belongs to the phase{'s' if len(self.phases) > 1 else ''} "
+            f"{', '.join(repr(p) for p in self.phases)}). The tools of the phase "
+            f"{current!r}: {', '.join(offered) or 'none'}.",
+            phase=current,
+            tools=list(offered),
+        )
 
     def __repr__(self) -> str:
         return f"_PhaseTool({self.tool!r}, phases={self.phases!r})"
@@ -88,8 +112,6 @@ class _Phased(BaseToolset):
             )
         self._initial = initial
         self._choose = phase
-        self.names: dict[str, tuple[str, ...]] = {}
-        """The names of each phase's tools, as last listed."""
         self._stack: contextlib.AsyncExitStack | None = None
 
     def phase(self, state: Mapping[str, Any]) -> str:
@@ -127,15 +149,16 @@ class _Phased(BaseToolset):
                         "the same object",
                         tool_name=t.name,
                     )
-        self.names = {
+        # Each listing's own: another session's listing may find other tools.
+        names = {
             name: tuple(t.name for t in tools)
             for name, tools in zip(self._order, listed, strict=True)
         }
         # The current phase's tools first, in its order: the model sees them as listed.
-        first = self.names[current]
+        first = names[current]
         ordered = [found[name] for name in first]
         ordered += [item for name, item in found.items() if name not in first]
-        return tuple(_PhaseTool(t, tuple(p), self, current) for t, p in ordered)
+        return tuple(_PhaseTool(t, tuple(p), self, current, names) for t, p in ordered)
 
     async def shutdown(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -176,7 +199,9 @@ def phased(
     Each listing offers the current phase's tools to the model; the other phases' tools
     stay known by name, without a declaration (passive), so that a call to one — a
     model remembering an earlier phase — is refused, before any callback or gate, with
-    an error result naming the current phase and its tools (``phase``, ``tools``).
+    an error result naming the current phase and its tools (``phase``, ``tools``) —
+    checked again when the tool runs, should a wrapper not forward ``refusal``. A
+    call while the state names no phase gets an error result (``field="phase"``).
     Transitions are state changes: a tool (or a callback) writes the phase's key, and
     the next model turn gets the next phase's tools.
 

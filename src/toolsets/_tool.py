@@ -36,6 +36,10 @@ class Tool(Protocol):
     ``required_scopes``, ``requires_confirmation`` and ``auth_config`` gate it. A tool
     may also have ``refusal(args, ctx)`` (`BaseTool.refusal`), asked first; and a
     streaming tool's ``run`` returns a `ToolStream`.
+
+    ``refusal`` is optional, so a wrapper of your own should forward it to the tool it
+    wraps (`ForwardingTool` does); a tool that refuses should check again in ``run``,
+    as `phased` tools do, since a wrapper may not.
     """
 
     @property

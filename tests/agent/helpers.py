@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -19,6 +20,20 @@ async def collect(events: AsyncIterator[Event]) -> list[Event]:
     """Every event of a run (up to a pause), within `RUN_TIMEOUT`."""
     with anyio.fail_after(RUN_TIMEOUT):
         return [event async for event in events]
+
+
+async def listen_until(runner: Runner, stop: Callable[[Event], bool]) -> str:
+    """A new session, one message, its run closed at the first event ``stop`` accepts
+    (within `RUN_TIMEOUT`); returns the session id."""
+    session = await runner.create_session(user_id="u")
+    with anyio.fail_after(RUN_TIMEOUT):
+        async with contextlib.aclosing(
+            runner.run(user_id="u", session_id=session.id, message="go")
+        ) as events:
+            async for event in events:
+                if stop(event):
+                    break
+    return session.id
 
 
 def agent_with(steps: list[Any], tools: list[Any], **options: Any) -> tuple[Runner, ScriptedModel]:

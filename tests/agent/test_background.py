@@ -3,24 +3,35 @@ going on, the result given to the model when it arrives; cancelled with the run.
 
 from __future__ import annotations
 
-import contextlib
+import contextvars
 from typing import Any
 
 import anyio
 import pytest
 
-from tests.agent.helpers import RUN_TIMEOUT, approve, asked_to_confirm, call, collect, start
+from tests.agent.helpers import (
+    RUN_TIMEOUT,
+    approve,
+    asked_to_confirm,
+    call,
+    collect,
+    listen_until,
+    response_of,
+    start,
+)
 from toolsets import (
     Content,
     JsonValue,
     StaticToolset,
     Tool,
     ToolContext,
+    ToolDefinitionError,
     intercept,
     prefixed,
     tool,
 )
 from toolsets._invoke import invoke
+from toolsets._results import error_result
 from toolsets.agent import (
     BackgroundUpdate,
     Event,
@@ -28,6 +39,7 @@ from toolsets.agent import (
     Runner,
     background,
 )
+from toolsets.agent._background import LONG_RUNNING_REFUSED
 from toolsets.models import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -121,15 +133,17 @@ async def test_a_result_that_arrives_during_a_later_call_is_given_before_the_nex
 
 
 async def test_an_error_of_a_background_call_is_told_to_the_model_as_an_error() -> None:
+    gate = Gate()
+
     @tool
     async def explode() -> str:
         """Fail."""
-        await anyio.lowlevel.checkpoint()
+        await gate.opened.wait()
         raise RuntimeError("the reactor melted")
 
     model = ScriptedModel([call("explode"), "Started.", "It failed."])
     runner = Runner(LlmAgent("assistant", model, tools=[background(explode)]))
-    _, events = await start(runner, "go")
+    _, events = await run_opening(runner, gate, "Started.")
     (told,) = [e for e in events if e.content is not None and e.content.role == "user"]
     assert "failed" in told.text
     assert "the reactor melted" in told.text
@@ -155,16 +169,10 @@ async def test_calls_still_running_when_the_caller_stops_are_cancelled_and_the_m
     gate = Gate()
     model = ScriptedModel([call("compute", n=1), "never reached", "What happened?"])
     runner = Runner(LlmAgent("assistant", model, tools=[background(gate.tool)]))
-    session = await runner.create_session(user_id="u")
-    with anyio.fail_after(RUN_TIMEOUT):
-        async with contextlib.aclosing(
-            runner.run(user_id="u", session_id=session.id, message="go")
-        ) as events:
-            async for event in events:
-                if event.function_responses:
-                    break  # the acknowledgment: stop listening
+    # Stop listening at the acknowledgment.
+    session_id = await listen_until(runner, lambda event: bool(event.function_responses))
     assert gate.closed.is_set()  # the job was cancelled, its cleanup ran
-    stored = await runner.get_session(user_id="u", session_id=session.id)
+    stored = await runner.get_session(user_id="u", session_id=session_id)
     told = stored.events[-1]
     assert told.content is not None
     assert told.content.role == "user"
@@ -172,7 +180,7 @@ async def test_calls_still_running_when_the_caller_stops_are_cancelled_and_the_m
     # The next run's model sees it.
     model_steps = ScriptedModel(["Sorry, it was cancelled."])
     runner.agent.model = model_steps  # type: ignore[attr-defined]
-    await collect(runner.run(user_id="u", session_id=session.id, message="and?"))
+    await collect(runner.run(user_id="u", session_id=session_id, message="and?"))
     assert any("was cancelled" in t for t in user_texts(model_steps.requests[0].contents))
 
 
@@ -308,3 +316,115 @@ async def test_a_background_tool_the_agent_could_not_see_runs_as_a_plain_call() 
     _, events = await start(runner, "go")
     assert events[1].function_responses[0].response == 7
     assert events[-1].text == "seven"
+
+
+# Trio warns that the caller let the run's generator be collected unexhausted.
+collected_unexhausted = pytest.mark.filterwarnings(
+    "ignore:Async generator .* was garbage collected:ResourceWarning"
+)
+
+
+async def a_running_job() -> tuple[Gate, Runner, str]:
+    """A runner whose model starts a background job that runs until cancelled: the gate,
+    the runner and a new session's id."""
+    gate = Gate()
+    model = ScriptedModel([call("compute", n=1), "never reached"])
+    runner = Runner(LlmAgent("assistant", model, tools=[background(gate.tool)]))
+    session = await runner.create_session(user_id="u")
+    return gate, runner, session.id
+
+
+async def cancellation_recorded(runner: Runner, session_id: str) -> Event:
+    """The message telling the model the job was cancelled, once the dropped run has
+    closed and recorded it."""
+    while True:
+        stored = await runner.get_session(user_id="u", session_id=session_id)
+        if "was cancelled" in stored.events[-1].text:
+            return stored.events[-1]
+        await anyio.lowlevel.checkpoint()
+
+
+@collected_unexhausted
+async def test_a_caller_that_breaks_without_closing_the_run_ends_its_background_calls() -> None:
+    gate, runner, session_id = await a_running_job()
+    with anyio.fail_after(RUN_TIMEOUT):
+        async for event in runner.run(user_id="u", session_id=session_id, message="go"):
+            if event.function_responses:
+                break  # the acknowledgment: stop listening, without aclosing
+        await gate.closed.wait()  # the job was cancelled, its cleanup ran
+        told = await cancellation_recorded(runner, session_id)
+    assert told.content is not None
+    assert told.content.role == "user"
+
+
+@collected_unexhausted
+async def test_an_error_in_the_caller_ends_the_background_calls_of_the_run() -> None:
+    gate, runner, session_id = await a_running_job()
+
+    async def listen() -> None:
+        async for event in runner.run(user_id="u", session_id=session_id, message="go"):
+            if event.function_responses:
+                raise LookupError("the caller failed")
+
+    with anyio.fail_after(RUN_TIMEOUT):
+        with pytest.raises(LookupError):
+            await listen()
+        await gate.closed.wait()
+        await cancellation_recorded(runner, session_id)
+
+
+@tool(is_long_running=True)
+async def ticket(title: str) -> dict[str, str]:
+    """Open a ticket a human resolves later."""
+    return {"status": "pending", "title": title}
+
+
+def test_a_long_running_tool_cannot_be_run_in_the_background() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        background(ticket)
+    assert "long-running" in str(caught.value)
+
+
+async def test_a_long_running_tool_of_a_background_toolset_gives_the_model_an_error() -> None:
+    model = ScriptedModel([call("ticket", title="fix it"), "It could not start."])
+    agent = LlmAgent("assistant", model, tools=[background(StaticToolset([ticket]))])
+    _, events = await start(Runner(agent), "go")
+    assert response_of(events, "ticket") == error_result(LONG_RUNNING_REFUSED)
+    assert not any(e.pending for e in events)
+    assert events[-1].text == "It could not start."
+
+
+async def test_a_background_call_that_marks_itself_long_running_ends_with_an_error() -> None:
+    @tool
+    async def maybe_later(ctx: ToolContext) -> str:
+        """Start something that may finish later."""
+        ctx.actions.long_running = True
+        return "queued"
+
+    model = ScriptedModel([call("maybe_later"), "Started.", "Noted."])
+    runner = Runner(LlmAgent("assistant", model, tools=[background(maybe_later)]))
+    _, events = await start(runner, "go")
+    (told,) = [e for e in events if e.content is not None and e.content.role == "user"]
+    assert "failed" in told.text
+    assert "long-running" in told.text
+    assert "finished" not in told.text
+    assert not any(e.pending for e in events)
+
+
+caller_var: contextvars.ContextVar[str] = contextvars.ContextVar("caller_var", default="unset")
+
+
+async def test_the_caller_s_context_reaches_the_tools_of_a_run_with_background_calls() -> None:
+    seen: list[str] = []
+
+    @tool
+    def peek() -> str:
+        """Read the caller's context."""
+        seen.append(caller_var.get())
+        return "ok"
+
+    caller_var.set("the caller's")
+    model = ScriptedModel([call("peek"), "done"])
+    runner = Runner(LlmAgent("assistant", model, tools=[peek, background(Gate().tool)]))
+    await start(runner, "go")
+    assert seen == ["the caller's"]

@@ -3,13 +3,26 @@ phase's tools; a call outside the phase is refused with an error result naming i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from tests.agent.helpers import agent_with, call, response_of, start
-from toolsets import StaticToolset, ToolContext, ToolDefinitionError, phased, prefixed, tool
+from toolsets import (
+    BaseToolset,
+    Invocation,
+    LlmRequest,
+    StaticToolset,
+    Tool,
+    ToolContext,
+    ToolDefinitionError,
+    Toolset,
+    phased,
+    prefixed,
+    tool,
+)
+from toolsets._invoke import Done, invoke
 
 pytestmark = pytest.mark.anyio
 
@@ -98,8 +111,6 @@ async def test_tools_outside_the_phase_are_listed_without_a_declaration() -> Non
 
 
 async def test_a_state_naming_no_phase_is_a_definition_error() -> None:
-    from toolsets import Invocation
-
     ctx = ToolContext(Invocation(state={"phase": "deploy"}))
     with pytest.raises(ToolDefinitionError) as caught:
         await phases().list_tools(ctx)
@@ -150,3 +161,78 @@ async def test_an_mcp_server_lists_the_phase_tools_and_refuses_the_others(mode: 
     assert refused.structured_content is not None
     assert "read_logs, status" in refused.structured_content["error"]
     assert ran == []
+
+
+class Audited:
+    """A wrapper tool of a user's own: it forwards every member but ``refusal``, and
+    offers itself by name (passive: no declaration of its own)."""
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "refusal":
+            raise AttributeError(name)
+        return getattr(self.tool, name)
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        await self.tool.process_llm_request(req, ctx)
+        req.tools[self.tool.name] = self  # type: ignore[assignment]
+
+
+class AuditedToolset(BaseToolset):
+    def __init__(self, inner: Toolset) -> None:
+        self.inner = inner
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        return [Audited(t) for t in await self.inner.list_tools(ctx)]  # type: ignore[misc]
+
+
+async def test_a_wrapper_that_does_not_forward_the_refusal_does_not_bypass_the_phase() -> None:
+    @tool
+    def restart() -> str:
+        """Restart the service."""
+        ran.append("restart")
+        return "restarted"
+
+    ran.clear()
+    toolset = phased({"triage": [read_logs, status], "fix": [restart]}, "phase")
+    runner, _ = agent_with([call("restart"), "oops"], [AuditedToolset(toolset)])
+    _, events = await start(runner, "restart it")
+    refused = response_of(events, "restart")
+    assert isinstance(refused, dict)
+    assert refused["phase"] == "triage"
+    assert refused["tools"] == ["read_logs", "status"]
+    assert ran == []
+
+
+async def test_a_call_while_the_state_names_no_phase_gets_an_error_result() -> None:
+    listed = {t.name: t for t in await phases().list_tools(ToolContext())}
+    ctx = ToolContext(Invocation(state={"phase": "deploy"}))  # set by a call before
+    outcome = await invoke(listed["status"], {}, ctx, default_timeout=5)
+    assert isinstance(outcome, Done)
+    assert isinstance(outcome.result, dict)
+    assert outcome.result["field"] == "phase"
+    assert "'deploy'" in str(outcome.result["error"])
+
+
+class TeamTools(BaseToolset):
+    """Each team's own fix tools, read from the state."""
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        team = ctx.state.get("team") if ctx is not None else None
+        return [apply_patch] if team == "a" else [status]
+
+
+async def test_a_refusal_names_the_tools_its_own_listing_found() -> None:
+    toolset = phased({"triage": [read_logs], "fix": TeamTools()}, "phase", initial="fix")
+    ours = {t.name: t for t in await toolset.list_tools(team_context("a"))}
+    await toolset.list_tools(team_context("b"))  # another session's listing
+    outcome = await invoke(ours["read_logs"], {}, team_context("a"), default_timeout=5)
+    assert isinstance(outcome, Done)
+    assert isinstance(outcome.result, dict)
+    assert outcome.result["tools"] == ["apply_patch"]
+
+
+def team_context(team: str) -> ToolContext:
+    return ToolContext(Invocation(state={"team": team}))

@@ -3,7 +3,6 @@ the last as the function response; errors, timeouts and cancellation stop the st
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -11,6 +10,7 @@ import anyio
 import mcp.types as mt
 import pytest
 
+import toolsets._invoke
 from tests.agent.helpers import (
     RUN_TIMEOUT,
     agent_with,
@@ -18,6 +18,7 @@ from tests.agent.helpers import (
     asked_to_confirm,
     call,
     collect,
+    listen_until,
     response_of,
     start,
 )
@@ -145,16 +146,9 @@ async def test_a_caller_that_stops_listening_closes_the_stream_and_the_call_gets
             closed.set()
 
     runner, _ = agent_with([call("endless"), "never"], [endless])
-    session = await runner.create_session(user_id="u")
-    with anyio.fail_after(RUN_TIMEOUT):
-        async with contextlib.aclosing(
-            runner.run(user_id="u", session_id=session.id, message="go")
-        ) as events:
-            async for event in events:
-                if event.partial:
-                    break
+    session_id = await listen_until(runner, lambda event: event.partial)
     assert closed.is_set()
-    stored = await runner.get_session(user_id="u", session_id=session.id)
+    stored = await runner.get_session(user_id="u", session_id=session_id)
     result = stored.events[-1].function_responses[0].response
     assert isinstance(result, dict)
     assert "did not complete" in str(result["error"])
@@ -328,3 +322,47 @@ async def test_streaming_calls_of_one_turn_keep_the_calls_order_among_the_others
     assert partials(events) == [1, 2]
     (tool_event,) = [e for e in events if e.function_responses and not e.partial]
     assert [r.response for r in tool_event.function_responses] == [2, 2, 10]
+
+
+def stuck_in_cleanup(closing: anyio.Event) -> Any:
+    """A streaming tool that yields once, then waits; its cleanup never ends."""
+
+    @tool
+    async def stuck() -> AsyncIterator[int]:
+        """Yield, wait, and never finish cleaning up."""
+        try:
+            yield 1
+            await anyio.sleep_forever()
+            yield 2
+        finally:
+            closing.set()
+            await anyio.sleep_forever()
+
+    return stuck
+
+
+async def test_a_cleanup_that_never_ends_does_not_hold_up_a_timed_out_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(toolsets._invoke, "STREAM_CLOSE_GRACE", 0.1)
+    closing = anyio.Event()
+    runner, _ = agent_with(
+        [call("stuck"), "too slow"], [stuck_in_cleanup(closing)], tool_timeout=0.2
+    )
+    with anyio.fail_after(RUN_TIMEOUT):
+        _, events = await start(runner, "go")
+    assert closing.is_set()
+    result = response_of([e for e in events if not e.partial], "stuck")
+    assert isinstance(result, dict)
+    assert "timed out" in str(result["error"])
+    assert events[-1].text == "too slow"
+
+
+async def test_a_cleanup_that_never_ends_does_not_hold_up_a_caller_that_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(toolsets._invoke, "STREAM_CLOSE_GRACE", 0.1)
+    closing = anyio.Event()
+    runner, _ = agent_with([call("stuck"), "never"], [stuck_in_cleanup(closing)])
+    await listen_until(runner, lambda event: event.partial)
+    assert closing.is_set()

@@ -390,7 +390,7 @@ class AnthropicWire(WireFake):
     endpoint = "/v1/messages"
     model_class = AnthropicModel
     statuses: ClassVar[Mapping[FailKind, int]] = {**STATUSES, "overloaded": 529}
-    stream_error_code = "overloaded_error"
+    stream_error_code = "http_529"  # an overloaded_error event: the code of its status
     _STOPS: ClassVar[Mapping[Stop, str]] = {
         "stop": "end_turn",
         "tool_calls": "tool_use",
@@ -483,7 +483,7 @@ class AnthropicWire(WireFake):
         events = self.render_stream(Turn(text="Hel"), {})[:4]  # up to the first delta
         error = {
             "type": "error",
-            "error": {"type": self.stream_error_code, "message": fail.message},
+            "error": {"type": self._ERRORS[fail.kind], "message": fail.message},
         }
         return [*events, ("error", error)]
 
@@ -556,7 +556,7 @@ class GeminiWire(WireFake):
     prefix = "/gemini/v1beta"
     endpoint = "/models/{target}"
     model_class = GeminiModel
-    stream_error_code = "stream_error"
+    stream_error_code = "http_500"  # Google's error names its HTTP status
     tool_names = GEMINI_TOOL_NAMES  # keeps ``.`` and ``:``
 
     def model_name(self, request: Request, body: dict[str, Any]) -> str:

@@ -396,7 +396,13 @@ async def test_a_tool_use_streamed_with_broken_json_reaches_the_loop_as_invalid_
             httpx2.Response(
                 200, json={"type": "error", "error": {"type": "api_error", "message": "x"}}
             ),
-            "api_error",
+            "http_500",  # an api_error, coded as the same error over HTTP
+        ),
+        (
+            httpx2.Response(
+                200, json={"type": "error", "error": {"type": "new_error", "message": "x"}}
+            ),
+            "new_error",  # a type the model does not know: as the provider sent it
         ),
         (
             httpx2.Response(
@@ -451,6 +457,18 @@ async def test_retry_after_is_read_in_seconds(
 
     assert response.retry_after == expected
     assert response.error_code == "http_429"
+
+
+async def test_an_overload_has_one_code_over_http_and_in_a_stream() -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    api = Api(httpx2.Response(529, json=error), sse(error))
+
+    async with api.model() as model:
+        (over_http,) = await collect(model, LlmRequest(contents=[Content.user("Hi")]))
+        (in_stream,) = await collect(model, LlmRequest(contents=[Content.user("Hi")]), stream=True)
+
+    assert over_http.error_code == in_stream.error_code == "http_529"
+    assert over_http.error_message == in_stream.error_message == "Overloaded"
 
 
 async def test_retry_after_as_an_http_date_is_the_seconds_until_then() -> None:

@@ -143,6 +143,27 @@ async def test_a_call_is_mapped_back_to_the_tool_s_own_name_and_arguments(
     assert response.finish_reason == "tool_calls"
 
 
+@pytest.mark.parametrize("key", ["tool_config", "toolConfig"])
+async def test_the_allowed_function_names_are_sent_as_gemini_knows_the_tools(
+    server: FakeGemini, llm: GeminiModel, name: str, key: str
+) -> None:
+    server.script(name, Turn(text="ok"))
+    calling = {"mode": "ANY", "allowedFunctionNames": [WEATHER.name]}
+    request = LlmRequest(
+        contents=[Content.user("Weather?")], config={key: {"functionCallingConfig": calling}}
+    )
+    request.declarations[WEATHER.name] = WEATHER
+
+    await collect(llm, request)
+
+    (sent,) = server.requests(name)
+    (declaration,) = sent.body["tools"][0]["functionDeclarations"]
+    assert declaration["name"] != WEATHER.name
+    assert sent.body["toolConfig"] == {
+        "functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [declaration["name"]]}
+    }
+
+
 @pytest.mark.parametrize("key", ["max_output_tokens", "maxOutputTokens"])
 async def test_generation_options_are_taken_in_either_case_and_unknown_ones_refused(
     server: FakeGemini, llm: GeminiModel, name: str, key: str
@@ -297,7 +318,7 @@ async def test_an_error_event_in_a_stream_ends_it_as_an_error(
         name, Reply(events=[{"error": {"code": 500, "message": "internal", "status": "INTERNAL"}}])
     )
     responses = await collect(llm, LlmRequest(contents=[Content.user("Hi")]), stream=True)
-    assert responses[-1].error_code == "stream_error"
+    assert responses[-1].error_code == "http_500"  # as the same error over HTTP
 
 
 async def test_an_unreachable_server_raises_connection_error_without_the_key() -> None:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import itertools
 import re
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from toolsets._concurrency import check_timeout, gather
 from toolsets._content import Content, FunctionCall, FunctionResponse, Part
@@ -411,33 +415,28 @@ class LlmAgent(BaseAgent):
         return self._loop(ctx) if ctx.resume is None else self._run_resumed(ctx)
 
     async def _with_background(self, ctx: RunContext) -> AsyncIterator[Event]:
-        """The run, holding the task group its background calls run in (only an agent
-        that may call a background tool holds one): calls still running when it ends
-        are cancelled, and the model is told so in the session."""
-        calls: BackgroundCalls | None = None
-        stopped: BaseException | None = None
+        """The run, with a task group its background calls run in (only an agent that
+        may call a background tool has one): calls still running when it ends are
+        cancelled, and the model is told so in the session.
+
+        The task group is held by a task of its own (`_BackgroundHost`), not by this
+        generator: no cancel scope spans a ``yield``, so a caller may stop listening
+        (``break``, an error, dropping the iterator) without closing it, and the calls
+        end as soon as the generator is closed or collected."""
+        host = _BackgroundHost(self, ctx)
+        host.start()
         try:
-            async with anyio.create_task_group() as group:
-                calls = BackgroundCalls(task_group=group)
-                events = (
-                    self._loop(ctx, calls) if ctx.resume is None else self._run_resumed(ctx, calls)
-                )
-                try:
-                    async with contextlib.aclosing(events):
-                        async for event in events:
-                            yield event
-                except BaseException as exc:
-                    # Raised again below, as it is: through the task group it would
-                    # come out wrapped in an exception group.
-                    stopped = exc
-                calls.cancel("the run ended before the call did")
-            if stopped is not None:
-                raise stopped
+            async with host.events:
+                async for event in host.events:
+                    yield event
+            await host.ended.wait()
         finally:
-            told = self._arrived(ctx, calls)
-            if told is not None:
+            if not host.ended.is_set():
+                host.scope.cancel()
                 with anyio.CancelScope(shield=True):
-                    await ctx.append(told)
+                    await host.ended.wait()
+        if host.failure is not None:
+            raise host.failure
 
     async def _run_resumed(
         self, ctx: RunContext, background: BackgroundCalls | None = None
@@ -752,3 +751,67 @@ class LoopAgent(BaseAgent):
             start = 0
             iteration += 1
         ctx.agent_states.pop(self.name, None)
+
+
+class _BackgroundHost:
+    """The task an agent's run with background calls runs in: it holds their task group
+    and hands the run's events over a zero-buffer stream to the generator the caller
+    iterates (`LlmAgent._with_background`), which cancels it when it is closed.
+
+    A task with no parent in the caller's task: anyio has no way to start one but from
+    a thread, so a short-lived thread starts it in the caller's event loop (and the
+    caller's context) and waits for it to end."""
+
+    def __init__(self, agent: LlmAgent, ctx: RunContext) -> None:
+        self._agent = agent
+        self._ctx = ctx
+        self._send, self.events = anyio.create_memory_object_stream[Event]()
+        self.scope = anyio.CancelScope()
+        """Cancelled when the caller stops listening."""
+        self.ended = anyio.Event()
+        """Set when the run and its background calls have ended."""
+        self.failure: BaseException | None = None
+        """What ended the run, to be raised to the caller."""
+
+    def start(self) -> None:
+        context = contextvars.copy_context()
+        token = anyio.lowlevel.current_token()
+        threading.Thread(
+            target=context.run,
+            args=(anyio.from_thread.run, self._run),
+            kwargs={"token": token},
+            name=f"toolsets.background-host.{self._agent.name}",
+            daemon=True,
+        ).start()
+
+    async def _run(self) -> None:
+        agent, ctx = self._agent, self._ctx
+        calls: BackgroundCalls | None = None
+        try:
+            with self.scope:
+                async with anyio.create_task_group() as group:
+                    calls = BackgroundCalls(task_group=group)
+                    events = (
+                        agent._loop(ctx, calls)
+                        if ctx.resume is None
+                        else agent._run_resumed(ctx, calls)
+                    )
+                    try:
+                        async with self._send, contextlib.aclosing(events):
+                            async for event in events:
+                                await self._send.send(event)
+                    except anyio.BrokenResourceError:
+                        pass  # the caller stopped listening
+                    except BaseException as exc:  # the run's failure, raised to the caller
+                        # Kept here rather than let through the task group, which
+                        # would wrap it in an exception group.
+                        self.failure = exc
+                    calls.cancel("the run ended before the call did")
+        finally:
+            try:
+                told = agent._arrived(ctx, calls)
+                if told is not None:
+                    with anyio.CancelScope(shield=True):
+                        await ctx.append(told)
+            finally:
+                self.ended.set()

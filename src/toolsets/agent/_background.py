@@ -12,6 +12,7 @@ import anyio
 
 from toolsets._content import Content, Part
 from toolsets._context import EventActions, ToolContext
+from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._invoke import (
     Done,
@@ -31,6 +32,7 @@ __all__ = [
     "BackgroundStatus",
     "BackgroundTool",
     "BackgroundUpdate",
+    "LONG_RUNNING_REFUSED",
     "background",
     "background_tool_of",
     "default_background_format",
@@ -121,26 +123,45 @@ def background(
     once, and the run goes on. When the call ends, its result (after ``after_tool``), its
     error, or its timeout (the agent's ``tool_timeout`` or the tool's own ``timeout``)
     is given to the model as a user-side message, formatted as ``"done"`` or
-    ``"error"``, before its next turn; if the model answers meanwhile without calling a
+    ``"error"``, before its next turn (with the call's state and artifact changes; its
+    ``transfer_to_agent``, ``escalate`` and ``skip_summarization`` are not applied, the
+    turn they belonged to being over); if the model answers meanwhile without calling a
     tool, the run waits for the next one to end. Calls still running when the run ends
     (a pause, an error, a limit, or the caller stops or cancels it) are cancelled, and
     the ``"cancelled"`` message is recorded for the model's next run. The messages are
     events of the agent with a user-role content (`Event.is_final_response` is False for
     them).
 
+    A long-running tool (``is_long_running``: its result arrives later from outside the
+    run) cannot run in the background: ``background`` refuses one (`ToolDefinitionError`),
+    a call to one a background toolset lists gets an error result, and a call that marks
+    itself long-running as it runs ends with an ``"error"`` update.
+
     An `LlmAgent` sees, when it is made, whether its tools may include a background one
     (through `prefixed`, `renamed`, `filtered`, `combined`, `phased` and a
     `StaticToolset`'s tools); a background tool it could not see then (pushed into a
     `StaticToolset` later, or listed by a toolset of your own) runs as a plain call.
 
-    While a background call may run, the agent's run holds the task group the calls run
-    in, across the events it yields: consume it from one task, with a timeout around the
-    whole iteration rather than around each step, and close it (``aclosing``) when
-    stopping early, as for any async generator that holds a task group.
+    The calls run in a task of their own, not in the generator the caller iterates: a
+    caller may stop early (``break``, an error, dropping the iterator) without closing
+    it; the calls are cancelled when the generator is closed or collected.
     """
     if isinstance(tools, Toolset) and not isinstance(tools, Tool):
         return _BackgroundToolset(tools, formatter)
-    return BackgroundTool(as_tool(tools), formatter)
+    wrapped = as_tool(tools)
+    if wrapped.is_long_running:
+        raise ToolDefinitionError(
+            f"the tool {wrapped.name!r} is long-running (its result arrives from outside "
+            "the run): it cannot run in the background"
+        )
+    return BackgroundTool(wrapped, formatter)
+
+
+LONG_RUNNING_REFUSED = (
+    "This tool is long-running (its result arrives later from outside the run), so it "
+    "cannot run in the background; it was not called."
+)
+"""The error result of a call to a long-running tool a `background` toolset listed."""
 
 
 def background_tool_of(tool: Tool) -> BackgroundTool | None:
@@ -229,10 +250,17 @@ class BackgroundCalls:
         except Exception as error:  # the background task's top-level handler
             self._end(call, "error", describe_error(call.tool_name, error))
             return
-        if isinstance(outcome, Done | LongRunning):
-            result = outcome.result if isinstance(outcome, Done) else outcome.interim
+        if isinstance(outcome, Done):
+            result = outcome.result
             status = "error" if is_error_result(result) else "done"
             actions = outcome.actions
+        elif isinstance(outcome, LongRunning):  # marked itself long-running as it ran
+            status = "error"
+            result = error_result(
+                "The call reported itself long-running: its result would arrive from "
+                f"outside the run, which a background call cannot wait for. It returned "
+                f"{json.dumps(outcome.interim, ensure_ascii=False)} meanwhile."
+            )
         else:  # asked for the user's answer while running: there is no one to ask
             status = "error"
             result = error_result(

@@ -29,6 +29,7 @@ from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets._tool import Tool
 from toolsets.agent._background import (
+    LONG_RUNNING_REFUSED,
     BackgroundCalls,
     BackgroundTool,
     BackgroundUpdate,
@@ -141,6 +142,8 @@ class Dispatcher:
             answered = None
         ctx = ToolContext(self._invocation, function_call_id=call_id)
         behind = background_tool_of(tool) if self._background is not None else None
+        if behind is not None and tool.is_long_running:  # listed by a background toolset
+            return self.refused(call, LONG_RUNNING_REFUSED)
         outcome = await self._invoke(
             tool, call.args, ctx, confirmation, credential, resumed, behind is not None
         )

@@ -7,7 +7,7 @@ import base64
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import httpx2
 
@@ -80,12 +80,25 @@ class AnthropicModel(HttpModel[ToolCallMap]):
 
     Provider errors (an HTTP 4xx or 5xx, 529 when overloaded) are answered as an
     `LlmResponse` with ``error_code`` (``"http_429"``), ``error_message`` and, when the
-    server says how long to wait, ``retry_after``; an ``error`` event in a stream gives
-    the error's type as its code (``"overloaded_error"``). A server that cannot be
+    server says how long to wait, ``retry_after``; an ``error`` event in a stream gets the
+    code of its type's status (``overloaded_error``: ``"http_529"``), as the same error
+    answered over HTTP does (its message is the error's). A server that cannot be
     reached raises `toolsets.ConnectionError`. The API key never appears in either.
     """
 
     _SERVER = "Anthropic API at"
+    _ERROR_STATUSES: ClassVar[Mapping[str, int]] = {
+        "invalid_request_error": 400,
+        "authentication_error": 401,
+        "billing_error": 402,
+        "permission_error": 403,
+        "not_found_error": 404,
+        "request_too_large": 413,
+        "rate_limit_error": 429,
+        "api_error": 500,
+        "timeout_error": 504,
+        "overloaded_error": 529,
+    }
     _ENV = "ANTHROPIC"
     _API = "a Messages API"
     _CONFIG_KEYS = CONFIG_KEYS

@@ -121,7 +121,8 @@ class GeminiModel(HttpModel[ToolCallMap]):
     (``executableCode``, ``codeExecutionResult``) becomes parts of their own, and
     ``groundingMetadata`` the response's `Grounding`.
 
-    Provider errors (an HTTP 4xx or 5xx; a blocked prompt; a malformed call) are
+    Provider errors (an HTTP 4xx or 5xx, or an error in a stream, which names its HTTP
+    status; a blocked prompt; a malformed call) are
     answered as an `LlmResponse` with ``error_code`` (``"http_429"``,
     ``"prompt_blocked"``, ``"malformed_function_call"``), ``error_message`` and
     ``retry_after`` (from Gemini's ``RetryInfo``, else ``Retry-After``); a server that
@@ -293,7 +294,7 @@ class GeminiModel(HttpModel[ToolCallMap]):
                         failed = invalid_response(f"a stream event is not a JSON object: {shown}")
                         continue
                     if isinstance(chunk.get("error"), Mapping):
-                        failed = self._error(chunk["error"], code="stream_error")
+                        failed = self._error(chunk["error"], code=_stream_code(chunk["error"]))
                         continue
                     last = chunk
                     for piece in state.add(chunk):
@@ -421,6 +422,8 @@ def _body(request: LlmRequest, calls: ToolCallMap) -> dict[str, Any]:
         name = _ALIASES.get(key) or _camel(key)
         if name in GENERATION_CONFIG_KEYS:
             generation[name] = value
+        elif name == "toolConfig":
+            body[name] = _tool_config(value, calls)
         elif name in _TOP_LEVEL_KEYS:
             body[name] = value
         else:
@@ -432,6 +435,30 @@ def _body(request: LlmRequest, calls: ToolCallMap) -> dict[str, Any]:
     if generation:
         body["generationConfig"] = generation
     return body
+
+
+def _stream_code(error: Mapping[str, Any]) -> str:
+    """The code of an error in a stream: the one an HTTP error gets (``http_<status>``)
+    when it names its HTTP status (Google's ``code``), else ``"stream_error"``."""
+    status = error.get("code")
+    if isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599:
+        return f"http_{status}"
+    return "stream_error"
+
+
+def _tool_config(value: Any, calls: ToolCallMap) -> Any:
+    """``toolConfig`` with the tools ``allowedFunctionNames`` names by their declarations
+    named as the API knows them (their provider names)."""
+    if not isinstance(value, Mapping):
+        return value
+    calling = value.get("functionCallingConfig")
+    if not isinstance(calling, Mapping):
+        return value
+    allowed = calling.get("allowedFunctionNames")
+    if not isinstance(allowed, list | tuple):
+        return value
+    names = [calls.to_provider(str(name)) for name in allowed]
+    return {**value, "functionCallingConfig": {**calling, "allowedFunctionNames": names}}
 
 
 def _wire_part(part: Part, calls: ToolCallMap, given_ids: set[str]) -> dict[str, Any] | None:

@@ -77,6 +77,9 @@ class HttpModel(Generic[Names]):
     _API: ClassVar[str]
     """The API, as errors about a request's config name it (``"a Messages API"``)."""
     _CONFIG_KEYS: ClassVar[frozenset[str]]
+    _ERROR_STATUSES: ClassVar[Mapping[str, int]] = {}
+    """The HTTP status each of the provider's error types goes with: an error sent as
+    data (in a stream) of such a type gets the code an HTTP error of that status gets."""
     """The ``LlmRequest.config`` keys sent as they are."""
 
     def __init__(
@@ -350,12 +353,14 @@ class HttpModel(Generic[Names]):
 
     def _provider_error(self, payload: Mapping[str, Any], *, code: str) -> LlmResponse:
         """An error the server sent as data (in a body or a stream event), its code the
-        error's own ``code`` or ``type`` when it has one."""
+        one an HTTP error gets (``http_<status>``) when its type goes with a status
+        (`_ERROR_STATUSES`), else the error's own ``code`` or ``type`` when it has one."""
         error = payload.get("error")
         if isinstance(error, Mapping):
             given = error.get("code") or error.get("type")
             if isinstance(given, str | int) and not isinstance(given, bool):
-                code = str(given)
+                status = self._ERROR_STATUSES.get(str(given))
+                code = str(given) if status is None else f"http_{status}"
         message = error_message(payload) or "the server answered with an error"
         return LlmResponse(
             finish_reason="error", error_code=code, error_message=truncate(self._redact(message))
