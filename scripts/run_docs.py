@@ -16,11 +16,9 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DISTRIBUTION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
 PROMISE = re.compile(r"^\s*print\(.*\)\s*# → (.+)$", re.M)
 
 
@@ -64,10 +62,15 @@ def broken_promises(code: str, stdout: str) -> list[str]:
     ]
 
 
+INSTALL_LINE = re.compile(r"pip install '[^']*\[[a-z0-9-]+\]'")
+"""What an ImportError of a module needing an extra names (`toolsets._install.install_line`:
+the clone it came from, or ``'.[extra]'``)."""
+
+
 def needs_an_extra(stderr: str) -> bool:
     """Whether a run ended on the ImportError of a module that names the extra to install."""
     last = stderr.strip().splitlines()[-1:] or [""]
-    return last[0].startswith("ImportError") and f"pip install '{DISTRIBUTION}[" in last[0]
+    return last[0].startswith("ImportError") and INSTALL_LINE.search(last[0]) is not None
 
 
 def module_problems() -> list[str]:
@@ -87,7 +90,7 @@ def module_problems() -> list[str]:
         try:
             importlib.import_module(name)
         except ImportError as exc:
-            if f"pip install '{DISTRIBUTION}[" not in str(exc):
+            if INSTALL_LINE.search(str(exc)) is None:
                 problems.append(f"{name}: {exc!r}")
     return problems
 
