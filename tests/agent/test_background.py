@@ -37,6 +37,7 @@ from toolsets.agent import (
     Event,
     LlmAgent,
     Runner,
+    _agents,
     background,
 )
 from toolsets.agent._background import LONG_RUNNING_REFUSED
@@ -371,6 +372,39 @@ async def test_an_error_in_the_caller_ends_the_background_calls_of_the_run() -> 
             await listen()
         await gate.closed.wait()
         await cancellation_recorded(runner, session_id)
+
+
+@collected_unexhausted
+async def test_a_background_call_whose_cleanup_lasts_does_not_hold_up_a_caller_that_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_agents, "BACKGROUND_CLOSE_GRACE", 0.2)
+    cleaning, release = anyio.Event(), anyio.Event()
+
+    @tool
+    async def stubborn(n: int) -> int:
+        """Work until cancelled, then clean up until released."""
+        try:
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                cleaning.set()
+                await release.wait()
+        return n
+
+    model = ScriptedModel([call("stubborn", n=1), "never reached"])
+    runner = Runner(LlmAgent("assistant", model, tools=[background(stubborn)]))
+    session = await runner.create_session(user_id="u")
+    with anyio.fail_after(RUN_TIMEOUT):
+        events = runner.run(user_id="u", session_id=session.id, message="go")
+        async for event in events:
+            if event.function_responses:
+                break
+        await events.aclose()  # back once the grace is over, the cleanup still going
+        assert cleaning.is_set()
+        assert not release.is_set()
+        release.set()
+        await cancellation_recorded(runner, session.id)
 
 
 @tool(is_long_running=True)

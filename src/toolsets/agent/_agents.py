@@ -63,6 +63,10 @@ def _as_list(value: Any) -> list[Any]:
     return list(value)
 
 
+BACKGROUND_CLOSE_GRACE = 5.0
+"""Seconds a run that stops waits for its cancelled background calls to clean up."""
+
+
 class BaseAgent(abc.ABC):
     """An agent in a tree: a name, a description, sub-agents, and a `run`.
 
@@ -433,7 +437,9 @@ class LlmAgent(BaseAgent):
         finally:
             if not host.ended.is_set():
                 host.scope.cancel()
-                with anyio.CancelScope(shield=True):
+                # A background call's cleanup that never ends does not hold the caller:
+                # past the grace, the host ends on its own (it is cancelled already).
+                with anyio.move_on_after(BACKGROUND_CLOSE_GRACE, shield=True):
                     await host.ended.wait()
         if host.failure is not None:
             raise host.failure
