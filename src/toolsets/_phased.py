@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from types import TracebackType
-from typing import Any, Self
-
-import anyio
+from typing import Any
 
 from toolsets._concurrency import Ready
 from toolsets._context import ToolContext
@@ -17,6 +13,7 @@ from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets._tool import LlmRequest, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset, list_each
+from toolsets._wrappers import ManyToolsets
 
 __all__ = ["PhaseChooser", "phased"]
 
@@ -88,7 +85,9 @@ class _PhaseTool(ForwardingTool):
         return f"_PhaseTool({self.tool!r}, phases={self.phases!r})"
 
 
-class _Phased(BaseToolset):
+class _Phased(ManyToolsets):
+    label = "phased"
+
     def __init__(
         self,
         phases: Mapping[str, Toolset | Sequence[Tool | Callable[..., Any]]],
@@ -112,7 +111,6 @@ class _Phased(BaseToolset):
             )
         self._initial = initial
         self._choose = phase
-        self._stack: contextlib.AsyncExitStack | None = None
 
     def phase(self, state: Mapping[str, Any]) -> str:
         """The current phase, in ``state``.
@@ -159,30 +157,6 @@ class _Phased(BaseToolset):
         ordered = [found[name] for name in first]
         ordered += [item for name, item in found.items() if name not in first]
         return tuple(_PhaseTool(t, tuple(p), self, current, names) for t, p in ordered)
-
-    async def shutdown(self) -> None:
-        with anyio.CancelScope(shield=True):
-            for toolset in self.toolsets:
-                await toolset.shutdown()
-
-    async def __aenter__(self) -> Self:
-        async with contextlib.AsyncExitStack() as stack:
-            for toolset in self.toolsets:
-                await stack.enter_async_context(toolset)
-            self._stack = stack.pop_all()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.__aexit__(exc_type, exc, tb)
-        else:
-            await self.shutdown()
 
     def __repr__(self) -> str:
         return f"phased({', '.join(self._order)})"

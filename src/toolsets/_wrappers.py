@@ -26,6 +26,7 @@ from toolsets._toolset import BaseToolset, Toolset, list_each
 __all__ = [
     "checked_toolset",
     "LastListing",
+    "ManyToolsets",
     "RenamedTool",
     "WrapperToolset",
     "combined",
@@ -265,28 +266,15 @@ class _Renamed(WrapperToolset):
         return f"{self._label}({self.wrapped!r})"
 
 
-class _Combined(BaseToolset):
-    def __init__(self, toolsets: Sequence[Toolset]) -> None:
-        self.toolsets = tuple(checked_toolset(toolset) for toolset in toolsets)
-        """The combined toolsets, in order."""
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._last = LastListing()
+class ManyToolsets(BaseToolset):
+    """A toolset over several: entering it enters each (in order, and leaves those
+    entered if one fails); shutting it down shuts down each. Subclasses set
+    ``toolsets``."""
 
-    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
-        results = await list_each(self.toolsets, ctx)
-        out: list[Tool] = []
-        owner: dict[str, int] = {}
-        for index, tools in enumerate(results):
-            for t in tools:
-                if t.name in owner:
-                    raise ToolDefinitionError(
-                        f"combined(): toolsets #{owner[t.name]} and #{index} both offer "
-                        f"{t.name!r}; wrap one in prefixed() or renamed()",
-                        tool_name=t.name,
-                    )
-                owner[t.name] = index
-                out.append(t)
-        return self._last.keep(None, tuple(out))
+    label = "toolsets"
+    """How errors name it (the function that makes it)."""
+    toolsets: tuple[Toolset, ...]
+    _stack: contextlib.AsyncExitStack | None = None
 
     async def shutdown(self) -> None:
         # Every toolset gets its chance to release its resources, even when an earlier
@@ -302,7 +290,7 @@ class _Combined(BaseToolset):
         if len(errors) == 1:
             raise errors[0]
         if errors:
-            raise ExceptionGroup("combined(): several toolsets failed to shut down", errors)
+            raise ExceptionGroup(f"{self.label}(): several toolsets failed to shut down", errors)
 
     async def __aenter__(self) -> Self:
         async with contextlib.AsyncExitStack() as stack:
@@ -322,6 +310,31 @@ class _Combined(BaseToolset):
             await stack.__aexit__(exc_type, exc, tb)
         else:
             await self.shutdown()
+
+
+class _Combined(ManyToolsets):
+    label = "combined"
+
+    def __init__(self, toolsets: Sequence[Toolset]) -> None:
+        self.toolsets = tuple(checked_toolset(toolset) for toolset in toolsets)
+        """The combined toolsets, in order."""
+        self._last = LastListing()
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
+        results = await list_each(self.toolsets, ctx)
+        out: list[Tool] = []
+        owner: dict[str, int] = {}
+        for index, tools in enumerate(results):
+            for t in tools:
+                if t.name in owner:
+                    raise ToolDefinitionError(
+                        f"combined(): toolsets #{owner[t.name]} and #{index} both offer "
+                        f"{t.name!r}; wrap one in prefixed() or renamed()",
+                        tool_name=t.name,
+                    )
+                owner[t.name] = index
+                out.append(t)
+        return self._last.keep(None, tuple(out))
 
     def __repr__(self) -> str:
         return f"combined({', '.join(repr(t) for t in self.toolsets)})"
