@@ -1,17 +1,19 @@
-"""Running awaitables with anyio: side by side (without leaking exception groups), and under
-a deadline; and the one rule for a timeout's value."""
+"""Running awaitables with anyio: side by side (without leaking exception groups), under a
+deadline, and as a task of their own; and the one rule for a timeout's value."""
 
 from __future__ import annotations
 
+import contextvars
 import math
 import time
 import types
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import Any, Generic, TypeVar
 
 import anyio
+import anyio.lowlevel
 
-__all__ = ["Ready", "check_timeout", "gather", "with_deadline"]
+__all__ = ["Ready", "check_timeout", "gather", "start_detached", "with_deadline"]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -137,3 +139,25 @@ def _go_on(steps: Generator[Any, Any, T], waiting_on: Any) -> Generator[Any, Any
             except StopIteration as done:
                 result = done.value
                 return result
+
+
+def start_detached(fn: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> object:
+    """Start ``fn()`` in the running event loop as a task that is no task's child, in a
+    copy of the caller's context; return what keeps it alive, to be held until it ends.
+
+    For a task that must outlive the scope it was started from without holding a cancel
+    scope across that scope's suspensions — the host of a run's background calls, which
+    an async generator drives (`toolsets.agent`). anyio starts no such task, so this asks
+    the loop itself: asyncio's ``create_task`` (which holds tasks weakly: hence the
+    handle) or trio's system tasks. ``fn`` must not raise: nothing waits for its outcome
+    (trio ends the whole run on a system task's error); the event loop cancels it when
+    it shuts down.
+    """
+    native = anyio.lowlevel.current_token().native_token
+    context = contextvars.copy_context()
+    create_task = getattr(native, "create_task", None)
+    if create_task is not None:  # asyncio: the token is the running loop
+        return create_task(fn(), name=name, context=context)
+    import trio  # the only other loop anyio runs on
+
+    return trio.lowlevel.spawn_system_task(fn, name=name, context=context)
