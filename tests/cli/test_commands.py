@@ -10,12 +10,11 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.adapters.helpers import NotesApi, notes_api
+from tests.adapters.helpers import NotesApi
 from tests.cli.helpers import (
     FIXTURE_STDIO,
     SRC,
@@ -29,12 +28,6 @@ from tests.cli.helpers import (
 )
 from tests.helpers import ROOT, free_port
 from tests.mcp.helpers import HttpServer
-
-
-@pytest.fixture(scope="module")
-def api() -> Iterator[NotesApi]:
-    with notes_api() as api:
-        yield api
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import os
 import shlex
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import mcp.types as mt
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.adapters.helpers import NotesApi, notes_api
+from tests.adapters.helpers import NotesApi
 from tests.cli.helpers import (
     FIXTURE_STDIO,
     TIMEOUT,
@@ -30,12 +29,6 @@ from tests.cli.helpers import (
     toolsets_command,
     write_sources,
 )
-
-
-@pytest.fixture(scope="module")
-def api() -> Iterator[NotesApi]:
-    with notes_api() as api:
-        yield api
 
 
 @pytest.fixture(scope="module")

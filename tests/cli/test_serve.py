@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -19,7 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.adapters.helpers import NotesApi, notes_api
+from tests.adapters.helpers import NotesApi
 from tests.cli.helpers import (
     FIXTURE_STDIO,
     TIMEOUT,
@@ -80,12 +79,6 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         WORKER_TOOLS + "\ntools = [pid, holding, handed, slow]\n", encoding="utf-8"
     )
     return paths
-
-
-@pytest.fixture(scope="module")
-def api() -> Iterator[NotesApi]:
-    with notes_api() as api:
-        yield api
 
 
 class Served(HttpServer):

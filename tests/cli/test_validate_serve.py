@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.helpers import NotesApi, notes_api
+from tests.adapters.helpers import NotesApi
 from tests.cli.helpers import (
     SRC,
     error_line,
@@ -119,12 +119,6 @@ def test_serve_options_that_cannot_work_are_one_line_usage_errors() -> None:
     assert "--workers needs --stateless" in line
     line = error_line(toolsets_command("serve", spec, "--http", "host:port"))
     assert "'host:port' is not HOST:PORT" in line
-
-
-@pytest.fixture(scope="module")
-def api() -> Iterator[NotesApi]:
-    with notes_api() as api:
-        yield api
 
 
 def test_the_printed_config_serves_the_spec_to_an_mcp_client(
