@@ -23,13 +23,18 @@ Two rankers, side by side, over each spec's tools:
              if ``toolsets.search`` can be imported (else the column says why not).
 A request counts as found at k when any of its expected tools is among the first k
 results. Figures: recall@1 and recall@5 per spec and over both (every request weighing
-the same), the time to build each index (one build), and the median time of one search
-(each request searched ``--repeats`` times, default 3, after one warm-up pass).
+the same), the time to build each index (the least of ``--repeats`` builds, default 3:
+a shared machine's noise only adds), and the median time of one search (each request
+searched ``--repeats`` times after one warm-up pass).
 
 Targets (issue 16): ToolIndex's recall@5 ≥ 0.9 over both specs, a search ≤ 5 ms on
 GitHub's catalogue. ``--misses`` lists the requests ToolIndex (or ``baseline``) does not
 find in its top 5, with what it found instead. ``--json`` prints the figures as one JSON
 line.
+
+Measured (Nov 2026, 434 requests: 256 GitHub, 178 Stripe): the baseline finds 19% of
+them first and 41% in its top 5 (GitHub 0.191 / 0.414, Stripe 0.191 / 0.410), builds
+in 65 ms (GitHub) and answers in 0.1 ms.
 """
 
 from __future__ import annotations
@@ -210,9 +215,11 @@ def measure(
     pairs: Sequence[Pair],
     repeats: int,
 ) -> Run:
-    start = time.perf_counter()
-    ranker = make(tools)
-    build_s = time.perf_counter() - start
+    builds = []
+    for _ in range(max(repeats, 1)):
+        start = time.perf_counter()
+        ranker = make(tools)
+        builds.append(time.perf_counter() - start)
     results = [ranker(p.query, LIMIT) for p in pairs]  # also the warm-up pass
     times = []
     for _ in range(repeats):
@@ -222,7 +229,7 @@ def measure(
             times.append(time.perf_counter() - start)
     at_1, at_5 = found_at(pairs, results, 1), found_at(pairs, results, LIMIT)
     misses = [(p, got) for p, got, hit in zip(pairs, results, at_5, strict=True) if not hit]
-    return Run(build_s, times, at_1, at_5, misses)
+    return Run(min(builds), times, at_1, at_5, misses)
 
 
 def _share(hits: Sequence[bool]) -> float:
@@ -253,7 +260,7 @@ def _cell(name: str, value: float | None) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--repeats", type=int, default=3, help="times each request is searched (default 3)"
+        "--repeats", type=int, default=3, help="builds, and searches of each request (default 3)"
     )
     parser.add_argument(
         "--misses",
