@@ -7,6 +7,7 @@ of thousands of operations indexes in a second or two.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -97,7 +98,7 @@ def _document(entry: IndexEntry) -> list[str]:
 
 def _bm25() -> Any:
     try:
-        import bm25s
+        bm25s = importlib.import_module("bm25s")  # untyped: imported by name
     except ImportError as exc:
         from toolsets.adapters._extras import missing_extra
 
