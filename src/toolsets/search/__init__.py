@@ -1,6 +1,23 @@
-"""Tool search over big catalogues: `ToolIndex` ranks a toolset's tools for a request
-(needs the ``search`` extra: bm25s)."""
+"""Tool search over big catalogues: `searchable` offers a toolset through one
+``search_tools`` tool that loads what it finds; `ToolIndex` ranks a toolset's tools for
+a request (both need the ``search`` extra: bm25s)."""
 
 from toolsets.search._index import IndexEntry, Match, ToolIndex
+from toolsets.search._searchable import (
+    DEFAULT_MAX_LOADED,
+    SEARCH_TOOL_NAME,
+    HiddenTool,
+    SearchableToolset,
+    searchable,
+)
 
-__all__ = ["IndexEntry", "Match", "ToolIndex"]
+__all__ = [
+    "DEFAULT_MAX_LOADED",
+    "SEARCH_TOOL_NAME",
+    "HiddenTool",
+    "IndexEntry",
+    "Match",
+    "SearchableToolset",
+    "ToolIndex",
+    "searchable",
+]
