@@ -5,6 +5,7 @@ HTTP server."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -29,6 +30,7 @@ from toolsets import (
     ToolDefinitionError,
     searchable,
 )
+from toolsets._install import install_line
 from toolsets.agent import LlmAgent, Runner
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
@@ -372,3 +374,13 @@ async def test_an_agent_over_githubs_spec_finds_and_calls_the_right_operation_th
     assert len(model.requests[1].declarations) <= 6  # search_tools and the five found
     assert events[-1].content is not None
     assert events[-1].content.text == "Starred."
+
+
+def test_without_bm25s_making_one_names_the_line_that_installs_the_search_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # as if not installed
+    with pytest.raises(ImportError) as raised:
+        searchable(catalogue())
+    assert raised.value.name == "bm25s"
+    assert install_line("search") in str(raised.value)

@@ -26,7 +26,6 @@ the same order keep the index).
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -65,13 +64,14 @@ _instances = itertools.count(1)
 
 
 def _require_bm25s() -> None:
-    """Raise the ImportError naming the ``search`` extra when bm25s is missing."""
-    if importlib.util.find_spec("bm25s") is None:
+    """Raise the ImportError naming the ``search`` extra when bm25s is missing (when
+    the wrapper is made, not at its first search)."""
+    try:
+        import bm25s  # noqa: F401  (imported here once; the index uses it)
+    except ImportError as exc:
         from toolsets.adapters._extras import missing_extra
 
-        raise missing_extra(
-            "toolsets.search", "search", ModuleNotFoundError("no bm25s", name="bm25s")
-        )
+        raise missing_extra("toolsets.search", "search", exc) from exc
 
 
 def hidden_declaration(tool: Tool) -> ToolDeclaration | None:
