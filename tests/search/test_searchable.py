@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tests.agent.helpers import agent_with, response_of, start
+from tests.agent.helpers import agent_with, approve, asked_to_confirm, response_of, start
 from tests.helpers import PEERS
 from tests.mcp.helpers import eventually
 from toolsets import (
@@ -29,6 +29,7 @@ from toolsets import (
     ToolContext,
     ToolDefinitionError,
     searchable,
+    tool,
 )
 from toolsets._install import install_line
 from toolsets.agent import LlmAgent, Runner
@@ -145,6 +146,27 @@ async def test_a_tool_not_loaded_can_be_called_by_name_and_the_call_loads_it() -
     assert response_of(events, "get_weather") == "sunny in Paris"
     assert list(model.requests[0].declarations) == [SEARCH_TOOL_NAME]
     assert list(model.requests[1].declarations) == [SEARCH_TOOL_NAME, "get_weather"]
+
+
+async def test_a_tool_not_loaded_that_needs_confirmation_pauses_and_runs_once_approved() -> None:
+    wiped: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def wipe_disk(disk: str) -> str:
+        """Erase a whole disk."""
+        wiped.append(disk)
+        return f"{disk} wiped"
+
+    runner, model = agent_with(
+        [FunctionCall(id="w", name="wipe_disk", args={"disk": "sda"}), "done"],
+        [searchable(StaticToolset([wipe_disk, get_weather]))],
+    )
+    session, events = await start(runner, "wipe sda")
+    assert wiped == []
+    resumed = await approve(runner, session, asked_to_confirm(events))
+    assert response_of(resumed, "wipe_disk") == "sda wiped"
+    assert wiped == ["sda"]
+    assert "wipe_disk" in model.requests[-1].declarations
 
 
 async def test_a_name_no_tool_has_gets_the_unknown_tool_error() -> None:

@@ -26,6 +26,7 @@ the same order keep the index).
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -67,7 +68,7 @@ def _require_bm25s() -> None:
     """Raise the ImportError naming the ``search`` extra when bm25s is missing (when
     the wrapper is made, not at its first search)."""
     try:
-        import bm25s  # noqa: F401  (imported here once; the index uses it)
+        importlib.import_module("bm25s")  # untyped: imported by name; the index uses it
     except ImportError as exc:
         from toolsets.adapters._extras import missing_extra
 
