@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolsets._tool import Tool
-from toolsets.search._lexicon import INTENTS, RELATED, STOPWORDS
-from toolsets.search._text import stem, words
+from toolsets.search._lexicon import INTENTS, RELATED
+from toolsets.search._text import Terms
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
 
@@ -116,10 +116,6 @@ def _bm25s() -> Any:
     return module
 
 
-def _terms(text: str) -> list[str]:
-    return [stem(word) for word in words(text) if word not in STOPWORDS]
-
-
 def _summary_line(entry: IndexEntry) -> str:
     """The first line of the entry's summary or description, else its method and path."""
     for text in (entry.summary, entry.description):
@@ -142,23 +138,23 @@ class _Shape:
     method: str
 
 
-def _shape(entry: IndexEntry) -> _Shape:
+def _shape(entry: IndexEntry, terms: Terms) -> _Shape:
     method = (entry.method or "").lower()
     segments: list[frozenset[str]] = []
     parameters: set[str] = set()
     for part in (entry.path or "").split("/"):
         if part.startswith("{"):
-            parameters.update(_terms(part))
+            parameters.update(terms(part))
             continue
         if not part or (part[:1] == "v" and part[1:].isdigit()):
             continue
-        terms = frozenset(_terms(part))
-        if terms:
-            segments.append(terms)
+        found = frozenset(terms(part))
+        if found:
+            segments.append(found)
     # Words a name takes from path parameters ("SubscriptionExposedId") are not what the
     # tool does: left out, unless a literal segment has them too.
     parameters.difference_update(*segments)
-    name = frozenset(t for t in _terms(entry.name) if t != method and t not in parameters)
+    name = frozenset(t for t in terms(entry.name) if t != method and t not in parameters)
     return _Shape(name=name, segments=tuple(segments), method=method)
 
 
@@ -176,30 +172,22 @@ class _Query:
     """Related term → the request's word it came from."""
 
 
-def _lookup(table: dict[str, tuple[str, ...]]) -> dict[tuple[str, ...], tuple[str, ...]]:
-    return {tuple(stem(w) for w in key.split()): value for key, value in table.items()}
-
-
 class _Lexicon:
-    def __init__(self) -> None:
+    """`RELATED` and `INTENTS` with their keys and words stemmed as the index's terms."""
+
+    def __init__(self, terms: Terms) -> None:
+        def key(phrase: str) -> tuple[str, ...]:
+            return tuple(terms.stem(word) for word in phrase.split())
+
         self.related = {
-            key: tuple(stem(w) for w in values) for key, values in _lookup(RELATED).items()
+            key(phrase): tuple(terms.stem(word) for word in related)
+            for phrase, related in RELATED.items()
         }
-        self.intents = _lookup(INTENTS)
+        self.intents = {key(phrase): methods for phrase, methods in INTENTS.items()}
 
 
-_LEXICON: list[_Lexicon] = []
-
-
-def _lexicon() -> _Lexicon:
-    if not _LEXICON:
-        _LEXICON.append(_Lexicon())
-    return _LEXICON[0]
-
-
-def _query(text: str) -> _Query:
-    lexicon = _lexicon()
-    own = [stem(word) for word in words(text) if word not in STOPWORDS]
+def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
+    own = list(terms(text))
     weights = dict.fromkeys(own, 1.0)
     related_from: dict[str, str] = {}
     methods: set[str] = set()
@@ -241,8 +229,11 @@ class ToolIndex:
         head: Any,
         body: Any,
         shapes: Sequence[_Shape],
+        terms: Terms,
     ) -> None:
         self._entries = entries
+        self._terms = terms
+        self._lexicon = _Lexicon(terms)
         self._head = head
         self._body = body
         self._shapes = shapes
@@ -252,24 +243,27 @@ class ToolIndex:
         """The index of ``entries`` (in order; names should be unique)."""
         listed = tuple(entries)
         bm25s = _bm25s()
+        terms = Terms()
         heads: list[list[str]] = []
         bodies: list[list[str]] = []
         for entry in listed:
-            head = _terms(entry.name) + _terms(entry.path or "") + _terms(entry.summary)
+            head = [*terms(entry.name), *terms(entry.path or ""), *terms(entry.summary)]
             for tag in entry.tags:
-                head.extend(_terms(tag))
+                head.extend(terms(tag))
             heads.append(head or [""])
             description = entry.description
             if entry.summary and description.startswith(entry.summary):
                 description = description[len(entry.summary) :]
-            bodies.append(_terms(description) or [""])
+            bodies.append(list(terms(description)) or [""])
         if not listed:
-            return cls(listed, None, None, ())
+            return cls(listed, None, None, (), terms)
         head_index = bm25s.BM25()
         head_index.index(heads, show_progress=False)
         body_index = bm25s.BM25()
         body_index.index(bodies, show_progress=False)
-        return cls(listed, head_index, body_index, [_shape(entry) for entry in listed])
+        return cls(
+            listed, head_index, body_index, [_shape(entry, terms) for entry in listed], terms
+        )
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -279,7 +273,7 @@ class ToolIndex:
         (nor a related one) is in any tool."""
         if self._head is None or limit <= 0:
             return []
-        asked = _query(query)
+        asked = _query(query, self._terms, self._lexicon)
         scores = self._bm25(self._head, asked) + DESCRIPTION_WEIGHT * self._bm25(self._body, asked)
         best = float(scores.max()) if len(scores) else 0.0
         if best <= 0:
