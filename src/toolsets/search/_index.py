@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolsets._tool import Tool
-from toolsets.search._lexicon import INTENTS, RELATED
-from toolsets.search._text import Terms
+from toolsets.search._lexicon import INTENTS, RELATED, STOPWORDS
+from toolsets.search._text import Terms, words
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
 
@@ -47,6 +47,11 @@ NAME_COVERAGE = 0.6
 """Bonus, in units of the best BM25 score, for a name whose words the request all has."""
 METHOD_BONUS = 0.3
 """Bonus for a method the request's verb asks for; lost again for one it does not."""
+READ_BONUS = 0.1
+"""Bonus for a GET when no verb of the request says which method."""
+COLLECTION_BONUS = 0.05
+"""Bonus for a list (a path ending in a literal segment) when the request reads things in
+the plural; for one thing (a path ending in a parameter) when it names one by number."""
 DEPTH_PENALTY = 0.12
 """Penalty per path segment the request does not name, beyond the first."""
 
@@ -136,6 +141,8 @@ class _Shape:
     segments: tuple[frozenset[str], ...]
     """The terms of each literal path segment, ``/v1``-like ones left out."""
     method: str
+    collection: bool
+    """Its path ends with a literal segment, not a parameter: it is about many things."""
 
 
 def _shape(entry: IndexEntry, terms: Terms) -> _Shape:
@@ -155,7 +162,13 @@ def _shape(entry: IndexEntry, terms: Terms) -> _Shape:
     # tool does: left out, unless a literal segment has them too.
     parameters.difference_update(*segments)
     name = frozenset(t for t in terms(entry.name) if t != method and t not in parameters)
-    return _Shape(name=name, segments=tuple(segments), method=method)
+    path = (entry.path or "").rstrip("/")
+    return _Shape(
+        name=name,
+        segments=tuple(segments),
+        method=method,
+        collection=bool(path) and not path.endswith("}"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +181,10 @@ class _Query:
     methods: frozenset[str]
     """The methods the request's verbs ask for (none: no verb says)."""
     verbs: tuple[str, ...]
+    plural: bool
+    """It names things in the plural ("comments on issue 5"): a list, if it reads."""
+    numbered: bool
+    """It names one thing by number ("close issue 42")."""
     related_from: dict[str, str]
     """Related term → the request's word it came from."""
 
@@ -186,8 +203,24 @@ class _Lexicon:
         self.intents = {key(phrase): methods for phrase, methods in INTENTS.items()}
 
 
+_SUBJECTS = frozenset(("i", "we", "let", "lets", "me", "go", "quickly", "also"))
+"""Words before the verb that leads a request ("I want to...", "let's...")."""
+
+
+def _plural(word: str, terms: Terms) -> bool:
+    """``comments``, ``repositories``: not ``status``, ``address``, ``bus``."""
+    return (
+        len(word) > 3
+        and word.endswith("s")
+        and not word.endswith("ss")
+        and word != terms.stem(word)
+    )
+
+
 def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
-    own = list(terms(text))
+    said = [word for word in words(text) if word not in STOPWORDS]
+    own = [terms.stem(word) for word in said]
+    plural = any(_plural(word, terms) for word in said)
     weights = dict.fromkeys(own, 1.0)
     related_from: dict[str, str] = {}
     methods: set[str] = set()
@@ -205,7 +238,15 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
                 if weights.get(term, 0.0) < (weight or RELATED_WEIGHT):
                     weights[term] = weight or RELATED_WEIGHT
                     related_from[term] = " ".join(gram)
-            if gram in lexicon.intents and not methods:
+            # The verb leads a request ("comment on the issue"); further on, or with an
+            # -s, a word that can be a verb too is a noun ("comments on issue 5",
+            # "show me the open issues").
+            if (
+                gram in lexicon.intents
+                and not methods
+                and not any(word not in _SUBJECTS for word in said[:at])
+                and not _plural(said[at], terms)
+            ):
                 methods.update(lexicon.intents[gram])
                 verbs.append(" ".join(gram))
             at += len(gram)
@@ -216,6 +257,8 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
         known=frozenset(weights),
         methods=frozenset(methods),
         verbs=tuple(verbs),
+        plural=plural,
+        numbered=any(word.isdigit() for word in said),
         related_from=related_from,
     )
 
@@ -319,6 +362,13 @@ class ToolIndex:
             bonus += NAME_COVERAGE * len(shape.name & asked.known) / len(shape.name)
         if asked.methods and shape.method:
             bonus += METHOD_BONUS if shape.method in asked.methods else -METHOD_BONUS
+        elif shape.method == "get":  # no verb: such requests read ("my open PRs")
+            bonus += READ_BONUS
+        reads = not asked.methods or "get" in asked.methods
+        if shape.method and asked.plural and reads and shape.method == "get":
+            bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
+        if shape.method and asked.numbered and not asked.plural:
+            bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
         unnamed = sum(1 for segment in shape.segments[1:] if not segment & asked.known)
         bonus -= DEPTH_PENALTY * unnamed
         return score / best + bonus + 1.0 if score / best + bonus + 1.0 > 0 else math.ulp(0)
