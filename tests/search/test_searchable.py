@@ -379,9 +379,13 @@ async def test_an_agent_over_githubs_spec_finds_and_calls_the_right_operation_th
         turn = len(model.requests)
         if turn == 1:
             return FunctionCall(id="s", name=SEARCH_TOOL_NAME, args={"query": "star a repository"})
-        if turn == 2:  # the model takes the best match, now declared to it
+        if turn == 2:  # the model reads the matches' summaries, and takes the one it needs
             found = request.contents[-1].parts[0].function_response.response
-            best = found["matches"][0]["name"]
+            best = next(
+                match["name"]
+                for match in found["matches"]
+                if match["summary"].lower().startswith("star a repo")
+            )
             assert best in request.declarations
             return FunctionCall(id="c", name=best, args={"owner": "octocat", "repo": "hello"})
         return "Starred."
