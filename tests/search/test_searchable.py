@@ -134,6 +134,23 @@ async def test_the_model_sees_only_the_search_tool_and_a_search_loads_its_matche
     assert response_of(events, "refund_payment") == "refunded pay_1"
 
 
+async def test_two_searches_in_one_model_turn_both_load_their_matches() -> None:
+    runner, model = agent_with(
+        [
+            [
+                FunctionCall(id="a", name=SEARCH_TOOL_NAME, args={"query": "refund a payment"}),
+                FunctionCall(id="b", name=SEARCH_TOOL_NAME, args={"query": "weather forecast"}),
+                FunctionCall(id="c", name="delete_file", args={"path": "/tmp/x"}),
+            ],
+            "done",
+        ],
+        [searchable(catalogue(), results=1)],
+    )
+    await start(runner, "refund, weather, and tidy up")
+    offered = list(model.requests[1].declarations)
+    assert offered == [SEARCH_TOOL_NAME, "refund_payment", "get_weather", "delete_file"]
+
+
 async def test_a_tool_not_loaded_can_be_called_by_name_and_the_call_loads_it() -> None:
     runner, model = agent_with(
         [

@@ -3,9 +3,9 @@
 The model is offered ``search_tools``, the pinned tools and the tools it has loaded. A
 search returns the best matches (name, one-line summary, why it matched) and loads them:
 from the next model request on, their full declarations are offered too. The loaded
-names are kept per session in the session state (``ctx.state``, under the wrapper's
-``state_key``), most recently used last, at most ``max_loaded`` of them: loading one
-more drops the least recently used. A call counts as use.
+names are kept per session in the session state (``ctx.state``, one key per tool
+under the wrapper's ``state_key``), at most ``max_loaded`` of them: loading one more
+drops the least recently used. A call counts as use.
 
 How a tool that is not loaded stays callable (the model never gets stuck: it may call a
 tool it knows of without searching first, or after it was dropped): the listing carries
@@ -191,7 +191,9 @@ class SearchableToolset(WrapperToolset):
         self.max_loaded = max_loaded
         """How many tools one session keeps loaded at most."""
         self.state_key = state_key or f"toolsets.searchable:{next(_instances)}"
-        """The session state key holding the loaded names (most recently used last)."""
+        """What the session state keys of the loaded tools start with: the key
+        ``<state_key>/<name>`` holds when the tool was last used (a count; None once
+        dropped)."""
         self._search_tool = _SearchTool(self, min(results, max_loaded))
         self._source: tuple[Tool, ...] | None = None
         self._index: Any = None
@@ -206,27 +208,55 @@ class SearchableToolset(WrapperToolset):
         """The names loaded in ``ctx``'s session, least recently used first."""
         if ctx is None:
             return []
-        actions = ctx.actions_set
-        if actions is not None and self.state_key in actions.state_delta:
-            kept = actions.state_delta[self.state_key]  # this call's own write
-        else:
-            kept = ctx.invocation.state.get(self.state_key)
-        return [name for name in kept if isinstance(name, str)] if isinstance(kept, list) else []
+        return self._kept(self._stamps(ctx))
 
     def use(self, ctx: ToolContext, names: Sequence[str]) -> tuple[list[str], list[str]]:
         """Mark ``names`` as just used in ``ctx``'s session (the last one most recently):
         loaded if they were not, and the least recently used dropped beyond
         ``max_loaded``. Returns the names loaded now and those dropped."""
+        stamps = self._stamps(ctx)
+        before = self._kept(stamps)
+        wanted = list(dict.fromkeys(names))
+        now = max((stamp for stamp in stamps.values() if stamp is not None), default=0) + 1
+        for offset, name in enumerate(wanted):
+            stamps[name] = now + offset
+        after = self._kept(stamps)
         state = ctx.state
-        kept = state.get(self.state_key)
-        before = [n for n in kept if isinstance(n, str)] if isinstance(kept, list) else []
-        fresh = [n for n in names if n not in before]
-        after = [n for n in before if n not in names] + list(dict.fromkeys(names))
-        dropped = after[: max(0, len(after) - self.max_loaded)]
-        after = after[len(dropped) :]
-        if after != before:
-            state[self.state_key] = after
-        return [n for n in fresh if n in after], dropped
+        for name in wanted:
+            if name in after:
+                state[self._key(name)] = stamps[name]
+        dropped = [name for name in before if name not in after]
+        for name in dropped:  # keys cannot be deleted: None marks it dropped
+            state[self._key(name)] = None
+        return [name for name in wanted if name in after and name not in before], dropped
+
+    def _key(self, name: str) -> str:
+        return f"{self.state_key}/{name}"
+
+    def _stamps(self, ctx: ToolContext) -> dict[str, int | None]:
+        """When each tool was last used in the session (a count; None: dropped), from
+        the session state, with this call's own writes over it. Each tool has a key of
+        its own, so that calls of one model turn, which each write their own, load
+        side by side (one key for all would keep the last call's only)."""
+        prefix = f"{self.state_key}/"
+        size = len(prefix)
+        stamps: dict[str, int | None] = {}
+        actions = ctx.actions_set
+        layers = [ctx.invocation.state]
+        if actions is not None and actions.state_delta:
+            layers.append(actions.state_delta)
+        for layer in layers:
+            for key in layer:  # keys only: other keys' values are none of ours
+                if key.startswith(prefix):
+                    stamp = layer[key]
+                    ok = isinstance(stamp, int) and not isinstance(stamp, bool)
+                    stamps[key[size:]] = stamp if ok else None
+        return stamps
+
+    def _kept(self, stamps: Mapping[str, int | None]) -> list[str]:
+        """The ``max_loaded`` names used last, least recently used first."""
+        used = sorted((stamp, name) for name, stamp in stamps.items() if stamp is not None)
+        return [name for _, name in used[-self.max_loaded :]]
 
     # --- listing ----------------------------------------------------------------------
 
@@ -377,9 +407,9 @@ def searchable(
         pinned: Tools always offered: names, or a predicate ``(tool, ctx) -> bool``.
         max_loaded: How many tools a session keeps loaded at most.
         results: How many matches a search answers (and loads), at most.
-        state_key: The session state key that keeps the loaded names (default: one
-            per `searchable` made, ``toolsets.searchable:<n>``); set it to keep
-            sessions stored across restarts meaningful.
+        state_key: What the session state keys of the loaded tools start with
+            (default: one per `searchable` made, ``toolsets.searchable:<n>``); set it
+            to keep sessions stored across restarts meaningful.
 
     Raises:
         ImportError: bm25s is not installed; the message names the install line.
