@@ -402,6 +402,16 @@ def searchable(
     call counts as use). A tool not loaded can still be called by name: the call loads
     it. Needs the ``search`` extra (bm25s).
 
+    Where the loaded tools live, per consumer: the agent loop's session state; an
+    `McpServer`'s MCP session (2025-11-25 stdio or stateful HTTP: the client is sent
+    ``notifications/tools/list_changed`` when a search loads tools; a 2026-07-28 client
+    has no session, so its listing stays ``search_tools`` and the pinned tools, and it
+    calls what it found by name); pydantic-ai's run (`PydanticAIToolset` lists at each
+    step; a new run starts with none loaded unless its ``context`` hook gives a lasting
+    state); `to_openai_agents`' list, updated in place after a call that loads tools. A
+    framework only calls the tools it lists, so there a tool not loaded is unknown until
+    a search loads it.
+
     Args:
         toolset: The catalogue (an OpenAPI spec, MCP servers, ``combined`` ones, ...).
         pinned: Tools always offered: names, or a predicate ``(tool, ctx) -> bool``.
