@@ -12,7 +12,7 @@ import pytest
 from tests.mcp.helpers import eventually
 from tests.mcp.server_helpers import connected, texts, uvicorn_thread
 from tests.search.test_searchable import catalogue
-from toolsets import ToolContext, searchable
+from toolsets import ToolContext, prefixed, searchable
 from toolsets.mcp import McpServer, McpToolset, StreamableHttp
 from toolsets.search import SEARCH_TOOL_NAME
 
@@ -82,3 +82,14 @@ async def test_over_stateful_streamable_http_a_client_sees_the_tools_its_search_
         star = await upstream.get_tool("star_repository")
         result = await star.run({"owner": "octocat", "repo": "hello"}, ToolContext())
     assert result == "starred octocat/hello"
+
+
+async def test_a_tool_not_loaded_is_callable_through_a_wrapper_over_the_searchable_toolset() -> (
+    None
+):
+    server = McpServer(prefixed(searchable(catalogue()), "shop"))
+    async with connected(server, "legacy") as client:
+        listed = await names(client)
+        result = await client.call_tool("shop_get_weather", {"city": "Oslo"})
+    assert listed == [f"shop_{SEARCH_TOOL_NAME}"]
+    assert texts(result) == ["sunny in Oslo"]

@@ -79,9 +79,14 @@ def hidden_declaration(tool: Tool) -> ToolDeclaration | None:
     """The declaration ``tool`` is called under: its own, or for a `HiddenTool` (a tool
     listed for calls by name but offered to no model) the one of the tool it hides."""
     declaration = tool.declaration()
-    if declaration is None and isinstance(tool, HiddenTool):
+    if declaration is not None:
+        return declaration
+    if isinstance(tool, HiddenTool):
         return tool.hidden_declaration()
-    return declaration
+    if isinstance(tool, ForwardingTool):  # a wrapper over one (renamed, confirmed, ...)
+        inner = hidden_declaration(tool.tool)
+        return None if inner is None else tool._offered_as(inner)
+    return None
 
 
 class HiddenTool(ForwardingTool):
@@ -401,6 +406,10 @@ def searchable(
     tools in its state, at most ``max_loaded``, the least recently used dropped first (a
     call counts as use). A tool not loaded can still be called by name: the call loads
     it. Needs the ``search`` extra (bm25s).
+
+    Wrap the whole catalogue once, outermost: ``searchable(combined(github, stripe))``
+    (two would offer two tools named ``search_tools``; under ``prefixed`` the matches
+    would be named without the prefix).
 
     Where the loaded tools live, per consumer: the agent loop's session state; an
     `McpServer`'s MCP session (2025-11-25 stdio or stateful HTTP: the client is sent
