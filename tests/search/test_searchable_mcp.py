@@ -12,7 +12,7 @@ import pytest
 from tests.mcp.helpers import eventually
 from tests.mcp.server_helpers import connected, texts, uvicorn_thread
 from tests.search.test_searchable import catalogue
-from toolsets import ToolContext, prefixed, searchable
+from toolsets import StaticToolset, ToolContext, prefixed, searchable, tool
 from toolsets.mcp import McpServer, McpToolset, StreamableHttp
 from toolsets.search import SEARCH_TOOL_NAME
 
@@ -93,3 +93,21 @@ async def test_a_tool_not_loaded_is_callable_through_a_wrapper_over_the_searchab
         result = await client.call_tool("shop_get_weather", {"city": "Oslo"})
     assert listed == [f"shop_{SEARCH_TOOL_NAME}"]
     assert texts(result) == ["sunny in Oslo"]
+
+
+async def test_what_a_call_writes_to_the_state_is_kept_for_its_mcp_session_only() -> None:
+    @tool
+    def count(ctx: ToolContext) -> int:
+        """Count the calls of this session."""
+        ctx.state["calls"] = ctx.state.get("calls", 0) + 1
+        return int(ctx.state["calls"])
+
+    server = McpServer(StaticToolset([count]))
+    async with (
+        connected(server, "legacy") as one,
+        connected(server, "legacy") as two,
+    ):
+        counted = [texts(await one.call_tool("count", {})) for _ in range(3)]
+        other = texts(await two.call_tool("count", {}))
+    assert counted == [["1"], ["2"], ["3"]]
+    assert other == ["1"]
