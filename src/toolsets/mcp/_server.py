@@ -655,11 +655,15 @@ class McpServer(CallsTools):
         answer = await _answering(
             channel, self._run_call(request, params, tool, listing, call, channel)
         )
-        await self._keep_state(ctx, call, tools)
+        await self._keep_state(ctx, invocation, call, tools)
         return answer
 
     async def _keep_state(
-        self, ctx: ServerRequestContext[Any, Any], call: ToolContext, tools: Sequence[Tool]
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        invocation: Invocation,
+        call: ToolContext,
+        tools: Sequence[Tool],
     ) -> None:
         """Keep what a call wrote to ``ctx.state`` for the later requests of its MCP
         session (stateful HTTP, stdio); when that changes the tools the session is
@@ -669,8 +673,8 @@ class McpServer(CallsTools):
         if actions is None or not actions.state_delta or connection is None:
             return
         self._states.setdefault(connection, {}).update(actions.state_delta)
-        _, invocation = await self._context(ctx)
-        after = await self._tools(ToolContext(invocation))
+        now = replace(invocation, state={**invocation.state, **actions.state_delta})
+        after = await self._tools(ToolContext(now))
         if _offered(after) != _offered(tools) and connection in self._legacy:
             await _tell(connection, lambda c: c.send_tool_list_changed())
 
