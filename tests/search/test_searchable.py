@@ -427,3 +427,24 @@ def test_without_bm25s_making_one_names_the_line_that_installs_the_search_extra(
         searchable(catalogue())
     assert raised.value.name == "bm25s"
     assert install_line("search") in str(raised.value)
+
+
+async def test_a_catalogue_whose_tools_come_and_go_is_listed_as_it_is_now() -> None:
+    wrapped = catalogue()
+    session = Session(searchable(wrapped))
+    await session.call(SEARCH_TOOL_NAME, query="translate a text")
+    for round_ in range(40):  # each round's tools listed, then gone
+        wrapped.push(*(BaseToolLike(f"task_{round_}_{n}") for n in range(5)))
+        assert len(await session.toolset.list_tools(session.context())) == 1 + 6 + 5
+        wrapped.remove(*(f"task_{round_}_{n}" for n in range(5)))
+    listed = await session.toolset.list_tools(session.context())
+    assert [t.name for t in listed] == [
+        SEARCH_TOOL_NAME,
+        *(t.name for t in await wrapped.list_tools()),
+    ]
+    assert await session.offered() == [SEARCH_TOOL_NAME, "translate_text"]
+
+
+class BaseToolLike(BaseTool):
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return self.name

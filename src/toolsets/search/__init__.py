@@ -8,6 +8,7 @@ from toolsets.search._searchable import (
     SEARCH_TOOL_NAME,
     HiddenTool,
     SearchableToolset,
+    hidden_declaration,
     searchable,
 )
 
@@ -19,5 +20,6 @@ __all__ = [
     "Match",
     "SearchableToolset",
     "ToolIndex",
+    "hidden_declaration",
     "searchable",
 ]
