@@ -181,6 +181,8 @@ class _Query:
     methods: frozenset[str]
     """The methods the request's verbs ask for (none: no verb says)."""
     verbs: tuple[str, ...]
+    first: str | None
+    """The method the request's verb most likely means ("add" → post)."""
     plural: bool
     """It names things in the plural ("comments on issue 5"): a list, if it reads."""
     numbered: bool
@@ -257,6 +259,7 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
         known=frozenset(weights),
         methods=frozenset(methods),
         verbs=tuple(verbs),
+        first=lexicon.intents[tuple(verbs[0].split())][0] if verbs else None,
         plural=plural,
         numbered=any(word.isdigit() for word in said),
         related_from=related_from,
@@ -368,6 +371,10 @@ class ToolIndex:
         if shape.method and asked.plural and reads and shape.method == "get":
             bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
         if shape.method and asked.numbered and not asked.plural:
+            bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
+        if shape.method == asked.first == "post":  # a new one goes to the collection
+            bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
+        elif shape.method == asked.first and shape.method in ("patch", "delete"):
             bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
         unnamed = sum(1 for segment in shape.segments[1:] if not segment & asked.known)
         bonus -= DEPTH_PENALTY * unnamed
