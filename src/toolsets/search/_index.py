@@ -145,27 +145,39 @@ class _Shape:
     """Its path ends with a literal segment, not a parameter: it is about many things."""
 
 
-def _shape(entry: IndexEntry, terms: Terms) -> _Shape:
-    method = (entry.method or "").lower()
+_PathShape = tuple[tuple[frozenset[str], ...], frozenset[str]]
+
+
+def _path_shape(path: str, terms: Terms) -> _PathShape:
+    """The terms of each literal segment of ``path`` (``/v1``-like ones left out), and
+    the terms only its parameters have."""
     segments: list[frozenset[str]] = []
     parameters: set[str] = set()
-    for part in (entry.path or "").split("/"):
+    for part in path.split("/"):
         if part.startswith("{"):
             parameters.update(terms(part))
-            continue
-        if not part or (part[:1] == "v" and part[1:].isdigit()):
-            continue
-        found = frozenset(terms(part))
-        if found:
-            segments.append(found)
+        elif part and not (part[:1] == "v" and part[1:].isdigit()):
+            found = frozenset(terms(part))
+            if found:
+                segments.append(found)
+    parameters.difference_update(*segments)
+    return tuple(segments), frozenset(parameters)
+
+
+def _shape(entry: IndexEntry, terms: Terms, paths: dict[str, _PathShape]) -> _Shape:
+    method = (entry.method or "").lower()
+    path = entry.path or ""
+    found = paths.get(path)
+    if found is None:
+        found = paths[path] = _path_shape(path, terms)
+    segments, parameters = found
     # Words a name takes from path parameters ("SubscriptionExposedId") are not what the
     # tool does: left out, unless a literal segment has them too.
-    parameters.difference_update(*segments)
     name = frozenset(t for t in terms(entry.name) if t != method and t not in parameters)
-    path = (entry.path or "").rstrip("/")
+    path = path.rstrip("/")
     return _Shape(
         name=name,
-        segments=tuple(segments),
+        segments=segments,
         method=method,
         collection=bool(path) and not path.endswith("}"),
     )
@@ -307,9 +319,9 @@ class ToolIndex:
         head_index.index(heads, show_progress=False)
         body_index = bm25s.BM25()
         body_index.index(bodies, show_progress=False)
-        return cls(
-            listed, head_index, body_index, [_shape(entry, terms) for entry in listed], terms
-        )
+        paths: dict[str, _PathShape] = {}
+        shapes = [_shape(entry, terms, paths) for entry in listed]
+        return cls(listed, head_index, body_index, shapes, terms)
 
     def __len__(self) -> int:
         return len(self._entries)
