@@ -3,6 +3,7 @@ the words users use."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
@@ -173,3 +174,14 @@ def test_function_tools_are_found_by_their_name_and_description() -> None:
     index = ToolIndex.build(IndexEntry.of(FunctionTool(f)) for f in (send_invoice, refund_order))
     assert top(index, "reimburse the buyer", 1) == ["refund_order"]
     assert top(index, "mail the bill to the client", 1) == ["send_invoice"]
+
+
+@pytest.mark.parametrize("module", ["bm25s", "Stemmer"])
+def test_building_without_the_search_extra_names_the_missing_module(
+    monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImportError) as caught:
+        ToolIndex.build([IndexEntry(name="star")])
+    assert caught.value.name == module
+    assert isinstance(caught.value.__cause__, ImportError)

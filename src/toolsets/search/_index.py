@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolsets._install import install_line
 from toolsets._tool import Tool
 from toolsets.search._lexicon import INTENTS, RELATED, STOPWORDS
 from toolsets.search._text import Terms, words
@@ -111,13 +112,17 @@ class IndexEntry:
 
 
 def _bm25s() -> Any:
+    """bm25s, checking that the search extra (bm25s, PyStemmer) is installed."""
     try:
         module = importlib.import_module("bm25s")  # untyped: imported by name
         importlib.import_module("Stemmer")
     except ImportError as exc:
-        from toolsets.adapters._extras import missing_extra
-
-        raise missing_extra("toolsets.search", "search", exc) from exc
+        missing = exc.name or str(exc)
+        raise ImportError(
+            f"toolsets.search needs bm25s and PyStemmer, and {missing} is not installed: "
+            f"{install_line('search')}",
+            name=exc.name,
+        ) from exc
     return module
 
 
