@@ -76,6 +76,14 @@ STOPWORDS = frozenset(
         "now",
         "want",
         "need",
+        # what an apostrophe leaves of "I'm", "don't", "we've"...
+        "m",
+        "s",
+        "t",
+        "re",
+        "ve",
+        "ll",
+        "d",
     ]
 )
 """Words that say nothing about which tool: left out of requests and names alike."""
