@@ -185,3 +185,14 @@ def test_building_without_the_search_extra_names_the_missing_module(
         ToolIndex.build([IndexEntry(name="star")])
     assert caught.value.name == module
     assert isinstance(caught.value.__cause__, ImportError)
+
+
+def test_a_search_may_return_more_than_the_candidates_it_reranks(github: ToolIndex) -> None:
+    found = github.search("list the repository", 100)
+    assert len(found) == 100
+    assert len({match.name for match in found}) == 100
+    assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
+
+
+def test_an_index_shows_its_size(github: ToolIndex) -> None:
+    assert repr(github) == "<ToolIndex of 1223 tools>"

@@ -293,10 +293,11 @@ class ToolIndex:
         body: Any,
         shapes: Sequence[_Shape],
         terms: Terms,
+        lexicon: _Lexicon,
     ) -> None:
         self._entries = entries
         self._terms = terms
-        self._lexicon = _Lexicon(terms)
+        self._lexicon = lexicon
         self._head = head
         self._body = body
         self._shapes = shapes
@@ -319,17 +320,22 @@ class ToolIndex:
                 description = description[len(entry.summary) :]
             bodies.append(list(terms(description)) or [""])
         if not listed:
-            return cls(listed, None, None, (), terms)
+            return cls(listed, None, None, (), terms, _Lexicon(terms))
         head_index = bm25s.BM25()
         head_index.index(heads, show_progress=False)
         body_index = bm25s.BM25()
         body_index.index(bodies, show_progress=False)
         paths: dict[str, _PathShape] = {}
         shapes = [_shape(entry, terms, paths) for entry in listed]
-        return cls(listed, head_index, body_index, shapes, terms)
+        lexicon = _Lexicon(terms)
+        terms.freeze()
+        return cls(listed, head_index, body_index, shapes, terms, lexicon)
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"<ToolIndex of {len(self._entries)} tools>"
 
     def search(self, query: str, limit: int = 5) -> list[Match]:
         """The best ``limit`` tools for ``query``, best first; none when no word of it
@@ -341,7 +347,7 @@ class ToolIndex:
         best = float(scores.max()) if len(scores) else 0.0
         if best <= 0:
             return []
-        count = min(CANDIDATES, len(scores))
+        count = min(max(CANDIDATES, limit), len(scores))
         candidates = scores.argpartition(-count)[-count:]
         ranked = sorted(
             ((self._rerank(int(i), float(scores[i]), best, asked), int(i)) for i in candidates),
