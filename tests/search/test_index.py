@@ -196,3 +196,17 @@ def test_a_search_may_return_more_than_the_candidates_it_reranks(github: ToolInd
 
 def test_an_index_shows_its_size(github: ToolIndex) -> None:
     assert repr(github) == "<ToolIndex of 1223 tools>"
+
+
+def test_a_match_summary_is_one_short_line(stripe: ToolIndex) -> None:
+    matches = stripe.search("cancel the subscription", 5)
+    assert matches
+    assert all(len(m.summary) <= 160 and "\n" not in m.summary for m in matches)
+    [refund] = stripe.search("give the customer their money back", 1)
+    assert refund.summary == "Create a refund."
+
+
+def test_an_entry_without_words_is_summarised_by_its_method_and_path() -> None:
+    index = ToolIndex.build([IndexEntry(name="op_1", method="get", path="/things/{id}")])
+    [match] = index.search("op", 1)
+    assert match.summary == "GET /things/{id}"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -126,12 +127,22 @@ def _bm25s() -> Any:
     return module
 
 
+_TAG = re.compile(r"<[^<>]*>")
+"""An HTML tag, as some specs write descriptions (Stripe's ``<p>Create a refund.</p>``)."""
+SUMMARY_CHARS = 160
+"""The longest summary a match gives: a line for the model, not the documentation."""
+
+
 def _summary_line(entry: IndexEntry) -> str:
-    """The first line of the entry's summary or description, else its method and path."""
+    """The entry's summary, else the first sentence of its description (at most
+    `SUMMARY_CHARS`), else its method and path."""
     for text in (entry.summary, entry.description):
-        line = text.strip().split("\n", 1)[0].strip()
+        line = " ".join(_TAG.sub("", text).strip().split("\n", 1)[0].split())
+        if len(line) > SUMMARY_CHARS:
+            end = line.find(". ", 0, SUMMARY_CHARS)
+            line = line[: end + 1] if end > 0 else line[: SUMMARY_CHARS - 1].rstrip() + "…"
         if line:
-            return line[:200]
+            return line
     if entry.method and entry.path:
         return f"{entry.method.upper()} {entry.path}"
     return ""
@@ -155,12 +166,15 @@ _PathShape = tuple[tuple[frozenset[str], ...], frozenset[str]]
 
 def _path_shape(path: str, terms: Terms) -> _PathShape:
     """The terms of each literal segment of ``path`` (``/v1``-like ones left out), and
-    the terms only its parameters have."""
+    the terms only its parameters have, that a name should not be judged by."""
     segments: list[frozenset[str]] = []
     parameters: set[str] = set()
     for part in path.split("/"):
         if part.startswith("{"):
-            parameters.update(terms(part))
+            # A parameter's first word may name the thing (``{repo}``); the rest, and
+            # ids, only say which (``{subscription_exposed_id}``).
+            named = terms(part)
+            parameters.update(term for n, term in enumerate(named) if n or term == "id")
         elif part and not (part[:1] == "v" and part[1:].isdigit()):
             found = frozenset(terms(part))
             if found:
@@ -205,7 +219,7 @@ class _Query:
     numbered: bool
     """It names one thing by number ("close issue 42")."""
     related_from: dict[str, str]
-    """Related term → the request's word it came from."""
+    """Related term → the request's words it came from, as written."""
 
 
 class _Lexicon:
@@ -244,6 +258,7 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
     related_from: dict[str, str] = {}
     methods: set[str] = set()
     verbs: list[str] = []
+    first: str | None = None
     at = 0
     while at < len(own):
         # Two words that make a phrase ("money back") before each word alone.
@@ -256,7 +271,7 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
             for term in lexicon.related.get(gram, ()):
                 if weights.get(term, 0.0) < (weight or RELATED_WEIGHT):
                     weights[term] = weight or RELATED_WEIGHT
-                    related_from[term] = " ".join(gram)
+                    related_from[term] = " ".join(said[at : at + len(gram)])
             # The verb leads a request ("comment on the issue"); further on, or with an
             # -s, a word that can be a verb too is a noun ("comments on issue 5",
             # "show me the open issues").
@@ -267,7 +282,8 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
                 and not _plural(said[at], terms)
             ):
                 methods.update(lexicon.intents[gram])
-                verbs.append(" ".join(gram))
+                verbs.append(" ".join(said[at : at + len(gram)]))
+                first = lexicon.intents[gram][0]
             at += len(gram)
             break
     return _Query(
@@ -276,7 +292,7 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
         known=frozenset(weights),
         methods=frozenset(methods),
         verbs=tuple(verbs),
-        first=lexicon.intents[tuple(verbs[0].split())][0] if verbs else None,
+        first=first,
         plural=plural,
         numbered=any(word.isdigit() for word in said),
         related_from=related_from,
@@ -404,14 +420,24 @@ class ToolIndex:
         return score / best + bonus + 1.0 if score / best + bonus + 1.0 > 0 else math.ulp(0)
 
     def _why(self, i: int, asked: _Query) -> str:
+        """The name's words the request has, or related words (with the request's words
+        they came from), and the verb that asked for the method: in the name's words."""
         shape = self._shapes[i]
+        stem = self._terms.stem
+        named: dict[str, str] = {}
+        for word in words(self._entries[i].name):
+            named.setdefault(stem(word), word)
         parts: list[str] = []
-        own = sorted(shape.name & asked.own)
+        own = [word for term, word in named.items() if term in shape.name and term in asked.own]
         if own:
             parts.append("name: " + ", ".join(own))
-        related = sorted(shape.name & (asked.known - asked.own))
+        related = [
+            f"{word} for {asked.related_from[term]!r}"
+            for term, word in named.items()
+            if term in shape.name and term in asked.related_from and term not in asked.own
+        ]
         if related:
-            parts.append(", ".join(f"{t} for {asked.related_from[t]!r}" for t in related))
+            parts.append("; ".join(related))
         if asked.methods and shape.method in asked.methods:
             parts.append(f"method {shape.method.upper()} for {asked.verbs[0]!r}")
         return "; ".join(parts) or "words of its description"
