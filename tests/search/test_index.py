@@ -144,6 +144,11 @@ def test_the_verb_picks_the_method(github: ToolIndex) -> None:
     assert top(github, "create a label in the repository", 1) == ["issues_create_label"]
 
 
+def test_a_question_reads_unless_a_verb_follows(github: ToolIndex) -> None:
+    assert top(github, "how do I add a collaborator to my repo?", 1) == ["repos_add_collaborator"]
+    assert top(github, "who can push to the repo?", 5)[0].startswith(("repos_list", "repos_get"))
+
+
 def test_a_match_says_why_it_matched(github: ToolIndex) -> None:
     [match] = github.search("bookmark the repo I like", 1)
     assert match.name == "activity_star_repo_for_authenticated_user"

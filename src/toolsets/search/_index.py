@@ -43,6 +43,9 @@ PHRASE_WEIGHT = 1.0
 phrase says more than one word."""
 DESCRIPTION_WEIGHT = 0.3
 """The description's BM25 score's weight, against 1 for the head's."""
+HEAD_K1 = 1.5
+HEAD_B = 0.75
+"""BM25's term-frequency saturation and length normalisation for the head field."""
 CANDIDATES = 40
 """How many of BM25's best are re-ranked."""
 NAME_COVERAGE = 0.6
@@ -236,7 +239,10 @@ class _Lexicon:
         self.intents = {key(phrase): methods for phrase, methods in INTENTS.items()}
 
 
-_SUBJECTS = frozenset(("i", "we", "let", "lets", "me", "go", "quickly", "also"))
+_QUESTIONS = frozenset(("how", "what", "which", "who", "where", "when", "whether", "way"))
+"""Words that open a question: it reads ("who follows me") unless a verb follows ("how do
+I add a collaborator")."""
+_SUBJECTS = _QUESTIONS | {"i", "we", "let", "lets", "me", "go", "quickly", "also", "help"}
 """Words before the verb that leads a request ("I want to...", "let's...")."""
 
 
@@ -259,6 +265,7 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
     methods: set[str] = set()
     verbs: list[str] = []
     first: str | None = None
+    question: str | None = None
     at = 0
     while at < len(own):
         # Two words that make a phrase ("money back") before each word alone.
@@ -275,17 +282,19 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
             # The verb leads a request ("comment on the issue"); further on, or with an
             # -s, a word that can be a verb too is a noun ("comments on issue 5",
             # "show me the open issues").
-            if (
-                gram in lexicon.intents
-                and not methods
-                and not any(word not in _SUBJECTS for word in said[:at])
-                and not _plural(said[at], terms)
-            ):
+            leads = not any(word not in _SUBJECTS for word in said[:at])
+            if said[at] in _QUESTIONS and leads and question is None:
+                question = said[at]
+            elif gram in lexicon.intents and not methods and leads and not _plural(said[at], terms):
                 methods.update(lexicon.intents[gram])
                 verbs.append(" ".join(said[at : at + len(gram)]))
                 first = lexicon.intents[gram][0]
             at += len(gram)
             break
+    if not methods and question is not None:
+        methods.add("get")
+        verbs.append(question)
+        first = "get"
     return _Query(
         weights=weights,
         own=frozenset(own),
@@ -337,7 +346,7 @@ class ToolIndex:
             bodies.append(list(terms(description)) or [""])
         if not listed:
             return cls(listed, None, None, (), terms, _Lexicon(terms))
-        head_index = bm25s.BM25()
+        head_index = bm25s.BM25(k1=HEAD_K1, b=HEAD_B)
         head_index.index(heads, show_progress=False)
         body_index = bm25s.BM25()
         body_index.index(bodies, show_progress=False)
