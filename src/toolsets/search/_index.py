@@ -14,10 +14,16 @@ How a request is ranked, in order:
    an operation's name says what it does, its description also what it touches.
 3. The best candidates are then re-ranked by what BM25 cannot see: how much of the tool's
    name the request covers (``issues_list_for_repo`` for "list the issues of a repo"
-   over ``issues_list_labels_for_repo``), whether its HTTP method is the one the
-   request's verb asks for (create → POST, remove → DELETE, show → GET, rename →
-   PATCH), and how deep its path goes beyond what the request names (a top-level
-   resource above its sub-resources).
+   over ``issues_list_labels_for_repo``); whether its HTTP method is the one the verb
+   that leads the request asks for (create → POST, remove → DELETE, show → GET, rename
+   → PATCH; a question reads unless a verb follows; no verb: a GET); whether its path
+   ends in a collection or in one item, as the request asks (a new thing is POSTed to
+   the collection, things in the plural are listed, one by number is one item); and
+   how deep its path goes beyond what the request names (a top-level resource above
+   its sub-resources).
+
+The bonuses are in units of the best BM25 score of the request, so that they weigh the
+same for a short request as for a long one.
 """
 
 from __future__ import annotations
@@ -426,7 +432,7 @@ class ToolIndex:
             bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
         unnamed = sum(1 for segment in shape.segments[1:] if not segment & asked.known)
         bonus -= DEPTH_PENALTY * unnamed
-        return score / best + bonus + 1.0 if score / best + bonus + 1.0 > 0 else math.ulp(0)
+        return max(score / best + bonus + 1.0, math.ulp(0))  # still found, if last
 
     def _why(self, i: int, asked: _Query) -> str:
         """The name's words the request has, or related words (with the request's words
