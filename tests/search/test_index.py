@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from tests.helpers import PEERS
+from tests.mcp.helpers import stdio_toolset
 from toolsets import FunctionTool, prefixed
 from toolsets.openapi import OpenApiToolset
 from toolsets.search import IndexEntry, ToolIndex
@@ -75,6 +76,18 @@ def test_a_function_tool_entry_has_its_name_and_description() -> None:
         None,
         None,
     )
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_are_found_by_their_name_and_description() -> None:
+    with anyio.fail_after(30):
+        async with stdio_toolset() as toolset:
+            tools = await toolset.list_tools()
+    entries = [IndexEntry.of(tool) for tool in tools]
+    assert all(entry.method is None and entry.path is None for entry in entries)
+    index = ToolIndex.build(entries)
+    assert top(index, "remove the file", 1) == ["delete_file"]
+    assert top(index, "give the text back", 1) == ["echo"]
 
 
 def test_an_empty_index_finds_nothing() -> None:

@@ -67,6 +67,10 @@ DEPTH_PENALTY = 0.12
 """Penalty per path segment the request does not name, beyond the first."""
 
 
+_MAX_WRAPPERS = 32
+"""How many wrappers deep `IndexEntry.of` looks for an OpenAPI tool."""
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """One tool found for a request."""
@@ -106,10 +110,12 @@ class IndexEntry:
         from toolsets.openapi._tool import RestApiTool
 
         inner: object = tool
-        while not isinstance(inner, RestApiTool):
-            inner = getattr(inner, "tool", None)
-            if inner is None:
-                return cls(name=tool.name, description=tool.description)
+        for _ in range(_MAX_WRAPPERS):
+            if isinstance(inner, RestApiTool) or inner is None:
+                break
+            inner = getattr(inner, "tool", None)  # a wrapper's (`ForwardingTool`) tool
+        if not isinstance(inner, RestApiTool):
+            return cls(name=tool.name, description=tool.description)
         op = inner.operation
         return cls(
             name=tool.name,
