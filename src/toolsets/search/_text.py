@@ -32,12 +32,21 @@ class Terms:
         self._stemmer: Any = importlib.import_module("Stemmer").Stemmer("english")
         self._stems: dict[str, str] = {}
         self._texts: dict[str, tuple[str, ...]] = {}
+        self._learning = True
+
+    def freeze(self) -> None:
+        """Remember nothing more: what requests bring is computed and forgotten, so that
+        a long-lived index does not grow with every request it is asked."""
+        self._learning = False
+        self._texts.clear()
 
     def stem(self, word: str) -> str:
         """The stem of a lower-case word (``repositories`` → ``repositori``)."""
         found = self._stems.get(word)
         if found is None:
-            found = self._stems[word] = str(self._stemmer.stemWord(word))
+            found = str(self._stemmer.stemWord(word))
+            if self._learning:
+                self._stems[word] = found
         return found
 
     def __call__(self, text: str) -> tuple[str, ...]:
@@ -45,6 +54,6 @@ class Terms:
         if found is None:
             stem = self.stem
             found = tuple(stem(word) for word in words(text) if word not in STOPWORDS)
-            if len(text) < 200:  # names, paths, summaries repeat; descriptions rarely
+            if self._learning and len(text) < 200:  # names, paths, summaries repeat
                 self._texts[text] = found
         return found
