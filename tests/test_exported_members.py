@@ -78,6 +78,7 @@ EXPECTED = {
     "phased",
     "prefixed",
     "renamed",
+    "searchable",
     "tool",
 }
 

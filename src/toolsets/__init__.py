@@ -65,6 +65,7 @@ from toolsets._streaming import ToolStream
 from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, LlmRequest, ServerTool, Tool
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._wrappers import RenamedTool, combined, filtered, prefixed, renamed
+from toolsets.search._searchable import searchable  # bm25s is imported on first search
 
 __version__ = "0.1.0"
 
@@ -140,5 +141,6 @@ __all__ = [
     "phased",
     "prefixed",
     "renamed",
+    "searchable",
     "tool",
 ]

@@ -13,6 +13,7 @@ PACKAGES = {
     "openai-agents": "openai-agents",
     "adk": "google-adk",
     "smolagents": "smolagents",
+    "search": "bm25s",
 }
 """The framework each extra installs, as the user knows it."""
 

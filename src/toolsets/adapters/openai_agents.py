@@ -242,6 +242,8 @@ class _Bridge(CallsTools):
     default_timeout: float
     callbacks: Callbacks
     asked: dict[str, None] = field(default_factory=dict)
+    relist: Callable[[], Awaitable[None]] | None = None
+    """Lists the tools again into the list `to_openai_agents` returned (set by it)."""
 
     def context(self, run: AgentsToolContext[Any]) -> ToolContext:
         given = self.invocation
@@ -332,7 +334,10 @@ class _Call:
             )
         else:
             return _output(error_result("The tool kept asking for a credential; given up."))
-        self._keep_state(ctx)
+        if self._keep_state(ctx) and bridge.relist is not None:
+            # The state may change what is listed (a `searchable` search loads tools):
+            # openai-agents reads the agent's tool list each turn, so it is updated.
+            await bridge.relist()
         return _output(outcome.result if isinstance(outcome, Done) else outcome.interim)
 
     def _needs_approval(self, outcome: ConfirmationNeeded, args: Mapping[str, Any]) -> Any:
@@ -348,11 +353,14 @@ class _Call:
         )
 
     @staticmethod
-    def _keep_state(ctx: ToolContext) -> None:
+    def _keep_state(ctx: ToolContext) -> bool:
+        """Apply the call's state writes; whether there were any."""
         actions = ctx.actions_set
         state = ctx.invocation.state
         if actions is not None and actions.state_delta and isinstance(state, MutableMapping):
             state.update(actions.state_delta)
+            return True
+        return False
 
 
 async def to_openai_agents(
@@ -382,7 +390,10 @@ async def to_openai_agents(
 
     Returns:
         One ``agents.FunctionTool`` per tool the model may call (passive tools are left
-        out), named as OpenAI allows.
+        out), named as OpenAI allows. A call that changes the session state updates
+        this list in place (openai-agents reads ``Agent.tools`` each turn): with
+        `searchable`, the tools a search loads are the agent's from its next turn (a
+        tool not loaded is unknown to openai-agents until a search loads it).
 
     Raises:
         SpecError: a tool's parameter schema has a broken local ``$ref``.
@@ -396,6 +407,18 @@ async def to_openai_agents(
         default_timeout=tool_timeout,
         callbacks=callbacks if callbacks is not None else Callbacks(),
     )
+    out = await _function_tools(toolset, base, bridge, strict)
+
+    async def relist() -> None:
+        out[:] = await _function_tools(toolset, base, bridge, strict)
+
+    bridge.relist = relist
+    return out
+
+
+async def _function_tools(
+    toolset: Toolset, base: Invocation, bridge: _Bridge, strict: bool
+) -> list[AgentsFunctionTool]:
     declared: list[tuple[Tool, ToolDeclaration]] = []
     for tool in await toolset.list_tools(ToolContext(base)):
         declaration = tool.declaration()

@@ -83,6 +83,7 @@ from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._relay import confirmation_meta
 from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp._toolset import McpToolset
+from toolsets.search._searchable import hidden_declaration
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
@@ -291,6 +292,10 @@ class McpServer(CallsTools):
         self._log_levels: weakref.WeakKeyDictionary[Connection, LogLevel] = (
             weakref.WeakKeyDictionary()
         )
+        self._states: weakref.WeakKeyDictionary[Connection, dict[str, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """Each MCP session's state: what its calls wrote to ``ctx.state``."""
         shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
 
@@ -561,15 +566,22 @@ class McpServer(CallsTools):
     ) -> tuple[IncomingRequest, Invocation]:
         request = _incoming(ctx)
         given = self._invocation
+        made: Invocation
         if given is None:  # each request its own run, in the client's session if any
             session = request.session_id
             if session is None:
-                return request, Invocation(app_name=self.name)
-            return request, Invocation(app_name=self.name, session_id=session)
-        if isinstance(given, Invocation):
-            return request, given
-        # A sync function may block (a database, a token lookup): in a worker thread.
-        made: Invocation = await ask(given, request)
+                made = Invocation(app_name=self.name)
+            else:
+                made = Invocation(app_name=self.name, session_id=session)
+        elif isinstance(given, Invocation):
+            made = given
+        else:
+            # A sync function may block (a database, a token lookup): in a worker thread.
+            made = await ask(given, request)
+        connection = _connection(ctx)
+        kept = self._states.get(connection) if connection is not None else None
+        if kept:  # what the session's calls wrote, over the invocation's own state
+            made = replace(made, state={**made.state, **kept})
         return request, made
 
     async def _tools(self, ctx: ToolContext) -> Sequence[Tool]:
@@ -587,10 +599,12 @@ class McpServer(CallsTools):
         page, next_cursor = self._page(offered, params)
         return mt.ListToolsResult(tools=page, next_cursor=next_cursor)
 
-    def _listing(self, tool: Tool) -> _Listing | None:
+    def _listing(self, tool: Tool, *, called: bool = False) -> _Listing | None:
         """``tool`` as this server lists it (None: a passive tool), made once per
-        declaration: a big catalog is converted once, not on every ``tools/list``."""
-        declaration = tool.declaration()
+        declaration: a big catalog is converted once, not on every ``tools/list``.
+        ``called``: as it is called, which a tool listed hidden (`HiddenTool`, one a
+        `searchable` search has not loaded) is too."""
+        declaration = hidden_declaration(tool) if called else tool.declaration()
         if declaration is None:
             return None
         try:
@@ -632,15 +646,37 @@ class McpServer(CallsTools):
         request, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
         tool = self._by_name.find(tools, params.name)
-        listing = self._listing(tool) if tool is not None else None
+        listing = self._listing(tool, called=True) if tool is not None else None
         if tool is None or listing is None:
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
         channel = self._channel(ctx, params, tool.name)
         call.client = channel
-        return await _answering(
+        answer = await _answering(
             channel, self._run_call(request, params, tool, listing, call, channel)
         )
+        await self._keep_state(ctx, invocation, call, tools)
+        return answer
+
+    async def _keep_state(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        invocation: Invocation,
+        call: ToolContext,
+        tools: Sequence[Tool],
+    ) -> None:
+        """Keep what a call wrote to ``ctx.state`` for the later requests of its MCP
+        session (stateful HTTP, stdio); when that changes the tools the session is
+        offered (a `searchable` toolset's search loads some), tell its client."""
+        actions = call.actions_set
+        connection = _connection(ctx)
+        if actions is None or not actions.state_delta or connection is None:
+            return
+        self._states.setdefault(connection, {}).update(actions.state_delta)
+        now = replace(invocation, state={**invocation.state, **actions.state_delta})
+        after = await self._tools(ToolContext(now))
+        if _offered(after) != _offered(tools) and connection in self._legacy:
+            await _tell(connection, lambda c: c.send_tool_list_changed())
 
     async def _run_call(
         self,
@@ -1100,8 +1136,13 @@ def _not_as_listed(name: str, problem: tuple[str, str], result: JsonValue) -> Js
     )
 
 
+def _offered(tools: Sequence[Tool]) -> list[str]:
+    """The names of the tools a listing offers (passive ones are not)."""
+    return [t.name for t in tools if t.declaration() is not None]
+
+
 def _unknown(name: str, tools: Sequence[Tool]) -> JsonValue:
-    names = [t.name for t in tools if t.declaration() is not None]
+    names = _offered(tools)
     shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
     return error_result(
         f"Unknown tool {clip(name, 100)!r}; this server offers: {shown or 'no tools'}.",

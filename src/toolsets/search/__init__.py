@@ -1,0 +1,25 @@
+"""Tool search over big catalogues: `searchable` offers a toolset through one
+``search_tools`` tool that loads what it finds; `ToolIndex` ranks a toolset's tools for
+a request (both need the ``search`` extra: bm25s)."""
+
+from toolsets.search._index import IndexEntry, Match, ToolIndex
+from toolsets.search._searchable import (
+    DEFAULT_MAX_LOADED,
+    SEARCH_TOOL_NAME,
+    HiddenTool,
+    SearchableToolset,
+    hidden_declaration,
+    searchable,
+)
+
+__all__ = [
+    "DEFAULT_MAX_LOADED",
+    "SEARCH_TOOL_NAME",
+    "HiddenTool",
+    "IndexEntry",
+    "Match",
+    "SearchableToolset",
+    "ToolIndex",
+    "hidden_declaration",
+    "searchable",
+]

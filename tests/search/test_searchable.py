@@ -1,0 +1,450 @@
+"""`searchable`: the model finds tools with ``search_tools``, which loads them for its
+session; judged through the agent loop, and over GitHub's real spec against a local
+HTTP server."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import anyio
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from tests.agent.helpers import agent_with, approve, asked_to_confirm, response_of, start
+from tests.helpers import PEERS
+from tests.mcp.helpers import eventually
+from toolsets import (
+    BaseTool,
+    FunctionCall,
+    Invocation,
+    JsonValue,
+    StaticToolset,
+    ToolContext,
+    ToolDefinitionError,
+    searchable,
+    tool,
+)
+from toolsets._install import install_line
+from toolsets.agent import LlmAgent, Runner
+from toolsets.models import ScriptedModel
+from toolsets.openapi import OpenApiToolset
+from toolsets.search import SEARCH_TOOL_NAME, HiddenTool, SearchableToolset
+
+pytestmark = pytest.mark.anyio
+
+GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+
+
+def send_email(to: str, subject: str) -> str:
+    """Send an email message to a recipient."""
+    return f"sent to {to}"
+
+
+def refund_payment(payment_id: str) -> str:
+    """Refund a payment: give the customer their money back."""
+    return f"refunded {payment_id}"
+
+
+def star_repository(owner: str, repo: str) -> str:
+    """Star a repository on the code hosting site."""
+    return f"starred {owner}/{repo}"
+
+
+def get_weather(city: str) -> str:
+    """Get the weather forecast for a city."""
+    return f"sunny in {city}"
+
+
+def translate_text(text: str, language: str) -> str:
+    """Translate a text into another language."""
+    return f"{text} ({language})"
+
+
+def delete_file(path: str) -> str:
+    """Delete a file from the disk."""
+    return f"deleted {path}"
+
+
+def catalogue() -> StaticToolset:
+    return StaticToolset(
+        [send_email, refund_payment, star_repository, get_weather, translate_text, delete_file]
+    )
+
+
+def offered(tools: Any) -> list[str]:
+    """The names of the tools a listing offers a model (those with a declaration)."""
+    return [t.name for t in tools if t.declaration() is not None]
+
+
+class Session:
+    """One session's state, as the agent loop keeps it: each call's writes applied."""
+
+    def __init__(self, toolset: SearchableToolset) -> None:
+        self.toolset = toolset
+        self.state: dict[str, Any] = {}
+
+    def context(self) -> ToolContext:
+        return ToolContext(Invocation(session_id="s", state=dict(self.state)))
+
+    async def offered(self) -> list[str]:
+        return offered(await self.toolset.list_tools(self.context()))
+
+    async def call(self, name: str, **args: Any) -> JsonValue:
+        tools = {t.name: t for t in await self.toolset.list_tools(self.context())}
+        ctx = self.context().for_call("c")
+        result = await tools[name].run(args, ctx)
+        self.state.update(ctx.actions.state_delta)
+        return result
+
+
+# --- the agent loop ------------------------------------------------------------------------
+
+
+async def test_the_model_sees_only_the_search_tool_and_a_search_loads_its_matches_for_the_next_request() -> (  # noqa: E501
+    None
+):
+    runner, model = agent_with(
+        [
+            FunctionCall(id="s", name=SEARCH_TOOL_NAME, args={"query": "refund a payment"}),
+            FunctionCall(id="r", name="refund_payment", args={"payment_id": "pay_1"}),
+            "done",
+        ],
+        [searchable(catalogue(), max_loaded=3)],
+    )
+    _, events = await start(runner, "give the customer their money back")
+    found = response_of(events, SEARCH_TOOL_NAME)
+    assert isinstance(found, dict)
+    matches = found["matches"]
+    assert isinstance(matches, list)
+    assert matches
+    first = matches[0]
+    assert isinstance(first, dict)
+    assert first["name"] == "refund_payment"
+    assert first["summary"]
+    assert first["why"]
+    assert list(model.requests[0].declarations) == [SEARCH_TOOL_NAME]
+    assert "refund_payment" in model.requests[1].declarations
+    assert response_of(events, "refund_payment") == "refunded pay_1"
+
+
+async def test_two_searches_in_one_model_turn_both_load_their_matches() -> None:
+    runner, model = agent_with(
+        [
+            [
+                FunctionCall(id="a", name=SEARCH_TOOL_NAME, args={"query": "refund a payment"}),
+                FunctionCall(id="b", name=SEARCH_TOOL_NAME, args={"query": "weather forecast"}),
+                FunctionCall(id="c", name="delete_file", args={"path": "/tmp/x"}),
+            ],
+            "done",
+        ],
+        [searchable(catalogue(), results=1)],
+    )
+    await start(runner, "refund, weather, and tidy up")
+    offered = list(model.requests[1].declarations)
+    assert offered == [SEARCH_TOOL_NAME, "refund_payment", "get_weather", "delete_file"]
+
+
+async def test_a_tool_not_loaded_can_be_called_by_name_and_the_call_loads_it() -> None:
+    runner, model = agent_with(
+        [
+            FunctionCall(id="w", name="get_weather", args={"city": "Paris"}),
+            "done",
+        ],
+        [searchable(catalogue())],
+    )
+    _, events = await start(runner, "weather in Paris?")
+    assert response_of(events, "get_weather") == "sunny in Paris"
+    assert list(model.requests[0].declarations) == [SEARCH_TOOL_NAME]
+    assert list(model.requests[1].declarations) == [SEARCH_TOOL_NAME, "get_weather"]
+
+
+async def test_a_tool_not_loaded_that_needs_confirmation_pauses_and_runs_once_approved() -> None:
+    wiped: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def wipe_disk(disk: str) -> str:
+        """Erase a whole disk."""
+        wiped.append(disk)
+        return f"{disk} wiped"
+
+    runner, model = agent_with(
+        [FunctionCall(id="w", name="wipe_disk", args={"disk": "sda"}), "done"],
+        [searchable(StaticToolset([wipe_disk, get_weather]))],
+    )
+    session, events = await start(runner, "wipe sda")
+    assert wiped == []
+    resumed = await approve(runner, session, asked_to_confirm(events))
+    assert response_of(resumed, "wipe_disk") == "sda wiped"
+    assert wiped == ["sda"]
+    assert "wipe_disk" in model.requests[-1].declarations
+
+
+async def test_a_name_no_tool_has_gets_the_unknown_tool_error() -> None:
+    runner, _ = agent_with(
+        [FunctionCall(id="x", name="launch_rocket", args={}), "done"],
+        [searchable(catalogue())],
+    )
+    _, events = await start(runner, "launch")
+    answer = response_of(events, "launch_rocket")
+    assert isinstance(answer, dict)
+    assert "error" in answer
+
+
+async def test_loaded_tools_stay_loaded_in_the_session_for_its_next_messages() -> None:
+    runner, model = agent_with(
+        [
+            FunctionCall(id="s", name=SEARCH_TOOL_NAME, args={"query": "translate text"}),
+            "found it",
+            "second message",
+        ],
+        [searchable(catalogue(), max_loaded=1)],
+    )
+    session, _ = await start(runner, "find a translator")
+    with anyio.fail_after(30):
+        async for _ in runner.run(user_id="u", session_id=session, message="again"):
+            pass
+    assert list(model.requests[-1].declarations) == [SEARCH_TOOL_NAME, "translate_text"]
+
+
+# --- loading, bounded ----------------------------------------------------------------------
+
+
+async def test_at_most_max_loaded_tools_stay_loaded_the_least_recently_used_dropped_first() -> None:
+    session = Session(searchable(catalogue(), max_loaded=2, results=1))
+    await session.call(SEARCH_TOOL_NAME, query="send an email")
+    await session.call(SEARCH_TOOL_NAME, query="weather forecast")
+    await session.call("send_email", to="a@b.c", subject="hi")  # a call counts as use
+    answer = await session.call(SEARCH_TOOL_NAME, query="translate a text")
+    assert await session.offered() == [SEARCH_TOOL_NAME, "send_email", "translate_text"]
+    assert isinstance(answer, dict)
+    assert answer["unloaded"] == ["get_weather"]
+
+
+async def test_a_search_loads_at_most_max_loaded_matches_keeping_the_best() -> None:
+    session = Session(searchable(catalogue(), max_loaded=1))
+    answer = await session.call(SEARCH_TOOL_NAME, query="refund payment money")
+    assert isinstance(answer, dict)
+    assert await session.offered() == [SEARCH_TOOL_NAME, "refund_payment"]
+
+
+async def test_each_session_loads_its_own_tools() -> None:
+    toolset = searchable(catalogue())
+    one, two = Session(toolset), Session(toolset)
+    await one.call(SEARCH_TOOL_NAME, query="delete a file")
+    assert "delete_file" in await one.offered()
+    assert await two.offered() == [SEARCH_TOOL_NAME]
+
+
+async def test_two_searchable_toolsets_keep_their_loaded_tools_apart() -> None:
+    first, second = searchable(catalogue()), searchable(catalogue())
+    assert first.state_key != second.state_key
+
+
+async def test_an_empty_query_is_an_error_naming_the_field() -> None:
+    session = Session(searchable(catalogue()))
+    answer = await session.call(SEARCH_TOOL_NAME, query="  ")
+    assert isinstance(answer, dict)
+    assert answer["fields"] == {"query": "a non-empty string is required"}
+
+
+async def test_a_query_nothing_matches_says_so_and_loads_nothing() -> None:
+    session = Session(searchable(catalogue()))
+    answer = await session.call(SEARCH_TOOL_NAME, query="zzyzx qwerty")
+    assert isinstance(answer, dict)
+    assert answer["matches"] == []
+    assert await session.offered() == [SEARCH_TOOL_NAME]
+
+
+# --- pinned --------------------------------------------------------------------------------
+
+
+async def test_pinned_tools_are_always_offered_and_never_take_a_loaded_slot() -> None:
+    session = Session(searchable(catalogue(), pinned=["get_weather"], max_loaded=1))
+    assert await session.offered() == [SEARCH_TOOL_NAME, "get_weather"]
+    await session.call(SEARCH_TOOL_NAME, query="weather forecast for a city")
+    await session.call(SEARCH_TOOL_NAME, query="star a repository")
+    assert await session.offered() == [SEARCH_TOOL_NAME, "star_repository", "get_weather"]
+
+
+async def test_tools_may_be_pinned_by_a_predicate_over_the_tool_and_the_context() -> None:
+    toolset = searchable(catalogue(), pinned=lambda tool, ctx: tool.name.startswith("get_"))
+    assert offered(await toolset.list_tools()) == [SEARCH_TOOL_NAME, "get_weather"]
+
+
+async def test_a_pinned_name_no_tool_has_fails_the_first_listing_naming_it() -> None:
+    toolset = searchable(catalogue(), pinned=["get_weather", "get_wether"])
+    with pytest.raises(ToolDefinitionError) as raised:
+        await toolset.list_tools()
+    assert raised.value.tool_name == "get_wether"
+    assert raised.value.field == "pinned"
+
+
+async def test_a_catalogue_tool_named_like_the_search_tool_is_refused() -> None:
+    def search_tools(query: str) -> str:
+        """Search."""
+        return query
+
+    with pytest.raises(ToolDefinitionError) as raised:
+        await searchable(StaticToolset([search_tools])).list_tools()
+    assert raised.value.tool_name == SEARCH_TOOL_NAME
+
+
+async def test_bad_bounds_are_refused_when_made() -> None:
+    with pytest.raises(ValueError, match="max_loaded"):
+        searchable(catalogue(), max_loaded=0)
+    with pytest.raises(TypeError):
+        searchable(catalogue(), pinned="get_weather")
+
+
+# --- the index -------------------------------------------------------------------------------
+
+
+async def test_the_index_is_kept_while_the_tools_are_the_same_and_rebuilt_when_they_change() -> (
+    None
+):
+    wrapped = catalogue()
+    toolset = searchable(wrapped)
+    session = Session(toolset)
+    tools = await wrapped.list_tools()
+    first = toolset.index(tools)
+    assert toolset.index(tuple(tools)) is first  # the same tools: the same index
+
+    def cancel_subscription(subscription_id: str) -> str:
+        """Cancel a subscription so that it renews no more."""
+        return f"cancelled {subscription_id}"
+
+    wrapped.push(cancel_subscription)
+    answer = await session.call(SEARCH_TOOL_NAME, query="cancel subscription")
+    assert isinstance(answer, dict)
+    names = [m["name"] for m in answer["matches"]]  # type: ignore[index, union-attr]
+    assert names[0] == "cancel_subscription"
+    assert toolset.index(await wrapped.list_tools()) is not first
+
+
+class Counted(BaseTool):
+    """A tool that counts how often its declaration is asked for."""
+
+    made = 0
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, f"Do {name.replace('_', ' ')}.")
+        Counted.made = 0
+
+    def declaration(self) -> Any:
+        Counted.made += 1
+        return super().declaration()
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return self.name
+
+
+async def test_listing_and_searching_build_no_declaration_of_an_unloaded_tool() -> None:
+    tools = [Counted(f"task_{n}_thing") for n in range(50)]
+    session = Session(searchable(StaticToolset(tools)))
+    Counted.made = 0
+    await session.call(SEARCH_TOOL_NAME, query="task 7 thing")
+    listed = await session.toolset.list_tools(session.context())
+    hidden = [t for t in listed if isinstance(t, HiddenTool)]
+    assert len(hidden) == 50 - 5
+    assert all(t.declaration() is None for t in hidden)
+    assert Counted.made == 0  # the five loaded ones are declared only when asked
+
+
+# --- GitHub's spec, served on 127.0.0.1 ------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def github_api() -> AsyncIterator[tuple[str, list[tuple[str, str]]]]:
+    """A starlette app standing in for GitHub on 127.0.0.1, served by uvicorn in a
+    thread; its URL and the requests it got (method, path)."""
+    import uvicorn
+
+    seen: list[tuple[str, str]] = []
+
+    async def anything(request: Request) -> Response:
+        seen.append((request.method, request.url.path))
+        return Response(status_code=204)
+
+    app = Starlette(routes=[Route("/{path:path}", anything, methods=["GET", "PUT", "POST"])])
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+
+    async def started() -> bool:
+        return server.started
+
+    try:
+        await eventually(started, within=20)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        server.should_exit = True
+        await anyio.to_thread.run_sync(thread.join, 20)
+
+
+async def test_an_agent_over_githubs_spec_finds_and_calls_the_right_operation_through_search_tools() -> (  # noqa: E501
+    None
+):
+    def respond(request: Any) -> Any:
+        turn = len(model.requests)
+        if turn == 1:
+            return FunctionCall(id="s", name=SEARCH_TOOL_NAME, args={"query": "star a repository"})
+        if turn == 2:  # the model reads the matches' summaries, and takes the one it needs
+            found = request.contents[-1].parts[0].function_response.response
+            best = next(
+                match["name"]
+                for match in found["matches"]
+                if match["summary"].lower().startswith("star a repo")
+            )
+            assert best in request.declarations
+            return FunctionCall(id="c", name=best, args={"owner": "octocat", "repo": "hello"})
+        return "Starred."
+
+    model = ScriptedModel(respond=respond)
+    async with github_api() as (url, seen):
+        github = OpenApiToolset(GITHUB, base_url=url, confirm="never")
+        runner = Runner(LlmAgent("assistant", model, tools=[searchable(github)]))
+        _, events = await start(runner, "bookmark octocat/hello for me")
+    assert seen == [("PUT", "/user/starred/octocat/hello")]
+    assert list(model.requests[0].declarations) == [SEARCH_TOOL_NAME]
+    assert len(model.requests[1].declarations) <= 6  # search_tools and the five found
+    assert events[-1].content is not None
+    assert events[-1].content.text == "Starred."
+
+
+def test_without_bm25s_making_one_names_the_line_that_installs_the_search_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # as if not installed
+    with pytest.raises(ImportError) as raised:
+        searchable(catalogue())
+    assert raised.value.name == "bm25s"
+    assert install_line("search") in str(raised.value)
+
+
+async def test_a_catalogue_whose_tools_come_and_go_is_listed_as_it_is_now() -> None:
+    wrapped = catalogue()
+    session = Session(searchable(wrapped))
+    await session.call(SEARCH_TOOL_NAME, query="translate a text")
+    for round_ in range(40):  # each round's tools listed, then gone
+        wrapped.push(*(BaseToolLike(f"task_{round_}_{n}") for n in range(5)))
+        assert len(await session.toolset.list_tools(session.context())) == 1 + 6 + 5
+        wrapped.remove(*(f"task_{round_}_{n}" for n in range(5)))
+    listed = await session.toolset.list_tools(session.context())
+    assert [t.name for t in listed] == [
+        SEARCH_TOOL_NAME,
+        *(t.name for t in await wrapped.list_tools()),
+    ]
+    assert await session.offered() == [SEARCH_TOOL_NAME, "translate_text"]
+
+
+class BaseToolLike(BaseTool):
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return self.name
