@@ -11,13 +11,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from toolsets import JsonValue, Toolset, ToolContext
+from toolsets import JsonValue, ToolContext, Toolset
 from toolsets._invoke import Callbacks, Done, invoke
 
 RUN_TIMEOUT = 30.0
 """Seconds a program may take in a test before it counts as hung."""
 
-ITEMS = {"1": {"id": "1", "name": "kettle", "price": 30}, "2": {"id": "2", "name": "mug", "price": 8}}
+ITEMS = {
+    "1": {"id": "1", "name": "kettle", "price": 30},
+    "2": {"id": "2", "name": "mug", "price": 8},
+}
 
 
 async def _list(request: Request) -> JSONResponse:
@@ -46,7 +49,11 @@ APP = Starlette(
 
 _ITEM = {
     "type": "object",
-    "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "price": {"type": "integer"}},
+    "properties": {
+        "id": {"type": "string"},
+        "name": {"type": "string"},
+        "price": {"type": "integer"},
+    },
     "required": ["id", "name", "price"],
 }
 
@@ -58,9 +65,7 @@ SPEC: dict[str, Any] = {
             "get": {
                 "operationId": "listItems",
                 "summary": "List the items for sale.",
-                "parameters": [
-                    {"name": "limit", "in": "query", "schema": {"type": "integer"}}
-                ],
+                "parameters": [{"name": "limit", "in": "query", "schema": {"type": "integer"}}],
                 "responses": {
                     "200": {
                         "description": "the items",

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import pytest
 from typing_extensions import TypedDict
 
+from tests.agent.helpers import call, response_of, start
 from tests.code.helpers import APP, SPEC, run_code
 from tests.helpers import ROOT, serve_app
 from toolsets import (
@@ -28,7 +29,6 @@ from toolsets import (
 from toolsets.agent import LlmAgent, Runner
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
-from tests.agent.helpers import call, response_of, start
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +77,8 @@ async def test_a_program_calls_function_tools_and_an_openapi_api_and_combines_th
                 toolset,
                 "import asyncio\n"
                 "items = await tools.listItems(limit=5)\n"
-                "one, cost = await asyncio.gather(tools.getItem(id='1'), tools.shipping(country='fr'))\n"
+                "one, cost = await asyncio.gather(\n"
+                "    tools.getItem(id='1'), tools.shipping(country='fr'))\n"
                 "price = await tools.discount(price=one['price'], percent=10)\n"
                 "print('items:', len(items))\n"
                 "{'name': one['name'], 'total': price + cost, 'names': [i['name'] for i in items]}",
@@ -130,7 +131,7 @@ async def test_each_call_from_the_program_passes_the_callers_callbacks() -> None
     ]
 
 
-async def test_a_tool_needing_confirmation_is_refused_from_code_and_told_to_call_it_directly() -> None:
+async def test_a_tool_needing_confirmation_is_refused_and_told_to_be_called_directly() -> None:
     async with code_mode(StaticToolset([refund])) as toolset:
         result = await run_code(toolset, "await tools.refund(order='A1')")
     assert isinstance(result, dict)
@@ -151,7 +152,8 @@ async def test_a_call_needs_the_scopes_of_the_caller() -> None:
     async with code_mode(StaticToolset([purge])) as toolset:
         refused = await run_code(toolset, "await tools.purge()")
         allowed = await run_code(toolset, "await tools.purge()", scopes=frozenset({"admin"}))
-    assert isinstance(refused, dict) and "admin" in str(refused["error"])
+    assert isinstance(refused, dict)
+    assert "admin" in str(refused["error"])
     assert allowed == {"result": "purged"}
 
 
@@ -171,15 +173,15 @@ async def test_an_agent_runs_a_program_that_calls_several_tools_in_one_turn() ->
         "total"
     )
     model = ScriptedModel([call("run_code", code=program), "Shipping everywhere costs 32."])
-    runner = Runner(
-        LlmAgent("shop", model, tools=[code_mode(StaticToolset([shipping, discount]))])
-    )
+    runner = Runner(LlmAgent("shop", model, tools=[code_mode(StaticToolset([shipping, discount]))]))
     session_id, events = await start(runner, "what does shipping cost?")
     assert response_of(events, "run_code") == {"result": 32}
     assert events[-1].text == "Shipping everywhere costs 32."
     first = model.requests[0]
     assert list(first.declarations) == ["run_code"]
-    assert "async def shipping(*, country: str) -> int:" in first.declarations["run_code"].description
+    assert (
+        "async def shipping(*, country: str) -> int:" in first.declarations["run_code"].description
+    )
     session = await runner.get_session(user_id="u", session_id=session_id)
     assert session.state["asked"] == "us"
 
@@ -188,7 +190,10 @@ async def test_the_description_carries_typed_signatures_from_the_json_schemas() 
     async with code_mode(StaticToolset([ship, discount])) as toolset:
         (run,) = await toolset.list_tools()
     text = run.description
-    assert "ShipAddress = TypedDict('ShipAddress', {'street': str, 'country': Literal['fr', 'de']})" in text
+    assert (
+        "ShipAddress = TypedDict('ShipAddress', {'street': str, 'country': Literal['fr', 'de']})"
+        in text
+    )
     assert (
         "async def ship(*, items: list[str], to: ShipAddress, express: bool | None = None) -> str:"
         in text
@@ -287,8 +292,3 @@ def test_without_the_extra_toolsets_imports_and_code_mode_names_the_install_line
     assert done.returncode == 0, done.stderr
     assert "pydantic-monty" in done.stdout
     assert "[code]" in done.stdout
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    assert isinstance(value, Mapping)
-    return value

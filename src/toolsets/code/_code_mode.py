@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsets._auth import AuthCredential
 from toolsets._consumers import lookup_credential
@@ -37,6 +37,9 @@ from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import Toolset
 from toolsets._wrappers import WrapperToolset
 from toolsets.code._signatures import python_name, python_names, write_stubs
+
+if TYPE_CHECKING:
+    from toolsets.code._sandbox import Sandbox
 
 __all__ = ["DEFAULT_DESCRIPTION_BUDGET", "RunCodeTool", "code_mode"]
 
@@ -140,7 +143,7 @@ class _CodeMode(WrapperToolset):
         self,
         toolset: Toolset,
         *,
-        sandbox: Any,
+        sandbox: Sandbox,
         namespace: str,
         budget: int,
         credentials: Mapping[str, AuthCredential | str] | Callable[..., Any] | None,
@@ -222,9 +225,7 @@ class RunCodeTool(BaseTool):
         path = ctx.call_path or CallPath(DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, ctx.scopes)
         # The program's calls see what this call wrote to the state (and each other's
         # writes), and are cancelled with it.
-        inner = dataclasses.replace(
-            ctx.invocation, state=ctx.state, cancellation=ctx.cancellation
-        )
+        inner = dataclasses.replace(ctx.invocation, state=ctx.state, cancellation=ctx.cancellation)
         found: dict[str, Tool] = {}
         listed: list[Sequence[Tool]] = []
 
@@ -246,15 +247,18 @@ class RunCodeTool(BaseTool):
 
         async def call(name: str, given: dict[str, Any]) -> dict[str, Any]:
             tool = found[name]
-            nested = ToolContext(inner, function_call_id=f"{ctx.function_call_id or 'code'}.{new_id()}")
+            nested = ToolContext(
+                inner, function_call_id=f"{ctx.function_call_id or 'code'}.{new_id()}"
+            )
             return await _answer(owner, tool, name, given, nested, path, ctx)
 
-        return await owner.sandbox.run(
+        result: JsonValue = await owner.sandbox.run(
             code,
             namespace=owner.namespace,
             names=knows,
             call=call,
         )
+        return result
 
 
 async def _answer(

@@ -15,7 +15,7 @@ import math
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -109,9 +109,7 @@ class _Session:
 
     async def do(self, call: Callable[[], T]) -> T:
         try:
-            return await anyio.to_thread.run_sync(
-                self._locked, call, abandon_on_cancel=True
-            )
+            return await anyio.to_thread.run_sync(self._locked, call, abandon_on_cancel=True)
         except BaseException:
             self.abandoned = True  # the step may still be running in its thread
             raise
@@ -142,22 +140,27 @@ class Sandbox:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._pool: monty.Monty | None = None
+        self._pool_lock = threading.Lock()
+
+    def _make_pool(self) -> monty.Monty:
+        with self._pool_lock:
+            if self._pool is None:
+                pool = monty.Monty(
+                    min_processes=1,
+                    checkout_timeout=self.limits.timeout,
+                    # The watchdog behind the sandbox's own time limit: a step never
+                    # blocks its thread much longer than a program may run.
+                    request_timeout=self.limits.timeout + 5.0,
+                )
+                pool.__enter__()
+                self._pool = pool
+            return self._pool
 
     async def _started(self) -> monty.Monty:
-        if self._pool is None:
-            pool = monty.Monty(
-                min_processes=1,
-                checkout_timeout=self.limits.timeout,
-                # The watchdog behind the sandbox's own time limit: a step never blocks
-                # its thread much longer than a program may run.
-                request_timeout=self.limits.timeout + 5.0,
-            )
-            await anyio.to_thread.run_sync(pool.__enter__)
-            if self._pool is None:
-                self._pool = pool
-            else:  # another run started one meanwhile
-                await anyio.to_thread.run_sync(pool.__exit__, None, None, None)
-        return self._pool
+        pool = self._pool
+        if pool is None:
+            pool = await anyio.to_thread.run_sync(self._make_pool)
+        return pool
 
     async def shutdown(self) -> None:
         """Stop the workers (idempotent)."""
@@ -286,12 +289,14 @@ class Sandbox:
                         given.update(snapshot.kwargs)
                         pending[snapshot.call_id] = (tool, given)
                         answer = {"future": ...}
-                snapshot = await session.do(functools.partial(snapshot.resume, answer))
+                snapshot = await session.do(
+                    functools.partial(snapshot.resume, cast("monty.ExternalResult", answer))
+                )
             else:  # a FutureSnapshot: every task waits on tool calls
                 ids = snapshot.pending_call_ids
                 settled: dict[int, Answer] = {}
 
-                async def settle(call_id: int) -> None:
+                async def settle(call_id: int, settled: dict[int, Answer] = settled) -> None:
                     tool, given = pending.pop(call_id)
                     settled[call_id] = await call(tool, given)
 
@@ -299,7 +304,8 @@ class Sandbox:
                     for call_id in ids:
                         if call_id in pending:
                             group.start_soon(settle, call_id)
-                snapshot = await session.do(functools.partial(snapshot.resume, settled))
+                answers = cast("dict[int, monty.ExternalSettledResult]", settled)
+                snapshot = await session.do(functools.partial(snapshot.resume, answers))
         return snapshot.output
 
 
@@ -333,8 +339,7 @@ def _not_callable(
     name = str(snapshot.function_name)
     if snapshot.object_id == tools_id:
         return AttributeError(
-            f"{namespace} has no tool {name!r}; the tools are listed in run_code's "
-            "description"
+            f"{namespace} has no tool {name!r}; the tools are listed in run_code's description"
         )
     if snapshot.object_id is None:
         return NameError(f"name {name!r} is not defined")

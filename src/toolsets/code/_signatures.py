@@ -102,21 +102,22 @@ class _Writer:
         if "const" in schema:
             return f"Literal[{schema['const']!r}]"
         enum = schema.get("enum")
-        if isinstance(enum, list) and 0 < len(enum) <= MAX_LITERALS:
-            if all(isinstance(v, str | int | bool) or v is None for v in enum):
-                return f"Literal[{', '.join(repr(v) for v in enum)}]"
+        if (
+            isinstance(enum, list)
+            and 0 < len(enum) <= MAX_LITERALS
+            and all(isinstance(v, str | int | bool) or v is None for v in enum)
+        ):
+            return f"Literal[{', '.join(repr(v) for v in enum)}]"
         for key in ("anyOf", "oneOf"):
             options = schema.get(key)
             if isinstance(options, list) and options:
-                written = [self.type_of(option, hint, depth) for option in options[:6]]
-                return _union(written)
+                return _union([self.type_of(option, hint, depth) for option in options[:6]])
         every = schema.get("allOf")
         if isinstance(every, list) and len(every) == 1:
             return self.type_of(every[0], hint, depth)
         kinds = schema.get("type")
         if isinstance(kinds, list):
-            written = [self.type_of({**schema, "type": kind}, hint, depth) for kind in kinds]
-            return _union(written)
+            return _union([self.type_of({**schema, "type": kind}, hint, depth) for kind in kinds])
         nullable = " | None" if schema.get("nullable") is True else ""
         if kinds in _SCALARS:
             return _SCALARS[kinds] + nullable
@@ -170,9 +171,7 @@ class Stubs:
     """The tools (their Python names) left out for want of room."""
 
 
-def signature(
-    declaration: ToolDeclaration, pyname: str, taken: set[str]
-) -> tuple[list[str], str]:
+def signature(declaration: ToolDeclaration, pyname: str, taken: set[str]) -> tuple[list[str], str]:
     """The classes and the ``async def`` one tool is written as."""
     parameters = declaration.parameters
     writer = _Writer(root=parameters, prefix=_pascal(pyname), taken=taken)
@@ -200,16 +199,16 @@ def signature(
     doc = _one_line(declaration.description)
     if loose:
         doc += f" (Also takes {', '.join(repr(k) for k in loose)}: pass **{{...}}.)"
-    head = f"async def {pyname}(*, {listed}) -> {returns}:" if listed else (
-        f"async def {pyname}() -> {returns}:"
+    head = (
+        f"async def {pyname}(*, {listed}) -> {returns}:"
+        if listed
+        else (f"async def {pyname}() -> {returns}:")
     )
     body = f'    """{doc}"""' if doc else "    ..."
     return writer.classes, f"{head}\n{body}"
 
 
-def write_stubs(
-    declarations: Iterable[tuple[str, ToolDeclaration]], *, budget: int
-) -> Stubs:
+def write_stubs(declarations: Iterable[tuple[str, ToolDeclaration]], *, budget: int) -> Stubs:
     """The stubs of ``declarations`` (each with its Python name), in order, as many as fit
     in ``budget`` characters; the names of the rest are listed after them."""
     parts: list[str] = []
