@@ -104,6 +104,7 @@ class CallPath:
     scopes: Set[str]
     """The scopes the caller holds."""
 
+
 _NO_REFUSAL = BaseTool.refusal
 """The default `BaseTool.refusal` (none), which the call path need not ask."""
 

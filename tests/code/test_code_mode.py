@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import anyio
 import pytest
 from typing_extensions import TypedDict
 
@@ -292,3 +293,40 @@ def test_without_the_extra_toolsets_imports_and_code_mode_names_the_install_line
     assert done.returncode == 0, done.stderr
     assert "pydantic-monty" in done.stdout
     assert "[code]" in done.stdout
+
+
+async def test_calls_gathered_run_together_unless_a_tool_is_not_concurrency_safe() -> None:
+    running = 0
+    most = 0
+    arrived = {"a": anyio.Event(), "b": anyio.Event()}
+
+    @tool(read_only=True)
+    async def wait_for(me: str, other: str) -> str:
+        """Meet the other call (only possible when both run at once)."""
+        arrived[me].set()
+        await arrived[other].wait()
+        return me
+
+    @tool
+    async def write(n: int) -> int:
+        """Write (not concurrency-safe)."""
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await anyio.sleep(0.01)
+        running -= 1
+        return n
+
+    async with code_mode(StaticToolset([wait_for, write])) as toolset:
+        met = await run_code(
+            toolset,
+            "import asyncio\nawait asyncio.gather("
+            "tools.wait_for(me='a', other='b'), tools.wait_for(me='b', other='a'))",
+        )
+        written = await run_code(
+            toolset,
+            "import asyncio\nawait asyncio.gather(*[tools.write(n=n) for n in range(3)])",
+        )
+    assert met == {"result": ["a", "b"]}
+    assert written == {"result": [0, 1, 2]}
+    assert most == 1

@@ -13,7 +13,10 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from toolsets._auth import AuthCredential
 from toolsets._consumers import lookup_credential
@@ -196,6 +199,24 @@ class _CodeMode(WrapperToolset):
             f"{stubs.text}```"
         )
 
+    async def shutdown(self) -> None:
+        """Stop the sandbox's workers, and shut the wrapped toolset down."""
+        try:
+            await self.sandbox.shutdown()
+        finally:
+            await super().shutdown()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.sandbox.shutdown()
+        finally:
+            await super().__aexit__(exc_type, exc, tb)
+
     def __repr__(self) -> str:
         return f"code_mode({self.wrapped!r}, namespace={self.namespace!r})"
 
@@ -228,6 +249,10 @@ class RunCodeTool(BaseTool):
         inner = dataclasses.replace(ctx.invocation, state=ctx.state, cancellation=ctx.cancellation)
         found: dict[str, Tool] = {}
         listed: list[Sequence[Tool]] = []
+        # Calls the program starts together (asyncio.gather) run together, as the agent
+        # loop runs a turn's calls: those of tools that are not concurrency-safe one at
+        # a time.
+        one_at_a_time = anyio.Lock()
 
         async def relist() -> None:
             tools = await owner.wrapped.list_tools(ctx)
@@ -250,7 +275,10 @@ class RunCodeTool(BaseTool):
             nested = ToolContext(
                 inner, function_call_id=f"{ctx.function_call_id or 'code'}.{new_id()}"
             )
-            return await _answer(owner, tool, name, given, nested, path, ctx)
+            if tool.is_concurrency_safe:
+                return await _answer(owner, tool, name, given, nested, path, ctx)
+            async with one_at_a_time:
+                return await _answer(owner, tool, name, given, nested, path, ctx)
 
         result: JsonValue = await owner.sandbox.run(
             code,

@@ -86,7 +86,17 @@ class _Writer:
             node = node[part]
         return node if isinstance(node, Mapping) else {}
 
-    def type_of(self, schema: object, hint: str, depth: int) -> str:
+    def fresh(self, hint: str) -> str:
+        """A class name for ``hint`` that no other class of these stubs has."""
+        name = self.prefix + hint
+        count = 1
+        while name in self.taken:
+            count += 1
+            name = f"{self.prefix}{hint}{count}"
+        self.taken.add(name)
+        return name
+
+    def type_of(self, schema: object, hint: str, depth: int, name: str | None = None) -> str:
         if not isinstance(schema, Mapping) or not schema:
             return "Any"
         ref = schema.get("$ref")
@@ -94,9 +104,9 @@ class _Writer:
             if ref in self._named:
                 return self._named[ref]
             target = self.resolve(schema)
-            hint = _pascal(ref.rsplit("/", 1)[-1])
-            self._named[ref] = f'"{hint}"'  # a reference to itself, while it is written
-            written = self.type_of(target, hint, depth)
+            named = self.fresh(_pascal(ref.rsplit("/", 1)[-1]))
+            self._named[ref] = f'"{named}"'  # a reference to itself, while it is written
+            written = self.type_of(target, hint, depth, named)
             self._named[ref] = written
             return written
         if "const" in schema:
@@ -124,22 +134,20 @@ class _Writer:
         if kinds == "array" or "items" in schema:
             return f"list[{self.type_of(schema.get('items'), hint + 'Item', depth)}]{nullable}"
         if kinds == "object" or "properties" in schema:
-            return self.object_type(schema, hint, depth) + nullable
+            return self.object_type(schema, hint, depth, name) + nullable
         return "Any"
 
-    def object_type(self, schema: Mapping[str, Any], hint: str, depth: int) -> str:
+    def object_type(
+        self, schema: Mapping[str, Any], hint: str, depth: int, name: str | None
+    ) -> str:
         properties = schema.get("properties")
         if not isinstance(properties, Mapping) or not properties or depth >= MAX_DEPTH:
             extra = schema.get("additionalProperties")
             if isinstance(extra, Mapping) and extra and depth < MAX_DEPTH:
                 return f"dict[str, {self.type_of(extra, hint + 'Value', depth + 1)}]"
             return "dict[str, Any]"
-        name = self.prefix + hint
-        count = 1
-        while name in self.taken:
-            count += 1
-            name = f"{self.prefix}{hint}{count}"
-        self.taken.add(name)
+        if name is None:
+            name = self.fresh(hint)
         required = set(schema.get("required") or ())
         fields = []
         for key, value in properties.items():
@@ -189,21 +197,20 @@ def signature(declaration: ToolDeclaration, pyname: str, taken: set[str]) -> tup
             if key in required:
                 params.append(f"{key}: {written}")
             else:
-                optional.append(f"{key}: {written} | None = None")
-    if loose:
-        optional.append("**more: Any")
+                nullable = written if "None" in written.split(" | ") else f"{written} | None"
+                optional.append(f"{key}: {nullable} = None")
     listed = ", ".join([*params, *optional])
+    if listed:
+        listed = f"*, {listed}"
+    if loose:
+        listed = f"{listed}, **more: Any" if listed else "**more: Any"
     returns = "Any"
     if declaration.response:
         returns = writer.type_of(declaration.response, "Result", 1)
     doc = _one_line(declaration.description)
     if loose:
         doc += f" (Also takes {', '.join(repr(k) for k in loose)}: pass **{{...}}.)"
-    head = (
-        f"async def {pyname}(*, {listed}) -> {returns}:"
-        if listed
-        else (f"async def {pyname}() -> {returns}:")
-    )
+    head = f"async def {pyname}({listed}) -> {returns}:"
     body = f'    """{doc}"""' if doc else "    ..."
     return writer.classes, f"{head}\n{body}"
 
