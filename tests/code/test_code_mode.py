@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 from tests.agent.helpers import call, response_of, start
 from tests.code.helpers import APP, SPEC, run_code
-from tests.helpers import ROOT, serve_app
+from tests.helpers import PEERS, ROOT, serve_app
 from toolsets import (
     BaseToolset,
     Callbacks,
@@ -209,7 +209,8 @@ async def test_signatures_past_the_budget_are_listed_by_name() -> None:
         (run,) = await toolset.list_tools()
     assert "async def op_0(" in run.description
     assert "async def op_49(" not in run.description
-    assert "op_49" in run.description.rsplit("# Also", 1)[1]
+    also = run.description.rsplit("# Also", 1)[1]
+    assert "op_35 and 14 more" in also
     assert len(run.description) < 3000
 
 
@@ -330,3 +331,22 @@ async def test_calls_gathered_run_together_unless_a_tool_is_not_concurrency_safe
     assert met == {"result": ["a", "b"]}
     assert written == {"result": [0, 1, 2]}
     assert most == 1
+
+
+async def test_over_githubs_spec_the_description_is_bounded_valid_python_and_quick() -> None:
+    import ast
+    import time
+
+    spec = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+    async with code_mode(OpenApiToolset(spec, base_url="http://127.0.0.1:9")) as toolset:
+        await toolset.list_tools()  # the spec loaded
+        started = time.perf_counter()
+        (run,) = await toolset.list_tools()
+        took = time.perf_counter() - started
+    budget = 40_000
+    assert len(run.description) < budget * 1.25 + 2_000
+    stubs = run.description.split("```python\n", 1)[1].rsplit("```", 1)[0]
+    ast.parse(stubs)
+    assert "async def meta_root() -> Any:" in stubs
+    assert " more\n" in stubs  # the names past the budget, cut too
+    assert took < 2.0

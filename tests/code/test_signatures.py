@@ -12,7 +12,7 @@ def _stub(parameters: dict[str, Any], response: dict[str, Any] | None = None) ->
     declaration = ToolDeclaration(
         name="op", description="Do it.\n\nMore text.", parameters=parameters, response=response
     )
-    return write_stubs([("op", declaration)], budget=10_000).text
+    return write_stubs([("op", lambda: declaration)], budget=10_000).text
 
 
 def test_scalars_enums_arrays_unions_and_nullables_are_typed() -> None:

@@ -169,12 +169,9 @@ class _CodeMode(WrapperToolset):
 
     def _describe(self, tools: Sequence[Tool]) -> str:
         names = python_names(tool.name for tool in tools)
-        declared = [
-            (names[tool.name], declaration)
-            for tool in tools
-            if (declaration := tool.declaration()) is not None
-        ]
-        stubs = write_stubs(declared, budget=self._budget)
+        stubs = write_stubs(
+            ((names[tool.name], tool.declaration) for tool in tools), budget=self._budget
+        )
         ns = self.namespace
         limits = self.sandbox.limits
         search = ""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,17 +215,25 @@ def signature(declaration: ToolDeclaration, pyname: str, taken: set[str]) -> tup
     return writer.classes, f"{head}\n{body}"
 
 
-def write_stubs(declarations: Iterable[tuple[str, ToolDeclaration]], *, budget: int) -> Stubs:
-    """The stubs of ``declarations`` (each with its Python name), in order, as many as fit
-    in ``budget`` characters; the names of the rest are listed after them."""
+def write_stubs(
+    declarations: Iterable[tuple[str, Callable[[], ToolDeclaration | None]]], *, budget: int
+) -> Stubs:
+    """The stubs of the tools (each a Python name and how to get its declaration; None:
+    a passive tool, left out), in order, as many as fit in ``budget`` characters; the
+    names of the rest are listed after them, in a quarter of ``budget`` more at most.
+    A declaration is asked for only while there is room for its stub (a catalogue's
+    declarations may be built on demand)."""
     parts: list[str] = []
     used = 0
     written: list[str] = []
     left_out: list[str] = []
     taken: set[str] = set()
-    for pyname, declaration in declarations:
+    for pyname, declare in declarations:
         if left_out:
             left_out.append(pyname)
+            continue
+        declaration = declare()
+        if declaration is None:
             continue
         classes, function = signature(declaration, pyname, taken)
         text = "\n".join([*classes, function]) + "\n"
@@ -236,6 +244,11 @@ def write_stubs(declarations: Iterable[tuple[str, ToolDeclaration]], *, budget: 
         used += len(text)
         written.append(declaration.name)
     if left_out:
+        room = max(budget // 4, 200)
         names = ", ".join(left_out)
+        if len(names) > room:
+            cut = names[:room].rsplit(", ", 1)[0]
+            shown = cut.count(", ") + 1
+            names = f"{cut} and {len(left_out) - shown} more"
         parts.append(f"# Also (no room for their signatures; keyword arguments): {names}\n")
     return Stubs(text="\n".join(parts), written=tuple(written), left_out=tuple(left_out))
