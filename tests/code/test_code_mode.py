@@ -16,6 +16,7 @@ from tests.agent.helpers import call, response_of, start
 from tests.code.helpers import APP, SPEC, run_code
 from tests.helpers import PEERS, ROOT, serve_app
 from toolsets import (
+    AuthConfig,
     BaseToolset,
     Callbacks,
     FunctionTool,
@@ -350,3 +351,41 @@ async def test_over_githubs_spec_the_description_is_bounded_valid_python_and_qui
     assert "async def meta_root() -> Any:" in stubs
     assert " more\n" in stubs  # the names past the budget, cut too
     assert took < 2.0
+
+
+TOKEN = AuthConfig(scheme_name="token", scheme={"type": "http", "scheme": "bearer"})
+
+
+@tool(auth_config=TOKEN)
+def whoami(ctx: ToolContext) -> str:
+    """Who am I at the API."""
+    assert ctx.auth_credential is not None
+    return f"token ends {ctx.auth_credential.secret[-2:]}"
+
+
+async def test_a_tool_needing_a_credential_gets_the_one_given_or_is_refused() -> None:
+    async with code_mode(StaticToolset([whoami]), credentials={"token": "abc42"}) as given:
+        result = await run_code(given, "await tools.whoami()")
+    async with code_mode(StaticToolset([whoami])) as missing:
+        refused = await run_code(missing, "await tools.whoami()")
+    assert result == {"result": "token ends 42"}
+    assert isinstance(refused, dict)
+    assert refused["exception"] == "PermissionError"
+    assert "call the tool 'whoami' directly" in str(refused["error"])
+
+
+async def test_an_unknown_tool_is_told_the_close_names() -> None:
+    async with code_mode(StaticToolset([discount, shipping])) as toolset:
+        result = await run_code(toolset, "await tools.discounts(price=1, percent=1)")
+    assert isinstance(result, dict)
+    assert "Did you mean discount?" in str(result["error"])
+
+
+async def test_an_argument_json_cannot_carry_is_a_type_error_naming_it() -> None:
+    async with code_mode(StaticToolset([ship])) as toolset:
+        result = await run_code(
+            toolset, "await tools.ship(items=[b'x'], to={'street': 's', 'country': 'fr'})"
+        )
+    assert isinstance(result, dict)
+    assert result["exception"] == "TypeError"
+    assert "items.0 is a bytes" in str(result["error"])

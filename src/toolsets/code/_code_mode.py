@@ -11,6 +11,7 @@ a long-running tool.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -282,6 +283,7 @@ class RunCodeTool(BaseTool):
             namespace=owner.namespace,
             names=knows,
             call=call,
+            suggest=lambda name: _suggest(name, list(found)),
         )
         return result
 
@@ -297,9 +299,13 @@ async def _answer(
 ) -> dict[str, Any]:
     """One call from the program through the call path, as the sandbox answers it."""
     called = f"{owner.namespace}.{name}"
+    try:
+        plain = _plain(given)
+    except TypeError as error:
+        return _raise(TypeError, f"{called}(): {error}")
     outcome = await invoke(
         tool,
-        _plain(given),
+        plain,
         ctx,
         default_timeout=path.default_timeout,
         callbacks=path.callbacks,
@@ -350,14 +356,28 @@ async def _answer(
     return {"return_value": result}
 
 
+def _suggest(name: str, names: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, names, n=3)
+    return f" Did you mean {', '.join(close)}?" if close else ""
+
+
 def _raise(kind: type[Exception], message: str) -> dict[str, Any]:
     return {"exception": kind(message)}
 
 
-def _plain(value: Any) -> Any:
-    """Arguments from the sandbox as JSON values (tuples as lists)."""
+def _plain(value: Any, where: str = "") -> Any:
+    """Arguments from the sandbox as JSON values (tuples as lists).
+
+    Raises:
+        TypeError: a value JSON has no form for (a set, bytes, a date, ...), named.
+    """
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+        return [_plain(v, f"{where}.{i}") for i, v in enumerate(value)]
+    raise TypeError(
+        f"the argument {where or 'given'} is a {type(value).__name__}; pass JSON values "
+        "(str, int, float, bool, None, lists and dicts), e.g. a date as an ISO string"
+    )

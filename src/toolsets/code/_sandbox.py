@@ -175,6 +175,7 @@ class Sandbox:
         namespace: str,
         names: Callable[[str], Awaitable[bool]],
         call: Callable[[str, dict[str, Any]], Awaitable[Answer]],
+        suggest: Callable[[str], str] = lambda name: "",
     ) -> dict[str, JsonValue]:
         """Run ``code`` with the tools as async methods of ``namespace``.
 
@@ -184,6 +185,8 @@ class Sandbox:
             namespace: The name the program calls the tools through.
             names: Whether a Python name is a tool's (asked for each name used).
             call: Calls the tool of a Python name with keyword arguments.
+            suggest: What to tell a program that asked for a tool there is none of
+                (e.g. the names close to it).
 
         Returns:
             ``{"result": value}`` (with ``"printed"`` when it printed), or an error
@@ -206,7 +209,9 @@ class Sandbox:
                 )
                 try:
                     await session.do(session._session.__enter__)
-                    output = await self._drive(session, code, namespace, names, call, printed)
+                    output = await self._drive(
+                        session, code, namespace, names, call, suggest, printed
+                    )
                 finally:
                     await session.close()
         except TimeoutError:
@@ -232,6 +237,7 @@ class Sandbox:
         namespace: str,
         names: Callable[[str], Awaitable[bool]],
         call: Callable[[str, dict[str, Any]], Awaitable[Answer]],
+        suggest: Callable[[str], str],
         printed: _Printed,
     ) -> Any:
         tools = monty.ClassInstance(_namespace_class(namespace)())
@@ -271,7 +277,8 @@ class Sandbox:
                     else:
                         tool = bound.get(function) if snapshot.object_id is None else None
                     if tool is None:
-                        answer = {"exception": _not_callable(snapshot, namespace, tools.id)}
+                        refused = _not_callable(snapshot, namespace, tools.id, suggest)
+                        answer = {"exception": refused}
                     elif (problem := _arguments(snapshot.args, snapshot.kwargs)) is not None:
                         answer = {"exception": TypeError(f"{namespace}.{tool}(): {problem}")}
                     else:
@@ -334,12 +341,16 @@ def _arguments(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str | None:
 
 
 def _not_callable(
-    snapshot: monty.FunctionSnapshot, namespace: str, tools_id: object
+    snapshot: monty.FunctionSnapshot,
+    namespace: str,
+    tools_id: object,
+    suggest: Callable[[str], str],
 ) -> BaseException:
     name = str(snapshot.function_name)
     if snapshot.object_id == tools_id:
         return AttributeError(
-            f"{namespace} has no tool {name!r}; the tools are listed in run_code's description"
+            f"{namespace} has no tool {name!r} (the tools are listed in run_code's "
+            f"description).{suggest(name)}"
         )
     if snapshot.object_id is None:
         return NameError(f"name {name!r} is not defined")
