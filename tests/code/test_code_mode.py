@@ -389,3 +389,59 @@ async def test_an_argument_json_cannot_carry_is_a_type_error_naming_it() -> None
     assert isinstance(result, dict)
     assert result["exception"] == "TypeError"
     assert "items.0 is a bytes" in str(result["error"])
+
+
+async def test_a_tool_read_without_a_call_is_called_later() -> None:
+    async with code_mode(StaticToolset([discount])) as toolset:
+        result = await run_code(
+            toolset,
+            "f = tools.discount\ng = getattr(tools, 'discount')\n"
+            "[await f(price=10, percent=10), await g(price=20, percent=50)]",
+        )
+    assert result == {"result": [9, 10]}
+
+
+async def test_arguments_may_be_one_dict_for_names_that_are_no_identifiers() -> None:
+    async with code_mode(StaticToolset([discount])) as toolset:
+        result = await run_code(toolset, "await tools.discount({'price': 10, 'percent': 50})")
+    assert result == {"result": 5}
+
+
+@tool(is_long_running=True)
+def start_export() -> str:
+    """Start an export whose result arrives later."""
+    return "started"
+
+
+async def test_a_long_running_tool_is_refused_from_code() -> None:
+    async with code_mode(StaticToolset([start_export])) as toolset:
+        result = await run_code(toolset, "await tools.start_export()")
+    assert isinstance(result, dict)
+    assert result["exception"] == "RuntimeError"
+    assert "call the tool 'start_export' directly" in str(result["error"])
+
+
+async def test_an_empty_program_is_an_error_saying_what_to_send() -> None:
+    async with code_mode(StaticToolset([discount])) as toolset:
+        result = await run_code(toolset, "  ")
+    assert result == {"error": "Send the program as `code`, a non-empty string."}
+
+
+async def test_a_result_of_python_values_comes_back_as_json() -> None:
+    async with code_mode(StaticToolset([discount])) as toolset:
+        result = await run_code(
+            toolset,
+            "class Point:\n    def __init__(self):\n        self.x = 1\n"
+            "{'t': (1, 2), 's': {3, 1}, 'f': float('nan'), 'p': Point()}",
+        )
+    assert result == {"result": {"t": [1, 2], "s": [1, 3], "f": "nan", "p": {"x": 1}}}
+
+
+async def test_shutting_down_stops_the_sandbox_and_a_later_program_starts_it_again() -> None:
+    toolset = code_mode(StaticToolset([discount]))
+    first = await run_code(toolset, "await tools.discount(price=10, percent=10)")
+    await toolset.shutdown()
+    await toolset.shutdown()  # idempotent
+    again = await run_code(toolset, "await tools.discount(price=10, percent=10)")
+    await toolset.shutdown()
+    assert first == again == {"result": 9}
