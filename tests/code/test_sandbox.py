@@ -159,3 +159,26 @@ async def test_a_program_sleeping_is_served_within_the_time_limit() -> None:
     assert quick == {"result": "awake"}
     assert isinstance(stopped, dict)
     assert stopped["limit"] == "timeout"
+
+
+async def test_a_cancelled_program_returns_at_once_and_the_sandbox_serves_the_next() -> None:
+    async with code_mode(StaticToolset([echo]), **LIMITS) as toolset:
+        started = time.monotonic()
+        with anyio.move_on_after(0.3):
+            await run_code(toolset, "while True:\n    pass")
+        assert time.monotonic() - started < 1.5
+        after = await run_code(toolset, "await tools.echo(text='next')")
+    assert after == {"result": "next"}
+
+
+async def test_programs_run_side_by_side() -> None:
+    results: list[Any] = []
+
+    async def one(text: str) -> None:
+        results.append(await run_code(toolset, f"await tools.echo(text={text!r})"))
+
+    toolset = code_mode(StaticToolset([echo]), **LIMITS)
+    async with toolset, anyio.create_task_group() as group:
+        for text in ("a", "b", "c"):
+            group.start_soon(one, text)
+    assert sorted(r["result"] for r in results) == ["a", "b", "c"]

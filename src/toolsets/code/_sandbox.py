@@ -9,6 +9,7 @@ and the pool's watchdog; its session is closed once it ends, off the event loop.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -115,7 +116,8 @@ class _Session:
             raise
 
     def _exit(self) -> None:
-        with self._lock:
+        # A worker that died is replaced by the pool: there is nothing to give back.
+        with self._lock, contextlib.suppress(monty.MontyError):
             self._session.__exit__(None, None, None)
 
     async def close(self) -> None:
