@@ -445,3 +445,10 @@ async def test_shutting_down_stops_the_sandbox_and_a_later_program_starts_it_aga
     again = await run_code(toolset, "await tools.discount(price=10, percent=10)")
     await toolset.shutdown()
     assert first == again == {"result": 9}
+
+
+async def test_run_codes_own_timeout_outlasts_the_programs_time_limit() -> None:
+    async with code_mode(StaticToolset([discount]), timeout=5) as toolset:
+        (run,) = await toolset.list_tools()
+    assert run.timeout is not None
+    assert run.timeout > 5

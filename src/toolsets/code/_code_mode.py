@@ -50,6 +50,9 @@ __all__ = ["DEFAULT_DESCRIPTION_BUDGET", "RunCodeTool", "code_mode"]
 DEFAULT_DESCRIPTION_BUDGET = 40_000
 """Characters of tool signatures ``run_code``'s description carries by default."""
 
+_TIMEOUT_MARGIN = 10.0
+"""Seconds ``run_code``'s own timeout leaves past the program's time limit."""
+
 SEARCH_TOOL = "search_tools"
 """A wrapped tool of this name (`searchable`'s) is called from code like any other, and
 a tool it loads is callable in the same program."""
@@ -228,6 +231,9 @@ class RunCodeTool(BaseTool):
             description,
             parameters=_PARAMETERS,
             annotations=ToolAnnotations(open_world=True),
+            # Past the program's own time limit, so that its clear error is what the
+            # model gets, not the caller's default deadline cutting it short.
+            timeout=owner.sandbox.limits.timeout + _TIMEOUT_MARGIN,
         )
         self._owner = owner
 
