@@ -3,6 +3,7 @@ the one call path (function tools and an OpenAPI API served on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -452,3 +453,30 @@ async def test_run_codes_own_timeout_outlasts_the_programs_time_limit() -> None:
         (run,) = await toolset.list_tools()
     assert run.timeout is not None
     assert run.timeout > 5
+
+
+async def test_served_over_mcp_a_client_runs_a_program_with_the_servers_callbacks() -> None:
+    import mcp.types as mt
+
+    from tests.mcp.server_helpers import connected
+    from toolsets.mcp import McpServer
+
+    called: list[str] = []
+
+    def before(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> None:
+        called.append(tool.name)
+
+    server = McpServer(
+        code_mode(StaticToolset([discount])), callbacks=Callbacks(before_tool=[before])
+    )
+    async with connected(server, "legacy") as client:
+        (listed,) = (await client.list_tools()).tools
+        result = await client.call_tool(
+            "run_code", {"code": "await tools.discount(price=40, percent=25)"}
+        )
+    assert listed.name == "run_code"
+    assert not result.is_error
+    (block,) = result.content
+    assert isinstance(block, mt.TextContent)
+    assert json.loads(block.text) == {"result": 30}
+    assert called == ["run_code", "discount"]
