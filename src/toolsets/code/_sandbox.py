@@ -100,7 +100,8 @@ class _Session:
     thread, one at a time."""
 
     def __init__(self, session: monty.MontySession) -> None:
-        self._session = session
+        self.session = session
+        """The sandbox's session (call its blocking methods through `do`)."""
         self._lock = threading.Lock()
         self.abandoned = False
 
@@ -118,7 +119,7 @@ class _Session:
     def _exit(self) -> None:
         # A worker that died is replaced by the pool: there is nothing to give back.
         with self._lock, contextlib.suppress(monty.MontyError):
-            self._session.__exit__(None, None, None)
+            self.session.__exit__(None, None, None)
 
     async def close(self) -> None:
         """Give the worker back to the pool: at once when no step is running; else a
@@ -210,7 +211,7 @@ class Sandbox:
                     )
                 )
                 try:
-                    await session.do(session._session.__enter__)
+                    await session.do(session.session.__enter__)
                     output = await self._drive(
                         session, code, namespace, names, call, suggest, printed
                     )
@@ -248,7 +249,7 @@ class Sandbox:
         calls = 0
         snapshot = await session.do(
             functools.partial(
-                session._session.feed_start,
+                session.session.feed_start,
                 code,
                 inputs={namespace: tools},
                 print_callback=printed,
@@ -309,10 +310,12 @@ class Sandbox:
                     tool, given = pending.pop(call_id)
                     settled[call_id] = await call(tool, given)
 
+                waited = [call_id for call_id in ids if call_id in pending]
+                if not waited:  # nothing of ours to wait for: it would never end
+                    raise _Stop(error_result("The program waits on something that never ends."))
                 async with anyio.create_task_group() as group:
-                    for call_id in ids:
-                        if call_id in pending:
-                            group.start_soon(settle, call_id)
+                    for call_id in waited:
+                        group.start_soon(settle, call_id)
                 answers = cast("dict[int, monty.ExternalSettledResult]", settled)
                 snapshot = await session.do(functools.partial(snapshot.resume, answers))
         return snapshot.output
