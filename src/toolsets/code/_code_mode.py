@@ -248,7 +248,9 @@ class RunCodeTool(BaseTool):
         if not isinstance(code, str) or not code.strip():
             return error_result("Send the program as `code`, a non-empty string.")
         owner = self._owner
-        path = ctx.call_path or CallPath(DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, ctx.scopes)
+        path = ctx.call_path
+        if not isinstance(path, CallPath):  # run outside the call path
+            path = CallPath(DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, ctx.scopes)
         # The program's calls see what this call wrote to the state (and each other's
         # writes), and are cancelled with it.
         inner = dataclasses.replace(ctx.invocation, state=ctx.state, cancellation=ctx.cancellation)
