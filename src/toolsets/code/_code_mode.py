@@ -263,7 +263,7 @@ class RunCodeTool(BaseTool):
 
         async def relist() -> None:
             tools = await owner.wrapped.list_tools(ctx)
-            listed.append(tools)
+            listed[:] = [tools]
             names = python_names(tool.name for tool in tools)
             found.clear()
             found.update({names[tool.name]: tool for tool in tools})
@@ -278,7 +278,9 @@ class RunCodeTool(BaseTool):
             return name in found
 
         async def call(name: str, given: dict[str, Any]) -> dict[str, Any]:
-            tool = found[name]
+            tool = found.get(name)
+            if tool is None:  # listed when the program named it, no longer now
+                return _raise(AttributeError, f"{owner.namespace} has no tool {name!r} any more.")
             nested = ToolContext(
                 inner, function_call_id=f"{ctx.function_call_id or 'code'}.{new_id()}"
             )
