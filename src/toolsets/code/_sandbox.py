@@ -46,6 +46,8 @@ _SLEEPS = frozenset({"system.async_sleep", "time.sleep", "asyncio.sleep"})
 """The sandbox's sleeps, served on the host (bounded by the run's deadline)."""
 _FRAMES_SHOWN = 4
 """Frames of a traceback shown at each end (a deep recursion's has a thousand)."""
+_COMPUTE_SHARE = 0.9
+"""The share of the time limit a program may compute for (the rest is the host's)."""
 _CLOSE_WAIT = 5.0
 """Seconds a finished run waits for its session to close before leaving it to a thread."""
 
@@ -203,7 +205,10 @@ class Sandbox:
                 session = _Session(
                     pool.checkout(
                         limits={
-                            "max_feed_duration_secs": limits.timeout,
+                            # A little under the run's deadline, so that a program
+                            # that computes too long is stopped by the sandbox, which
+                            # names the line it was at.
+                            "max_feed_duration_secs": limits.timeout * _COMPUTE_SHARE,
                             "max_memory": limits.max_memory,
                             "max_suspensions": max(1000, 4 * limits.max_tool_calls + 100),
                         },
@@ -433,7 +438,8 @@ def _failure(error: monty.MontyError, limits: Limits) -> dict[str, JsonValue]:
         if details.get("limit") == "timeout":
             message = (
                 f"The program ran out of time{where}: it may compute for at most "
-                f"{limits.timeout:g} s and was stopped (an endless loop?)."
+                f"{limits.timeout * _COMPUTE_SHARE:g} s of its {limits.timeout:g} s and was "
+                "stopped (an endless loop?)."
             )
         elif details.get("limit") == "max_memory":
             message = (
