@@ -68,6 +68,7 @@ EXPECTED = {
     "ToolStream",
     "Toolset",
     "ToolsetError",
+    "code_mode",
     "combined",
     "confirmed",
     "error_result",

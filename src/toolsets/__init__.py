@@ -69,6 +69,16 @@ from toolsets.search._searchable import searchable  # bm25s is imported on first
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # Imported when first used: code mode is an extra's (pydantic-monty).
+    if name == "code_mode":
+        from toolsets.code import code_mode
+
+        return code_mode
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "LONG_RUNNING_NOTE",
     "Answer",
@@ -131,6 +141,7 @@ __all__ = [
     "ToolStream",
     "Toolset",
     "ToolsetError",
+    "code_mode",
     "combined",
     "confirmed",
     "error_result",

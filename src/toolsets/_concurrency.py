@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import sys
 import time
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
@@ -158,6 +159,7 @@ def start_detached(fn: Callable[[], Coroutine[Any, Any, None]], *, name: str) ->
     create_task = getattr(native, "create_task", None)
     if create_task is not None:  # asyncio: the token is the running loop
         return create_task(fn(), name=name, context=context)
-    import trio  # the only other loop anyio runs on
-
+    # The only other loop anyio runs on; it is running, so trio is imported (and no
+    # dependency of ours).
+    trio = sys.modules["trio"]
     return trio.lowlevel.spawn_system_task(fn, name=name, context=context)

@@ -273,6 +273,10 @@ class ToolContext:
         no client, ``log`` goes to the `logging` module and asking raises)."""
         self.tool_name: str | None = None
         """The tool being called (set by the call path; names ``log``'s logger)."""
+        self.call_path: object = None
+        """How the call path was asked to call this tool (a `toolsets._invoke.CallPath`:
+        its default timeout, callbacks and scopes; set by it): a tool that calls other
+        tools from inside (`code_mode`) calls them the same way."""
         self._keys: dict[str, int] | None = None
 
     @property

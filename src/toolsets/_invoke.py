@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "AfterTool",
     "BeforeTool",
+    "CallPath",
     "Callbacks",
     "ConfirmationNeeded",
     "CredentialNeeded",
@@ -89,6 +90,20 @@ class Callbacks:
 
 
 NO_CALLBACKS = Callbacks()
+
+
+@dataclass(slots=True)
+class CallPath:
+    """How `invoke` was asked to call a tool, kept in its context (`ToolContext.call_path`):
+    a tool that calls other tools from inside (`code_mode`) calls them the same way."""
+
+    default_timeout: float
+    """Seconds a call may take when the tool has no ``timeout``."""
+    callbacks: Callbacks
+    """The caller's callbacks."""
+    scopes: Set[str]
+    """The scopes the caller holds."""
+
 
 _NO_REFUSAL = BaseTool.refusal
 """The default `BaseTool.refusal` (none), which the call path need not ask."""
@@ -359,6 +374,7 @@ async def invoke(
     if credential is not None:
         ctx.auth_credential = credential
     ctx.tool_name = tool.name
+    ctx.call_path = CallPath(default_timeout, callbacks, scopes)
 
     refusal = getattr(type(tool), "refusal", None)
     if refusal is not None and refusal is not _NO_REFUSAL:  # most tools refuse nothing

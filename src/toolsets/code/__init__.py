@@ -1,0 +1,11 @@
+"""Code mode: the model writes one short program that calls a toolset's tools, run in
+the `pydantic-monty` sandbox, instead of one model turn per call.
+
+It needs the ``code`` extra: ``pip install 'toolsets-ai[code]'`` (``toolsets-ai`` is not
+on PyPI: in a clone of the repository that is ``pip install '.[code]'``). Without it this
+package still imports; `code_mode` raises ImportError naming the line to run.
+"""
+
+from toolsets.code._code_mode import RunCodeTool, code_mode
+
+__all__ = ["RunCodeTool", "code_mode"]

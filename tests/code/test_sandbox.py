@@ -1,0 +1,184 @@
+"""The sandbox holds: every escape attempt and every exceeded limit ends the program
+with a clear error result, within its limits (never a hang), and errors name the line."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.code.helpers import run_code
+from toolsets import StaticToolset, code_mode, tool
+
+pytestmark = pytest.mark.anyio
+
+LIMITS: dict[str, Any] = {
+    "timeout": 3.0,
+    "max_memory": 20 * 1024 * 1024,
+    "max_tool_calls": 5,
+    "max_output": 1000,
+}
+
+
+@tool
+def echo(text: str) -> str:
+    """Say it back."""
+    return text
+
+
+@tool
+async def slow() -> str:
+    """Takes a minute."""
+    await anyio.sleep(60)
+    return "late"
+
+
+async def _run(code: str) -> dict[str, Any]:
+    async with code_mode(StaticToolset([echo, slow]), **LIMITS) as toolset:
+        started = time.monotonic()
+        result = await run_code(toolset, code)
+        # Within the time limit, and the grace of the sandbox's own watchdog.
+        assert time.monotonic() - started < LIMITS["timeout"] + 3
+    assert isinstance(result, dict)
+    assert "error" in result, result
+    return result
+
+
+ESCAPES = {
+    "open a file": ("open('/etc/passwd').read()", "PermissionError"),
+    "read the environment": ("import os\nos.environ['HOME']", "RuntimeError"),
+    "run a command": ("import os\nos.system('id')", "AttributeError"),
+    "import subprocess": ("import subprocess", "ModuleNotFoundError"),
+    "import socket": ("import socket", "ModuleNotFoundError"),
+    "walk to the host's classes": ("().__class__.__base__.__subclasses__()", "AttributeError"),
+    "call __import__": ("__import__('os')", "NameError"),
+    "read globals()": ("globals()", "NameError"),
+    "read a frame": ("import sys\nsys._getframe()", "AttributeError"),
+    "reach a function's globals": ("(lambda: 0).__globals__", "AttributeError"),
+    "reach the namespace's class": ("tools.__class__.__subclasses__()", "AttributeError"),
+    "make the namespace's class": ("type(tools)()", "TypeError"),
+    "reach the namespace's dict": ("tools.__dict__", "AttributeError"),
+    "import by eval": ("eval(\"__import__('os')\")", "NameError"),
+}
+
+
+@pytest.mark.parametrize(("code", "exception"), ESCAPES.values(), ids=ESCAPES.keys())
+async def test_an_escape_attempt_is_refused_with_the_exception_and_line(
+    code: str, exception: str
+) -> None:
+    result = await _run(code)
+    assert result["exception"] == exception
+    assert result["line"] == code.count("\n") + 1
+
+
+async def test_an_endless_loop_is_stopped_by_the_sandbox_at_the_time_limit() -> None:
+    result = await _run("n = 0\nwhile True:\n    n += 1")
+    assert (result["limit"], result["exception"]) == ("timeout", "TimeoutError")
+    assert "of its 3 s" in result["error"]
+
+
+async def test_a_huge_allocation_is_refused_at_the_memory_limit() -> None:
+    result = await _run("x = 'a' * 10**10")
+    assert (result["limit"], result["line"]) == ("max_memory", 1)
+
+
+async def test_memory_grown_in_a_loop_is_stopped_at_the_limit() -> None:
+    result = await _run("x = []\nwhile True:\n    x.append('abcdefgh' * 100)")
+    assert result["limit"] == "max_memory"
+
+
+async def test_a_deep_recursion_is_an_error_with_a_short_traceback() -> None:
+    result = await _run("def f(n):\n    return f(n + 1)\nf(0)")
+    assert result["exception"] == "RecursionError"
+    assert len(result["traceback"]) <= 8
+
+
+async def test_too_many_tool_calls_stop_the_program_even_when_it_catches_errors() -> None:
+    result = await _run(
+        "while True:\n    try:\n        await tools.echo(text='x')\n"
+        "    except Exception:\n        pass"
+    )
+    assert result["limit"] == "max_tool_calls"
+
+
+async def test_a_tool_call_that_takes_too_long_ends_at_the_time_limit() -> None:
+    result = await _run("await tools.slow()")
+    assert result["limit"] == "timeout"
+
+
+async def test_a_huge_result_is_refused_at_the_output_limit() -> None:
+    result = await _run("['x' * 100] * 100")
+    assert result["limit"] == "max_output"
+
+
+async def test_huge_printed_output_is_cut_and_says_how_much_was_left_out() -> None:
+    async with code_mode(StaticToolset([echo]), **LIMITS) as toolset:
+        result = await run_code(toolset, "for i in range(1000):\n    print('line', i)\n'done'")
+    assert isinstance(result, dict)
+    assert result["result"] == "done"
+    printed = str(result["printed"])
+    assert printed.startswith("line 0\n")
+    assert "more characters of output not shown" in printed
+    assert len(printed) < 1100
+
+
+async def test_a_syntax_error_names_its_line() -> None:
+    result = await _run("x = 1\ny = (\nz = 2")
+    assert result["exception"] == "SyntaxError"
+    assert result["line"] >= 2
+    assert "syntax error" in result["error"]
+
+
+async def test_a_runtime_error_names_its_line_and_the_frames() -> None:
+    result = await _run("def half(n):\n    return n / 0\nx = 1\nhalf(x)")
+    assert (result["exception"], result["line"]) == ("ZeroDivisionError", 2)
+    assert result["traceback"] == ["line 4, in <module>: half(x)", "line 2, in half: return n / 0"]
+
+
+async def test_positional_arguments_are_refused_naming_keywords() -> None:
+    result = await _run("await tools.echo('x')")
+    assert result["exception"] == "TypeError"
+    assert "by keyword" in result["error"]
+
+
+async def test_the_sandbox_serves_the_next_program_after_one_was_stopped() -> None:
+    async with code_mode(StaticToolset([echo]), **LIMITS) as toolset:
+        stopped = await run_code(toolset, "while True:\n    pass")
+        after = await run_code(toolset, "await tools.echo(text='still here')")
+    assert isinstance(stopped, dict)
+    assert stopped["limit"] == "timeout"
+    assert after == {"result": "still here"}
+
+
+async def test_a_program_sleeping_is_served_within_the_time_limit() -> None:
+    async with code_mode(StaticToolset([echo]), **LIMITS) as toolset:
+        quick = await run_code(toolset, "import asyncio\nawait asyncio.sleep(0.01)\n'awake'")
+        stopped = await run_code(toolset, "import asyncio\nawait asyncio.sleep(600)")
+    assert quick == {"result": "awake"}
+    assert isinstance(stopped, dict)
+    assert stopped["limit"] == "timeout"
+
+
+async def test_a_cancelled_program_returns_at_once_and_the_sandbox_serves_the_next() -> None:
+    async with code_mode(StaticToolset([echo]), **LIMITS) as toolset:
+        started = time.monotonic()
+        with anyio.move_on_after(0.3):
+            await run_code(toolset, "while True:\n    pass")
+        assert time.monotonic() - started < 1.5
+        after = await run_code(toolset, "await tools.echo(text='next')")
+    assert after == {"result": "next"}
+
+
+async def test_programs_run_side_by_side() -> None:
+    results: list[Any] = []
+
+    async def one(text: str) -> None:
+        results.append(await run_code(toolset, f"await tools.echo(text={text!r})"))
+
+    toolset = code_mode(StaticToolset([echo]), **LIMITS)
+    async with toolset, anyio.create_task_group() as group:
+        for text in ("a", "b", "c"):
+            group.start_soon(one, text)
+    assert sorted(r["result"] for r in results) == ["a", "b", "c"]
