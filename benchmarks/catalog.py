@@ -20,16 +20,21 @@ GitHub does; only the last page is short, so pages are read until one is. Modes:
                         as plain does;
   code mode+searchable  ``code_mode(searchable(github))``: one ``run_code`` that searches,
                         one ``run_code`` whose program reads every page in a loop and
-                        tallies, then the answer;
-  code mode             ``code_mode(github)``: the description of ``run_code`` names every
-                        operation (signatures up to its budget): one program, then the
-                        answer.
+                        tallies (its description now has the found operation's signature),
+                        then the answer.
 
-Per mode: model turns, declarations per request (the median over the task's requests;
-every operation stays reachable in each mode: plain declares them all, searchable finds
-and calls any by name, code mode calls any through the program), and their bytes as the
-OpenAI dialect sends them (name, description, parameters; compact JSON). The tally each
-mode answers is checked against the server's own.
+(``code_mode(github)`` alone is no way to offer a catalogue this size: its description
+carries signatures up to its budget and names a few hundred more, so most operations are
+never shown to the model; `searchable` is what makes each one reachable.)
+
+Per mode: model turns, declarations per request (the median over the task's requests,
+and the most any request had; every operation stays reachable in each mode: plain
+declares them all, searchable finds and calls any by name, code mode calls any through the
+program), and their bytes as the OpenAI dialect sends them (name, description,
+parameters; compact JSON). The tally each mode answers is checked against the server's
+own. One more row bounds what searchable sends however long a session goes: the first
+30 GitHub requests of ``search_eval/`` searched one after another in one session, each
+search loading its matches (at most ``max_loaded`` stay loaded).
 
 Index: `toolsets.search.ToolIndex` built from GitHub's 1,223 and Microsoft Graph's 11,422
 operations (the least of 3 builds; listing the spec not included), and the median
@@ -55,9 +60,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from _common import REPO, emit, outcome, verdict
 
 from toolsets import (
@@ -82,6 +84,11 @@ PER_PAGE = 100
 LABELS = ("bug", "docs", "feature", "question", "security", "ui", "perf")
 SEARCH_QUERY = "list the open issues of a repository"
 TASK = f"Tally the open issues of {OWNER}/{REPO_NAME} by label."
+
+SEARCHES = 30
+EVAL_QUERIES = [
+    json.loads(line)["query"] for line in EVAL.read_text(encoding="utf-8").splitlines() if line
+]
 
 MAX_DECLARATIONS = 20
 MAX_KB = 60.0
@@ -180,6 +187,8 @@ class Mode:
     turns: int = 0
     declarations: list[int] = field(default_factory=list)
     kilobytes: list[float] = field(default_factory=list)
+    task: bool = True
+    """Whether the mode plays the task (else it only loads tools; its turns do not count)."""
     answer: dict[str, int] | None = None
     tally: collections.Counter[str] = field(default_factory=collections.Counter)
     pages: int = 0
@@ -256,30 +265,35 @@ tally
 """
 
 
-def code_script(search_first: bool) -> Callable[[LlmRequest, Mode], object]:
-    def script(request: LlmRequest, mode: Mode) -> object:
-        got = responses(request)
-        if got:
-            result = unwrap(got[0])
-            if isinstance(result, dict) and "error" in result:
-                raise RuntimeError(f"{mode.name}: run_code failed: {result['error']}")
-            value = result.get("result", result) if isinstance(result, dict) else result
-            if isinstance(value, dict) and set(value) <= set(LABELS):
-                return json.dumps(dict(sorted(value.items())))
-        searched = any(
-            part.function_call and "search_tools" in str(part.function_call.args)
-            for content in request.contents
-            for part in content.parts
-        )
-        if search_first and not searched:
-            code = f"await tools.search_tools(query={SEARCH_QUERY!r})"
-            return FunctionCall(name="run_code", args={"code": code})
-        described = request.declarations["run_code"].description
-        if f"{OPERATION}(" not in described:
-            raise RuntimeError(f"{mode.name}: run_code's description has no {OPERATION}")
-        return FunctionCall(name="run_code", args={"code": PROGRAM})
+def many_searches(request: LlmRequest, mode: Mode) -> object:
+    """Search for each of the evaluation set's first GitHub requests in turn (each search
+    loads its matches), then answer: what the bound on loaded tools holds a request to."""
+    if mode.turns > SEARCHES:
+        return json.dumps({})
+    return FunctionCall(name="search_tools", args={"query": EVAL_QUERIES[mode.turns - 1]})
 
-    return script
+
+def code_script(request: LlmRequest, mode: Mode) -> object:
+    got = responses(request)
+    if got:
+        result = unwrap(got[0])
+        if isinstance(result, dict) and "error" in result:
+            raise RuntimeError(f"{mode.name}: run_code failed: {result['error']}")
+        value = result.get("result", result) if isinstance(result, dict) else result
+        if isinstance(value, dict) and set(value) <= set(LABELS):
+            return json.dumps(dict(sorted(value.items())))
+    searched = any(
+        part.function_call and "search_tools" in str(part.function_call.args)
+        for content in request.contents
+        for part in content.parts
+    )
+    if not searched:
+        code = f"await tools.search_tools(query={SEARCH_QUERY!r})"
+        return FunctionCall(name="run_code", args={"code": code})
+    described = request.declarations["run_code"].description
+    if f"{OPERATION}(" not in described:
+        raise RuntimeError(f"{mode.name}: run_code's description has no {OPERATION}")
+    return FunctionCall(name="run_code", args={"code": PROGRAM})
 
 
 async def play(mode: Mode, github: Toolset) -> None:
@@ -310,14 +324,16 @@ async def play(mode: Mode, github: Toolset) -> None:
 # --- the index -----------------------------------------------------------------------------
 
 
-async def index_figures(github: Toolset, queries: int) -> dict[str, float]:
+async def index_figures(github: Toolset, queries: int, graph: bool) -> dict[str, float]:
     from toolsets.search import IndexEntry, ToolIndex
 
     figures: dict[str, float] = {}
     github_tools = list(await github.list_tools())
-    async with OpenApiToolset(GRAPH) as graph:
-        graph_tools = list(await graph.list_tools())
-    for label, tools in (("github", github_tools), ("graph", graph_tools)):
+    catalogues = {"github": github_tools}
+    if graph:
+        async with OpenApiToolset(GRAPH) as toolset:
+            catalogues["graph"] = list(await toolset.list_tools())
+    for label, tools in catalogues.items():
         builds = []
         for _ in range(3):
             started = time.perf_counter()
@@ -326,7 +342,7 @@ async def index_figures(github: Toolset, queries: int) -> dict[str, float]:
         figures[f"{label}_tools"] = len(index)
         figures[f"{label}_build_s"] = min(builds)
     index = ToolIndex.build(IndexEntry.of(tool) for tool in github_tools)
-    asked = [json.loads(line)["query"] for line in EVAL.read_text().splitlines() if line][:queries]
+    asked = EVAL_QUERIES[:queries]
     times = []
     for query in asked:
         started = time.perf_counter()
@@ -346,12 +362,12 @@ def modes() -> list[Mode]:
     return [
         Mode("plain", lambda github: github, plain_script),
         Mode("searchable", searchable, searchable_script),
+        Mode(f"searchable, {SEARCHES} searches", searchable, many_searches, task=False),
         Mode(
             "code mode+searchable",
             lambda github: code_mode(searchable(github)),
-            code_script(search_first=True),
+            code_script,
         ),
-        Mode("code mode", code_mode, code_script(search_first=False)),
     ]
 
 
@@ -369,9 +385,9 @@ async def run(options: argparse.Namespace) -> int:
             total = len(await github.list_tools())
             for mode in played:
                 await play(mode, github)
-            index = await index_figures(github, options.queries)
+            index = await index_figures(github, options.queries, options.graph)
     truth = expected_tally(count)
-    wrong = [mode.name for mode in played if mode.answer != truth]
+    wrong = [mode.name for mode in played if mode.task and mode.answer != truth]
     if wrong:
         print(f"wrong tally from: {', '.join(wrong)}", file=sys.stderr)
         return 2
@@ -379,27 +395,36 @@ async def run(options: argparse.Namespace) -> int:
     plain = played[0]
     print(f"GitHub's REST API ({total} operations) — task: {TASK!r}")
     print(f"({options.pages} pages of up to {PER_PAGE} open issues, on 127.0.0.1)")
-    print(f"{'':<22}{'turns':>7}{'declarations':>14}{'KB/request':>12}{'turns/plain':>13}")
+    print(
+        f"{'':<26}{'turns':>6}{'turns/plain':>12}"
+        f"{'declarations':>14}{'(max)':>6}{'KB/request':>12}{'(max)':>8}"
+    )
     figures: dict[str, float] = {"operations": total}
     notes = []
     for mode in played:
         declarations = statistics.median(mode.declarations)
         kilobytes = statistics.median(mode.kilobytes)
+        most, heaviest = max(mode.declarations), max(mode.kilobytes)
         ratio = mode.turns / plain.turns
+        turns = f"{mode.turns:>6}{ratio:>12.2f}" if mode.task else f"{'':>6}{'':>12}"
         print(
-            f"{mode.name:<22}{mode.turns:>7}{declarations:>14.0f}{kilobytes:>12.1f}{ratio:>13.2f}"
+            f"{mode.name:<26}{turns}"
+            f"{declarations:>14.0f}{most:>6}{kilobytes:>12.1f}{heaviest:>8.1f}"
         )
-        key = mode.name.replace(" ", "_").replace("+", "_")
+        key = mode.name.replace(",", "").replace(" ", "_").replace("+", "_")
         figures |= {
-            f"{key}_turns": mode.turns,
             f"{key}_declarations": declarations,
+            f"{key}_declarations_max": most,
             f"{key}_kb": kilobytes,
+            f"{key}_kb_max": heaviest,
         }
+        if mode.task:
+            figures[f"{key}_turns"] = mode.turns
         if mode is not plain:
-            fits = declarations <= MAX_DECLARATIONS and kilobytes <= MAX_KB
+            fits = most <= MAX_DECLARATIONS and heaviest <= MAX_KB
             notes.append(
-                f"{mode.name}: ≤ {MAX_DECLARATIONS} declarations and ≤ {MAX_KB:.0f} KB per "
-                f"request: {'met' if fits else 'MISSED'}"
+                f"{mode.name}: ≤ {MAX_DECLARATIONS} declarations and ≤ {MAX_KB:.0f} KB in "
+                f"every request: {outcome(fits)}"
             )
         if mode.name.startswith("code mode"):
             notes.append(
@@ -407,14 +432,15 @@ async def run(options: argparse.Namespace) -> int:
             )
     print()
     print(f"{'index':<22}{'tools':>7}{'build s':>14}")
-    for label in ("github", "graph"):
+    for label in ("github", "graph") if options.graph else ("github",):
         print(f"{label:<22}{index[f'{label}_tools']:>7.0f}{index[f'{label}_build_s']:>14.3f}")
     print(f"search over GitHub: {index['search_ms']:.2f} ms median of {index['queries']:.0f}")
     figures |= index
-    notes.append(
-        f"Graph's index in {index['graph_build_s']:.2f} s (≤ {MAX_GRAPH_BUILD_S:.0f} s): "
-        f"{outcome(index['graph_build_s'] <= MAX_GRAPH_BUILD_S)}"
-    )
+    if options.graph:
+        notes.append(
+            f"Graph's index in {index['graph_build_s']:.2f} s (≤ {MAX_GRAPH_BUILD_S:.0f} s): "
+            f"{outcome(index['graph_build_s'] <= MAX_GRAPH_BUILD_S)}"
+        )
     notes.append(
         f"a search over GitHub in {index['search_ms']:.2f} ms (≤ {MAX_SEARCH_MS:.0f} ms): "
         f"{outcome(index['search_ms'] <= MAX_SEARCH_MS)}"
@@ -432,6 +458,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=15, help="pages of open issues")
     parser.add_argument("--queries", type=int, default=200, help="searches timed")
+    parser.add_argument(
+        "--no-graph", dest="graph", action="store_false", help="leave Graph's index out"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     options = parser.parse_args()
