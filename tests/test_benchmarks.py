@@ -213,3 +213,23 @@ def test_the_agent_overhead_benchmark_prints_each_models_translation_per_turn() 
     assert rows["openai"][-2:] == ["1.00x", "openai"]
     assert float(rows["anthropic"][1]) > 0
     assert float(rows["gemini"][1]) > 0
+
+
+def test_the_catalog_benchmark_plays_the_task_in_each_mode_and_checks_its_answers() -> None:
+    done = subprocess.run(
+        [sys.executable, "catalog.py", "--pages", "3", "--queries", "20", "--no-graph", "--json"],
+        cwd=ROOT / "benchmarks",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.splitlines()[-1])["figures"]
+    assert figures["operations"] > 1000
+    # Three pages: one call a page and the answer; a search first; search, program, answer.
+    assert figures["plain_turns"] == 4
+    assert figures["searchable_turns"] == 5
+    assert figures["code_mode_searchable_turns"] == 3
+    assert figures["plain_declarations"] == figures["operations"]
+    assert figures["searchable_30_searches_declarations_max"] <= 20
+    assert figures["search_ms"] > 0

@@ -53,8 +53,9 @@ __all__ = [
 
 SEARCH_TOOL_NAME = "search_tools"
 """The name of the search tool the model is offered."""
-DEFAULT_MAX_LOADED = 20
-"""How many tools a session keeps loaded unless told otherwise."""
+DEFAULT_MAX_LOADED = 15
+"""How many tools a session keeps loaded unless told otherwise: with ``search_tools``
+and up to four pinned tools, a request declares at most 20."""
 DEFAULT_RESULTS = 5
 """How many matches a search returns (and loads) unless told otherwise."""
 MAX_QUERY = 1000
