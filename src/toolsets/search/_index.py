@@ -348,7 +348,9 @@ class ToolIndex:
         heads: list[list[str]] = []
         bodies: list[list[str]] = []
         for entry in listed:
-            head = [*terms(entry.name), *terms(entry.path or ""), *terms(entry.summary)]
+            # The summary, or the description's first sentence for a tool without one.
+            summary = entry.summary or _summary_line(entry)
+            head = [*terms(entry.name), *terms(entry.path or ""), *terms(summary)]
             for tag in entry.tags:
                 head.extend(terms(tag))
             heads.append(head or [""])
