@@ -190,7 +190,7 @@ def test_function_tools_are_found_by_their_name_and_description() -> None:
         return order
 
     index = ToolIndex.build(IndexEntry.of(FunctionTool(f)) for f in (send_invoice, refund_order))
-    assert top(index, "reimburse the buyer", 1) == ["refund_order"]
+    assert top(index, "reimburse the buyer for the order", 1) == ["refund_order"]
     assert top(index, "mail the bill to the client", 1) == ["send_invoice"]
 
 
