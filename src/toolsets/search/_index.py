@@ -268,9 +268,27 @@ def _plural(word: str, terms: Terms) -> bool:
     )
 
 
+_PARTICLES = frozenset(("up", "away", "out", "off", "back", "down", "over", "in"))
+"""The second word of a phrasal verb, which may come after the object ("sign the
+customer up", "throw this book away")."""
+
+
+def _phrasal(said: list[str], own: list[str], lexicon: _Lexicon) -> None:
+    """Move each particle next to its verb when the two make a phrase the lexicon knows
+    ("sign customer up" → "sign up customer"), in place."""
+    for at in range(len(own) - 2):
+        for later in range(at + 2, min(at + 4, len(own))):
+            pair = (own[at], own[later])
+            if said[later] in _PARTICLES and (pair in lexicon.related or pair in lexicon.intents):
+                said.insert(at + 1, said.pop(later))
+                own.insert(at + 1, own.pop(later))
+                break
+
+
 def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
     said = [word for word in words(text) if word not in STOPWORDS]
     own = [terms.stem(word) for word in said]
+    _phrasal(said, own, lexicon)
     plural = any(_plural(word, terms) for word in said)
     weights = dict.fromkeys(own, 1.0)
     related_from: dict[str, str] = {}
