@@ -305,14 +305,17 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
                 len(gram) < 2 or (gram not in lexicon.related and gram not in lexicon.intents)
             ):
                 continue
-            for term in lexicon.related.get(gram, ()):
-                if weights.get(term, 0.0) < (weight or RELATED_WEIGHT):
-                    weights[term] = weight or RELATED_WEIGHT
-                    related_from[term] = " ".join(said[at : at + len(gram)])
             # The verb leads a request ("comment on the issue"); further on, or with an
             # -s, a word that can be a verb too is a noun ("comments on issue 5",
             # "show me the open issues").
             leads = not any(word not in _SUBJECTS for word in said[:at])
+            # Before the verb, "I" is who asks ("I want to..."); after it, whose things
+            # ("the orgs I belong to": the authenticated user's).
+            subject = leads and said[at] in ("i", "we")
+            for term in () if subject else lexicon.related.get(gram, ()):
+                if weights.get(term, 0.0) < (weight or RELATED_WEIGHT):
+                    weights[term] = weight or RELATED_WEIGHT
+                    related_from[term] = " ".join(said[at : at + len(gram)])
             if said[at] in _QUESTIONS and leads and question is None:
                 question = said[at]
             elif gram in lexicon.intents and not methods and leads and not _plural(said[at], terms):

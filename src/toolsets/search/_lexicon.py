@@ -91,6 +91,7 @@ RELATED: dict[str, tuple[str, ...]] = {
     # who: requests say "my"/"me", APIs say the authenticated/current user
     "my": ("authenticated", "user", "me", "current"),
     "me": ("authenticated", "user", "me", "current"),
+    "i": ("authenticated", "user", "me"),
     "mine": ("authenticated", "user", "me"),
     "myself": ("authenticated", "user", "me"),
     "profile": ("user", "account", "authenticated"),
