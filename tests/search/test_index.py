@@ -121,6 +121,8 @@ def test_identifiers_split_into_words_at_case_changes_and_separators() -> None:
         ("rename the repo", "repos_update"),
         ("assign the ticket to alice", "issues_add_assignees"),
         ("who follows me", "users_list_followers_for_authenticated_user"),
+        ("list the organizations I belong to", "orgs_list_for_authenticated_user"),
+        ("how do I add a collaborator to my repo?", "repos_add_collaborator"),
     ],
 )
 def test_github_requests_in_user_words_find_their_operation_in_the_top_five(
@@ -137,6 +139,7 @@ def test_github_requests_in_user_words_find_their_operation_in_the_top_five(
         ("delete the customer", {"DeleteCustomersCustomer"}),
         ("make a discount coupon", {"PostCoupons"}),
         ("fight a chargeback", {"PostDisputesDispute"}),
+        ("sign the customer up to the monthly plan", {"PostSubscriptions"}),
     ],
 )
 def test_stripe_requests_in_user_words_find_their_operation_in_the_top_five(
