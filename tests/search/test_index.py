@@ -162,6 +162,25 @@ def test_a_question_reads_unless_a_verb_follows(github: ToolIndex) -> None:
     assert top(github, "who can push to the repo?", 5)[0].startswith(("repos_list", "repos_get"))
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("star repository", "activity_star_repo_for_authenticated_user"),
+        ("get repository", "repos_get"),
+        ("repository delete", "repos_delete"),
+        ("issue comment create", "issues_create_comment"),
+    ],
+)
+def test_keyword_requests_as_a_model_writes_them_find_their_operation_first(
+    github: ToolIndex, query: str, expected: str
+) -> None:
+    assert top(github, query, 1) == [expected]
+
+
+def test_a_verb_after_the_nouns_still_picks_the_method(stripe: ToolIndex) -> None:
+    assert top(stripe, "subscription cancel", 1) == ["DeleteSubscriptionsSubscriptionExposedId"]
+
+
 def test_a_match_says_why_it_matched(github: ToolIndex) -> None:
     [match] = github.search("bookmark the repo I like", 1)
     assert match.name == "activity_star_repo_for_authenticated_user"

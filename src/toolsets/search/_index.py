@@ -37,7 +37,7 @@ from typing import Any
 
 from toolsets._install import install_line
 from toolsets._tool import Tool
-from toolsets.search._lexicon import INTENTS, RELATED, STOPWORDS
+from toolsets.search._lexicon import INTENTS, NOUNS_TOO, RELATED, STOPWORDS
 from toolsets.search._text import Terms, words
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
@@ -296,6 +296,7 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
     verbs: list[str] = []
     first: str | None = None
     question: str | None = None
+    late: tuple[tuple[str, ...], str] | None = None
     at = 0
     while at < len(own):
         # Two words that make a phrase ("money back") before each word alone.
@@ -318,12 +319,19 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
                     related_from[term] = " ".join(said[at : at + len(gram)])
             if said[at] in _QUESTIONS and leads and question is None:
                 question = said[at]
-            elif gram in lexicon.intents and not methods and leads and not _plural(said[at], terms):
-                methods.update(lexicon.intents[gram])
-                verbs.append(" ".join(said[at : at + len(gram)]))
-                first = lexicon.intents[gram][0]
+            elif gram in lexicon.intents and not methods and not _plural(said[at], terms):
+                if leads:
+                    methods.update(lexicon.intents[gram])
+                    verbs.append(" ".join(said[at : at + len(gram)]))
+                    first = lexicon.intents[gram][0]
+                elif late is None and " ".join(said[at : at + len(gram)]) not in NOUNS_TOO:
+                    late = gram, " ".join(said[at : at + len(gram)])
             at += len(gram)
             break
+    if not methods and late is not None:  # keywords, the verb last ("subscription cancel")
+        methods.update(lexicon.intents[late[0]])
+        verbs.append(late[1])
+        first = lexicon.intents[late[0]][0]
     if not methods and question is not None:
         methods.add("get")
         verbs.append(question)

@@ -7,7 +7,7 @@ per request: the ranking must find what users mean in catalogues it has not seen
 
 from __future__ import annotations
 
-__all__ = ["INTENTS", "RELATED", "STOPWORDS"]
+__all__ = ["INTENTS", "NOUNS_TOO", "RELATED", "STOPWORDS"]
 
 STOPWORDS = frozenset(
     [
@@ -104,6 +104,8 @@ RELATED: dict[str, tuple[str, ...]] = {
     "unbookmark": ("unstar",),
     "unfavorite": ("unstar",),
     "repo": ("repository",),
+    "repository": ("repo",),
+    "organization": ("org",),
     "project": ("repository", "project"),
     "codebase": ("repository", "code"),
     "org": ("organization",),
@@ -541,3 +543,69 @@ INTENTS: dict[str, tuple[str, ...]] = {
     "cancel": ("delete", "post"),
 }
 """What a verb of the request says about the HTTP method that serves it."""
+
+NOUNS_TOO = frozenset(
+    [
+        "issue",
+        "file",
+        "post",
+        "comment",
+        "reply",
+        "charge",
+        "bill",
+        "refund",
+        "pay",
+        "run",
+        "transfer",
+        "star",
+        "follow",
+        "watch",
+        "tag",
+        "label",
+        "review",
+        "merge",
+        "lock",
+        "fork",
+        "record",
+        "book",
+        "schedule",
+        "order",
+        "mark",
+        "store",
+        "leave",
+        "put",
+        "set",
+        "start",
+        "end",
+        "stop",
+        "request",
+        "take",
+        "give",
+        "write",
+        "open",
+        "new",
+        "display",
+        "check",
+        "close",
+        "report",
+        "hold",
+        "block",
+        "trial",
+        "upgrade",
+        "void",
+        "capture",
+        "deploy",
+        "dispatch",
+        "release",
+        "publish",
+        "subscribe",
+        "register",
+        "invite",
+        "search",
+        "download",
+        "upload",
+        "send",
+    ]
+)
+"""Verbs in `INTENTS` that are nouns as often ("comments on issue 5", "the release
+notes"): one of them says the method only where it leads the request."""
