@@ -14,6 +14,7 @@ from tests.mcp.helpers import stdio_toolset
 from toolsets import FunctionTool, Tool, prefixed
 from toolsets.openapi import OpenApiToolset
 from toolsets.search import IndexEntry, ToolIndex
+from toolsets.search._spelling import Spelling
 from toolsets.search._text import words
 
 GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
@@ -179,6 +180,22 @@ def test_keyword_requests_as_a_model_writes_them_find_their_operation_first(
 
 def test_a_verb_after_the_nouns_still_picks_the_method(stripe: ToolIndex) -> None:
     assert top(stripe, "subscription cancel", 1) == ["DeleteSubscriptionsSubscriptionExposedId"]
+
+
+def test_typos_in_longer_words_are_read_as_the_words_tools_have(stripe: ToolIndex) -> None:
+    assert top(stripe, "refnud the custmer", 1) == ["PostRefunds"]
+    assert top(stripe, "cancle the subscripton", 1) == ["DeleteSubscriptionsSubscriptionExposedId"]
+    [match] = stripe.search("refnud the custmer", 1)
+    assert "method POST for 'refnud'" in match.why
+
+
+def test_a_spelling_corrects_toward_known_words_only_within_one_edit() -> None:
+    spelling = Spelling({"repository": 5, "refund": 3, "refine": 1, "crash": 1})
+    assert spelling.correct("reposotory") == "repository"
+    assert spelling.correct("refnud") == "refund"  # a transposition
+    assert spelling.correct("repsitry") is None  # two edits
+    assert spelling.correct("cash") is None  # too short to tell from a typo
+    assert spelling.correct("refund") is None  # known: nothing to correct
 
 
 def test_a_match_says_why_it_matched(github: ToolIndex) -> None:

@@ -31,19 +31,22 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolsets._install import install_line
 from toolsets._tool import Tool
 from toolsets.search._lexicon import INTENTS, NOUNS_TOO, RELATED, STOPWORDS
+from toolsets.search._spelling import Spelling, frequencies
 from toolsets.search._text import Terms, words
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
 
 RELATED_WEIGHT = 0.5
 """A related word's weight in the BM25 query, against 1 for the request's own words."""
+TYPO_WEIGHT = 0.8
+"""The weight of the word a typo was taken for ("refnud" → refund)."""
 PHRASE_WEIGHT = 1.0
 """A word related to two of the request's words together ("money back" → refund): a
 phrase says more than one word."""
@@ -249,6 +252,10 @@ class _Lexicon:
             for phrase, related in RELATED.items()
         }
         self.intents = {key(phrase): methods for phrase, methods in INTENTS.items()}
+        self.words = {gram for gram in (*self.related, *self.intents) if len(gram) == 1}
+        """Its one-word keys (stemmed): words it knows, never taken for typos."""
+        self.spoken = {word for phrase in (*RELATED, *INTENTS) for word in phrase.split()}
+        """The words of its keys as written, what a typo may be taken for."""
 
 
 _QUESTIONS = frozenset(("how", "what", "which", "who", "where", "when", "whether", "way"))
@@ -285,12 +292,20 @@ def _phrasal(said: list[str], own: list[str], lexicon: _Lexicon) -> None:
                 break
 
 
-def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
+def _query(
+    text: str, terms: Terms, lexicon: _Lexicon, correct: Callable[[str], str | None]
+) -> _Query:
     said = [word for word in words(text) if word not in STOPWORDS]
     own = [terms.stem(word) for word in said]
+    typos: dict[str, str] = {}
+    for at, term in enumerate(own):
+        corrected = None if (term,) in lexicon.words else correct(said[at])
+        if corrected is not None:
+            own[at] = corrected
+            typos[corrected] = said[at]
     _phrasal(said, own, lexicon)
     plural = any(_plural(word, terms) for word in said)
-    weights = dict.fromkeys(own, 1.0)
+    weights = {term: TYPO_WEIGHT if term in typos else 1.0 for term in own}
     related_from: dict[str, str] = {}
     methods: set[str] = set()
     verbs: list[str] = []
@@ -336,6 +351,7 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
         methods.add("get")
         verbs.append(question)
         first = "get"
+    related_from.update(typos)
     return _Query(
         weights=weights,
         own=frozenset(own),
@@ -360,8 +376,11 @@ class ToolIndex:
         shapes: Sequence[_Shape],
         terms: Terms,
         lexicon: _Lexicon,
+        frequency: dict[str, int] | None = None,
     ) -> None:
         self._entries = entries
+        self._frequency = frequency or {}
+        self._spelling: Spelling | None = None
         self._terms = terms
         self._lexicon = lexicon
         self._head = head
@@ -397,7 +416,7 @@ class ToolIndex:
         shapes = [_shape(entry, terms, paths) for entry in listed]
         lexicon = _Lexicon(terms)
         terms.freeze()
-        return cls(listed, head_index, body_index, shapes, terms, lexicon)
+        return cls(listed, head_index, body_index, shapes, terms, lexicon, frequencies(heads))
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -410,7 +429,7 @@ class ToolIndex:
         (nor a related one) is in any tool."""
         if self._head is None or limit <= 0:
             return []
-        asked = _query(query, self._terms, self._lexicon)
+        asked = _query(query, self._terms, self._lexicon, self._correct)
         scores = self._bm25(self._head, asked) + DESCRIPTION_WEIGHT * self._bm25(self._body, asked)
         best = float(scores.max()) if len(scores) else 0.0
         if best <= 0:
@@ -431,6 +450,25 @@ class ToolIndex:
             for score, i in ranked[:limit]
             if score > 0
         ]
+
+    def _correct(self, word: str) -> str | None:
+        """The term of the word a tool has that ``word``, which no tool has, is a typo
+        of; None when ``word`` is known, or near nothing known. The corrections are
+        indexed on the first request that needs them."""
+        term = self._terms.stem(word)
+        if term in self._frequency or term in self._body.vocab_dict:
+            return None
+        if self._spelling is None:
+            known = self._terms.known()
+            heads = self._frequency
+            self._spelling = Spelling(
+                {
+                    **{w: heads.get(t, 0) + 1 for w, t in known.items() if w not in STOPWORDS},
+                    **dict.fromkeys(self._lexicon.spoken, 1),
+                }
+            )
+        corrected = self._spelling.correct(word)
+        return None if corrected is None else self._terms.stem(corrected)
 
     def _bm25(self, index: Any, asked: _Query) -> Any:
         vocabulary: dict[str, int] = index.vocab_dict
