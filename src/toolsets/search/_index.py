@@ -43,7 +43,7 @@ from toolsets.search._text import Terms, words
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
 
-RELATED_WEIGHT = 0.5
+RELATED_WEIGHT = 0.7
 """A related word's weight in the BM25 query, against 1 for the request's own words."""
 TYPO_WEIGHT = 0.8
 """The weight of the word a typo was taken for ("refnud" → refund)."""
