@@ -343,14 +343,14 @@ def _query(
                     late = gram, " ".join(said[at : at + len(gram)])
             at += len(gram)
             break
-    if not methods and late is not None:  # keywords, the verb last ("subscription cancel")
-        methods.update(lexicon.intents[late[0]])
-        verbs.append(late[1])
-        first = lexicon.intents[late[0]][0]
     if not methods and question is not None:
         methods.add("get")
         verbs.append(question)
         first = "get"
+    if not methods and late is not None:  # keywords, the verb last ("subscription cancel")
+        methods.update(lexicon.intents[late[0]])
+        verbs.append(late[1])
+        first = lexicon.intents[late[0]][0]
     related_from.update(typos)
     return _Query(
         weights=weights,
