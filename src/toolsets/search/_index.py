@@ -31,19 +31,22 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolsets._install import install_line
 from toolsets._tool import Tool
-from toolsets.search._lexicon import INTENTS, RELATED, STOPWORDS
+from toolsets.search._lexicon import INTENTS, NOUNS_TOO, RELATED, STOPWORDS
+from toolsets.search._spelling import Spelling, frequencies
 from toolsets.search._text import Terms, words
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
 
-RELATED_WEIGHT = 0.5
+RELATED_WEIGHT = 0.7
 """A related word's weight in the BM25 query, against 1 for the request's own words."""
+TYPO_WEIGHT = 0.8
+"""The weight of the word a typo was taken for ("refnud" → refund)."""
 PHRASE_WEIGHT = 1.0
 """A word related to two of the request's words together ("money back" → refund): a
 phrase says more than one word."""
@@ -249,6 +252,10 @@ class _Lexicon:
             for phrase, related in RELATED.items()
         }
         self.intents = {key(phrase): methods for phrase, methods in INTENTS.items()}
+        self.words = {gram for gram in (*self.related, *self.intents) if len(gram) == 1}
+        """Its one-word keys (stemmed): words it knows, never taken for typos."""
+        self.spoken = {word for phrase in (*RELATED, *INTENTS) for word in phrase.split()}
+        """The words of its keys as written, what a typo may be taken for."""
 
 
 _QUESTIONS = frozenset(("how", "what", "which", "who", "where", "when", "whether", "way"))
@@ -268,16 +275,43 @@ def _plural(word: str, terms: Terms) -> bool:
     )
 
 
-def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
+_PARTICLES = frozenset(("up", "away", "out", "off", "back", "down", "over", "in"))
+"""The second word of a phrasal verb, which may come after the object ("sign the
+customer up", "throw this book away")."""
+
+
+def _phrasal(said: list[str], own: list[str], lexicon: _Lexicon) -> None:
+    """Move each particle next to its verb when the two make a phrase the lexicon knows
+    ("sign customer up" → "sign up customer"), in place."""
+    for at in range(len(own) - 2):
+        for later in range(at + 2, min(at + 4, len(own))):
+            pair = (own[at], own[later])
+            if said[later] in _PARTICLES and (pair in lexicon.related or pair in lexicon.intents):
+                said.insert(at + 1, said.pop(later))
+                own.insert(at + 1, own.pop(later))
+                break
+
+
+def _query(
+    text: str, terms: Terms, lexicon: _Lexicon, correct: Callable[[str], str | None]
+) -> _Query:
     said = [word for word in words(text) if word not in STOPWORDS]
     own = [terms.stem(word) for word in said]
+    typos: dict[str, str] = {}
+    for at, term in enumerate(own):
+        corrected = None if (term,) in lexicon.words else correct(said[at])
+        if corrected is not None:
+            own[at] = corrected
+            typos[corrected] = said[at]
+    _phrasal(said, own, lexicon)
     plural = any(_plural(word, terms) for word in said)
-    weights = dict.fromkeys(own, 1.0)
+    weights = {term: TYPO_WEIGHT if term in typos else 1.0 for term in own}
     related_from: dict[str, str] = {}
     methods: set[str] = set()
     verbs: list[str] = []
     first: str | None = None
     question: str | None = None
+    late: tuple[tuple[str, ...], str] | None = None
     at = 0
     while at < len(own):
         # Two words that make a phrase ("money back") before each word alone.
@@ -287,26 +321,37 @@ def _query(text: str, terms: Terms, lexicon: _Lexicon) -> _Query:
                 len(gram) < 2 or (gram not in lexicon.related and gram not in lexicon.intents)
             ):
                 continue
-            for term in lexicon.related.get(gram, ()):
-                if weights.get(term, 0.0) < (weight or RELATED_WEIGHT):
-                    weights[term] = weight or RELATED_WEIGHT
-                    related_from[term] = " ".join(said[at : at + len(gram)])
             # The verb leads a request ("comment on the issue"); further on, or with an
             # -s, a word that can be a verb too is a noun ("comments on issue 5",
             # "show me the open issues").
             leads = not any(word not in _SUBJECTS for word in said[:at])
+            # Before the verb, "I" is who asks ("I want to..."); after it, whose things
+            # ("the orgs I belong to": the authenticated user's).
+            subject = leads and said[at] in ("i", "we")
+            for term in () if subject else lexicon.related.get(gram, ()):
+                if weights.get(term, 0.0) < (weight or RELATED_WEIGHT):
+                    weights[term] = weight or RELATED_WEIGHT
+                    related_from[term] = " ".join(said[at : at + len(gram)])
             if said[at] in _QUESTIONS and leads and question is None:
                 question = said[at]
-            elif gram in lexicon.intents and not methods and leads and not _plural(said[at], terms):
-                methods.update(lexicon.intents[gram])
-                verbs.append(" ".join(said[at : at + len(gram)]))
-                first = lexicon.intents[gram][0]
+            elif gram in lexicon.intents and not methods and not _plural(said[at], terms):
+                if leads:
+                    methods.update(lexicon.intents[gram])
+                    verbs.append(" ".join(said[at : at + len(gram)]))
+                    first = lexicon.intents[gram][0]
+                elif late is None and " ".join(said[at : at + len(gram)]) not in NOUNS_TOO:
+                    late = gram, " ".join(said[at : at + len(gram)])
             at += len(gram)
             break
     if not methods and question is not None:
         methods.add("get")
         verbs.append(question)
         first = "get"
+    if not methods and late is not None:  # keywords, the verb last ("subscription cancel")
+        methods.update(lexicon.intents[late[0]])
+        verbs.append(late[1])
+        first = lexicon.intents[late[0]][0]
+    related_from.update(typos)
     return _Query(
         weights=weights,
         own=frozenset(own),
@@ -331,8 +376,11 @@ class ToolIndex:
         shapes: Sequence[_Shape],
         terms: Terms,
         lexicon: _Lexicon,
+        frequency: dict[str, int] | None = None,
     ) -> None:
         self._entries = entries
+        self._frequency = frequency or {}
+        self._spelling: Spelling | None = None
         self._terms = terms
         self._lexicon = lexicon
         self._head = head
@@ -348,7 +396,9 @@ class ToolIndex:
         heads: list[list[str]] = []
         bodies: list[list[str]] = []
         for entry in listed:
-            head = [*terms(entry.name), *terms(entry.path or ""), *terms(entry.summary)]
+            # The summary, or the description's first sentence for a tool without one.
+            summary = entry.summary or _summary_line(entry)
+            head = [*terms(entry.name), *terms(entry.path or ""), *terms(summary)]
             for tag in entry.tags:
                 head.extend(terms(tag))
             heads.append(head or [""])
@@ -366,7 +416,7 @@ class ToolIndex:
         shapes = [_shape(entry, terms, paths) for entry in listed]
         lexicon = _Lexicon(terms)
         terms.freeze()
-        return cls(listed, head_index, body_index, shapes, terms, lexicon)
+        return cls(listed, head_index, body_index, shapes, terms, lexicon, frequencies(heads))
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -379,7 +429,7 @@ class ToolIndex:
         (nor a related one) is in any tool."""
         if self._head is None or limit <= 0:
             return []
-        asked = _query(query, self._terms, self._lexicon)
+        asked = _query(query, self._terms, self._lexicon, self._correct)
         scores = self._bm25(self._head, asked) + DESCRIPTION_WEIGHT * self._bm25(self._body, asked)
         best = float(scores.max()) if len(scores) else 0.0
         if best <= 0:
@@ -400,6 +450,25 @@ class ToolIndex:
             for score, i in ranked[:limit]
             if score > 0
         ]
+
+    def _correct(self, word: str) -> str | None:
+        """The term of the word a tool has that ``word``, which no tool has, is a typo
+        of; None when ``word`` is known, or near nothing known. The corrections are
+        indexed on the first request that needs them."""
+        term = self._terms.stem(word)
+        if term in self._frequency or term in self._body.vocab_dict:
+            return None
+        if self._spelling is None:
+            known = self._terms.known()
+            heads = self._frequency
+            self._spelling = Spelling(
+                {
+                    **{w: heads.get(t, 0) + 1 for w, t in known.items() if w not in STOPWORDS},
+                    **dict.fromkeys(self._lexicon.spoken, 1),
+                }
+            )
+        corrected = self._spelling.correct(word)
+        return None if corrected is None else self._terms.stem(corrected)
 
     def _bm25(self, index: Any, asked: _Query) -> Any:
         vocabulary: dict[str, int] = index.vocab_dict

@@ -49,6 +49,10 @@ class Terms:
                 self._stems[word] = found
         return found
 
+    def known(self) -> dict[str, str]:
+        """Every word seen while building (before `freeze`), to its stem."""
+        return self._stems
+
     def __call__(self, text: str) -> tuple[str, ...]:
         found = self._texts.get(text)
         if found is None:
