@@ -70,7 +70,7 @@ from toolsets import (
     Toolset,
 )
 from toolsets.agent import LlmAgent, Runner
-from toolsets.models import ScriptedModel
+from toolsets.models import ScriptedModel, Step
 from toolsets.openapi import OpenApiToolset
 
 PEERS = REPO / "peers" / "node_modules"
@@ -183,7 +183,7 @@ class Mode:
 
     name: str
     make: Callable[[Toolset], Toolset]
-    script: Callable[[LlmRequest, Mode], object]
+    script: Callable[[LlmRequest, Mode], Step]
     turns: int = 0
     declarations: list[int] = field(default_factory=list)
     kilobytes: list[float] = field(default_factory=list)
@@ -209,7 +209,7 @@ def unwrap(result: Any) -> Any:
     return result
 
 
-def read_page(request: LlmRequest, mode: Mode) -> object:
+def read_page(request: LlmRequest, mode: Mode) -> Step:
     """The plain and searchable script from the first page on: tally each page that
     comes back, ask for the next while the last one was full, then answer."""
     got = [unwrap(r) for r in responses(request)]
@@ -233,11 +233,11 @@ def read_page(request: LlmRequest, mode: Mode) -> object:
     )
 
 
-def plain_script(request: LlmRequest, mode: Mode) -> object:
+def plain_script(request: LlmRequest, mode: Mode) -> Step:
     return read_page(request, mode)
 
 
-def searchable_script(request: LlmRequest, mode: Mode) -> object:
+def searchable_script(request: LlmRequest, mode: Mode) -> Step:
     if len(request.contents) == 1:  # the user's task: search first
         return FunctionCall(name="search_tools", args={"query": SEARCH_QUERY})
     found = responses(request)
@@ -265,7 +265,7 @@ tally
 """
 
 
-def many_searches(request: LlmRequest, mode: Mode) -> object:
+def many_searches(request: LlmRequest, mode: Mode) -> Step:
     """Search for each of the evaluation set's first GitHub requests in turn (each search
     loads its matches), then answer: what the bound on loaded tools holds a request to."""
     if mode.turns > SEARCHES:
@@ -273,7 +273,7 @@ def many_searches(request: LlmRequest, mode: Mode) -> object:
     return FunctionCall(name="search_tools", args={"query": EVAL_QUERIES[mode.turns - 1]})
 
 
-def code_script(request: LlmRequest, mode: Mode) -> object:
+def code_script(request: LlmRequest, mode: Mode) -> Step:
     got = responses(request)
     if got:
         result = unwrap(got[0])
@@ -299,7 +299,7 @@ def code_script(request: LlmRequest, mode: Mode) -> object:
 async def play(mode: Mode, github: Toolset) -> None:
     """The task in ``mode``: the scripted model's turns and what each request carried."""
 
-    def respond(request: LlmRequest) -> object:
+    def respond(request: LlmRequest) -> Step:
         mode.turns += 1
         declarations = list(request.declarations.values())
         mode.declarations.append(len(declarations))
@@ -357,7 +357,8 @@ async def index_figures(github: Toolset, queries: int, graph: bool) -> dict[str,
 
 
 def modes() -> list[Mode]:
-    from toolsets import code_mode, searchable
+    from toolsets.code import code_mode
+    from toolsets.search import searchable
 
     return [
         Mode("plain", lambda github: github, plain_script),

@@ -3,6 +3,8 @@
 Everything is a `Tool`, and tools come from a `Toolset`. See the README for a tour.
 """
 
+from typing import TYPE_CHECKING
+
 from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
 from toolsets._client import (
     Answer,
@@ -66,6 +68,9 @@ from toolsets._tool import LONG_RUNNING_NOTE, BaseTool, LlmRequest, ServerTool, 
 from toolsets._toolset import BaseToolset, StaticToolset, Toolset
 from toolsets._wrappers import RenamedTool, combined, filtered, prefixed, renamed
 from toolsets.search._searchable import searchable  # bm25s is imported on first search
+
+if TYPE_CHECKING:  # what `__getattr__` gives, for the type checker
+    from toolsets.code import code_mode
 
 __version__ = "0.1.0"
 
