@@ -152,12 +152,11 @@ async def test_over_http_a_2026_client_the_invocation_does_not_name_keeps_search
     assert texts(deleted) == ["deleted /tmp/x"]
 
 
-async def test_the_server_keeps_the_state_of_at_most_max_session_states_callers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(toolsets.mcp._server, "MAX_SESSION_STATES", 2)
+async def test_the_server_keeps_the_state_of_at_most_max_session_states_callers() -> None:
     caller = {"id": ""}
-    server = searchable_server.make_server(invocation=lambda _: Invocation(session_id=caller["id"]))
+    server = searchable_server.make_server(
+        invocation=lambda _: Invocation(session_id=caller["id"]), max_session_states=2
+    )
     listed: dict[str, list[str]] = {}
     async with connected(server, "2026-07-28") as client:
         for name in ["ann", "bob", "cy"]:
@@ -176,14 +175,28 @@ async def test_the_server_keeps_the_state_of_at_most_max_session_states_callers(
 async def test_the_server_forgets_the_state_of_a_caller_idle_for_session_state_ttl(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    server = searchable_server.make_server(invocation=Invocation(session_id="ann"))
+    now = [1000.0]
+    monkeypatch.setattr(toolsets.mcp._server, "_clock", lambda: now[0])
+    server = searchable_server.make_server(
+        invocation=Invocation(session_id="ann"), session_state_ttl=60
+    )
     async with connected(server, "2026-07-28") as client:
         await client.call_tool(SEARCH_TOOL_NAME, {"query": "send an email"})
-        kept = await names(client)
-        monkeypatch.setattr(toolsets.mcp._server, "SESSION_STATE_TTL", -1.0)  # all idle too long
+        now[0] += 59
+        kept = await names(client)  # a request: its minute starts again
+        now[0] += 59
+        still = await names(client)
+        now[0] += 61
         forgotten = await names(client)
-    assert kept == [SEARCH_TOOL_NAME, "send_email"]
+    assert kept == still == [SEARCH_TOOL_NAME, "send_email"]
     assert forgotten == [SEARCH_TOOL_NAME]
+
+
+def test_the_bounds_of_kept_states_are_checked() -> None:
+    with pytest.raises(ValueError, match="session_state_ttl"):
+        McpServer([], session_state_ttl=0)
+    with pytest.raises(ValueError, match="max_session_states"):
+        McpServer([], max_session_states=-1)
 
 
 async def test_the_result_of_a_call_that_loaded_tools_says_so_to_a_toolsets_client() -> None:
@@ -193,3 +206,21 @@ async def test_the_result_of_a_call_that_loaded_tools_says_so_to_a_toolsets_clie
         again = await client.call_tool(SEARCH_TOOL_NAME, {"query": "refund a payment"})
     assert found.meta == {"io.toolsets/toolsChanged": True}
     assert again.meta is None  # nothing new loaded
+
+
+async def test_mcp_toolset_hears_through_its_listen_stream_that_its_caller_loaded_tools_elsewhere() -> (  # noqa: E501
+    None
+):
+    changed = anyio.Event()
+    async with uvicorn_thread(serve_by_token) as url:
+        upstream = McpToolset(StreamableHttp(url=url, headers={"Authorization": "Bearer ann"}))
+        async with upstream, modern_http(url, "ann") as elsewhere:
+            stop = upstream.on_tools_changed(changed.set)
+            before = [t.name for t in await upstream.list_tools()]
+            await elsewhere.call_tool(SEARCH_TOOL_NAME, {"query": "weather forecast"})
+            with anyio.fail_after(20):
+                await changed.wait()
+            after = [t.name for t in await upstream.list_tools()]
+            stop()
+    assert before == [SEARCH_TOOL_NAME]
+    assert after == [SEARCH_TOOL_NAME, "get_weather"]

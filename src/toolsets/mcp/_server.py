@@ -28,7 +28,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -94,6 +94,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIRMATION_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
+    "MAX_SESSION_STATES",
+    "SESSION_STATE_TTL",
     "CredentialsFor",
     "IncomingRequest",
     "InvocationFor",
@@ -122,10 +124,12 @@ MAX_ROUTES = 10_000
 MAX_COMPLETIONS = 100
 """Values one ``completion/complete`` answer may hold (MCP's limit)."""
 MAX_SESSION_STATES = 10_000
-"""Clients known by an `Invocation.session_id` only (2026-07-28 and stateless HTTP)
-whose state a server keeps; past it the least recently used is forgotten."""
+"""How many clients known by an `Invocation.session_id` only (2026-07-28 and stateless
+HTTP) a server keeps the state of, unless told otherwise; past it the least recently
+used is forgotten."""
 SESSION_STATE_TTL = 24 * 3600.0
-"""Seconds the state kept for an `Invocation.session_id` outlives its last request."""
+"""Seconds the state kept for an `Invocation.session_id` outlives its client's last
+request, unless told otherwise."""
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -205,6 +209,22 @@ class McpServer(CallsTools):
     server's announcement) or of the resources and prompts (`add_resources`,
     `add_prompts`, ...) is announced to the clients.
 
+    What a call writes to ``ctx.state`` is kept for the later requests of the same
+    client, and when that changes the tools the client is offered (a `searchable`
+    search loaded some) that client alone is told: on 2025-11-25 by
+    ``notifications/tools/list_changed``, on 2026-07-28 through its
+    ``subscriptions/listen`` streams (and the call's result says so under ``_meta``
+    ``io.toolsets/toolsChanged``, for `McpToolset` to list again at once). Who the
+    client is: over stdio (either protocol) the stream, over stateful HTTP on
+    2025-11-25 the MCP session; otherwise (2026-07-28 over HTTP, which has no
+    session, or ``stateless=True``) the ``session_id`` of the `Invocation` that
+    ``invocation`` gives, e.g. a digest of ``request.bearer_token`` (an id is no
+    secret: never the token itself). Those are kept in this process's memory, for the
+    ``max_session_states`` ids most recently used, each for ``session_state_ttl``
+    seconds after its last request. Without an id nothing is kept: a `searchable` catalogue
+    lists ``search_tools`` and the pinned tools only, and a client calls a tool it
+    found by its name.
+
     Args:
         toolset: What to serve: a toolset, or a list of tools and functions.
         name: The server's name, as clients see it.
@@ -219,10 +239,16 @@ class McpServer(CallsTools):
             ``Authorization`` header is never passed on.
         invocation: The `Invocation` tools run in (user, scopes, services), or a
             function of the `IncomingRequest` making one per request (by default, a
-            new one per request, in the MCP session's id when there is one).
+            new one per request, in the MCP session's id when there is one). Its
+            ``session_id`` names the client whose state is kept where the transport
+            has no session (see above).
         page_size: Items per page of ``tools/list`` (and resources, prompts).
         resources: Resources and resource templates of the server's own.
         prompts: Prompts of the server's own.
+        max_session_states: How many clients known by an `Invocation.session_id`
+            only the state is kept of (the least recently used are forgotten).
+        session_state_ttl: Seconds such a state is kept after its client's last
+            request.
 
     Raises:
         ToolDefinitionError: two resources at one URI (or two templates alike), two
@@ -243,6 +269,8 @@ class McpServer(CallsTools):
         page_size: int = DEFAULT_PAGE_SIZE,
         resources: Iterable[Resource | ResourceTemplate] = (),
         prompts: Iterable[Prompt] = (),
+        max_session_states: int = MAX_SESSION_STATES,
+        session_state_ttl: float = SESSION_STATE_TTL,
     ) -> None:
         self.toolset = toolset_of(toolset)
         """What is served."""
@@ -305,7 +333,11 @@ class McpServer(CallsTools):
         )
         """Each client's state (what its calls wrote to ``ctx.state``), by its
         connection or stream (see `_client`)."""
-        self._session_states = _SessionStates()
+        if max_session_states < 0:
+            raise ValueError("max_session_states must not be negative")
+        self._session_states = _SessionStates(
+            max_session_states, check_timeout(session_state_ttl, "session_state_ttl")
+        )
         """The state of each client known by an `Invocation.session_id` only."""
         shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
@@ -734,7 +766,7 @@ class McpServer(CallsTools):
             return False
         await self._bus.publish(ToolsListChanged(), to=client)
         if client in self._legacy:
-            await _tell(cast("Connection", client), lambda c: c.send_tool_list_changed())
+            await _tell(client, lambda c: c.send_tool_list_changed())
         return True
 
     async def _run_call(
@@ -1117,13 +1149,18 @@ class _ClientBus:
         return lambda: self._listeners.pop(token, None) and None
 
 
+_clock = time.monotonic
+"""The clock a kept state's age is read on."""
+
+
 class _SessionStates:
     """The state of each client known by an `Invocation.session_id` only: at most
-    `MAX_SESSION_STATES` (the least recently used are forgotten), each forgotten
-    `SESSION_STATE_TTL` seconds after its client's last call that wrote to it or request
-    that read it. Kept in this process's memory."""
+    ``limit`` (the least recently used are forgotten), each forgotten ``ttl`` seconds
+    after its client's last request. Kept in this process's memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int, ttl: float) -> None:
+        self.limit = limit
+        self.ttl = ttl
         self._states: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
 
     def get(self, session_id: str) -> dict[str, Any] | None:
@@ -1131,20 +1168,20 @@ class _SessionStates:
         kept = self._states.get(session_id)
         if kept is None:
             return None
-        self._states[session_id] = (time.monotonic(), kept[1])
+        self._states[session_id] = (_clock(), kept[1])
         self._states.move_to_end(session_id)
         return kept[1]
 
     def update(self, session_id: str, delta: Mapping[str, Any]) -> None:
         state = self.get(session_id) or {}
         state.update(delta)
-        self._states[session_id] = (time.monotonic(), state)
+        self._states[session_id] = (_clock(), state)
         self._states.move_to_end(session_id)
-        while len(self._states) > MAX_SESSION_STATES:
+        while len(self._states) > self.limit:
             self._states.popitem(last=False)
 
     def _expire(self) -> None:
-        oldest = time.monotonic() - SESSION_STATE_TTL
+        oldest = _clock() - self.ttl
         while self._states:
             used, _ = next(iter(self._states.values()))
             if used >= oldest:
