@@ -1188,9 +1188,6 @@ class _SessionStates:
                 break
             self._states.popitem(last=False)
 
-    def __len__(self) -> int:
-        return len(self._states)
-
 
 async def _tell(connection: Connection, tell: Callable[[Connection], Awaitable[None]]) -> None:
     """Tell a 2025-11-25 client some news, waiting at most `ANNOUNCE_TIMEOUT`."""
