@@ -21,7 +21,7 @@ import toolsets.mcp._server
 from tests.agent.helpers import agent_with, response_of, start
 from tests.helpers import ROOT
 from tests.mcp.server_helpers import SRC, connected, load_fixture, texts, uvicorn_thread
-from toolsets import FunctionCall, Invocation
+from toolsets import FunctionCall, Invocation, ToolContext
 from toolsets.mcp import IncomingRequest, McpServer, McpToolset, Stdio, StreamableHttp
 from toolsets.search import SEARCH_TOOL_NAME
 
@@ -224,3 +224,23 @@ async def test_mcp_toolset_hears_through_its_listen_stream_that_its_caller_loade
             stop()
     assert before == [SEARCH_TOOL_NAME]
     assert after == [SEARCH_TOOL_NAME, "get_weather"]
+
+
+async def test_over_stateless_http_a_2025_client_named_by_the_invocation_sees_what_it_loaded() -> (
+    None
+):
+    def serve() -> Any:
+        return searchable_server.make_server(invocation=by_token).http_app(stateless=True)
+
+    async with uvicorn_thread(serve) as url:
+        upstream = McpToolset(
+            StreamableHttp(url=url, headers={"Authorization": "Bearer ann"}), mode="legacy"
+        )
+        async with upstream:
+            search = await upstream.get_tool(SEARCH_TOOL_NAME)
+            await search.run({"query": "translate or refund a payment"}, ToolContext())
+            listed = [t.name for t in await upstream.list_tools()]
+            refund = await upstream.get_tool("refund_payment")
+            refunded = await refund.run({"payment_id": "pay_2"}, ToolContext())
+    assert listed == [SEARCH_TOOL_NAME, "refund_payment"]
+    assert refunded == "refunded pay_2"
