@@ -246,6 +246,8 @@ MCP = {
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
+    "MAX_SESSION_STATES",
+    "SESSION_STATE_TTL",
     "KILL_GRACE",
     "Completer",
     "CredentialsFor",

@@ -34,19 +34,20 @@ INITIALIZE = {
 """A raw 2025-11-25 ``initialize`` request, for tests that speak JSON-RPC themselves."""
 
 
-def _load_served() -> ModuleType:
-    """The fixture module ``served``, loaded from its file (its own processes import it as
-    ``served`` from fixtures/mcp, which uvicorn's workers find on PYTHONPATH)."""
-    spec = importlib.util.spec_from_file_location("served", SERVED)
+def load_fixture(name: str) -> ModuleType:
+    """The fixture module ``fixtures/mcp/<name>.py``, loaded from its file (its own
+    processes import it as ``name`` from fixtures/mcp, which uvicorn's workers find on
+    PYTHONPATH)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "fixtures" / "mcp" / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("served", module)
+    sys.modules.setdefault(name, module)
     spec.loader.exec_module(module)
     return module
 
 
-served = _load_served()
+served = load_fixture("served")
 SRC = str(Path(toolsets.__file__).resolve().parent.parent)
 
 

@@ -18,6 +18,8 @@ from toolsets.mcp._resources import (
 )
 from toolsets.mcp._server import (
     DEFAULT_PAGE_SIZE,
+    MAX_SESSION_STATES,
+    SESSION_STATE_TTL,
     CredentialsFor,
     IncomingRequest,
     InvocationFor,
@@ -44,6 +46,8 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
+    "MAX_SESSION_STATES",
+    "SESSION_STATE_TTL",
     "Completer",
     "CredentialsFor",
     "KILL_GRACE",

@@ -35,6 +35,7 @@ from toolsets.mcp._channel import CONFIRM_KEY
 
 __all__ = [
     "CONFIRM_META",
+    "TOOLS_CHANGED_META",
     "ConfirmationRelay",
     "args_digest",
     "confirmation_meta",
@@ -42,6 +43,10 @@ __all__ = [
 
 CONFIRM_META = "io.toolsets/confirm"
 """The ``_meta`` key tagging a server's confirmation of a call with the call."""
+TOOLS_CHANGED_META = "io.toolsets/toolsChanged"
+"""The ``_meta`` key (true) of a call's result telling the caller that the call changed
+the tools it is offered (a `searchable` search loaded some): a toolsets client lists
+again at once, rather than when the announcement reaches it."""
 
 
 def args_digest(args: Mapping[str, Any]) -> str:

@@ -11,9 +11,11 @@ results. The transports are in `_server_http` (streamable HTTP) and here (stdio)
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import sys
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import (
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import anyio
+import anyio.lowlevel
 import mcp.types as mt
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import MCPError
@@ -39,7 +42,6 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import EventStore
 from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
     ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
@@ -80,7 +82,7 @@ from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
 from toolsets.mcp._channel import ASK_TIMEOUT, InputRequired, McpChannel
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
-from toolsets.mcp._relay import confirmation_meta
+from toolsets.mcp._relay import TOOLS_CHANGED_META, confirmation_meta
 from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp._toolset import McpToolset
 from toolsets.search._searchable import hidden_declaration
@@ -92,6 +94,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIRMATION_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
+    "MAX_SESSION_STATES",
+    "SESSION_STATE_TTL",
     "CredentialsFor",
     "IncomingRequest",
     "InvocationFor",
@@ -119,6 +123,13 @@ MAX_ROUTES = 10_000
 (the least recently used are forgotten; a name not remembered is asked of each)."""
 MAX_COMPLETIONS = 100
 """Values one ``completion/complete`` answer may hold (MCP's limit)."""
+MAX_SESSION_STATES = 10_000
+"""How many clients known by an `Invocation.session_id` only (2026-07-28 and stateless
+HTTP) a server keeps the state of, unless told otherwise; past it the least recently
+used is forgotten."""
+SESSION_STATE_TTL = 24 * 3600.0
+"""Seconds the state kept for an `Invocation.session_id` outlives its client's last
+request, unless told otherwise."""
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -198,6 +209,22 @@ class McpServer(CallsTools):
     server's announcement) or of the resources and prompts (`add_resources`,
     `add_prompts`, ...) is announced to the clients.
 
+    What a call writes to ``ctx.state`` is kept for the later requests of the same
+    client, and when that changes the tools the client is offered (a `searchable`
+    search loaded some) that client alone is told: on 2025-11-25 by
+    ``notifications/tools/list_changed``, on 2026-07-28 through its
+    ``subscriptions/listen`` streams (and the call's result says so under ``_meta``
+    ``io.toolsets/toolsChanged``, for `McpToolset` to list again at once). Who the
+    client is: over stdio (either protocol) the stream, over stateful HTTP on
+    2025-11-25 the MCP session; otherwise (2026-07-28 over HTTP, which has no
+    session, or ``stateless=True``) the ``session_id`` of the `Invocation` that
+    ``invocation`` gives, e.g. a digest of ``request.bearer_token`` (an id is no
+    secret: never the token itself). Those are kept in this process's memory, for the
+    ``max_session_states`` ids most recently used, each for ``session_state_ttl``
+    seconds after its last request. Without an id nothing is kept: a `searchable` catalogue
+    lists ``search_tools`` and the pinned tools only, and a client calls a tool it
+    found by its name.
+
     Args:
         toolset: What to serve: a toolset, or a list of tools and functions.
         name: The server's name, as clients see it.
@@ -212,10 +239,16 @@ class McpServer(CallsTools):
             ``Authorization`` header is never passed on.
         invocation: The `Invocation` tools run in (user, scopes, services), or a
             function of the `IncomingRequest` making one per request (by default, a
-            new one per request, in the MCP session's id when there is one).
+            new one per request, in the MCP session's id when there is one). Its
+            ``session_id`` names the client whose state is kept where the transport
+            has no session (see above).
         page_size: Items per page of ``tools/list`` (and resources, prompts).
         resources: Resources and resource templates of the server's own.
         prompts: Prompts of the server's own.
+        max_session_states: How many clients known by an `Invocation.session_id`
+            only the state is kept of (the least recently used are forgotten).
+        session_state_ttl: Seconds such a state is kept after its client's last
+            request.
 
     Raises:
         ToolDefinitionError: two resources at one URI (or two templates alike), two
@@ -236,6 +269,8 @@ class McpServer(CallsTools):
         page_size: int = DEFAULT_PAGE_SIZE,
         resources: Iterable[Resource | ResourceTemplate] = (),
         prompts: Iterable[Prompt] = (),
+        max_session_states: int = MAX_SESSION_STATES,
+        session_state_ttl: float = SESSION_STATE_TTL,
     ) -> None:
         self.toolset = toolset_of(toolset)
         """What is served."""
@@ -250,7 +285,8 @@ class McpServer(CallsTools):
             raise ValueError("page_size must be at least 1")
         self.page_size = page_size
         self._sources = _mcp_sources(self.toolset)
-        self._bus = InMemorySubscriptionBus()
+        self._bus = _ClientBus()
+        self._listener = ListenHandler(self._bus)
         self._changes: MemoryObjectSendStream[None] | None = None
         self._pending: dict[str, None] = {}
         """The lists that changed since the last announcement, in order."""
@@ -272,7 +308,7 @@ class McpServer(CallsTools):
             lifespan=self._lifespan,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
-            on_subscriptions_listen=ListenHandler(self._bus),
+            on_subscriptions_listen=self._listen,
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_resource_templates,
             on_read_resource=self._read_resource,
@@ -292,10 +328,17 @@ class McpServer(CallsTools):
         self._log_levels: weakref.WeakKeyDictionary[Connection, LogLevel] = (
             weakref.WeakKeyDictionary()
         )
-        self._states: weakref.WeakKeyDictionary[Connection, dict[str, Any]] = (
+        self._states: weakref.WeakKeyDictionary[object, dict[str, Any]] = (
             weakref.WeakKeyDictionary()
         )
-        """Each MCP session's state: what its calls wrote to ``ctx.state``."""
+        """Each client's state (what its calls wrote to ``ctx.state``), by its
+        connection or stream (see `_client`)."""
+        if max_session_states < 0:
+            raise ValueError("max_session_states must not be negative")
+        self._session_states = _SessionStates(
+            max_session_states, check_timeout(session_state_ttl, "session_state_ttl")
+        )
+        """The state of each client known by an `Invocation.session_id` only."""
         shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
 
@@ -578,11 +621,47 @@ class McpServer(CallsTools):
         else:
             # A sync function may block (a database, a token lookup): in a worker thread.
             made = await ask(given, request)
-        connection = _connection(ctx)
-        kept = self._states.get(connection) if connection is not None else None
-        if kept:  # what the session's calls wrote, over the invocation's own state
+        kept = self._kept(self._client(ctx, made))
+        if kept:  # what the client's calls wrote, over the invocation's own state
             made = replace(made, state={**made.state, **kept})
         return request, made
+
+    def _client(self, ctx: ServerRequestContext[Any, Any], invocation: Invocation) -> object | None:
+        """Whom a request comes from, for the state its calls keep (`_keep_state`) and
+        the list changes it hears: its MCP session (stateful HTTP on 2025-11-25), or its
+        stream (stdio, and any stream serving one client: on 2026-07-28 each request
+        has a connection of its own, the stream is theirs); else (2026-07-28 and
+        stateless HTTP) the ``session_id`` the server's `Invocation` gives, None when
+        it gives none."""
+        connection = _connection(ctx)
+        if connection is not None and (
+            connection.session_id is not None
+            or (ctx.request is None and connection.has_standalone_channel)
+        ):
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                return connection.outbound
+            return connection
+        return invocation.session_id
+
+    def _kept(self, client: object | None) -> dict[str, Any] | None:
+        """What the calls of ``client`` (see `_client`) wrote to their state."""
+        if client is None:
+            return None
+        if isinstance(client, str):
+            return self._session_states.get(client)
+        return self._states.get(client)
+
+    async def _listen(
+        self, ctx: ServerRequestContext[Any, Any], params: mt.SubscriptionsListenRequestParams
+    ) -> mt.SubscriptionsListenResult:
+        """``subscriptions/listen`` (2026-07-28): the SDK's stream of the events asked
+        for, which also hears the list changes of its own client (see `_client`)."""
+        _, invocation = await self._context(ctx)
+        listening = _LISTENING.set(self._client(ctx, invocation))
+        try:
+            return await self._listener(ctx, params)
+        finally:
+            _LISTENING.reset(listening)
 
     async def _tools(self, ctx: ToolContext) -> Sequence[Tool]:
         try:
@@ -655,7 +734,10 @@ class McpServer(CallsTools):
         answer = await _answering(
             channel, self._run_call(request, params, tool, listing, call, channel)
         )
-        await self._keep_state(ctx, invocation, call, tools)
+        if await self._keep_state(ctx, invocation, call, tools) and isinstance(
+            answer, mt.CallToolResult
+        ):
+            answer.meta = {**(answer.meta or {}), TOOLS_CHANGED_META: True}
         return answer
 
     async def _keep_state(
@@ -664,19 +746,28 @@ class McpServer(CallsTools):
         invocation: Invocation,
         call: ToolContext,
         tools: Sequence[Tool],
-    ) -> None:
-        """Keep what a call wrote to ``ctx.state`` for the later requests of its MCP
-        session (stateful HTTP, stdio); when that changes the tools the session is
-        offered (a `searchable` toolset's search loads some), tell its client."""
+    ) -> bool:
+        """Keep what a call wrote to ``ctx.state`` for the later requests of its client
+        (see `_client`); when that changes the tools the client is offered (a
+        `searchable` toolset's search loads some), tell it: a 2025-11-25 client by
+        ``notifications/tools/list_changed``, a 2026-07-28 one through its
+        ``subscriptions/listen`` streams. Whether the tools changed."""
         actions = call.actions_set
-        connection = _connection(ctx)
-        if actions is None or not actions.state_delta or connection is None:
-            return
-        self._states.setdefault(connection, {}).update(actions.state_delta)
+        client = self._client(ctx, invocation)
+        if actions is None or not actions.state_delta or client is None:
+            return False
+        if isinstance(client, str):
+            self._session_states.update(client, actions.state_delta)
+        else:
+            self._states.setdefault(client, {}).update(actions.state_delta)
         now = replace(invocation, state={**invocation.state, **actions.state_delta})
         after = await self._tools(ToolContext(now))
-        if _offered(after) != _offered(tools) and connection in self._legacy:
-            await _tell(connection, lambda c: c.send_tool_list_changed())
+        if _offered(after) == _offered(tools):
+            return False
+        await self._bus.publish(ToolsListChanged(), to=client)
+        if client in self._legacy:
+            await _tell(client, lambda c: c.send_tool_list_changed())
+        return True
 
     async def _run_call(
         self,
@@ -1028,6 +1119,74 @@ class _Owners:
         if len(self._owners) > MAX_ROUTES:
             self._owners.popitem(last=False)
         return True
+
+
+_LISTENING: contextvars.ContextVar[object | None] = contextvars.ContextVar(
+    "toolsets_mcp_listening", default=None
+)
+"""The client (see `McpServer._client`) whose ``subscriptions/listen`` stream is being
+opened, for `_ClientBus.subscribe`."""
+
+
+class _ClientBus:
+    """The subscription bus of 2026-07-28 listen streams, knowing whose each stream is:
+    news for all (the toolset's tools changed) reaches every stream, a client's own
+    (its search loaded tools) that client's streams only."""
+
+    def __init__(self) -> None:
+        self._listeners: dict[object, tuple[object | None, Callable[[ServerEvent], None]]] = {}
+
+    async def publish(self, event: ServerEvent, *, to: object | None = None) -> None:
+        """Deliver ``event`` to the streams of ``to`` (None: to all)."""
+        for client, deliver in list(self._listeners.values()):
+            if to is None or client == to:
+                deliver(event)  # the SDK's listen handler's: buffers, never raises
+        await anyio.lowlevel.checkpoint()
+
+    def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
+        token = object()
+        self._listeners[token] = (_LISTENING.get(), listener)
+        return lambda: self._listeners.pop(token, None) and None
+
+
+_clock = time.monotonic
+"""The clock a kept state's age is read on."""
+
+
+class _SessionStates:
+    """The state of each client known by an `Invocation.session_id` only: at most
+    ``limit`` (the least recently used are forgotten), each forgotten ``ttl`` seconds
+    after its client's last request. Kept in this process's memory."""
+
+    def __init__(self, limit: int, ttl: float) -> None:
+        self.limit = limit
+        self.ttl = ttl
+        self._states: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+
+    def get(self, session_id: str) -> dict[str, Any] | None:
+        self._expire()
+        kept = self._states.get(session_id)
+        if kept is None:
+            return None
+        self._states[session_id] = (_clock(), kept[1])
+        self._states.move_to_end(session_id)
+        return kept[1]
+
+    def update(self, session_id: str, delta: Mapping[str, Any]) -> None:
+        state = self.get(session_id) or {}
+        state.update(delta)
+        self._states[session_id] = (_clock(), state)
+        self._states.move_to_end(session_id)
+        while len(self._states) > self.limit:
+            self._states.popitem(last=False)
+
+    def _expire(self) -> None:
+        oldest = _clock() - self.ttl
+        while self._states:
+            used, _ = next(iter(self._states.values()))
+            if used >= oldest:
+                break
+            self._states.popitem(last=False)
 
 
 async def _tell(connection: Connection, tell: Callable[[Connection], Awaitable[None]]) -> None:

@@ -48,7 +48,7 @@ from toolsets.mcp._connection import (
     is_connection_lost,
 )
 from toolsets.mcp._convert import convert_result
-from toolsets.mcp._relay import ConfirmationRelay
+from toolsets.mcp._relay import TOOLS_CHANGED_META, ConfirmationRelay
 from toolsets.mcp._tasks import (
     TaskCall,
     call_as_task,
@@ -617,6 +617,10 @@ class McpToolset(BaseToolset):
         result: mt.CallToolResult = await self._request(
             ctx, f"the call to {name!r}", call, bound, tool_name=name, host=host
         )
+        if result.meta and result.meta.get(TOOLS_CHANGED_META) is True:
+            # A toolsets server says the call changed this caller's tools (a search
+            # loaded some): list again now, not when the announcement reaches us.
+            self._invalidate()
         return result, host.secrets
 
     def _task_call(
