@@ -30,6 +30,7 @@ from toolsets import (
     tool,
 )
 from toolsets.agent import LlmAgent, Runner
+from toolsets.code import CodeModeToolset, Limits
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
 
@@ -270,7 +271,18 @@ async def test_an_unknown_tool_is_an_attribute_error_naming_it() -> None:
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("timeout", 0), ("max_tool_calls", -1), ("max_output", "big"), ("namespace", "my-tools")],
+    [
+        ("timeout", 0),
+        ("timeout", True),
+        ("max_tool_calls", -1),
+        ("max_tool_calls", 2.5),
+        ("max_tool_calls", True),
+        ("max_memory", 1e8),
+        ("max_output", "big"),
+        ("max_workers", 0),
+        ("description_budget", 100.0),
+        ("namespace", "my-tools"),
+    ],
 )
 def test_a_bad_option_is_refused_naming_it(option: str, value: object) -> None:
     with pytest.raises(ToolDefinitionError) as caught:
@@ -364,6 +376,25 @@ def whoami(ctx: ToolContext) -> str:
     return f"token ends {ctx.auth_credential.secret[-2:]}"
 
 
+@tool
+def whoami_later(ctx: ToolContext) -> str:
+    """Who am I at the API (asks for the token while running)."""
+    if ctx.auth_credential is None:
+        ctx.request_credential(TOKEN)
+        return "asked"
+    return f"later, token ends {ctx.auth_credential.secret[-2:]}"
+
+
+async def test_a_tool_asking_for_a_credential_while_running_gets_the_one_given() -> None:
+    async with code_mode(StaticToolset([whoami_later]), credentials={"token": "abc42"}) as given:
+        result = await run_code(given, "await tools.whoami_later()")
+    async with code_mode(StaticToolset([whoami_later])) as missing:
+        refused = await run_code(missing, "await tools.whoami_later()")
+    assert result == {"result": "later, token ends 42"}
+    assert isinstance(refused, dict)
+    assert refused["exception"] == "PermissionError"
+
+
 async def test_a_tool_needing_a_credential_gets_the_one_given_or_is_refused() -> None:
     async with code_mode(StaticToolset([whoami]), credentials={"token": "abc42"}) as given:
         result = await run_code(given, "await tools.whoami()")
@@ -408,18 +439,43 @@ async def test_arguments_may_be_one_dict_for_names_that_are_no_identifiers() -> 
     assert result == {"result": 5}
 
 
+started: list[str] = []
+
+
 @tool(is_long_running=True)
-def start_export() -> str:
+def start_export(name: str) -> str:
     """Start an export whose result arrives later."""
+    started.append(name)
     return "started"
 
 
-async def test_a_long_running_tool_is_refused_from_code() -> None:
+async def test_a_long_running_tool_is_refused_from_code_before_it_runs() -> None:
+    started.clear()
     async with code_mode(StaticToolset([start_export])) as toolset:
-        result = await run_code(toolset, "await tools.start_export()")
+        result = await run_code(toolset, "await tools.start_export(name='x')")
+    assert started == []
     assert isinstance(result, dict)
-    assert result["exception"] == "RuntimeError"
+    assert (result["exception"], result["line"]) == ("RuntimeError", 1)
+    assert "it was not called" in str(result["error"])
     assert "call the tool 'start_export' directly" in str(result["error"])
+
+
+async def test_a_tool_that_says_while_running_its_result_comes_later_gives_its_interim_once() -> (
+    None
+):
+    runs: list[str] = []
+
+    @tool
+    def queue_job(name: str, ctx: ToolContext) -> dict[str, str]:
+        """Queue a job; it may finish later."""
+        runs.append(name)
+        ctx.actions.long_running = True
+        return {"job": name, "status": "queued"}
+
+    async with code_mode(StaticToolset([queue_job])) as toolset:
+        result = await run_code(toolset, "await tools.queue_job(name='j1')")
+    assert runs == ["j1"]
+    assert result == {"result": {"job": "j1", "status": "queued"}}
 
 
 async def test_an_empty_program_is_an_error_saying_what_to_send() -> None:
@@ -448,11 +504,18 @@ async def test_shutting_down_stops_the_sandbox_and_a_later_program_starts_it_aga
     assert first == again == {"result": 9}
 
 
-async def test_run_codes_own_timeout_outlasts_the_programs_time_limit() -> None:
+async def test_run_codes_own_timeout_outlasts_the_programs_time_limit_and_its_wait() -> None:
     async with code_mode(StaticToolset([discount]), timeout=5) as toolset:
         (run,) = await toolset.list_tools()
     assert run.timeout is not None
-    assert run.timeout > 5
+    assert run.timeout > 2 * 5
+
+
+def test_code_mode_returns_a_code_mode_toolset_with_its_namespace_and_limits() -> None:
+    toolset = code_mode(StaticToolset([discount]), namespace="shop", timeout=7, max_workers=3)
+    assert isinstance(toolset, CodeModeToolset)
+    assert toolset.namespace == "shop"
+    assert toolset.limits == Limits(timeout=7.0, max_workers=3)
 
 
 async def test_served_over_mcp_a_client_runs_a_program_with_the_servers_callbacks() -> None:
