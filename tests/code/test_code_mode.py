@@ -543,3 +543,53 @@ async def test_served_over_mcp_a_client_runs_a_program_with_the_servers_callback
     assert isinstance(block, mt.TextContent)
     assert json.loads(block.text) == {"result": 30}
     assert called == ["run_code", "discount"]
+
+
+@tool(name="send-email")
+def send_email(to: str) -> str:
+    """Send an email message to a recipient."""
+    return f"sent to {to}"
+
+
+@tool(name="get-weather")
+def get_weather(city: str) -> str:
+    """Get the weather forecast for a city."""
+    return "sunny"
+
+
+async def test_a_tool_a_search_names_is_called_by_that_name_through_getattr() -> None:
+    from toolsets import searchable
+
+    async with code_mode(searchable(StaticToolset([send_email, get_weather]))) as toolset:
+        result = await run_code(
+            toolset,
+            "found = await tools.search_tools(query='send an email')\n"
+            "name = found['matches'][0]['name']\n"
+            "[name, await getattr(tools, name)(to='a@b.c')]",
+        )
+    assert result == {"result": ["send-email", "sent to a@b.c"]}
+
+
+async def test_a_name_read_in_vain_from_the_namespace_is_told_the_close_python_names() -> None:
+    async with code_mode(StaticToolset([send_email, get_weather])) as toolset:
+        result = await run_code(toolset, "f = getattr(tools, 'send-emial')")
+        caught = await run_code(toolset, "hasattr(tools, 'nothing') or {}['x']")
+    assert isinstance(result, dict)
+    assert (result["exception"], result["line"]) == ("AttributeError", 1)
+    assert "Did you mean send_email?" in str(result["error"])
+    assert isinstance(caught, dict)
+    assert caught["exception"] == "KeyError"
+    assert "Did you mean" not in str(caught["error"])
+
+
+async def test_a_failure_of_one_of_several_gathered_calls_reaches_the_model_as_itself() -> None:
+    def vault(ctx: ToolContext, config: AuthConfig) -> str:
+        raise ValueError("the vault is sealed")
+
+    async with code_mode(StaticToolset([whoami]), credentials=vault) as toolset:
+        result = await run_code(
+            toolset, "import asyncio\nawait asyncio.gather(tools.whoami(), tools.whoami())"
+        )
+    assert isinstance(result, dict)
+    assert "the vault is sealed" in str(result["error"])
+    assert "TaskGroup" not in str(result["error"])
