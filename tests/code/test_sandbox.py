@@ -229,7 +229,9 @@ async def test_a_program_finding_no_free_worker_in_time_is_not_run_and_told_so()
 
     async def one(n: int) -> None:
         code = f"await tools.mark(n={n})\nimport asyncio\nawait asyncio.sleep(60)"
-        results.append(await run_code(toolset, code))  # type: ignore[arg-type]
+        result = await run_code(toolset, code)
+        assert isinstance(result, dict)
+        results.append(result)
 
     # One worker, held 1 s by each program that gets it: of three sent at once, the
     # last finds none free within 1 s.
