@@ -274,6 +274,8 @@ async def test_an_unknown_tool_is_an_attribute_error_naming_it() -> None:
     [
         ("timeout", 0),
         ("timeout", True),
+        ("timeout", float("inf")),
+        ("timeout", float("nan")),
         ("max_tool_calls", -1),
         ("max_tool_calls", 2.5),
         ("max_tool_calls", True),

@@ -244,3 +244,13 @@ async def test_a_program_finding_no_free_worker_in_time_is_not_run_and_told_so()
     assert all("did not start" in r["error"] for r in refused)
     assert len(ran) == len(results) - len(refused)
     assert all(r["limit"] in {"timeout", "max_workers"} for r in results)
+
+
+async def test_the_next_program_is_not_charged_for_a_cancelled_ones_worker_still_stopping() -> None:
+    # The cancelled program's step computes on until the sandbox stops it (1.8 s in);
+    # the next one waits for that worker off its own 2 s, then naps 1 s.
+    async with code_mode(StaticToolset([echo]), timeout=2, max_workers=1) as toolset:
+        with anyio.move_on_after(0.3):
+            await run_code(toolset, "while True:\n    pass")
+        after = await run_code(toolset, "import asyncio\nawait asyncio.sleep(1)\n'next'")
+    assert after == {"result": "next"}

@@ -14,6 +14,7 @@ import dataclasses
 import difflib
 import functools
 import json
+import math
 import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
@@ -154,12 +155,17 @@ def code_mode(
 
 
 def _positive(field: str, value: object, kind: type | types.UnionType) -> None:
-    """Refuse ``value`` unless it is a positive ``kind`` (a bool is no number here).
+    """Refuse ``value`` unless it is a finite ``kind`` above 0 (a bool is no number here).
 
     Raises:
         ToolDefinitionError: naming ``field``.
     """
-    if not isinstance(value, kind) or isinstance(value, bool) or value <= 0:  # type: ignore[operator]
+    if (
+        not isinstance(value, kind)
+        or isinstance(value, bool)
+        or not math.isfinite(value)  # type: ignore[arg-type]
+        or value <= 0  # type: ignore[operator]
+    ):
         what = "an integer" if kind is int else "a number"
         raise ToolDefinitionError(
             f"code_mode(): {field} must be {what} above 0, not {value!r}", field=field

@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 
 from toolsets._concurrency import gather
@@ -113,14 +115,41 @@ class _Session:
         with self._lock, contextlib.suppress(monty.MontyError):
             self.session.__exit__(None, None, None)
 
-    async def close(self) -> None:
-        """Give the worker back to the pool: at once when no step is running; else a
-        thread does it once the abandoned step ends (bounded by the sandbox's limits)."""
+    async def close(self, slot: _Slot) -> None:
+        """Give the worker back to the pool, then ``slot``: at once when no step is
+        running; else a thread does it once the abandoned step ends (bounded by the
+        sandbox's limits), so that the next program does not wait for it on its time."""
         if not self.abandoned:
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_WAIT):
                 await anyio.to_thread.run_sync(self._exit, abandon_on_cancel=True)
+                slot.release()
                 return
-        threading.Thread(target=self._exit, name="toolsets-code-close", daemon=True).start()
+        slot.closing = True
+        token = anyio.lowlevel.current_token()
+
+        def exit_then_release() -> None:
+            try:
+                self._exit()
+            finally:
+                with contextlib.suppress(anyio.RunFinishedError):  # the programs are over
+                    anyio.from_thread.run_sync(slot.release, token=token)
+
+        threading.Thread(target=exit_then_release, name="toolsets-code-close", daemon=True).start()
+
+
+class _Slot:
+    """A program's place among the sandbox's workers, given back once."""
+
+    def __init__(self, free: anyio.Semaphore) -> None:
+        self._free = free
+        self._held = True
+        self.closing = False
+        """A thread gives it back, once its worker's session is closed."""
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._free.release()
 
 
 def _namespace_class(name: str) -> type:
@@ -138,8 +167,9 @@ class Sandbox:
         """Programs run at once (the pool's workers); the others wait for one."""
         self._pool: monty.Monty | None = None
         self._pool_lock = threading.Lock()
-        # Made on first use, in the event loop that runs the programs.
-        self._free: anyio.Semaphore | None = None
+        # The free places among the workers, made in the event loop that runs the
+        # programs (on first use, and again in another loop), with that loop.
+        self._free: tuple[object, anyio.Semaphore] | None = None
 
     def _make_pool(self) -> monty.Monty:
         with self._pool_lock:
@@ -194,9 +224,10 @@ class Sandbox:
             result naming the line, or the limit exceeded.
         """
         limits = self.limits
-        if self._free is None:
-            self._free = anyio.Semaphore(self.workers)
-        free = self._free
+        loop = anyio.lowlevel.current_token().native_token
+        if self._free is None or self._free[0] is not loop:
+            self._free = (loop, anyio.Semaphore(self.workers))
+        free = self._free[1]
         # The wait for a worker is no part of the program's time, and holds no thread.
         with anyio.move_on_after(limits.timeout) as waited:
             await free.acquire()
@@ -207,10 +238,12 @@ class Sandbox:
                 "wait). It did not run; send it again later.",
                 limit="max_workers",
             )
+        slot = _Slot(free)
         try:
-            return await self._run(code, namespace, names, call, suggest)
+            return await self._run(code, namespace, names, call, suggest, slot)
         finally:
-            free.release()
+            if not slot.closing:
+                slot.release()
 
     async def _run(
         self,
@@ -219,6 +252,7 @@ class Sandbox:
         names: Callable[[str], Awaitable[bool]],
         call: Callable[[str, dict[str, Any]], Awaitable[Answer]],
         suggest: Callable[[str], str],
+        slot: _Slot,
     ) -> dict[str, JsonValue]:
         limits = self.limits
         printed = _Printed(limits.max_output)
@@ -245,7 +279,7 @@ class Sandbox:
                         session, code, namespace, names, call, suggest, printed, missed
                     )
                 finally:
-                    await session.close()
+                    await session.close(slot)
         except TimeoutError:
             return _with_printed(
                 error_result(
