@@ -386,17 +386,20 @@ async def _answer(
                 resumed=True,
             )
             _keep(outcome.actions, outer)
+    # Asked before the call, the tool did not run; asked while running, it says so (a
+    # tool asking then runs again, with the answer, when called directly).
+    ran = " (it asked while running)" if outcome.actions is not None else ""
     if isinstance(outcome, ConfirmationNeeded):
         return _raise(
             PermissionError,
-            f"{called} needs the user's confirmation, which a program cannot ask for: "
-            f"call the tool {tool.name!r} directly, not from run_code.",
+            f"{called} needs the user's confirmation{ran}, which a program cannot ask "
+            f"for: call the tool {tool.name!r} directly, not from run_code.",
         )
     if isinstance(outcome, CredentialNeeded):
         return _raise(
             PermissionError,
             f"{called} needs a credential ({outcome.auth_config.scheme_name}) that was "
-            f"not given: call the tool {tool.name!r} directly, not from run_code.",
+            f"not given{ran}: call the tool {tool.name!r} directly, not from run_code.",
         )
     # A tool that said while running that its result arrives later ran: the program
     # gets what it returned meanwhile (a status, a job id), never a call to repeat.
