@@ -30,6 +30,7 @@ from toolsets import (
     tool,
 )
 from toolsets.agent import LlmAgent, Runner
+from toolsets.code import CodeModeToolset, Limits
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
 
@@ -270,7 +271,20 @@ async def test_an_unknown_tool_is_an_attribute_error_naming_it() -> None:
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("timeout", 0), ("max_tool_calls", -1), ("max_output", "big"), ("namespace", "my-tools")],
+    [
+        ("timeout", 0),
+        ("timeout", True),
+        ("timeout", float("inf")),
+        ("timeout", float("nan")),
+        ("max_tool_calls", -1),
+        ("max_tool_calls", 2.5),
+        ("max_tool_calls", True),
+        ("max_memory", 1e8),
+        ("max_output", "big"),
+        ("max_workers", 0),
+        ("description_budget", 100.0),
+        ("namespace", "my-tools"),
+    ],
 )
 def test_a_bad_option_is_refused_naming_it(option: str, value: object) -> None:
     with pytest.raises(ToolDefinitionError) as caught:
@@ -364,6 +378,25 @@ def whoami(ctx: ToolContext) -> str:
     return f"token ends {ctx.auth_credential.secret[-2:]}"
 
 
+@tool
+def whoami_later(ctx: ToolContext) -> str:
+    """Who am I at the API (asks for the token while running)."""
+    if ctx.auth_credential is None:
+        ctx.request_credential(TOKEN)
+        return "asked"
+    return f"later, token ends {ctx.auth_credential.secret[-2:]}"
+
+
+async def test_a_tool_asking_for_a_credential_while_running_gets_the_one_given() -> None:
+    async with code_mode(StaticToolset([whoami_later]), credentials={"token": "abc42"}) as given:
+        result = await run_code(given, "await tools.whoami_later()")
+    async with code_mode(StaticToolset([whoami_later])) as missing:
+        refused = await run_code(missing, "await tools.whoami_later()")
+    assert result == {"result": "later, token ends 42"}
+    assert isinstance(refused, dict)
+    assert refused["exception"] == "PermissionError"
+
+
 async def test_a_tool_needing_a_credential_gets_the_one_given_or_is_refused() -> None:
     async with code_mode(StaticToolset([whoami]), credentials={"token": "abc42"}) as given:
         result = await run_code(given, "await tools.whoami()")
@@ -408,18 +441,43 @@ async def test_arguments_may_be_one_dict_for_names_that_are_no_identifiers() -> 
     assert result == {"result": 5}
 
 
+started: list[str] = []
+
+
 @tool(is_long_running=True)
-def start_export() -> str:
+def start_export(name: str) -> str:
     """Start an export whose result arrives later."""
+    started.append(name)
     return "started"
 
 
-async def test_a_long_running_tool_is_refused_from_code() -> None:
+async def test_a_long_running_tool_is_refused_from_code_before_it_runs() -> None:
+    started.clear()
     async with code_mode(StaticToolset([start_export])) as toolset:
-        result = await run_code(toolset, "await tools.start_export()")
+        result = await run_code(toolset, "await tools.start_export(name='x')")
+    assert started == []
     assert isinstance(result, dict)
-    assert result["exception"] == "RuntimeError"
+    assert (result["exception"], result["line"]) == ("RuntimeError", 1)
+    assert "it was not called" in str(result["error"])
     assert "call the tool 'start_export' directly" in str(result["error"])
+
+
+async def test_a_tool_that_says_while_running_its_result_comes_later_gives_its_interim_once() -> (
+    None
+):
+    runs: list[str] = []
+
+    @tool
+    def queue_job(name: str, ctx: ToolContext) -> dict[str, str]:
+        """Queue a job; it may finish later."""
+        runs.append(name)
+        ctx.actions.long_running = True
+        return {"job": name, "status": "queued"}
+
+    async with code_mode(StaticToolset([queue_job])) as toolset:
+        result = await run_code(toolset, "await tools.queue_job(name='j1')")
+    assert runs == ["j1"]
+    assert result == {"result": {"job": "j1", "status": "queued"}}
 
 
 async def test_an_empty_program_is_an_error_saying_what_to_send() -> None:
@@ -448,11 +506,18 @@ async def test_shutting_down_stops_the_sandbox_and_a_later_program_starts_it_aga
     assert first == again == {"result": 9}
 
 
-async def test_run_codes_own_timeout_outlasts_the_programs_time_limit() -> None:
+async def test_run_codes_own_timeout_outlasts_the_programs_time_limit_and_its_wait() -> None:
     async with code_mode(StaticToolset([discount]), timeout=5) as toolset:
         (run,) = await toolset.list_tools()
     assert run.timeout is not None
-    assert run.timeout > 5
+    assert run.timeout > 2 * 5
+
+
+def test_code_mode_returns_a_code_mode_toolset_with_its_namespace_and_limits() -> None:
+    toolset = code_mode(StaticToolset([discount]), namespace="shop", timeout=7, max_workers=3)
+    assert isinstance(toolset, CodeModeToolset)
+    assert toolset.namespace == "shop"
+    assert toolset.limits == Limits(timeout=7.0, max_workers=3)
 
 
 async def test_served_over_mcp_a_client_runs_a_program_with_the_servers_callbacks() -> None:
@@ -480,3 +545,53 @@ async def test_served_over_mcp_a_client_runs_a_program_with_the_servers_callback
     assert isinstance(block, mt.TextContent)
     assert json.loads(block.text) == {"result": 30}
     assert called == ["run_code", "discount"]
+
+
+@tool(name="send-email")
+def send_email(to: str) -> str:
+    """Send an email message to a recipient."""
+    return f"sent to {to}"
+
+
+@tool(name="get-weather")
+def get_weather(city: str) -> str:
+    """Get the weather forecast for a city."""
+    return "sunny"
+
+
+async def test_a_tool_a_search_names_is_called_by_that_name_through_getattr() -> None:
+    from toolsets import searchable
+
+    async with code_mode(searchable(StaticToolset([send_email, get_weather]))) as toolset:
+        result = await run_code(
+            toolset,
+            "found = await tools.search_tools(query='send an email')\n"
+            "name = found['matches'][0]['name']\n"
+            "[name, await getattr(tools, name)(to='a@b.c')]",
+        )
+    assert result == {"result": ["send-email", "sent to a@b.c"]}
+
+
+async def test_a_name_read_in_vain_from_the_namespace_is_told_the_close_python_names() -> None:
+    async with code_mode(StaticToolset([send_email, get_weather])) as toolset:
+        result = await run_code(toolset, "f = getattr(tools, 'send-emial')")
+        caught = await run_code(toolset, "hasattr(tools, 'nothing') or {}['x']")
+    assert isinstance(result, dict)
+    assert (result["exception"], result["line"]) == ("AttributeError", 1)
+    assert "Did you mean send_email?" in str(result["error"])
+    assert isinstance(caught, dict)
+    assert caught["exception"] == "KeyError"
+    assert "Did you mean" not in str(caught["error"])
+
+
+async def test_a_failure_of_one_of_several_gathered_calls_reaches_the_model_as_itself() -> None:
+    def vault(ctx: ToolContext, config: AuthConfig) -> str:
+        raise ValueError("the vault is sealed")
+
+    async with code_mode(StaticToolset([whoami]), credentials=vault) as toolset:
+        result = await run_code(
+            toolset, "import asyncio\nawait asyncio.gather(tools.whoami(), tools.whoami())"
+        )
+    assert isinstance(result, dict)
+    assert "the vault is sealed" in str(result["error"])
+    assert "TaskGroup" not in str(result["error"])

@@ -182,3 +182,75 @@ async def test_programs_run_side_by_side() -> None:
         for text in ("a", "b", "c"):
             group.start_soon(one, text)
     assert sorted(r["result"] for r in results) == ["a", "b", "c"]
+
+
+async def test_awaited_sleeps_gathered_run_together() -> None:
+    # One after another they would take 3.6 s, past the 3 s limit.
+    async with code_mode(StaticToolset([echo]), **LIMITS) as toolset:
+        result = await run_code(
+            toolset,
+            "import asyncio\nasync def nap(n):\n    await asyncio.sleep(1.2)\n    return n\n"
+            "await asyncio.gather(nap(1), nap(2), nap(3))",
+        )
+    assert result == {"result": [1, 2, 3]}
+
+
+async def test_an_endless_loop_of_awaits_is_stopped_naming_the_limit() -> None:
+    result = await _run("import asyncio\nwhile True:\n    await asyncio.sleep(0)")
+    assert (result["limit"], result["line"]) == ("max_suspensions", 3)
+
+
+async def test_a_program_waiting_for_a_sandbox_worker_is_not_charged_for_the_wait() -> None:
+    # One worker: the second program starts when the first ends (after 1.2 s), and ends
+    # 2.4 s after it was sent, past its 2 s limit, which counts from its start.
+    results: list[Any] = []
+
+    async def one(n: int) -> None:
+        code = f"import asyncio\nawait asyncio.sleep(1.2)\nawait tools.echo(text='{n}')"
+        results.append(await run_code(toolset, code))
+
+    toolset = code_mode(StaticToolset([echo]), timeout=2, max_workers=1)
+    async with toolset, anyio.create_task_group() as group:
+        for n in range(2):
+            group.start_soon(one, n)
+    assert sorted(r["result"] for r in results) == ["0", "1"]
+
+
+async def test_a_program_finding_no_free_worker_in_time_is_not_run_and_told_so() -> None:
+    ran: list[int] = []
+
+    @tool
+    def mark(n: int) -> int:
+        """Note that a program ran."""
+        ran.append(n)
+        return n
+
+    results: list[dict[str, Any]] = []
+
+    async def one(n: int) -> None:
+        code = f"await tools.mark(n={n})\nimport asyncio\nawait asyncio.sleep(60)"
+        result = await run_code(toolset, code)
+        assert isinstance(result, dict)
+        results.append(result)
+
+    # One worker, held 1 s by each program that gets it: of three sent at once, the
+    # last finds none free within 1 s.
+    toolset = code_mode(StaticToolset([mark]), timeout=1, max_workers=1)
+    async with toolset, anyio.create_task_group() as group:
+        for n in range(3):
+            group.start_soon(one, n)
+    refused = [r for r in results if r.get("limit") == "max_workers"]
+    assert refused
+    assert all("did not start" in r["error"] for r in refused)
+    assert len(ran) == len(results) - len(refused)
+    assert all(r["limit"] in {"timeout", "max_workers"} for r in results)
+
+
+async def test_the_next_program_is_not_charged_for_a_cancelled_ones_worker_still_stopping() -> None:
+    # The cancelled program's step computes on until the sandbox stops it (1.8 s in);
+    # the next one waits for that worker off its own 2 s, then naps 1 s.
+    async with code_mode(StaticToolset([echo]), timeout=2, max_workers=1) as toolset:
+        with anyio.move_on_after(0.3):
+            await run_code(toolset, "while True:\n    pass")
+        after = await run_code(toolset, "import asyncio\nawait asyncio.sleep(1)\n'next'")
+    assert after == {"result": "next"}

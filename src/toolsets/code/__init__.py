@@ -6,6 +6,7 @@ on PyPI: in a clone of the repository that is ``pip install '.[code]'``). Withou
 package still imports; `code_mode` raises ImportError naming the line to run.
 """
 
-from toolsets.code._code_mode import RunCodeTool, code_mode
+from toolsets.code._code_mode import CodeModeToolset, RunCodeTool, code_mode
+from toolsets.code._limits import Limits
 
-__all__ = ["RunCodeTool", "code_mode"]
+__all__ = ["CodeModeToolset", "Limits", "RunCodeTool", "code_mode"]

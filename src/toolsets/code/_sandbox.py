@@ -13,17 +13,21 @@ import contextlib
 import functools
 import json
 import math
+import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 
+from toolsets._concurrency import gather
 from toolsets._install import install_line
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result
+from toolsets.code._limits import Limits
 
 try:
     import pydantic_monty as monty
@@ -44,26 +48,14 @@ Answer = dict[str, Any]
 
 _SLEEPS = frozenset({"system.async_sleep", "time.sleep", "asyncio.sleep"})
 """The sandbox's sleeps, served on the host (bounded by the run's deadline)."""
+_SYNC_SLEEP = "time.sleep"
+"""The sleep that blocks the program (the others are awaited, and run together)."""
 _FRAMES_SHOWN = 4
 """Frames of a traceback shown at each end (a deep recursion's has a thousand)."""
 _COMPUTE_SHARE = 0.9
 """The share of the time limit a program may compute for (the rest is the host's)."""
 _CLOSE_WAIT = 5.0
 """Seconds a finished run waits for its session to close before leaving it to a thread."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Limits:
-    """What one program may use; each exceeded ends it with an error result."""
-
-    timeout: float = 30.0
-    """Seconds of wall time for the whole program, its tool calls included."""
-    max_memory: int = 100 * 1024 * 1024
-    """Bytes of the sandbox's heap."""
-    max_tool_calls: int = 50
-    """Tool calls one program may make."""
-    max_output: int = 20_000
-    """Characters of the result (as JSON) and, separately, of the printed output."""
 
 
 class _Stop(Exception):
@@ -123,14 +115,41 @@ class _Session:
         with self._lock, contextlib.suppress(monty.MontyError):
             self.session.__exit__(None, None, None)
 
-    async def close(self) -> None:
-        """Give the worker back to the pool: at once when no step is running; else a
-        thread does it once the abandoned step ends (bounded by the sandbox's limits)."""
+    async def close(self, slot: _Slot) -> None:
+        """Give the worker back to the pool, then ``slot``: at once when no step is
+        running; else a thread does it once the abandoned step ends (bounded by the
+        sandbox's limits), so that the next program does not wait for it on its time."""
         if not self.abandoned:
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_WAIT):
                 await anyio.to_thread.run_sync(self._exit, abandon_on_cancel=True)
+                slot.release()
                 return
-        threading.Thread(target=self._exit, name="toolsets-code-close", daemon=True).start()
+        slot.closing = True
+        token = anyio.lowlevel.current_token()
+
+        def exit_then_release() -> None:
+            try:
+                self._exit()
+            finally:
+                with contextlib.suppress(anyio.RunFinishedError):  # the programs are over
+                    anyio.from_thread.run_sync(slot.release, token=token)
+
+        threading.Thread(target=exit_then_release, name="toolsets-code-close", daemon=True).start()
+
+
+class _Slot:
+    """A program's place among the sandbox's workers, given back once."""
+
+    def __init__(self, free: anyio.Semaphore) -> None:
+        self._free = free
+        self._held = True
+        self.closing = False
+        """A thread gives it back, once its worker's session is closed."""
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._free.release()
 
 
 def _namespace_class(name: str) -> type:
@@ -144,14 +163,20 @@ class Sandbox:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
+        self.workers = limits.max_workers or os.cpu_count() or 1
+        """Programs run at once (the pool's workers); the others wait for one."""
         self._pool: monty.Monty | None = None
         self._pool_lock = threading.Lock()
+        # The free places among the workers, made in the event loop that runs the
+        # programs (on first use, and again in another loop), with that loop.
+        self._free: tuple[object, anyio.Semaphore] | None = None
 
     def _make_pool(self) -> monty.Monty:
         with self._pool_lock:
             if self._pool is None:
                 pool = monty.Monty(
                     min_processes=1,
+                    max_processes=self.workers,
                     checkout_timeout=self.limits.timeout,
                     # The watchdog behind the sandbox's own time limit: a step never
                     # blocks its thread much longer than a program may run.
@@ -170,6 +195,7 @@ class Sandbox:
     async def shutdown(self) -> None:
         """Stop the workers (idempotent)."""
         pool, self._pool = self._pool, None
+        self._free = None
         if pool is not None:
             await anyio.to_thread.run_sync(pool.__exit__, None, None, None)
 
@@ -198,7 +224,39 @@ class Sandbox:
             result naming the line, or the limit exceeded.
         """
         limits = self.limits
+        loop = anyio.lowlevel.current_token().native_token
+        if self._free is None or self._free[0] is not loop:
+            self._free = (loop, anyio.Semaphore(self.workers))
+        free = self._free[1]
+        # The wait for a worker is no part of the program's time, and holds no thread.
+        with anyio.move_on_after(limits.timeout) as waited:
+            await free.acquire()
+        if waited.cancelled_caught:
+            return error_result(
+                f"The program did not start: no sandbox worker was free within "
+                f"{limits.timeout:g} s ({self.workers} programs run at once, the others "
+                "wait). It did not run; send it again later.",
+                limit="max_workers",
+            )
+        slot = _Slot(free)
+        try:
+            return await self._run(code, namespace, names, call, suggest, slot)
+        finally:
+            if not slot.closing:
+                slot.release()
+
+    async def _run(
+        self,
+        code: str,
+        namespace: str,
+        names: Callable[[str], Awaitable[bool]],
+        call: Callable[[str, dict[str, Any]], Awaitable[Answer]],
+        suggest: Callable[[str], str],
+        slot: _Slot,
+    ) -> dict[str, JsonValue]:
+        limits = self.limits
         printed = _Printed(limits.max_output)
+        missed: list[str] = []  # the names the program asked the namespace for in vain
         try:
             with anyio.fail_after(limits.timeout):
                 pool = await self._started()
@@ -210,7 +268,7 @@ class Sandbox:
                             # names the line it was at.
                             "max_feed_duration_secs": limits.timeout * _COMPUTE_SHARE,
                             "max_memory": limits.max_memory,
-                            "max_suspensions": max(1000, 4 * limits.max_tool_calls + 100),
+                            "max_suspensions": _suspensions(limits),
                         },
                         os_policy={"sleep": "call_host"},
                     )
@@ -218,10 +276,10 @@ class Sandbox:
                 try:
                     await session.do(session.session.__enter__)
                     output = await self._drive(
-                        session, code, namespace, names, call, suggest, printed
+                        session, code, namespace, names, call, suggest, printed, missed
                     )
                 finally:
-                    await session.close()
+                    await session.close(slot)
         except TimeoutError:
             return _with_printed(
                 error_result(
@@ -235,7 +293,15 @@ class Sandbox:
         except _Stop as stop:
             return _with_printed(stop.result, printed)
         except monty.MontyError as error:
-            return _with_printed(_failure(error, limits), printed)
+            failed = _failure(error, limits)
+            name = missed[-1] if missed else None
+            if failed.get("exception") == "AttributeError" and f"{name!r}" in str(failed["error"]):
+                # It failed on the last name it asked the namespace for in vain.
+                assert name is not None
+                failed["error"] = (
+                    f"{failed['error']} ({namespace} has no tool {name!r}.{suggest(name)})"
+                )
+            return _with_printed(failed, printed)
         return _with_printed(_fit(_to_json(output), limits.max_output), printed)
 
     async def _drive(
@@ -247,10 +313,13 @@ class Sandbox:
         call: Callable[[str, dict[str, Any]], Awaitable[Answer]],
         suggest: Callable[[str], str],
         printed: _Printed,
+        missed: list[str],
     ) -> Any:
         tools = monty.ClassInstance(_namespace_class(namespace)())
         bound: dict[str, str] = {}  # a host function's name → the tool's Python name
-        pending: dict[int, tuple[str, dict[str, Any]]] = {}
+        # What answers each call the program awaits: a tool call, or a sleep (served
+        # here, so that sleeps gathered run at once as tool calls do).
+        pending: dict[int, Callable[[], Awaitable[Answer]]] = {}
         calls = 0
         snapshot = await session.do(
             functools.partial(
@@ -268,14 +337,20 @@ class Sandbox:
                     bound[reference.__name__] = name
                     snapshot = await session.do(functools.partial(snapshot.resume, value=reference))
                 else:  # the sandbox raises NameError or AttributeError
+                    if snapshot.object_id == tools.id:
+                        missed.append(name)
                     snapshot = await session.do(snapshot.resume)
             elif isinstance(snapshot, monty.FunctionSnapshot):
                 answer: Answer
                 function = str(snapshot.function_name)
                 if snapshot.is_os_function:
                     if function in _SLEEPS and snapshot.args:
-                        await anyio.sleep(_seconds(snapshot.args[0]))
-                        answer = {"return_value": None}
+                        seconds = _seconds(snapshot.args[0])
+                        if function == _SYNC_SLEEP:  # it blocks the program: served now
+                            answer = await _sleep(seconds)
+                        else:  # served with the other awaited calls, at once
+                            pending[snapshot.call_id] = functools.partial(_sleep, seconds)
+                            answer = {"future": ...}
                     else:
                         snapshot = await session.do(snapshot.resume_not_handled)
                         continue
@@ -302,26 +377,20 @@ class Sandbox:
                             )
                         given = dict(snapshot.args[0]) if snapshot.args else {}
                         given.update(snapshot.kwargs)
-                        pending[snapshot.call_id] = (tool, given)
+                        pending[snapshot.call_id] = functools.partial(call, tool, given)
                         answer = {"future": ...}
                 snapshot = await session.do(
                     functools.partial(snapshot.resume, cast("monty.ExternalResult", answer))
                 )
             else:  # a FutureSnapshot: every task waits on tool calls
-                ids = snapshot.pending_call_ids
-                settled: dict[int, Answer] = {}
-
-                async def settle(call_id: int, settled: dict[int, Answer] = settled) -> None:
-                    tool, given = pending.pop(call_id)
-                    settled[call_id] = await call(tool, given)
-
-                waited = [call_id for call_id in ids if call_id in pending]
+                waited = [i for i in snapshot.pending_call_ids if i in pending]
                 if not waited:  # nothing of ours to wait for: it would never end
                     raise _Stop(error_result("The program waits on something that never ends."))
-                async with anyio.create_task_group() as group:
-                    for call_id in waited:
-                        group.start_soon(settle, call_id)
-                answers = cast("dict[int, monty.ExternalSettledResult]", settled)
+                settled = await gather([pending.pop(i) for i in waited])
+                answers = cast(
+                    "dict[int, monty.ExternalSettledResult]",
+                    dict(zip(waited, settled, strict=True)),
+                )
                 snapshot = await session.do(functools.partial(snapshot.resume, answers))
         return snapshot.output
 
@@ -335,6 +404,16 @@ def _reference(namespace: str, name: str) -> Callable[..., Any]:
 
     reference.__name__ = reference.__qualname__ = f"{namespace}.{name}"
     return reference
+
+
+async def _sleep(seconds: float) -> Answer:
+    await anyio.sleep(seconds)
+    return {"return_value": None}
+
+
+def _suspensions(limits: Limits) -> int:
+    """How often a program may await (the sandbox's ``max_suspensions``)."""
+    return max(1000, 4 * limits.max_tool_calls + 100)
 
 
 def _seconds(value: object) -> float:
@@ -421,6 +500,8 @@ def _failure(error: monty.MontyError, limits: Limits) -> dict[str, JsonValue]:
         details: dict[str, JsonValue] = {"exception": kind.split(":", 1)[0]}
         if kind.startswith("TimeoutError"):
             details["limit"] = "timeout"
+        elif kind.startswith("RuntimeError: suspension limit"):
+            details["limit"] = "max_suspensions"
         elif kind.startswith("MemoryError"):
             details["limit"] = "max_memory"
         if line is not None:
@@ -440,6 +521,11 @@ def _failure(error: monty.MontyError, limits: Limits) -> dict[str, JsonValue]:
                 f"The program ran out of time{where}: it may compute for at most "
                 f"{limits.timeout * _COMPUTE_SHARE:g} s of its {limits.timeout:g} s and was "
                 "stopped (an endless loop?)."
+            )
+        elif details.get("limit") == "max_suspensions":
+            message = (
+                f"The program awaited more than {_suspensions(limits)} times{where} (the "
+                "limit) and was stopped (an endless loop of awaits?)."
             )
         elif details.get("limit") == "max_memory":
             message = (
