@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -28,6 +28,7 @@ from toolsets._results import clip
 from toolsets._toolset import BaseToolset
 from toolsets._urls import safe_url
 from toolsets.openapi._api import RestApi
+from toolsets.openapi._budget import DEFAULT_DECLARATION_BUDGET
 from toolsets.openapi._clients import ApiClients, LoopClients, new_client
 from toolsets.openapi._document import (
     Document,
@@ -40,10 +41,10 @@ from toolsets.openapi._document import (
 from toolsets.openapi._model import Operation, Server
 from toolsets.openapi._names import tool_names
 from toolsets.openapi._oauth import ClientCredentials
-from toolsets.openapi._operations import Spec, dropped, read_spec
+from toolsets.openapi._operations import Spec, read_spec
 from toolsets.openapi._schema import SchemaBuilder
 from toolsets.openapi._security import Credentials, check_credential, origin
-from toolsets.openapi._tool import RestApiTool
+from toolsets.openapi._tool import OperationSchemas, RestApiTool
 
 __all__ = ["OpenApiToolset"]
 
@@ -98,6 +99,17 @@ class OpenApiToolset(BaseToolset):
     that cannot be read are left out and listed in `problems`; a document that cannot be
     read at all raises `SpecError` naming the JSON pointer.
 
+    `list_tools` does not translate the operations' schemas: each tool builds its own the
+    first time its declaration is asked for or it is called (Microsoft Graph's 11,422
+    tools list in well under a second). An operation whose schema is broken then raises
+    `SpecError` naming the JSON pointer, and is left out from then on (in `problems`);
+    `load` builds every schema, so that all such operations are left out before the
+    first listing.
+
+    Each declaration is kept within ``declaration_budget`` bytes: the model is sent a
+    summary of deep branches of a big schema (each call is still checked against the
+    whole schema, and a model that sends the whole structure has it sent as it is).
+
     Select tools with the toolset wrappers (``filtered(toolset, ...)`` by name or by a
     predicate over the `RestApiTool`, whose ``operation`` has the method, path and tags).
 
@@ -143,6 +155,13 @@ class OpenApiToolset(BaseToolset):
             text only to what ``spec_url`` gives it (nothing outside itself without).
             A reference that is not allowed leaves its operation out (a `problems`
             entry naming it).
+        declaration_budget: The most bytes a tool's declaration (its description and
+            parameters, as compact JSON) may take, by default 4 KB (about a thousand
+            tokens). A bigger one is cut down, giving up first the ends of long
+            descriptions and of long enums, then the deepest branches of its schema
+            (each summarized as its type, description and property names), then the
+            descriptions of the top-level arguments (which always stay, required or
+            not). None sends every declaration whole.
 
     Raises:
         ToolDefinitionError: an option cannot work (``.field`` names it), e.g. a header
@@ -164,8 +183,20 @@ class OpenApiToolset(BaseToolset):
         validate_responses: Literal["warn", "error"] | None = None,
         headers: Mapping[str, str] | None = None,
         allow_refs: Sequence[str] = (),
+        declaration_budget: int | None = DEFAULT_DECLARATION_BUDGET,
     ) -> None:
         confirm_rule(confirm)  # an invalid policy fails here
+        if declaration_budget is not None and (
+            isinstance(declaration_budget, bool)
+            or not isinstance(declaration_budget, int)
+            or declaration_budget <= 0
+        ):
+            raise ToolDefinitionError(
+                f"declaration_budget must be a number of bytes above 0, or None: "
+                f"{declaration_budget!r}",
+                field="declaration_budget",
+            )
+        self._budget = declaration_budget
         if not isinstance(spec, str | os.PathLike | Mapping):
             raise ToolDefinitionError(
                 f"spec must be a path, an http(s) URL, JSON or YAML text, or a dict, "
@@ -204,6 +235,11 @@ class OpenApiToolset(BaseToolset):
         self._guard = threading.Lock()  # never held across an await
         self._api: RestApi | None = None
         self._tools: tuple[RestApiTool, ...] = ()
+        self._schemas: OperationSchemas | None = None
+        self._listed: tuple[int, tuple[RestApiTool, ...]] = (0, ())
+        """The tools listed, and how many broken ones they leave out."""
+        self._checked = False
+        """Every tool's schema has been built (`load`)."""
 
     # --- the toolset ----------------------------------------------------------------
 
@@ -214,10 +250,19 @@ class OpenApiToolset(BaseToolset):
         return self._confirm
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[RestApiTool]:
-        """Every operation's tool (the spec is read on the first call)."""
+        """Every operation's tool (the spec is read on the first call; the tools'
+        schemas are built when first needed), but those whose schema was found broken."""
         if self._api is None:
-            await self.load()
-        return self._tools
+            await self._load(check=False)
+        schemas = self._schemas
+        if schemas is None or not schemas.failed:
+            return self._tools
+        count, listed = self._listed
+        if count != len(schemas.failed):
+            failed = schemas.failed
+            listed = tuple(t for t in self._tools if t.operation.pointer not in failed)
+            self._listed = (len(failed), listed)
+        return listed
 
     async def get_tool(self, name: str, ctx: ToolContext | None = None) -> RestApiTool:
         """The tool called ``name``, or else the one whose operation has that
@@ -238,13 +283,23 @@ class OpenApiToolset(BaseToolset):
     async def load(self) -> Spec:
         """Read the spec now (once); return what was read.
 
+        Every tool's schema is built too (most of the time `list_tools` takes on a big
+        spec), so that the operations whose schema is broken are left out (`problems`)
+        before the first listing.
+
         Raises:
             SpecError: the document cannot be read; ``.pointer`` says where.
             ConnectionError: the spec's URL cannot be fetched (a document it refers to
                 that cannot be leaves the operations using it out, as `problems`).
         """
+        return await self._load(check=True)
+
+    async def _load(self, *, check: bool) -> Spec:
+        """Read the spec (once), and build every tool's schema if ``check`` (once)."""
         loaded = self._api
         if loaded is not None:
+            if check and not self._checked:
+                await anyio.to_thread.run_sync(self._check_all)
             return loaded.spec
         # One load at a time per event loop; loops in other threads (each call of a
         # synchronous framework in a thread of its own) may load side by side, and the
@@ -253,12 +308,24 @@ class OpenApiToolset(BaseToolset):
             loaded = self._api
             if loaded is None:
                 root = await self._read_root()
-                built, tools = await anyio.to_thread.run_sync(self._build, root)
+                built, tools, schemas = await anyio.to_thread.run_sync(self._build, root)
                 with self._guard:
                     if self._api is None:
-                        self._api, self._tools = built, tools
+                        self._api, self._tools, self._schemas = built, tools, schemas
                     loaded = self._api
+            if check and not self._checked:
+                await anyio.to_thread.run_sync(self._check_all)
             return loaded.spec
+
+    def _check_all(self) -> None:
+        """In a worker thread: build every tool's schema (the broken ones are then
+        left out, as `problems`)."""
+        with collector_paused():
+            for tool in self._tools:
+                # A failure is remembered as a problem; the tool is no longer listed.
+                with contextlib.suppress(SpecError):
+                    tool.declaration()
+        self._checked = True
 
     async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
         """Check the whole document against the OpenAPI (or Swagger 2.0) specification,
@@ -301,8 +368,14 @@ class OpenApiToolset(BaseToolset):
 
     @property
     def problems(self) -> tuple[SpecError, ...]:
-        """The operations left out because they could not be read (empty before loading)."""
-        return self._api.spec.problems if self._api is not None else ()
+        """The operations left out because they could not be read (empty before loading;
+        those whose schema is broken once it has been built: by `load`, or when the tool
+        was first declared or called)."""
+        if self._api is None:
+            return ()
+        schemas = self._schemas
+        failed = tuple(schemas.failed.values()) if schemas is not None else ()
+        return self._api.spec.problems + failed
 
     async def shutdown(self) -> None:
         """Close the HTTP clients the toolset made, those of every event loop, from any
@@ -316,6 +389,9 @@ class OpenApiToolset(BaseToolset):
                 self._api.shut_down = True
             self._api = None
             self._tools = ()
+            self._schemas = None
+            self._listed = (0, ())
+            self._checked = False
             await self._http.aclose()
 
     # --- loading --------------------------------------------------------------------
@@ -345,13 +421,15 @@ class OpenApiToolset(BaseToolset):
         uri = file_uri(path)
         return Document(await anyio.to_thread.run_sync(_parse, content, uri), uri)
 
-    def _build(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
+    def _build(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...], OperationSchemas]:
         """In a worker thread: read the operations and make their tools (the garbage
         collector paused, as `_parse` says)."""
         with collector_paused():
             return self._build_tools(root)
 
-    def _build_tools(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
+    def _build_tools(
+        self, root: Document
+    ) -> tuple[RestApi, tuple[RestApiTool, ...], OperationSchemas]:
         resolver = self._resolver(root)
         spec = read_spec(resolver)
         unknown = sorted(set(self._credentials) - set(spec.security_schemes))
@@ -366,16 +444,7 @@ class OpenApiToolset(BaseToolset):
                 _check_client_credentials(name, spec.security_schemes[name], credential)
             check_credential(name, spec.security_schemes[name], credential)
         builder = SchemaBuilder(resolver, openapi30=not spec.version.startswith("3.1"))
-        problems = list(spec.problems)
-        built = []
-        for op in spec.operations:
-            try:
-                built.append((op, builder.operation(op, root.uri)))
-            except SpecError as error:  # one broken operation never breaks the rest
-                what = f"{op.method.upper()} {op.path}"
-                problems.append(dropped(error, op.pointer, root.uri or None, what))
-        if len(problems) > len(spec.problems):
-            spec = dataclasses.replace(spec, problems=tuple(problems))
+        schemas = OperationSchemas(builder, root.uri)
         api = RestApi(
             spec=spec,
             resolver=resolver,
@@ -385,19 +454,21 @@ class OpenApiToolset(BaseToolset):
             max_response_bytes=self._max_response_bytes,
             check_responses=self._validate_responses,
         )
-        names = tool_names([op for op, _ in built])
+        operations = spec.operations
+        names = tool_names(operations)
         tools = tuple(
             RestApiTool(
                 name,
                 op,
-                schema,
+                schemas,
                 api,
                 base_url=self._resolve_base(op, root.uri),
                 confirm=self._confirm,
+                declaration_budget=self._budget,
             )
-            for name, (op, schema) in zip(names, built, strict=True)
+            for name, op in zip(names, operations, strict=True)
         )
-        return api, tools
+        return api, tools, schemas
 
     def _resolver(self, root: Document) -> Resolver:
         """The resolver of ``root``'s references (used in a worker thread: documents
