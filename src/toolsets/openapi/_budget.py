@@ -34,7 +34,7 @@ DEFAULT_DECLARATION_BUDGET = 4096
 """Bytes a declaration (description and parameters, as compact JSON) may take by
 default: about a thousand tokens."""
 
-DESCRIPTION_CHARS = 200
+DESCRIPTION_CHARS = 160
 """A description longer than this is cut to the sentences that fit (once a declaration
 is over its budget)."""
 SHORT_DESCRIPTION_CHARS = 80
@@ -59,6 +59,8 @@ _SCHEMA_VALUES = (
 _NESTING = frozenset(("properties", "additionalProperties", "patternProperties"))
 """Keywords whose schemas are one level deeper (an object's members); array items and
 combinations stay at their schema's depth."""
+_ARRAY_ONLY = frozenset(("uniqueItems", "minItems", "maxItems", "minContains", "maxContains"))
+"""Keywords that constrain arrays only: left out of the view of a schema of another type."""
 _STRUCTURE = frozenset(
     (*_SCHEMA_MAPS, *_SCHEMA_LISTS, *_SCHEMA_VALUES, "$ref", "required", "dependentRequired")
 )
@@ -99,9 +101,62 @@ def fit_declaration(
             break
         fitting = view
     if fitting is not None:
-        return description, fitting
+        return description, _deepened(description, parameters, defs, fitting, limit, budget)
     smallest = _Viewer(defs, limit=0, room=None).view(parameters, 0)
     return _last_resort(description, smallest, budget)
+
+
+def _deepened(
+    description: str,
+    parameters: Mapping[str, Any],
+    defs: Mapping[str, Any],
+    view: Mapping[str, Any],
+    limit: int,
+    budget: int,
+) -> Mapping[str, Any]:
+    """``view`` (every branch summarized below depth ``limit - 1``) with the top-level
+    arguments that still fit shown one level deeper, then deeper again, those that
+    grow least first: the biggest branches are the ones left summarized."""
+    whole = parameters.get("properties")
+    shown = view.get("properties")
+    if not isinstance(whole, Mapping) or not isinstance(shown, Mapping):
+        return view
+    properties = dict(shown)
+    out = {**view, "properties": properties}
+    limits = dict.fromkeys(properties, limit - 1)
+    size = declaration_size(description, out)
+    while True:
+        grown: list[tuple[int, str, Any]] = []
+        for name in properties:
+            if limits[name] >= MAX_DEPTH:
+                continue
+            room = budget - size
+            viewer = _Viewer(defs, limit=limits[name] + 1, room=room)
+            deeper = viewer.attempt_at(whole[name], 1)
+            if deeper is None:
+                continue
+            growth = _size(deeper) - _size(properties[name])
+            if growth <= room:
+                grown.append((growth, name, deeper))
+        if not grown:
+            return out
+        changed = False
+        for _, name, deeper in sorted(grown, key=lambda g: (g[0], g[1])):
+            before = properties[name]
+            properties[name] = deeper
+            new_size = declaration_size(description, out)
+            if new_size <= budget:
+                size = new_size
+                changed = True
+            else:
+                properties[name] = before
+            limits[name] += 1  # tried: not again at this depth
+        if not changed:
+            return out
+
+
+def _size(schema: Any) -> int:
+    return len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def _fits(description: str, parameters: Mapping[str, Any], budget: int) -> bool:
@@ -196,11 +251,14 @@ class _Viewer:
 
     def attempt(self, parameters: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The view of ``parameters``, or None when it is bigger than the room."""
+        return self.attempt_at(parameters, 0)
+
+    def attempt_at(self, node: Any, depth: int) -> Any:
+        """The view of ``node`` at ``depth``, or None when it is bigger than the room."""
         try:
-            view: Mapping[str, Any] = self.view(parameters, 0)
+            return self.view(node, depth)
         except _TooBig:
             return None
-        return view
 
     def _spend(self, text: str) -> None:
         if self._room is not None:
@@ -232,6 +290,10 @@ class _Viewer:
                 out[key] = [self.view(s, depth, calls) for s in value]
             elif key in _SCHEMA_VALUES:
                 out[key] = self.view(value, depth + (key in _NESTING), calls)
+            elif (
+                key in _ARRAY_ONLY and isinstance(node.get("type"), str) and node["type"] != "array"
+            ):
+                continue  # no constraint on anything else (Kubernetes' strings carry it)
             elif key == "description":
                 out[key] = shortened(value, DESCRIPTION_CHARS)
                 if isinstance(out[key], str):
@@ -272,7 +334,7 @@ class _Viewer:
         names: list[str] = []
         self._names(node, names, 0)
         told = shortened(node.get("description"), SHORT_DESCRIPTION_CHARS)
-        parts = [told.rstrip(".") + "." if isinstance(told, str) and told else ""]
+        parts = [_sentence(told) if isinstance(told, str) and told else ""]
         if names:
             more = len(names) - SUMMARY_NAMES
             listed = ", ".join(names[:SUMMARY_NAMES]) + (f", … ({more} more)" if more > 0 else "")
@@ -304,6 +366,10 @@ class _Viewer:
                     self._names(member, names, hops + 1)
         if "properties" not in node:
             self._names(node.get("items"), names, hops + 1)
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith(("…", ".", "!", "?")) else text + "."
 
 
 def _is_branch(node: Mapping[str, Any]) -> bool:
