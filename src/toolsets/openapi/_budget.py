@@ -251,7 +251,8 @@ class _Viewer:
 
     def attempt(self, parameters: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The view of ``parameters``, or None when it is bigger than the room."""
-        return self.attempt_at(parameters, 0)
+        view: Mapping[str, Any] | None = self.attempt_at(parameters, 0)
+        return view
 
     def attempt_at(self, node: Any, depth: int) -> Any:
         """The view of ``node`` at ``depth``, or None when it is bigger than the room."""
