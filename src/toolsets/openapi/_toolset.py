@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
@@ -104,7 +105,8 @@ class OpenApiToolset(BaseToolset):
     tools list in well under a second). An operation whose schema is broken then raises
     `SpecError` naming the JSON pointer, and is left out from then on (in `problems`);
     `load` builds every schema, so that all such operations are left out before the
-    first listing.
+    first listing. So does `list_tools` for a spec that refers to other documents
+    (they are fetched in a worker thread as it loads).
 
     Each declaration is kept within ``declaration_budget`` bytes: the model is sent a
     summary of deep branches of a big schema (each call is still checked against the
@@ -307,7 +309,11 @@ class OpenApiToolset(BaseToolset):
         async with self._http.lock():
             loaded = self._api
             if loaded is None:
-                root = await self._read_root()
+                root, outside = await self._read()
+                # Schemas referring to other documents are built now, in a worker
+                # thread: fetching those needs one (and a document that cannot be
+                # fetched leaves its operations out before they are listed).
+                check = check or outside
                 built, tools, schemas = await anyio.to_thread.run_sync(self._build, root)
                 with self._guard:
                     if self._api is None:
@@ -403,23 +409,29 @@ class OpenApiToolset(BaseToolset):
         return self._http.current()
 
     async def _read_root(self) -> Document:
+        return (await self._read())[0]
+
+    async def _read(self) -> tuple[Document, bool]:
+        """The spec's document, and whether it refers to other documents."""
         source = self._source
         if isinstance(source, Mapping):
-            return Document(source, self._spec_url or "")
+            return Document(source, self._spec_url or ""), _refers_outside(source)
         text = os.fspath(source)
         if text.startswith(("http://", "https://")):
             fetched, url = await _fetch(self._http, text)
-            return Document(await anyio.to_thread.run_sync(_parse, fetched, url), url)
+            parsed = await anyio.to_thread.run_sync(_parse, fetched, url)
+            return Document(parsed, url), _mentions_outside(fetched)
         if "\n" in text or text.lstrip().startswith("{"):
             parsed = await anyio.to_thread.run_sync(_parse, text, self._spec_url)
-            return Document(parsed, self._spec_url or "")
+            return Document(parsed, self._spec_url or ""), _mentions_outside(text)
         path = Path(text)
         try:
             content = await anyio.Path(path).read_text(encoding="utf-8")
         except OSError as error:
             raise SpecError(f"cannot read {path}: {error.strerror}", source=str(path)) from error
         uri = file_uri(path)
-        return Document(await anyio.to_thread.run_sync(_parse, content, uri), uri)
+        parsed = await anyio.to_thread.run_sync(_parse, content, uri)
+        return Document(parsed, uri), _mentions_outside(content)
 
     def _build(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...], OperationSchemas]:
         """In a worker thread: read the operations and make their tools (the garbage
@@ -499,6 +511,32 @@ class OpenApiToolset(BaseToolset):
                 return None
             url = urljoin(doc_uri, url)
         return url.rstrip("/")
+
+
+_OUTSIDE = re.compile(r"""\$ref["']?\s*:\s*["']?(?!#)[^\s"',}]""")
+"""A ``$ref`` (JSON or YAML) whose value does not start with ``#``: to another document
+(or to an ``$id``, which may be in another one)."""
+
+
+def _mentions_outside(text: str) -> bool:
+    """Whether the spec's text may refer to another document (a scan of the text, far
+    quicker than a walk over the parsed document; a false alarm only costs time)."""
+    return _OUTSIDE.search(text) is not None
+
+
+def _refers_outside(document: Any) -> bool:
+    """Whether a spec given as a dict has a ``$ref`` to another document (or an ``$id``)."""
+    todo = [document]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                return True
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return False
 
 
 def _parse(text: str, source: str | None) -> Any:
