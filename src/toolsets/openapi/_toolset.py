@@ -513,9 +513,9 @@ class OpenApiToolset(BaseToolset):
         return url.rstrip("/")
 
 
-_OUTSIDE = re.compile(r"""\$ref["']?\s*:\s*["']?(?!#)[^\s"',}]""")
-"""A ``$ref`` (JSON or YAML) whose value does not start with ``#``: to another document
-(or to an ``$id``, which may be in another one)."""
+_OUTSIDE = re.compile(r"""\$ref["']?\s*:\s*["']?(?!#)[^\s"',{}\[\]]""")
+"""A ``$ref`` (JSON or YAML) whose value is text that does not start with ``#``: to
+another document (or to an ``$id``, which may be in another one)."""
 
 
 def _mentions_outside(text: str) -> bool:
