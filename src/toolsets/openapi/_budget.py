@@ -23,6 +23,7 @@ The top-level arguments and which of them are required always stay.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -124,35 +125,35 @@ def _deepened(
     properties = dict(shown)
     out = {**view, "properties": properties}
     limits = dict.fromkeys(properties, limit - 1)
-    size = declaration_size(description, out)
-    while True:
-        grown: list[tuple[int, str, Any]] = []
-        for name in properties:
-            if limits[name] >= MAX_DEPTH:
+    sizes = {name: _size(schema) for name, schema in properties.items()}
+    room = budget - declaration_size(description, out)
+    # Views only grow with depth and the room only shrinks: an argument that did not
+    # fit once never will, nor one whose deeper view is the same.
+    growing = [name for name in properties if _is_branch_view(whole[name])]
+    while growing:
+        grown: list[tuple[int, str, Any, int]] = []
+        for name in growing:
+            limits[name] += 1
+            deeper = _Viewer(defs, limit=limits[name], room=room).attempt_at(whole[name], 1)
+            if deeper is None or limits[name] >= MAX_DEPTH:
                 continue
-            room = budget - size
-            viewer = _Viewer(defs, limit=limits[name] + 1, room=room)
-            deeper = viewer.attempt_at(whole[name], 1)
-            if deeper is None:
-                continue
-            growth = _size(deeper) - _size(properties[name])
+            deeper_size = _size(deeper)
+            if 0 < deeper_size - sizes[name] <= room:
+                grown.append((deeper_size - sizes[name], name, deeper, deeper_size))
+        growing = []
+        # The rest of the declaration is the same: its size changes by the growth.
+        for growth, name, deeper, deeper_size in sorted(grown, key=lambda g: (g[0], g[1])):
             if growth <= room:
-                grown.append((growth, name, deeper))
-        if not grown:
-            return out
-        changed = False
-        for _, name, deeper in sorted(grown, key=lambda g: (g[0], g[1])):
-            before = properties[name]
-            properties[name] = deeper
-            new_size = declaration_size(description, out)
-            if new_size <= budget:
-                size = new_size
-                changed = True
-            else:
-                properties[name] = before
-            limits[name] += 1  # tried: not again at this depth
-        if not changed:
-            return out
+                properties[name] = deeper
+                sizes[name] = deeper_size
+                room -= growth
+                growing.append(name)
+        growing.sort(key=list(properties).index)
+    return out
+
+
+def _is_branch_view(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and (_is_branch(schema) or "$ref" in schema)
 
 
 def _size(schema: Any) -> int:
@@ -222,6 +223,11 @@ def shortened(text: Any, limit: int) -> Any:
     at a word, with an ellipsis, when it alone is longer)."""
     if not isinstance(text, str) or len(text) <= limit:
         return text
+    return _shortened(text, limit)
+
+
+@functools.lru_cache(maxsize=4096)  # a spec repeats its descriptions (parameters, refs)
+def _shortened(text: str, limit: int) -> str:
     kept = ""
     for sentence in _SENTENCE_END.split(text.strip()):
         joined = f"{kept} {sentence}" if kept else sentence
