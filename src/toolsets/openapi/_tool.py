@@ -19,6 +19,7 @@ from toolsets._confirmed import ConfirmPolicy, confirm_rule
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import SpecError, ToolDefinitionError
+from toolsets._gc import collector_paused
 from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
@@ -151,27 +152,29 @@ class RestApiTool(BaseTool):
         build it: the same thing, and one is kept)."""
         built = self._built
         if built is None:
-            assert self._schemas is not None, "used before it was made"
-            schema = self._schemas.of(self.operation)
-            description, parameters = fit_declaration(
-                self.description, schema.parameters, self._budget
-            )
-            built = self._built = _Built(
-                schema=schema,
-                checker=ArgumentChecker(schema.parameters, tool_name=self.name),
-                request=RequestBuilder(
-                    self.name,
-                    self.operation,
-                    schema,
-                    self._api.spec,
-                    base_url=self._base_url,
-                    headers=self._api.headers,
-                    follow=self._api.follow,
-                ),
-                description=description,
-                parameters=parameters,
-            )
+            with collector_paused():  # many long-lived objects, no cycles (see _gc)
+                built = self._built = self._make()
         return built
+
+    def _make(self) -> _Built:
+        assert self._schemas is not None, "used before it was made"
+        schema = self._schemas.of(self.operation)
+        description, parameters = fit_declaration(self.description, schema.parameters, self._budget)
+        return _Built(
+            schema=schema,
+            checker=ArgumentChecker(schema.parameters, tool_name=self.name),
+            request=RequestBuilder(
+                self.name,
+                self.operation,
+                schema,
+                self._api.spec,
+                base_url=self._base_url,
+                headers=self._api.headers,
+                follow=self._api.follow,
+            ),
+            description=description,
+            parameters=parameters,
+        )
 
     @property
     def parameters(self) -> Mapping[str, Any]:
