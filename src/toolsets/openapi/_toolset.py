@@ -314,17 +314,17 @@ class OpenApiToolset(BaseToolset):
             loaded = self._api
             if loaded is None:
                 root, outside = await self._read()
-                # Schemas referring to other documents are built now, in a worker
-                # thread: fetching those needs one (and a document that cannot be
-                # fetched leaves its operations out before they are listed).
-                built, tools, schemas = await anyio.to_thread.run_sync(self._build, root)
-                # So is a spec small enough to build at once: as quick as building
-                # each on demand (quicker: no garbage collection over the spec between
-                # them), and its broken operations are left out before it is listed.
-                check = check or outside or len(tools) <= EAGER_OPERATIONS
+                # Every schema is built now, in the worker thread, when asked (load),
+                # when the spec is small enough (as quick as on demand, and its broken
+                # operations are left out before it is listed), or when it refers to
+                # other documents (fetching those needs a worker thread).
+                built, tools, schemas, checked = await anyio.to_thread.run_sync(
+                    self._build, root, check or outside
+                )
                 with self._guard:
                     if self._api is None:
                         self._api, self._tools, self._schemas = built, tools, schemas
+                        self._checked = checked
                     loaded = self._api
             if check and not self._checked:
                 await anyio.to_thread.run_sync(self._check_all)
@@ -334,10 +334,7 @@ class OpenApiToolset(BaseToolset):
         """In a worker thread: build every tool's schema (the broken ones are then
         left out, as `problems`)."""
         with collector_paused():
-            for tool in self._tools:
-                # A failure is remembered as a problem; the tool is no longer listed.
-                with contextlib.suppress(SpecError):
-                    tool.declaration()
+            _build_all(self._tools)
         self._checked = True
 
     async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
@@ -419,18 +416,21 @@ class OpenApiToolset(BaseToolset):
         return (await self._read())[0]
 
     async def _read(self) -> tuple[Document, bool]:
-        """The spec's document, and whether it refers to other documents."""
+        """The spec's document, and whether it refers to other documents (asked only
+        of a spec whose schemas may be built on demand: one of many operations)."""
         source = self._source
         if isinstance(source, Mapping):
-            return Document(source, self._spec_url or ""), _refers_outside(source)
+            outside = _many_operations(source) and _refers_outside(source)
+            return Document(source, self._spec_url or ""), outside
         text = os.fspath(source)
         if text.startswith(("http://", "https://")):
             fetched, url = await _fetch(self._http, text)
             parsed = await anyio.to_thread.run_sync(_parse, fetched, url)
-            return Document(parsed, url), _mentions_outside(fetched)
+            return Document(parsed, url), _many_operations(parsed) and _mentions_outside(fetched)
         if "\n" in text or text.lstrip().startswith("{"):
             parsed = await anyio.to_thread.run_sync(_parse, text, self._spec_url)
-            return Document(parsed, self._spec_url or ""), _mentions_outside(text)
+            outside = _many_operations(parsed) and _mentions_outside(text)
+            return Document(parsed, self._spec_url or ""), outside
         path = Path(text)
         try:
             content = await anyio.Path(path).read_text(encoding="utf-8")
@@ -438,13 +438,20 @@ class OpenApiToolset(BaseToolset):
             raise SpecError(f"cannot read {path}: {error.strerror}", source=str(path)) from error
         uri = file_uri(path)
         parsed = await anyio.to_thread.run_sync(_parse, content, uri)
-        return Document(parsed, uri), _mentions_outside(content)
+        return Document(parsed, uri), _many_operations(parsed) and _mentions_outside(content)
 
-    def _build(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...], OperationSchemas]:
-        """In a worker thread: read the operations and make their tools (the garbage
-        collector paused, as `_parse` says)."""
+    def _build(
+        self, root: Document, check: bool
+    ) -> tuple[RestApi, tuple[RestApiTool, ...], OperationSchemas, bool]:
+        """In a worker thread: read the operations and make their tools, and build
+        their schemas if ``check`` or there are few (the garbage collector paused, as
+        `_parse` says); whether they were built."""
         with collector_paused():
-            return self._build_tools(root)
+            api, tools, schemas = self._build_tools(root)
+            check = check or len(tools) <= EAGER_OPERATIONS
+            if check:
+                _build_all(tools)
+            return api, tools, schemas, check
 
     def _build_tools(
         self, root: Document
@@ -523,6 +530,25 @@ class OpenApiToolset(BaseToolset):
 _OUTSIDE = re.compile(r"""\$ref["']?\s*:\s*["']?(?!#)[^\s"',{}\[\]]""")
 """A ``$ref`` (JSON or YAML) whose value is text that does not start with ``#``: to
 another document (or to an ``$id``, which may be in another one)."""
+
+
+def _build_all(tools: Sequence[RestApiTool]) -> None:
+    """Build every tool's schema now; a broken one is remembered (a problem, and the
+    tool is no longer listed)."""
+    for tool in tools:
+        with contextlib.suppress(SpecError):
+            tool.arguments_schema  # noqa: B018 - building it is the point
+
+
+def _many_operations(document: Any) -> bool:
+    """Whether the document may have more than `EAGER_OPERATIONS` operations (counting
+    every key of its path items: quick, and never too few)."""
+    paths = document.get("paths") if isinstance(document, Mapping) else None
+    if not isinstance(paths, Mapping):
+        return False
+    return sum(len(item) for item in paths.values() if isinstance(item, Mapping)) > (
+        EAGER_OPERATIONS
+    )
 
 
 def _mentions_outside(text: str) -> bool:
