@@ -254,3 +254,64 @@ async def test_load_builds_every_schema_of_a_huge_spec_leaving_the_broken_ones_o
         names = [tool.name for tool in await toolset.list_tools()]
         assert len(names) == EAGER_OPERATIONS
         assert "broken" not in names
+
+
+def wide_spec(count: int) -> dict[str, Any]:
+    """One POST whose body has ``count`` described properties, the first three required."""
+    properties = {
+        f"setting_{i}": {"type": "string", "description": f"What setting {i} does. " * 3}
+        for i in range(count)
+    }
+    body = {"type": "object", "required": ["setting_0", "setting_1", "setting_2"]}
+    body["properties"] = properties
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "wide", "version": "1"},
+        "paths": {
+            "/settings": {
+                "post": {
+                    "operationId": "configure",
+                    "description": "Configures everything. " * 40,
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": body}},
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+
+
+@pytest.mark.anyio
+async def test_every_top_level_argument_stays_when_only_their_descriptions_can_go() -> None:
+    async with OpenApiToolset(wide_spec(60), declaration_budget=3000) as toolset:
+        tool = await toolset.get_tool("configure")
+        declared = tool.declaration()
+
+    assert declared is not None
+    shown = declared.parameters
+    assert list(shown["properties"]) == [f"setting_{i}" for i in range(60)]
+    assert shown["required"] == ["setting_0", "setting_1", "setting_2"]
+    assert declaration_size(declared.description, shown) <= 3000
+    # The optional ones lose their descriptions first, in order.
+    assert all("description" in shown["properties"][f"setting_{i}"] for i in range(3))
+    assert "description" not in shown["properties"]["setting_3"]
+    assert tool.description.startswith(declared.description.rstrip("…"))
+    assert len(declared.description) < len(tool.description)
+
+
+@pytest.mark.anyio
+async def test_a_declaration_that_cannot_fit_keeps_its_arguments_and_is_as_small_as_it_gets() -> (
+    None
+):
+    async with OpenApiToolset(wide_spec(300), declaration_budget=1000) as toolset:
+        tool = await toolset.get_tool("configure")
+        declared = tool.declaration()
+
+    assert declared is not None
+    assert len(declared.parameters["properties"]) == 300
+    assert all(
+        schema == {"type": "string"} for schema in declared.parameters["properties"].values()
+    )
+    assert len(declared.description) < len(tool.description)

@@ -200,22 +200,26 @@ _CONTAINERS = (dict, list)
 
 
 def _last_resort(description: str, view: dict[str, Any], budget: int) -> tuple[str, dict[str, Any]]:
-    """Step 3: the top-level arguments' descriptions shortened then dropped, optional
-    ones first, then the tool's description shortened."""
+    """Step 3, until it fits: the top-level arguments' descriptions shortened (optional
+    ones first), the tool's description cut to a paragraph, the arguments' descriptions
+    dropped (optional ones first), and the tool's description cut to a sentence or two."""
     properties: dict[str, Any] = dict(view.get("properties") or {})
     view = {**view, "properties": properties}
     required = set(view.get("required") or ())
     names = [n for n in properties if n not in required] + [n for n in properties if n in required]
-    for shorten in (True, False):
+    for step in ("shorten", "paragraph", "drop"):
+        if step == "paragraph":
+            description = shortened(description, 4 * DESCRIPTION_CHARS)
+            if declaration_size(description, view) <= budget:
+                return description, view
+            continue
         for name in names:
             schema = properties[name]
             if not isinstance(schema, dict) or "description" not in schema:
                 continue
-            if shorten:
-                properties[name] = {
-                    **schema,
-                    "description": shortened(schema["description"], SHORT_DESCRIPTION_CHARS),
-                }
+            if step == "shorten":
+                told = shortened(schema["description"], SHORT_DESCRIPTION_CHARS)
+                properties[name] = {**schema, "description": told}
             else:
                 properties[name] = {k: v for k, v in schema.items() if k != "description"}
             if declaration_size(description, view) <= budget:
