@@ -265,7 +265,7 @@ async def test_no_request_for_any_github_operation_is_rejected_for_its_serializa
         async with send, send_batch:
             batch: list[Verdict] = []
             for tool in tools:
-                maker = ArgumentMaker(tool.parameters)
+                maker = ArgumentMaker(tool.arguments_schema)
                 for kind in ("minimal", "rich"):
                     try:
                         args = maker.minimal() if kind == "minimal" else maker.rich()

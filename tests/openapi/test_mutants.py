@@ -264,7 +264,7 @@ def bookshop() -> dict[str, Any]:
 
 async def problems_of(spec: Any) -> dict[str, SpecError]:
     async with OpenApiToolset(spec, base_url="http://127.0.0.1:9") as toolset:
-        await toolset.list_tools()
+        await toolset.load()  # every schema built (listing builds them on demand)
         return {problem.pointer: problem for problem in toolset.problems}
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -15,17 +17,20 @@ import httpx2
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._confirmed import ConfirmPolicy, confirm_rule
 from toolsets._context import ToolContext
-from toolsets._declaration import ToolAnnotations
-from toolsets._errors import ToolDefinitionError
+from toolsets._declaration import ToolAnnotations, ToolDeclaration
+from toolsets._errors import SpecError, ToolDefinitionError
+from toolsets._gc import collector_paused
 from toolsets._json import JsonValue
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
 from toolsets._validation import ArgumentChecker
 from toolsets.openapi._api import RestApi
+from toolsets.openapi._budget import fit_declaration
 from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import is_expired
+from toolsets.openapi._operations import dropped
 from toolsets.openapi._request import RequestBuilder
-from toolsets.openapi._schema import OperationSchema, plain_text
+from toolsets.openapi._schema import OperationSchema, SchemaBuilder, plain_text
 from toolsets.openapi._security import (
     Requirement,
     check_credential,
@@ -34,7 +39,7 @@ from toolsets.openapi._security import (
 )
 from toolsets.openapi._serialize import SerializationError
 
-__all__ = ["RestApiTool"]
+__all__ = ["OperationSchemas", "RestApiTool"]
 
 logger = logging.getLogger("toolsets.openapi")
 
@@ -45,25 +50,83 @@ a PATCH changes it): destructive in MCP's sense. A POST is taken to add (use the
 ``writes`` policy for APIs whose POSTs do more)."""
 
 
+class OperationSchemas:
+    """The schemas of one spec's operations, each built the first time its tool needs it
+    (a catalogue is listed without translating its schemas): one at a time, as the
+    builder's definitions are shared. Remembers the operations whose schema is broken.
+
+    Args:
+        builder: The spec's schema builder.
+        source: The spec's URI, for the problems (``""``: none).
+    """
+
+    def __init__(self, builder: SchemaBuilder, source: str) -> None:
+        self._builder = builder
+        self._source = source
+        self._lock = threading.Lock()  # held while building, never across an await
+        self.failed: dict[str, SpecError] = {}
+        """The problem of each operation (by its pointer) whose schema could not be
+        built, in the order they were found."""
+
+    def of(self, op: Operation) -> OperationSchema:
+        """The schema of ``op``'s arguments.
+
+        Raises:
+            SpecError: it cannot be built (at the operation's pointer, the cause
+                naming the node that broke).
+        """
+        with self._lock:
+            failed = self.failed.get(op.pointer)
+            if failed is None:
+                try:
+                    return self._builder.operation(op, self._source)
+                except SpecError as error:
+                    what = f"{op.method.upper()} {op.path}"
+                    failed = dropped(error, op.pointer, self._source or None, what)
+                    self.failed[op.pointer] = failed
+        raise failed
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """What a tool makes of its operation's schema, on first need."""
+
+    schema: OperationSchema
+    checker: ArgumentChecker
+    request: RequestBuilder
+    description: str
+    """The description the model is sent (cut when it alone breaks the budget)."""
+    parameters: Mapping[str, Any]
+    """The schema the model is sent (summarized to fit the budget)."""
+
+
 class RestApiTool(BaseTool):
     """One API operation. Made by `OpenApiToolset`; the model's arguments are checked
-    against the operation's schema before anything is sent."""
+    against the operation's whole schema before anything is sent.
+
+    Its schema is built the first time its declaration is asked for or it is called:
+    a spec whose schema for this operation is broken raises `SpecError` then (naming the
+    JSON pointer), and the toolset leaves the tool out from then on (`problems`).
+    """
+
+    _schemas: OperationSchemas | None = None  # until made (BaseTool checks the rest)
+    _built: _Built | None = None
 
     def __init__(
         self,
         name: str,
         operation: Operation,
-        schema: OperationSchema,
+        schemas: OperationSchemas,
         api: RestApi,
         *,
         base_url: str | None,
         confirm: ConfirmPolicy,
+        declaration_budget: int | None = None,
     ) -> None:
         method = operation.method
         super().__init__(
             name,
             _description(operation),
-            parameters=schema.parameters,
             title=operation.summary or None,
             annotations=ToolAnnotations(
                 read_only=method in _READ_ONLY_METHODS,
@@ -78,19 +141,77 @@ class RestApiTool(BaseTool):
         self._confirm = confirm_rule(confirm)
         self.operation = operation
         """The operation this tool calls."""
-        self._schema = schema
+        self._schemas = schemas
+        self._budget = declaration_budget
         self._api = api
         self._base_url = base_url or ""
         """Where requests go (``""``: nowhere known; a call raises)."""
-        self._checker = ArgumentChecker(schema.parameters, tool_name=name)
-        self._request = RequestBuilder(
-            name,
-            operation,
-            schema,
-            api.spec,
-            base_url=self._base_url,
-            headers=api.headers,
-            follow=api.follow,
+
+    def _build(self) -> _Built:
+        """The schema and what is made of it, built on first need (two threads may both
+        build it: the same thing, and one is kept)."""
+        built = self._built
+        if built is None:
+            with collector_paused():  # many long-lived objects, no cycles (see _gc)
+                built = self._built = self._make()
+        return built
+
+    def _make(self) -> _Built:
+        assert self._schemas is not None, "used before it was made"
+        schema = self._schemas.of(self.operation)
+        description, parameters = fit_declaration(self.description, schema.parameters, self._budget)
+        return _Built(
+            schema=schema,
+            checker=ArgumentChecker(schema.parameters, tool_name=self.name),
+            request=RequestBuilder(
+                self.name,
+                self.operation,
+                schema,
+                self._api.spec,
+                base_url=self._base_url,
+                headers=self._api.headers,
+                follow=self._api.follow,
+            ),
+            description=description,
+            parameters=parameters,
+        )
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        """The JSON Schema of the arguments as the model is sent it: within the
+        toolset's ``declaration_budget``, deep branches summarized (`arguments_schema`
+        is the whole one, which calls are checked against).
+
+        Raises:
+            SpecError: the operation's schema is broken.
+        """
+        if self._schemas is None:  # BaseTool checking its declaration, while it is made
+            return super().parameters
+        return self._build().parameters
+
+    @property
+    def arguments_schema(self) -> Mapping[str, Any]:
+        """The whole JSON Schema of the arguments, which calls are checked against.
+
+        Raises:
+            SpecError: the operation's schema is broken.
+        """
+        return self._build().schema.parameters
+
+    def declaration(self) -> ToolDeclaration | None:
+        """As `BaseTool.declaration`, within the toolset's ``declaration_budget``.
+
+        Raises:
+            SpecError: the operation's schema is broken.
+        """
+        built = self._build()
+        return ToolDeclaration(
+            name=self.name,
+            description=built.description,
+            parameters=built.parameters,
+            response=self.response_schema,
+            title=self.title,
+            annotations=self.annotations,
         )
 
     @property
@@ -117,9 +238,10 @@ class RestApiTool(BaseTool):
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         self._check_base()
+        built = self._build()
         if isinstance(args, Mapping):  # null for an optional argument: not given (strict hosts)
-            args = self._checker.without_null_options(args)
-        problems = self._check(args)
+            args = built.checker.without_null_options(args)
+        problems = self._check(built, args)
         if problems:
             return invalid_arguments_result(problems)
         asked = self.auth_config
@@ -139,14 +261,14 @@ class RestApiTool(BaseTool):
         try:
             status, result = await self._api.call(
                 self.name,
-                self._request,
+                built.request,
                 self.operation,
                 args,
                 user=(asked.scheme_name, user) if asked is not None and user is not None else None,
                 base_url=self._base_url,
             )
         except SerializationError as error:
-            return invalid_arguments_result([(self._request.argument_of(error), str(error))])
+            return invalid_arguments_result([(built.request.argument_of(error), str(error))])
         if status == 401 and asked is not None and user is not None:
             return self._ask_again(ctx, asked, "was refused (HTTP 401)", result)
         return result
@@ -162,18 +284,19 @@ class RestApiTool(BaseTool):
         ctx.request_credential(asked)
         return error_result(message + "; a new one was asked for")
 
-    def _check(self, args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def _check(self, built: _Built, args: Mapping[str, Any]) -> list[tuple[str, str]]:
         """What is wrong with ``args``: each field's path and problem."""
         received: object = args  # typed as a Mapping, but it is whatever the model sent
+        checker = built.checker
         if not isinstance(received, Mapping):
-            return self._checker.problems(received)
+            return checker.problems(received)
         problems: list[tuple[str, str]] = []
-        taken = self._schema.arguments
-        if not self._schema.extra_to_body and any(key not in taken for key in args):
+        taken = built.schema.arguments
+        if not built.schema.extra_to_body and any(key not in taken for key in args):
             # One problem per unknown name; the rest is checked as usual.
-            problems.extend(self._checker.unknown(args, taken))
+            problems.extend(checker.unknown(args, taken))
             args = {key: value for key, value in args.items() if key in taken}
-        problems.extend(self._checker.problems(args))
+        problems.extend(checker.problems(args))
         return problems
 
     def build_request(
@@ -199,7 +322,8 @@ class RestApiTool(BaseTool):
                 scheme = self._api.spec.security_schemes.get(name)
                 if scheme is not None:
                     check_credential(name, scheme, credential)
-        return self._request.build(args, credentials, requirement, self._api.clients.template)
+        request = self._build().request
+        return request.build(args, credentials, requirement, self._api.clients.template)
 
     def _check_base(self) -> None:
         """Raise, naming what to pass, when the spec's server URL could not be made

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
@@ -28,6 +29,7 @@ from toolsets._results import clip
 from toolsets._toolset import BaseToolset
 from toolsets._urls import safe_url
 from toolsets.openapi._api import RestApi
+from toolsets.openapi._budget import DEFAULT_DECLARATION_BUDGET
 from toolsets.openapi._clients import ApiClients, LoopClients, new_client
 from toolsets.openapi._document import (
     Document,
@@ -40,10 +42,10 @@ from toolsets.openapi._document import (
 from toolsets.openapi._model import Operation, Server
 from toolsets.openapi._names import tool_names
 from toolsets.openapi._oauth import ClientCredentials
-from toolsets.openapi._operations import Spec, dropped, read_spec
+from toolsets.openapi._operations import Spec, read_spec
 from toolsets.openapi._schema import SchemaBuilder
 from toolsets.openapi._security import Credentials, check_credential, origin
-from toolsets.openapi._tool import RestApiTool
+from toolsets.openapi._tool import OperationSchemas, RestApiTool
 
 __all__ = ["OpenApiToolset"]
 
@@ -51,6 +53,9 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds for each request (connect, each read, each write) unless told otherwise."""
 MAX_SPEC_REDIRECTS = 5
 """Redirects followed when fetching a spec document."""
+EAGER_OPERATIONS = 2000
+"""A spec of at most this many operations has every schema built as it is loaded (in a
+fraction of a second); a bigger one builds each when its tool first needs it."""
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
 """Responses are cut (and marked so) beyond this many bytes: more would flood the model."""
 
@@ -98,6 +103,19 @@ class OpenApiToolset(BaseToolset):
     that cannot be read are left out and listed in `problems`; a document that cannot be
     read at all raises `SpecError` naming the JSON pointer.
 
+    On a spec of more than 2,000 operations (`EAGER_OPERATIONS`), `list_tools` does not
+    translate the operations' schemas: each tool builds its own the first time its
+    declaration is asked for or it is called (Microsoft Graph's 11,422 tools list in
+    well under a second). An operation whose schema is broken then raises `SpecError`
+    naming the JSON pointer, and is left out from then on (in `problems`). `load`
+    builds every schema, so that all such operations are left out before the first
+    listing; so does `list_tools` on a smaller spec, or on one that refers to other
+    documents (they are fetched in a worker thread as it loads).
+
+    Each declaration is kept within ``declaration_budget`` bytes: the model is sent a
+    summary of deep branches of a big schema (each call is still checked against the
+    whole schema, and a model that sends the whole structure has it sent as it is).
+
     Select tools with the toolset wrappers (``filtered(toolset, ...)`` by name or by a
     predicate over the `RestApiTool`, whose ``operation`` has the method, path and tags).
 
@@ -143,6 +161,13 @@ class OpenApiToolset(BaseToolset):
             text only to what ``spec_url`` gives it (nothing outside itself without).
             A reference that is not allowed leaves its operation out (a `problems`
             entry naming it).
+        declaration_budget: The most bytes a tool's declaration (its description and
+            parameters, as compact JSON) may take, by default 4 KB (about a thousand
+            tokens). A bigger one is cut down, giving up first the ends of long
+            descriptions and of long enums, then the deepest branches of its schema
+            (each summarized as its type, description and property names), then the
+            descriptions of the top-level arguments (which always stay, required or
+            not). None sends every declaration whole.
 
     Raises:
         ToolDefinitionError: an option cannot work (``.field`` names it), e.g. a header
@@ -164,8 +189,20 @@ class OpenApiToolset(BaseToolset):
         validate_responses: Literal["warn", "error"] | None = None,
         headers: Mapping[str, str] | None = None,
         allow_refs: Sequence[str] = (),
+        declaration_budget: int | None = DEFAULT_DECLARATION_BUDGET,
     ) -> None:
         confirm_rule(confirm)  # an invalid policy fails here
+        if declaration_budget is not None and (
+            isinstance(declaration_budget, bool)
+            or not isinstance(declaration_budget, int)
+            or declaration_budget <= 0
+        ):
+            raise ToolDefinitionError(
+                f"declaration_budget must be a number of bytes above 0, or None: "
+                f"{declaration_budget!r}",
+                field="declaration_budget",
+            )
+        self._budget = declaration_budget
         if not isinstance(spec, str | os.PathLike | Mapping):
             raise ToolDefinitionError(
                 f"spec must be a path, an http(s) URL, JSON or YAML text, or a dict, "
@@ -204,6 +241,11 @@ class OpenApiToolset(BaseToolset):
         self._guard = threading.Lock()  # never held across an await
         self._api: RestApi | None = None
         self._tools: tuple[RestApiTool, ...] = ()
+        self._schemas: OperationSchemas | None = None
+        self._listed: tuple[int, tuple[RestApiTool, ...]] = (0, ())
+        """The tools listed, and how many broken ones they leave out."""
+        self._checked = False
+        """Every tool's schema has been built (`load`)."""
 
     # --- the toolset ----------------------------------------------------------------
 
@@ -214,10 +256,19 @@ class OpenApiToolset(BaseToolset):
         return self._confirm
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[RestApiTool]:
-        """Every operation's tool (the spec is read on the first call)."""
+        """Every operation's tool (the spec is read on the first call; the tools'
+        schemas are built when first needed), but those whose schema was found broken."""
         if self._api is None:
-            await self.load()
-        return self._tools
+            await self._load(check=False)
+        schemas = self._schemas
+        if schemas is None or not schemas.failed:
+            return self._tools
+        count, listed = self._listed
+        if count != len(schemas.failed):
+            failed = schemas.failed
+            listed = tuple(t for t in self._tools if t.operation.pointer not in failed)
+            self._listed = (len(failed), listed)
+        return listed
 
     async def get_tool(self, name: str, ctx: ToolContext | None = None) -> RestApiTool:
         """The tool called ``name``, or else the one whose operation has that
@@ -238,13 +289,23 @@ class OpenApiToolset(BaseToolset):
     async def load(self) -> Spec:
         """Read the spec now (once); return what was read.
 
+        Every tool's schema is built too (most of the time `list_tools` takes on a big
+        spec), so that the operations whose schema is broken are left out (`problems`)
+        before the first listing.
+
         Raises:
             SpecError: the document cannot be read; ``.pointer`` says where.
             ConnectionError: the spec's URL cannot be fetched (a document it refers to
                 that cannot be leaves the operations using it out, as `problems`).
         """
+        return await self._load(check=True)
+
+    async def _load(self, *, check: bool) -> Spec:
+        """Read the spec (once), and build every tool's schema if ``check`` (once)."""
         loaded = self._api
         if loaded is not None:
+            if check and not self._checked:
+                await anyio.to_thread.run_sync(self._check_all)
             return loaded.spec
         # One load at a time per event loop; loops in other threads (each call of a
         # synchronous framework in a thread of its own) may load side by side, and the
@@ -252,13 +313,29 @@ class OpenApiToolset(BaseToolset):
         async with self._http.lock():
             loaded = self._api
             if loaded is None:
-                root = await self._read_root()
-                built, tools = await anyio.to_thread.run_sync(self._build, root)
+                root, outside = await self._read()
+                # Every schema is built now, in the worker thread, when asked (load),
+                # when the spec is small enough (as quick as on demand, and its broken
+                # operations are left out before it is listed), or when it refers to
+                # other documents (fetching those needs a worker thread).
+                built, tools, schemas, checked = await anyio.to_thread.run_sync(
+                    self._build, root, check or outside
+                )
                 with self._guard:
                     if self._api is None:
-                        self._api, self._tools = built, tools
+                        self._api, self._tools, self._schemas = built, tools, schemas
+                        self._checked = checked
                     loaded = self._api
+            if check and not self._checked:
+                await anyio.to_thread.run_sync(self._check_all)
             return loaded.spec
+
+    def _check_all(self) -> None:
+        """In a worker thread: build every tool's schema (the broken ones are then
+        left out, as `problems`)."""
+        with collector_paused():
+            _build_all(self._tools)
+        self._checked = True
 
     async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
         """Check the whole document against the OpenAPI (or Swagger 2.0) specification,
@@ -301,8 +378,14 @@ class OpenApiToolset(BaseToolset):
 
     @property
     def problems(self) -> tuple[SpecError, ...]:
-        """The operations left out because they could not be read (empty before loading)."""
-        return self._api.spec.problems if self._api is not None else ()
+        """The operations left out because they could not be read (empty before loading;
+        those whose schema is broken once it has been built: by `load`, or when the tool
+        was first declared or called)."""
+        if self._api is None:
+            return ()
+        schemas = self._schemas
+        failed = tuple(schemas.failed.values()) if schemas is not None else ()
+        return self._api.spec.problems + failed
 
     async def shutdown(self) -> None:
         """Close the HTTP clients the toolset made, those of every event loop, from any
@@ -316,6 +399,9 @@ class OpenApiToolset(BaseToolset):
                 self._api.shut_down = True
             self._api = None
             self._tools = ()
+            self._schemas = None
+            self._listed = (0, ())
+            self._checked = False
             await self._http.aclose()
 
     # --- loading --------------------------------------------------------------------
@@ -327,31 +413,49 @@ class OpenApiToolset(BaseToolset):
         return self._http.current()
 
     async def _read_root(self) -> Document:
+        return (await self._read())[0]
+
+    async def _read(self) -> tuple[Document, bool]:
+        """The spec's document, and whether it refers to other documents (asked only
+        of a spec whose schemas may be built on demand: one of many operations)."""
         source = self._source
         if isinstance(source, Mapping):
-            return Document(source, self._spec_url or "")
+            outside = _many_operations(source) and _refers_outside(source)
+            return Document(source, self._spec_url or ""), outside
         text = os.fspath(source)
         if text.startswith(("http://", "https://")):
             fetched, url = await _fetch(self._http, text)
-            return Document(await anyio.to_thread.run_sync(_parse, fetched, url), url)
+            parsed = await anyio.to_thread.run_sync(_parse, fetched, url)
+            return Document(parsed, url), _many_operations(parsed) and _mentions_outside(fetched)
         if "\n" in text or text.lstrip().startswith("{"):
             parsed = await anyio.to_thread.run_sync(_parse, text, self._spec_url)
-            return Document(parsed, self._spec_url or "")
+            outside = _many_operations(parsed) and _mentions_outside(text)
+            return Document(parsed, self._spec_url or ""), outside
         path = Path(text)
         try:
             content = await anyio.Path(path).read_text(encoding="utf-8")
         except OSError as error:
             raise SpecError(f"cannot read {path}: {error.strerror}", source=str(path)) from error
         uri = file_uri(path)
-        return Document(await anyio.to_thread.run_sync(_parse, content, uri), uri)
+        parsed = await anyio.to_thread.run_sync(_parse, content, uri)
+        return Document(parsed, uri), _many_operations(parsed) and _mentions_outside(content)
 
-    def _build(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
-        """In a worker thread: read the operations and make their tools (the garbage
-        collector paused, as `_parse` says)."""
+    def _build(
+        self, root: Document, check: bool
+    ) -> tuple[RestApi, tuple[RestApiTool, ...], OperationSchemas, bool]:
+        """In a worker thread: read the operations and make their tools, and build
+        their schemas if ``check`` or there are few (the garbage collector paused, as
+        `_parse` says); whether they were built."""
         with collector_paused():
-            return self._build_tools(root)
+            api, tools, schemas = self._build_tools(root)
+            check = check or len(tools) <= EAGER_OPERATIONS
+            if check:
+                _build_all(tools)
+            return api, tools, schemas, check
 
-    def _build_tools(self, root: Document) -> tuple[RestApi, tuple[RestApiTool, ...]]:
+    def _build_tools(
+        self, root: Document
+    ) -> tuple[RestApi, tuple[RestApiTool, ...], OperationSchemas]:
         resolver = self._resolver(root)
         spec = read_spec(resolver)
         unknown = sorted(set(self._credentials) - set(spec.security_schemes))
@@ -366,16 +470,7 @@ class OpenApiToolset(BaseToolset):
                 _check_client_credentials(name, spec.security_schemes[name], credential)
             check_credential(name, spec.security_schemes[name], credential)
         builder = SchemaBuilder(resolver, openapi30=not spec.version.startswith("3.1"))
-        problems = list(spec.problems)
-        built = []
-        for op in spec.operations:
-            try:
-                built.append((op, builder.operation(op, root.uri)))
-            except SpecError as error:  # one broken operation never breaks the rest
-                what = f"{op.method.upper()} {op.path}"
-                problems.append(dropped(error, op.pointer, root.uri or None, what))
-        if len(problems) > len(spec.problems):
-            spec = dataclasses.replace(spec, problems=tuple(problems))
+        schemas = OperationSchemas(builder, root.uri)
         api = RestApi(
             spec=spec,
             resolver=resolver,
@@ -385,19 +480,21 @@ class OpenApiToolset(BaseToolset):
             max_response_bytes=self._max_response_bytes,
             check_responses=self._validate_responses,
         )
-        names = tool_names([op for op, _ in built])
+        operations = spec.operations
+        names = tool_names(operations)
         tools = tuple(
             RestApiTool(
                 name,
                 op,
-                schema,
+                schemas,
                 api,
                 base_url=self._resolve_base(op, root.uri),
                 confirm=self._confirm,
+                declaration_budget=self._budget,
             )
-            for name, (op, schema) in zip(names, built, strict=True)
+            for name, op in zip(names, operations, strict=True)
         )
-        return api, tools
+        return api, tools, schemas
 
     def _resolver(self, root: Document) -> Resolver:
         """The resolver of ``root``'s references (used in a worker thread: documents
@@ -428,6 +525,51 @@ class OpenApiToolset(BaseToolset):
                 return None
             url = urljoin(doc_uri, url)
         return url.rstrip("/")
+
+
+_OUTSIDE = re.compile(r"""\$ref["']?\s*:\s*["']?(?!#)[^\s"',{}\[\]]""")
+"""A ``$ref`` (JSON or YAML) whose value is text that does not start with ``#``: to
+another document (or to an ``$id``, which may be in another one)."""
+
+
+def _build_all(tools: Sequence[RestApiTool]) -> None:
+    """Build every tool's schema now; a broken one is remembered (a problem, and the
+    tool is no longer listed)."""
+    for tool in tools:
+        with contextlib.suppress(SpecError):
+            tool.arguments_schema  # noqa: B018 - building it is the point
+
+
+def _many_operations(document: Any) -> bool:
+    """Whether the document may have more than `EAGER_OPERATIONS` operations (counting
+    every key of its path items: quick, and never too few)."""
+    paths = document.get("paths") if isinstance(document, Mapping) else None
+    if not isinstance(paths, Mapping):
+        return False
+    return sum(len(item) for item in paths.values() if isinstance(item, Mapping)) > (
+        EAGER_OPERATIONS
+    )
+
+
+def _mentions_outside(text: str) -> bool:
+    """Whether the spec's text may refer to another document (a scan of the text, far
+    quicker than a walk over the parsed document; a false alarm only costs time)."""
+    return _OUTSIDE.search(text) is not None
+
+
+def _refers_outside(document: Any) -> bool:
+    """Whether a spec given as a dict has a ``$ref`` to another document (or an ``$id``)."""
+    todo = [document]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                return True
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return False
 
 
 def _parse(text: str, source: str | None) -> Any:
