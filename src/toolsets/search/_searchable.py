@@ -37,7 +37,7 @@ from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._json import JsonValue
 from toolsets._results import error_result
-from toolsets._tool import BaseTool, LlmRequest, Tool
+from toolsets._tool import BaseTool, LlmRequest, Tool, call_declaration
 from toolsets._toolset import Toolset
 from toolsets._wrappers import WrapperToolset
 
@@ -78,58 +78,53 @@ def _require_bm25s() -> None:
 
 def hidden_declaration(tool: Tool) -> ToolDeclaration | None:
     """The declaration ``tool`` is called under: its own, or for a `HiddenTool` (a tool
-    listed for calls by name but offered to no model) the one of the tool it hides."""
-    declaration = tool.declaration()
-    if declaration is not None:
-        return declaration
-    if isinstance(tool, HiddenTool):
-        return tool.hidden_declaration()
-    if isinstance(tool, ForwardingTool):  # a wrapper over one (renamed, confirmed, ...)
-        inner = hidden_declaration(tool.tool)
-        return None if inner is None else tool._offered_as(inner)
-    return None
+    listed for calls by name but offered to no model) the one of the tool it hides
+    (through wrappers, as they offer it). The same as `toolsets._tool.call_declaration`,
+    which the call path and the MCP server use."""
+    return call_declaration(tool)
 
 
-class HiddenTool(ForwardingTool):
-    """A tool of a `searchable` catalogue that is not loaded in this session: passive
-    (no declaration, so nothing offers it to a model) yet callable by its name; a call
-    loads it, then runs it."""
+class _Counted(ForwardingTool):
+    """A tool of a `searchable` catalogue whose calls count as use (for least recently
+    used order; a call of one not loaded loads it)."""
 
     def __init__(self, tool: Tool, owner: SearchableToolset) -> None:
         super().__init__(tool)
         self._owner = owner
+
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
+        self._owner.use(ctx, [self.name])
+        return self.tool.run(args, ctx)
+
+
+class HiddenTool(_Counted):
+    """A tool of a `searchable` catalogue that is not loaded in this session: passive
+    (no declaration, so nothing offers it to a model) yet callable by its name; a call
+    loads it, then runs it. Its arguments are checked against the hidden tool's
+    declaration (`call_declaration`) as a listed tool's are."""
 
     def declaration(self) -> ToolDeclaration | None:
         """None: the model is not offered it until it is loaded."""
         return None
 
-    def hidden_declaration(self) -> ToolDeclaration | None:
+    def call_declaration(self) -> ToolDeclaration | None:
         """The declaration of the tool it hides: what a call is made under."""
-        return self.tool.declaration()
+        return call_declaration(self.tool)
+
+    def hidden_declaration(self) -> ToolDeclaration | None:
+        """The declaration of the tool it hides (as `call_declaration`)."""
+        return self.call_declaration()
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Registers it for dispatch by name, without a declaration."""
         req.tools.setdefault(self.name, self)
 
-    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
-        self._owner.use(ctx, [self.name])
-        return self.tool.run(args, ctx)
-
     def __repr__(self) -> str:
         return f"HiddenTool({self.tool!r})"
 
 
-class _LoadedTool(ForwardingTool):
-    """A loaded tool: the tool itself, whose calls count as use (for least recently
-    used order)."""
-
-    def __init__(self, tool: Tool, owner: SearchableToolset) -> None:
-        super().__init__(tool)
-        self._owner = owner
-
-    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
-        self._owner.use(ctx, [self.name])
-        return self.tool.run(args, ctx)
+class _LoadedTool(_Counted):
+    """A loaded tool: the tool itself, whose calls count as use."""
 
     def __repr__(self) -> str:
         return f"loaded({self.tool!r})"
