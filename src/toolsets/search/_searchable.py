@@ -27,9 +27,12 @@ the same order keep the index).
 from __future__ import annotations
 
 import importlib
-import itertools
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
+
+import anyio
+import anyio.to_thread
+import sniffio
 
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration
@@ -62,7 +65,6 @@ MAX_QUERY = 1000
 """The longest query searched (characters); a longer one is cut."""
 
 ToolPredicate = Callable[[Tool, ToolContext], bool]
-_instances = itertools.count(1)
 
 
 def _require_bm25s() -> None:
@@ -191,14 +193,12 @@ class SearchableToolset(WrapperToolset):
         self._pinned_checked = False
         self.max_loaded = max_loaded
         """How many tools one session keeps loaded at most."""
-        self.state_key = state_key or f"toolsets.searchable:{next(_instances)}"
-        """What the session state keys of the loaded tools start with: the key
-        ``<state_key>/<name>`` holds when the tool was last used (a count; None once
-        dropped)."""
+        self._state_key = state_key or None
         self._search_tool = _SearchTool(self, min(results, max_loaded))
         self._source: tuple[Tool, ...] | None = None
         self._index: Any = None
         """The index of ``_source`` (a `ToolIndex`), made on the first search."""
+        self._lock: tuple[str, anyio.Lock] | None = None
         self._hidden: dict[int, HiddenTool] = {}
         self._loaded: dict[int, _LoadedTool] = {}
         self._last: tuple[tuple[Tool, ...], frozenset[str], tuple[Tool, ...]] | None = None
@@ -207,7 +207,7 @@ class SearchableToolset(WrapperToolset):
 
     def loaded(self, ctx: ToolContext | None) -> list[str]:
         """The names loaded in ``ctx``'s session, least recently used first."""
-        if ctx is None:
+        if ctx is None or self._state_key is None:
             return []
         return self._kept(self._stamps(ctx))
 
@@ -230,6 +230,16 @@ class SearchableToolset(WrapperToolset):
         for name in dropped:  # keys cannot be deleted: None marks it dropped
             state[self._key(name)] = None
         return [name for name in wanted if name in after and name not in before], dropped
+
+    @property
+    def state_key(self) -> str | None:
+        """What the session state keys of the loaded tools start with: the key
+        ``<state_key>/<name>`` holds when the tool was last used (a count; None once
+        dropped). The one given, else ``toolsets.searchable:<digest>``, the digest of
+        the names of the tools the catalogue listed first (None until it has listed):
+        the same catalogue gets the same key after a restart, and two `searchable`
+        catalogues of other tools in one agent keep their loaded tools apart."""
+        return self._state_key
 
     def _key(self, name: str) -> str:
         return f"{self.state_key}/{name}"
@@ -330,26 +340,52 @@ class SearchableToolset(WrapperToolset):
                 tool_name=unknown[0],
                 field="pinned",
             )
+        if self._state_key is None:
+            import hashlib  # OpenSSL's: not for every `import toolsets`
+
+            digest = hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
+            self._state_key = f"toolsets.searchable:{digest[:16]}"
         self._pinned_checked = True
 
     # --- searching --------------------------------------------------------------------
 
-    def index(self, tools: Sequence[Tool]) -> Any:
+    async def index(self, tools: Sequence[Tool]) -> Any:
         """The `ToolIndex` of ``tools``: the last one made while the tools are the same
-        objects in the same order, else a new one."""
+        objects in the same order, else a new one, built in a worker thread (a big
+        catalogue takes a while: the event loop goes on meanwhile). Concurrent searches
+        wait for one build."""
         listed = tuple(tools)
-        if self._index is None or self._source is None or not _same(self._source, listed):
-            from toolsets.search._index import IndexEntry, ToolIndex
+        index = self._indexed(listed)
+        if index is not None:
+            return index
+        async with self._build_lock():
+            index = self._indexed(listed)  # built while this search waited
+            if index is None:
+                index = await anyio.to_thread.run_sync(_build_index, listed)
+                self._index, self._source = index, listed
+        return index
 
-            self._index = ToolIndex.build(IndexEntry.of(t) for t in listed)
-            self._source = listed
-        return self._index
+    def _indexed(self, tools: tuple[Tool, ...]) -> Any:
+        """The index made of ``tools``, if it is the last one made."""
+        if self._index is not None and self._source is not None and _same(self._source, tools):
+            return self._index
+        return None
+
+    def _build_lock(self) -> anyio.Lock:
+        """The lock builds wait on, made for the running event loop's library (one
+        made under asyncio cannot be waited on under trio)."""
+        library = sniffio.current_async_library()
+        if self._lock is None or self._lock[0] != library:
+            self._lock = (library, anyio.Lock())
+        return self._lock[1]
 
     async def search(self, query: str, ctx: ToolContext, limit: int) -> JsonValue:
         """The best ``limit`` matches for ``query`` (as the search tool answers), which
         are loaded in ``ctx``'s session."""
         tools = tuple(await self.wrapped.list_tools(ctx))
-        matches = self.index(tools).search(query, limit)
+        if not self._pinned_checked:
+            self._check(tools)
+        matches = (await self.index(tools)).search(query, limit)
         pinned = {t.name for t in tools if self._is_pinned(t, ctx)}
         # Best last: the best ones are the most recently used, so they stay loaded longest.
         _, dropped = self.use(ctx, [m.name for m in reversed(matches) if m.name not in pinned])
@@ -379,6 +415,14 @@ class SearchableToolset(WrapperToolset):
 
     def __repr__(self) -> str:
         return f"searchable({self.wrapped!r}, max_loaded={self.max_loaded})"
+
+
+def _build_index(tools: tuple[Tool, ...]) -> Any:
+    """The `ToolIndex` of ``tools`` (run in a worker thread: it reads each tool's name,
+    description and operation, never its declaration)."""
+    from toolsets.search._index import IndexEntry, ToolIndex
+
+    return ToolIndex.build(IndexEntry.of(tool) for tool in tools)
 
 
 def _same(a: tuple[Tool, ...], b: tuple[Tool, ...]) -> bool:
@@ -422,9 +466,13 @@ def searchable(
         pinned: Tools always offered: names, or a predicate ``(tool, ctx) -> bool``.
         max_loaded: How many tools a session keeps loaded at most.
         results: How many matches a search answers (and loads), at most.
-        state_key: What the session state keys of the loaded tools start with
-            (default: one per `searchable` made, ``toolsets.searchable:<n>``); set it
-            to keep sessions stored across restarts meaningful.
+        state_key: What the session state keys of the loaded tools start with. By
+            default ``toolsets.searchable:<digest>``, the digest of the names of the
+            tools the catalogue lists first: stable across restarts for the same
+            catalogue, and distinct for catalogues of other tools (two `searchable`
+            catalogues in one agent keep their loaded tools apart). Give one when the
+            catalogue's tools change over time and sessions are stored, and to two
+            `searchable` wrappers of the same catalogue, which would otherwise share it.
 
     Raises:
         ImportError: bm25s is not installed; the message names the install line.
