@@ -312,7 +312,7 @@ def call_declaration(tool: Tool) -> ToolDeclaration | None:
     a tool says so with an optional ``call_declaration()`` method (`ForwardingTool`
     forwards it through wrappers); None: the tool is passive."""
     called = getattr(tool, "call_declaration", None)
-    return tool.declaration() if called is None else called()  # type: ignore[no-any-return]
+    return tool.declaration() if called is None else called()
 
 
 @dataclass(frozen=True, kw_only=True)

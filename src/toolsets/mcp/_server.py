@@ -209,8 +209,12 @@ class McpServer(CallsTools):
     `add_prompts`, ...) is announced to the clients.
 
     What a call writes to ``ctx.state`` is kept for the later requests of the same
-    client, and when that changes the tools the client is offered (a `searchable`
-    search loaded some) that client alone is told: on 2025-11-25 by
+    client (``temp:`` keys live for the call only, as for an agent loop's run; ``app:``
+    and ``user:`` keys, which the agent loop shares between sessions, are kept with the
+    client like the others: the server keeps no state beyond its clients'), and when
+    that changes the tools the client is offered or their declarations (a `searchable`
+    search loaded some; `code_mode`'s ``run_code`` describes them) that client alone
+    is told: on 2025-11-25 by
     ``notifications/tools/list_changed``, on 2026-07-28 through its
     ``subscriptions/listen`` streams (and the call's result says so under ``_meta``
     ``io.toolsets/toolsChanged``, for `McpToolset` to list again at once). Who the

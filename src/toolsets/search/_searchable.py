@@ -18,10 +18,11 @@ other tool; the MCP server calls it by its ``hidden_declaration()``. Calling it 
 (the loop's next request declares it) and runs the tool it hides. A name no tool has
 gets the usual unknown-tool error.
 
-The index (`toolsets.search.ToolIndex`) is built on the first search, from each tool's
-name, description and (for OpenAPI tools) operation, never from its declaration; it is
-built again only when the wrapped toolset lists other tools (the same tool objects in
-the same order keep the index).
+The index (`toolsets.search.ToolIndex`) is built on the first search, in a worker thread
+(concurrent searches wait for the one build), from each tool's name, description and
+(for OpenAPI tools) operation, never from its declaration; it is built again only when
+the wrapped toolset lists other tools (the same tool objects in the same order keep the
+index).
 """
 
 from __future__ import annotations
@@ -457,7 +458,8 @@ def searchable(
     has no session, so its listing stays ``search_tools`` and the pinned tools, and it
     calls what it found by name); pydantic-ai's run (`PydanticAIToolset` lists at each
     step; a new run starts with none loaded unless its ``context`` hook gives a lasting
-    state); `to_openai_agents`' list, updated in place after a call that loads tools. A
+    state); `to_openai_agents`' list, updated in place after a call that loads tools,
+    listed in that call's invocation (one list per session: see `to_openai_agents`). A
     framework only calls the tools it lists, so there a tool not loaded is unknown until
     a search loads it.
 
