@@ -237,6 +237,29 @@ async def test_a_hidden_tool_called_with_invalid_arguments_is_refused_before_ask
     assert isinstance(asked, ConfirmationNeeded)
 
 
+async def test_a_hidden_tool_called_with_invalid_arguments_is_refused_before_asking_a_credential() -> (  # noqa: E501
+    None
+):
+    from toolsets import AuthConfig
+    from toolsets._invoke import CredentialNeeded, Done, invoke
+
+    @tool(auth_config=AuthConfig(scheme_name="api_key"))
+    async def charge(amount: int) -> str:
+        """Charge an amount."""
+        return f"charged {amount}"
+
+    toolset = searchable(StaticToolset([charge, get_weather]))
+    listed = {t.name: t for t in await toolset.list_tools(ToolContext())}
+    hidden = listed["charge"]
+    assert isinstance(hidden, HiddenTool)
+    refused = await invoke(hidden, {"amount": "ten"}, ToolContext(), default_timeout=5)
+    assert isinstance(refused, Done)
+    assert isinstance(refused.result, dict)
+    assert set(refused.result["fields"]) == {"amount"}  # type: ignore[arg-type]
+    asked = await invoke(hidden, {"amount": 10}, ToolContext(), default_timeout=5)
+    assert isinstance(asked, CredentialNeeded)
+
+
 # --- loading, bounded ----------------------------------------------------------------------
 
 
