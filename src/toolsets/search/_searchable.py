@@ -14,9 +14,9 @@ an unloaded one is listed as a `HiddenTool`: a passive tool (``declaration()`` i
 so no consumer offers it to a model, and no declaration is built for it) that still
 answers to its name. In the agent loop its ``process_llm_request`` registers it in the
 request's ``tools`` without a declaration, so the loop dispatches a call to it as to any
-other tool; the MCP server calls it by its ``hidden_declaration()``. Calling it loads it
-(the loop's next request declares it) and runs the tool it hides. A name no tool has
-gets the usual unknown-tool error.
+other tool; the MCP server calls it, and the call path checks its arguments, by its
+``call_declaration()``. Calling it loads it (the loop's next request declares it) and
+runs the tool it hides. A name no tool has gets the usual unknown-tool error.
 
 The index (`toolsets.search.ToolIndex`) is built on the first search, in a worker thread
 (concurrent searches wait for the one build), from each tool's name, description and
