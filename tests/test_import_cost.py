@@ -98,3 +98,23 @@ async def test_a_yaml_spec_is_read_when_first_met() -> None:
         "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\n"
     ) as toolset:
         assert await toolset.list_tools() == ()
+
+
+SEARCH_LATER = ("toolsets.search._index", "toolsets.search._lexicon", "toolsets.search._spelling")
+"""The search index's modules, imported when a search (or `toolsets.search.ToolIndex`)
+first needs them, never by ``import toolsets``."""
+
+
+def test_importing_toolsets_does_not_load_the_search_index_until_it_is_used() -> None:
+    check = (
+        "import sys, toolsets\n"
+        f"print(sorted(m for m in {SEARCH_LATER!r} if m in sys.modules))\n"
+        "from toolsets.search import ToolIndex\n"
+        f"print(sorted(m for m in {SEARCH_LATER!r} if m in sys.modules))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, timeout=120, check=True
+    )
+    before, after = run.stdout.strip().splitlines()
+    assert before == "[]"
+    assert after == str(sorted(SEARCH_LATER))

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from toolsets._invoke import CallPath
 
 __all__ = [
+    "TEMP_PREFIX",
     "Cancellation",
     "EventActions",
     "Invocation",
@@ -51,7 +52,12 @@ __all__ = [
     "State",
     "ToolConfirmation",
     "ToolContext",
+    "state_writes",
 ]
+
+TEMP_PREFIX = "temp:"
+"""State keys that live only for the current run: never kept beyond it (an agent
+loop's session does not store them, nor does a server or an adapter keep them)."""
 
 
 class Cancellation:
@@ -588,3 +594,16 @@ class ToolContext:
             f"ToolContext(user_id={self.user_id!r}, session_id={self.session_id!r}, "
             f"function_call_id={self.function_call_id!r})"
         )
+
+
+def state_writes(actions: EventActions | None, *, lasting: bool = False) -> dict[str, Any]:
+    """The state keys a call set (its ``actions.state_delta``), for whoever keeps the
+    state it read to apply; empty when it set none. ``lasting``: only the keys that
+    outlive the run, not the `TEMP_PREFIX` ones (what a caller keeps across runs: the
+    MCP server for its clients, a framework adapter in its invocation's state)."""
+    if actions is None or not actions.state_delta:
+        return {}
+    delta = actions.state_delta
+    if not lasting:
+        return dict(delta)
+    return {key: value for key, value in delta.items() if not key.startswith(TEMP_PREFIX)}

@@ -14,7 +14,7 @@ from toolsets._auth import AuthConfig
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._json import JsonValue
-from toolsets._tool import LlmRequest, Tool
+from toolsets._tool import LlmRequest, Tool, call_declaration
 
 __all__ = ["ForwardingTool"]
 
@@ -44,6 +44,17 @@ class ForwardingTool:
 
     def declaration(self) -> ToolDeclaration | None:
         inner = self.tool.declaration()
+        return None if inner is None else self._offered_as(inner)
+
+    def call_declaration(self) -> ToolDeclaration | None:
+        """The declaration a call is made under (see `toolsets._tool.call_declaration`):
+        this tool's own, or when it has none, the wrapped tool's call declaration as
+        this wrapper offers it (a renamed tool that is listed hidden is called under
+        its new name)."""
+        own = self.declaration()
+        if own is not None:
+            return own
+        inner = call_declaration(self.tool)
         return None if inner is None else self._offered_as(inner)
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:

@@ -25,7 +25,7 @@ from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, all_atoms, copy_json, deeper_than
 from toolsets._results import clip, error_result
 from toolsets._streaming import ToolStream
-from toolsets._tool import BaseTool, Tool
+from toolsets._tool import BaseTool, Tool, call_declaration
 from toolsets._validation import ArgumentChecker
 
 __all__ = [
@@ -503,8 +503,9 @@ schema it was made for (a tool whose declaration changes gets a new one)."""
 def _invalid(tool: Tool, args: dict[str, Any]) -> Done | None:
     """The invalid-arguments outcome of a call about to pause for the user, when its
     arguments do not fit the tool's declared parameters (None: they fit, or the tool
-    declares none)."""
-    declaration = tool.declaration()
+    declares none). A tool called by name while offered to no model (a `searchable`
+    tool not loaded) is checked against the declaration it is called under."""
+    declaration = call_declaration(tool)
     if declaration is None:
         return None
     schema = declaration.parameters

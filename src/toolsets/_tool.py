@@ -17,7 +17,14 @@ from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parame
 from toolsets._errors import ToolDefinitionError
 from toolsets._json import JsonValue
 
-__all__ = ["LONG_RUNNING_NOTE", "BaseTool", "LlmRequest", "ServerTool", "Tool"]
+__all__ = [
+    "LONG_RUNNING_NOTE",
+    "BaseTool",
+    "LlmRequest",
+    "ServerTool",
+    "Tool",
+    "call_declaration",
+]
 
 LONG_RUNNING_NOTE = (
     "This tool starts a long-running operation and may first return a pending status. "
@@ -296,6 +303,16 @@ class BaseTool(abc.ABC):
     def __repr__(self) -> str:
         # getattr: repr must work on a tool whose __init__ failed part-way (tracebacks).
         return f"{type(self).__name__}(name={getattr(self, '_name', None)!r})"
+
+
+def call_declaration(tool: Tool) -> ToolDeclaration | None:
+    """The declaration a call of ``tool`` is made under, and its arguments checked
+    against: its own, or for a tool listed to be called by name while offered to no
+    model (a `searchable` catalogue's tool not loaded), the one it is called under. Such
+    a tool says so with an optional ``call_declaration()`` method (`ForwardingTool`
+    forwards it through wrappers); None: the tool is passive."""
+    called = getattr(tool, "call_declaration", None)
+    return tool.declaration() if called is None else called()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -194,7 +194,7 @@ async def test_a_name_no_tool_has_gets_the_unknown_tool_error() -> None:
     _, events = await start(runner, "launch")
     answer = response_of(events, "launch_rocket")
     assert isinstance(answer, dict)
-    assert "error" in answer
+    assert "launch_rocket" in str(answer["error"])
 
 
 async def test_loaded_tools_stay_loaded_in_the_session_for_its_next_messages() -> None:
@@ -211,6 +211,53 @@ async def test_loaded_tools_stay_loaded_in_the_session_for_its_next_messages() -
         async for _ in runner.run(user_id="u", session_id=session, message="again"):
             pass
     assert list(model.requests[-1].declarations) == [SEARCH_TOOL_NAME, "translate_text"]
+
+
+async def test_a_hidden_tool_called_with_invalid_arguments_is_refused_before_asking_to_confirm() -> (  # noqa: E501
+    None
+):
+    from toolsets._invoke import ConfirmationNeeded, Done, invoke
+
+    @tool(requires_confirmation=True)
+    async def delete_repo(owner: str, repo: str) -> str:
+        """Delete a repository."""
+        return f"deleted {owner}/{repo}"
+
+    toolset = searchable(StaticToolset([delete_repo, get_weather]))
+    listed = {t.name: t for t in await toolset.list_tools(ToolContext())}
+    hidden = listed["delete_repo"]
+    assert isinstance(hidden, HiddenTool)
+    ctx = ToolContext(function_call_id="c")
+    refused = await invoke(hidden, {"owner": 3}, ctx, default_timeout=5)
+    assert isinstance(refused, Done)
+    assert isinstance(refused.result, dict)
+    assert set(refused.result["fields"]) == {"owner", "repo"}  # type: ignore[arg-type]
+    valid = {"owner": "o", "repo": "r"}
+    asked = await invoke(hidden, valid, ToolContext(function_call_id="d"), default_timeout=5)
+    assert isinstance(asked, ConfirmationNeeded)
+
+
+async def test_a_hidden_tool_called_with_invalid_arguments_is_refused_before_asking_a_credential() -> (  # noqa: E501
+    None
+):
+    from toolsets import AuthConfig
+    from toolsets._invoke import CredentialNeeded, Done, invoke
+
+    @tool(auth_config=AuthConfig(scheme_name="api_key"))
+    async def charge(amount: int) -> str:
+        """Charge an amount."""
+        return f"charged {amount}"
+
+    toolset = searchable(StaticToolset([charge, get_weather]))
+    listed = {t.name: t for t in await toolset.list_tools(ToolContext())}
+    hidden = listed["charge"]
+    assert isinstance(hidden, HiddenTool)
+    refused = await invoke(hidden, {"amount": "ten"}, ToolContext(), default_timeout=5)
+    assert isinstance(refused, Done)
+    assert isinstance(refused.result, dict)
+    assert set(refused.result["fields"]) == {"amount"}  # type: ignore[arg-type]
+    asked = await invoke(hidden, {"amount": 10}, ToolContext(), default_timeout=5)
+    assert isinstance(asked, CredentialNeeded)
 
 
 # --- loading, bounded ----------------------------------------------------------------------
@@ -242,9 +289,31 @@ async def test_each_session_loads_its_own_tools() -> None:
     assert await two.offered() == [SEARCH_TOOL_NAME]
 
 
-async def test_two_searchable_toolsets_keep_their_loaded_tools_apart() -> None:
-    first, second = searchable(catalogue()), searchable(catalogue())
-    assert first.state_key != second.state_key
+async def test_two_searchable_toolsets_of_other_tools_keep_their_loaded_tools_apart() -> None:
+    first = searchable(catalogue())
+    second = searchable(StaticToolset([send_email, get_weather]))
+    state: dict[str, Any] = {}
+
+    def context() -> ToolContext:
+        return ToolContext(Invocation(session_id="s", state=dict(state))).for_call("c")
+
+    for toolset in (first, second):
+        await toolset.list_tools(context())
+    ctx = context()
+    await first.search("send an email", ctx, 1)
+    state.update(ctx.actions.state_delta)
+    assert first.loaded(context()) == ["send_email"]
+    assert second.loaded(context()) == []  # the same state, the other catalogue's key
+
+
+async def test_the_default_state_key_is_the_same_for_the_same_catalogue_after_a_restart() -> None:
+    before, after = searchable(catalogue()), searchable(catalogue())
+    assert before.state_key is None  # not known before the catalogue lists
+    await before.list_tools()
+    await after.list_tools()
+    assert before.state_key == after.state_key
+    assert (before.state_key or "").startswith("toolsets.searchable:")
+    assert searchable(catalogue(), state_key="mine").state_key == "mine"
 
 
 async def test_an_empty_query_is_an_error_naming_the_field() -> None:
@@ -313,8 +382,8 @@ async def test_the_index_is_kept_while_the_tools_are_the_same_and_rebuilt_when_t
     toolset = searchable(wrapped)
     session = Session(toolset)
     tools = await wrapped.list_tools()
-    first = toolset.index(tools)
-    assert toolset.index(tuple(tools)) is first  # the same tools: the same index
+    first = await toolset.index(tools)
+    assert await toolset.index(tuple(tools)) is first  # the same tools: the same index
 
     def cancel_subscription(subscription_id: str) -> str:
         """Cancel a subscription so that it renews no more."""
@@ -325,7 +394,36 @@ async def test_the_index_is_kept_while_the_tools_are_the_same_and_rebuilt_when_t
     assert isinstance(answer, dict)
     names = [m["name"] for m in answer["matches"]]  # type: ignore[index, union-attr]
     assert names[0] == "cancel_subscription"
-    assert toolset.index(await wrapped.list_tools()) is not first
+    assert await toolset.index(await wrapped.list_tools()) is not first
+
+
+async def test_concurrent_first_searches_share_one_index_built_off_the_event_loop() -> None:
+    wrapped = catalogue()
+    toolset = searchable(wrapped)
+    tools = await wrapped.list_tools()
+    built: list[int] = []
+    loop_thread = threading.get_ident()
+    from toolsets.search import _index
+
+    real = _index.ToolIndex.build
+
+    def counted(entries: Any) -> Any:
+        built.append(threading.get_ident())
+        return real(entries)
+
+    indexes: list[Any] = []
+
+    async def search() -> None:
+        indexes.append(await toolset.index(tools))
+
+    with pytest.MonkeyPatch.context() as patch, anyio.fail_after(30):
+        patch.setattr(_index.ToolIndex, "build", counted)
+        async with anyio.create_task_group() as tasks:
+            for _ in range(4):
+                tasks.start_soon(search)
+    assert len(built) == 1  # one build for the four searches
+    assert built[0] != loop_thread  # in a worker thread
+    assert all(index is indexes[0] for index in indexes)
 
 
 class Counted(BaseTool):

@@ -16,7 +16,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.adapters.test_openai_agents import Call, Scripted, run
 from tests.adapters.test_pydantic_ai import returned
 from tests.search.test_searchable import catalogue
-from toolsets import searchable
+from toolsets import Invocation, ToolContext, searchable
 from toolsets.adapters.openai_agents import to_openai_agents
 from toolsets.adapters.pydantic_ai import PydanticAIToolset
 from toolsets.search import SEARCH_TOOL_NAME
@@ -69,3 +69,33 @@ async def test_openai_agents_gets_the_tools_a_search_loaded_from_its_next_turn(
     assert model.output("c") == "starred octocat/hello"
     assert result.final_output == "Starred."
     assert "star_repository" in [t.name for t in tools]
+
+
+@asyncio_only
+async def test_openai_agents_with_an_invocation_function_lists_in_each_sessions_own_state(
+    anyio_backend: str,
+) -> None:
+    catalog = searchable(catalogue())
+    stores: dict[str, dict[str, Any]] = {"ann": {}, "bob": {}}
+
+    async def tools_of(user: str) -> list[Any]:
+        def invocation(run: Any) -> Invocation:
+            return Invocation(user_id=user, session_id=user, state=stores[user])
+
+        return await to_openai_agents(catalog, invocation=invocation)
+
+    ann, bob = await tools_of("ann"), await tools_of("bob")
+    model = Scripted(
+        [
+            [Call(SEARCH_TOOL_NAME, {"query": "star a repository"}, "s")],
+            [Call("star_repository", {"owner": "octocat", "repo": "hello"}, "c")],
+            "Starred.",
+        ]
+    )
+    result = await run(AgentsAgent(name="hub", model=model, tools=ann), "star octocat/hello")
+    assert model.output("c") == "starred octocat/hello"
+    assert result.final_output == "Starred."
+    assert "star_repository" in [t.name for t in ann]
+    assert [t.name for t in bob] == [SEARCH_TOOL_NAME]  # the other session's list
+    assert catalog.loaded(ToolContext(Invocation(state=stores["ann"]))) != []
+    assert stores["bob"] == {}

@@ -3,6 +3,7 @@ tools for that client's session, which is told ``notifications/tools/list_change
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -13,7 +14,9 @@ from tests.mcp.helpers import eventually
 from tests.mcp.server_helpers import connected, texts, uvicorn_thread
 from tests.search.test_searchable import catalogue
 from toolsets import StaticToolset, ToolContext, prefixed, searchable, tool
+from toolsets._errors import ToolsetError
 from toolsets.mcp import McpServer, McpToolset, StreamableHttp
+from toolsets.mcp._relay import TOOLS_CHANGED_META
 from toolsets.search import SEARCH_TOOL_NAME
 
 pytestmark = pytest.mark.anyio
@@ -111,3 +114,95 @@ async def test_what_a_call_writes_to_the_state_is_kept_for_its_mcp_session_only(
         other = texts(await two.call_tool("count", {}))
     assert counted == [["1"], ["2"], ["3"]]
     assert other == ["1"]
+
+
+async def test_temp_state_keys_live_for_the_call_only() -> None:
+    @tool
+    def remember(ctx: ToolContext, token: str) -> str:
+        """Remember a value for this call and one for the session."""
+        ctx.state["temp:token"] = token
+        ctx.state["kept"] = token
+        return "ok"
+
+    @tool
+    def recall(ctx: ToolContext) -> list[str | None]:
+        """What the session remembers."""
+        return [ctx.state.get("temp:token"), ctx.state.get("kept")]
+
+    server = McpServer(StaticToolset([remember, recall]))
+    async with connected(server, "legacy") as client:
+        await client.call_tool("remember", {"token": "secret"})
+        recalled = await client.call_tool("recall", {})
+    assert [json.loads(text) for text in texts(recalled)] == [[None, "secret"]]
+
+
+class FlakyListing(StaticToolset):
+    """A toolset whose second listing fails (an upstream server reconnecting)."""
+
+    listings = 0
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Any:
+        self.listings += 1
+        if self.listings == 2:
+            raise ToolsetError("the upstream server is reconnecting")
+        return await super().list_tools(ctx)
+
+
+async def test_a_call_that_ran_is_answered_even_when_listing_the_tools_again_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sent: list[int] = []
+
+    @tool
+    def send_payment(ctx: ToolContext, amount: int) -> str:
+        """Send money."""
+        sent.append(amount)
+        ctx.state["last_payment"] = amount
+        return "sent"
+
+    server = McpServer(FlakyListing([send_payment]))
+    async with connected(server, "legacy") as client:
+        result = await client.call_tool("send_payment", {"amount": 100})
+    assert result.is_error is False
+    assert texts(result) == ["sent"]
+    assert sent == [100]
+    assert any(r.name == "toolsets.mcp.server" for r in caplog.records)
+
+
+class Moods(StaticToolset):
+    """One tool, ``speak``, whose description follows the session's ``mood``."""
+
+    async def list_tools(self, ctx: ToolContext | None = None) -> Any:
+        tools = list(await super().list_tools(ctx))
+        mood = ctx.state.get("mood", "calm") if ctx is not None else "calm"
+
+        @tool(name="speak", description=f"Speak, {mood}ly.")
+        def speak() -> str:
+            return mood
+
+        return (*tools, speak)
+
+
+async def test_a_client_is_told_when_a_call_changes_a_declaration_not_the_names() -> None:
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mt.ToolListChangedNotification):
+            changed.set()
+
+    @tool
+    def set_mood(ctx: ToolContext, mood: str) -> str:
+        """Set the mood."""
+        ctx.state["mood"] = mood
+        return mood
+
+    server = McpServer(Moods([set_mood]))
+    async with connected(server, "legacy", message_handler=on_message) as client:
+        before = {t.name: t.description for t in (await client.list_tools()).tools}
+        answer = await client.call_tool("set_mood", {"mood": "loud"})
+        with anyio.fail_after(10):
+            await changed.wait()
+        after = {t.name: t.description for t in (await client.list_tools()).tools}
+    assert before["speak"] == "Speak, calmly."
+    assert after["speak"] == "Speak, loudly."
+    assert (answer.meta or {}).get(TOOLS_CHANGED_META) is True

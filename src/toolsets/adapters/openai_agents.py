@@ -33,8 +33,10 @@ objects for an ``Agent(tools=...)``. Every call goes through toolsets' one call 
   ``group_id`` (the conversation, in openai-agents' tracing) the session; the rest comes
   from ``invocation=`` (an `Invocation`, or a function of openai-agents' tool context
   returning one, e.g. reading the user from your ``Runner.run(context=...)`` object). A
-  tool's state writes go into the invocation's ``state`` when it is a mutable mapping
-  (a dict you keep), else nowhere: openai-agents has no session state. Neither has it
+  tool's state writes (but ``temp:`` keys, which live for the call only) go into the
+  invocation's ``state`` when it is a mutable mapping (a dict you keep), else nowhere:
+  openai-agents has no session state. A write re-lists the tools in that invocation
+  (see `to_openai_agents`: one list per session). Neither has it
   later results nor agent transfers: a long-running tool's interim result is its result,
   and ``transfer_to_agent`` / ``escalate`` / ``skip_summarization`` are not acted on
   (use openai-agents' handoffs and ``tool_use_behavior``).
@@ -78,7 +80,7 @@ import sniffio
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._consumers import CallsTools, check_credentials, lookup_credential, toolset_of
-from toolsets._context import Invocation, ToolConfirmation, ToolContext
+from toolsets._context import Invocation, ToolConfirmation, ToolContext, state_writes
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
 from toolsets._ids import new_id
@@ -242,8 +244,9 @@ class _Bridge(CallsTools):
     default_timeout: float
     callbacks: Callbacks
     asked: dict[str, None] = field(default_factory=dict)
-    relist: Callable[[], Awaitable[None]] | None = None
-    """Lists the tools again into the list `to_openai_agents` returned (set by it)."""
+    relist: Callable[[Invocation], Awaitable[None]] | None = None
+    """Lists the tools again, in the invocation a call ran in, into the list
+    `to_openai_agents` returned (set by it)."""
 
     def context(self, run: AgentsToolContext[Any]) -> ToolContext:
         given = self.invocation
@@ -336,8 +339,9 @@ class _Call:
             return _output(error_result("The tool kept asking for a credential; given up."))
         if self._keep_state(ctx) and bridge.relist is not None:
             # The state may change what is listed (a `searchable` search loads tools):
-            # openai-agents reads the agent's tool list each turn, so it is updated.
-            await bridge.relist()
+            # openai-agents reads the agent's tool list each turn, so it is updated,
+            # listed in the invocation (and state) this call ran in.
+            await bridge.relist(ctx.invocation)
         return _output(outcome.result if isinstance(outcome, Done) else outcome.interim)
 
     def _needs_approval(self, outcome: ConfirmationNeeded, args: Mapping[str, Any]) -> Any:
@@ -354,11 +358,12 @@ class _Call:
 
     @staticmethod
     def _keep_state(ctx: ToolContext) -> bool:
-        """Apply the call's state writes; whether there were any."""
-        actions = ctx.actions_set
+        """Apply the call's state writes that outlive the run (not ``temp:`` keys) to
+        the invocation's state, when it is a mutable mapping; whether there were any."""
+        writes = state_writes(ctx.actions_set, lasting=True)
         state = ctx.invocation.state
-        if actions is not None and actions.state_delta and isinstance(state, MutableMapping):
-            state.update(actions.state_delta)
+        if writes and isinstance(state, MutableMapping):
+            state.update(writes)
             return True
         return False
 
@@ -380,7 +385,8 @@ async def to_openai_agents(
         invocation: Who calls (app, user, session, scopes, state, services): an
             `Invocation`, completed per call by `default_invocation`, or a function of
             openai-agents' tool context returning the call's `Invocation`. The tools are
-            listed with a fixed one (the given one, or a new one).
+            first listed with the given `Invocation` (or a new one), then again, after
+            a call that wrote state, in the invocation that call ran in.
         credentials: Credentials by security scheme name, or a function returning one;
             a call whose credential it lacks is refused (never sent without it).
         tool_timeout: Seconds a call may take when its tool sets no ``timeout``.
@@ -390,10 +396,16 @@ async def to_openai_agents(
 
     Returns:
         One ``agents.FunctionTool`` per tool the model may call (passive tools are left
-        out), named as OpenAI allows. A call that changes the session state updates
-        this list in place (openai-agents reads ``Agent.tools`` each turn): with
-        `searchable`, the tools a search loads are the agent's from its next turn (a
-        tool not loaded is unknown to openai-agents until a search loads it).
+        out), named as OpenAI allows. A call that writes state updates this list in
+        place, listing in that call's invocation (openai-agents reads ``Agent.tools``
+        each turn): with `searchable`, the tools a search loads are the agent's from
+        its next turn (a tool not loaded is unknown to openai-agents until a search
+        loads it). The list is therefore one session's, as is the state it follows (the
+        `Invocation`'s ``state``: with none given, a new one's, shared by every run
+        of the list): to serve several users or sessions at once, make one list per
+        session, each with that session's state (an `Invocation` or a function giving
+        it), and an ``agent.clone(tools=...)`` per session. One list shared by
+        sessions that load tools shows the tools of the last one that wrote state.
 
     Raises:
         SpecError: a tool's parameter schema has a broken local ``$ref``.
@@ -409,8 +421,8 @@ async def to_openai_agents(
     )
     out = await _function_tools(toolset, base, bridge, strict)
 
-    async def relist() -> None:
-        out[:] = await _function_tools(toolset, base, bridge, strict)
+    async def relist(invocation: Invocation) -> None:
+        out[:] = await _function_tools(toolset, invocation, bridge, strict)
 
     bridge.relist = relist
     return out

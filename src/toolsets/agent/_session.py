@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from toolsets._content import Content, FunctionCall, FunctionResponse, Part
-from toolsets._context import EventActions
+from toolsets._context import TEMP_PREFIX, EventActions
 from toolsets._errors import ToolsetError
 from toolsets._json import JSON_ATOMS, copy_json
 from toolsets.agent._events import Event
@@ -33,7 +33,6 @@ __all__ = [
 
 APP_PREFIX = "app:"
 USER_PREFIX = "user:"
-TEMP_PREFIX = "temp:"
 
 
 class SessionNotFoundError(ToolsetError, LookupError):

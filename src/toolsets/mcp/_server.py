@@ -61,7 +61,7 @@ from toolsets._consumers import (
     lookup_credential,
     toolset_of,
 )
-from toolsets._context import Invocation, ToolConfirmation, ToolContext
+from toolsets._context import Invocation, ToolConfirmation, ToolContext, state_writes
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import MissingClientCapabilityError, ToolCallError, ToolsetError
 from toolsets._ids import new_id
@@ -76,7 +76,7 @@ from toolsets._invoke import (
 )
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result, is_error_result
-from toolsets._tool import Tool
+from toolsets._tool import Tool, call_declaration
 from toolsets._toolset import Toolset
 from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
@@ -85,7 +85,6 @@ from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._relay import TOOLS_CHANGED_META, confirmation_meta
 from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp._toolset import McpToolset
-from toolsets.search._searchable import hidden_declaration
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
@@ -210,8 +209,12 @@ class McpServer(CallsTools):
     `add_prompts`, ...) is announced to the clients.
 
     What a call writes to ``ctx.state`` is kept for the later requests of the same
-    client, and when that changes the tools the client is offered (a `searchable`
-    search loaded some) that client alone is told: on 2025-11-25 by
+    client (``temp:`` keys live for the call only, as for an agent loop's run; ``app:``
+    and ``user:`` keys, which the agent loop shares between sessions, are kept with the
+    client like the others: the server keeps no state beyond its clients'), and when
+    that changes the tools the client is offered or their declarations (a `searchable`
+    search loaded some; `code_mode`'s ``run_code`` describes them) that client alone
+    is told: on 2025-11-25 by
     ``notifications/tools/list_changed``, on 2026-07-28 through its
     ``subscriptions/listen`` streams (and the call's result says so under ``_meta``
     ``io.toolsets/toolsChanged``, for `McpToolset` to list again at once). Who the
@@ -683,7 +686,7 @@ class McpServer(CallsTools):
         declaration: a big catalog is converted once, not on every ``tools/list``.
         ``called``: as it is called, which a tool listed hidden (`HiddenTool`, one a
         `searchable` search has not loaded) is too."""
-        declaration = hidden_declaration(tool) if called else tool.declaration()
+        declaration = call_declaration(tool) if called else tool.declaration()
         if declaration is None:
             return None
         try:
@@ -734,9 +737,8 @@ class McpServer(CallsTools):
         answer = await _answering(
             channel, self._run_call(request, params, tool, listing, call, channel)
         )
-        if await self._keep_state(ctx, invocation, call, tools) and isinstance(
-            answer, mt.CallToolResult
-        ):
+        if await self._keep_state(ctx, invocation, call, tools, answer):
+            assert isinstance(answer, mt.CallToolResult)
             answer.meta = {**(answer.meta or {}), TOOLS_CHANGED_META: True}
         return answer
 
@@ -746,28 +748,47 @@ class McpServer(CallsTools):
         invocation: Invocation,
         call: ToolContext,
         tools: Sequence[Tool],
+        answer: mt.CallToolResult | mt.InputRequiredResult,
     ) -> bool:
         """Keep what a call wrote to ``ctx.state`` for the later requests of its client
-        (see `_client`); when that changes the tools the client is offered (a
-        `searchable` toolset's search loads some), tell it: a 2025-11-25 client by
+        (see `_client`; ``temp:`` keys live for the call only, as in an agent loop's
+        run); when that changes the tools the client is offered (a `searchable`
+        toolset's search loads some), tell it: a 2025-11-25 client by
         ``notifications/tools/list_changed``, a 2026-07-28 one through its
-        ``subscriptions/listen`` streams. Whether the tools changed."""
-        actions = call.actions_set
+        ``subscriptions/listen`` streams, and the caller in ``answer``'s ``_meta``.
+        Whether it should be told there (a `CallToolResult` whose tools changed).
+
+        The call ran whatever happens here: the state is kept first, and a failure to
+        list the tools again (an upstream server reconnecting) is logged and skipped,
+        never the call's answer (a client told a payment failed would send it twice)."""
         client = self._client(ctx, invocation)
-        if actions is None or not actions.state_delta or client is None:
+        writes = state_writes(call.actions_set, lasting=True)
+        if not writes or client is None:
             return False
         if isinstance(client, str):
-            self._session_states.update(client, actions.state_delta)
+            self._session_states.update(client, writes)
         else:
-            self._states.setdefault(client, {}).update(actions.state_delta)
-        now = replace(invocation, state={**invocation.state, **actions.state_delta})
-        after = await self._tools(ToolContext(now))
-        if _offered(after) == _offered(tools):
+            self._states.setdefault(client, {}).update(writes)
+        answered = isinstance(answer, mt.CallToolResult)
+        if not (answered or client in self._legacy or self._bus.listens(client)):
+            return False  # nobody would be told: the tools are not listed again
+        now = replace(invocation, state={**invocation.state, **writes})
+        try:
+            after = await self._tools(ToolContext(now))
+        except MCPError as exc:
+            logger.warning(
+                "after a call to %r, listing the tools again to see whether they changed "
+                "failed (error %s); the client was not told of a change",
+                call.tool_name,
+                exc.error.code,
+            )
+            return False
+        if _same_offer(tools, after):
             return False
         await self._bus.publish(ToolsListChanged(), to=client)
         if client in self._legacy:
             await _tell(client, lambda c: c.send_tool_list_changed())
-        return True
+        return answered
 
     async def _run_call(
         self,
@@ -1143,6 +1164,10 @@ class _ClientBus:
                 deliver(event)  # the SDK's listen handler's: buffers, never raises
         await anyio.lowlevel.checkpoint()
 
+    def listens(self, client: object) -> bool:
+        """Whether ``client`` has a stream open."""
+        return any(each == client for each, _ in self._listeners.values())
+
     def subscribe(self, listener: Callable[[ServerEvent], None]) -> Callable[[], None]:
         token = object()
         self._listeners[token] = (_LISTENING.get(), listener)
@@ -1298,6 +1323,22 @@ def _not_as_listed(name: str, problem: tuple[str, str], result: JsonValue) -> Js
 def _offered(tools: Sequence[Tool]) -> list[str]:
     """The names of the tools a listing offers (passive ones are not)."""
     return [t.name for t in tools if t.declaration() is not None]
+
+
+def _same_offer(before: Sequence[Tool], after: Sequence[Tool]) -> bool:
+    """Whether two listings offer the same tools under the same declarations (a name,
+    a description or parameters changed is a change: `code_mode`'s ``run_code``
+    describes the tools a search loaded). A toolset that did not change lists the same
+    tuple again (the wrappers keep theirs), which is not gone through."""
+    if before is after:
+        return True
+    was, now = _declarations(before), _declarations(after)
+    return len(was) == len(now) and all(a is b or a == b for a, b in zip(was, now, strict=True))
+
+
+def _declarations(tools: Sequence[Tool]) -> list[ToolDeclaration]:
+    """The declarations a listing offers, in order (passive tools offer none)."""
+    return [d for d in (tool.declaration() for tool in tools) if d is not None]
 
 
 def _unknown(name: str, tools: Sequence[Tool]) -> JsonValue:

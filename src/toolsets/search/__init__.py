@@ -6,7 +6,8 @@ Both need the ``search`` extra: ``pip install 'toolsets-ai[search]'`` (``toolset
 not on PyPI: in a clone of the repository that is ``pip install '.[search]'``).
 """
 
-from toolsets.search._index import IndexEntry, Match, ToolIndex
+from typing import TYPE_CHECKING
+
 from toolsets.search._searchable import (
     DEFAULT_MAX_LOADED,
     SEARCH_TOOL_NAME,
@@ -15,6 +16,22 @@ from toolsets.search._searchable import (
     hidden_declaration,
     searchable,
 )
+
+if TYPE_CHECKING:  # what `__getattr__` gives, for the type checker
+    from toolsets.search._index import IndexEntry, Match, ToolIndex
+
+
+def __getattr__(name: str) -> object:
+    """The index's names, imported when first asked for: ``import toolsets`` (which
+    imports `searchable`) does not load the index, its lexicon and spelling tables."""
+    if name in _INDEX:
+        from toolsets.search import _index
+
+        return getattr(_index, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_INDEX = frozenset({"IndexEntry", "Match", "ToolIndex"})
 
 __all__ = [
     "DEFAULT_MAX_LOADED",

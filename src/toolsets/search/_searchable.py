@@ -14,22 +14,26 @@ an unloaded one is listed as a `HiddenTool`: a passive tool (``declaration()`` i
 so no consumer offers it to a model, and no declaration is built for it) that still
 answers to its name. In the agent loop its ``process_llm_request`` registers it in the
 request's ``tools`` without a declaration, so the loop dispatches a call to it as to any
-other tool; the MCP server calls it by its ``hidden_declaration()``. Calling it loads it
-(the loop's next request declares it) and runs the tool it hides. A name no tool has
-gets the usual unknown-tool error.
+other tool; the MCP server calls it, and the call path checks its arguments, by its
+``call_declaration()``. Calling it loads it (the loop's next request declares it) and
+runs the tool it hides. A name no tool has gets the usual unknown-tool error.
 
-The index (`toolsets.search.ToolIndex`) is built on the first search, from each tool's
-name, description and (for OpenAPI tools) operation, never from its declaration; it is
-built again only when the wrapped toolset lists other tools (the same tool objects in
-the same order keep the index).
+The index (`toolsets.search.ToolIndex`) is built on the first search, in a worker thread
+(concurrent searches wait for the one build), from each tool's name, description and
+(for OpenAPI tools) operation, never from its declaration; it is built again only when
+the wrapped toolset lists other tools (the same tool objects in the same order keep the
+index).
 """
 
 from __future__ import annotations
 
 import importlib
-import itertools
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
+
+import anyio
+import anyio.to_thread
+import sniffio
 
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration
@@ -37,7 +41,7 @@ from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._json import JsonValue
 from toolsets._results import error_result
-from toolsets._tool import BaseTool, LlmRequest, Tool
+from toolsets._tool import BaseTool, LlmRequest, Tool, call_declaration
 from toolsets._toolset import Toolset
 from toolsets._wrappers import WrapperToolset
 
@@ -62,7 +66,6 @@ MAX_QUERY = 1000
 """The longest query searched (characters); a longer one is cut."""
 
 ToolPredicate = Callable[[Tool, ToolContext], bool]
-_instances = itertools.count(1)
 
 
 def _require_bm25s() -> None:
@@ -78,58 +81,53 @@ def _require_bm25s() -> None:
 
 def hidden_declaration(tool: Tool) -> ToolDeclaration | None:
     """The declaration ``tool`` is called under: its own, or for a `HiddenTool` (a tool
-    listed for calls by name but offered to no model) the one of the tool it hides."""
-    declaration = tool.declaration()
-    if declaration is not None:
-        return declaration
-    if isinstance(tool, HiddenTool):
-        return tool.hidden_declaration()
-    if isinstance(tool, ForwardingTool):  # a wrapper over one (renamed, confirmed, ...)
-        inner = hidden_declaration(tool.tool)
-        return None if inner is None else tool._offered_as(inner)
-    return None
+    listed for calls by name but offered to no model) the one of the tool it hides
+    (through wrappers, as they offer it). The same as `toolsets._tool.call_declaration`,
+    which the call path and the MCP server use."""
+    return call_declaration(tool)
 
 
-class HiddenTool(ForwardingTool):
-    """A tool of a `searchable` catalogue that is not loaded in this session: passive
-    (no declaration, so nothing offers it to a model) yet callable by its name; a call
-    loads it, then runs it."""
+class _Counted(ForwardingTool):
+    """A tool of a `searchable` catalogue whose calls count as use (for least recently
+    used order; a call of one not loaded loads it)."""
 
     def __init__(self, tool: Tool, owner: SearchableToolset) -> None:
         super().__init__(tool)
         self._owner = owner
+
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
+        self._owner.use(ctx, [self.name])
+        return self.tool.run(args, ctx)
+
+
+class HiddenTool(_Counted):
+    """A tool of a `searchable` catalogue that is not loaded in this session: passive
+    (no declaration, so nothing offers it to a model) yet callable by its name; a call
+    loads it, then runs it. Its arguments are checked against the hidden tool's
+    declaration (`call_declaration`) as a listed tool's are."""
 
     def declaration(self) -> ToolDeclaration | None:
         """None: the model is not offered it until it is loaded."""
         return None
 
-    def hidden_declaration(self) -> ToolDeclaration | None:
+    def call_declaration(self) -> ToolDeclaration | None:
         """The declaration of the tool it hides: what a call is made under."""
-        return self.tool.declaration()
+        return call_declaration(self.tool)
+
+    def hidden_declaration(self) -> ToolDeclaration | None:
+        """The declaration of the tool it hides (as `call_declaration`)."""
+        return self.call_declaration()
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Registers it for dispatch by name, without a declaration."""
         req.tools.setdefault(self.name, self)
 
-    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
-        self._owner.use(ctx, [self.name])
-        return self.tool.run(args, ctx)
-
     def __repr__(self) -> str:
         return f"HiddenTool({self.tool!r})"
 
 
-class _LoadedTool(ForwardingTool):
-    """A loaded tool: the tool itself, whose calls count as use (for least recently
-    used order)."""
-
-    def __init__(self, tool: Tool, owner: SearchableToolset) -> None:
-        super().__init__(tool)
-        self._owner = owner
-
-    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
-        self._owner.use(ctx, [self.name])
-        return self.tool.run(args, ctx)
+class _LoadedTool(_Counted):
+    """A loaded tool: the tool itself, whose calls count as use."""
 
     def __repr__(self) -> str:
         return f"loaded({self.tool!r})"
@@ -196,14 +194,12 @@ class SearchableToolset(WrapperToolset):
         self._pinned_checked = False
         self.max_loaded = max_loaded
         """How many tools one session keeps loaded at most."""
-        self.state_key = state_key or f"toolsets.searchable:{next(_instances)}"
-        """What the session state keys of the loaded tools start with: the key
-        ``<state_key>/<name>`` holds when the tool was last used (a count; None once
-        dropped)."""
+        self._state_key = state_key or None
         self._search_tool = _SearchTool(self, min(results, max_loaded))
         self._source: tuple[Tool, ...] | None = None
         self._index: Any = None
         """The index of ``_source`` (a `ToolIndex`), made on the first search."""
+        self._lock: tuple[str, anyio.Lock] | None = None
         self._hidden: dict[int, HiddenTool] = {}
         self._loaded: dict[int, _LoadedTool] = {}
         self._last: tuple[tuple[Tool, ...], frozenset[str], tuple[Tool, ...]] | None = None
@@ -212,7 +208,7 @@ class SearchableToolset(WrapperToolset):
 
     def loaded(self, ctx: ToolContext | None) -> list[str]:
         """The names loaded in ``ctx``'s session, least recently used first."""
-        if ctx is None:
+        if ctx is None or self._state_key is None:
             return []
         return self._kept(self._stamps(ctx))
 
@@ -235,6 +231,16 @@ class SearchableToolset(WrapperToolset):
         for name in dropped:  # keys cannot be deleted: None marks it dropped
             state[self._key(name)] = None
         return [name for name in wanted if name in after and name not in before], dropped
+
+    @property
+    def state_key(self) -> str | None:
+        """What the session state keys of the loaded tools start with: the key
+        ``<state_key>/<name>`` holds when the tool was last used (a count; None once
+        dropped). The one given, else ``toolsets.searchable:<digest>``, the digest of
+        the names of the tools the catalogue listed first (None until it has listed):
+        the same catalogue gets the same key after a restart, and two `searchable`
+        catalogues of other tools in one agent keep their loaded tools apart."""
+        return self._state_key
 
     def _key(self, name: str) -> str:
         return f"{self.state_key}/{name}"
@@ -335,26 +341,52 @@ class SearchableToolset(WrapperToolset):
                 tool_name=unknown[0],
                 field="pinned",
             )
+        if self._state_key is None:
+            import hashlib  # OpenSSL's: not for every `import toolsets`
+
+            digest = hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
+            self._state_key = f"toolsets.searchable:{digest[:16]}"
         self._pinned_checked = True
 
     # --- searching --------------------------------------------------------------------
 
-    def index(self, tools: Sequence[Tool]) -> Any:
+    async def index(self, tools: Sequence[Tool]) -> Any:
         """The `ToolIndex` of ``tools``: the last one made while the tools are the same
-        objects in the same order, else a new one."""
+        objects in the same order, else a new one, built in a worker thread (a big
+        catalogue takes a while: the event loop goes on meanwhile). Concurrent searches
+        wait for one build."""
         listed = tuple(tools)
-        if self._index is None or self._source is None or not _same(self._source, listed):
-            from toolsets.search._index import IndexEntry, ToolIndex
+        index = self._indexed(listed)
+        if index is not None:
+            return index
+        async with self._build_lock():
+            index = self._indexed(listed)  # built while this search waited
+            if index is None:
+                index = await anyio.to_thread.run_sync(_build_index, listed)
+                self._index, self._source = index, listed
+        return index
 
-            self._index = ToolIndex.build(IndexEntry.of(t) for t in listed)
-            self._source = listed
-        return self._index
+    def _indexed(self, tools: tuple[Tool, ...]) -> Any:
+        """The index made of ``tools``, if it is the last one made."""
+        if self._index is not None and self._source is not None and _same(self._source, tools):
+            return self._index
+        return None
+
+    def _build_lock(self) -> anyio.Lock:
+        """The lock builds wait on, made for the running event loop's library (one
+        made under asyncio cannot be waited on under trio)."""
+        library = sniffio.current_async_library()
+        if self._lock is None or self._lock[0] != library:
+            self._lock = (library, anyio.Lock())
+        return self._lock[1]
 
     async def search(self, query: str, ctx: ToolContext, limit: int) -> JsonValue:
         """The best ``limit`` matches for ``query`` (as the search tool answers), which
         are loaded in ``ctx``'s session."""
         tools = tuple(await self.wrapped.list_tools(ctx))
-        matches = self.index(tools).search(query, limit)
+        if not self._pinned_checked:
+            self._check(tools)
+        matches = (await self.index(tools)).search(query, limit)
         pinned = {t.name for t in tools if self._is_pinned(t, ctx)}
         # Best last: the best ones are the most recently used, so they stay loaded longest.
         _, dropped = self.use(ctx, [m.name for m in reversed(matches) if m.name not in pinned])
@@ -384,6 +416,14 @@ class SearchableToolset(WrapperToolset):
 
     def __repr__(self) -> str:
         return f"searchable({self.wrapped!r}, max_loaded={self.max_loaded})"
+
+
+def _build_index(tools: tuple[Tool, ...]) -> Any:
+    """The `ToolIndex` of ``tools`` (run in a worker thread: it reads each tool's name,
+    description and operation, never its declaration)."""
+    from toolsets.search._index import IndexEntry, ToolIndex
+
+    return ToolIndex.build(IndexEntry.of(tool) for tool in tools)
 
 
 def _same(a: tuple[Tool, ...], b: tuple[Tool, ...]) -> bool:
@@ -418,7 +458,8 @@ def searchable(
     has no session, so its listing stays ``search_tools`` and the pinned tools, and it
     calls what it found by name); pydantic-ai's run (`PydanticAIToolset` lists at each
     step; a new run starts with none loaded unless its ``context`` hook gives a lasting
-    state); `to_openai_agents`' list, updated in place after a call that loads tools. A
+    state); `to_openai_agents`' list, updated in place after a call that loads tools,
+    listed in that call's invocation (one list per session: see `to_openai_agents`). A
     framework only calls the tools it lists, so there a tool not loaded is unknown until
     a search loads it.
 
@@ -427,9 +468,13 @@ def searchable(
         pinned: Tools always offered: names, or a predicate ``(tool, ctx) -> bool``.
         max_loaded: How many tools a session keeps loaded at most.
         results: How many matches a search answers (and loads), at most.
-        state_key: What the session state keys of the loaded tools start with
-            (default: one per `searchable` made, ``toolsets.searchable:<n>``); set it
-            to keep sessions stored across restarts meaningful.
+        state_key: What the session state keys of the loaded tools start with. By
+            default ``toolsets.searchable:<digest>``, the digest of the names of the
+            tools the catalogue lists first: stable across restarts for the same
+            catalogue, and distinct for catalogues of other tools (two `searchable`
+            catalogues in one agent keep their loaded tools apart). Give one when the
+            catalogue's tools change over time and sessions are stored, and to two
+            `searchable` wrappers of the same catalogue, which would otherwise share it.
 
     Raises:
         ImportError: bm25s is not installed; the message names the install line.
