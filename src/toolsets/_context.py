@@ -14,7 +14,7 @@ import copy
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, TypeAlias
 
 import anyio
 
@@ -39,9 +39,6 @@ from toolsets._errors import MissingClientCapabilityError, ServiceNotConfiguredE
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
 from toolsets._services import ArtifactService, MemoryEntry, MemoryService
-
-if TYPE_CHECKING:
-    from toolsets._invoke import CallPath
 
 __all__ = [
     "TEMP_PREFIX",
@@ -282,10 +279,12 @@ class ToolContext:
         no client, ``log`` goes to the `logging` module and asking raises)."""
         self.tool_name: str | None = None
         """The tool being called (set by the call path; names ``log``'s logger)."""
-        self.call_path: CallPath | None = None
+        self.call_path: object = None
         """How the call path was asked to call this tool (a `toolsets._invoke.CallPath`:
         its default timeout, callbacks and scopes; set by it): a tool that calls other
-        tools from inside (`code_mode`) calls them the same way."""
+        tools from inside (`code_mode`) calls them the same way. Typed ``object`` here:
+        the call path imports this module, not the other way round; its readers narrow
+        it with ``isinstance``."""
         self._keys: dict[str, int] | None = None
 
     @property

@@ -285,7 +285,7 @@ class RunCodeTool(BaseTool):
             return error_result("Send the program as `code`, a non-empty string.")
         owner = self._owner
         path = ctx.call_path
-        if path is None:  # run outside the call path
+        if not isinstance(path, CallPath):  # run outside the call path
             path = CallPath(DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, ctx.scopes)
         # The program's calls see what this call wrote to the state (and each other's
         # writes), and are cancelled with it.
