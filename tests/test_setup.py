@@ -134,7 +134,7 @@ def test_every_third_party_import_of_src_is_a_declared_dependency_of_its_extra()
 
 def test_the_dev_extra_brings_every_package_the_tests_import() -> None:
     allowed = CORE | brought_by("dev")
-    local = frozenset({"tests", "scripts"})
+    local = frozenset({"tests", "scripts", "fixtures"})
     undeclared = [
         f"{found.where}: {found.module}"
         for path in sorted((ROOT / "tests").rglob("*.py"))
