@@ -258,16 +258,38 @@ async def test_the_next_program_is_not_charged_for_a_cancelled_ones_worker_still
     assert after == {"result": "next"}
 
 
-async def test_a_program_that_stops_waiting_for_a_worker_leaves_no_place_taken() -> None:
-    async with code_mode(StaticToolset([echo]), timeout=2, max_workers=1) as toolset:
+async def test_a_program_that_stops_waiting_for_a_worker_neither_takes_nor_frees_one() -> None:
+    marks: list[int] = []
+    holding = anyio.Event()
+
+    @tool
+    async def mark(n: int) -> int:
+        """Note where a program is."""
+        marks.append(n)
+        if n == 0:
+            holding.set()
+        return n
+
+    # The first program holds the one worker 1.5 s; the second waits for it and gives
+    # up; the third, sent then, still waits for the first to end, off its own time.
+    async with code_mode(StaticToolset([mark]), timeout=2, max_workers=1) as toolset:
         async with anyio.create_task_group() as group:
-            group.start_soon(run_code, toolset, "import asyncio\nawait asyncio.sleep(0.5)")
-            await anyio.sleep(0.1)
-            with anyio.move_on_after(0.1):  # gives up waiting for the one worker
-                await run_code(toolset, "'never run'")
-        with anyio.fail_after(1):  # a place given to the one that left would be lost
-            after = await run_code(toolset, "'next'")
-    assert after == {"result": "next"}
+            holder = (
+                "import asyncio\nawait tools.mark(n=0)\nawait asyncio.sleep(1.5)\n"
+                + "await tools.mark(n=1)"
+            )
+            group.start_soon(run_code, toolset, holder)
+            with anyio.fail_after(RUN_TIMEOUT):
+                await holding.wait()
+            with anyio.move_on_after(0.5):
+                await run_code(toolset, "await tools.mark(n=9)")
+            third = "import asyncio\nawait asyncio.sleep(1.5)\nawait tools.mark(n=2)"
+            after = await run_code(toolset, third)
+        with anyio.fail_after(1):  # and none was lost
+            last = await run_code(toolset, "await tools.mark(n=3)")
+    # The third waited ~1 s for the worker, off its 2 s.
+    assert (after, last) == ({"result": 2}, {"result": 3})
+    assert marks == [0, 1, 2, 3]
 
 
 def _in_threads(toolset: Toolset, codes: Sequence[str], backends: Sequence[str]) -> list[Any]:

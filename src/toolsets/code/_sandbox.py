@@ -172,7 +172,7 @@ class _Places:
             with anyio.move_on_after(seconds):
                 await waiter.woken.wait()
         except BaseException:  # cancelled: a place handed to it meanwhile goes on
-            if not self._leave(waiter):
+            if self._leave(waiter):
                 self.give_back()
             raise
         # Handed one as the time ran out, it has one.
