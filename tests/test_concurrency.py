@@ -9,7 +9,7 @@ import anyio.to_thread
 import pytest
 
 from tests.helpers import on_a_virtual_clock
-from toolsets._concurrency import gather, with_deadline
+from toolsets._concurrency import call_soon, gather, with_deadline
 
 pytestmark = pytest.mark.anyio
 
@@ -291,3 +291,21 @@ async def test_a_call_that_swallows_its_cancellation_is_cancelled_again_at_its_n
     with anyio.fail_after(3):
         assert await with_deadline(stubborn(), 0.05) == (None, True)
     assert waits == ["swallowed"]
+
+
+async def test_call_soon_from_another_thread_wakes_a_task_without_waiting_for_it() -> None:
+    woken = anyio.Event()
+    loop = anyio.lowlevel.current_token()
+    # The thread returns without the loop having run anything: it only queued the call.
+    assert await anyio.to_thread.run_sync(call_soon, loop, woken.set)
+    with anyio.fail_after(5):
+        await woken.wait()
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_call_soon_in_an_event_loop_that_has_ended_says_so(backend: str) -> None:
+    async def token() -> anyio.lowlevel.EventLoopToken:
+        return anyio.lowlevel.current_token()
+
+    ended = anyio.run(token, backend=backend)
+    assert call_soon(ended, lambda: None) is False

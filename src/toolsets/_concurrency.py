@@ -14,7 +14,14 @@ from typing import Any, Generic, TypeVar
 import anyio
 import anyio.lowlevel
 
-__all__ = ["Ready", "check_timeout", "gather", "start_detached", "with_deadline"]
+__all__ = [
+    "Ready",
+    "call_soon",
+    "check_timeout",
+    "gather",
+    "start_detached",
+    "with_deadline",
+]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -163,3 +170,28 @@ def start_detached(fn: Callable[[], Coroutine[Any, Any, None]], *, name: str) ->
     # dependency of ours).
     trio = sys.modules["trio"]
     return trio.lowlevel.spawn_system_task(fn, name=name, context=context)
+
+
+def call_soon(loop: anyio.lowlevel.EventLoopToken, fn: Callable[[], object]) -> bool:
+    """Have the event loop of ``loop`` call ``fn`` soon, from any thread (the loop's own
+    included), without waiting for it; False when that loop has ended.
+
+    For waking a task of one event loop from another's (anyio's `from_thread.run_sync`
+    would block the caller until the other loop ran ``fn``): asyncio's
+    ``call_soon_threadsafe`` or trio's ``run_sync_soon``. ``fn`` runs in no task: it
+    may set an `anyio.Event`, and must not raise.
+    """
+    native = loop.native_token
+    call_soon_threadsafe = getattr(native, "call_soon_threadsafe", None)
+    if call_soon_threadsafe is not None:  # asyncio: the token is the loop
+        try:
+            call_soon_threadsafe(fn)
+        except RuntimeError:  # the loop is closed
+            return False
+        return True
+    trio = sys.modules["trio"]  # the only other loop anyio runs on: imported
+    try:
+        native.run_sync_soon(fn)  # type: ignore[attr-defined]
+    except trio.RunFinishedError:
+        return False
+    return True

@@ -4,13 +4,15 @@ with a clear error result, within its limits (never a hang), and errors name the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
 import pytest
 
-from tests.code.helpers import run_code
-from toolsets import StaticToolset, code_mode, tool
+from tests.code.helpers import RUN_TIMEOUT, run_code
+from toolsets import StaticToolset, Toolset, code_mode, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -254,3 +256,98 @@ async def test_the_next_program_is_not_charged_for_a_cancelled_ones_worker_still
             await run_code(toolset, "while True:\n    pass")
         after = await run_code(toolset, "import asyncio\nawait asyncio.sleep(1)\n'next'")
     assert after == {"result": "next"}
+
+
+async def test_a_program_that_stops_waiting_for_a_worker_neither_takes_nor_frees_one() -> None:
+    marks: list[int] = []
+    holding = anyio.Event()
+
+    @tool
+    async def mark(n: int) -> int:
+        """Note where a program is."""
+        marks.append(n)
+        if n == 0:
+            holding.set()
+        return n
+
+    # The first program holds the one worker 1.5 s; the second waits for it and gives
+    # up; the third, sent then, still waits for the first to end, off its own time.
+    async with code_mode(StaticToolset([mark]), timeout=2, max_workers=1) as toolset:
+        async with anyio.create_task_group() as group:
+            holder = (
+                "import asyncio\nawait tools.mark(n=0)\nawait asyncio.sleep(1.5)\n"
+                + "await tools.mark(n=1)"
+            )
+            group.start_soon(run_code, toolset, holder)
+            with anyio.fail_after(RUN_TIMEOUT):
+                await holding.wait()
+            with anyio.move_on_after(0.5):
+                await run_code(toolset, "await tools.mark(n=9)")
+            third = "import asyncio\nawait asyncio.sleep(1.5)\nawait tools.mark(n=2)"
+            after = await run_code(toolset, third)
+        with anyio.fail_after(1):  # and none was lost
+            last = await run_code(toolset, "await tools.mark(n=3)")
+    # The third waited ~1 s for the worker, off its 2 s.
+    assert (after, last) == ({"result": 2}, {"result": 3})
+    assert marks == [0, 1, 2, 3]
+
+
+def _in_threads(toolset: Toolset, codes: Sequence[str], backends: Sequence[str]) -> list[Any]:
+    """What ``run_code`` answers for each of ``codes``, all sent at once, each from a
+    thread of its own running an event loop of its own (as sync adapters do)."""
+
+    def one(code: str, backend: str) -> Callable[[], Any]:
+        return lambda: anyio.run(run_code, toolset, code, backend=backend)
+
+    with ThreadPoolExecutor(len(codes)) as threads:
+        running = [threads.submit(one(c, b)) for c, b in zip(codes, backends, strict=True)]
+        return [each.result(timeout=RUN_TIMEOUT) for each in running]
+
+
+LOOPS = [["asyncio", "asyncio"], ["trio", "trio"], ["asyncio", "trio"]]
+
+
+@pytest.mark.parametrize("backends", LOOPS, ids="+".join)
+def test_programs_in_several_event_loops_share_the_workers_and_wait_off_their_time(
+    backends: list[str],
+) -> None:
+    # One worker for two threads: the second program starts when the first ends (after
+    # 1.2 s), and ends 2.4 s after it was sent, past its 2 s limit, which counts from its
+    # start, not from when it was sent.
+    toolset = code_mode(StaticToolset([echo]), timeout=2, max_workers=1)
+    codes = [f"import time\ntime.sleep(1.2)\n'{n}'" for n in range(2)]
+    try:
+        started = time.monotonic()
+        results = _in_threads(toolset, codes, backends)
+        took = time.monotonic() - started
+    finally:
+        anyio.run(toolset.shutdown)
+    assert results == [{"result": "0"}, {"result": "1"}]
+    assert took >= 2.4  # one after the other: one worker for the whole process
+
+
+@pytest.mark.parametrize("backends", LOOPS, ids="+".join)
+def test_a_program_finding_no_worker_free_in_any_event_loop_is_not_run(
+    backends: list[str],
+) -> None:
+    ran: list[int] = []
+
+    @tool
+    def mark(n: int) -> int:
+        """Note that a program ran."""
+        ran.append(n)
+        return n
+
+    # One worker, held 1 s by each program that gets it: of three sent at once from
+    # three threads, the last finds none free within 1 s.
+    toolset = code_mode(StaticToolset([mark]), timeout=1, max_workers=1)
+    codes = [f"await tools.mark(n={n})\nimport asyncio\nawait asyncio.sleep(60)" for n in range(3)]
+    try:
+        results = _in_threads(toolset, codes, [*backends, backends[0]])
+    finally:
+        anyio.run(toolset.shutdown)
+    refused = [n for n, r in enumerate(results) if r.get("limit") == "max_workers"]
+    assert refused
+    assert all("did not start" in results[n]["error"] for n in refused)
+    assert sorted(ran) == [n for n in range(3) if n not in refused]
+    assert all(r["limit"] in {"timeout", "max_workers"} for r in results)

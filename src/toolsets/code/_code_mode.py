@@ -105,7 +105,8 @@ def code_mode(
         max_output: Characters of the result (as JSON), and of the printed output
             (the rest is cut).
         max_workers: Programs run at once, each in a sandbox worker subprocess (None:
-            the CPU count). Others wait; one that finds no worker free within
+            the CPU count), from every thread and event loop of the process
+            together. Others wait; one that finds no worker free within
             ``timeout`` is not run (an error result with ``"limit": "max_workers"``).
         description_budget: Characters of typed signatures in ``run_code``'s
             description; tools past it are listed by name.

@@ -15,15 +15,15 @@ import json
 import math
 import os
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
-from toolsets._concurrency import gather
+from toolsets._concurrency import call_soon, gather
 from toolsets._install import install_line
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result
@@ -125,23 +125,86 @@ class _Session:
                 slot.release()
                 return
         slot.closing = True
-        token = anyio.lowlevel.current_token()
 
         def exit_then_release() -> None:
             try:
                 self._exit()
             finally:
-                with contextlib.suppress(anyio.RunFinishedError):  # the programs are over
-                    anyio.from_thread.run_sync(slot.release, token=token)
+                slot.release()
 
         threading.Thread(target=exit_then_release, name="toolsets-code-close", daemon=True).start()
+
+
+class _Waiter:
+    """A program waiting for a place, in its event loop."""
+
+    __slots__ = ("given", "loop", "woken")
+
+    def __init__(self) -> None:
+        self.loop = anyio.lowlevel.current_token()
+        self.woken = anyio.Event()
+        self.given = False
+        """A place was handed to it (under the places' lock)."""
+
+
+class _Places:
+    """The places among a sandbox's workers, one per program running, shared by every
+    thread and event loop of the process (sync adapters run one loop per thread).
+
+    A count under a lock, held only to count: a program that finds no place free waits
+    in its own event loop, holding no thread, until one given back is handed to it
+    (first come, first served, whatever loop it waits in)."""
+
+    def __init__(self, count: int) -> None:
+        self._lock = threading.Lock()
+        self._free = count
+        self._waiting: deque[_Waiter] = deque()
+
+    async def take(self, seconds: float) -> bool:
+        """Take a place, waiting up to ``seconds`` for one: False if none came."""
+        with self._lock:
+            if self._free:  # none waits while a place is free: each is handed on
+                self._free -= 1
+                return True
+            waiter = _Waiter()
+            self._waiting.append(waiter)
+        try:
+            with anyio.move_on_after(seconds):
+                await waiter.woken.wait()
+        except BaseException:  # cancelled: a place handed to it meanwhile goes on
+            if self._leave(waiter):
+                self.give_back()
+            raise
+        # Handed one as the time ran out, it has one.
+        return self._leave(waiter)
+
+    def _leave(self, waiter: _Waiter) -> bool:
+        """Stop ``waiter`` waiting: whether it was handed a place."""
+        with self._lock:
+            if not waiter.given:
+                self._waiting.remove(waiter)
+            return waiter.given
+
+    def give_back(self) -> None:
+        """Give a place back (from any thread): to the program that has waited longest,
+        woken in its event loop, or to the free ones."""
+        while True:
+            with self._lock:
+                if not self._waiting:
+                    self._free += 1
+                    return
+                waiter = self._waiting.popleft()
+                waiter.given = True
+            if call_soon(waiter.loop, waiter.woken.set):
+                return
+            # Its event loop has ended (and the program with it): to the next one.
 
 
 class _Slot:
     """A program's place among the sandbox's workers, given back once."""
 
-    def __init__(self, free: anyio.Semaphore) -> None:
-        self._free = free
+    def __init__(self, places: _Places) -> None:
+        self._places = places
         self._held = True
         self.closing = False
         """A thread gives it back, once its worker's session is closed."""
@@ -149,7 +212,7 @@ class _Slot:
     def release(self) -> None:
         if self._held:
             self._held = False
-            self._free.release()
+            self._places.give_back()
 
 
 def _namespace_class(name: str) -> type:
@@ -167,9 +230,7 @@ class Sandbox:
         """Programs run at once (the pool's workers); the others wait for one."""
         self._pool: monty.Monty | None = None
         self._pool_lock = threading.Lock()
-        # The free places among the workers, made in the event loop that runs the
-        # programs (on first use, and again in another loop), with that loop.
-        self._free: tuple[object, anyio.Semaphore] | None = None
+        self._places = _Places(self.workers)
 
     def _make_pool(self) -> monty.Monty:
         with self._pool_lock:
@@ -195,7 +256,6 @@ class Sandbox:
     async def shutdown(self) -> None:
         """Stop the workers (idempotent)."""
         pool, self._pool = self._pool, None
-        self._free = None
         if pool is not None:
             await anyio.to_thread.run_sync(pool.__exit__, None, None, None)
 
@@ -224,21 +284,15 @@ class Sandbox:
             result naming the line, or the limit exceeded.
         """
         limits = self.limits
-        loop = anyio.lowlevel.current_token().native_token
-        if self._free is None or self._free[0] is not loop:
-            self._free = (loop, anyio.Semaphore(self.workers))
-        free = self._free[1]
         # The wait for a worker is no part of the program's time, and holds no thread.
-        with anyio.move_on_after(limits.timeout) as waited:
-            await free.acquire()
-        if waited.cancelled_caught:
+        if not await self._places.take(limits.timeout):
             return error_result(
                 f"The program did not start: no sandbox worker was free within "
                 f"{limits.timeout:g} s ({self.workers} programs run at once, the others "
                 "wait). It did not run; send it again later.",
                 limit="max_workers",
             )
-        slot = _Slot(free)
+        slot = _Slot(self._places)
         try:
             return await self._run(code, namespace, names, call, suggest, slot)
         finally:
