@@ -265,3 +265,23 @@ def test_an_entry_without_words_is_summarised_by_its_method_and_path() -> None:
     index = ToolIndex.build([IndexEntry(name="op_1", method="get", path="/things/{id}")])
     [match] = index.search("op", 1)
     assert match.summary == "GET /things/{id}"
+
+
+def test_an_openapi_tool_entry_has_its_query_and_body_parameters_not_its_path_ones(
+    github_tools: list[Tool],
+) -> None:
+    [create] = [t for t in github_tools if t.name == "issues_create"]
+    inputs = IndexEntry.of(create).inputs
+    assert "title The title of the issue." in inputs
+    assert any(text.startswith("milestone ") for text in inputs)
+    assert not any(text.split()[0] in ("owner", "repo") for text in inputs)
+
+
+def test_a_tool_is_found_by_what_it_takes() -> None:
+    index = ToolIndex.build(
+        [
+            IndexEntry("pets_list", "List pets.", "get", "/pets"),
+            IndexEntry("pets_find", "Find pets.", "get", "/pets/find", inputs=("breed Breed",)),
+        ]
+    )
+    assert top(index, "pets of a given breed")[0] == "pets_find"

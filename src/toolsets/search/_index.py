@@ -1,7 +1,9 @@
 """`ToolIndex`: the tools of a catalogue ranked for a request in the user's words.
 
 Needs the ``search`` extra (bm25s, PyStemmer). Building reads each tool's name,
-description and, for an OpenAPI tool, its method, path and tags: never its declaration,
+description and, for an OpenAPI tool, its method, path, tags and what it takes (its
+query and body parameters' names and descriptions, read off the raw operation): never
+its declaration,
 so a catalogue of thousands of operations indexes in a second or two.
 
 How a request is ranked, in order:
@@ -9,9 +11,10 @@ How a request is ranked, in order:
 1. Its words are stemmed, stop words left out; each word's related words in API
    vocabulary (`_lexicon.RELATED`: "bookmark" → star, "money back" → refund, "PR" →
    pull request, "my" → authenticated user) are searched too, at a lower weight.
-2. BM25 (bm25s) scores two fields apart and adds them: the head (the name split into
-   words, the path's words, the summary, the tags), and the description, weighted less:
-   an operation's name says what it does, its description also what it touches.
+2. BM25 (bm25s) scores three fields apart and adds them: the head (the name split into
+   words, the path's words, the summary, the tags), the description and the inputs,
+   weighted less: an operation's name says what it does, its description and
+   parameters also what it touches ("due date" finds the milestone's ``due_on``).
 3. The best candidates are then re-ranked by what BM25 cannot see: how much of the tool's
    name the request covers (``issues_list_for_repo`` for "list the issues of a repo"
    over ``issues_list_labels_for_repo``); whether its HTTP method is the one the verb
@@ -31,15 +34,18 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsets._install import install_line
 from toolsets._tool import Tool
 from toolsets.search._lexicon import INTENTS, NOUNS_TOO, RELATED, STOPWORDS
 from toolsets.search._spelling import Spelling, frequencies
 from toolsets.search._text import Terms, words
+
+if TYPE_CHECKING:
+    from toolsets.openapi._model import Operation
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
 
@@ -52,6 +58,8 @@ PHRASE_WEIGHT = 1.0
 phrase says more than one word."""
 DESCRIPTION_WEIGHT = 0.3
 """The description's BM25 score's weight, against 1 for the head's."""
+INPUTS_WEIGHT = 0.3
+"""The inputs' (parameters') BM25 score's weight, against 1 for the head's."""
 HEAD_K1 = 1.5
 HEAD_B = 0.75
 """BM25's term-frequency saturation and length normalisation for the head field."""
@@ -104,6 +112,10 @@ class IndexEntry:
     """The operation's tags."""
     summary: str = ""
     """The operation's one-line summary, when it has one apart from the description."""
+    inputs: tuple[str, ...] = ()
+    """What it takes, one text each: an OpenAPI operation's query, header and body
+    parameters, by name and the first sentence of their description (``state: open,
+    closed or all``). Path parameters are left out: the path has them."""
 
     @classmethod
     def of(cls, tool: Tool) -> IndexEntry:
@@ -127,7 +139,36 @@ class IndexEntry:
             path=op.path,
             tags=tuple(op.tags),
             summary=op.summary,
+            inputs=_inputs(op),
         )
+
+
+INPUT_CHARS = 120
+"""How much of a parameter's description an entry keeps: its first sentence, at most."""
+
+
+def _first_sentence(text: str) -> str:
+    line = _TAG.sub("", text).strip().split("\n", 1)[0]
+    end = line.find(". ")
+    return line[: end if 0 < end < INPUT_CHARS else INPUT_CHARS]
+
+
+def _inputs(operation: Operation) -> tuple[str, ...]:
+    """The operation's query, header and body parameters (a body schema's own top-level
+    properties: one behind a ``$ref`` is not resolved, to keep building cheap)."""
+    found = [
+        f"{parameter.name} {_first_sentence(parameter.description)}"
+        for parameter in operation.parameters
+        if parameter.location != "path"
+    ]
+    body = operation.body
+    schema = body.media_types[0].schema if body is not None and body.media_types else None
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if isinstance(properties, Mapping):
+        for name, node in properties.items():
+            said = node.get("description") if isinstance(node, Mapping) else None
+            found.append(f"{name} {_first_sentence(said) if isinstance(said, str) else ''}")
+    return tuple(found)
 
 
 def _bm25s() -> Any:
@@ -377,7 +418,9 @@ class ToolIndex:
         terms: Terms,
         lexicon: _Lexicon,
         frequency: dict[str, int] | None = None,
+        inputs: Any = None,
     ) -> None:
+        self._inputs = inputs
         self._entries = entries
         self._frequency = frequency or {}
         self._spelling: Spelling | None = None
@@ -395,6 +438,7 @@ class ToolIndex:
         terms = Terms()
         heads: list[list[str]] = []
         bodies: list[list[str]] = []
+        inputs: list[list[str]] = []
         for entry in listed:
             # The summary, or the description's first sentence for a tool without one.
             summary = entry.summary or _summary_line(entry)
@@ -406,17 +450,31 @@ class ToolIndex:
             if entry.summary and description.startswith(entry.summary):
                 description = description[len(entry.summary) :]
             bodies.append(list(terms(description)) or [""])
+            inputs.append([term for text in entry.inputs for term in terms(text)] or [""])
         if not listed:
             return cls(listed, None, None, (), terms, _Lexicon(terms))
         head_index = bm25s.BM25(k1=HEAD_K1, b=HEAD_B)
         head_index.index(heads, show_progress=False)
         body_index = bm25s.BM25()
         body_index.index(bodies, show_progress=False)
+        inputs_index = None
+        if any(entry.inputs for entry in listed):
+            inputs_index = bm25s.BM25()
+            inputs_index.index(inputs, show_progress=False)
         paths: dict[str, _PathShape] = {}
         shapes = [_shape(entry, terms, paths) for entry in listed]
         lexicon = _Lexicon(terms)
         terms.freeze()
-        return cls(listed, head_index, body_index, shapes, terms, lexicon, frequencies(heads))
+        return cls(
+            listed,
+            head_index,
+            body_index,
+            shapes,
+            terms,
+            lexicon,
+            frequencies(heads),
+            inputs_index,
+        )
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -431,15 +489,9 @@ class ToolIndex:
             return []
         asked = _query(query, self._terms, self._lexicon, self._correct)
         scores = self._bm25(self._head, asked) + DESCRIPTION_WEIGHT * self._bm25(self._body, asked)
-        best = float(scores.max()) if len(scores) else 0.0
-        if best <= 0:
-            return []
-        count = min(max(CANDIDATES, limit), len(scores))
-        candidates = scores.argpartition(-count)[-count:]
-        ranked = sorted(
-            ((self._rerank(int(i), float(scores[i]), best, asked), int(i)) for i in candidates),
-            key=lambda pair: (-pair[0], pair[1]),
-        )
+        if self._inputs is not None:
+            scores = scores + INPUTS_WEIGHT * self._bm25(self._inputs, asked)
+        ranked = self._ranked(scores, asked, limit)
         return [
             Match(
                 name=self._entries[i].name,
@@ -450,6 +502,17 @@ class ToolIndex:
             for score, i in ranked[:limit]
             if score > 0
         ]
+
+    def _ranked(self, scores: Any, asked: _Query, limit: int) -> list[tuple[float, int]]:
+        best = float(scores.max()) if len(scores) else 0.0
+        if best <= 0:
+            return []
+        count = min(max(CANDIDATES, limit), len(scores))
+        candidates = scores.argpartition(-count)[-count:]
+        return sorted(
+            ((self._rerank(int(i), float(scores[i]), best, asked), int(i)) for i in candidates),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
 
     def _correct(self, word: str) -> str | None:
         """The term of the word a tool has that ``word``, which no tool has, is a typo
