@@ -106,3 +106,16 @@ def test_the_scorer_prints_the_baselines_recall_on_both_specs() -> None:
         assert 0 < figures[f"baseline {spec} recall@1"] <= figures[f"baseline {spec} recall@5"]
         assert figures[f"baseline {spec} recall@5"] < 1
     assert figures["baseline github build ms"] > 0
+
+
+def test_the_second_dev_set_names_only_tools_the_specs_have() -> None:
+    text = (BENCHMARKS / "search_dev2.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert all(set(row) == {"spec", "query", "expected"} and row["expected"] for row in rows)
+    queries = [" ".join(row["query"].lower().split()) for row in rows]
+    assert len(set(queries)) == len(queries) >= 300
+    for name in ("github", "stripe"):
+        tools = {tool.name for tool in recall.load_tools(recall.SPECS[name])}
+        wanted = {n for row in rows if row["spec"] == name for n in row["expected"]}
+        assert wanted
+        assert wanted - tools == set()
