@@ -285,3 +285,21 @@ def test_a_tool_is_found_by_what_it_takes() -> None:
         ]
     )
     assert top(index, "pets of a given breed")[0] == "pets_find"
+
+
+def test_a_request_naming_what_to_change_finds_the_update_that_takes_it() -> None:
+    index = ToolIndex.build(
+        [
+            IndexEntry("books_get", "Get a book.", "get", "/books/{id}"),
+            IndexEntry("books_delete", "Delete a book.", "delete", "/books/{id}"),
+            IndexEntry("books_cover_get", "Get a book's cover.", "get", "/books/{id}/cover"),
+            IndexEntry(
+                "books_update",
+                "Update a book.",
+                "patch",
+                "/books/{id}",
+                inputs=("title The book's title.", "cover The cover image's URL."),
+            ),
+        ]
+    )
+    assert top(index, "change the cover of the book")[0] == "books_update"

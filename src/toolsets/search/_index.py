@@ -21,7 +21,9 @@ How a request is ranked, in order:
    that leads the request asks for (create → POST, remove → DELETE, show → GET, rename
    → PATCH; a question reads unless a verb follows; no verb: a GET); whether its path
    ends in a collection or in one item, as the request asks (a new thing is POSTed to
-   the collection, things in the plural are listed, one by number is one item); and
+   the collection, things in the plural are listed, one by number is one item); whether
+   the request names one of its inputs that its name does not have (what to change:
+   "archive the repo" is the repository's update, whose body has ``archived``); and
    how deep its path goes beyond what the request names (a top-level resource above
    its sub-resources).
 
@@ -74,6 +76,10 @@ READ_BONUS = 0.1
 COLLECTION_BONUS = 0.05
 """Bonus for a list (a path ending in a literal segment) when the request reads things in
 the plural; for one thing (a path ending in a parameter) when it names one by number."""
+INPUT_BONUS = 0.1
+"""Bonus per word of the request (two at most) that names one of a tool's inputs and not
+the tool: what to change, or what to filter by ("archive the repo": ``archived`` of the
+repository's update)."""
 DEPTH_PENALTY = 0.12
 """Penalty per path segment the request does not name, beyond the first."""
 
@@ -218,6 +224,8 @@ class _Shape:
     method: str
     collection: bool
     """Its path ends with a literal segment, not a parameter: it is about many things."""
+    inputs: frozenset[str]
+    """The terms of its inputs' names (``due_on`` → due), the name's left out."""
 
 
 _PathShape = tuple[tuple[frozenset[str], ...], frozenset[str]]
@@ -253,11 +261,13 @@ def _shape(entry: IndexEntry, terms: Terms, paths: dict[str, _PathShape]) -> _Sh
     # tool does: left out, unless a literal segment has them too.
     name = frozenset(t for t in terms(entry.name) if t != method and t not in parameters)
     path = path.rstrip("/")
+    inputs = frozenset(t for text in entry.inputs for t in terms(text.split(" ", 1)[0]))
     return _Shape(
         name=name,
         segments=segments,
         method=method,
         collection=bool(path) and not path.endswith("}"),
+        inputs=inputs - name,
     )
 
 
@@ -568,6 +578,9 @@ class ToolIndex:
             bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
         elif shape.method == asked.first and shape.method in ("patch", "delete"):
             bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
+        if shape.inputs:
+            taken = len((asked.own - shape.name) & shape.inputs)
+            bonus += INPUT_BONUS * min(taken, 2)
         unnamed = sum(1 for segment in shape.segments[1:] if not segment & asked.known)
         bonus -= DEPTH_PENALTY * unnamed
         return max(score / best + bonus + 1.0, math.ulp(0))  # still found, if last
