@@ -303,3 +303,21 @@ def test_a_request_naming_what_to_change_finds_the_update_that_takes_it() -> Non
         ]
     )
     assert top(index, "change the cover of the book")[0] == "books_update"
+
+
+def test_a_tool_with_every_word_of_the_request_ranks_above_ones_named_by_one() -> None:
+    index = ToolIndex.build(
+        [
+            IndexEntry("balance_get", "Get the balance.", "get", "/balance"),
+            IndexEntry("accounts_get", "Get an account.", "get", "/accounts/{id}"),
+            IndexEntry(
+                "transfers_reverse",
+                "Reverse a transfer: the money goes back from the connected account to the"
+                " platform's balance.",
+                "post",
+                "/transfers/{id}/reversals",
+            ),
+        ]
+    )
+    request = "move money from the connected account back to the platform balance"
+    assert top(index, request)[0] == "transfers_reverse"

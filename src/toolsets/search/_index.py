@@ -19,7 +19,8 @@ How a request is ranked, in order:
    name the request covers (``issues_list_for_repo`` for "list the issues of a repo"
    over ``issues_list_labels_for_repo``); whether its HTTP method is the one the verb
    that leads the request asks for (create → POST, remove → DELETE, show → GET, rename
-   → PATCH; a question reads unless a verb follows; no verb: a GET); whether its path
+   → PATCH; a question reads unless a verb follows; no verb: a GET); how many of the
+   request's words it has in any field (all of them, over one rare word); whether its path
    ends in a collection or in one item, as the request asks (a new thing is POSTed to
    the collection, things in the plural are listed, one by number is one item); whether
    the request names one of its inputs that its name does not have (what to change:
@@ -76,6 +77,10 @@ READ_BONUS = 0.1
 COLLECTION_BONUS = 0.05
 """Bonus for a list (a path ending in a literal segment) when the request reads things in
 the plural; for one thing (a path ending in a parameter) when it names one by number."""
+COVERAGE = 0.4
+"""Bonus, in units of the best BM25 score, for a tool that has every word of the request
+somewhere (name, path, summary, description, inputs): BM25 sums words, and lets one rare
+word outweigh the rest of a request that another tool has all of."""
 INPUT_BONUS = 0.1
 """Bonus per word of the request (two at most) that names one of a tool's inputs and not
 the tool: what to change, or what to filter by ("archive the repo": ``archived`` of the
@@ -498,10 +503,13 @@ class ToolIndex:
         if self._head is None or limit <= 0:
             return []
         asked = _query(query, self._terms, self._lexicon, self._correct)
-        scores = self._bm25(self._head, asked) + DESCRIPTION_WEIGHT * self._bm25(self._body, asked)
+        found: dict[str, Any] = {}
+        scores = self._bm25(self._head, asked, found)
+        scores = scores + DESCRIPTION_WEIGHT * self._bm25(self._body, asked, found)
         if self._inputs is not None:
-            scores = scores + INPUTS_WEIGHT * self._bm25(self._inputs, asked)
-        ranked = self._ranked(scores, asked, limit)
+            scores = scores + INPUTS_WEIGHT * self._bm25(self._inputs, asked, found)
+        covered = sum(found.values()) / len(asked.own) if found else None
+        ranked = self._ranked(scores, covered, asked, limit)
         return [
             Match(
                 name=self._entries[i].name,
@@ -513,14 +521,21 @@ class ToolIndex:
             if score > 0
         ]
 
-    def _ranked(self, scores: Any, asked: _Query, limit: int) -> list[tuple[float, int]]:
+    def _ranked(
+        self, scores: Any, covered: Any, asked: _Query, limit: int
+    ) -> list[tuple[float, int]]:
+        """The best candidates of BM25's ``scores``, re-ranked; ``covered``: the share of
+        the request's own words each tool has in some field (None: it has none)."""
         best = float(scores.max()) if len(scores) else 0.0
         if best <= 0:
             return []
         count = min(max(CANDIDATES, limit), len(scores))
         candidates = scores.argpartition(-count)[-count:]
         return sorted(
-            ((self._rerank(int(i), float(scores[i]), best, asked), int(i)) for i in candidates),
+            (
+                (self._rerank(int(i), float(scores[i]), best, asked, covered), int(i))
+                for i in candidates
+            ),
             key=lambda pair: (-pair[0], pair[1]),
         )
 
@@ -543,14 +558,20 @@ class ToolIndex:
         corrected = self._spelling.correct(word)
         return None if corrected is None else self._terms.stem(corrected)
 
-    def _bm25(self, index: Any, asked: _Query) -> Any:
+    def _bm25(self, index: Any, asked: _Query, found: dict[str, Any]) -> Any:
+        """The BM25 scores of ``index`` for ``asked``; marks in ``found`` (term → whether
+        each tool has it) the tools that have each of the request's own terms."""
         vocabulary: dict[str, int] = index.vocab_dict
         total = None
         for term, weight in asked.weights.items():
             token = vocabulary.get(term)
             if token is None:
                 continue
-            part = index.get_scores_from_ids([token]) * weight
+            part = index.get_scores_from_ids([token])
+            if term in asked.own:
+                has = part > 0
+                found[term] = has if term not in found else found[term] | has
+            part = part * weight
             total = part if total is None else total + part
         if total is None:
             import numpy
@@ -558,11 +579,11 @@ class ToolIndex:
             return numpy.zeros(len(self._entries), dtype="float32")
         return total
 
-    def _rerank(self, i: int, score: float, best: float, asked: _Query) -> float:
+    def _rerank(self, i: int, score: float, best: float, asked: _Query, covered: Any) -> float:
         shape = self._shapes[i]
         if score <= 0:
             return 0.0
-        bonus = 0.0
+        bonus = 0.0 if covered is None else COVERAGE * float(covered[i])
         if shape.name:
             bonus += NAME_COVERAGE * len(shape.name & asked.known) / len(shape.name)
         if asked.methods and shape.method:
