@@ -273,8 +273,14 @@ def test_an_openapi_tool_entry_has_its_query_and_body_parameters_not_its_path_on
     [create] = [t for t in github_tools if t.name == "issues_create"]
     inputs = IndexEntry.of(create).inputs
     assert "title The title of the issue." in inputs
-    assert any(text.startswith("milestone ") for text in inputs)
+    assert any(text.split()[0] == "milestone" for text in inputs)
     assert not any(text.split()[0] in ("owner", "repo") for text in inputs)
+
+
+def test_an_input_entry_lists_the_values_its_schema_allows(github_tools: list[Tool]) -> None:
+    [listed] = [t for t in github_tools if t.name == "issues_list_for_repo"]
+    inputs = IndexEntry.of(listed).inputs
+    assert "state Indicates the state of the issues to return. open closed all" in inputs
 
 
 def test_a_tool_is_found_by_what_it_takes() -> None:

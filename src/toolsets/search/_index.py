@@ -125,8 +125,9 @@ class IndexEntry:
     """The operation's one-line summary, when it has one apart from the description."""
     inputs: tuple[str, ...] = ()
     """What it takes, one text each: an OpenAPI operation's query, header and body
-    parameters, by name and the first sentence of their description (``state: open,
-    closed or all``). Path parameters are left out: the path has them."""
+    parameters, by name, the first sentence of their description and the values their
+    schema lists (``state Indicates the state... open closed all``). Path parameters are
+    left out: the path has them."""
 
     @classmethod
     def of(cls, tool: Tool) -> IndexEntry:
@@ -155,6 +156,8 @@ class IndexEntry:
 
 
 INPUT_CHARS = 120
+ENUM_VALUES = 12
+"""How many of an input's listed values an entry keeps."""
 """How much of a parameter's description an entry keeps: its first sentence, at most."""
 
 
@@ -164,11 +167,21 @@ def _first_sentence(text: str) -> str:
     return line[: end if 0 < end < INPUT_CHARS else INPUT_CHARS]
 
 
+def _input(name: str, description: object, schema: object) -> str:
+    """One input's text: its name, its description's first sentence and the values its
+    own schema lists (``state`` → open, closed, all)."""
+    said = _first_sentence(description) if isinstance(description, str) else ""
+    values = schema.get("enum") if isinstance(schema, Mapping) else None
+    if isinstance(values, list):
+        said += " " + " ".join(str(value) for value in values[:ENUM_VALUES])
+    return f"{name} {said}".rstrip()
+
+
 def _inputs(operation: Operation) -> tuple[str, ...]:
     """The operation's query, header and body parameters (a body schema's own top-level
     properties: one behind a ``$ref`` is not resolved, to keep building cheap)."""
     found = [
-        f"{parameter.name} {_first_sentence(parameter.description)}"
+        _input(parameter.name, parameter.description, parameter.schema)
         for parameter in operation.parameters
         if parameter.location != "path"
     ]
@@ -177,8 +190,10 @@ def _inputs(operation: Operation) -> tuple[str, ...]:
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     if isinstance(properties, Mapping):
         for name, node in properties.items():
-            said = node.get("description") if isinstance(node, Mapping) else None
-            found.append(f"{name} {_first_sentence(said) if isinstance(said, str) else ''}")
+            if isinstance(node, Mapping):
+                found.append(_input(name, node.get("description"), node))
+            else:
+                found.append(name)
     return tuple(found)
 
 
