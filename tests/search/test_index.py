@@ -327,3 +327,8 @@ def test_a_tool_with_every_word_of_the_request_ranks_above_ones_named_by_one() -
     )
     request = "move money from the connected account back to the platform balance"
     assert top(index, request)[0] == "transfers_reverse"
+
+
+def test_a_match_names_the_inputs_the_request_names(github: ToolIndex) -> None:
+    [found] = github.search("give the repo a description", 1)
+    assert "takes description" in found.why

@@ -623,7 +623,8 @@ class ToolIndex:
 
     def _why(self, i: int, asked: _Query) -> str:
         """The name's words the request has, or related words (with the request's words
-        they came from), and the verb that asked for the method: in the name's words."""
+        they came from), the inputs it names, and the verb that asked for the method: in
+        the name's and inputs' words."""
         shape = self._shapes[i]
         stem = self._terms.stem
         named: dict[str, str] = {}
@@ -640,6 +641,13 @@ class ToolIndex:
         ]
         if related:
             parts.append("; ".join(related))
+        taken = [
+            text.split(" ", 1)[0]
+            for text in self._entries[i].inputs
+            if asked.own.intersection(self._terms(text.split(" ", 1)[0])) - shape.name
+        ]
+        if taken:
+            parts.append("takes " + ", ".join(taken[:3]))
         if asked.methods and shape.method in asked.methods:
             parts.append(f"method {shape.method.upper()} for {asked.verbs[0]!r}")
         return "; ".join(parts) or "words of its description"
