@@ -265,3 +265,70 @@ def test_an_entry_without_words_is_summarised_by_its_method_and_path() -> None:
     index = ToolIndex.build([IndexEntry(name="op_1", method="get", path="/things/{id}")])
     [match] = index.search("op", 1)
     assert match.summary == "GET /things/{id}"
+
+
+def test_an_openapi_tool_entry_has_its_query_and_body_parameters_not_its_path_ones(
+    github_tools: list[Tool],
+) -> None:
+    [create] = [t for t in github_tools if t.name == "issues_create"]
+    inputs = IndexEntry.of(create).inputs
+    assert "title The title of the issue." in inputs
+    assert any(text.split()[0] == "milestone" for text in inputs)
+    assert not any(text.split()[0] in ("owner", "repo") for text in inputs)
+
+
+def test_an_input_entry_lists_the_values_its_schema_allows(github_tools: list[Tool]) -> None:
+    [listed] = [t for t in github_tools if t.name == "issues_list_for_repo"]
+    inputs = IndexEntry.of(listed).inputs
+    assert "state Indicates the state of the issues to return. open closed all" in inputs
+
+
+def test_a_tool_is_found_by_what_it_takes() -> None:
+    index = ToolIndex.build(
+        [
+            IndexEntry("pets_list", "List pets.", "get", "/pets"),
+            IndexEntry("pets_find", "Find pets.", "get", "/pets/find", inputs=("breed Breed",)),
+        ]
+    )
+    assert top(index, "pets of a given breed")[0] == "pets_find"
+
+
+def test_a_request_naming_what_to_change_finds_the_update_that_takes_it() -> None:
+    index = ToolIndex.build(
+        [
+            IndexEntry("books_get", "Get a book.", "get", "/books/{id}"),
+            IndexEntry("books_delete", "Delete a book.", "delete", "/books/{id}"),
+            IndexEntry("books_cover_get", "Get a book's cover.", "get", "/books/{id}/cover"),
+            IndexEntry(
+                "books_update",
+                "Update a book.",
+                "patch",
+                "/books/{id}",
+                inputs=("title The book's title.", "cover The cover image's URL."),
+            ),
+        ]
+    )
+    assert top(index, "change the cover of the book")[0] == "books_update"
+
+
+def test_a_tool_with_every_word_of_the_request_ranks_above_ones_named_by_one() -> None:
+    index = ToolIndex.build(
+        [
+            IndexEntry("balance_get", "Get the balance.", "get", "/balance"),
+            IndexEntry("accounts_get", "Get an account.", "get", "/accounts/{id}"),
+            IndexEntry(
+                "transfers_reverse",
+                "Reverse a transfer: the money goes back from the connected account to the"
+                " platform's balance.",
+                "post",
+                "/transfers/{id}/reversals",
+            ),
+        ]
+    )
+    request = "move money from the connected account back to the platform balance"
+    assert top(index, request)[0] == "transfers_reverse"
+
+
+def test_a_match_names_the_inputs_the_request_names(github: ToolIndex) -> None:
+    [found] = github.search("give the repo a description", 1)
+    assert "takes description" in found.why

@@ -1,7 +1,9 @@
 """`ToolIndex`: the tools of a catalogue ranked for a request in the user's words.
 
 Needs the ``search`` extra (bm25s, PyStemmer). Building reads each tool's name,
-description and, for an OpenAPI tool, its method, path and tags: never its declaration,
+description and, for an OpenAPI tool, its method, path, tags and what it takes (its
+query and body parameters' names and descriptions, read off the raw operation): never
+its declaration,
 so a catalogue of thousands of operations indexes in a second or two.
 
 How a request is ranked, in order:
@@ -9,16 +11,20 @@ How a request is ranked, in order:
 1. Its words are stemmed, stop words left out; each word's related words in API
    vocabulary (`_lexicon.RELATED`: "bookmark" → star, "money back" → refund, "PR" →
    pull request, "my" → authenticated user) are searched too, at a lower weight.
-2. BM25 (bm25s) scores two fields apart and adds them: the head (the name split into
-   words, the path's words, the summary, the tags), and the description, weighted less:
-   an operation's name says what it does, its description also what it touches.
+2. BM25 (bm25s) scores three fields apart and adds them: the head (the name split into
+   words, the path's words, the summary, the tags), the description and the inputs,
+   weighted less: an operation's name says what it does, its description and
+   parameters also what it touches ("due date" finds the milestone's ``due_on``).
 3. The best candidates are then re-ranked by what BM25 cannot see: how much of the tool's
    name the request covers (``issues_list_for_repo`` for "list the issues of a repo"
    over ``issues_list_labels_for_repo``); whether its HTTP method is the one the verb
    that leads the request asks for (create → POST, remove → DELETE, show → GET, rename
-   → PATCH; a question reads unless a verb follows; no verb: a GET); whether its path
+   → PATCH; a question reads unless a verb follows; no verb: a GET); how many of the
+   request's words it has in any field (all of them, over one rare word); whether its path
    ends in a collection or in one item, as the request asks (a new thing is POSTed to
-   the collection, things in the plural are listed, one by number is one item); and
+   the collection, things in the plural are listed, one by number is one item); whether
+   the request names one of its inputs that its name does not have (what to change:
+   "archive the repo" is the repository's update, whose body has ``archived``); and
    how deep its path goes beyond what the request names (a top-level resource above
    its sub-resources).
 
@@ -31,15 +37,18 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsets._install import install_line
 from toolsets._tool import Tool
 from toolsets.search._lexicon import INTENTS, NOUNS_TOO, RELATED, STOPWORDS
 from toolsets.search._spelling import Spelling, frequencies
 from toolsets.search._text import Terms, words
+
+if TYPE_CHECKING:
+    from toolsets.openapi._model import Operation
 
 __all__ = ["IndexEntry", "Match", "ToolIndex"]
 
@@ -52,6 +61,8 @@ PHRASE_WEIGHT = 1.0
 phrase says more than one word."""
 DESCRIPTION_WEIGHT = 0.3
 """The description's BM25 score's weight, against 1 for the head's."""
+INPUTS_WEIGHT = 0.3
+"""The inputs' (parameters') BM25 score's weight, against 1 for the head's."""
 HEAD_K1 = 1.5
 HEAD_B = 0.75
 """BM25's term-frequency saturation and length normalisation for the head field."""
@@ -66,6 +77,14 @@ READ_BONUS = 0.1
 COLLECTION_BONUS = 0.05
 """Bonus for a list (a path ending in a literal segment) when the request reads things in
 the plural; for one thing (a path ending in a parameter) when it names one by number."""
+COVERAGE = 0.4
+"""Bonus, in units of the best BM25 score, for a tool that has every word of the request
+somewhere (name, path, summary, description, inputs): BM25 sums words, and lets one rare
+word outweigh the rest of a request that another tool has all of."""
+INPUT_BONUS = 0.1
+"""Bonus per word of the request (two at most) that names one of a tool's inputs and not
+the tool: what to change, or what to filter by ("archive the repo": ``archived`` of the
+repository's update)."""
 DEPTH_PENALTY = 0.12
 """Penalty per path segment the request does not name, beyond the first."""
 
@@ -104,6 +123,11 @@ class IndexEntry:
     """The operation's tags."""
     summary: str = ""
     """The operation's one-line summary, when it has one apart from the description."""
+    inputs: tuple[str, ...] = ()
+    """What it takes, one text each: an OpenAPI operation's query, header and body
+    parameters, by name, the first sentence of their description and the values their
+    schema lists (``state Indicates the state... open closed all``). Path parameters are
+    left out: the path has them."""
 
     @classmethod
     def of(cls, tool: Tool) -> IndexEntry:
@@ -127,7 +151,50 @@ class IndexEntry:
             path=op.path,
             tags=tuple(op.tags),
             summary=op.summary,
+            inputs=_inputs(op),
         )
+
+
+INPUT_CHARS = 120
+ENUM_VALUES = 12
+"""How many of an input's listed values an entry keeps."""
+"""How much of a parameter's description an entry keeps: its first sentence, at most."""
+
+
+def _first_sentence(text: str) -> str:
+    line = _TAG.sub("", text).strip().split("\n", 1)[0]
+    end = line.find(". ")
+    return line[: end if 0 < end < INPUT_CHARS else INPUT_CHARS]
+
+
+def _input(name: str, description: object, schema: object) -> str:
+    """One input's text: its name, its description's first sentence and the values its
+    own schema lists (``state`` → open, closed, all)."""
+    said = _first_sentence(description) if isinstance(description, str) else ""
+    values = schema.get("enum") if isinstance(schema, Mapping) else None
+    if isinstance(values, list):
+        said += " " + " ".join(str(value) for value in values[:ENUM_VALUES])
+    return f"{name} {said}".rstrip()
+
+
+def _inputs(operation: Operation) -> tuple[str, ...]:
+    """The operation's query, header and body parameters (a body schema's own top-level
+    properties: one behind a ``$ref`` is not resolved, to keep building cheap)."""
+    found = [
+        _input(parameter.name, parameter.description, parameter.schema)
+        for parameter in operation.parameters
+        if parameter.location != "path"
+    ]
+    body = operation.body
+    schema = body.media_types[0].schema if body is not None and body.media_types else None
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if isinstance(properties, Mapping):
+        for name, node in properties.items():
+            if isinstance(node, Mapping):
+                found.append(_input(name, node.get("description"), node))
+            else:
+                found.append(name)
+    return tuple(found)
 
 
 def _bm25s() -> Any:
@@ -177,6 +244,8 @@ class _Shape:
     method: str
     collection: bool
     """Its path ends with a literal segment, not a parameter: it is about many things."""
+    inputs: frozenset[str]
+    """The terms of its inputs' names (``due_on`` → due), the name's left out."""
 
 
 _PathShape = tuple[tuple[frozenset[str], ...], frozenset[str]]
@@ -212,11 +281,13 @@ def _shape(entry: IndexEntry, terms: Terms, paths: dict[str, _PathShape]) -> _Sh
     # tool does: left out, unless a literal segment has them too.
     name = frozenset(t for t in terms(entry.name) if t != method and t not in parameters)
     path = path.rstrip("/")
+    inputs = frozenset(t for text in entry.inputs for t in terms(text.split(" ", 1)[0]))
     return _Shape(
         name=name,
         segments=segments,
         method=method,
         collection=bool(path) and not path.endswith("}"),
+        inputs=inputs - name,
     )
 
 
@@ -377,7 +448,9 @@ class ToolIndex:
         terms: Terms,
         lexicon: _Lexicon,
         frequency: dict[str, int] | None = None,
+        inputs: Any = None,
     ) -> None:
+        self._inputs = inputs
         self._entries = entries
         self._frequency = frequency or {}
         self._spelling: Spelling | None = None
@@ -395,6 +468,7 @@ class ToolIndex:
         terms = Terms()
         heads: list[list[str]] = []
         bodies: list[list[str]] = []
+        inputs: list[list[str]] = []
         for entry in listed:
             # The summary, or the description's first sentence for a tool without one.
             summary = entry.summary or _summary_line(entry)
@@ -406,17 +480,31 @@ class ToolIndex:
             if entry.summary and description.startswith(entry.summary):
                 description = description[len(entry.summary) :]
             bodies.append(list(terms(description)) or [""])
+            inputs.append([term for text in entry.inputs for term in terms(text)] or [""])
         if not listed:
             return cls(listed, None, None, (), terms, _Lexicon(terms))
         head_index = bm25s.BM25(k1=HEAD_K1, b=HEAD_B)
         head_index.index(heads, show_progress=False)
         body_index = bm25s.BM25()
         body_index.index(bodies, show_progress=False)
+        inputs_index = None
+        if any(entry.inputs for entry in listed):
+            inputs_index = bm25s.BM25()
+            inputs_index.index(inputs, show_progress=False)
         paths: dict[str, _PathShape] = {}
         shapes = [_shape(entry, terms, paths) for entry in listed]
         lexicon = _Lexicon(terms)
         terms.freeze()
-        return cls(listed, head_index, body_index, shapes, terms, lexicon, frequencies(heads))
+        return cls(
+            listed,
+            head_index,
+            body_index,
+            shapes,
+            terms,
+            lexicon,
+            frequencies(heads),
+            inputs_index,
+        )
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -430,16 +518,13 @@ class ToolIndex:
         if self._head is None or limit <= 0:
             return []
         asked = _query(query, self._terms, self._lexicon, self._correct)
-        scores = self._bm25(self._head, asked) + DESCRIPTION_WEIGHT * self._bm25(self._body, asked)
-        best = float(scores.max()) if len(scores) else 0.0
-        if best <= 0:
-            return []
-        count = min(max(CANDIDATES, limit), len(scores))
-        candidates = scores.argpartition(-count)[-count:]
-        ranked = sorted(
-            ((self._rerank(int(i), float(scores[i]), best, asked), int(i)) for i in candidates),
-            key=lambda pair: (-pair[0], pair[1]),
-        )
+        found: dict[str, Any] = {}
+        scores = self._bm25(self._head, asked, found)
+        scores = scores + DESCRIPTION_WEIGHT * self._bm25(self._body, asked, found)
+        if self._inputs is not None:
+            scores = scores + INPUTS_WEIGHT * self._bm25(self._inputs, asked, found)
+        covered = sum(found.values()) / len(asked.own) if found else None
+        ranked = self._ranked(scores, covered, asked, limit)
         return [
             Match(
                 name=self._entries[i].name,
@@ -450,6 +535,24 @@ class ToolIndex:
             for score, i in ranked[:limit]
             if score > 0
         ]
+
+    def _ranked(
+        self, scores: Any, covered: Any, asked: _Query, limit: int
+    ) -> list[tuple[float, int]]:
+        """The best candidates of BM25's ``scores``, re-ranked; ``covered``: the share of
+        the request's own words each tool has in some field (None: it has none)."""
+        best = float(scores.max()) if len(scores) else 0.0
+        if best <= 0:
+            return []
+        count = min(max(CANDIDATES, limit), len(scores))
+        candidates = scores.argpartition(-count)[-count:]
+        return sorted(
+            (
+                (self._rerank(int(i), float(scores[i]), best, asked, covered), int(i))
+                for i in candidates
+            ),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
 
     def _correct(self, word: str) -> str | None:
         """The term of the word a tool has that ``word``, which no tool has, is a typo
@@ -470,14 +573,20 @@ class ToolIndex:
         corrected = self._spelling.correct(word)
         return None if corrected is None else self._terms.stem(corrected)
 
-    def _bm25(self, index: Any, asked: _Query) -> Any:
+    def _bm25(self, index: Any, asked: _Query, found: dict[str, Any]) -> Any:
+        """The BM25 scores of ``index`` for ``asked``; marks in ``found`` (term → whether
+        each tool has it) the tools that have each of the request's own terms."""
         vocabulary: dict[str, int] = index.vocab_dict
         total = None
         for term, weight in asked.weights.items():
             token = vocabulary.get(term)
             if token is None:
                 continue
-            part = index.get_scores_from_ids([token]) * weight
+            part = index.get_scores_from_ids([token])
+            if term in asked.own:
+                has = part > 0
+                found[term] = has if term not in found else found[term] | has
+            part = part * weight
             total = part if total is None else total + part
         if total is None:
             import numpy
@@ -485,11 +594,11 @@ class ToolIndex:
             return numpy.zeros(len(self._entries), dtype="float32")
         return total
 
-    def _rerank(self, i: int, score: float, best: float, asked: _Query) -> float:
+    def _rerank(self, i: int, score: float, best: float, asked: _Query, covered: Any) -> float:
         shape = self._shapes[i]
         if score <= 0:
             return 0.0
-        bonus = 0.0
+        bonus = 0.0 if covered is None else COVERAGE * float(covered[i])
         if shape.name:
             bonus += NAME_COVERAGE * len(shape.name & asked.known) / len(shape.name)
         if asked.methods and shape.method:
@@ -505,13 +614,17 @@ class ToolIndex:
             bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
         elif shape.method == asked.first and shape.method in ("patch", "delete"):
             bonus += COLLECTION_BONUS if not shape.collection else -COLLECTION_BONUS
+        if shape.inputs:
+            taken = len((asked.own - shape.name) & shape.inputs)
+            bonus += INPUT_BONUS * min(taken, 2)
         unnamed = sum(1 for segment in shape.segments[1:] if not segment & asked.known)
         bonus -= DEPTH_PENALTY * unnamed
         return max(score / best + bonus + 1.0, math.ulp(0))  # still found, if last
 
     def _why(self, i: int, asked: _Query) -> str:
         """The name's words the request has, or related words (with the request's words
-        they came from), and the verb that asked for the method: in the name's words."""
+        they came from), the inputs it names, and the verb that asked for the method: in
+        the name's and inputs' words."""
         shape = self._shapes[i]
         stem = self._terms.stem
         named: dict[str, str] = {}
@@ -528,6 +641,13 @@ class ToolIndex:
         ]
         if related:
             parts.append("; ".join(related))
+        taken = [
+            text.split(" ", 1)[0]
+            for text in self._entries[i].inputs
+            if asked.own.intersection(self._terms(text.split(" ", 1)[0])) - shape.name
+        ]
+        if taken:
+            parts.append("takes " + ", ".join(taken[:3]))
         if asked.methods and shape.method in asked.methods:
             parts.append(f"method {shape.method.upper()} for {asked.verbs[0]!r}")
         return "; ".join(parts) or "words of its description"
