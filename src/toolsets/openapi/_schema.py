@@ -10,6 +10,8 @@ each is translated once per toolset and shared by every operation that uses it.
 
 from __future__ import annotations
 
+import copy
+
 import dataclasses
 import re
 from collections.abc import Callable, Mapping
@@ -502,7 +504,7 @@ class SchemaBuilder:
             return name
         failed = self._failed.get(key)
         if failed is not None:  # every operation using it fails the same way
-            raise failed
+            raise copy.copy(failed) from failed  # fresh: the kept traceback stays short
         name = self._new_name(*key)
         self._names[key] = name
         self._defs[name] = {}  # a recursive reference finds the name already there
