@@ -11,6 +11,7 @@ each is translated once per toolset and shared by every operation that uses it.
 from __future__ import annotations
 
 import copy
+import hashlib
 
 import dataclasses
 import re
@@ -154,6 +155,8 @@ _IGNORED_HEADERS = frozenset(
 """Header parameters left out: those OpenAPI says to ignore (the request sets them
 itself), and those the HTTP client computes (framing and connection headers: a value
 the model gives would contradict the request, and HTTP clients refuse it)."""
+_COMPONENT = re.compile(r"/(?:components/schemas|definitions)/[^/]+")
+"""Where a spec's named schemas are (OpenAPI 3, Swagger 2.0): each keeps its name."""
 _DEF_NAMES = NameRule(
     illegal=re.compile(r"[^A-Za-z0-9_.-]+"), strip=True, fallback="schema", dedupe="number"
 )
@@ -529,11 +532,21 @@ class SchemaBuilder:
         return name
 
     def _new_name(self, uri: str, fragment: str) -> str:
+        """The ``$defs`` name of the schema at ``uri`` ``fragment``: made from where it
+        is, not from which schemas were translated before (tools built on demand, in any
+        order, declare the same): a component of the spec keeps its name, any other
+        schema is named after its last segment and a digest of its location."""
         if fragment.strip("/"):
             last = unescape(fragment.rsplit("/", 1)[-1])
         else:  # a whole document: named after its file
             last = uri.rsplit("/", 1)[-1].split(".", 1)[0]
-        name = _DEF_NAMES.unique(last, self._taken)
+        name = _DEF_NAMES.legal(last)
+        canonical = uri == self._resolver.root.uri and _COMPONENT.fullmatch(fragment)
+        if not canonical or name != last:
+            digest = hashlib.blake2s(f"{uri}#{fragment}".encode(), digest_size=4).hexdigest()
+            name = f"{name}_{digest}"
+        # A clash left (a component named like a digest) is numbered, as before.
+        name = _DEF_NAMES.unique(name, self._taken)
         self._taken.add(name)
         return name
 
