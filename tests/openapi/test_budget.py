@@ -230,7 +230,8 @@ async def test_listing_a_huge_spec_builds_no_schema_a_broken_one_is_found_when_d
         assert len(names) == EAGER_OPERATIONS
         assert "broken" not in names
         result = await broken.run({}, ToolContext())
-        assert isinstance(result, dict) and result["pointer"] == BROKEN
+        assert isinstance(result, dict)
+        assert result["pointer"] == BROKEN
         assert listed[0].declaration() is not None  # the others are not affected
 
 

@@ -136,9 +136,7 @@ async def test_a_served_huge_spec_lists_its_tools_the_first_time_without_the_bro
 
 
 @pytest.mark.anyio
-async def test_searching_a_huge_spec_then_calling_its_broken_operation_is_an_error_result() -> (
-    None
-):
+async def test_searching_a_huge_spec_then_calling_its_broken_operation_is_an_error_result() -> None:
     toolset = OpenApiToolset(with_broken(), base_url=NOWHERE)
     steps = [
         FunctionCall(id="s", name="search_tools", args={"query": "broken"}),
@@ -150,10 +148,12 @@ async def test_searching_a_huge_spec_then_calling_its_broken_operation_is_an_err
         _, events = await start(runner, "hi")
 
     found = response_of(events, "search_tools")
-    assert isinstance(found, dict) and "error" not in found
+    assert isinstance(found, dict)
+    assert "error" not in found
     # Loading it built it: found broken, it is left out (or, called, says why).
     called = response_of(events, "broken")
-    assert isinstance(called, dict) and "error" in called
+    assert isinstance(called, dict)
+    assert "error" in called
     assert [p.pointer for p in toolset.problems] == [BROKEN]
     await toolset.shutdown()
 
@@ -179,10 +179,13 @@ def gated_spec() -> dict[str, Any]:
 
 @pytest.mark.anyio
 async def test_a_call_valid_under_the_whole_schema_but_not_the_view_is_asked_to_confirm() -> None:
-    toolset = OpenApiToolset(gated_spec(), base_url=NOWHERE, confirm="always", declaration_budget=700)
+    toolset = OpenApiToolset(
+        gated_spec(), base_url=NOWHERE, confirm="always", declaration_budget=700
+    )
     make = await toolset.get_tool("make")
     declared = make.declaration()
-    assert declared is not None and declared.parameters != make.arguments_schema
+    assert declared is not None
+    assert declared.parameters != make.arguments_schema
     args = {"body": {"field_30": "a", "extra": {"deep": [1, 2]}}, "event": "x-custom"}
     steps = [FunctionCall(id="c", name="make", args=args), "done"]
     runner, _ = agent_with(steps, [toolset])
@@ -198,7 +201,9 @@ async def test_a_call_valid_under_the_whole_schema_but_not_the_view_is_asked_to_
 async def test_a_call_missing_a_required_field_the_view_hides_is_refused_before_confirmation() -> (
     None
 ):
-    toolset = OpenApiToolset(gated_spec(), base_url=NOWHERE, confirm="always", declaration_budget=700)
+    toolset = OpenApiToolset(
+        gated_spec(), base_url=NOWHERE, confirm="always", declaration_budget=700
+    )
     make = await toolset.get_tool("make")
     assert "field_30" not in json.dumps(make.declaration().parameters.get("required", []))
     args = {"body": {"field_0": "a"}}
@@ -274,7 +279,9 @@ def order_spec() -> dict[str, Any]:
             "Item": {"type": "object", "properties": {"a": {"type": "string"}}},
             "Other": {
                 "type": "object",
-                "properties": {"Item": {"type": "object", "properties": {"b": {"type": "integer"}}}},
+                "properties": {
+                    "Item": {"type": "object", "properties": {"b": {"type": "integer"}}}
+                },
             },
         }
     )

@@ -11,9 +11,8 @@ each is translated once per toolset and shared by every operation that uses it.
 from __future__ import annotations
 
 import copy
-import hashlib
-
 import dataclasses
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -535,14 +534,16 @@ class SchemaBuilder:
         """The ``$defs`` name of the schema at ``uri`` ``fragment``: made from where it
         is, not from which schemas were translated before (tools built on demand, in any
         order, declare the same): a component of the spec keeps its name, any other
-        schema is named after its last segment and a digest of its location."""
+        schema of the spec is named after its last segment and a digest of its location.
+        A spec that refers to other documents has every schema built as it loads, in
+        the spec's order: theirs keep their names (numbered when they clash)."""
         if fragment.strip("/"):
             last = unescape(fragment.rsplit("/", 1)[-1])
         else:  # a whole document: named after its file
             last = uri.rsplit("/", 1)[-1].split(".", 1)[0]
         name = _DEF_NAMES.legal(last)
-        canonical = uri == self._resolver.root.uri and _COMPONENT.fullmatch(fragment)
-        if not canonical or name != last:
+        inside = uri == self._resolver.root.uri
+        if inside and (not _COMPONENT.fullmatch(fragment) or name != last):
             digest = hashlib.blake2s(f"{uri}#{fragment}".encode(), digest_size=4).hexdigest()
             name = f"{name}_{digest}"
         # A clash left (a component named like a digest) is numbered, as before.
