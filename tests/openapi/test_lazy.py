@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 
 from tests.agent.helpers import agent_with, asked_to_confirm, response_of, start
 from tests.mcp.server_helpers import connected
-from toolsets import FunctionCall, SpecError, ToolContext, searchable
+from toolsets import FunctionCall, SpecError, ToolContext, prefixed, searchable
 from toolsets._invoke import _invalid
 from toolsets.mcp import McpServer
 from toolsets.openapi import OpenApiToolset
@@ -300,3 +300,20 @@ async def test_declarations_are_the_same_whatever_order_tools_are_first_declared
 
     assert first == second
     assert first["use_a"].parameters["properties"]["x"] == {"$ref": "#/$defs/Item"}
+
+
+@pytest.mark.anyio
+async def test_a_prefixed_tool_is_called_under_the_whole_schema_too() -> None:
+    toolset = OpenApiToolset(gated_spec(), base_url=NOWHERE, declaration_budget=700)
+    (tool,) = await prefixed(toolset, "api").list_tools()
+    hidden_required = {"body": {"field_0": "a"}}  # field_30 is required, summarized away
+
+    refused = _invalid(tool, hidden_required)
+
+    assert refused is not None
+    assert refused.result == {
+        "error": refused.result["error"],
+        "fields": {"body.field_30": "Field required"},
+    }
+    assert _invalid(tool, {"body": {"field_30": "a"}}) is None
+    await toolset.shutdown()
