@@ -317,3 +317,18 @@ async def test_a_prefixed_tool_is_called_under_the_whole_schema_too() -> None:
     }
     assert _invalid(tool, {"body": {"field_30": "a"}}) is None
     await toolset.shutdown()
+
+
+def test_a_summary_names_every_required_property_first_and_says_so() -> None:
+    wide = {f"p_{i}": {"type": "string", "description": "Something. " * 5} for i in range(60)}
+    nested = {"type": "object", "required": ["p_50", "p_3"], "properties": wide}
+    parameters = {
+        "type": "object",
+        "properties": {"body": {"type": "object", "properties": {"n": nested}}},
+    }
+
+    _, view = fit_declaration("A tool.", parameters, 600)
+
+    summary = view["properties"]["body"]["properties"]["n"]["description"]
+    assert summary.startswith("Properties: p_3 (required), p_50 (required), p_0, ")
+    assert "(36 more)" in summary

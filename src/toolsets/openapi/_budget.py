@@ -18,8 +18,9 @@ What is given up, in this order, until the declaration fits (each step determini
    (the rest counted in the description).
 2. Nested objects are summarized, the deepest first: a branch below depth ``n`` (the
    top-level arguments are depth 0; ``n`` goes down from the deepest that fits to 0)
-   becomes ``{"type": "object", "description": "<its description>. Properties: a, b,
-   ..."}``; shared definitions are then written where they are used.
+   becomes ``{"type": "object", "description": "<its description>. Properties: a
+   (required), b, ..."}`` (the required ones first, all of them named); shared
+   definitions are then written where they are used.
 3. The descriptions of optional top-level arguments, then of the required ones, then the
    tool's description beyond its first sentences.
 
@@ -419,8 +420,13 @@ class _Viewer:
         told = shortened(node.get("description"), SHORT_DESCRIPTION_CHARS)
         parts = [_sentence(told) if isinstance(told, str) and told else ""]
         if names:
-            more = len(names) - SUMMARY_NAMES
-            listed = ", ".join(names[:SUMMARY_NAMES]) + (f", … ({more} more)" if more > 0 else "")
+            # The required ones first, each said so, and never left out of the list.
+            required = self._required_names(node)
+            ordered = [n for n in names if n in required] + [n for n in names if n not in required]
+            shown = ordered[: max(SUMMARY_NAMES, len(required))]
+            more = len(names) - len(shown)
+            listed = ", ".join(f"{n} (required)" if n in required else n for n in shown)
+            listed += f", … ({more} more)" if more > 0 else ""
             parts.append(f"Properties: {listed}.")
         elif node.get("type") == "array" or "items" in node:
             parts.append("A list.")
@@ -434,6 +440,18 @@ class _Viewer:
         if summary:
             out["description"] = summary
         return out
+
+    def _required_names(self, node: Mapping[str, Any]) -> set[str]:
+        """The property names ``node`` requires, itself or through its ``allOf``
+        members (those of ``anyOf``/``oneOf`` members hold only for that member)."""
+        node = self._inlined(node)
+        found: set[str] = set()
+        members = node.get("allOf")
+        for schema in (node, *(members if isinstance(members, list) else ())):
+            names = self._inlined(schema).get("required") if isinstance(schema, Mapping) else None
+            if isinstance(names, list):
+                found.update(n for n in names if isinstance(n, str))
+        return found
 
     def _names(self, node: Any, names: list[str], hops: int) -> None:
         """The property names of ``node``, of its combinations' members and its items."""
