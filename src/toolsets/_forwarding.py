@@ -52,10 +52,10 @@ class ForwardingTool:
         this wrapper offers it (a renamed tool that is listed hidden is called under
         its new name)."""
         own = self.declaration()
-        if own is not None:
+        if own is not None and type(self).declaration is not ForwardingTool.declaration:
             return own
-        inner = call_declaration(self.tool)
-        return None if inner is None else self._offered_as(inner)
+        inner = call_declaration(self.tool)  # a tool may be called under a fuller one
+        return own if inner is None else self._offered_as(inner)
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
         # The wrapped tool's awaitable as it is (not awaited in a coroutine of our own):

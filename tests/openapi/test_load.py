@@ -370,15 +370,19 @@ async def test_schemas_named_by_their_id_are_found_as_json_schema_2020_12_says(
     assert bed["$defs"]["Soil"]["properties"]["texture"] == {"$ref": "#/$defs/Texture"}
     assert bed["$defs"]["Texture"] == {"type": "string", "enum": ["sand", "loam", "clay"]}
     # A JSON pointer inside an identified schema is relative to that schema.
-    assert bed["$defs"]["Plant"]["properties"]["spacing"] == {"$ref": "#/$defs/spacing"}
-    assert bed["$defs"]["spacing"] == {"type": "number", "minimum": 0}
-    # An $anchor inside an identified schema (named after its place, like any other).
-    assert tools["getBed"].parameters["$defs"]["bedId"] == {"type": "integer", "minimum": 1}
+    assert bed["$defs"]["Plant"]["properties"]["spacing"] == {"$ref": "#/$defs/spacing_1982a630"}
+    assert bed["$defs"]["spacing_1982a630"] == {"type": "number", "minimum": 0}
+    # An $anchor inside an identified schema (named after its place, like any other: a
+    # schema of the spec that is no component gets a digest of its place in its name).
+    assert tools["getBed"].parameters["$defs"]["bedId_7601555a"] == {
+        "type": "integer",
+        "minimum": 1,
+    }
     # An absolute $id, and a nested $id that references resolve against.
     order = tools["orderSeeds"].parameters
     packet = order["properties"]["packets"]["items"]  # the body's properties, lifted
     assert packet["properties"]["seed"] == {"$ref": "#/$defs/Seed"}
-    assert packet["properties"]["count"] == {"$ref": "#/$defs/count"}
+    assert packet["properties"]["count"] == {"$ref": "#/$defs/count_4c6f65fe"}
     assert order["$defs"]["Seed"]["pattern"] == "^[a-z]+$"
     validator = Draft202012Validator(order)
     assert validator.is_valid({"packets": [{"seed": "kale", "count": 2}]})
@@ -389,7 +393,7 @@ async def test_the_same_schema_named_two_ways_is_one_definition() -> None:
     tools = await tools_of(FIXTURES / "ids31.yaml")
     defs = tools["plantBed"].parameters["$defs"]
     # Bed → /schemas/soil and getBed's response → the same: one "Soil" definition.
-    assert sorted(defs) == ["Plant", "Soil", "Texture", "spacing"]
+    assert sorted(defs) == ["Plant", "Soil", "Texture", "spacing_1982a630"]
 
 
 async def test_responses_are_checked_through_id_references() -> None:

@@ -686,7 +686,9 @@ class McpServer(CallsTools):
         declaration: a big catalog is converted once, not on every ``tools/list``.
         ``called``: as it is called, which a tool listed hidden (`HiddenTool`, one a
         `searchable` search has not loaded) is too."""
-        declaration = call_declaration(tool) if called else tool.declaration()
+        declaration = tool.declaration()
+        if declaration is None and called:
+            declaration = call_declaration(tool)
         if declaration is None:
             return None
         try:

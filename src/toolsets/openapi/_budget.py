@@ -2,10 +2,15 @@
 budget by summarizing what the model rarely needs, while calls are still checked against
 the whole schema.
 
-The view is always looser than the schema it stands for (a summarized branch keeps only
-its type, a trimmed enum becomes a list in the description), so whatever is valid stays
-valid, and the whole schema is what the tool checks arguments against: a model that
-sends the full structure of a summarized branch is checked and sent as before.
+The view is never stricter than the schema it stands for, so whatever is valid under
+the schema is valid under the view: a summarized branch keeps only its type, a trimmed
+enum becomes a list in the description, and where loosening a part would make the
+whole stricter or change its meaning (under ``not``, ``oneOf``, ``if``, ``contains``,
+beside ``unevaluatedProperties``/``unevaluatedItems``) the keyword is left out of the
+view instead when any part of it would change (the description says more is checked).
+Calls are checked against the whole schema (`RestApiTool.call_declaration`), before the
+user is asked to confirm: a model that sends the full structure of a summarized branch
+is checked and sent as before.
 
 What is given up, in this order, until the declaration fits (each step deterministic):
 
@@ -13,8 +18,9 @@ What is given up, in this order, until the declaration fits (each step determini
    (the rest counted in the description).
 2. Nested objects are summarized, the deepest first: a branch below depth ``n`` (the
    top-level arguments are depth 0; ``n`` goes down from the deepest that fits to 0)
-   becomes ``{"type": "object", "description": "<its description>. Properties: a, b,
-   ..."}``; shared definitions are then written where they are used.
+   becomes ``{"type": "object", "description": "<its description>. Properties: a
+   (required), b, ..."}`` (the required ones first, all of them named); shared
+   definitions are then written where they are used.
 3. The descriptions of optional top-level arguments, then of the required ones, then the
    tool's description beyond its first sentences.
 
@@ -64,6 +70,15 @@ _NESTING = frozenset(("properties", "additionalProperties", "patternProperties")
 combinations stay at their schema's depth."""
 _ARRAY_ONLY = frozenset(("uniqueItems", "minItems", "maxItems", "minContains", "maxContains"))
 """Keywords that constrain arrays only: left out of the view of a schema of another type."""
+_EXACT = ("not", "oneOf", "if", "contains")
+"""Keywords whose schemas cannot be loosened without the whole becoming stricter (a
+looser ``not`` rejects more; two loosened ``oneOf`` members may both match; a looser
+``if`` picks another branch; a looser ``contains`` counts more items for
+``maxContains``): left out of the view when their view would differ."""
+_UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
+"""Keywords that depend on what their siblings evaluate: left out of the view of a
+schema any part of which is loosened."""
+_MORE_CHECKED = "More constraints are checked when it is called."
 _STRUCTURE = frozenset(
     (*_SCHEMA_MAPS, *_SCHEMA_LISTS, *_SCHEMA_VALUES, "$ref", "required", "dependentRequired")
 )
@@ -263,6 +278,9 @@ class _Viewer:
         self._defs = defs
         self._limit = limit
         self._room = room
+        self._loosened = 0
+        """How many parts were loosened (enums trimmed, branches summarized) so far."""
+        self._long_enums: dict[str, bool] = {}
 
     def attempt(self, parameters: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The view of ``parameters``, or None when it is bigger than the room."""
@@ -294,9 +312,22 @@ class _Viewer:
         calls += 1
         out: dict[str, Any] = {}
         note = ""
+        loosened = self._loosened
+        left_out: list[str] = []
         for key, value in node.items():
             self._spend(key)
-            if key == "$defs":
+            if key in _EXACT:
+                before = self._loosened
+                shown = (
+                    [self.view(s, depth, calls) for s in value]
+                    if key == "oneOf" and isinstance(value, list)
+                    else self.view(value, depth, calls)
+                )
+                if self._loosened != before or (self._limit is None and self._long_enum(value)):
+                    left_out.append(key)
+                else:
+                    out[key] = shown
+            elif key == "$defs":
                 if self._limit is None and isinstance(value, Mapping):
                     out[key] = {name: self.view(s, depth, calls) for name, s in value.items()}
             elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
@@ -318,12 +349,49 @@ class _Viewer:
                 listed = ", ".join(json.dumps(v, ensure_ascii=False) for v in value[:ENUM_VALUES])
                 note = f"One of: {listed}, … ({len(value)} values)."
                 self._spend(note)
+                self._loosened += 1
             else:
                 out[key] = value
+        if left_out or (self._loosened != loosened and any(k in out for k in _UNEVALUATED)):
+            if "if" in left_out:  # without it, then and else apply to nothing
+                out.pop("then", None)
+                out.pop("else", None)
+            for key in _UNEVALUATED:
+                out.pop(key, None)
+            self._spend(_MORE_CHECKED)
+            note = f"{note} {_MORE_CHECKED}" if note else _MORE_CHECKED
         if note:  # the enum, trimmed, is no longer a constraint: a looser view
             told = out.get("description")
             out["description"] = f"{told} {note}" if told else note
         return out
+
+    def _long_enum(self, node: Any, hops: int = 0) -> bool:
+        """Whether ``node`` or a definition it refers to has an enum trimmed in a view
+        that leaves definitions in ``$defs`` (their views are made apart)."""
+        if hops > 4 * MAX_DEPTH:
+            return True  # deep enough: taken as loosened, the keyword is left out
+        if isinstance(node, list):
+            return any(self._long_enum(v, hops + 1) for v in node)
+        if not isinstance(node, Mapping):
+            return False
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref[len("#/$defs/") :]
+            known = self._long_enums.get(name)
+            if known is None:
+                self._long_enums[name] = False  # a definition made of itself
+                known = self._long_enums[name] = self._long_enum(self._target(ref), hops + 1)
+            if known:
+                return True
+        enum = node.get("enum")
+        if isinstance(enum, list) and len(enum) > ENUM_VALUES:
+            return True
+        return any(
+            self._long_enum(v, hops + 1)
+            for k, v in node.items()
+            if k not in ("enum", "const", "default", "examples", "$defs")
+            and isinstance(v, Mapping | list)
+        )
 
     def _inlined(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
         """``node`` with the definition it refers to written in place (its own keywords,
@@ -352,11 +420,17 @@ class _Viewer:
         told = shortened(node.get("description"), SHORT_DESCRIPTION_CHARS)
         parts = [_sentence(told) if isinstance(told, str) and told else ""]
         if names:
-            more = len(names) - SUMMARY_NAMES
-            listed = ", ".join(names[:SUMMARY_NAMES]) + (f", … ({more} more)" if more > 0 else "")
+            # The required ones first, each said so, and never left out of the list.
+            required = self._required_names(node)
+            ordered = [n for n in names if n in required] + [n for n in names if n not in required]
+            shown = ordered[: max(SUMMARY_NAMES, len(required))]
+            more = len(names) - len(shown)
+            listed = ", ".join(f"{n} (required)" if n in required else n for n in shown)
+            listed += f", … ({more} more)" if more > 0 else ""
             parts.append(f"Properties: {listed}.")
         elif node.get("type") == "array" or "items" in node:
             parts.append("A list.")
+        self._loosened += 1
         out: dict[str, Any] = {}
         kind = node.get("type")
         if isinstance(kind, str | list):
@@ -366,6 +440,18 @@ class _Viewer:
         if summary:
             out["description"] = summary
         return out
+
+    def _required_names(self, node: Mapping[str, Any]) -> set[str]:
+        """The property names ``node`` requires, itself or through its ``allOf``
+        members (those of ``anyOf``/``oneOf`` members hold only for that member)."""
+        node = self._inlined(node)
+        found: set[str] = set()
+        members = node.get("allOf")
+        for schema in (node, *(members if isinstance(members, list) else ())):
+            names = self._inlined(schema).get("required") if isinstance(schema, Mapping) else None
+            if isinstance(names, list):
+                found.update(n for n in names if isinstance(n, str))
+        return found
 
     def _names(self, node: Any, names: list[str], hops: int) -> None:
         """The property names of ``node``, of its combinations' members and its items."""

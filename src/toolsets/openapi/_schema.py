@@ -10,7 +10,9 @@ each is translated once per toolset and shared by every operation that uses it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -152,6 +154,8 @@ _IGNORED_HEADERS = frozenset(
 """Header parameters left out: those OpenAPI says to ignore (the request sets them
 itself), and those the HTTP client computes (framing and connection headers: a value
 the model gives would contradict the request, and HTTP clients refuse it)."""
+_COMPONENT = re.compile(r"/(?:components/schemas|definitions)/[^/]+")
+"""Where a spec's named schemas are (OpenAPI 3, Swagger 2.0): each keeps its name."""
 _DEF_NAMES = NameRule(
     illegal=re.compile(r"[^A-Za-z0-9_.-]+"), strip=True, fallback="schema", dedupe="number"
 )
@@ -502,7 +506,7 @@ class SchemaBuilder:
             return name
         failed = self._failed.get(key)
         if failed is not None:  # every operation using it fails the same way
-            raise failed
+            raise copy.copy(failed) from failed  # fresh: the kept traceback stays short
         name = self._new_name(*key)
         self._names[key] = name
         self._defs[name] = {}  # a recursive reference finds the name already there
@@ -527,11 +531,23 @@ class SchemaBuilder:
         return name
 
     def _new_name(self, uri: str, fragment: str) -> str:
+        """The ``$defs`` name of the schema at ``uri`` ``fragment``: made from where it
+        is, not from which schemas were translated before (tools built on demand, in any
+        order, declare the same): a component of the spec keeps its name, any other
+        schema of the spec is named after its last segment and a digest of its location.
+        A spec that refers to other documents has every schema built as it loads, in
+        the spec's order: theirs keep their names (numbered when they clash)."""
         if fragment.strip("/"):
             last = unescape(fragment.rsplit("/", 1)[-1])
         else:  # a whole document: named after its file
             last = uri.rsplit("/", 1)[-1].split(".", 1)[0]
-        name = _DEF_NAMES.unique(last, self._taken)
+        name = _DEF_NAMES.legal(last)
+        inside = uri == self._resolver.root.uri
+        if inside and (not _COMPONENT.fullmatch(fragment) or name != last):
+            digest = hashlib.blake2s(f"{uri}#{fragment}".encode(), digest_size=4).hexdigest()
+            name = f"{name}_{digest}"
+        # A clash left (a component named like a digest) is numbered, as before.
+        name = _DEF_NAMES.unique(name, self._taken)
         self._taken.add(name)
         return name
 

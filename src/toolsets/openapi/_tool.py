@@ -5,6 +5,7 @@ response into a result for the model."""
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import threading
@@ -73,7 +74,7 @@ class OperationSchemas:
 
         Raises:
             SpecError: it cannot be built (at the operation's pointer, the cause
-                naming the node that broke).
+                naming the node that broke); logged the first time.
         """
         with self._lock:
             failed = self.failed.get(op.pointer)
@@ -84,7 +85,10 @@ class OperationSchemas:
                     what = f"{op.method.upper()} {op.path}"
                     failed = dropped(error, op.pointer, self._source or None, what)
                     self.failed[op.pointer] = failed
-        raise failed
+                    raise failed from failed.__cause__
+        # A fresh error each time, chained to the one kept: the kept one's traceback
+        # does not grow with every raise.
+        raise copy.copy(failed) from failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +108,11 @@ class RestApiTool(BaseTool):
     """One API operation. Made by `OpenApiToolset`; the model's arguments are checked
     against the operation's whole schema before anything is sent.
 
-    Its schema is built the first time its declaration is asked for or it is called:
-    a spec whose schema for this operation is broken raises `SpecError` then (naming the
-    JSON pointer), and the toolset leaves the tool out from then on (`problems`).
+    Its schema is built the first time its declaration is asked for or it is called. A
+    spec whose schema for this operation is broken makes it a tool no model is offered
+    (`declaration` is None) and whose calls are an error result naming the JSON pointer
+    (nothing is sent); the problem is logged once, kept in the toolset's `problems`, and
+    the toolset leaves the tool out of its next listings.
     """
 
     _schemas: OperationSchemas | None = None  # until made (BaseTool checks the rest)
@@ -149,12 +155,24 @@ class RestApiTool(BaseTool):
 
     def _build(self) -> _Built:
         """The schema and what is made of it, built on first need (two threads may both
-        build it: the same thing, and one is kept)."""
+        build it: the same thing, and one is kept).
+
+        Raises:
+            SpecError: the operation's schema is broken.
+        """
         built = self._built
         if built is None:
             with collector_paused():  # many long-lived objects, no cycles (see _gc)
                 built = self._built = self._make()
         return built
+
+    def _built_or_broken(self) -> _Built | SpecError:
+        """`_build`'s answer, or the problem of a broken schema (logged and kept in the
+        toolset's `problems` the first time it is found)."""
+        try:
+            return self._build()
+        except SpecError as error:
+            return error
 
     def _make(self) -> _Built:
         assert self._schemas is not None, "used before it was made"
@@ -199,16 +217,32 @@ class RestApiTool(BaseTool):
         return self._build().schema.parameters
 
     def declaration(self) -> ToolDeclaration | None:
-        """As `BaseTool.declaration`, within the toolset's ``declaration_budget``.
+        """As `BaseTool.declaration`, within the toolset's ``declaration_budget``: the
+        view the model is sent. None when the operation's schema is broken: no model is
+        offered the tool (the problem is in the toolset's `problems`)."""
+        built = self._built_or_broken()
+        if isinstance(built, SpecError):
+            return None
+        return self._declared(built.description, built.parameters)
 
-        Raises:
-            SpecError: the operation's schema is broken.
-        """
-        built = self._build()
+    def call_declaration(self) -> ToolDeclaration | None:
+        """The declaration calls are made under (`toolsets._tool.call_declaration`):
+        `declaration` with the whole arguments schema (`arguments_schema`), which the
+        call path checks arguments against before asking the user to confirm. None
+        when the operation's schema is broken."""
+        built = self._built_or_broken()
+        if isinstance(built, SpecError):
+            return None
+        whole = built.schema.parameters
+        if whole is built.parameters:
+            return self._declared(built.description, whole)
+        return self._declared(self.description, whole)
+
+    def _declared(self, description: str, parameters: Mapping[str, Any]) -> ToolDeclaration:
         return ToolDeclaration(
             name=self.name,
-            description=built.description,
-            parameters=built.parameters,
+            description=description,
+            parameters=parameters,
             response=self.response_schema,
             title=self.title,
             annotations=self.annotations,
@@ -233,12 +267,21 @@ class RestApiTool(BaseTool):
     def requires_confirmation(self, args: Mapping[str, Any]) -> bool:
         """As the toolset's ``confirm`` says: the check `confirmed` makes (over the
         method-derived hints: GET, HEAD, OPTIONS read-only; DELETE, PUT, PATCH
-        destructive)."""
+        destructive). Never for an operation whose schema is broken: its calls send
+        nothing (an error result says why)."""
+        if isinstance(self._built_or_broken(), SpecError):
+            return False
         return self._confirm(self, args)
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         self._check_base()
-        built = self._build()
+        built = self._built_or_broken()
+        if isinstance(built, SpecError):  # nothing is sent
+            return error_result(
+                f"{self.name} cannot be called: the API's description of this operation "
+                f"is broken ({built})",
+                pointer=built.pointer,
+            )
         if isinstance(args, Mapping):  # null for an optional argument: not given (strict hosts)
             args = built.checker.without_null_options(args)
         problems = self._check(built, args)

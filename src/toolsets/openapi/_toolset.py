@@ -106,15 +106,17 @@ class OpenApiToolset(BaseToolset):
     On a spec of more than 2,000 operations (`EAGER_OPERATIONS`), `list_tools` does not
     translate the operations' schemas: each tool builds its own the first time its
     declaration is asked for or it is called (Microsoft Graph's 11,422 tools list in
-    well under a second). An operation whose schema is broken then raises `SpecError`
-    naming the JSON pointer, and is left out from then on (in `problems`). `load`
+    well under a second). An operation whose schema is broken is then a tool offered to
+    no model, whose calls are an error result naming the JSON pointer; it is left out
+    from then on (in `problems`). `load`
     builds every schema, so that all such operations are left out before the first
     listing; so does `list_tools` on a smaller spec, or on one that refers to other
     documents (they are fetched in a worker thread as it loads).
 
     Each declaration is kept within ``declaration_budget`` bytes: the model is sent a
-    summary of deep branches of a big schema (each call is still checked against the
-    whole schema, and a model that sends the whole structure has it sent as it is).
+    summary of deep branches of a big schema, never stricter than the schema (each
+    call is still checked against the whole schema, before any confirmation, and a
+    model that sends the whole structure has it sent as it is).
 
     Select tools with the toolset wrappers (``filtered(toolset, ...)`` by name or by a
     predicate over the `RestApiTool`, whose ``operation`` has the method, path and tags).
