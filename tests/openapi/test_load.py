@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -370,11 +371,11 @@ async def test_schemas_named_by_their_id_are_found_as_json_schema_2020_12_says(
     assert bed["$defs"]["Soil"]["properties"]["texture"] == {"$ref": "#/$defs/Texture"}
     assert bed["$defs"]["Texture"] == {"type": "string", "enum": ["sand", "loam", "clay"]}
     # A JSON pointer inside an identified schema is relative to that schema.
-    assert bed["$defs"]["Plant"]["properties"]["spacing"] == {"$ref": "#/$defs/spacing_1982a630"}
-    assert bed["$defs"]["spacing_1982a630"] == {"type": "number", "minimum": 0}
+    assert bed["$defs"]["Plant"]["properties"]["spacing"] == {"$ref": "#/$defs/spacing_8b9e3dcc"}
+    assert bed["$defs"]["spacing_8b9e3dcc"] == {"type": "number", "minimum": 0}
     # An $anchor inside an identified schema (named after its place, like any other: a
     # schema of the spec that is no component gets a digest of its place in its name).
-    assert tools["getBed"].parameters["$defs"]["bedId_7601555a"] == {
+    assert tools["getBed"].parameters["$defs"]["bedId_3b0a410a"] == {
         "type": "integer",
         "minimum": 1,
     }
@@ -382,7 +383,7 @@ async def test_schemas_named_by_their_id_are_found_as_json_schema_2020_12_says(
     order = tools["orderSeeds"].parameters
     packet = order["properties"]["packets"]["items"]  # the body's properties, lifted
     assert packet["properties"]["seed"] == {"$ref": "#/$defs/Seed"}
-    assert packet["properties"]["count"] == {"$ref": "#/$defs/count_4c6f65fe"}
+    assert packet["properties"]["count"] == {"$ref": "#/$defs/count_b010d91b"}
     assert order["$defs"]["Seed"]["pattern"] == "^[a-z]+$"
     validator = Draft202012Validator(order)
     assert validator.is_valid({"packets": [{"seed": "kale", "count": 2}]})
@@ -393,7 +394,17 @@ async def test_the_same_schema_named_two_ways_is_one_definition() -> None:
     tools = await tools_of(FIXTURES / "ids31.yaml")
     defs = tools["plantBed"].parameters["$defs"]
     # Bed → /schemas/soil and getBed's response → the same: one "Soil" definition.
-    assert sorted(defs) == ["Plant", "Soil", "Texture", "spacing_1982a630"]
+    assert sorted(defs) == ["Plant", "Soil", "Texture", "spacing_8b9e3dcc"]
+
+
+async def test_a_spec_declares_the_same_wherever_its_file_is(tmp_path: Path) -> None:
+    moved = tmp_path / "elsewhere" / "ids31.yaml"
+    moved.parent.mkdir()
+    shutil.copyfile(FIXTURES / "ids31.yaml", moved)
+    here, there = await tools_of(FIXTURES / "ids31.yaml"), await tools_of(moved)
+    assert {name: tool.parameters for name, tool in here.items()} == {
+        name: tool.parameters for name, tool in there.items()
+    }
 
 
 async def test_responses_are_checked_through_id_references() -> None:

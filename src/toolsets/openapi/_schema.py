@@ -544,7 +544,9 @@ class SchemaBuilder:
         name = _DEF_NAMES.legal(last)
         inside = uri == self._resolver.root.uri
         if inside and (not _COMPONENT.fullmatch(fragment) or name != last):
-            digest = hashlib.blake2s(f"{uri}#{fragment}".encode(), digest_size=4).hexdigest()
+            # The place in the spec, not the spec's own address (a file moved or fetched
+            # from elsewhere declares the same).
+            digest = hashlib.blake2s(fragment.encode(), digest_size=4).hexdigest()
             name = f"{name}_{digest}"
         # A clash left (a component named like a digest) is numbered, as before.
         name = _DEF_NAMES.unique(name, self._taken)
