@@ -156,9 +156,9 @@ class IndexEntry:
 
 
 INPUT_CHARS = 120
+"""How much of a parameter's description an entry keeps: its first sentence, at most."""
 ENUM_VALUES = 12
 """How many of an input's listed values an entry keeps."""
-"""How much of a parameter's description an entry keeps: its first sentence, at most."""
 
 
 def _first_sentence(text: str) -> str:
