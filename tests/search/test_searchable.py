@@ -12,6 +12,13 @@ from typing import Any
 
 import anyio
 import pytest
+from fixtures.mcp.searchable_server import (
+    delete_file,
+    get_weather,
+    refund_payment,
+    send_email,
+    star_repository,
+)
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -42,34 +49,9 @@ pytestmark = pytest.mark.anyio
 GITHUB = PEERS / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 
 
-def send_email(to: str, subject: str) -> str:
-    """Send an email message to a recipient."""
-    return f"sent to {to}"
-
-
-def refund_payment(payment_id: str) -> str:
-    """Refund a payment: give the customer their money back."""
-    return f"refunded {payment_id}"
-
-
-def star_repository(owner: str, repo: str) -> str:
-    """Star a repository on the code hosting site."""
-    return f"starred {owner}/{repo}"
-
-
-def get_weather(city: str) -> str:
-    """Get the weather forecast for a city."""
-    return f"sunny in {city}"
-
-
 def translate_text(text: str, language: str) -> str:
     """Translate a text into another language."""
     return f"{text} ({language})"
-
-
-def delete_file(path: str) -> str:
-    """Delete a file from the disk."""
-    return f"deleted {path}"
 
 
 def catalogue() -> StaticToolset:
