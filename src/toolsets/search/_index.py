@@ -1,6 +1,6 @@
 """`ToolIndex`: the tools of a catalogue ranked for a request in the user's words.
 
-Needs the ``search`` extra (bm25s, PyStemmer). Building reads each tool's name,
+Needs the ``search`` extra (bm25s, PyStemmer, WordLlama's vectors). Building reads each tool's name,
 description and, for an OpenAPI tool, its method, path, tags and what it takes (its
 query and body parameters' names and descriptions, read off the raw operation): never
 its declaration,
@@ -26,7 +26,9 @@ How a request is ranked, in order:
    the request names one of its inputs that its name does not have (what to change:
    "archive the repo" is the repository's update, whose body has ``archived``); and
    how deep its path goes beyond what the request names (a top-level resource above
-   its sub-resources).
+   its sub-resources); and how near the request's meaning is to the tool's (`_meaning`:
+   static word vectors of the request and of the tool's name, summary and first
+   sentence, "a paper copy" near print where no word is shared).
 
 The bonuses are in units of the best BM25 score of the request, so that they weigh the
 same for a short request as for a long one.
@@ -41,9 +43,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolsets._install import install_line
 from toolsets._tool import Tool
 from toolsets.search._lexicon import INTENTS, NOUNS_TOO, RELATED, STOPWORDS
+from toolsets.search._meaning import embedding, search_extra_missing
 from toolsets.search._spelling import Spelling, frequencies
 from toolsets.search._text import Terms, words
 
@@ -87,6 +89,11 @@ the tool: what to change, or what to filter by ("archive the repo": ``archived``
 repository's update)."""
 DEPTH_PENALTY = 0.12
 """Penalty per path segment the request does not name, beyond the first."""
+MEANING = 1.0
+"""Bonus per unit of cosine similarity between the request's and the tool's vectors
+(`_meaning`: what it says, beyond the words it shares)."""
+MEANING_CHARS = 300
+"""How much of a description's first sentence a tool's vector reads."""
 
 
 _MAX_WRAPPERS = 32
@@ -203,12 +210,7 @@ def _bm25s() -> Any:
         module = importlib.import_module("bm25s")  # untyped: imported by name
         importlib.import_module("Stemmer")
     except ImportError as exc:
-        missing = exc.name or str(exc)
-        raise ImportError(
-            f"toolsets.search needs bm25s and PyStemmer, and {missing} is not installed: "
-            f"{install_line('search')}",
-            name=exc.name,
-        ) from exc
+        raise search_extra_missing(exc) from exc
     return module
 
 
@@ -216,6 +218,16 @@ _TAG = re.compile(r"<[^<>]*>")
 """An HTML tag, as some specs write descriptions (Stripe's ``<p>Create a refund.</p>``)."""
 SUMMARY_CHARS = 160
 """The longest summary a match gives: a line for the model, not the documentation."""
+
+
+def _meaning_text(entry: IndexEntry) -> str:
+    """What a tool's vector is made of: its name's words, its summary and its
+    description's first sentence."""
+    description = " ".join(_TAG.sub("", entry.description).split())
+    end = description.find(". ", 20, MEANING_CHARS)
+    sentence = description[: end + 1 if end > 0 else MEANING_CHARS]
+    parts = (" ".join(words(entry.name)), entry.summary, sentence)
+    return ". ".join(part for part in parts if part)
 
 
 def _summary_line(entry: IndexEntry) -> str:
@@ -447,10 +459,13 @@ class ToolIndex:
         shapes: Sequence[_Shape],
         terms: Terms,
         lexicon: _Lexicon,
-        frequency: dict[str, int] | None = None,
-        inputs: Any = None,
+        frequency: dict[str, int] | None,
+        inputs: Any,
+        meaning: Any,
     ) -> None:
         self._inputs = inputs
+        self._meaning = meaning
+        """Each tool's unit vector (`_meaning`), one row a tool."""
         self._entries = entries
         self._frequency = frequency or {}
         self._spelling: Spelling | None = None
@@ -482,7 +497,7 @@ class ToolIndex:
             bodies.append(list(terms(description)) or [""])
             inputs.append([term for text in entry.inputs for term in terms(text)] or [""])
         if not listed:
-            return cls(listed, None, None, (), terms, _Lexicon(terms))
+            return cls(listed, None, None, (), terms, _Lexicon(terms), None, None, None)
         head_index = bm25s.BM25(k1=HEAD_K1, b=HEAD_B)
         head_index.index(heads, show_progress=False)
         body_index = bm25s.BM25()
@@ -491,6 +506,7 @@ class ToolIndex:
         if any(entry.inputs for entry in listed):
             inputs_index = bm25s.BM25()
             inputs_index.index(inputs, show_progress=False)
+        meaning = embedding()([_meaning_text(entry) for entry in listed])
         paths: dict[str, _PathShape] = {}
         shapes = [_shape(entry, terms, paths) for entry in listed]
         lexicon = _Lexicon(terms)
@@ -504,6 +520,7 @@ class ToolIndex:
             lexicon,
             frequencies(heads),
             inputs_index,
+            meaning,
         )
 
     def __len__(self) -> int:
@@ -524,7 +541,7 @@ class ToolIndex:
         if self._inputs is not None:
             scores = scores + INPUTS_WEIGHT * self._bm25(self._inputs, asked, found)
         covered = sum(found.values()) / len(asked.own) if found else None
-        ranked = self._ranked(scores, covered, asked, limit)
+        ranked = self._ranked(scores, covered, asked, limit, embedding()([query])[0])
         return [
             Match(
                 name=self._entries[i].name,
@@ -537,19 +554,21 @@ class ToolIndex:
         ]
 
     def _ranked(
-        self, scores: Any, covered: Any, asked: _Query, limit: int
+        self, scores: Any, covered: Any, asked: _Query, limit: int, meant: Any
     ) -> list[tuple[float, int]]:
         """The best candidates of BM25's ``scores``, re-ranked; ``covered``: the share of
-        the request's own words each tool has in some field (None: it has none)."""
+        the request's own words each tool has in some field (None: it has none);
+        ``meant``: the request's vector."""
         best = float(scores.max()) if len(scores) else 0.0
         if best <= 0:
             return []
         count = min(max(CANDIDATES, limit), len(scores))
         candidates = scores.argpartition(-count)[-count:]
+        close = self._meaning[candidates] @ meant
         return sorted(
             (
-                (self._rerank(int(i), float(scores[i]), best, asked, covered), int(i))
-                for i in candidates
+                (self._rerank(int(i), float(scores[i]), best, asked, covered, similar), int(i))
+                for i, similar in zip(candidates, close, strict=True)
             ),
             key=lambda pair: (-pair[0], pair[1]),
         )
@@ -594,11 +613,15 @@ class ToolIndex:
             return numpy.zeros(len(self._entries), dtype="float32")
         return total
 
-    def _rerank(self, i: int, score: float, best: float, asked: _Query, covered: Any) -> float:
+    def _rerank(
+        self, i: int, score: float, best: float, asked: _Query, covered: Any, similar: float
+    ) -> float:
         shape = self._shapes[i]
         if score <= 0:
             return 0.0
-        bonus = 0.0 if covered is None else COVERAGE * float(covered[i])
+        bonus = MEANING * float(similar)
+        if covered is not None:
+            bonus += COVERAGE * float(covered[i])
         if shape.name:
             bonus += NAME_COVERAGE * len(shape.name & asked.known) / len(shape.name)
         if asked.methods and shape.method:
