@@ -19,7 +19,7 @@ How a request is ranked, in order:
    name the request covers (``issues_list_for_repo`` for "list the issues of a repo"
    over ``issues_list_labels_for_repo``); whether its HTTP method is the one the verb
    that leads the request asks for (create → POST, remove → DELETE, show → GET, rename
-   → PATCH; a question reads unless a verb follows; no verb: a GET); how many of the
+   → PATCH; a question reads unless a verb follows; no verb, no method); how many of the
    request's words it has in any field (all of them, over one rare word); whether its path
    ends in a collection or in one item, as the request asks (a new thing is POSTed to
    the collection, things in the plural are listed, one by number is one item); whether
@@ -56,30 +56,28 @@ __all__ = ["IndexEntry", "Match", "ToolIndex"]
 
 RELATED_WEIGHT = 0.7
 """A related word's weight in the BM25 query, against 1 for the request's own words."""
-TYPO_WEIGHT = 0.8
+TYPO_WEIGHT = 1.0
 """The weight of the word a typo was taken for ("refnud" → refund)."""
-PHRASE_WEIGHT = 1.0
+PHRASE_WEIGHT = 1.5
 """A word related to two of the request's words together ("money back" → refund): a
 phrase says more than one word."""
 DESCRIPTION_WEIGHT = 0.3
 """The description's BM25 score's weight, against 1 for the head's."""
-INPUTS_WEIGHT = 0.3
+INPUTS_WEIGHT = 0.45
 """The inputs' (parameters') BM25 score's weight, against 1 for the head's."""
 HEAD_K1 = 1.5
 HEAD_B = 0.75
 """BM25's term-frequency saturation and length normalisation for the head field."""
 CANDIDATES = 40
 """How many of BM25's best are re-ranked."""
-NAME_COVERAGE = 0.6
+NAME_COVERAGE = 0.3
 """Bonus, in units of the best BM25 score, for a name whose words the request all has."""
-METHOD_BONUS = 0.3
+METHOD_BONUS = 0.225
 """Bonus for a method the request's verb asks for; lost again for one it does not."""
-READ_BONUS = 0.1
-"""Bonus for a GET when no verb of the request says which method."""
 COLLECTION_BONUS = 0.05
 """Bonus for a list (a path ending in a literal segment) when the request reads things in
 the plural; for one thing (a path ending in a parameter) when it names one by number."""
-COVERAGE = 0.4
+COVERAGE = 0.5
 """Bonus, in units of the best BM25 score, for a tool that has every word of the request
 somewhere (name, path, summary, description, inputs): BM25 sums words, and lets one rare
 word outweigh the rest of a request that another tool has all of."""
@@ -626,8 +624,6 @@ class ToolIndex:
             bonus += NAME_COVERAGE * len(shape.name & asked.known) / len(shape.name)
         if asked.methods and shape.method:
             bonus += METHOD_BONUS if shape.method in asked.methods else -METHOD_BONUS
-        elif shape.method == "get":  # no verb: such requests read ("my open PRs")
-            bonus += READ_BONUS
         reads = not asked.methods or "get" in asked.methods
         if shape.method and asked.plural and reads and shape.method == "get":
             bonus += COLLECTION_BONUS if shape.collection else -COLLECTION_BONUS
