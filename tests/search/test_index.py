@@ -332,3 +332,13 @@ def test_a_tool_with_every_word_of_the_request_ranks_above_ones_named_by_one() -
 def test_a_match_names_the_inputs_the_request_names(github: ToolIndex) -> None:
     [found] = github.search("give the repo a description", 1)
     assert "takes description" in found.why
+
+
+@pytest.mark.parametrize(
+    "request_",
+    ["did refund re_3LL reach the customer yet?", "has the payout po_9 arrived", "refunds?"],
+)
+def test_a_yes_no_question_reads_what_it_names(stripe: ToolIndex, request_: str) -> None:
+    found = top(stripe, request_, 2)
+    assert len(found) == 2
+    assert all(name.startswith("Get") for name in found), found

@@ -19,7 +19,8 @@ How a request is ranked, in order:
    name the request covers (``issues_list_for_repo`` for "list the issues of a repo"
    over ``issues_list_labels_for_repo``); whether its HTTP method is the one the verb
    that leads the request asks for (create → POST, remove → DELETE, show → GET, rename
-   → PATCH; a question reads unless a verb follows; no verb, no method); how many of the
+   → PATCH; a question reads unless a verb follows, a yes-no one ("did the refund
+   reach her?") always; no verb, no method); how many of the
    request's words it has in any field (all of them, over one rare word); whether its path
    ends in a collection or in one item, as the request asks (a new thing is POSTed to
    the collection, things in the plural are listed, one by number is one item); whether
@@ -344,6 +345,12 @@ _QUESTIONS = frozenset(("how", "what", "which", "who", "where", "when", "whether
 I add a collaborator")."""
 _SUBJECTS = _QUESTIONS | {"i", "we", "let", "lets", "me", "go", "quickly", "also", "help"}
 """Words before the verb that leads a request ("I want to...", "let's...")."""
+_ASKING = frozenset(
+    ("did", "does", "do", "is", "are", "was", "were", "has", "have", "had", "isn", "wasn")
+)
+"""Words that open a yes-no question ("did the payout go through?", "is PR 5 merged"):
+it reads, and a verb right after is no order ("did refund re_1 reach her": a refund's
+state, not a new refund)."""
 
 
 def _plural(word: str, terms: Terms) -> bool:
@@ -391,6 +398,8 @@ def _query(
     methods: set[str] = set()
     verbs: list[str] = []
     first: str | None = None
+    opening = words(text)[:1]
+    yes_no = opening[0] if opening and opening[0] in _ASKING else None
     question: str | None = None
     late: tuple[tuple[str, ...], str] | None = None
     at = 0
@@ -405,7 +414,7 @@ def _query(
             # The verb leads a request ("comment on the issue"); further on, or with an
             # -s, a word that can be a verb too is a noun ("comments on issue 5",
             # "show me the open issues").
-            leads = not any(word not in _SUBJECTS for word in said[:at])
+            leads = not yes_no and not any(word not in _SUBJECTS for word in said[:at])
             # Before the verb, "I" is who asks ("I want to..."); after it, whose things
             # ("the orgs I belong to": the authenticated user's).
             subject = leads and said[at] in ("i", "we")
@@ -424,6 +433,8 @@ def _query(
                     late = gram, " ".join(said[at : at + len(gram)])
             at += len(gram)
             break
+    if not methods and question is None and (yes_no or text.rstrip().endswith("?")):
+        question = yes_no or "?"  # no verb leads, and it asks
     if not methods and question is not None:
         methods.add("get")
         verbs.append(question)

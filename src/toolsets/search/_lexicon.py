@@ -484,6 +484,8 @@ RELATED: dict[str, tuple[str, ...]] = {
     "work out": ("calculate", "calculation", "compute"),
     "calculate": ("calculate", "calculation"),
     "country": ("country", "spec"),
+    "apply": ("attach", "set", "apply"),
+    "define": ("create", "definition"),
 }
 """What a request's word (or two words) may be called in an API: each related word is
 searched too, at a lower weight than the words the user wrote."""
@@ -528,6 +530,11 @@ INTENTS: dict[str, tuple[str, ...]] = {
     "spin up": ("post",),
     "protect": ("put", "post", "patch"),
     "enable": ("put", "post", "patch"),
+    "define": ("post", "put", "patch"),
+    "apply": ("post", "put"),
+    "configure": ("put", "patch", "post"),
+    "restrict": ("put", "post", "patch"),
+    "allow": ("put", "post", "patch"),
     "turn on": ("put", "post", "patch"),
     "activate": ("put", "post", "patch"),
     "pause": ("post", "patch"),
