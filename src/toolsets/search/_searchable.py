@@ -51,7 +51,6 @@ __all__ = [
     "SEARCH_TOOL_NAME",
     "HiddenTool",
     "SearchableToolset",
-    "hidden_declaration",
     "searchable",
 ]
 
@@ -77,14 +76,6 @@ def _require_bm25s() -> None:
         from toolsets.adapters._extras import missing_extra
 
         raise missing_extra("toolsets.search", "search", exc) from exc
-
-
-def hidden_declaration(tool: Tool) -> ToolDeclaration | None:
-    """The declaration ``tool`` is called under: its own, or for a `HiddenTool` (a tool
-    listed for calls by name but offered to no model) the one of the tool it hides
-    (through wrappers, as they offer it). The same as `toolsets._tool.call_declaration`,
-    which the call path and the MCP server use."""
-    return call_declaration(tool)
 
 
 class _Counted(ForwardingTool):
@@ -113,10 +104,6 @@ class HiddenTool(_Counted):
     def call_declaration(self) -> ToolDeclaration | None:
         """The declaration of the tool it hides: what a call is made under."""
         return call_declaration(self.tool)
-
-    def hidden_declaration(self) -> ToolDeclaration | None:
-        """The declaration of the tool it hides (as `call_declaration`)."""
-        return self.call_declaration()
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Registers it for dispatch by name, without a declaration."""
