@@ -343,3 +343,17 @@ async def test_tools_made_for_a_cancelled_caller_are_not_remembered() -> None:
     assert scope.cancelled_caught
     assert len(seen) == 0  # so the next round makes them all
     assert len(await made_first_time(tools, seen, lambda tool: tool.name)) == len(tools)
+
+
+async def test_a_few_tools_are_left_to_the_caller_when_only_many_are_to_be_made() -> None:
+    tools = [MinimalTool() for _ in range(FEW_ITEMS)]
+    seen: weakref.WeakSet[Tool] = weakref.WeakSet()
+    made: list[Tool] = []
+
+    assert await made_first_time(tools, seen, made.append, only_many=True) == []
+    assert made == []
+    more = [*tools, *(MinimalTool() for _ in range(FEW_ITEMS))]
+    seen.update(more[: FEW_ITEMS * 2 - 3])
+    assert await made_first_time(more, seen, made.append, only_many=True) == []
+    assert made == []  # three new ones: left to the caller too
+    assert len(seen) == FEW_ITEMS * 2

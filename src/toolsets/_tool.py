@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from toolsets._auth import AuthConfig
-from toolsets._concurrency import check_timeout, each_in_thread
+from toolsets._concurrency import FEW_ITEMS, check_timeout, each_in_thread
 from toolsets._content import Content
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parameters
@@ -320,11 +320,16 @@ def call_declaration(tool: Tool) -> ToolDeclaration | None:
 
 
 async def made_first_time(
-    tools: Sequence[Tool], seen: weakref.WeakSet[Tool], make: Callable[[Tool], R]
+    tools: Sequence[Tool],
+    seen: weakref.WeakSet[Tool],
+    make: Callable[[Tool], R],
+    *,
+    only_many: bool = False,
 ) -> list[tuple[Tool, R]]:
     """``make(tool)`` for each of ``tools`` not in ``seen``, which are then added to it
     (a tool that cannot be weakly referenced counts as seen); in a worker thread when
-    they are many (`each_in_thread`).
+    they are many (`each_in_thread`). ``only_many``: when they are few, make none (for
+    a caller that asks for their declarations on the loop next anyway).
 
     For what declares a toolset's tools again and again (the agent loop's requests, the
     MCP server's listings): the first time it meets a tool, ``make`` asks for its
@@ -332,6 +337,8 @@ async def made_first_time(
     declarations on demand (Microsoft Graph's 11,422 take seconds); later, the tool
     has it made. A cancelled caller adds none to ``seen``.
     """
+    if only_many and len(tools) <= FEW_ITEMS:  # so are the new ones: nothing to remember
+        return []
     new: list[Tool] = []
     for tool in tools:
         try:
@@ -339,7 +346,8 @@ async def made_first_time(
                 new.append(tool)
         except TypeError:
             continue
-    if not new:
+    if not new or (only_many and len(new) <= FEW_ITEMS):
+        seen.update(new)
         return []
     made = await each_in_thread(make, new)
     seen.update(new)

@@ -274,8 +274,9 @@ class LlmAgent(BaseAgent):
             config=dict(self.generate_config) if self.generate_config else {},
         )
         tools = await self.tools(tool_ctx)
-        # Declarations first made off the event loop (a huge spec's, built on demand).
-        await made_first_time(tools, self._declared, _declaration)
+        # Many tools' declarations first made off the event loop (a huge spec's, built
+        # on demand), then asked for below.
+        await made_first_time(tools, self._declared, _declaration, only_many=True)
         for tool in tools:
             await tool.process_llm_request(request, tool_ctx)
         return request, tool_ctx

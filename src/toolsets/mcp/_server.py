@@ -679,19 +679,27 @@ class McpServer(CallsTools):
     ) -> mt.ListToolsResult:
         _, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
-        await self._make_listings(tools)
-        offered = [listing.tool for listing in map(self._listing, tools) if listing is not None]
+        made = await self._make_listings(tools)
+        listings = (
+            map(self._listing, tools)
+            if not made
+            else (made[id(t)] if id(t) in made else self._listing(t) for t in tools)
+        )
+        offered = [listing.tool for listing in listings if listing is not None]
         page, next_cursor = self._page(offered, params)
         return mt.ListToolsResult(tools=page, next_cursor=next_cursor)
 
-    async def _make_listings(self, tools: Sequence[Tool]) -> None:
+    async def _make_listings(self, tools: Sequence[Tool]) -> dict[int, _Listing | None]:
         """Make the listings of the tools not listed before, in a worker thread when
-        they are many (`made_first_time`): `_listing` then finds them made (the
-        declarations of a huge OpenAPI spec are built on demand, Graph's in seconds,
-        which the event loop does not wait on)."""
+        they are many (`made_first_time`): the declarations of a huge OpenAPI spec are
+        built on demand, Graph's in seconds, which the event loop does not wait on.
+        Returns them by the tool's ``id`` (None: passive); `_listing` finds them made."""
+        made: dict[int, _Listing | None] = {}
         for tool, listing in await made_first_time(tools, self._listed, _listed):
+            made[id(tool)] = listing
             if listing is not None:
                 self._listings[tool] = listing
+        return made
 
     def _listing(self, tool: Tool, *, called: bool = False) -> _Listing | None:
         """``tool`` as this server lists it (None: a passive tool), made once per
