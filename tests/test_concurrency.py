@@ -4,12 +4,13 @@ import threading
 import time
 
 import anyio
+import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 import pytest
 
 from tests.helpers import on_a_virtual_clock
-from toolsets._concurrency import call_soon, gather, with_deadline
+from toolsets._concurrency import FEW_ITEMS, call_soon, each_in_thread, gather, with_deadline
 
 pytestmark = pytest.mark.anyio
 
@@ -309,3 +310,41 @@ def test_call_soon_in_an_event_loop_that_has_ended_says_so(backend: str) -> None
 
     ended = anyio.run(token, backend=backend)
     assert call_soon(ended, lambda: None) is False
+
+
+# --- each_in_thread ----------------------------------------------------------------------
+
+
+async def test_a_few_items_are_made_on_the_event_loop_and_many_in_one_worker_thread() -> None:
+    loop = threading.get_ident()
+    threads: list[int] = []
+
+    def make(item: int) -> int:
+        threads.append(threading.get_ident())
+        return item * 2
+
+    few = await each_in_thread(make, range(FEW_ITEMS))
+    assert few == [item * 2 for item in range(FEW_ITEMS)]
+    assert set(threads) == {loop}
+
+    threads.clear()
+    many = await each_in_thread(make, range(FEW_ITEMS + 1))
+    assert many == [item * 2 for item in range(FEW_ITEMS + 1)]
+    assert len(set(threads)) == 1
+    assert threads[0] != loop
+
+
+async def test_a_cancelled_caller_stops_the_worker_thread_before_its_next_item() -> None:
+    made: list[int] = []
+    with anyio.CancelScope() as scope:
+
+        def make(item: int) -> int:
+            made.append(item)
+            if item == 10:  # the caller is cancelled while this item is made
+                anyio.from_thread.run_sync(scope.cancel)
+            return item
+
+        with anyio.fail_after(10):
+            await each_in_thread(make, range(FEW_ITEMS * 4))
+    assert scope.cancelled_caught
+    assert made == list(range(11))  # and the thread has ended: nothing is made later

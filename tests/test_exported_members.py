@@ -295,6 +295,31 @@ def test_the_mcp_package_exports_exactly_the_pinned_names() -> None:
         assert hasattr(module, "__all__"), module.__name__
 
 
+SEARCH = {
+    "DEFAULT_MAX_LOADED",
+    "SEARCH_TOOL_NAME",
+    "HiddenTool",
+    "IndexEntry",
+    "Match",
+    "SearchableToolset",
+    "ToolIndex",
+    "searchable",
+}
+
+
+def test_the_search_package_exports_exactly_the_pinned_names() -> None:
+    """One way to ask the declaration a call is made under: `call_declaration` (a
+    `HiddenTool` has the method), no second helper beside it."""
+    import toolsets.search
+
+    assert set(toolsets.search.__all__) == SEARCH
+    assert len(toolsets.search.__all__) == len(SEARCH)
+    for name in toolsets.search.__all__:
+        assert getattr(toolsets.search, name) is not None
+    assert not hasattr(toolsets.search, "hidden_declaration")
+    assert not hasattr(toolsets.search.HiddenTool, "hidden_declaration")
+
+
 @pytest.mark.parametrize("name", ["ScriptedModel", "OpenAIChatModel", "Llm"])
 def test_a_model_name_asked_of_the_agent_package_says_where_it_is(name: str) -> None:
     with pytest.raises(ImportError) as caught:

@@ -4,9 +4,12 @@ import importlib
 import inspect
 import pkgutil
 import sys
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import anyio
+import anyio.from_thread
 import pytest
 
 import toolsets
@@ -24,6 +27,8 @@ from toolsets import (
     ToolDeclaration,
     ToolDefinitionError,
 )
+from toolsets._concurrency import FEW_ITEMS
+from toolsets._tool import made_first_time
 
 pytestmark = pytest.mark.anyio
 
@@ -308,3 +313,47 @@ def test_tools_without_parameters_do_not_share_one_schema_object() -> None:
     a.parameters["properties"]["injected"] = {}  # type: ignore[index]
     assert b.parameters == {"type": "object", "properties": {}}
     assert ToolDeclaration(name="c").parameters == {"type": "object", "properties": {}}
+
+
+# --- made_first_time -----------------------------------------------------------------------
+
+
+async def test_only_tools_met_the_first_time_are_made_and_then_remembered() -> None:
+    tools = [MinimalTool() for _ in range(FEW_ITEMS + 1)]
+    seen: weakref.WeakSet[Tool] = weakref.WeakSet()
+    first = await made_first_time(tools, seen, lambda tool: tool.name)
+    assert [tool for tool, _ in first] == tools
+    more = MinimalTool()
+    again = await made_first_time([*tools, more], seen, lambda tool: tool.name)
+    assert again == [(more, "m")]
+
+
+async def test_tools_made_for_a_cancelled_caller_are_not_remembered() -> None:
+    tools = [MinimalTool() for _ in range(FEW_ITEMS * 2)]
+    seen: weakref.WeakSet[Tool] = weakref.WeakSet()
+    with anyio.CancelScope() as scope:
+
+        def make(tool: Tool) -> str:
+            if tool is tools[3]:
+                anyio.from_thread.run_sync(scope.cancel)
+            return tool.name
+
+        with anyio.fail_after(10):
+            await made_first_time(tools, seen, make)
+    assert scope.cancelled_caught
+    assert len(seen) == 0  # so the next round makes them all
+    assert len(await made_first_time(tools, seen, lambda tool: tool.name)) == len(tools)
+
+
+async def test_a_few_tools_are_left_to_the_caller_when_only_many_are_to_be_made() -> None:
+    tools = [MinimalTool() for _ in range(FEW_ITEMS)]
+    seen: weakref.WeakSet[Tool] = weakref.WeakSet()
+    made: list[Tool] = []
+
+    assert await made_first_time(tools, seen, made.append, only_many=True) == []
+    assert made == []
+    more = [*tools, *(MinimalTool() for _ in range(FEW_ITEMS))]
+    seen.update(more[: FEW_ITEMS * 2 - 3])
+    assert await made_first_time(more, seen, made.append, only_many=True) == []
+    assert made == []  # three new ones: left to the caller too
+    assert len(seen) == FEW_ITEMS * 2

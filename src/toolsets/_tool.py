@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import abc
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from toolsets._auth import AuthConfig
-from toolsets._concurrency import check_timeout
+from toolsets._concurrency import FEW_ITEMS, check_timeout, each_in_thread
 from toolsets._content import Content
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parameters
@@ -24,7 +25,10 @@ __all__ = [
     "ServerTool",
     "Tool",
     "call_declaration",
+    "made_first_time",
 ]
+
+R = TypeVar("R")
 
 LONG_RUNNING_NOTE = (
     "This tool starts a long-running operation and may first return a pending status. "
@@ -313,6 +317,41 @@ def call_declaration(tool: Tool) -> ToolDeclaration | None:
     forwards it through wrappers); None: the tool is passive."""
     called = getattr(tool, "call_declaration", None)
     return tool.declaration() if called is None else called()
+
+
+async def made_first_time(
+    tools: Sequence[Tool],
+    seen: weakref.WeakSet[Tool],
+    make: Callable[[Tool], R],
+    *,
+    only_many: bool = False,
+) -> list[tuple[Tool, R]]:
+    """``make(tool)`` for each of ``tools`` not in ``seen``, which are then added to it
+    (a tool that cannot be weakly referenced counts as seen); in a worker thread when
+    they are many (`each_in_thread`). ``only_many``: when they are few, make none (for
+    a caller that asks for their declarations on the loop next anyway).
+
+    For what declares a toolset's tools again and again (the agent loop's requests, the
+    MCP server's listings): the first time it meets a tool, ``make`` asks for its
+    declaration here, off the event loop, as a huge OpenAPI spec builds its operations'
+    declarations on demand (Microsoft Graph's 11,422 take seconds); later, the tool
+    has it made. A cancelled caller adds none to ``seen``.
+    """
+    if only_many and len(tools) <= FEW_ITEMS:  # so are the new ones: nothing to remember
+        return []
+    new: list[Tool] = []
+    for tool in tools:
+        try:
+            if tool not in seen:
+                new.append(tool)
+        except TypeError:
+            continue
+    if not new or (only_many and len(new) <= FEW_ITEMS):
+        seen.update(new)
+        return []
+    made = await each_in_thread(make, new)
+    seen.update(new)
+    return list(zip(new, made, strict=True))
 
 
 @dataclass(frozen=True, kw_only=True)

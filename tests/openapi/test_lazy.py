@@ -6,9 +6,12 @@ declarations do not depend on the order tools are first declared in."""
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from fixtures.openapi.synthetic import synthetic_spec
 from jsonschema import Draft202012Validator
@@ -156,6 +159,97 @@ async def test_searching_a_huge_spec_then_calling_its_broken_operation_is_an_err
     assert "error" in called
     assert [p.pointer for p in toolset.problems] == [BROKEN]
     await toolset.shutdown()
+
+
+# --- building declarations off the event loop -------------------------------------------------
+
+
+def spread_broken() -> tuple[dict[str, Any], int]:
+    """More operations than are built as the spec loads, one path in ten followed by a
+    broken operation (a ``$ref`` to nowhere): how many have been found broken tells how
+    far building has gone. The spec, and how many are broken."""
+    spec = synthetic_spec(EAGER_OPERATIONS)
+    paths: dict[str, Any] = {}
+    broken = 0
+    for number, (path, item) in enumerate(spec["paths"].items()):
+        paths[path] = item
+        if number % 10 == 0:
+            paths[f"/broken{number}"] = post(f"broken_{number}", {"$ref": "#/nowhere"})
+            broken += 1
+    spec["paths"] = paths
+    return spec, broken
+
+
+async def progress_seen(
+    toolset: OpenApiToolset, work: Callable[[], Awaitable[object]]
+) -> list[int]:
+    """How many broken operations had been found each time a task of the event loop ran
+    while ``work`` did: a loop that builds the declarations itself only sees none or all."""
+    seen: list[int] = []
+    done = anyio.Event()
+
+    async def watch() -> None:
+        while not done.is_set():
+            seen.append(len(toolset.problems))
+            await anyio.lowlevel.checkpoint()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)  # the threads take turns often: many looks at the build
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch)
+            try:
+                with anyio.fail_after(120):
+                    await work()
+            finally:
+                done.set()
+    finally:
+        sys.setswitchinterval(interval)
+    return seen
+
+
+@pytest.mark.anyio
+async def test_a_server_builds_a_huge_catalogues_declarations_while_the_event_loop_runs_on() -> (
+    None
+):
+    spec, broken = spread_broken()
+    async with OpenApiToolset(spec, base_url=NOWHERE) as toolset:
+        await toolset.list_tools()
+        server = McpServer(toolset)
+        listed: list[str] = []
+        async with connected(server, "legacy") as client:
+
+            async def list_all() -> None:
+                cursor: str | None = None
+                while True:
+                    page = await client.list_tools(cursor=cursor)
+                    listed.extend(tool.name for tool in page.tools)
+                    cursor = page.next_cursor
+                    if cursor is None:
+                        return
+
+            seen = await progress_seen(toolset, list_all)
+            assert len(toolset.problems) == broken
+
+        assert any(0 < found < broken for found in seen)  # the loop ran while they were built
+        assert len(listed) == EAGER_OPERATIONS
+        assert not any(name.startswith("broken_") for name in listed)
+
+
+@pytest.mark.anyio
+async def test_an_agent_builds_a_huge_catalogues_declarations_while_the_event_loop_runs_on() -> (
+    None
+):
+    spec, broken = spread_broken()
+    async with OpenApiToolset(spec, base_url=NOWHERE) as toolset:
+        await toolset.list_tools()
+        runner, model = agent_with(["done"], [toolset])
+
+        seen = await progress_seen(toolset, lambda: start(runner, "hi"))
+
+        assert any(0 < found < broken for found in seen)
+        assert len(toolset.problems) == broken
+        assert len(model.requests[0].tools) == EAGER_OPERATIONS
 
 
 WIDE = {f"field_{i}": {"type": "string", "description": "What it is. " * 10} for i in range(40)}

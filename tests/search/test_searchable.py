@@ -19,6 +19,7 @@ from fixtures.mcp.searchable_server import (
     send_email,
     star_repository,
 )
+from fixtures.openapi.synthetic import synthetic_spec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -42,6 +43,7 @@ from toolsets._install import install_line
 from toolsets.agent import LlmAgent, Runner
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
+from toolsets.openapi._toolset import EAGER_OPERATIONS
 from toolsets.search import SEARCH_TOOL_NAME, HiddenTool, SearchableToolset
 
 pytestmark = pytest.mark.anyio
@@ -434,7 +436,105 @@ async def test_listing_and_searching_build_no_declaration_of_an_unloaded_tool() 
     hidden = [t for t in listed if isinstance(t, HiddenTool)]
     assert len(hidden) == 50 - 5
     assert all(t.declaration() is None for t in hidden)
-    assert Counted.made == 0  # the five loaded ones are declared only when asked
+    # The five matches are declared once, to skip any no model can be offered (they are
+    # the loaded ones); none of the others.
+    assert Counted.made == 5
+
+
+# --- tools no model can be offered -----------------------------------------------------------
+
+NOWHERE = "http://127.0.0.1:9"
+SHIPPING = ("now", "abroad", "overnight")
+"""The parcel operations whose schema is broken (``ship_parcel_<how>``)."""
+HANDLING = ("weigh", "track", "insure", "label", "return", "hold", "open")
+"""Those that work (``<what>_parcel``)."""
+
+
+def parcels_spec() -> dict[str, Any]:
+    """A spec of more operations than are built as it loads, with parcel operations: the
+    best matches for shipping one are broken (a ``$ref`` to nowhere), found only when
+    their schema is built."""
+    spec = synthetic_spec(EAGER_OPERATIONS)
+
+    def post(operation_id: str, summary: str, schema: dict[str, Any]) -> dict[str, Any]:
+        body = {"required": True, "content": {"application/json": {"schema": schema}}}
+        return {
+            "post": {
+                "operationId": operation_id,
+                "summary": summary,
+                "requestBody": body,
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+
+    broken = {"$ref": "#/components/schemas/Nowhere"}
+    fine = {"type": "object", "properties": {"weight": {"type": "number"}}}
+    for how in SHIPPING:
+        summary = f"Ship a parcel {how}, frobnicated"
+        spec["paths"][f"/parcels/ship-{how}"] = post(f"ship_parcel_{how}", summary, broken)
+    for what in HANDLING:
+        summary = f"{what.capitalize()} a parcel"
+        spec["paths"][f"/parcels/{what}"] = post(f"{what}_parcel", summary, fine)
+    return spec
+
+
+BROKEN = {f"ship_parcel_{how}" for how in SHIPPING}
+
+
+async def test_a_search_skips_a_match_found_broken_and_loads_the_next_ones_in_its_place() -> None:
+    async with OpenApiToolset(parcels_spec(), base_url=NOWHERE) as api:
+        toolset = searchable(api)
+        session = Session(toolset)
+        query = "ship a parcel"
+        ranked = [m.name for m in (await toolset.index(await api.list_tools())).search(query, 30)]
+        assert BROKEN & set(ranked[:5])  # the index ranks broken ones among the best five
+
+        answer = await session.call(SEARCH_TOOL_NAME, query=query)
+
+        assert isinstance(answer, dict)
+        names = [m["name"] for m in answer["matches"]]
+        assert names == [name for name in ranked if name not in BROKEN][:5]
+        assert sorted(await session.offered()) == sorted([SEARCH_TOOL_NAME, *names])
+        found = {p.pointer for p in api.problems}  # built as the search skipped them
+        assert found
+        assert found <= {f"/paths/~1parcels~1ship-{how}/post" for how in SHIPPING}
+        assert "now available" in str(answer["note"])
+
+
+async def test_a_search_whose_only_matches_are_broken_loads_nothing_and_says_why() -> None:
+    async with OpenApiToolset(parcels_spec(), base_url=NOWHERE) as api:
+        session = Session(searchable(api))
+
+        answer = await session.call(SEARCH_TOOL_NAME, query="frobnicated")
+
+        assert isinstance(answer, dict)
+        assert answer["matches"] == []
+        note = str(answer["note"])
+        assert all(name in note for name in BROKEN)
+        assert "now available" not in note
+        assert await session.offered() == [SEARCH_TOOL_NAME]
+        assert len(api.problems) == len(BROKEN)
+
+
+class Passive(BaseTool):
+    """A tool offered to no model: it changes the instructions instead."""
+
+    def declaration(self) -> Any:
+        return None
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        return None
+
+
+async def test_a_search_skips_a_passive_tool_that_matches() -> None:
+    passive = Passive("refund_policy", "Refund a payment: the policy the model follows.")
+    session = Session(searchable(StaticToolset([passive, refund_payment, send_email])))
+
+    answer = await session.call(SEARCH_TOOL_NAME, query="refund a payment")
+
+    assert isinstance(answer, dict)
+    assert [m["name"] for m in answer["matches"]][:1] == ["refund_payment"]
+    assert "refund_policy" not in [m["name"] for m in answer["matches"]]
 
 
 # --- GitHub's spec, served on 127.0.0.1 ------------------------------------------------------

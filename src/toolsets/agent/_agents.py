@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import itertools
 import re
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, AfterTool, BeforeTool, Callbacks, OnToolError
 from toolsets._results import error_result
-from toolsets._tool import LlmRequest, Tool
+from toolsets._tool import LlmRequest, Tool, made_first_time
 from toolsets._toolset import Toolset, as_tool, list_each
 from toolsets.agent._background import BackgroundCalls, may_run_in_background
 from toolsets.agent._dispatch import CallOutcome, Dispatcher, argument_problem
@@ -225,6 +226,8 @@ class LlmAgent(BaseAgent):
         self.transfer = transfer
         self._transfer: TransferToAgentTool | None = None
         self._transfer_made = False
+        self._declared: weakref.WeakSet[Tool] = weakref.WeakSet()
+        """The tools whose declarations were made (see `_prepare`)."""
         self._may_background = may_run_in_background([*self._tools, *self._toolsets])
 
     # --- the pieces of a step -----------------------------------------------------------
@@ -270,7 +273,11 @@ class LlmAgent(BaseAgent):
             else instruction,
             config=dict(self.generate_config) if self.generate_config else {},
         )
-        for tool in await self.tools(tool_ctx):
+        tools = await self.tools(tool_ctx)
+        # Many tools' declarations first made off the event loop (a huge spec's, built
+        # on demand), then asked for below.
+        await made_first_time(tools, self._declared, _declaration, only_many=True)
+        for tool in tools:
             await tool.process_llm_request(request, tool_ctx)
         return request, tool_ctx
 
@@ -619,6 +626,10 @@ class LlmAgent(BaseAgent):
         if successor is not None:
             async for handed_over in successor.run(ctx):
                 yield handed_over
+
+
+def _declaration(tool: Tool) -> object:
+    return tool.declaration()
 
 
 def _streaming(outcomes: list[CallOutcome]) -> bool:

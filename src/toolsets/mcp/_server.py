@@ -76,7 +76,7 @@ from toolsets._invoke import (
 )
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result, is_error_result
-from toolsets._tool import Tool, call_declaration
+from toolsets._tool import Tool, call_declaration, made_first_time
 from toolsets._toolset import Toolset
 from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
@@ -300,6 +300,8 @@ class McpServer(CallsTools):
         self._catalog.add_resources(resources)
         self._catalog.add_prompts(prompts)
         self._listings: weakref.WeakKeyDictionary[Tool, _Listing] = weakref.WeakKeyDictionary()
+        self._listed: weakref.WeakSet[Tool] = weakref.WeakSet()
+        """The tools listed before (see `_make_listings`)."""
         self._by_name = _ByName()
         self._resource_owner = _Owners()
         self._template_owner = _Owners()  # by the URI before its first {
@@ -677,9 +679,27 @@ class McpServer(CallsTools):
     ) -> mt.ListToolsResult:
         _, invocation = await self._context(ctx)
         tools = await self._tools(ToolContext(invocation))
-        offered = [listing.tool for listing in map(self._listing, tools) if listing is not None]
+        made = await self._make_listings(tools)
+        listings = (
+            map(self._listing, tools)
+            if not made
+            else (made[id(t)] if id(t) in made else self._listing(t) for t in tools)
+        )
+        offered = [listing.tool for listing in listings if listing is not None]
         page, next_cursor = self._page(offered, params)
         return mt.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+    async def _make_listings(self, tools: Sequence[Tool]) -> dict[int, _Listing | None]:
+        """Make the listings of the tools not listed before, in a worker thread when
+        they are many (`made_first_time`): the declarations of a huge OpenAPI spec are
+        built on demand, Graph's in seconds, which the event loop does not wait on.
+        Returns them by the tool's ``id`` (None: passive); `_listing` finds them made."""
+        made: dict[int, _Listing | None] = {}
+        for tool, listing in await made_first_time(tools, self._listed, _listed):
+            made[id(tool)] = listing
+            if listing is not None:
+                self._listings[tool] = listing
+        return made
 
     def _listing(self, tool: Tool, *, called: bool = False) -> _Listing | None:
         """``tool`` as this server lists it (None: a passive tool), made once per
@@ -699,15 +719,7 @@ class McpServer(CallsTools):
             made.declaration is declaration or made.declaration == declaration
         ):
             return made
-        listed = tool_to_mcp(tool, declaration)
-        assert listed is not None  # it has a declaration
-        schema = listed.output_schema
-        output = (
-            ArgumentChecker(schema, tool_name=tool.name, checks="results")
-            if schema is not None
-            else None
-        )
-        made = _Listing(declaration, listed, output)
+        made = _made_listing(tool, declaration)
         with contextlib.suppress(TypeError):
             self._listings[tool] = made
         return made
@@ -732,6 +744,7 @@ class McpServer(CallsTools):
         tool = self._by_name.find(tools, params.name)
         listing = self._listing(tool, called=True) if tool is not None else None
         if tool is None or listing is None:
+            await self._make_listings(tools)  # the names offered: each declaration made
             return result_to_mcp(_unknown(params.name, tools))
         call = ToolContext(invocation, function_call_id=new_id())
         channel = self._channel(ctx, params, tool.name)
@@ -1310,6 +1323,24 @@ class _Listing:
     tool: mt.Tool
     output: ArgumentChecker | None
     """Checks results against the ``outputSchema`` (None: the tool lists none)."""
+
+
+def _made_listing(tool: Tool, declaration: ToolDeclaration) -> _Listing:
+    listed = tool_to_mcp(tool, declaration)
+    assert listed is not None  # it has a declaration
+    schema = listed.output_schema
+    output = (
+        ArgumentChecker(schema, tool_name=tool.name, checks="results")
+        if schema is not None
+        else None
+    )
+    return _Listing(declaration, listed, output)
+
+
+def _listed(tool: Tool) -> _Listing | None:
+    """``tool`` as a server lists it, None when it is passive (from any thread)."""
+    declaration = tool.declaration()
+    return None if declaration is None else _made_listing(tool, declaration)
 
 
 def _not_as_listed(name: str, problem: tuple[str, str], result: JsonValue) -> JsonValue:

@@ -13,7 +13,6 @@ from toolsets.search._searchable import (
     SEARCH_TOOL_NAME,
     HiddenTool,
     SearchableToolset,
-    hidden_declaration,
     searchable,
 )
 
@@ -41,6 +40,5 @@ __all__ = [
     "Match",
     "SearchableToolset",
     "ToolIndex",
-    "hidden_declaration",
     "searchable",
 ]

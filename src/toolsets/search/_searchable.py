@@ -51,7 +51,6 @@ __all__ = [
     "SEARCH_TOOL_NAME",
     "HiddenTool",
     "SearchableToolset",
-    "hidden_declaration",
     "searchable",
 ]
 
@@ -77,14 +76,6 @@ def _require_bm25s() -> None:
         from toolsets.adapters._extras import missing_extra
 
         raise missing_extra("toolsets.search", "search", exc) from exc
-
-
-def hidden_declaration(tool: Tool) -> ToolDeclaration | None:
-    """The declaration ``tool`` is called under: its own, or for a `HiddenTool` (a tool
-    listed for calls by name but offered to no model) the one of the tool it hides
-    (through wrappers, as they offer it). The same as `toolsets._tool.call_declaration`,
-    which the call path and the MCP server use."""
-    return call_declaration(tool)
 
 
 class _Counted(ForwardingTool):
@@ -113,10 +104,6 @@ class HiddenTool(_Counted):
     def call_declaration(self) -> ToolDeclaration | None:
         """The declaration of the tool it hides: what a call is made under."""
         return call_declaration(self.tool)
-
-    def hidden_declaration(self) -> ToolDeclaration | None:
-        """The declaration of the tool it hides (as `call_declaration`)."""
-        return self.call_declaration()
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Registers it for dispatch by name, without a declaration."""
@@ -199,6 +186,8 @@ class SearchableToolset(WrapperToolset):
         self._source: tuple[Tool, ...] | None = None
         self._index: Any = None
         """The index of ``_source`` (a `ToolIndex`), made on the first search."""
+        self._named: Mapping[str, Tool] = {}
+        """The tools of ``_source`` by name (the first of a name)."""
         self._lock: tuple[str, anyio.Lock] | None = None
         self._hidden: dict[int, HiddenTool] = {}
         self._loaded: dict[int, _LoadedTool] = {}
@@ -364,6 +353,7 @@ class SearchableToolset(WrapperToolset):
             if index is None:
                 index = await anyio.to_thread.run_sync(_build_index, listed)
                 self._index, self._source = index, listed
+                self._named = _by_name(listed)
         return index
 
     def _indexed(self, tools: tuple[Tool, ...]) -> Any:
@@ -382,21 +372,28 @@ class SearchableToolset(WrapperToolset):
 
     async def search(self, query: str, ctx: ToolContext, limit: int) -> JsonValue:
         """The best ``limit`` matches for ``query`` (as the search tool answers), which
-        are loaded in ``ctx``'s session."""
+        are loaded in ``ctx``'s session. A tool no model can be offered (an operation
+        of a spec built on demand whose schema turns out broken) is skipped, the next
+        match in its place."""
         tools = tuple(await self.wrapped.list_tools(ctx))
         if not self._pinned_checked:
             self._check(tools)
-        matches = (await self.index(tools)).search(query, limit)
+        matches, unusable = _usable(await self.index(tools), self._named, query, limit)
         pinned = {t.name for t in tools if self._is_pinned(t, ctx)}
         # Best last: the best ones are the most recently used, so they stay loaded longest.
         _, dropped = self.use(ctx, [m.name for m in reversed(matches) if m.name not in pinned])
         if not matches:
-            return {
-                "query": query,
-                "matches": [],
-                "note": "No tool matched; search again with other words (a verb and "
-                "the thing it acts on work best).",
-            }
+            note = (
+                "No tool matched; search again with other words (a verb and the thing it "
+                "acts on work best)."
+            )
+            if unusable:
+                note = (
+                    f"Only tools that cannot be used matched ({', '.join(unusable)}: their "
+                    "definitions are broken, so they cannot be offered or called); search "
+                    "again with other words for another way to do it."
+                )
+            return {"query": query, "matches": [], "note": note}
         found: list[JsonValue] = [
             {"name": m.name, "summary": m.summary, "why": m.why} for m in matches
         ]
@@ -426,6 +423,39 @@ def _build_index(tools: tuple[Tool, ...]) -> Any:
     return ToolIndex.build(IndexEntry.of(tool) for tool in tools)
 
 
+def _by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
+    named: dict[str, Tool] = {}
+    for tool in tools:
+        named.setdefault(tool.name, tool)
+    return named
+
+
+def _usable(
+    index: Any, tools: Mapping[str, Tool], query: str, limit: int
+) -> tuple[list[Any], list[str]]:
+    """The best ``limit`` matches of ``index`` for ``query`` that a model can be offered,
+    and the names of the better ones it cannot: a tool whose declaration is None, such
+    as an operation of a spec built on demand whose schema turns out broken as it is
+    built here (the toolset leaves it out of its next listings). The index is asked for
+    more matches as long as some are left out and it has more."""
+    asked = limit
+    while True:
+        found = index.search(query, asked)
+        usable: list[Any] = []
+        unusable: list[str] = []
+        for match in found:
+            tool = tools.get(match.name)
+            if tool is not None and tool.declaration() is None:
+                unusable.append(match.name)
+            else:
+                usable.append(match)
+                if len(usable) == limit:
+                    return usable, unusable
+        if len(found) < asked:
+            return usable, unusable
+        asked *= 2
+
+
 def _same(a: tuple[Tool, ...], b: tuple[Tool, ...]) -> bool:
     return a is b or (len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True)))
 
@@ -442,7 +472,9 @@ def searchable(
 
     The model sees ``search_tools``, the pinned tools and the tools loaded in its
     session. A search answers the best matches (name, one-line summary, why it matched)
-    and loads them: their declarations are offered from the next model request on. Each
+    and loads them: their declarations are offered from the next model request on (a
+    tool no model can be offered, such as an operation found broken as it is built, is
+    skipped for the next match). Each
     session (the agent loop's session; an MCP client's session) keeps its own loaded
     tools in its state, at most ``max_loaded``, the least recently used dropped first (a
     call counts as use). A tool not loaded can still be called by name: the call loads
