@@ -4,7 +4,6 @@ import importlib
 import inspect
 import pkgutil
 import sys
-import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,7 +27,7 @@ from toolsets import (
     ToolDefinitionError,
 )
 from toolsets._concurrency import FEW_ITEMS
-from toolsets._tool import made_first_time
+from toolsets._tool import FirstTime
 
 pytestmark = pytest.mark.anyio
 
@@ -315,22 +314,22 @@ def test_tools_without_parameters_do_not_share_one_schema_object() -> None:
     assert ToolDeclaration(name="c").parameters == {"type": "object", "properties": {}}
 
 
-# --- made_first_time -----------------------------------------------------------------------
+# --- FirstTime -----------------------------------------------------------------------------
 
 
 async def test_only_tools_met_the_first_time_are_made_and_then_remembered() -> None:
     tools = [MinimalTool() for _ in range(FEW_ITEMS + 1)]
-    seen: weakref.WeakSet[Tool] = weakref.WeakSet()
-    first = await made_first_time(tools, seen, lambda tool: tool.name)
+    seen = FirstTime()
+    first = await seen.make(tools, lambda tool: tool.name)
     assert [tool for tool, _ in first] == tools
     more = MinimalTool()
-    again = await made_first_time([*tools, more], seen, lambda tool: tool.name)
+    again = await seen.make([*tools, more], lambda tool: tool.name)
     assert again == [(more, "m")]
 
 
 async def test_tools_made_for_a_cancelled_caller_are_not_remembered() -> None:
     tools = [MinimalTool() for _ in range(FEW_ITEMS * 2)]
-    seen: weakref.WeakSet[Tool] = weakref.WeakSet()
+    seen = FirstTime()
     with anyio.CancelScope() as scope:
 
         def make(tool: Tool) -> str:
@@ -339,21 +338,55 @@ async def test_tools_made_for_a_cancelled_caller_are_not_remembered() -> None:
             return tool.name
 
         with anyio.fail_after(10):
-            await made_first_time(tools, seen, make)
+            await seen.make(tools, make)
     assert scope.cancelled_caught
     assert len(seen) == 0  # so the next round makes them all
-    assert len(await made_first_time(tools, seen, lambda tool: tool.name)) == len(tools)
+    assert len(await seen.make(tools, lambda tool: tool.name)) == len(tools)
 
 
 async def test_a_few_tools_are_left_to_the_caller_when_only_many_are_to_be_made() -> None:
     tools = [MinimalTool() for _ in range(FEW_ITEMS)]
-    seen: weakref.WeakSet[Tool] = weakref.WeakSet()
+    seen = FirstTime()
     made: list[Tool] = []
 
-    assert await made_first_time(tools, seen, made.append, only_many=True) == []
+    assert await seen.make(tools, made.append, only_many=True) == []
     assert made == []
     more = [*tools, *(MinimalTool() for _ in range(FEW_ITEMS))]
-    seen.update(more[: FEW_ITEMS * 2 - 3])
-    assert await made_first_time(more, seen, made.append, only_many=True) == []
+    await seen.make(more[: FEW_ITEMS * 2 - 3], lambda tool: None)
+    assert await seen.make(more, made.append, only_many=True) == []
     assert made == []  # three new ones: left to the caller too
     assert len(seen) == FEW_ITEMS * 2
+
+
+class Slotted:
+    """A tool that cannot be weakly referenced (``__slots__`` without ``__weakref__``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def test_a_tool_that_cannot_be_weakly_referenced_is_made_each_time() -> None:
+    tools: list[Any] = [Slotted(f"s{n}") for n in range(FEW_ITEMS + 1)]
+    seen = FirstTime()
+    assert len(await seen.make(tools, lambda tool: tool.name)) == len(tools)
+    assert len(await seen.make(tools, lambda tool: tool.name)) == len(tools)
+    assert len(seen) == 0
+
+
+async def test_callers_at_the_same_time_make_each_tool_once() -> None:
+    tools = [MinimalTool() for _ in range(FEW_ITEMS * 3)]
+    seen = FirstTime()
+    made: list[Tool] = []
+    results: list[list[tuple[Tool, None]]] = []
+
+    async def listing() -> None:
+        results.append(await seen.make(tools, made.append))
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            for _ in range(3):
+                tasks.start_soon(listing)
+    assert len(made) == len(tools)
+    assert sorted(len(found) for found in results) == [0, 0, len(tools)]

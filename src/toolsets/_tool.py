@@ -4,11 +4,16 @@ tools add themselves to (the two refer to each other, so they share a module).""
 from __future__ import annotations
 
 import abc
+import contextlib
 import json
+import threading
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import anyio
+import anyio.lowlevel
 
 from toolsets._auth import AuthConfig
 from toolsets._concurrency import FEW_ITEMS, check_timeout, each_in_thread
@@ -21,11 +26,11 @@ from toolsets._json import JsonValue
 __all__ = [
     "LONG_RUNNING_NOTE",
     "BaseTool",
+    "FirstTime",
     "LlmRequest",
     "ServerTool",
     "Tool",
     "call_declaration",
-    "made_first_time",
 ]
 
 R = TypeVar("R")
@@ -64,7 +69,11 @@ class Tool(Protocol):
         ...
 
     def declaration(self) -> ToolDeclaration | None:
-        """The declaration offered to the model; None for a passive tool."""
+        """The declaration offered to the model; None for a passive tool.
+
+        It may be asked for in a worker thread (the agent loop and the MCP server ask a
+        catalogue of many tools met the first time off the event loop, `FirstTime`), so
+        it must not need the event loop, and must be safe to ask from two threads."""
         ...
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
@@ -319,39 +328,57 @@ def call_declaration(tool: Tool) -> ToolDeclaration | None:
     return tool.declaration() if called is None else called()
 
 
-async def made_first_time(
-    tools: Sequence[Tool],
-    seen: weakref.WeakSet[Tool],
-    make: Callable[[Tool], R],
-    *,
-    only_many: bool = False,
-) -> list[tuple[Tool, R]]:
-    """``make(tool)`` for each of ``tools`` not in ``seen``, which are then added to it
-    (a tool that cannot be weakly referenced counts as seen); in a worker thread when
-    they are many (`each_in_thread`). ``only_many``: when they are few, make none (for
-    a caller that asks for their declarations on the loop next anyway).
+class FirstTime:
+    """The tools a consumer has met, remembered weakly, for what declares a toolset's
+    tools again and again (the agent loop's requests, the MCP server's listings): the
+    first time it meets a tool, `make` asks for its declaration off the event loop, as a
+    huge OpenAPI spec builds its operations' declarations on demand (Microsoft Graph's
+    11,422 take seconds); later, the tool has it made."""
 
-    For what declares a toolset's tools again and again (the agent loop's requests, the
-    MCP server's listings): the first time it meets a tool, ``make`` asks for its
-    declaration here, off the event loop, as a huge OpenAPI spec builds its operations'
-    declarations on demand (Microsoft Graph's 11,422 take seconds); later, the tool
-    has it made. A cancelled caller adds none to ``seen``.
-    """
-    if only_many and len(tools) <= FEW_ITEMS:  # so are the new ones: nothing to remember
-        return []
-    new: list[Tool] = []
-    for tool in tools:
-        try:
-            if tool not in seen:
-                new.append(tool)
-        except TypeError:
-            continue
-    if not new or (only_many and len(new) <= FEW_ITEMS):
-        seen.update(new)
-        return []
-    made = await each_in_thread(make, new)
-    seen.update(new)
-    return list(zip(new, made, strict=True))
+    def __init__(self) -> None:
+        self._seen: weakref.WeakSet[Tool] = weakref.WeakSet()
+        self._locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
+        """By the running loop's native token: one batch made at a time in each loop."""
+        self._guard = threading.Lock()  # never held across an await
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def __contains__(self, tool: object) -> bool:
+        return tool in self._seen
+
+    def _lock(self) -> anyio.Lock:
+        native = anyio.lowlevel.current_token().native_token
+        with self._guard:
+            return self._locks.setdefault(native, anyio.Lock())
+
+    async def make(
+        self, tools: Sequence[Tool], make: Callable[[Tool], R], *, only_many: bool = False
+    ) -> list[tuple[Tool, R]]:
+        """``make(tool)`` for each of ``tools`` not met before, which are then
+        remembered; in a worker thread when they are many (`each_in_thread`). Callers
+        at the same time take turns, so a tool is made once however many ask (the
+        second finds it met). ``only_many``: when they are few, make none (for a caller
+        that asks for their declarations on the loop next anyway). A tool that cannot be
+        weakly referenced is never remembered: it is made each time. A cancelled caller
+        remembers none of its batch."""
+        if only_many and len(tools) <= FEW_ITEMS:  # so are the new ones: nothing to make
+            return []
+        if not any(tool not in self._seen for tool in tools):
+            return []
+        async with self._lock():
+            new = [tool for tool in tools if tool not in self._seen]
+            if not new or (only_many and len(new) <= FEW_ITEMS):
+                self._remember(new)
+                return []
+            made = await each_in_thread(make, new)
+            self._remember(new)
+        return list(zip(new, made, strict=True))
+
+    def _remember(self, tools: Iterable[Tool]) -> None:
+        for tool in tools:
+            with contextlib.suppress(TypeError):  # no weak reference to it: made each time
+                self._seen.add(tool)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -633,3 +633,32 @@ async def test_a_toolset_timing_out_listing_its_tools_is_a_timeout_error_for_the
             await client.call_tool("anything", {})
     assert listing.value.code == -32001
     assert calling.value.code == -32001
+
+
+class Unreferenceable:
+    """A tool with ``__slots__`` and no ``__weakref__`` (as a ``dataclass(slots=True)``
+    is): it cannot be a weak key."""
+
+    __slots__ = ("_tool",)
+
+    def __init__(self, tool: Any) -> None:
+        self._tool = tool
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tool, name)
+
+
+def shout(text: str) -> str:
+    """Say it louder."""
+    return text.upper()
+
+
+@pytest.mark.anyio
+async def test_a_tool_that_cannot_be_weakly_referenced_is_listed_and_called() -> None:
+    server = McpServer(StaticToolset([Unreferenceable(FunctionTool(shout))]))
+    async with connected(server, "legacy") as client:
+        for _ in range(2):
+            listed = await client.list_tools()
+            assert [t.name for t in listed.tools] == ["shout"]
+        result = await client.call_tool("shout", {"text": "hi"})
+    assert texts(result) == ["HI"]

@@ -342,3 +342,9 @@ def test_a_yes_no_question_reads_what_it_names(stripe: ToolIndex, request_: str)
     found = top(stripe, request_, 2)
     assert len(found) == 2
     assert all(name.startswith("Get") for name in found), found
+
+
+def test_is_there_asks_for_a_way_to_do_it_not_for_a_read(github: ToolIndex) -> None:
+    found = top(github, "is there a tool that deletes a branch", 2)
+    assert len(found) == 2
+    assert all("delete" in name for name in found), found

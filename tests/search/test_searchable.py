@@ -599,13 +599,14 @@ async def test_an_agent_over_githubs_spec_finds_and_calls_the_right_operation_th
     assert events[-1].content.text == "Starred."
 
 
+@pytest.mark.parametrize("module", ["bm25s", "Stemmer"])
 def test_without_bm25s_making_one_names_the_line_that_installs_the_search_extra(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, module: str
 ) -> None:
-    monkeypatch.setitem(sys.modules, "bm25s", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed
     with pytest.raises(ImportError) as raised:
         searchable(catalogue())
-    assert raised.value.name == "bm25s"
+    assert raised.value.name == module
     assert install_line("search") in str(raised.value)
 
 

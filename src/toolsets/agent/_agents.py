@@ -8,7 +8,6 @@ import dataclasses
 import functools
 import itertools
 import re
-import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,7 +20,7 @@ from toolsets._errors import ToolsetError
 from toolsets._ids import new_id
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, AfterTool, BeforeTool, Callbacks, OnToolError
 from toolsets._results import error_result
-from toolsets._tool import LlmRequest, Tool, made_first_time
+from toolsets._tool import FirstTime, LlmRequest, Tool
 from toolsets._toolset import Toolset, as_tool, list_each
 from toolsets.agent._background import BackgroundCalls, may_run_in_background
 from toolsets.agent._dispatch import CallOutcome, Dispatcher, argument_problem
@@ -226,7 +225,7 @@ class LlmAgent(BaseAgent):
         self.transfer = transfer
         self._transfer: TransferToAgentTool | None = None
         self._transfer_made = False
-        self._declared: weakref.WeakSet[Tool] = weakref.WeakSet()
+        self._declared = FirstTime()
         """The tools whose declarations were made (see `_prepare`)."""
         self._may_background = may_run_in_background([*self._tools, *self._toolsets])
 
@@ -276,7 +275,7 @@ class LlmAgent(BaseAgent):
         tools = await self.tools(tool_ctx)
         # Many tools' declarations first made off the event loop (a huge spec's, built
         # on demand), then asked for below.
-        await made_first_time(tools, self._declared, _declaration, only_many=True)
+        await self._declared.make(tools, _declaration, only_many=True)
         for tool in tools:
             await tool.process_llm_request(request, tool_ctx)
         return request, tool_ctx

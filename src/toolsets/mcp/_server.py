@@ -76,7 +76,7 @@ from toolsets._invoke import (
 )
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result, is_error_result
-from toolsets._tool import Tool, call_declaration, made_first_time
+from toolsets._tool import FirstTime, Tool, call_declaration
 from toolsets._toolset import Toolset
 from toolsets._validation import ArgumentChecker
 from toolsets.mcp import _server_http
@@ -300,7 +300,7 @@ class McpServer(CallsTools):
         self._catalog.add_resources(resources)
         self._catalog.add_prompts(prompts)
         self._listings: weakref.WeakKeyDictionary[Tool, _Listing] = weakref.WeakKeyDictionary()
-        self._listed: weakref.WeakSet[Tool] = weakref.WeakSet()
+        self._listed = FirstTime()
         """The tools listed before (see `_make_listings`)."""
         self._by_name = _ByName()
         self._resource_owner = _Owners()
@@ -691,14 +691,15 @@ class McpServer(CallsTools):
 
     async def _make_listings(self, tools: Sequence[Tool]) -> dict[int, _Listing | None]:
         """Make the listings of the tools not listed before, in a worker thread when
-        they are many (`made_first_time`): the declarations of a huge OpenAPI spec are
+        they are many (`FirstTime`): the declarations of a huge OpenAPI spec are
         built on demand, Graph's in seconds, which the event loop does not wait on.
         Returns them by the tool's ``id`` (None: passive); `_listing` finds them made."""
         made: dict[int, _Listing | None] = {}
-        for tool, listing in await made_first_time(tools, self._listed, _listed):
+        for tool, listing in await self._listed.make(tools, _listed):
             made[id(tool)] = listing
             if listing is not None:
-                self._listings[tool] = listing
+                with contextlib.suppress(TypeError):  # no weak key: made every time
+                    self._listings[tool] = listing
         return made
 
     def _listing(self, tool: Tool, *, called: bool = False) -> _Listing | None:

@@ -65,9 +65,15 @@ class OperationSchemas:
         self._builder = builder
         self._source = source
         self._lock = threading.Lock()  # held while building, never across an await
+        self._failed_lock = threading.Lock()  # held to write or copy `failed`, briefly
         self.failed: dict[str, SpecError] = {}
         """The problem of each operation (by its pointer) whose schema could not be
-        built, in the order they were found."""
+        built, in the order they were found (`broken` copies them from any thread)."""
+
+    def broken(self) -> tuple[SpecError, ...]:
+        """The problems found so far, in order: safe while another thread builds."""
+        with self._failed_lock:
+            return tuple(self.failed.values())
 
     def of(self, op: Operation) -> OperationSchema:
         """The schema of ``op``'s arguments.
@@ -84,7 +90,8 @@ class OperationSchemas:
                 except SpecError as error:
                     what = f"{op.method.upper()} {op.path}"
                     failed = dropped(error, op.pointer, self._source or None, what)
-                    self.failed[op.pointer] = failed
+                    with self._failed_lock:
+                        self.failed[op.pointer] = failed
                     raise failed from failed.__cause__
         # A fresh error each time, chained to the one kept: the kept one's traceback
         # does not grow with every raise.

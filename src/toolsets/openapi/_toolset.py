@@ -386,7 +386,7 @@ class OpenApiToolset(BaseToolset):
         if self._api is None:
             return ()
         schemas = self._schemas
-        failed = tuple(schemas.failed.values()) if schemas is not None else ()
+        failed = schemas.broken() if schemas is not None else ()
         return self._api.spec.problems + failed
 
     async def shutdown(self) -> None:

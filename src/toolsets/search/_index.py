@@ -346,11 +346,15 @@ I add a collaborator")."""
 _SUBJECTS = _QUESTIONS | {"i", "we", "let", "lets", "me", "go", "quickly", "also", "help"}
 """Words before the verb that leads a request ("I want to...", "let's...")."""
 _ASKING = frozenset(
-    ("did", "does", "do", "is", "are", "was", "were", "has", "have", "had", "isn", "wasn")
+    (
+        *("did", "does", "is", "are", "was", "were", "has", "have", "had"),
+        *("didn", "doesn", "isn", "aren", "wasn", "hasn", "haven"),
+    )
 )
 """Words that open a yes-no question ("did the payout go through?", "is PR 5 merged"):
-it reads, and a verb right after is no order ("did refund re_1 reach her": a refund's
-state, not a new refund)."""
+it reads unless a verb says otherwise, and the word right after is what it asks about,
+no order ("did refund re_1 reach her": a refund's state, not a new refund). Not "is
+there...", which asks for a way ("is there a tool that deletes a branch")."""
 
 
 def _plural(word: str, terms: Terms) -> bool:
@@ -398,8 +402,10 @@ def _query(
     methods: set[str] = set()
     verbs: list[str] = []
     first: str | None = None
-    opening = words(text)[:1]
-    yes_no = opening[0] if opening and opening[0] in _ASKING else None
+    opening = words(text)[:2]
+    yes_no = (
+        opening[0] if opening[:1] and opening[0] in _ASKING and opening[1:] != ["there"] else None
+    )
     question: str | None = None
     late: tuple[tuple[str, ...], str] | None = None
     at = 0
@@ -414,7 +420,9 @@ def _query(
             # The verb leads a request ("comment on the issue"); further on, or with an
             # -s, a word that can be a verb too is a noun ("comments on issue 5",
             # "show me the open issues").
-            leads = not yes_no and not any(word not in _SUBJECTS for word in said[:at])
+            leads = not (yes_no and at == 0) and not any(
+                word not in _SUBJECTS for word in said[:at]
+            )
             # Before the verb, "I" is who asks ("I want to..."); after it, whose things
             # ("the orgs I belong to": the authenticated user's).
             subject = leads and said[at] in ("i", "we")
@@ -474,7 +482,8 @@ class ToolIndex:
     ) -> None:
         self._inputs = inputs
         self._meaning = meaning
-        """Each tool's unit vector (`_meaning`), one row a tool."""
+        """Each tool's unit vector (`_meaning`), one row a tool; None where no vectors
+        are installed (ranked by words alone)."""
         self._entries = entries
         self._frequency = frequency or {}
         self._spelling: Spelling | None = None
@@ -515,7 +524,8 @@ class ToolIndex:
         if any(entry.inputs for entry in listed):
             inputs_index = bm25s.BM25()
             inputs_index.index(inputs, show_progress=False)
-        meaning = embedding()([_meaning_text(entry) for entry in listed])
+        vectors = embedding()
+        meaning = None if vectors is None else vectors([_meaning_text(e) for e in listed])
         paths: dict[str, _PathShape] = {}
         shapes = [_shape(entry, terms, paths) for entry in listed]
         lexicon = _Lexicon(terms)
@@ -550,7 +560,9 @@ class ToolIndex:
         if self._inputs is not None:
             scores = scores + INPUTS_WEIGHT * self._bm25(self._inputs, asked, found)
         covered = sum(found.values()) / len(asked.own) if found else None
-        ranked = self._ranked(scores, covered, asked, limit, embedding()([query])[0])
+        vectors = embedding() if self._meaning is not None else None
+        meant = None if vectors is None else vectors([query])[0]
+        ranked = self._ranked(scores, covered, asked, limit, meant)
         return [
             Match(
                 name=self._entries[i].name,
@@ -567,13 +579,13 @@ class ToolIndex:
     ) -> list[tuple[float, int]]:
         """The best candidates of BM25's ``scores``, re-ranked; ``covered``: the share of
         the request's own words each tool has in some field (None: it has none);
-        ``meant``: the request's vector."""
+        ``meant``: the request's vector (None: no vectors are installed)."""
         best = float(scores.max()) if len(scores) else 0.0
         if best <= 0:
             return []
         count = min(max(CANDIDATES, limit), len(scores))
         candidates = scores.argpartition(-count)[-count:]
-        close = self._meaning[candidates] @ meant
+        close = [0.0] * count if meant is None else self._meaning[candidates] @ meant
         return sorted(
             (
                 (self._rerank(int(i), float(scores[i]), best, asked, covered, similar), int(i))

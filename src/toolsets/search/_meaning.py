@@ -9,14 +9,20 @@ the customer their money back" near "Create a refund" and "a paper copy" near pr
 where no word is shared; it is coarse, so the index adds it to BM25's ranking as one
 bonus among others, never alone.
 
+It costs about 50 MB once a process (the tokenizer about 33, the vectors 16, kept as
+float16 and summed as float32). WordLlama ships wheels for Linux x86_64, macOS on Apple
+silicon and Windows, Python 3.13 at most; the ``search`` extra installs it there only.
+Where it is not installed the index ranks by words alone, and says so once in the log.
+
 Needs the ``search`` extra: ``pip install 'toolsets-ai[search]'``.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
+import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,8 @@ from typing import Any
 from toolsets._install import install_line
 
 __all__ = ["Embedding", "embedding", "search_extra_missing"]
+
+logger = logging.getLogger("toolsets")
 
 PACKAGE = "wordllama"
 """The distribution whose files hold the vectors and the tokenizer."""
@@ -56,9 +64,13 @@ class Embedding:
     @classmethod
     def load(cls) -> Embedding:
         """The vectors and tokenizer of the installed wordllama package (its files are
-        read; the package itself is not imported)."""
+        read; the package itself is not imported).
+
+        Raises:
+            ImportError: one of them is not installed (``name`` says which), or the
+                installed wordllama has not the files of its 0.4 line.
+        """
         try:
-            numpy = importlib.import_module("numpy")
             safetensors = importlib.import_module("safetensors.numpy")
             tokenizers = importlib.import_module("tokenizers")
             found = importlib.util.find_spec(PACKAGE)
@@ -67,19 +79,28 @@ class Embedding:
         except ImportError as exc:  # ModuleNotFoundError too
             raise search_extra_missing(exc) from exc
         root = Path(next(iter(found.submodule_search_locations)))
-        weights, tokenizer_file = root / WEIGHTS, root / TOKENIZER
-        if not (weights.is_file() and tokenizer_file.is_file()):
+        missing = [name for name in (WEIGHTS, TOKENIZER) if not (root / name).is_file()]
+        if missing:
             raise ImportError(
-                f"the installed {PACKAGE} has no {WEIGHTS} and {TOKENIZER} (another version "
+                f"the installed {PACKAGE} has no {' nor '.join(missing)} (a version other "
                 f"than the 0.4 line toolsets reads?): {install_line('search')}",
                 name=PACKAGE,
             )
-        tables = safetensors.load(weights.read_bytes())
-        vectors = numpy.asarray(tables["embedding.weight"], dtype=numpy.float32)
-        tokenizer = tokenizers.Tokenizer.from_str(tokenizer_file.read_text(encoding="utf-8"))
+        vectors = safetensors.load_file(str(root / WEIGHTS))["embedding.weight"]
+        tokenizer = tokenizers.Tokenizer.from_file(str(root / TOKENIZER))
         tokenizer.no_padding()
         tokenizer.enable_truncation(MAX_TOKENS)
         return cls(tokenizer, vectors)
+
+    @classmethod
+    def installed(cls) -> Embedding | None:
+        """`load`, or None when it cannot: the reason is logged (a warning), and the
+        index ranks by words alone."""
+        try:
+            return cls.load()
+        except ImportError as exc:
+            logger.warning("toolsets.search ranks by words alone: %s", exc)
+            return None
 
     def __call__(self, texts: Sequence[str]) -> Any:
         """One unit vector a text (all zeros for a text of no tokens)."""
@@ -93,14 +114,23 @@ class Embedding:
         for row, encoded in enumerate(encode(list(texts), add_special_tokens=False)):
             ids = encoded.ids
             if ids:
-                found[row] = vectors[ids].sum(axis=0)
+                found[row] = vectors[ids].sum(axis=0, dtype=numpy.float32)
         norms = numpy.linalg.norm(found, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         found /= norms
         return found
 
 
-@functools.cache
-def embedding() -> Embedding:
-    """The process's one `Embedding` (32 MB of vectors), loaded on first use."""
-    return Embedding.load()
+_loaded: list[Embedding | None] = []
+"""The process's `Embedding` once asked for (None: not installed)."""
+_loading = threading.Lock()
+
+
+def embedding() -> Embedding | None:
+    """The process's one `Embedding`, loaded the first time it is asked for (by one
+    thread, however many ask at once); None where wordllama's files are not installed."""
+    if not _loaded:
+        with _loading:
+            if not _loaded:
+                _loaded.append(Embedding.installed())
+    return _loaded[0]

@@ -68,10 +68,12 @@ ToolPredicate = Callable[[Tool, ToolContext], bool]
 
 
 def _require_bm25s() -> None:
-    """Raise the ImportError naming the ``search`` extra when bm25s is missing (when
-    the wrapper is made, not at its first search)."""
+    """Raise the ImportError naming the ``search`` extra when bm25s or PyStemmer is
+    missing (when the wrapper is made, not at its first search). WordLlama's vectors are
+    optional: without them the index ranks by words alone."""
     try:
         importlib.import_module("bm25s")  # untyped: imported by name; the index uses it
+        importlib.import_module("Stemmer")
     except ImportError as exc:
         from toolsets.adapters._extras import missing_extra
 
@@ -389,9 +391,9 @@ class SearchableToolset(WrapperToolset):
             )
             if unusable:
                 note = (
-                    f"Only tools that cannot be used matched ({', '.join(unusable)}: their "
-                    "definitions are broken, so they cannot be offered or called); search "
-                    "again with other words for another way to do it."
+                    f"Only tools that cannot be offered to you matched "
+                    f"({', '.join(unusable)}: broken definitions, or tools that only shape "
+                    "requests); search again with other words for another way to do it."
                 )
             return {"query": query, "matches": [], "note": note}
         found: list[JsonValue] = [
