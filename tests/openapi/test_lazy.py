@@ -6,7 +6,6 @@ declarations do not depend on the order tools are first declared in."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -191,20 +190,17 @@ async def progress_seen(
     async def watch() -> None:
         while not done.is_set():
             seen.append(len(toolset.problems))
-            await anyio.lowlevel.checkpoint()
+            # A short sleep, not a busy loop: the loop idles between looks (the building
+            # thread gets the interpreter, under a tracer too), and looks every few ms.
+            await anyio.sleep(0.001)
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-4)  # the threads take turns often: many looks at the build
-    try:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(watch)
-            try:
-                with anyio.fail_after(120):
-                    await work()
-            finally:
-                done.set()
-    finally:
-        sys.setswitchinterval(interval)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(watch)
+        try:
+            with anyio.fail_after(120):
+                await work()
+        finally:
+            done.set()
     return seen
 
 
