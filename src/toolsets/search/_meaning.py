@@ -47,8 +47,8 @@ def search_extra_missing(cause: ImportError) -> ImportError:
     (``cause.name``) and the line that installs the extra."""
     missing = cause.name or str(cause)
     return ImportError(
-        f"toolsets.search needs the search extra (bm25s, PyStemmer, wordllama), and "
-        f"{missing} is not installed: {install_line('search')}",
+        f"toolsets.search needs the search extra (bm25s, PyStemmer; wordllama's vectors "
+        f"where it ships wheels), and {missing} is not installed: {install_line('search')}",
         name=cause.name,
     )
 
@@ -99,7 +99,7 @@ class Embedding:
         try:
             return cls.load()
         except ImportError as exc:
-            logger.warning("toolsets.search ranks by words alone: %s", exc)
+            logger.warning("toolsets.search ranks by words alone, without meaning: %s", exc)
             return None
 
     def __call__(self, texts: Sequence[str]) -> Any:
