@@ -1,10 +1,10 @@
 """`ToolIndex`: the tools of a catalogue ranked for a request in the user's words.
 
-Needs the ``search`` extra (bm25s, PyStemmer, WordLlama's vectors). Building reads each tool's name,
-description and, for an OpenAPI tool, its method, path, tags and what it takes (its
-query and body parameters' names and descriptions, read off the raw operation): never
-its declaration,
-so a catalogue of thousands of operations indexes in a second or two.
+Needs the ``search`` extra (bm25s, PyStemmer; WordLlama's vectors where they are
+installed). Building reads each tool's name, description and, for an OpenAPI tool, its
+method, path, tags and what it takes (its query and body parameters' names and
+descriptions, read off the raw operation): never its declaration, so a catalogue of
+thousands of operations indexes in a second or two.
 
 How a request is ranked, in order:
 
@@ -221,7 +221,9 @@ SUMMARY_CHARS = 160
 
 def _meaning_text(entry: IndexEntry) -> str:
     """What a tool's vector is made of: its name's words, its summary and its
-    description's first sentence."""
+    description's first sentence, read across line breaks (unlike `_first_sentence`,
+    which keeps an input's first line: the vectors measured better with the whole
+    sentence) and at least 20 characters long ("E.g. ..." is no sentence)."""
     description = " ".join(_TAG.sub("", entry.description).split())
     end = description.find(". ", 20, MEANING_CHARS)
     sentence = description[: end + 1 if end > 0 else MEANING_CHARS]
@@ -387,7 +389,8 @@ def _phrasal(said: list[str], own: list[str], lexicon: _Lexicon) -> None:
 def _query(
     text: str, terms: Terms, lexicon: _Lexicon, correct: Callable[[str], str | None]
 ) -> _Query:
-    said = [word for word in words(text) if word not in STOPWORDS]
+    spoken = words(text)
+    said = [word for word in spoken if word not in STOPWORDS]
     own = [terms.stem(word) for word in said]
     typos: dict[str, str] = {}
     for at, term in enumerate(own):
@@ -402,10 +405,7 @@ def _query(
     methods: set[str] = set()
     verbs: list[str] = []
     first: str | None = None
-    opening = words(text)[:2]
-    yes_no = (
-        opening[0] if opening[:1] and opening[0] in _ASKING and opening[1:] != ["there"] else None
-    )
+    yes_no = spoken[0] if spoken[:1] and spoken[0] in _ASKING and spoken[1:2] != ["there"] else None
     question: str | None = None
     late: tuple[tuple[str, ...], str] | None = None
     at = 0
