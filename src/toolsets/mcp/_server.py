@@ -437,7 +437,8 @@ class McpServer(CallsTools):
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
-        stopped; ``options`` as for `http_app` (and ``log_level``)."""
+        stopped; ``options`` as for `http_app` (and ``log_level``, and ``sock``: a
+        socket bound already, served instead of binding ``host``:``port``)."""
         await _server_http.serve_http(self, host, port, **options)
 
     def run_http(
@@ -460,7 +461,9 @@ class McpServer(CallsTools):
                 in one process) and they share the key sealing confirmation state.
             factory: With ``workers``: ``"module:attribute"`` naming this server (an
                 `McpServer` at module level) or a function that makes it.
-            **options: As for `http_app` (and ``log_level``).
+            **options: As for `http_app` (and ``log_level``, and ``sock``: a socket
+                bound already, served instead of binding ``host``:``port``, inherited
+                by the workers).
         """
         _server_http.run_http(self, host, port, workers=workers, factory=factory, **options)
 

@@ -14,6 +14,7 @@ import importlib
 import json
 import os
 import secrets
+import socket
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -22,6 +23,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import EventStore
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.applications import Starlette
+from uvicorn.supervisors import Multiprocess
 
 from toolsets.mcp._events import SessionEventStore
 
@@ -168,13 +170,16 @@ def _split(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return app, {"log_level": options.get("log_level", "warning")}
 
 
-async def serve_http(server: Servable, host: str, port: int, **options: Any) -> None:
-    """Serve ``server`` with uvicorn in the running (asyncio) event loop until stopped."""
+async def serve_http(
+    server: Servable, host: str, port: int, *, sock: socket.socket | None = None, **options: Any
+) -> None:
+    """Serve ``server`` with uvicorn in the running (asyncio) event loop until stopped
+    (on ``sock``, a socket bound already, instead of binding ``host``:``port``)."""
     app_options, uvicorn_options = _split(options)
     config = uvicorn.Config(
         http_app(server, **app_options), host=host, port=port, lifespan="on", **uvicorn_options
     )
-    await uvicorn.Server(config).serve()
+    await uvicorn.Server(config).serve(sockets=[sock] if sock is not None else None)
 
 
 def run_http(
@@ -184,9 +189,11 @@ def run_http(
     *,
     workers: int = 1,
     factory: str | None = None,
+    sock: socket.socket | None = None,
     **options: Any,
 ) -> None:
-    """Serve ``server`` with uvicorn until stopped (see `McpServer.run_http`).
+    """Serve ``server`` with uvicorn until stopped (see `McpServer.run_http`), on
+    ``sock`` (a socket bound already, inherited by the workers) if given.
 
     Raises:
         ValueError: several workers without a ``factory``, or not stateless.
@@ -197,7 +204,8 @@ def run_http(
         raise ValueError("workers must be at least 1")
     if workers == 1:
         app = http_app(server, **app_options)
-        uvicorn.run(app, host=host, port=port, lifespan="on", **uvicorn_options)
+        config = uvicorn.Config(app, host=host, port=port, lifespan="on", **uvicorn_options)
+        uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)
         return
     if factory is None:
         raise ValueError(
@@ -217,7 +225,8 @@ def run_http(
     if not given_key:
         os.environ[STATE_KEY_VARIABLE] = secrets.token_hex(32)
     try:
-        uvicorn.run(
+        # What uvicorn.run does with several workers, on the socket given if any.
+        config = uvicorn.Config(
             f"{__name__}:worker_app",
             factory=True,
             host=host,
@@ -226,6 +235,7 @@ def run_http(
             lifespan="on",
             **uvicorn_options,
         )
+        Multiprocess(config, sockets=[sock if sock is not None else config.bind_socket()]).run()
     finally:
         os.environ.pop(_WORKER, None)
         if not given_key:
