@@ -79,6 +79,8 @@ _PIPED_WIDTH = 160
 """Columns of a table written to a pipe or a file."""
 _GAP = "  "
 """Between the columns of a table."""
+_RICH_TABLE_ROWS = 500
+"""Rows up to which a table is a rich one (laid out to the terminal's width)."""
 
 
 class Bar:
@@ -174,9 +176,21 @@ class Terminal:
             yield Bar(progress, progress.add_task(description, total=total))
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-        """Columns on stdout, the first in bold on a terminal, each line cut at the
-        terminal's width. Written line by line (a rich table measures and lays out
-        every cell: 10 s for Microsoft Graph's 11,422 tools)."""
+        """Columns on stdout, the first in bold on a terminal. A few hundred rows are a
+        rich table (the last column wrapped to the terminal's width); more are written
+        line by line, each cut at the terminal's width (a rich table measures and lays
+        out every cell: 10 s for Microsoft Graph's 11,422 tools). Piped, the lines are
+        whole either way."""
+        if len(rows) <= _RICH_TABLE_ROWS:
+            from rich.table import Table
+
+            table = Table(box=None, pad_edge=False, show_edge=False)
+            for index, header in enumerate(headers):
+                table.add_column(header, style="bold" if not index else None, no_wrap=not index)
+            for row in rows:
+                table.add_row(*row)
+            self.out.print(table)
+            return
         from rich.cells import cell_len
 
         widths = [
@@ -184,24 +198,27 @@ class Terminal:
             for i in range(len(headers) - 1)
         ]
 
-        def cells(row: Sequence[str]) -> list[str]:
+        def line(row: Sequence[str]) -> tuple[str, str]:
+            """The first cell, padded, and the rest of the line."""
             pairs = zip(row[:-1], widths, strict=True)
             padded = [cell + " " * (width - cell_len(cell)) for cell, width in pairs]
-            return [*padded, row[-1]]
+            return padded[0], (_GAP + _GAP.join([*padded[1:], row[-1]])).rstrip()
 
         if not self.out.is_terminal:
-            lines = [_GAP.join(cells(row)).rstrip() for row in (headers, *rows)]
+            lines = ["".join(line(row)) for row in (headers, *rows)]
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             return
         from rich.text import Text
 
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text = Text()
         for index, row in enumerate((headers, *rows)):
-            first, *rest = cells(row)
+            first, rest = line(row)
+            if index:
+                text.append("\n")
             text.append(first, style="bold")
-            text.append((_GAP + _GAP.join(rest)).rstrip() + "\n", style="bold" if not index else "")
-        self.out.print(text, soft_wrap=False)
+            text.append(rest, style="bold" if not index else "")
+        self.out.print(text, soft_wrap=False, no_wrap=True, overflow="ellipsis", crop=True)
 
     def warn(self, text: str) -> None:
         """A warning, one line on stderr: ``toolsets: warning: text``."""
