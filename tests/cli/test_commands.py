@@ -255,6 +255,30 @@ def test_inspect_says_when_an_operation_has_no_server_to_send_to(
     assert "Returns (200: the note)" in text.stdout  # no body declared: no schema
 
 
+def test_a_success_response_that_cannot_be_read_is_a_warning_and_the_rest_is_shown(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "gone.json"
+    missing = {"$ref": "#/components/schemas/Gone"}
+    ok = {"description": "ok", "content": {"application/json": {"schema": missing}}}
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "gone", "version": "1"},
+                "paths": {"/r": {"get": {"operationId": "get_r", "responses": {"200": ok}}}},
+            }
+        )
+    )
+    done = toolsets_command("inspect", str(spec), "get_r", "--json")
+    assert done.returncode == 0, done.stderr
+    described = json.loads(done.stdout)
+    assert described["returns"] is None
+    assert described["operation"]["method"] == "GET"
+    assert done.stderr.startswith("toolsets: warning: what get_r returns cannot be shown: ")
+    assert "Gone" in done.stderr
+
+
 def test_inspect_of_a_tool_on_an_mcp_server(sources: dict[str, Path]) -> None:
     described = stdout_json(toolsets_command("inspect", "--stdio", FIXTURE_STDIO, "add", "--json"))
     assert described["parameters"]["required"] == ["a", "b"]

@@ -24,7 +24,7 @@ except ImportError as exc:
 
 from toolsets import __version__
 from toolsets._context import ToolConfirmation, ToolContext
-from toolsets._errors import ToolDefinitionError, ToolNotFoundError, ToolsetError
+from toolsets._errors import SpecError, ToolDefinitionError, ToolNotFoundError, ToolsetError
 from toolsets._gc import collector_paused
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
@@ -46,6 +46,7 @@ from toolsets.cli._describe import (
     parameters_in_short,
     parameters_of,
     returns_of,
+    success_of,
     unwrapped,
 )
 from toolsets.cli._example import example_arguments
@@ -633,8 +634,12 @@ def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) ->
             described_ = described(tool, confirm, schemas=True)
             schema = parameters_of(tool)
             example = example_arguments(schema, tool_name=tool.name)
-            returns = returns_of(tool)
-            operation = operation_details(tool, response=True)
+            success = success_of(tool)
+            if isinstance(success, SpecError):
+                terminal.warn(f"what {tool.name} returns cannot be shown: {success}")
+                success = None
+            returns = returns_of(tool, success)
+            operation = operation_details(tool, success)
             if as_json:
                 shown = dict(returns) if returns is not None else None
                 if operation is not None:

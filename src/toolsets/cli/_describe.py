@@ -20,6 +20,7 @@ from toolsets._tool import Tool
 
 if TYPE_CHECKING:
     from toolsets.openapi import RestApiTool
+    from toolsets.openapi._returns import SuccessResponse
 
 __all__ = [
     "SHORT",
@@ -33,6 +34,7 @@ __all__ = [
     "parameters_in_short",
     "parameters_of",
     "returns_of",
+    "success_of",
     "unwrapped",
 ]
 
@@ -120,15 +122,27 @@ def first_line(tool: Tool) -> str:
     return line if len(line) <= SHORT else line[: SHORT - 1] + "…"
 
 
-def operation_details(tool: Tool, *, response: bool = False) -> dict[str, JsonValue] | None:
+def success_of(tool: Tool) -> SuccessResponse | SpecError | None:
+    """What a successful call of an operation gets, as its spec says (None for a tool
+    that is no operation, or an operation whose spec declares no success response), or
+    why it cannot be read (a ``$ref`` on the way that leads nowhere)."""
+    operation = operation_of(tool)
+    if operation is None:
+        return None
+    try:
+        return operation.success_response()
+    except SpecError as error:
+        return error
+
+
+def operation_details(
+    tool: Tool, success: SuccessResponse | None = None
+) -> dict[str, JsonValue] | None:
     """The HTTP request an OpenAPI operation sends (``method``, ``path``, ``url``: None
     when the spec names no absolute server and no ``--base-url`` was given,
-    ``operation_id``), and with ``response`` what a successful call gets (``status``,
-    ``content_type``, ``description``); None for a tool that is no operation.
-
-    Raises:
-        SpecError: (with ``response``) a ``$ref`` to the response cannot be followed.
-    """
+    ``operation_id``), and with ``success`` (`success_of`) what a successful call gets
+    (``response``: ``status``, ``content_type``, ``description``); None for a tool
+    that is no operation."""
     operation = operation_of(tool)
     if operation is None:
         return None
@@ -140,30 +154,21 @@ def operation_details(tool: Tool, *, response: bool = False) -> dict[str, JsonVa
         "url": base + op.path if base is not None else None,
         "operation_id": op.operation_id,
     }
-    if response:
-        success = operation.success_response()
-        details["response"] = (
-            None
-            if success is None
-            else {
-                "status": success.status,
-                "content_type": success.content_type,
-                "description": success.description,
-            }
-        )
+    if success is not None:
+        details["response"] = {
+            "status": success.status,
+            "content_type": success.content_type,
+            "description": success.description,
+        }
     return details
 
 
-def returns_of(tool: Tool) -> Mapping[str, Any] | None:
+def returns_of(tool: Tool, success: SuccessResponse | None) -> Mapping[str, Any] | None:
     """The schema of what ``tool`` returns: its own ``response_schema``, else for an
-    operation its spec's schema of the success response."""
+    operation the schema of its success response (``success``, `success_of`)."""
     declared = tool.response_schema
     if declared is not None:
         return declared
-    operation = operation_of(tool)
-    if operation is None:
-        return None
-    success = operation.success_response()
     return success.schema if success is not None else None
 
 
