@@ -23,6 +23,7 @@ from toolsets._concurrency import check_timeout
 from toolsets._content import FunctionCall
 from toolsets._errors import AuthError
 from toolsets._http import essence, map_http_errors
+from toolsets._logs import guard_library_logs
 from toolsets._tool import LlmRequest
 from toolsets._urls import safe_url
 from toolsets.models._llm import INVALID_JSON_KEY, LlmResponse, check_server_tools
@@ -196,6 +197,7 @@ class HttpModel(Generic[Names]):
 
     def _http(self) -> httpx2.AsyncClient:
         if self._client is None:
+            guard_library_logs()
             self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT))
             )
