@@ -244,8 +244,6 @@ def unreadable_arguments(text: str) -> str:
     """Why ``text``, which a model sent as a call's arguments, is not a JSON object."""
     try:
         value = json.loads(text)
-        if isinstance(value, str):  # encoded twice, as some models do
-            value = json.loads(value)
     except RecursionError:  # json's answer to deep nesting
         return TOO_DEEP
     except json.JSONDecodeError as exc:
@@ -253,6 +251,13 @@ def unreadable_arguments(text: str) -> str:
             f"The arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a "
             f"JSON object. They began: {clip(text, _SHOWN)!r}"
         )
+    if isinstance(value, str):  # an object encoded twice, as some models send, or just text
+        try:
+            value = json.loads(value)
+        except RecursionError:
+            return TOO_DEEP
+        except json.JSONDecodeError:
+            pass  # a JSON string: said so below
     return argument_problem(value) or "The arguments are unreadable."
 
 

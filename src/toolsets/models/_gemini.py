@@ -132,6 +132,8 @@ class GeminiModel(HttpModel[ToolCallMap]):
     _SERVER = "Gemini API at"
     _ENV = "GEMINI"
     _KEY_SCHEME = "x-goog-api-key"
+    _KEY_HEADER = "x-goog-api-key"
+    _KEY_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
     def __init__(
         self,
