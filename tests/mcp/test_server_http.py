@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -20,24 +19,20 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import ROOT
 from tests.mcp.helpers import HttpServer
-from tests.mcp.server_helpers import INITIALIZE, SRC, served, texts, uvicorn_thread
+from tests.mcp.server_helpers import (
+    ACCEPT,
+    BASE,
+    INITIALIZE,
+    SRC,
+    http_client,
+    served,
+    texts,
+    uvicorn_thread,
+)
 from toolsets import Invocation, ToolContext
 from toolsets.mcp import IncomingRequest, McpServer
 
 pytestmark = pytest.mark.anyio
-
-BASE = "http://127.0.0.1:8000"
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-@asynccontextmanager
-async def http_client(server: McpServer, **options: Any) -> AsyncIterator[httpx2.AsyncClient]:
-    """An HTTP client talking to ``server``'s app in this process (its lifespan run)."""
-    app = server.http_app(**options)
-    async with app.router.lifespan_context(app):
-        transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url=BASE) as client:
-            yield client
 
 
 @pytest.mark.parametrize("stateless", [False, True])
