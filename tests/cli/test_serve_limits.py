@@ -175,7 +175,7 @@ def test_a_body_sent_a_byte_at_a_time_is_cut_off_with_408(quick: Limited) -> Non
     assert _status(answer) == 408
 
 
-def test_an_idle_connection_after_a_response_is_closed_at_the_keep_alive_timeout(
+def test_an_idle_connection_after_a_response_is_closed_too(
     quick: Limited,
 ) -> None:
     with quick.connect() as sock:
