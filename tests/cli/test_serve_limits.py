@@ -237,18 +237,6 @@ def test_out_of_file_descriptors_the_log_stays_bounded_and_service_returns(folde
     assert len(lines) <= 5, lines[:20]
 
 
-def test_each_worker_closes_idle_connections_at_the_header_timeout(folder: Path) -> None:
-    args = ("--stateless", "--workers", "2", "--header-timeout", "0.5")
-    with _serving(folder, *args) as server:
-        assert server.status() == 200
-        idle = [server.connect() for _ in range(4)]  # the kernel hands each to either worker
-        try:
-            assert [_answer(sock) for sock in idle] == [b""] * 4
-        finally:
-            for sock in idle:
-                sock.close()
-
-
 def test_the_limits_are_for_http_only() -> None:
     line = error_line(toolsets_command("serve", "tools:tools", "--header-timeout", "1"))
     assert "--header-timeout: for --http" in line

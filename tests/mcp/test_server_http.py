@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -129,6 +130,19 @@ async def test_two_stateless_workers_share_the_calls_and_both_answer_right(
             if len(pids) == 2:
                 break
     assert len(pids) == 2
+
+
+def test_every_worker_closes_a_connection_that_sends_nothing(two_workers: str) -> None:
+    # The limits reach uvicorn's worker processes (by the environment) too: each closes
+    # an idle connection at the fixture's header timeout (1 s), well before the default
+    # (10 s) would. The kernel hands each connection to either worker.
+    port = int(two_workers.split(":")[2].split("/")[0])
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=6) for _ in range(4)]
+    try:
+        assert [sock.recv(1) for sock in idle] == [b""] * 4  # closed, not a timeout
+    finally:
+        for sock in idle:
+            sock.close()
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
