@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -20,24 +20,20 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import ROOT
 from tests.mcp.helpers import HttpServer
-from tests.mcp.server_helpers import INITIALIZE, SRC, served, texts, uvicorn_thread
+from tests.mcp.server_helpers import (
+    ACCEPT,
+    BASE,
+    INITIALIZE,
+    SRC,
+    http_client,
+    served,
+    texts,
+    uvicorn_thread,
+)
 from toolsets import Invocation, ToolContext
 from toolsets.mcp import IncomingRequest, McpServer
 
 pytestmark = pytest.mark.anyio
-
-BASE = "http://127.0.0.1:8000"
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-@asynccontextmanager
-async def http_client(server: McpServer, **options: Any) -> AsyncIterator[httpx2.AsyncClient]:
-    """An HTTP client talking to ``server``'s app in this process (its lifespan run)."""
-    app = server.http_app(**options)
-    async with app.router.lifespan_context(app):
-        transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url=BASE) as client:
-            yield client
 
 
 @pytest.mark.parametrize("stateless", [False, True])
@@ -134,6 +130,19 @@ async def test_two_stateless_workers_share_the_calls_and_both_answer_right(
             if len(pids) == 2:
                 break
     assert len(pids) == 2
+
+
+def test_every_worker_closes_a_connection_that_sends_nothing(two_workers: str) -> None:
+    # The limits reach uvicorn's worker processes (by the environment) too: each closes
+    # an idle connection at the fixture's header timeout (1 s), well before the default
+    # (10 s) would. The kernel hands each connection to either worker.
+    port = int(two_workers.split(":")[2].split("/")[0])
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=6) for _ in range(4)]
+    try:
+        assert [sock.recv(1) for sock in idle] == [b""] * 4  # closed, not a timeout
+    finally:
+        for sock in idle:
+            sock.close()
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -409,10 +409,13 @@ class McpServer(CallsTools):
                 asked for confirmation mid-call, nor hear of list changes.
             json_response: Answer with JSON rather than an event stream where the
                 protocol allows it.
-            allowed_hosts: ``Host`` headers accepted (``"name:*"``: any port); by
-                default this machine's names only (against DNS rebinding). Name the
-                public host name when serving beyond this machine.
-            allowed_origins: ``Origin`` headers accepted; by default this machine's.
+            allowed_hosts: ``Host`` headers accepted (against DNS rebinding): ``name``
+                (on its scheme's default port), ``name:PORT`` or ``name:*`` (any port),
+                name and port compared exactly; by default this machine's names only.
+                Name the public host name when serving beyond this machine.
+            allowed_origins: ``Origin`` headers accepted (``scheme://name[:PORT|:*]``,
+                or ``null``); by default this machine's. A request without one (not
+                from a browser page) is accepted.
             max_body_bytes: The largest request body (default 4 MiB); a bigger one is
                 refused with 413.
             event_store: Where each request stream's events are kept (stateful mode), so
@@ -437,7 +440,8 @@ class McpServer(CallsTools):
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
-        stopped; ``options`` as for `http_app` (and ``log_level``)."""
+        stopped; ``options`` as for `http_app`, ``log_level``, and the connection
+        limits of `run_http`."""
         await _server_http.serve_http(self, host, port, **options)
 
     def run_http(
@@ -460,7 +464,15 @@ class McpServer(CallsTools):
                 in one process) and they share the key sealing confirmation state.
             factory: With ``workers``: ``"module:attribute"`` naming this server (an
                 `McpServer` at module level) or a function that makes it.
-            **options: As for `http_app` (and ``log_level``).
+            **options: As for `http_app`; ``log_level`` (uvicorn's, default
+                ``"warning"``); and the connection limits, each wait bounded:
+                ``header_timeout`` (seconds to send a request's head, from connecting
+                or the previous response; default 10), ``body_timeout`` (seconds to
+                send the body after the head; 60), ``keep_alive_timeout`` (seconds an
+                idle connection waits for a next request; 5), ``max_connections``
+                (served at once, the next answered 503 at once; default 10,000 or
+                fewer, leaving a quarter of the open-file limit free) and
+                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB).
         """
         _server_http.run_http(self, host, port, workers=workers, factory=factory, **options)
 
