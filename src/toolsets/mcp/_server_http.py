@@ -24,6 +24,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from starlette.applications import Starlette
 
 from toolsets.mcp._events import SessionEventStore
+from toolsets.mcp._server_envelope import EnvelopeChecks
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -141,6 +142,13 @@ def http_app(
         max_request_body_size=DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes,
         event_store=store,
         retry_interval=None if retry_interval is None else round(retry_interval * 1000),
+    )
+    # Inside any middleware added after it (the Host and Origin checks come first).
+    app.add_middleware(
+        EnvelopeChecks,
+        path=path,
+        stateful=not stateless,
+        max_body_bytes=DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes,
     )
     if isinstance(store, SessionEventStore):
         store.bind(server.server.session_manager)
