@@ -79,8 +79,9 @@ class EnvelopeChecks:
         """With the body read whole (`RequestBodyLimitMiddleware` hands it over as one
         message): answer a problem, or hand the body on."""
         first = await receive()
-        body = first.get("body", b"") if first["type"] == "http.request" else b""
-        problem = self._problem(scope, body)
+        whole = first["type"] == "http.request" and not first.get("more_body", False)
+        # A body cut short (the client left) is the transport's to meet, as it would.
+        problem = self._problem(scope, first.get("body", b"")) if whole else None
         if problem is not None:
             code, text, request_id = problem
             error = {"code": code, "message": text}
@@ -118,7 +119,7 @@ class EnvelopeChecks:
                 None,
             )
         request_id = message.get("id")
-        known_id = request_id if isinstance(request_id, str | int) else None
+        known_id = request_id if _is_id(request_id) else None
         shape = _shape_problem(message)
         if shape is not None:
             return INVALID_REQUEST, f"Invalid Request: {shape}", known_id

@@ -143,7 +143,8 @@ def http_app(
         event_store=store,
         retry_interval=None if retry_interval is None else round(retry_interval * 1000),
     )
-    # Inside any middleware added after it (the Host and Origin checks come first).
+    # Added first, so it runs inside every middleware added after it (Host and Origin
+    # checks, authentication): it reads the body of requests those let through.
     app.add_middleware(
         EnvelopeChecks,
         path=path,
