@@ -31,6 +31,7 @@ from uvicorn.config import STARTUP_FAILURE
 
 from toolsets.mcp._events import SessionEventStore
 from toolsets.mcp._server_checks import RequestChecks
+from toolsets.mcp._server_envelope import EnvelopeChecks
 from toolsets.mcp._server_uvicorn import (
     LIMIT_OPTIONS,
     BoundedConfig,
@@ -159,6 +160,9 @@ def http_app(
         event_store=store,
         retry_interval=None if retry_interval is None else round(retry_interval * 1000),
     )
+    # Added first, so it runs inside every middleware added after it (Host and Origin
+    # checks, authentication): it reads the body of requests those let through.
+    app.add_middleware(EnvelopeChecks, path=path, stateful=not stateless, max_body_bytes=max_body)
     app.add_middleware(
         RequestChecks, allowed_hosts=hosts, allowed_origins=origins, max_body_bytes=max_body
     )
