@@ -538,7 +538,9 @@ class ToolCallMap(ToolNameMap):
         """The tool's own name and arguments for a call the model made in the dialect.
 
         An unknown name comes back unchanged with a copy of ``arguments`` (the caller
-        tells the model that there is no such tool).
+        tells the model that there is no such tool). Arguments that cannot be read back
+        come back as ``{INVALID_JSON_KEY: {field: problem}}`` (see
+        `DialectSchema.restore`).
         """
         own = self.from_provider(name)
         schema = self._schemas.get(own)
