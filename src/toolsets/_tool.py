@@ -56,6 +56,13 @@ class Tool(Protocol):
     ``refusal`` is optional, so a wrapper of your own should forward it to the tool it
     wraps (`ForwardingTool` does); a tool that refuses should check again in ``run``,
     as `phased` tools do, since a wrapper may not.
+
+    ``call_declaration()`` is optional too (`BaseTool.call_declaration`): the declaration
+    a call is made under and its arguments checked against, when it is not the one the
+    model is offered — a fuller one (an OpenAPI operation whose offered view is cut to a
+    size budget is called under its whole schema), or one for a tool offered to no model
+    yet callable by name (a `searchable` catalogue's tool not loaded). Without it, a
+    call is made under ``declaration()``; `call_declaration` asks either way.
     """
 
     @property
@@ -300,6 +307,12 @@ class BaseTool(abc.ABC):
         shown = json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)
         return f"Allow the tool {name or self.name!r} to run with arguments {shown}?"
 
+    def call_declaration(self) -> ToolDeclaration | None:
+        """The declaration a call is made under and its arguments checked against
+        (`Tool`'s optional member): by default the one the model is offered,
+        `declaration`. Override it when calls take more than the model is shown."""
+        return self.declaration()
+
     def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
         """A result refusing this call in this context before anything else is done
         (no callback, gate or run); None lets it go on (the default). The call path
@@ -320,10 +333,9 @@ class BaseTool(abc.ABC):
 
 def call_declaration(tool: Tool) -> ToolDeclaration | None:
     """The declaration a call of ``tool`` is made under, and its arguments checked
-    against: its own, or for a tool listed to be called by name while offered to no
-    model (a `searchable` catalogue's tool not loaded), the one it is called under. Such
-    a tool says so with an optional ``call_declaration()`` method (`ForwardingTool`
-    forwards it through wrappers); None: the tool is passive."""
+    against: the tool's optional ``call_declaration()`` (see `Tool`; `BaseTool` has it,
+    `ForwardingTool` forwards it through wrappers), else its ``declaration()``. None:
+    the tool is passive."""
     called = getattr(tool, "call_declaration", None)
     return tool.declaration() if called is None else called()
 

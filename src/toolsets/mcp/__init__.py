@@ -25,6 +25,7 @@ from toolsets.mcp._server import (
     InvocationFor,
     McpServer,
 )
+from toolsets.mcp._server_spent import MemorySpentStates, SpentStates
 from toolsets.mcp._stdio import KILL_GRACE
 from toolsets.mcp._toolset import (
     DEFAULT_CALL_TIMEOUT,
@@ -61,6 +62,7 @@ __all__ = [
     "McpServer",
     "McpTool",
     "McpToolset",
+    "MemorySpentStates",
     "ProgressHandler",
     "Prompt",
     "PromptArgument",
@@ -70,6 +72,7 @@ __all__ = [
     "RootsSource",
     "SamplingHandler",
     "SessionEventStore",
+    "SpentStates",
     "Sse",
     "StderrTarget",
     "Stdio",

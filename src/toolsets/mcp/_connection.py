@@ -34,6 +34,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
 from toolsets._auth import redact
 from toolsets._errors import ConnectionError
+from toolsets._logs import guard_library_logs
 from toolsets.mcp._result_type import CompleteByDefault, speaks_result_types
 from toolsets.mcp._stderr import ServerStderr
 from toolsets.mcp._stdio import StdioTransport
@@ -174,6 +175,7 @@ class Connection:
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
+        guard_library_logs()  # the SDK logs the URL it connects to, user info and all
         transport = self.options.transport
         if isinstance(transport, Stdio):
             params = StdioServerParameters(

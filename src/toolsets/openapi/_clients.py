@@ -47,6 +47,8 @@ import anyio.lowlevel
 import anyio.to_thread
 import httpx2
 
+from toolsets._logs import guard_library_logs
+
 __all__ = ["CLOSE_TIMEOUT", "ApiClients", "LoopClients", "new_client"]
 
 CLOSE_TIMEOUT = 5.0
@@ -154,6 +156,7 @@ def new_client(timeout: float, tls: ssl.SSLContext | None) -> httpx2.AsyncClient
     followed (we follow them, stripping credentials across origins), no settings from the
     environment, and no cookie kept; certificates verified with ``tls`` (None only for
     a template, which never connects, so loads no certificates)."""
+    guard_library_logs()  # httpx2 and httpcore2 log URLs and headers an API repeats
     return httpx2.AsyncClient(
         verify=tls if tls is not None else False,
         timeout=timeout,
