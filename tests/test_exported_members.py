@@ -243,6 +243,7 @@ def test_private_modules_of_subpackages_declare_what_they_export() -> None:
 
 
 MCP = {
+    "AssertionSource",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
@@ -275,6 +276,7 @@ MCP = {
     "Stdio",
     "StreamableHttp",
     "Transport",
+    "WorkloadIdentity",
     "convert_result",
     "load_mcp_config",
     "prompt",

@@ -42,8 +42,10 @@ from toolsets.mcp._transports import (
     StreamableHttp,
     Transport,
 )
+from toolsets.mcp._workload_identity import AssertionSource, WorkloadIdentity
 
 __all__ = [
+    "AssertionSource",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
@@ -76,6 +78,7 @@ __all__ = [
     "Stdio",
     "StreamableHttp",
     "Transport",
+    "WorkloadIdentity",
     "convert_result",
     "load_mcp_config",
     "prompt",
