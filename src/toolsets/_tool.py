@@ -6,17 +6,13 @@ from __future__ import annotations
 import abc
 import contextlib
 import json
-import threading
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-import anyio
-import anyio.lowlevel
-
 from toolsets._auth import AuthConfig
-from toolsets._concurrency import FEW_ITEMS, check_timeout, each_in_thread
+from toolsets._concurrency import FEW_ITEMS, LoopLocks, check_timeout, each_in_thread
 from toolsets._content import Content
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parameters
@@ -349,20 +345,14 @@ class FirstTime:
 
     def __init__(self) -> None:
         self._seen: weakref.WeakSet[Tool] = weakref.WeakSet()
-        self._locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
-        """By the running loop's native token: one batch made at a time in each loop."""
-        self._guard = threading.Lock()  # never held across an await
+        self._lock = LoopLocks()
+        """One batch made at a time in each loop."""
 
     def __len__(self) -> int:
         return len(self._seen)
 
     def __contains__(self, tool: object) -> bool:
         return tool in self._seen
-
-    def _lock(self) -> anyio.Lock:
-        native = anyio.lowlevel.current_token().native_token
-        with self._guard:
-            return self._locks.setdefault(native, anyio.Lock())
 
     async def make(
         self, tools: Sequence[Tool], make: Callable[[Tool], R], *, only_many: bool = False
