@@ -138,6 +138,16 @@ async def server_process(command: Sequence[str], *, port: int | None = None) -> 
     server chooses its port and prints it as its first line. Raises RuntimeError with the
     end of the server's stderr if it exits first.
     """
+    async with started_server(command, port=port, env=None) as (port, _):
+        yield port
+
+
+@contextlib.asynccontextmanager
+async def started_server(
+    command: Sequence[str], *, port: int | None, env: dict[str, str] | None
+) -> AsyncIterator[tuple[int, int]]:
+    """As `server_process` (with the environment ``env``, None: this one's), yielding
+    the port and the process id (to read the server's own CPU time, `cpu_seconds`)."""
     with tempfile.TemporaryFile() as errors:
 
         def exited() -> RuntimeError:
@@ -149,6 +159,7 @@ async def server_process(command: Sequence[str], *, port: int | None = None) -> 
             command,
             stdout=subprocess.PIPE if port is None else subprocess.DEVNULL,
             stderr=errors,
+            env=env,
         )
         try:
             with anyio.fail_after(SERVER_START_TIMEOUT):
@@ -173,9 +184,17 @@ async def server_process(command: Sequence[str], *, port: int | None = None) -> 
                         else:
                             await stream.aclose()
                             break
-            yield port
+            yield port, process.pid
         finally:
             await stop(process)
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) the process ``pid`` has used so far, in seconds
+    (Linux's ``/proc``; counted in clock ticks, 10 ms: measure many calls)."""
+    stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    fields = stat.rpartition(")")[2].split()  # after the command's name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # --- turn-taking measurements ----------------------------------------------------------------

@@ -1,8 +1,9 @@
 """An OpenAPI spec served as an MCP server: ``toolsets serve`` against fastmcp's
-``FastMCP.from_openapi``, on GitHub's spec (1,100+ operations), side by side in one run.
+``FastMCP.from_openapi``, on GitHub's spec (1,100+ operations), side by side in one run;
+and ``toolsets serve --http`` in both protocol eras.
 
 Run: python benchmarks/serve.py [--spec PATH] [--starts R] [--calls N] [--warmup W]
-     [--before-src PATH] [--check]
+     [--http-calls H] [--http-only] [--before-src PATH] [--check]
 
 Each contender serves the spec over stdio in a process of its own, its base URL pointed at
 a local REST server on 127.0.0.1 (a process of its own) that answers
@@ -33,6 +34,20 @@ nothing of toolsets' server in between.
 ``--before-src PATH`` adds ``before``: ``toolsets serve`` importing toolsets from PATH
 (another checkout's ``src``), measured side by side with ours.
 
+Over streamable HTTP (rows ``ours 2025-11-25`` and ``ours 2026-07-28``, and ``before``'s):
+``toolsets serve SPEC --http`` in a process of its own, called by a plain HTTP client
+sending exactly what a client of each era sends (2025-11-25: in a session opened by
+``initialize``; 2026-07-28: one self-contained POST per call, its envelope in ``_meta`` and
+its routing headers), H calls of ``repos/get`` per era after W warm-up, the eras taking
+turns 20 calls at a time:
+
+  server CPU ms  the serving process's CPU time (user and system, from Linux's ``/proc``)
+                 per call: what a call costs the server, steady where latency is not;
+  call ms        the median latency.
+
+Target (issue 25): a 2026-07-28 call costs at most 1.2x the server CPU of a session's.
+``--http-only`` runs these rows alone (no fastmcp, no stdio).
+
 Targets (issue 14): ours ready in ≤ 1 s and ≥ 10x sooner than fastmcp; our list ≤ 2 MB;
 our served call ≤ 1.3x the direct `RestApiTool.run`, and faster than fastmcp's served call.
 ``--check`` makes a missed target exit 1.
@@ -43,6 +58,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import statistics
 import sys
@@ -56,6 +72,7 @@ from typing import Any
 import anyio
 from _common import (
     REPO,
+    cpu_seconds,
     free_port,
     npm_package,
     outcome,
@@ -63,6 +80,7 @@ from _common import (
     rotated,
     sequential,
     server_process,
+    started_server,
     tail,
     verdict,
 )
@@ -263,6 +281,173 @@ async def calls(
     return latency
 
 
+# --- served over streamable HTTP, per protocol era ------------------------------------------
+
+ERAS = ("2025-11-25", "2026-07-28")
+SESSION_ERA, MODERN_ERA = ERAS
+HTTP_BLOCK = 20
+"""Calls per era in a row before the other era's turn."""
+HTTP_TARGET = 1.2
+"""A 2026-07-28 call's server CPU at most this times a 2025-11-25 session's (issue 25)."""
+_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _answer(response: Any, request_id: int) -> dict[str, Any]:
+    """The JSON-RPC answer to ``request_id`` in ``response`` (JSON or an event stream)."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in response.text.splitlines():
+            data = line.removeprefix("data:").strip()
+            if line.startswith("data:") and data:  # a stream's first event may be empty
+                message: dict[str, Any] = json.loads(data)
+                if message.get("id") == request_id:
+                    return message
+        raise RuntimeError(f"no answer to request {request_id} in the stream")
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+class EraClient:
+    """A plain HTTP client speaking streamable HTTP to a served spec in one protocol era
+    (the requests a client of that era sends, nothing else: no listing between calls):
+    2025-11-25 in a session opened by ``initialize``; 2026-07-28 one self-contained POST
+    per request, its envelope in ``_meta`` and its routing headers."""
+
+    def __init__(self, http: Any, url: str, era: str) -> None:
+        self.http, self.url, self.era = http, url, era
+        self.headers = {**_ACCEPT, "MCP-Protocol-Version": era}
+        self._ids = 0
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The result of one request; raises RuntimeError on a JSON-RPC error."""
+        self._ids += 1
+        headers = dict(self.headers)
+        if self.era == MODERN_ERA:
+            envelope = {
+                "io.modelcontextprotocol/protocolVersion": MODERN_ERA,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+            }
+            params = {**params, "_meta": envelope}
+            headers["Mcp-Method"] = method
+            if "name" in params:
+                headers["Mcp-Name"] = params["name"]
+        body = {"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}
+        response = await self.http.post(self.url, json=body, headers=headers)
+        answer = _answer(response, self._ids)
+        if "error" in answer:
+            raise RuntimeError(f"{method} ({self.era}): {answer['error']}")
+        if method == "initialize":
+            self.headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    async def open(self) -> None:
+        """Open the session (2025-11-25; nothing to do on 2026-07-28)."""
+        if self.era != SESSION_ERA:
+            return
+        await self.request(
+            "initialize",
+            {
+                "protocolVersion": SESSION_ERA,
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        )
+        notified = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await self.http.post(self.url, json=notified, headers=self.headers)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> None:
+        result = await self.request("tools/call", {"name": tool, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"the served call failed ({self.era}): {result['content']}")
+
+
+async def http_eras(
+    spec: Path, base_url: str, sources: dict[str, Path], count: int, warmup: int
+) -> dict[str, dict[str, float]]:
+    """Server CPU ms and latency ms per ``repos/get`` call served over streamable HTTP by
+    ``toolsets serve SPEC --http`` (one process per entry of ``sources``: where it imports
+    toolsets from), a 2025-11-25 session's calls and 2026-07-28 calls taking turns block
+    by block: by row ``"<source> <era>"``, ``cpu_ms`` and ``call_ms``."""
+    import httpx2
+
+    async with contextlib.AsyncExitStack() as stack:
+        calls: dict[str, tuple[int, Any]] = {}
+        for name, src in sources.items():
+            port = free_port()
+            command = [sys.executable, "-m", "toolsets.cli", "serve", str(spec)]
+            command += ["--base-url", base_url, "--http", f"127.0.0.1:{port}"]
+            env = {**os.environ, "PYTHONPATH": str(src)}
+            served = started_server(command, port=port, env=env)
+            _, pid = await stack.enter_async_context(served)
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=120.0))
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = EraClient(http, url, SESSION_ERA)
+            await session.open()
+            listed = await session.request("tools/list", {})
+            tool = next(t["name"] for t in listed["tools"] if _name(t["name"]) == OPERATION)
+            for era in ERAS:
+                client = session if era == SESSION_ERA else EraClient(http, url, era)
+
+                async def call(client: EraClient = client, tool: str = tool) -> None:
+                    await client.call(tool, ARGUMENTS)
+
+                calls[f"{name} {era}"] = (pid, call)
+        rows = list(calls)
+        for row in rows:
+            for _ in range(warmup):
+                await calls[row][1]()
+        cpu = dict.fromkeys(rows, 0.0)
+        latency: dict[str, list[float]] = {row: [] for row in rows}
+        for turn in range(-(-count // HTTP_BLOCK)):
+            size = min(HTTP_BLOCK, count - turn * HTTP_BLOCK)
+            for row in rotated(rows, turn):
+                pid, call = calls[row]
+                used = cpu_seconds(pid)
+                for _ in range(size):
+                    start = time.perf_counter()
+                    await call()
+                    latency[row].append(time.perf_counter() - start)
+                cpu[row] += cpu_seconds(pid) - used
+    return {
+        row: {
+            "cpu_ms": cpu[row] / count * 1e3,
+            "call_ms": statistics.median(latency[row]) * 1e3,
+        }
+        for row in rows
+    }
+
+
+def http_sources(before: Path | None) -> dict[str, Path]:
+    """Where each HTTP server imports toolsets from: ours (what this process imports) and
+    ``before`` when given."""
+    import toolsets
+
+    sources = {"ours": Path(str(toolsets.__file__)).resolve().parent.parent}
+    if before is not None:
+        sources["before"] = before.resolve()
+    return sources
+
+
+def print_http(figures: dict[str, dict[str, float]], count: int, warmup: int) -> bool:
+    """The HTTP rows; whether ours met `HTTP_TARGET`."""
+    print("Served over streamable HTTP (toolsets serve --http), per protocol era")
+    print(f"({count} calls of repos/get per row after {warmup} warm-up, in blocks of {HTTP_BLOCK})")
+    print(f"{'':<22}{'server CPU ms':>14}{'call ms':>10}")
+    for row, each in figures.items():
+        print(f"{row:<22}{each['cpu_ms']:>14.2f}{each['call_ms']:>10.2f}")
+    met = True
+    for source in dict.fromkeys(row.rpartition(" ")[0] for row in figures):
+        ratio = (
+            figures[f"{source} {MODERN_ERA}"]["cpu_ms"]
+            / figures[f"{source} {SESSION_ERA}"]["cpu_ms"]
+        )
+        label = f"{source} {MODERN_ERA} / session CPU"
+        print(f"{label:<40}{ratio:>9.2f}x {verdict(ratio, at_most=HTTP_TARGET)}")
+        met = met and (source != "ours" or ratio <= HTTP_TARGET)
+    return met
+
+
 async def run(options: argparse.Namespace) -> int:
     spec = Path(options.spec) if options.spec else github_spec()
     port = free_port()
@@ -270,6 +455,12 @@ async def run(options: argparse.Namespace) -> int:
     before = Path(options.before_src) if options.before_src else None
     async with server_process(rest, port=port):
         base_url = f"http://127.0.0.1:{port}"
+        sources = http_sources(before)
+        http = await http_eras(spec, base_url, sources, options.http_calls, options.warmup)
+        if options.http_only:
+            print(f"Serving {spec.name}")
+            http_met = print_http(http, options.http_calls, options.warmup)
+            return 1 if options.check and not http_met else 0
         with tempfile.TemporaryDirectory() as folder:
             listing = Path(folder) / "tools.json"
             sides = contenders(spec, base_url, before, listing)
@@ -337,7 +528,9 @@ async def run(options: argparse.Namespace) -> int:
             f"  before → ours: ready {ready['before']:.2f} → {ready['ours']:.2f} s, "
             f"call {call_ms['before']:.2f} → {call_ms['ours']:.2f} ms"
         )
+    http_met = print_http(http, options.http_calls, options.warmup)
     missed = not all(met for _, met, _ in checks) or served > CALL_TARGET or not faster
+    missed = missed or not http_met
     return 1 if options.check and missed else 0
 
 
@@ -352,6 +545,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20, help="warm-up calls per side")
     parser.add_argument(
         "--before-src", metavar="PATH", help="also serve with toolsets from PATH (a src folder)"
+    )
+    parser.add_argument(
+        "--http-calls", type=int, default=400, help="calls per protocol era over HTTP"
+    )
+    parser.add_argument(
+        "--http-only", action="store_true", help="only the HTTP rows (no stdio contenders)"
     )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     started = time.perf_counter()

@@ -67,10 +67,36 @@ INSTALL_LINE = re.compile(r"pip install '[^']*\[[a-z0-9-]+\]'")
 the clone it came from, or ``'.[extra]'``)."""
 
 
-def needs_an_extra(stderr: str) -> bool:
-    """Whether a run ended on the ImportError of a module that names the extra to install."""
+NEEDS = re.compile(r"# needs the \[([a-z0-9-]+)\] extra")
+"""How a snippet says it needs an extra (the plain install cannot run it): a comment
+``# needs the [search] extra``, on the line that needs it."""
+
+
+def declared_extras(code: str) -> set[str]:
+    """The extras ``code`` says it needs."""
+    return set(NEEDS.findall(code))
+
+
+def missing_extra(stderr: str) -> str | None:
+    """The extra a run's last line, an ImportError of a module that names the line to
+    install it, asks for; None when the run did not end so."""
     last = stderr.strip().splitlines()[-1:] or [""]
-    return last[0].startswith("ImportError") and INSTALL_LINE.search(last[0]) is not None
+    named = INSTALL_LINE.search(last[0])
+    if not last[0].startswith("ImportError") or named is None:
+        return None
+    return named.group(0).rsplit("[", 1)[1].rstrip("]'")
+
+
+def extra_problem(code: str, returncode: int, stderr: str) -> str | None:
+    """Why a snippet's run breaks what the page says of it, as far as extras go: it
+    needed an extra it does not declare (the page would promise it runs in the plain
+    install). None when it ran, or stopped on an extra it declares."""
+    if returncode == 0:
+        return None
+    extra = missing_extra(stderr)
+    if extra is None or extra in declared_extras(code):
+        return None
+    return f"needs the [{extra}] extra and does not say so (# needs the [{extra}] extra)"
 
 
 def module_problems() -> list[str]:
@@ -107,11 +133,17 @@ def main() -> int:
     for number, code in enumerate(readme_snippets()):
         done = run_python(["-c", code])
         first = code.strip().splitlines()[0]
-        if done.returncode != 0 and needs_an_extra(done.stderr):
-            # A framework adapter's snippet, in a venv without that framework: it said
-            # which extra to install, which is what a user must see. The test suite
+        problem = extra_problem(code, done.returncode, done.stderr)
+        if problem is None and done.returncode != 0 and missing_extra(done.stderr):
+            # A snippet that says it needs an extra, in a venv without it: the import
+            # said which line installs it, which is what a user must see. The test suite
             # (tests/test_docs.py, every extra installed) runs it for real.
-            print(f"skip  README snippet {number} ({first}): needs an extra", flush=True)
+            extras = ", ".join(sorted(declared_extras(code)))
+            print(f"skip  README snippet {number} ({first}): needs [{extras}]", flush=True)
+            continue
+        if problem is not None:
+            print(f"FAIL  README snippet {number} ({first}): {problem}", flush=True)
+            failures.append(f"README snippet {number}: {problem}")
             continue
         broken = broken_promises(code, done.stdout) if done.returncode == 0 else []
         ok = done.returncode == 0 and not broken

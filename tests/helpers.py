@@ -30,11 +30,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_app(app: Any) -> Iterator[int]:
+def serve_app(app: Any, *, factory: bool = False) -> Iterator[int]:
     """``app`` served by uvicorn on 127.0.0.1 in a thread with its own event loop: its port.
 
     The socket is bound and listening before the thread starts: clients that connect
     before uvicorn serves wait in the backlog, so no start-up wait is needed.
+    ``factory``: ``app`` is a function making the app, called in the thread (an app
+    whose locks belong to the loop serving it, e.g. `McpServer.http_app`'s), whose
+    lifespan runs before it serves.
     """
     import uvicorn
 
@@ -42,7 +45,13 @@ def serve_app(app: Any) -> Iterator[int]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     config = uvicorn.Config(
-        app, lifespan="off", ws="none", http="h11", log_level="warning", access_log=False
+        app,
+        factory=factory,
+        lifespan="on" if factory else "off",
+        ws="none",
+        http="h11",
+        log_level="warning",
+        access_log=False,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -10,7 +10,9 @@ import pytest
 from scripts.run_docs import (
     ROOT,
     broken_promises,
+    declared_extras,
     examples,
+    extra_problem,
     module_problems,
     readme_snippets,
     run_python,
@@ -38,6 +40,30 @@ def test_a_promise_is_kept_by_an_equal_line_or_a_prefix_ending_in_dots() -> None
     assert broken_promises(code, "1\ntwo and more\n33\n") == ["3"]
     with pytest.raises(ValueError, match="not on a print"):
         broken_promises("x = 1  # → 1\n", "1\n")
+
+
+def test_a_snippet_may_stop_on_an_extra_only_when_it_says_it_needs_it() -> None:
+    """What keeps the page's promise true: the plain install runs every snippet except
+    those that say which extra they need (scripts/run_docs.py runs them there)."""
+    stopped = "Traceback...\nImportError: x needs bm25s: pip install '/clone[search]'\n"
+    said = "from toolsets import searchable  # needs the [search] extra\n"
+    assert extra_problem(said, 1, stopped) is None
+    assert extra_problem(said, 0, "") is None
+    problem = extra_problem("from toolsets import searchable\n", 1, stopped)
+    assert problem is not None
+    assert "# needs the [search] extra" in problem
+    other = "from toolsets import searchable  # needs the [code] extra\n"
+    assert extra_problem(other, 1, stopped) is not None
+    assert extra_problem("raise ImportError('x')", 1, "ImportError: x") is None  # no extra
+
+
+def test_the_set_up_section_names_every_extra_a_snippet_needs() -> None:
+    readme = (ROOT / "README.md").read_text()
+    set_up = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    needed = set().union(*(declared_extras(code) for code in SNIPPETS))
+    assert {"search", "code", "pydantic-ai", "smolagents"} <= needed
+    assert {extra for extra in needed if f"[{extra}]" not in set_up} == set()
+    assert "# needs the [...] extra" in set_up
 
 
 def test_every_module_imports_or_names_the_extra_it_needs() -> None:

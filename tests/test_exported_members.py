@@ -243,6 +243,7 @@ def test_private_modules_of_subpackages_declare_what_they_export() -> None:
 
 
 MCP = {
+    "AssertionSource",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
@@ -259,6 +260,7 @@ MCP = {
     "McpServer",
     "McpTool",
     "McpToolset",
+    "MemorySpentStates",
     "ProgressHandler",
     "Prompt",
     "PromptArgument",
@@ -268,11 +270,13 @@ MCP = {
     "RootsSource",
     "SamplingHandler",
     "SessionEventStore",
+    "SpentStates",
     "Sse",
     "StderrTarget",
     "Stdio",
     "StreamableHttp",
     "Transport",
+    "WorkloadIdentity",
     "convert_result",
     "load_mcp_config",
     "prompt",

@@ -47,6 +47,7 @@ from toolsets.agent import (
 )
 from toolsets.models import ScriptedModel
 from toolsets.openapi import OpenApiToolset
+from toolsets.schema import to_gemini_declarations
 
 pytestmark = pytest.mark.anyio
 
@@ -472,6 +473,27 @@ async def test_arguments_that_are_not_an_object_or_nest_too_deep_never_reach_the
         result={"error": "The arguments must be a JSON object, not an array."}, args={}
     )
     assert nested == Done(result={"error": TOO_DEEP}, args={})
+    assert runs == []
+
+
+async def test_fields_a_dialect_could_not_read_back_never_reach_the_tool_and_are_named() -> None:
+    runs: list[object] = []
+
+    @tool(run_in_thread=False)
+    def tag(labels: dict[str, Any]) -> None:
+        """Records what it was given."""
+        runs.append(labels)  # pragma: no cover
+
+    _, calls = to_gemini_declarations([tag.declaration()], form="parameters")
+    _, args = calls.restore("tag", {"labels": '{"env": prod}'})
+
+    outcome = await invoke(tag, args, ToolContext(), default_timeout=10)
+
+    assert isinstance(outcome, Done)
+    assert outcome.args == {}
+    message = outcome.result["error"]  # type: ignore[index,call-overload]
+    assert message.startswith("Invalid arguments, not sent: labels: not valid JSON")
+    assert "write an object as JSON text" in message
     assert runs == []
 
 

@@ -27,7 +27,7 @@ from toolsets import (
     ToolDefinitionError,
 )
 from toolsets._concurrency import FEW_ITEMS
-from toolsets._tool import FirstTime
+from toolsets._tool import FirstTime, call_declaration
 
 pytestmark = pytest.mark.anyio
 
@@ -269,6 +269,40 @@ def test_every_tool_class_of_the_library_has_the_protocols_method_signatures() -
     names = {cls.__name__ for cls in classes}
     assert {"BaseTool", "FunctionTool", "McpTool", "RestApiTool", "RenamedTool"} <= names
     assert {cls.__name__: signature_drift(cls) for cls in classes if signature_drift(cls)} == {}
+
+
+def test_a_call_is_made_under_the_offered_declaration_unless_the_tool_says_otherwise() -> None:
+    """`call_declaration` is a member `Tool` documents as optional and `BaseTool` has,
+    not a probe for something undeclared: by default the offered declaration, a tool's
+    own override when it has one, and a tool without it is asked for its declaration."""
+
+    class CalledUnderMore(Echo):
+        def call_declaration(self) -> ToolDeclaration | None:
+            return ToolDeclaration(
+                name=self.name, description="more", parameters={"type": "object"}
+            )
+
+    echo = Echo()
+    assert echo.call_declaration() == echo.declaration()
+    assert call_declaration(echo) == echo.declaration()
+    assert InstructionOnly("passive").call_declaration() is None
+    assert call_declaration(CalledUnderMore()).description == "more"  # type: ignore[union-attr]
+    minimal = MinimalTool()
+    assert not hasattr(minimal, "call_declaration")
+    assert call_declaration(minimal) == minimal.declaration()
+    assert "call_declaration()" in (Tool.__doc__ or "")
+
+
+def test_every_optional_member_a_library_tool_has_takes_what_base_tool_takes() -> None:
+    """The optional members (`refusal`, `call_declaration`) the `Tool` docstring names
+    keep `BaseTool`'s signature wherever a library tool class defines them."""
+    for cls in library_tool_classes():
+        for name in ("refusal", "call_declaration"):
+            method = inspect.getattr_static(cls, name, None)
+            if method is None:
+                continue
+            declared = inspect.signature(getattr(BaseTool, name)).parameters
+            assert list(inspect.signature(method).parameters) == list(declared), (cls, name)
 
 
 def test_the_request_joins_instructions_and_contents() -> None:

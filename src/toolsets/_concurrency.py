@@ -7,8 +7,10 @@ from __future__ import annotations
 import contextvars
 import math
 import sys
+import threading
 import time
 import types
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -19,6 +21,7 @@ import anyio.to_thread
 
 __all__ = [
     "FEW_ITEMS",
+    "LoopLocks",
     "Ready",
     "call_soon",
     "check_timeout",
@@ -55,6 +58,22 @@ class Ready(Generic[T_co]):
     def __await__(self) -> Generator[Any, Any, T_co]:
         yield from ()  # a generator that returns at once
         return self.value
+
+
+class LoopLocks:
+    """One anyio lock per running event loop, for an object that may be used from several
+    (a portal thread's and the caller's, one ``anyio.run`` after another): an anyio lock
+    belongs to the loop, even the backend, that first waited on it. Call it for the
+    running loop's lock; the loops are held weakly."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
+        self._guard = threading.Lock()  # never held across an await
+
+    def __call__(self) -> anyio.Lock:
+        native = anyio.lowlevel.current_token().native_token
+        with self._guard:
+            return self._locks.setdefault(native, anyio.Lock())
 
 
 def check_timeout(value: object, what: str = "timeout") -> float:

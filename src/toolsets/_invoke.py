@@ -23,7 +23,7 @@ from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import Ready, with_deadline
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, all_atoms, copy_json, deeper_than
-from toolsets._results import clip, error_result
+from toolsets._results import INVALID_JSON_KEY, MAX_FIELDS, clip, error_result
 from toolsets._streaming import ToolStream
 from toolsets._tool import BaseTool, Tool, call_declaration
 from toolsets._validation import ArgumentChecker
@@ -228,12 +228,29 @@ TOO_DEEP = f"The arguments are nested deeper than {MAX_JSON_DEPTH} levels; send 
 
 def argument_problem(args: object) -> str | None:
     """What is wrong with a call's arguments before any tool may see them (not a JSON
-    object, nested deeper than `MAX_JSON_DEPTH`), or None."""
+    object, nested deeper than `MAX_JSON_DEPTH`, fields a provider dialect could not
+    read back: ``{INVALID_JSON_KEY: {field: problem}}``), or None."""
     if not isinstance(args, Mapping):
         return f"The arguments must be a JSON object, not {_kind(args)}."
+    if len(args) == 1 and isinstance(fields := args.get(INVALID_JSON_KEY), Mapping):
+        return unreadable_fields(fields)
     if deeper_than(args, MAX_JSON_DEPTH):
         return TOO_DEEP
     return None
+
+
+def unreadable_fields(fields: Mapping[str, object]) -> str:
+    """What the model is told about fields of its arguments that could not be read back
+    (``{field path: what is wrong}``, as `toolsets.schema` hands them on)."""
+    listed = "; ".join(
+        f"{clip(str(path), _SHOWN)}: {clip(str(problem), _SHOWN * 2)}"
+        for path, problem in list(fields.items())[:MAX_FIELDS]
+    )
+    more = len(fields) - MAX_FIELDS
+    return (
+        f"Invalid arguments, not sent: {listed}{f' and {more} more' if more > 0 else ''}. "
+        "Fix them and call the tool again."
+    )
 
 
 _SHOWN = 100
@@ -244,8 +261,6 @@ def unreadable_arguments(text: str) -> str:
     """Why ``text``, which a model sent as a call's arguments, is not a JSON object."""
     try:
         value = json.loads(text)
-        if isinstance(value, str):  # encoded twice, as some models do
-            value = json.loads(value)
     except RecursionError:  # json's answer to deep nesting
         return TOO_DEEP
     except json.JSONDecodeError as exc:
@@ -253,6 +268,13 @@ def unreadable_arguments(text: str) -> str:
             f"The arguments are not valid JSON ({exc.msg} at character {exc.pos}); send a "
             f"JSON object. They began: {clip(text, _SHOWN)!r}"
         )
+    if isinstance(value, str):  # an object encoded twice, as some models send, or just text
+        try:
+            value = json.loads(value)
+        except RecursionError:
+            return TOO_DEEP
+        except json.JSONDecodeError:
+            pass  # a JSON string: said so below
     return argument_problem(value) or "The arguments are unreadable."
 
 

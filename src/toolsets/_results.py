@@ -6,7 +6,21 @@ from collections.abc import Iterable, Mapping
 
 from toolsets._json import JsonValue
 
-__all__ = ["clip", "error_result", "invalid_arguments_result", "is_error_result"]
+__all__ = [
+    "INVALID_JSON_KEY",
+    "MAX_FIELDS",
+    "clip",
+    "error_result",
+    "invalid_arguments_result",
+    "is_error_result",
+]
+
+INVALID_JSON_KEY = "_invalid_json"
+"""Arguments a model sent that cannot be read are handed on as ``{INVALID_JSON_KEY:
+...}``: the text of the whole arguments when it is no JSON object (a model hands it on
+so), or ``{field path: what is wrong}`` for values a provider dialect made the model
+write as JSON text that is no JSON (`toolsets.schema`'s ``restore`` hands them on so).
+No tool sees them: the agent loop and the call path tell the model what was wrong."""
 
 MAX_PROBLEM = 200
 """Characters of one field's problem (or path) an invalid-arguments result keeps: a

@@ -6,17 +6,13 @@ from __future__ import annotations
 import abc
 import contextlib
 import json
-import threading
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-import anyio
-import anyio.lowlevel
-
 from toolsets._auth import AuthConfig
-from toolsets._concurrency import FEW_ITEMS, check_timeout, each_in_thread
+from toolsets._concurrency import FEW_ITEMS, LoopLocks, check_timeout, each_in_thread
 from toolsets._content import Content
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations, ToolDeclaration, empty_parameters
@@ -56,6 +52,13 @@ class Tool(Protocol):
     ``refusal`` is optional, so a wrapper of your own should forward it to the tool it
     wraps (`ForwardingTool` does); a tool that refuses should check again in ``run``,
     as `phased` tools do, since a wrapper may not.
+
+    ``call_declaration()`` is optional too (`BaseTool.call_declaration`): the declaration
+    a call is made under and its arguments checked against, when it is not the one the
+    model is offered — a fuller one (an OpenAPI operation whose offered view is cut to a
+    size budget is called under its whole schema), or one for a tool offered to no model
+    yet callable by name (a `searchable` catalogue's tool not loaded). Without it, a
+    call is made under ``declaration()``; `call_declaration` asks either way.
     """
 
     @property
@@ -300,6 +303,12 @@ class BaseTool(abc.ABC):
         shown = json.dumps(dict(args), default=repr, ensure_ascii=False, sort_keys=True)
         return f"Allow the tool {name or self.name!r} to run with arguments {shown}?"
 
+    def call_declaration(self) -> ToolDeclaration | None:
+        """The declaration a call is made under and its arguments checked against
+        (`Tool`'s optional member): by default the one the model is offered,
+        `declaration`. Override it when calls take more than the model is shown."""
+        return self.declaration()
+
     def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
         """A result refusing this call in this context before anything else is done
         (no callback, gate or run); None lets it go on (the default). The call path
@@ -320,10 +329,9 @@ class BaseTool(abc.ABC):
 
 def call_declaration(tool: Tool) -> ToolDeclaration | None:
     """The declaration a call of ``tool`` is made under, and its arguments checked
-    against: its own, or for a tool listed to be called by name while offered to no
-    model (a `searchable` catalogue's tool not loaded), the one it is called under. Such
-    a tool says so with an optional ``call_declaration()`` method (`ForwardingTool`
-    forwards it through wrappers); None: the tool is passive."""
+    against: the tool's optional ``call_declaration()`` (see `Tool`; `BaseTool` has it,
+    `ForwardingTool` forwards it through wrappers), else its ``declaration()``. None:
+    the tool is passive."""
     called = getattr(tool, "call_declaration", None)
     return tool.declaration() if called is None else called()
 
@@ -337,20 +345,14 @@ class FirstTime:
 
     def __init__(self) -> None:
         self._seen: weakref.WeakSet[Tool] = weakref.WeakSet()
-        self._locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
-        """By the running loop's native token: one batch made at a time in each loop."""
-        self._guard = threading.Lock()  # never held across an await
+        self._lock = LoopLocks()
+        """One batch made at a time in each loop."""
 
     def __len__(self) -> int:
         return len(self._seen)
 
     def __contains__(self, tool: object) -> bool:
         return tool in self._seen
-
-    def _lock(self) -> anyio.Lock:
-        native = anyio.lowlevel.current_token().native_token
-        with self._guard:
-            return self._locks.setdefault(native, anyio.Lock())
 
     async def make(
         self, tools: Sequence[Tool], make: Callable[[Tool], R], *, only_many: bool = False

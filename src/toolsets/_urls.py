@@ -3,9 +3,10 @@ carry a secret. Below every other module (errors use it for the documents they n
 
 from __future__ import annotations
 
+from ipaddress import ip_address
 from urllib.parse import urlsplit
 
-__all__ = ["safe_url"]
+__all__ = ["is_loopback", "safe_url"]
 
 
 def safe_url(url: object) -> str:
@@ -23,3 +24,14 @@ def safe_url(url: object) -> str:
         return f"{scheme}://{netloc.rsplit('@', 1)[-1]}{slash}{path}"
     host = parts.netloc.rsplit("@", 1)[-1]
     return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else parts.path
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a URL's host name) is this machine only: ``localhost`` or a
+    loopback address."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -121,6 +121,7 @@ async def test_arguments_that_are_not_an_object_are_an_error_result(args: Any, k
     [
         ('{"value": 1', "not valid JSON"),
         ("[1, 2]", "array"),
+        ('"just a string"', "must be a JSON object, not a string"),
         ("[" * 100_000, str(MAX_JSON_DEPTH)),
     ],
 )

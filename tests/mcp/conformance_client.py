@@ -6,9 +6,10 @@ to the command, names the scenario in ``MCP_CONFORMANCE_SCENARIO`` and, for some
 scenarios, hands over client credentials and keys in ``MCP_CONFORMANCE_CONTEXT`` (JSON).
 
 Every scenario goes through our `McpToolset` (list the tools, call one, answer the server's
-questions); the auth scenarios plug one of the SDK's OAuth providers into
-``StreamableHttp(auth=...)``. The suite judges what its server saw; this script exits 0 when
-its side ran to the end and 1 with the cause on stderr otherwise.
+questions); the auth scenarios plug one of the SDK's OAuth providers, or our
+`WorkloadIdentity`, into ``StreamableHttp(auth=...)``. The suite judges what its server
+saw; this script exits 0 when its side ran to the end and 1 with the cause on stderr
+otherwise.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 from pydantic import AnyUrl
 
 from toolsets import ToolContext
-from toolsets.mcp import McpToolset, StreamableHttp
+from toolsets.mcp import McpToolset, StreamableHttp, WorkloadIdentity
 
 logger = logging.getLogger("conformance-client")
 
@@ -263,6 +264,18 @@ async def cross_app_access(url: str, http: httpx2.AsyncClient) -> None:
     await use_server(McpToolset(StreamableHttp(url=url, auth=provider)))
 
 
+async def workload_identity(url: str, http: httpx2.AsyncClient) -> None:
+    """SEP-1933: the workload's platform-issued JWT, traded for an access token with the
+    JWT bearer grant (RFC 7523); no secret, no registration."""
+    given = context()
+    auth = WorkloadIdentity(
+        issuer=await authorization_server(http, url),
+        assertion=given["valid_jwt"],
+        client_id=given["client_id"],
+    )
+    await use_server(McpToolset(StreamableHttp(url=url, auth=auth)))
+
+
 async def list_and_call(url: str, http: httpx2.AsyncClient) -> None:
     """Scenarios about the wire (headers, request metadata, resources): list the tools,
     then make the calls the suite's context names, or call the first tool."""
@@ -327,6 +340,7 @@ SCENARIOS: dict[str, Scenario] = {
     "auth/client-credentials-jwt": client_credentials_jwt,
     "auth/cross-app-access-complete-flow": cross_app_access,  # its name up to 0.1.16
     "auth/enterprise-managed-authorization": cross_app_access,
+    "auth/wif-jwt-bearer": workload_identity,
     "json-schema-ref-no-deref": list_only,
     "json-schema-2020-12-preservation": schema_preservation,
     "sep-2322-client-request-state": request_state,

@@ -52,11 +52,13 @@ class HttpServer:
             args.append("stateless")
         return args, dict(os.environ)
 
-    def start(self) -> None:
+    def spawn(self) -> subprocess.Popen[bytes]:
+        """The server's process, started."""
         args, env = self.command()
-        self.process = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-        )
+        return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+    def start(self) -> None:
+        self.process = self.spawn()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

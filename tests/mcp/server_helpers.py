@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as mt
 from mcp import Client
 
@@ -32,6 +33,9 @@ INITIALIZE = {
     },
 }
 """A raw 2025-11-25 ``initialize`` request, for tests that speak JSON-RPC themselves."""
+BASE = "http://127.0.0.1:8000"
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+"""The headers of a streamable HTTP POST."""
 
 
 def load_fixture(name: str) -> ModuleType:
@@ -56,6 +60,16 @@ async def connected(server: McpServer, mode: str, **options: Any) -> AsyncIterat
     """The SDK's client talking to ``server`` in this process."""
     with anyio.fail_after(20):
         async with Client(server.server, mode=mode, **options) as client:  # type: ignore[arg-type]
+            yield client
+
+
+@asynccontextmanager
+async def http_client(server: McpServer, **options: Any) -> AsyncIterator[httpx2.AsyncClient]:
+    """An HTTP client talking to ``server``'s app in this process (its lifespan run)."""
+    app = server.http_app(**options)
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url=BASE) as client:
             yield client
 
 

@@ -83,8 +83,13 @@ NEWER_SCENARIOS = (
     "http-invalid-tool-headers",
     "json-schema-ref-no-deref",
     "json-schema-2020-12-preservation",
+    "auth/wif-jwt-bearer",
+    "sep-2322-client-request-state",
 )
-"""Scenarios added after 0.1.16 that we pass too."""
+"""Scenarios added after 0.1.16 that we pass too. ``auth/wif-jwt-bearer`` (workload
+identity federation, SEP-1933) with `WorkloadIdentity`; ``sep-2322-client-request-state``
+since a result without ``resultType`` is read as complete, as the spec says (the SDK's
+2026-07-28 schema requires the field)."""
 
 PASSING = ISSUE_SCENARIOS + NEWER_SCENARIOS
 """Every scenario we pass: a regression in any of them fails the test."""
@@ -101,15 +106,18 @@ check for a client that has none."""
 KNOWN_GAPS = {
     "auth/dpop": "sep-1932-client-token-request-proof",
     "auth/dpop-nonce": "sep-1932-client-token-request-proof",
-    "auth/wif-jwt-bearer": "Expected grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer",
-    "sep-2322-client-request-state": "CallToolResult.resultType\n  Field required",
 }
-"""Scenarios we fail, each with the line that shows why. DPoP (SEP-1932) and workload
-identity federation (a public client's jwt-bearer grant) are auth extensions the SDK does
-not implement and the issue does not ask for. SEP-2322: every check passes, but the SDK
-rejects a tool result without ``resultType`` (the scenario's last call) where the spec says
-to assume ``complete``, so the client exits with an error. When one starts passing, the
-test says so: move it to NEWER_SCENARIOS."""
+"""Scenarios we fail, each with the line that shows why: DPoP (SEP-1932, RFC 9449), an
+optional auth extension that the `mcp` SDK's OAuth client (2.3) cannot carry, so our
+client sends no proof and presents its token as ``Bearer``. The SDK's ``OAuthToken``
+takes only ``token_type`` "Bearer" (a DPoP-bound token response fails validation); its
+providers build the token request and set ``Authorization: Bearer`` themselves, with no
+hook to add a ``DPoP`` proof header, choose the scheme or answer a ``use_dpop_nonce``
+challenge; and its ``TokenStorage`` has no place for the key a token is bound to. Doing
+it over the SDK would mean rewriting the token responses it parses and the headers it
+writes, i.e. re-implementing its OAuth client (making the proofs is not the problem: a
+JOSE library does that). When one starts passing, the test says so: move it to
+NEWER_SCENARIOS."""
 
 SUMMARY = re.compile(r"Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings")
 LISTED = re.compile(r"^\s+- (\S+) \[", re.MULTILINE)

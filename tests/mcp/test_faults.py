@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import httpx2
+import mcp.types as mt
 import pydantic
 import pytest
 
@@ -88,13 +89,33 @@ async def test_an_invalid_params_answer_comes_back_to_the_model_as_an_error_resu
     assert raw.is_error
 
 
-async def test_a_malformed_call_result_raises_a_tool_call_error_naming_the_tool() -> None:
-    async with McpToolset(raw_stdio("malformed"), timeout=10) as toolset:
+@pytest.mark.parametrize("mode", ["malformed", "modern"], ids=["2025-11-25", "2026-07-28"])
+async def test_a_malformed_call_result_raises_a_tool_call_error_and_the_next_call_works(
+    mode: str,
+) -> None:
+    async with McpToolset(raw_stdio(mode), timeout=10) as toolset:
         tool = await toolset.get_tool("echo")
         with pytest.raises(ToolCallError) as info:
-            await tool.run({"text": "hello"}, ToolContext())
+            await tool.run({"text": "malformed"}, ToolContext())
+        after = await tool.run({"text": "hello"}, ToolContext())
     assert info.value.tool_name == "echo"
+    assert "malformed result" in str(info.value)
     assert isinstance(info.value.__cause__, pydantic.ValidationError)
+    assert after == "hello"
+
+
+async def test_a_result_without_result_type_is_complete_on_protocol_2026_07_28() -> None:
+    # The spec: a client MUST take an absent resultType as "complete" (SEP-2322); the
+    # SDK's 2026-07-28 schema requires it.
+    async with McpToolset(raw_stdio("modern"), timeout=10) as toolset:
+        tool = await toolset.get_tool("echo")
+        result = await tool.run({"text": "hello"}, ToolContext())
+        raw = await toolset.call_tool("echo", {"text": "again"})
+        version = await toolset.protocol_version()
+    assert version == "2026-07-28"
+    assert result == "hello"
+    assert raw.result_type == "complete"
+    assert raw.content == [mt.TextContent(type="text", text="again")]
 
 
 @pytest.mark.parametrize("mode", ["stubborn", "garbage"])

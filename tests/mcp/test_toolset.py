@@ -946,8 +946,11 @@ async def test_a_pattern_too_slow_to_match_is_given_up_after_one_short_timeout(
             second = await echo.run({"text": "two", "tags": slow}, ToolContext())
             second_took = time.perf_counter() - started
     assert (first, second) == ({"result": "one"}, {"result": "two"})  # sent unchecked
-    assert first_took < MATCH_TIMEOUT + 0.5, first_took
-    assert second_took < 0.5, second_took
+    # A pattern tried to the end would take far longer than any bound here (2**40 ways
+    # to split the a's); the bounds are loose, as the machine may be busy: the warning
+    # logged once is what shows the pattern was not tried again.
+    assert first_took < MATCH_TIMEOUT + 10, first_took
+    assert second_took < first_took + 10, second_took
     given_up = [r for r in caplog.records if "took over" in r.getMessage()]
     assert len(given_up) == 1
 

@@ -68,7 +68,7 @@ class Api:
 
     def model(self, **options: Any) -> AnthropicModel:
         client = httpx2.AsyncClient(transport=httpx2.MockTransport(self))
-        return AnthropicModel("claude-test", http_client=client, **options)
+        return AnthropicModel("claude-test", http_client=client, **{"api_key": KEY, **options})
 
 
 def sse(*events: dict[str, Any]) -> httpx2.Response:
@@ -520,7 +520,7 @@ async def test_an_injected_client_is_used_and_never_closed() -> None:
     api = Api(httpx2.Response(200, json=MESSAGE), httpx2.Response(200, json=MESSAGE))
 
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(api)) as client:
-        async with AnthropicModel("claude-test", http_client=client) as model:
+        async with AnthropicModel("claude-test", http_client=client, api_key=KEY) as model:
             await collect(model, LlmRequest(contents=[Content.user("Hi")]))
         assert not client.is_closed
         await collect(model, LlmRequest(contents=[Content.user("Again")]))

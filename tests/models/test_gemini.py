@@ -5,6 +5,8 @@ server-side tools. Each test talks to the server under its own model name."""
 from __future__ import annotations
 
 import base64
+import dataclasses
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -121,19 +123,47 @@ async def test_a_request_carries_gemini_declarations_instructions_config_and_the
     (tools,) = sent.body["tools"]
     (declaration,) = tools["functionDeclarations"]
     assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}", declaration["name"])
-    assert declaration["parameters"]["type"] == "OBJECT"
-    assert "city_name" in declaration["parameters"]["properties"]
+    # Current models take the tool's own JSON Schema, as it is.
+    assert declaration["parametersJsonSchema"] == WEATHER.parameters
+    assert "parameters" not in declaration
+
+
+async def test_first_generation_models_or_any_model_asked_to_get_the_parameters_form(
+    server: FakeGemini, name: str
+) -> None:
+    old, current = f"gemini-1.5-{name}", f"gemini-2.5-{name}"
+    request = LlmRequest(contents=[Content.user("Weather?")])
+    request.declarations[WEATHER.name] = WEATHER
+    async with (
+        GeminiModel(old, base_url=server.base_url, api_key=KEY) as auto,
+        GeminiModel(current, base_url=server.base_url, schema_form="parameters") as asked,
+    ):
+        for model, model_name in ((auto, old), (asked, current), (auto, current)):
+            server.script(model_name, Turn(text="ok"))
+            await collect(model, dataclasses.replace(request, model=model_name))
+
+    forms = [
+        set(received.body["tools"][0]["functionDeclarations"][0]) - {"name", "description"}
+        for received in (*server.requests(old), *server.requests(current))
+    ]
+    assert forms == [{"parameters"}, {"parameters"}, {"parametersJsonSchema"}]
+    declared = server.requests(old)[0].body["tools"][0]["functionDeclarations"][0]
+    assert declared["parameters"]["type"] == "OBJECT"
+    assert "city_name" in declared["parameters"]["properties"]
 
 
 async def test_a_call_is_mapped_back_to_the_tool_s_own_name_and_arguments(
-    server: FakeGemini, llm: GeminiModel, name: str
+    server: FakeGemini, name: str
 ) -> None:
     request = LlmRequest(contents=[Content.user("Weather?")])
     request.declarations[WEATHER.name] = WEATHER
     provider_name = re.sub(r"[^A-Za-z0-9_.:-]", "_", WEATHER.name)
     server.script(name, Turn(calls=[(provider_name, {"city_name": "Paris", "days": 2.0})]))
 
-    (response,) = await collect(llm, request)
+    async with GeminiModel(
+        name, base_url=server.base_url, api_key=KEY, schema_form="parameters"
+    ) as llm:
+        (response,) = await collect(llm, request)
 
     assert response.content is not None
     (call,) = response.content.function_calls
@@ -427,6 +457,48 @@ async def test_the_agent_calls_a_tool_and_sends_its_thought_signature_back(
         "name": "get_weather",
         "response": {"city": "Paris", "sky": "sunny"},
     }
+
+
+async def test_in_the_parameters_form_entries_and_json_text_come_back_as_the_objects_they_hold(
+    server: FakeGemini, name: str
+) -> None:
+    seen: list[tuple[dict[str, str], dict[str, Any]]] = []
+
+    @toolsets.tool
+    def tag(labels: dict[str, str], payload: dict[str, Any]) -> str:
+        """Tag a resource."""
+        seen.append((labels, payload))
+        return "tagged"
+
+    entries = [{"key": "env", "value": "prod"}, {"key": "team", "value": "web"}]
+    server.script(
+        name,
+        Turn(calls=[("tag", {"labels": entries, "payload": '{"size": 3, "tags": ["a"}'})]),
+        Turn(calls=[("tag", {"labels": entries, "payload": '{"size": 3, "tags": ["a"]}'})]),
+        Turn(text="Tagged."),
+    )
+    async with GeminiModel(
+        name, base_url=server.base_url, api_key=KEY, schema_form="parameters"
+    ) as llm:
+        runner = Runner(LlmAgent("assistant", llm, tools=[tag]))
+        _, events = await run(runner, "Tag it.")
+
+    assert events[-1].text == "Tagged."
+    assert seen == [({"env": "prod", "team": "web"}, {"size": 3, "tags": ["a"]})]
+    first, second, third = server.requests(name)
+    declared = first.body["tools"][0]["functionDeclarations"][0]["parameters"]["properties"]
+    assert declared["labels"]["type"] == "ARRAY"
+    assert declared["payload"]["type"] == "STRING"
+    # The unreadable text was refused, naming the field; the tool did not run.
+    (refused,) = second.body["contents"][2]["parts"]
+    error = refused["functionResponse"]["response"]["error"]
+    assert error.startswith("Invalid arguments, not sent: payload: not valid JSON")
+    # The model's earlier calls go back as it made them: entries and JSON text.
+    (unread,) = third.body["contents"][1]["parts"]
+    assert unread["functionCall"]["args"]["payload"] == '{"size": 3, "tags": ["a"}'
+    (call,) = third.body["contents"][3]["parts"]
+    assert call["functionCall"]["args"]["labels"] == entries
+    assert json.loads(call["functionCall"]["args"]["payload"]) == {"size": 3, "tags": ["a"]}
 
 
 async def test_a_parallel_pair_runs_and_both_answers_go_back_with_gemini_s_ids(

@@ -699,6 +699,9 @@ def calls_reply(*calls: tuple[str, str]) -> Reply:
         ("[" * 100_000, "nested deeper than"),
         ('{"city": "Paris"', "not valid JSON"),
         ("[1, 2]", "JSON object, not an array"),
+        ('"just a string"', "JSON object, not a string"),
+        ("42", "JSON object, not a number"),
+        ('"\\"twice\\""', "JSON object, not a string"),
     ],
 )
 async def test_arguments_from_the_wire_no_tool_can_take_are_an_error_result_for_the_model(

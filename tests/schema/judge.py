@@ -143,21 +143,58 @@ GEMINI_FORMATS = {
     "NUMBER": frozenset({"float", "double"}),
     "INTEGER": frozenset({"int32", "int64"}),
 }
+GEMINI_KEYS = frozenset(
+    {"type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems"}
+    | {"properties", "required", "minProperties", "maxProperties", "minLength", "maxLength"}
+    | {"pattern", "example", "anyOf", "propertyOrdering", "default", "items", "minimum"}
+    | {"maximum"}
+)
+"""The fields of the Gemini API's ``Schema`` (``generativelanguage`` v1beta): the SDK's
+``Schema`` also takes ``additionalProperties``, ``ref`` and ``defs``, which the API's
+``parameters`` does not."""
+GEMINI_TYPED_KEYS = {
+    "properties": {"OBJECT"},
+    "required": {"OBJECT"},
+    "minProperties": {"OBJECT"},
+    "maxProperties": {"OBJECT"},
+    "items": {"ARRAY"},
+    "minItems": {"ARRAY"},
+    "maxItems": {"ARRAY"},
+    "minLength": {"STRING"},
+    "maxLength": {"STRING"},
+    "pattern": {"STRING"},
+    "enum": {"STRING"},
+    "minimum": {"NUMBER", "INTEGER"},
+    "maximum": {"NUMBER", "INTEGER"},
+}
+"""The fields that constrain values of some types only, and those types."""
 
 
 def gemini_violations(schema: Mapping[str, Any]) -> list[str]:
     """What in a ``parameters`` schema the Gemini API's documented subset refuses (beyond
-    what `google.genai.types.Schema` itself checks)."""
+    what `google.genai.types.Schema` itself checks): keys it has no field for, a type
+    it does not know, a value of no type ("missing field type"), an object without
+    properties ("properties: should be non-empty for OBJECT type", the top level
+    too), a keyword beside a type it does not apply to (an enum of numbers), a format
+    of another type, an array without items, a property name it refuses, a required
+    name that is no property."""
     found: list[str] = []
     for at, node in walk(schema):
-        for key in ("additionalProperties", "ref", "defs", "$ref", "$defs"):
-            if key in node:
+        for key in node:
+            if key not in GEMINI_KEYS:
                 found.append(f"{at}: {key}")
         kind = node.get("type")
         if kind is not None and kind not in GEMINI_TYPES:
             found.append(f"{at}: type {kind!r}")
-        if "enum" in node and kind != "STRING":
-            found.append(f"{at}: an enum of type {kind!r}")
+        if kind is None and "anyOf" not in node:
+            found.append(f"{at}: no type")
+        if "anyOf" in node and not node["anyOf"]:
+            found.append(f"{at}: an empty anyOf")
+        for key, kinds in GEMINI_TYPED_KEYS.items():
+            if key in node and kind not in kinds:
+                found.append(f"{at}: {key} of type {kind!r}")
+        if kind == "OBJECT" and not node.get("properties"):
+            found.append(f"{at}: an object without properties")
         if "format" in node and node["format"] not in GEMINI_FORMATS.get(kind, ()):
             found.append(f"{at}: format {node['format']!r} for {kind!r}")
         if kind == "ARRAY" and "items" not in node:

@@ -371,7 +371,7 @@ def test_what_gemini_cannot_say_goes_into_the_description() -> None:
     props = gemini_parameters(schema).schema["properties"]
 
     assert props["tags"]["description"] == "(items must be unique)"
-    assert props["meta"] == {"type": "OBJECT", "description": "(other keys allowed, each a string)"}
+    assert props["meta"]["type"] == "ARRAY"  # its entries: `test_gemini.py`
     assert props["n"] == {"type": "INTEGER", "minimum": 1, "description": "(a multiple of 5)"}
     assert props["x"]["description"] == "(less than 1.5)"
     assert props["no"] == {"type": "STRING"}
@@ -390,8 +390,9 @@ def test_references_are_inlined_and_recursion_is_cut_at_a_depth() -> None:
     for _ in range(GEMINI_RECURSION_DEPTH - 1):
         level = level["properties"]["children"]["items"]
     cut = level["properties"]["children"]
-    assert cut["maxItems"] == 0
-    assert "nested deeper" in cut["items"]["description"]
+    # Past the depth, the rest is JSON text (of the array of nodes), read back as it is.
+    assert cut["type"] == "STRING"
+    assert "JSON text of an array" in cut["description"]
     assert "$defs" not in str(out)
     assert "$ref" not in str(out)
     genai.Schema.model_validate(out)

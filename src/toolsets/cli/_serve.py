@@ -182,6 +182,58 @@ def client_config(
     return {"mcpServers": {name: entry}}, secrets
 
 
+_LIMIT_FLAGS = {
+    "header_timeout": "--header-timeout",
+    "body_timeout": "--body-timeout",
+    "keep_alive_timeout": "--keep-alive-timeout",
+    "max_connections": "--max-connections",
+    "max_header_bytes": "--max-header-bytes",
+}
+"""The options bounding connections over HTTP (`McpServer.serve_http`'s), by flag."""
+
+
+def _limit_options(function: Any) -> Any:
+    """``--header-timeout``, ``--body-timeout``, ``--keep-alive-timeout``,
+    ``--max-connections`` and ``--max-header-bytes``: `McpServer.serve_http`'s bounds."""
+    seconds = click.FloatRange(min=0, min_open=True)
+    decorators = [
+        click.option(
+            "--header-timeout",
+            type=seconds,
+            metavar="SECONDS",
+            help="Over HTTP: seconds to send a request's head (default 10).",
+        ),
+        click.option(
+            "--body-timeout",
+            type=seconds,
+            metavar="SECONDS",
+            help="Over HTTP: seconds to send a request's body after its head (default 60).",
+        ),
+        click.option(
+            "--keep-alive-timeout",
+            type=seconds,
+            metavar="SECONDS",
+            help="Over HTTP: seconds an idle connection waits for a next request (default 5).",
+        ),
+        click.option(
+            "--max-connections",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="Over HTTP: connections served at once, the next ones answered 503 "
+            "(default: 10000, or fewer within the open-file limit).",
+        ),
+        click.option(
+            "--max-header-bytes",
+            type=click.IntRange(min=1),
+            metavar="BYTES",
+            help="Over HTTP: the largest request head, past it 431 (default 16 KiB).",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
 @click.command(
     "serve",
     cls=SourceCommand,
@@ -191,7 +243,9 @@ Over stdio by default (what Claude Desktop, Cursor or VS Code start); --http ser
 streamable HTTP on HOST:PORT (127.0.0.1 unless a host is given). Upstream MCP servers
 over HTTP are given with --mcp-url (their headers with --mcp-header). Beyond this
 machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clients use:
-requests with another Host header are refused (against DNS rebinding).
+requests with another Host header are refused (against DNS rebinding). Every wait on a
+client is bounded (--header-timeout, --body-timeout, --keep-alive-timeout), and
+connections past --max-connections are answered 503 at once.
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
@@ -255,6 +309,7 @@ Examples:
     metavar="BYTES",
     help="Over HTTP: the largest request body (default 4 MiB).",
 )
+@_limit_options
 @tool_timeout_option
 @catalog_options
 @click.option("--server-name", metavar="NAME", help="The server's name (default: the source's).")
@@ -279,6 +334,7 @@ def serve_command(
     **params: Any,
 ) -> None:
     """Serve the tools of every SOURCE as one MCP server."""
+    limits = {key: params.pop(key) for key in _LIMIT_FLAGS}
     http = listen_address(listen) if listen is not None else None
     catalog = catalog_of(params)
     if as_json and http is None and not print_config:
@@ -289,6 +345,9 @@ def serve_command(
         raise click.UsageError("--stateless and --workers are for --http")
     if http is None and (allowed_hosts or allowed_origins or max_body is not None):
         raise click.UsageError("--allowed-host, --allowed-origin and --max-body are for --http")
+    given_limits = [_LIMIT_FLAGS[key] for key, value in limits.items() if value is not None]
+    if http is None and given_limits:
+        raise click.UsageError(f"{', '.join(given_limits)}: for --http")
     if workers > 1 and not stateless:
         raise click.UsageError("--workers needs --stateless (sessions live in one process)")
     if http is not None and not allowed_hosts and not _loopback(http[0]):
@@ -296,6 +355,7 @@ def serve_command(
             f"serving on {http[0]} reaches beyond this machine: name the host clients use "
             "with --allowed-host (e.g. 'mcp.example.com:*'), or every request is refused"
         )
+    _check_patterns(allowed_hosts, allowed_origins)
     name = server_name or _server_name(sources)
     tool_timeout: float = params["tool_timeout"]
     terminal = Terminal()
@@ -362,6 +422,7 @@ def serve_command(
         options["allowed_origins"] = list(allowed_origins)
     if max_body is not None:
         options["max_body_bytes"] = max_body
+    options.update((key, value) for key, value in limits.items() if value is not None)
     where = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
 
     def serving(workers_said: str = "") -> None:
@@ -442,6 +503,19 @@ def _bound(host: str, port: int) -> socket.socket:
         raise CommandError(f"cannot serve on {shown}: {why}") from exc
     sock.set_inheritable(True)  # --workers: uvicorn's worker processes inherit it
     return sock
+
+
+def _check_patterns(hosts: Sequence[str], origins: Sequence[str]) -> None:
+    """Raises:
+    click.UsageError: an ``--allowed-host`` or ``--allowed-origin`` that is malformed."""
+    from toolsets.mcp._server_checks import Pattern
+
+    for flag, values in (("--allowed-host", hosts), ("--allowed-origin", origins)):
+        for value in values:
+            try:
+                Pattern.parse(value, origin=flag == "--allowed-origin", option=flag)
+            except ValueError as exc:
+                raise click.UsageError(str(exc)) from exc
 
 
 def _loopback(host: str) -> bool:

@@ -25,6 +25,7 @@ from toolsets.mcp._server import (
     InvocationFor,
     McpServer,
 )
+from toolsets.mcp._server_spent import MemorySpentStates, SpentStates
 from toolsets.mcp._stdio import KILL_GRACE
 from toolsets.mcp._toolset import (
     DEFAULT_CALL_TIMEOUT,
@@ -41,8 +42,10 @@ from toolsets.mcp._transports import (
     StreamableHttp,
     Transport,
 )
+from toolsets.mcp._workload_identity import AssertionSource, WorkloadIdentity
 
 __all__ = [
+    "AssertionSource",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
@@ -59,6 +62,7 @@ __all__ = [
     "McpServer",
     "McpTool",
     "McpToolset",
+    "MemorySpentStates",
     "ProgressHandler",
     "Prompt",
     "PromptArgument",
@@ -68,11 +72,13 @@ __all__ = [
     "RootsSource",
     "SamplingHandler",
     "SessionEventStore",
+    "SpentStates",
     "Sse",
     "StderrTarget",
     "Stdio",
     "StreamableHttp",
     "Transport",
+    "WorkloadIdentity",
     "convert_result",
     "load_mcp_config",
     "prompt",

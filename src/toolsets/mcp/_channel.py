@@ -7,16 +7,18 @@ the call's own stream). On 2026-07-28 there is no back channel: the call ends wi
 answers (``inputResponses``) and the request state it was given, in which this server
 keeps the answers of earlier rounds and the keys of the questions it asked (sealed by
 the SDK's `RequestStateBoundary`: encrypted, bound to the tool and its arguments,
-short-lived). The tool runs again from the top and, this time, its ``ask`` returns. An
-answer counts only for a question that was asked: one under a key the state does not
-name, or with no state at all (sent before anything was asked), is ignored, and the
-question is asked.
+short-lived), and an id of its own: the server takes each state once (`McpServer`, see
+`toolsets.mcp._server_spent`). The tool runs again from the top and, this time, its ``ask``
+returns. An answer counts only for a question that was asked: one under a key the state
+does not name, or with no state at all (sent before anything was asked), is ignored,
+and the question is asked.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -65,6 +67,7 @@ _NOTHING_ASKED: dict[str, Any] = {"type": "object", "properties": {}}
 _ANSWERS = "answers"
 _ASKED = "asked"
 _ARGS = "args"
+_ID = "id"
 
 _ANSWER_TYPES: dict[type[ClientRequest], tuple[type[pydantic.BaseModel], ...]] = {
     Elicit: (mt.ElicitResult,),
@@ -148,6 +151,12 @@ class McpChannel:
         args = state.get(_ARGS)
         if isinstance(args, dict):
             self.args = args
+        state_id = state.get(_ID) if request_state else None
+        self.state_id: str | None = state_id if isinstance(state_id, str) else None
+        """The id of the request state the call brings (2026-07-28), for the server to
+        take it once; None when it brings none, or one without an id."""
+        self.has_state = bool(request_state)
+        """Whether the call brings a request state (2026-07-28: a round after the first)."""
 
     def keep_args(self, tool: object, args: dict[str, Any], ctx: object) -> None:
         """A ``before_tool`` callback run after the others (2026-07-28): keeps the
@@ -306,10 +315,14 @@ class McpChannel:
         return answer
 
     def input_required(self, pending: InputRequired) -> mt.InputRequiredResult:
-        """The ``input_required`` result asking ``pending``'s questions, with the answers
-        got so far, the keys asked, and the arguments as ``before_tool`` left them, as its
-        request state."""
-        state: dict[str, Any] = {_ANSWERS: self.answers, _ASKED: list(pending.requests)}
+        """The ``input_required`` result asking ``pending``'s questions, with a new id, the
+        answers got so far, the keys asked, and the arguments as ``before_tool`` left
+        them, as its request state."""
+        state: dict[str, Any] = {
+            _ID: secrets.token_urlsafe(16),
+            _ANSWERS: self.answers,
+            _ASKED: list(pending.requests),
+        }
         if self.args is not None:
             state[_ARGS] = self.args
         # Sealed by the SDK (encrypted, bound to the tool and the client's arguments).

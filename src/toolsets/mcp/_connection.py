@@ -34,6 +34,8 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
 from toolsets._auth import redact
 from toolsets._errors import ConnectionError
+from toolsets._logs import guard_library_logs
+from toolsets.mcp._result_type import CompleteByDefault, speaks_result_types
 from toolsets.mcp._stderr import ServerStderr
 from toolsets.mcp._stdio import StdioTransport
 from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
@@ -173,6 +175,7 @@ class Connection:
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
+        guard_library_logs()  # the SDK logs the URL it connects to, user info and all
         transport = self.options.transport
         if isinstance(transport, Stdio):
             params = StdioServerParameters(
@@ -232,17 +235,19 @@ class Connection:
             self.closed.set()
 
     async def _serve(self) -> None:
-        async with (
-            self._transport() as transport,
-            Client(transport, **self.options.client_kwargs) as client,
-            anyio.create_task_group() as tg,
-        ):
-            self.client = client
-            # Ready only once subscribed: a change announced before that is lost.
-            await tg.start(self._listen, client)
-            self.ready.set()
-            await self._closing.wait()
-            tg.cancel_scope.cancel()
+        async with self._transport() as transport:
+            results = CompleteByDefault(transport)
+            async with (
+                Client(results.streams(), **self.options.client_kwargs) as client,
+                anyio.create_task_group() as tg,
+            ):
+                results.active = speaks_result_types(client.protocol_version)
+                self.client = client
+                # Ready only once subscribed: a change announced before that is lost.
+                await tg.start(self._listen, client)
+                self.ready.set()
+                await self._closing.wait()
+                tg.cancel_scope.cancel()
 
     def _server_exited(self) -> None:
         # A stdio server that exits (while idle, or under calls, which fail on their own)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import logging
 import os
 import sys
@@ -49,6 +50,11 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
+from mcp.shared.inbound import (
+    find_invalid_x_mcp_header,
+    validate_mcp_param_headers,
+    x_mcp_header_map,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
@@ -84,6 +90,7 @@ from toolsets.mcp._channel import ASK_TIMEOUT, InputRequired, McpChannel
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._relay import TOOLS_CHANGED_META, confirmation_meta
 from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
+from toolsets.mcp._server_spent import MemorySpentStates, SpentStates
 from toolsets.mcp._toolset import McpToolset
 
 if TYPE_CHECKING:
@@ -252,6 +259,11 @@ class McpServer(CallsTools):
             only the state is kept of (the least recently used are forgotten).
         session_state_ttl: Seconds such a state is kept after its client's last
             request.
+        spent_states: Where the request states taken are remembered (a 2026-07-28
+            call that asked its client, a confirmation above all, comes back with
+            one; each is taken once, so answers sent twice run nothing twice): by
+            default this process's memory (`MemorySpentStates`). Processes that
+            serve the same clients should share one, as they share the state key.
 
     Raises:
         ToolDefinitionError: two resources at one URI (or two templates alike), two
@@ -274,6 +286,7 @@ class McpServer(CallsTools):
         prompts: Iterable[Prompt] = (),
         max_session_states: int = MAX_SESSION_STATES,
         session_state_ttl: float = SESSION_STATE_TTL,
+        spent_states: SpentStates | None = None,
     ) -> None:
         self.toolset = toolset_of(toolset)
         """What is served."""
@@ -322,6 +335,7 @@ class McpServer(CallsTools):
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
             on_completion=self._complete,
+            get_tool_input_schema=_checked_when_called,
         )
         """The SDK's low-level server (for what this class does not offer)."""
         self.server.middleware.append(self._track_connection)
@@ -344,6 +358,12 @@ class McpServer(CallsTools):
             max_session_states, check_timeout(session_state_ttl, "session_state_ttl")
         )
         """The state of each client known by an `Invocation.session_id` only."""
+        self.spent_states: SpentStates = (
+            spent_states if spent_states is not None else MemorySpentStates()
+        )
+        """Where the request states taken are remembered (see ``spent_states``)."""
+        self._state_ttl = 0.0
+        """Seconds a request state this server seals lives (its security's)."""
         shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
 
@@ -364,6 +384,7 @@ class McpServer(CallsTools):
             if keys is None
             else RequestStateSecurity(keys=list(keys))
         )
+        self._state_ttl = security.ttl
         boundary = RequestStateBoundary(security, default_audience=self.name)
         middleware = self.server.middleware
         middleware[:] = [m for m in middleware if not isinstance(m, RequestStateBoundary)]
@@ -409,10 +430,13 @@ class McpServer(CallsTools):
                 asked for confirmation mid-call, nor hear of list changes.
             json_response: Answer with JSON rather than an event stream where the
                 protocol allows it.
-            allowed_hosts: ``Host`` headers accepted (``"name:*"``: any port); by
-                default this machine's names only (against DNS rebinding). Name the
-                public host name when serving beyond this machine.
-            allowed_origins: ``Origin`` headers accepted; by default this machine's.
+            allowed_hosts: ``Host`` headers accepted (against DNS rebinding): ``name``
+                (on its scheme's default port), ``name:PORT`` or ``name:*`` (any port),
+                name and port compared exactly; by default this machine's names only.
+                Name the public host name when serving beyond this machine.
+            allowed_origins: ``Origin`` headers accepted (``scheme://name[:PORT|:*]``,
+                or ``null``); by default this machine's. A request without one (not
+                from a browser page) is accepted.
             max_body_bytes: The largest request body (default 4 MiB); a bigger one is
                 refused with 413.
             event_store: Where each request stream's events are kept (stateful mode), so
@@ -437,8 +461,9 @@ class McpServer(CallsTools):
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
-        stopped; ``options`` as for `http_app` (and ``log_level``, and ``sock``: a
-        socket bound already, served instead of binding ``host``:``port``)."""
+        stopped; ``options`` as for `http_app`, ``log_level``, the connection limits
+        of `run_http`, and ``sock``: a socket bound already, served instead of binding
+        ``host``:``port``."""
         await _server_http.serve_http(self, host, port, **options)
 
     def run_http(
@@ -461,9 +486,17 @@ class McpServer(CallsTools):
                 in one process) and they share the key sealing confirmation state.
             factory: With ``workers``: ``"module:attribute"`` naming this server (an
                 `McpServer` at module level) or a function that makes it.
-            **options: As for `http_app` (and ``log_level``, and ``sock``: a socket
-                bound already, served instead of binding ``host``:``port``, inherited
-                by the workers).
+            **options: As for `http_app`; ``log_level`` (uvicorn's, default
+                ``"warning"``); the connection limits, each wait bounded:
+                ``header_timeout`` (seconds to send a request's head, from connecting
+                or the previous response; default 10), ``body_timeout`` (seconds to
+                send the body after the head; 60), ``keep_alive_timeout`` (seconds an
+                idle connection waits for a next request; 5), ``max_connections``
+                (served at once, the next answered 503 at once; default 10,000 or
+                fewer, leaving a quarter of the open-file limit free) and
+                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB);
+                and ``sock``, a socket bound already, served instead of binding
+                ``host``:``port`` (inherited by the workers).
         """
         _server_http.run_http(self, host, port, workers=workers, factory=factory, **options)
 
@@ -750,8 +783,9 @@ class McpServer(CallsTools):
         if tool is None or listing is None:
             await self._make_listings(tools)  # the names offered: each declaration made
             return result_to_mcp(_unknown(params.name, tools))
+        _check_param_headers(ctx, params, listing)
         call = ToolContext(invocation, function_call_id=new_id())
-        channel = self._channel(ctx, params, tool.name)
+        channel = await self._channel(ctx, params, tool.name)
         call.client = channel
         answer = await _answering(
             channel, self._run_call(request, params, tool, listing, call, channel)
@@ -919,7 +953,7 @@ class McpServer(CallsTools):
             self._log_levels[connection] = params.level
         return mt.EmptyResult()
 
-    def _channel(
+    async def _channel(
         self,
         ctx: ServerRequestContext[Any, Any],
         params: mt.CallToolRequestParams | mt.GetPromptRequestParams | mt.ReadResourceRequestParams,
@@ -928,14 +962,51 @@ class McpServer(CallsTools):
         """The channel to the client of a request that may ask it (``ctx.client`` of
         what serves it: a tool, a prompt); ``name`` is what is served. Catch
         `InputRequired` around what runs with it: ``channel.input_required(pending)`` is
-        the answer then."""
-        return McpChannel(
+        the answer then. The request state it brings is taken (`_take_state`)."""
+        channel = McpChannel(
             ctx,
             input_responses=params.input_responses,
             request_state=params.request_state,
             tool_name=name,
             level=self._log_level(ctx),
         )
+        await self._take_state(channel, name)
+        return channel
+
+    async def _take_state(self, channel: McpChannel, name: str) -> None:
+        """Take the request state a request brings, once (see `toolsets.mcp._server_spent`):
+        answers sent again with a state already taken (a confirmation replayed) are
+        refused, and nothing runs.
+
+        Raises:
+            MCPError: -32602 when the state was taken before (or is one without an
+                id, which this server never issues); -32603 when the store of taken
+                states cannot take it.
+        """
+        if not channel.has_state:
+            return
+        if channel.state_id is None:
+            raise MCPError(
+                INVALID_PARAMS,
+                "Invalid or expired requestState",
+                {"reason": "invalid_request_state"},
+            )
+        try:
+            fresh = await self.spent_states.spend(channel.state_id, self._state_ttl)
+        except ToolsetError as exc:
+            raise MCPError(
+                INTERNAL_ERROR,
+                f"The answers to {clip(name, 100)!r} could not be taken now ({exc}); nothing ran.",
+            ) from exc
+        if not fresh:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"This requestState was already used: the answers it carries (a "
+                f"confirmation above all) count once, and {clip(name, 100)!r} did not run "
+                "again. To run it again, send the request without requestState and "
+                "answer anew.",
+                {"reason": "request_state_used"},
+            )
 
     def _log_level(self, ctx: ServerRequestContext[Any, Any]) -> LogLevel:
         connection = _connection(ctx)
@@ -1031,7 +1102,7 @@ class McpServer(CallsTools):
         uri = str(params.uri)
         _, invocation = await self._context(ctx)
         reading = ToolContext(invocation)
-        channel = reading.client = self._channel(ctx, params, uri)
+        channel = reading.client = await self._channel(ctx, params, uri)
         own = await _answering(
             channel, self._bounded(f"reading {uri!r}", self._catalog.read(uri, reading))
         )
@@ -1075,7 +1146,7 @@ class McpServer(CallsTools):
         asking = ToolContext(invocation)
         own = self._catalog.prompts.get(name)
         if own is not None:
-            asking.client = channel = self._channel(ctx, params, name)
+            asking.client = channel = await self._channel(ctx, params, name)
             rendering = own.get(params.arguments, asking)
             return await _answering(channel, self._bounded(f"the prompt {name!r}", rendering))
 
@@ -1327,6 +1398,46 @@ class _Listing:
     tool: mt.Tool
     output: ArgumentChecker | None
     """Checks results against the ``outputSchema`` (None: the tool lists none)."""
+
+    @functools.cached_property
+    def routed(self) -> bool:
+        """Whether arguments of the tool are mirrored in ``Mcp-Param-*`` headers (its
+        ``inputSchema`` marks properties ``x-mcp-header``, validly: a client drops a
+        tool whose marks are not, and sends no such header for it)."""
+        schema = self.tool.input_schema
+        return bool(x_mcp_header_map(schema)) and find_invalid_x_mcp_header(schema) is None
+
+
+def _checked_when_called(name: str) -> None:
+    """The SDK's lookup of a tool's input schema before a 2026-07-28 ``tools/call`` is
+    served, to check its ``Mcp-Param-*`` headers: none (nothing to check there). Without
+    one the SDK runs the whole ``tools/list`` on every call with arguments to find that
+    schema (GitHub's spec: 40 ms a call); the call checks the headers itself, against
+    the tool as its own caller is offered it (`_check_param_headers`), which the SDK's
+    lookup, made before the server knows the caller, cannot see."""
+    return None
+
+
+def _check_param_headers(
+    ctx: ServerRequestContext[Any, Any], params: mt.CallToolRequestParams, listing: _Listing
+) -> None:
+    """Refuse a 2026-07-28 call over HTTP whose ``Mcp-Param-*`` headers do not mirror
+    its arguments as the tool's ``inputSchema`` marks them (``x-mcp-header``): a proxy
+    may route on a header, and the tool must not run on other values than those.
+
+    Raises:
+        MCPError: -32020 (header mismatch: HTTP 400), naming the header.
+    """
+    if not listing.routed or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return
+    headers = getattr(ctx.request, "headers", None)
+    if headers is None:  # not over HTTP: no headers to mirror anything
+        return
+    rejection = validate_mcp_param_headers(
+        listing.tool.input_schema, params.arguments or {}, headers
+    )
+    if rejection is not None:
+        raise MCPError(rejection.code, rejection.message, rejection.data)
 
 
 def _made_listing(tool: Tool, declaration: ToolDeclaration) -> _Listing:

@@ -2,19 +2,24 @@
 several).
 
 The app is the SDK's streamable HTTP transport (both protocol eras: a 2026-07-28 request
-is one POST; a 2025-11-25 client opens a session, or none in stateless mode), with DNS
-rebinding protection on by default (the Host and Origin headers must name this machine
-unless told otherwise), a bound on request bodies, a JSON-RPC error for a request it
-cannot read, and (stateful) resumable event streams.
+is one POST; a 2025-11-25 client opens a session, or none in stateless mode), behind
+`RequestChecks`: DNS rebinding protection on by default (the Host and Origin headers must
+name this machine unless told otherwise, compared exactly), a bound on request bodies, and
+a client leaving mid-body dropped quietly; then a JSON-RPC error for a request it cannot
+read, and (stateful) resumable event streams. uvicorn serves it with every wait bounded
+and a connection limit that keeps file descriptors to answer 503 with
+(`_server_uvicorn`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import secrets
 import socket
+import sys
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -23,9 +28,20 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import EventStore
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.applications import Starlette
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
 from toolsets.mcp._events import SessionEventStore
+from toolsets.mcp._server_checks import RequestChecks
+from toolsets.mcp._server_envelope import EnvelopeChecks
+from toolsets.mcp._server_uvicorn import (
+    LIMIT_OPTIONS,
+    BoundedConfig,
+    ConnectionLimits,
+    summarise_accept_failures,
+    uvicorn_options,
+    worker_environment,
+)
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -44,19 +60,15 @@ DEFAULT_MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 """The largest request body accepted (bigger ones are refused with 413)."""
 DEFAULT_RETRY_INTERVAL = 1.0
 """Seconds a client is told to wait before reconnecting to a closed event stream."""
-LOCAL_HOSTS = ("127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*")
-"""The ``Host`` headers accepted by default: this machine's names, any port."""
+LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+"""The ``Host`` headers accepted by default: this machine's names, any port (or none)."""
 LOCAL_ORIGINS = tuple(
     f"{scheme}://{host}:*"
     for scheme in ("http", "https")
     for host in ("127.0.0.1", "localhost", "[::1]")
-) + tuple(
-    f"{scheme}://{host}"
-    for scheme in ("http", "https")
-    for host in ("127.0.0.1", "localhost", "[::1]")
 )
-"""The ``Origin`` headers accepted by default (a request without one is accepted too:
-it does not come from a browser page)."""
+"""The ``Origin`` headers accepted by default: this machine's pages, any port (a request
+without one is accepted too: it does not come from a browser page)."""
 
 _WORKER = "TOOLSETS_MCP_WORKER"
 """The environment variable carrying a worker's options (JSON)."""
@@ -101,11 +113,12 @@ def http_app(
             for confirmation mid-call, nor hear of list changes.
         json_response: Answer with JSON rather than an event stream where the protocol
             allows it.
-        allowed_hosts: ``Host`` headers accepted (``"name:*"`` for any port); by
-            default this machine's names (`LOCAL_HOSTS`). Name the public host name
+        allowed_hosts: ``Host`` headers accepted: ``name`` (its scheme's default port),
+            ``name:PORT`` or ``name:*`` (any port), compared exactly (`RequestChecks`);
+            by default this machine's names (`LOCAL_HOSTS`). Name the public host name
             when serving beyond this machine.
-        allowed_origins: ``Origin`` headers accepted; by default this machine's
-            (`LOCAL_ORIGINS`).
+        allowed_origins: ``Origin`` headers accepted (``scheme://name[:PORT|:*]``, or
+            ``null``); by default this machine's (`LOCAL_ORIGINS`).
         max_body_bytes: The largest request body (default `DEFAULT_MAX_BODY_BYTES`).
         event_store: Where the events sent on each request's stream are kept, so that a
             client whose stream broke, or was closed by a tool (`ToolContext.close_stream`),
@@ -123,6 +136,13 @@ def http_app(
         raise ValueError(f"retry_interval must not be negative, not {retry_interval!r}")
     if stateless and event_store not in ("memory", None):
         raise ValueError("an event store needs sessions: it cannot serve stateless=True")
+    max_body = DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes
+    if max_body < 1:
+        raise ValueError(f"max_body_bytes must be positive, not {max_body!r}")
+    hosts = list(LOCAL_HOSTS if allowed_hosts is None else allowed_hosts)
+    origins = list(LOCAL_ORIGINS if allowed_origins is None else allowed_origins)
+    # A malformed pattern fails here, not when the first request builds the middleware.
+    RequestChecks(_nothing, allowed_hosts=hosts, allowed_origins=origins, max_body_bytes=max_body)
     store: EventStore | None
     if stateless or event_store is None:
         store = None
@@ -130,23 +150,31 @@ def http_app(
         store = SessionEventStore()
     else:
         store = event_store
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=list(LOCAL_HOSTS if allowed_hosts is None else allowed_hosts),
-        allowed_origins=list(LOCAL_ORIGINS if allowed_origins is None else allowed_origins),
-    )
+    # Host and Origin are checked by RequestChecks (the SDK's check matches by prefix);
+    # the SDK still checks the Content-Type.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.server.streamable_http_app(
         streamable_http_path=path,
         json_response=json_response,
         stateless_http=stateless,
         transport_security=security,
-        max_request_body_size=DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes,
+        max_request_body_size=max_body,
         event_store=store,
         retry_interval=None if retry_interval is None else round(retry_interval * 1000),
+    )
+    # Added first, so it runs inside every middleware added after it (Host and Origin
+    # checks, authentication): it reads the body of requests those let through.
+    app.add_middleware(EnvelopeChecks, path=path, stateful=not stateless, max_body_bytes=max_body)
+    app.add_middleware(
+        RequestChecks, allowed_hosts=hosts, allowed_origins=origins, max_body_bytes=max_body
     )
     if isinstance(store, SessionEventStore):
         store.bind(server.server.session_manager)
     return app
+
+
+async def _nothing(scope: Any, receive: Any, send: Any) -> None:
+    """An ASGI app that is never called (checking `RequestChecks`' options)."""
 
 
 _APP_OPTIONS = (
@@ -161,13 +189,23 @@ _APP_OPTIONS = (
 )
 
 
-def _split(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``options`` as the app's and uvicorn's."""
-    unknown = set(options) - {*_APP_OPTIONS, "log_level"}
+def _split(
+    options: dict[str, Any],
+) -> tuple[dict[str, Any], ConnectionLimits, dict[str, Any]]:
+    """``options`` as the app's, the connection limits and uvicorn's."""
+    unknown = set(options) - {*_APP_OPTIONS, *LIMIT_OPTIONS, "log_level"}
     if unknown:
         raise TypeError(f"unexpected options: {', '.join(sorted(unknown))}")
     app = {k: v for k, v in options.items() if k in _APP_OPTIONS}
-    return app, {"log_level": options.get("log_level", "warning")}
+    limits = ConnectionLimits(**{k: v for k, v in options.items() if k in LIMIT_OPTIONS})
+    return app, limits, {"log_level": options.get("log_level", "warning")}
+
+
+def _config(server: Servable, host: str, port: int, options: dict[str, Any]) -> BoundedConfig:
+    """uvicorn's configuration serving ``server`` in this process."""
+    app_options, limits, others = _split(options)
+    app = http_app(server, **app_options)
+    return BoundedConfig(app, limits=limits, host=host, port=port, lifespan="on", **others)
 
 
 async def serve_http(
@@ -175,11 +213,8 @@ async def serve_http(
 ) -> None:
     """Serve ``server`` with uvicorn in the running (asyncio) event loop until stopped
     (on ``sock``, a socket bound already, instead of binding ``host``:``port``)."""
-    app_options, uvicorn_options = _split(options)
-    config = uvicorn.Config(
-        http_app(server, **app_options), host=host, port=port, lifespan="on", **uvicorn_options
-    )
-    await uvicorn.Server(config).serve(sockets=[sock] if sock is not None else None)
+    sockets = [sock] if sock is not None else None
+    await uvicorn.Server(_config(server, host, port, options)).serve(sockets=sockets)
 
 
 def run_http(
@@ -199,14 +234,16 @@ def run_http(
         ValueError: several workers without a ``factory``, or not stateless.
         ImportError: ``factory`` names nothing importable.
     """
-    app_options, uvicorn_options = _split(options)
     if workers < 1:
         raise ValueError("workers must be at least 1")
     if workers == 1:
-        app = http_app(server, **app_options)
-        config = uvicorn.Config(app, host=host, port=port, lifespan="on", **uvicorn_options)
-        uvicorn.Server(config).run(sockets=[sock] if sock is not None else None)
+        served = uvicorn.Server(_config(server, host, port, options))
+        with contextlib.suppress(KeyboardInterrupt):
+            served.run(sockets=[sock] if sock is not None else None)
+        if not served.started:  # as uvicorn.run does: the port was taken, or start-up failed
+            sys.exit(STARTUP_FAILURE)
         return
+    app_options, limits, others = _split(options)
     if factory is None:
         raise ValueError(
             "serving with several workers needs factory='module:attribute' naming the "
@@ -219,6 +256,9 @@ def run_http(
         )
     _resolve(factory)  # a wrong name fails here, once, rather than in every worker
     os.environ[_WORKER] = json.dumps({"factory": factory, "app": app_options})
+    # uvicorn makes each worker's configuration anew (a plain one): the limits go by the
+    # environment to BoundedProtocol, uvicorn's own settings as its options.
+    os.environ.update(worker_environment(limits))
     # The workers share the key that seals a call's state while it waits for the
     # user (2026-07-28): the answer may come back to another worker.
     given_key = os.environ.get(STATE_KEY_VARIABLE)
@@ -233,11 +273,14 @@ def run_http(
             port=port,
             workers=workers,
             lifespan="on",
-            **uvicorn_options,
+            **uvicorn_options(limits),
+            **others,
         )
         Multiprocess(config, sockets=[sock if sock is not None else config.bind_socket()]).run()
     finally:
         os.environ.pop(_WORKER, None)
+        for variable in worker_environment(limits):
+            os.environ.pop(variable, None)
         if not given_key:
             os.environ.pop(STATE_KEY_VARIABLE, None)
 
@@ -269,6 +312,7 @@ def _load(factory: str) -> Servable:
 
 def worker_app() -> Starlette:
     """The app of one worker process of `run_http` (uvicorn calls it in each)."""
+    summarise_accept_failures()
     options = json.loads(os.environ[_WORKER])
     server = _load(options["factory"])
     server.use_request_state_keys([os.environ[STATE_KEY_VARIABLE]])

@@ -103,6 +103,8 @@ class AnthropicModel(HttpModel[ToolCallMap]):
     _API = "a Messages API"
     _CONFIG_KEYS = CONFIG_KEYS
     _KEY_SCHEME = "x-api-key"
+    _KEY_HEADER = "x-api-key"
+    _KEY_ENV = ("ANTHROPIC_API_KEY",)
 
     def __init__(
         self,

@@ -7,6 +7,7 @@ import base64
 import binascii
 import dataclasses
 import os
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -26,6 +27,7 @@ from toolsets._content import (
 from toolsets._http import essence
 from toolsets._ids import new_id
 from toolsets._json import JsonValue
+from toolsets._results import INVALID_JSON_KEY
 from toolsets._tool import LlmRequest
 from toolsets.models._llm import (
     FinishReason,
@@ -45,7 +47,23 @@ from toolsets.models._wire import (
 )
 from toolsets.schema import ToolCallMap, to_gemini_declarations
 
-__all__ = ["GENERATION_CONFIG_KEYS", "GEMINI_DEFAULT_BASE_URL", "GeminiModel"]
+__all__ = [
+    "GENERATION_CONFIG_KEYS",
+    "GEMINI_DEFAULT_BASE_URL",
+    "PARAMETERS_ONLY_MODELS",
+    "GeminiModel",
+    "SchemaForm",
+]
+
+SchemaForm = Literal["auto", "parameters", "json_schema"]
+"""How `GeminiModel` declares a tool's parameters (see its ``schema_form``)."""
+
+PARAMETERS_ONLY_MODELS: Final = re.compile(r"gemini-(1\.\d.*|pro|pro-vision|ultra)")
+"""The models (their names, whole) that ``schema_form="auto"`` declares parameters for
+in the OpenAPI-subset ``parameters``: the first generation (``gemini-1.0-pro``,
+``gemini-1.5-flash``, and its first names ``gemini-pro``, ``gemini-pro-vision``,
+``gemini-ultra``), which came before ``parametersJsonSchema``. Every later model takes
+``parametersJsonSchema``."""
 
 GEMINI_DEFAULT_BASE_URL: Final = "https://generativelanguage.googleapis.com/v1beta"
 """Where requests go when neither ``base_url`` nor ``GEMINI_BASE_URL`` says otherwise."""
@@ -84,6 +102,7 @@ _ALIASES: Final[Mapping[str, str]] = {"max_tokens": "maxOutputTokens", "stop": "
 _PROVIDER: Final = "gemini"
 _SIGNATURE: Final = "thoughtSignature"
 _CALL_ID: Final = "callId"  # the id Gemini gave a call (absent: the id is ours)
+_UNREAD: Final = "args"  # the arguments of a call that could not be read back
 
 _FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "STOP": "stop",
@@ -132,6 +151,8 @@ class GeminiModel(HttpModel[ToolCallMap]):
     _SERVER = "Gemini API at"
     _ENV = "GEMINI"
     _KEY_SCHEME = "x-goog-api-key"
+    _KEY_HEADER = "x-goog-api-key"
+    _KEY_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
     def __init__(
         self,
@@ -142,7 +163,7 @@ class GeminiModel(HttpModel[ToolCallMap]):
         http_client: httpx2.AsyncClient | None = None,
         timeout: float = 120.0,
         headers: Mapping[str, str] | None = None,
-        schema_form: Literal["parameters", "json_schema"] = "parameters",
+        schema_form: SchemaForm = "auto",
     ) -> None:
         """Configure the model; nothing is sent until `generate`.
 
@@ -160,9 +181,15 @@ class GeminiModel(HttpModel[ToolCallMap]):
             timeout: Seconds to wait for each read, write or pool slot of the client
                 opened here (connecting waits at most 10 s).
             headers: Extra headers for every request.
-            schema_form: How parameters are declared: ``"parameters"`` (Gemini's
-                OpenAPI-subset schema, which every model takes) or ``"json_schema"``
-                (``parametersJsonSchema``, plain JSON Schema, for current models).
+            schema_form: How parameters are declared: ``"json_schema"``
+                (``parametersJsonSchema``: the tool's JSON Schema as it is, which every
+                current model takes), ``"parameters"`` (Gemini's OpenAPI-subset
+                ``Schema``, which older models and some proxies need: what it cannot
+                say is carried as entries or JSON text, and mapped back), or
+                ``"auto"``: ``"json_schema"``, except for the first generation's
+                models (``gemini-1.0-pro``, ``gemini-1.5-*``, ``gemini-pro``...), which
+                came before ``parametersJsonSchema``. Decided per request, for the
+                model it names.
 
         Raises:
             ValueError: no model is named, the base URL is not http(s), the timeout is
@@ -170,9 +197,9 @@ class GeminiModel(HttpModel[ToolCallMap]):
             AuthError: the API key holds a control character or a non-ASCII
                 character, which no header can carry (the key is not shown).
         """
-        if schema_form not in ("parameters", "json_schema"):
+        if schema_form not in ("auto", "parameters", "json_schema"):
             raise ValueError(
-                f"schema_form must be 'parameters' or 'json_schema', got {schema_form!r}"
+                f"schema_form must be 'auto', 'parameters' or 'json_schema', got {schema_form!r}"
             )
         root = httpx2.URL(base_url or os.environ.get("GEMINI_BASE_URL") or GEMINI_DEFAULT_BASE_URL)
         if "key" in root.params:
@@ -191,7 +218,7 @@ class GeminiModel(HttpModel[ToolCallMap]):
             headers=headers,
         )
         self._model = self._model.removeprefix("models/")
-        self._schema_form: Literal["parameters", "json_schema"] = schema_form
+        self._schema_form: SchemaForm = schema_form
 
     async def generate(
         self, request: LlmRequest, *, stream: bool = False
@@ -219,9 +246,10 @@ class GeminiModel(HttpModel[ToolCallMap]):
         """The request's body, and the map of the tools' names (and arguments) back."""
         model = (request.model or self._model).removeprefix("models/")
         server_tools = check_server_tools(request, model=model, provider=_PROVIDER)
-        declarations, calls = to_gemini_declarations(
-            request.declarations.values(), form=self._schema_form
-        )
+        form = self._schema_form
+        if form == "auto":
+            form = "parameters" if PARAMETERS_ONLY_MODELS.fullmatch(model) else "json_schema"
+        declarations, calls = to_gemini_declarations(request.declarations.values(), form=form)
         body = _body(request, calls)
         tools: list[dict[str, Any]] = []
         if declarations:
@@ -478,7 +506,13 @@ def _wire_part(part: Part, calls: ToolCallMap, given_ids: set[str]) -> dict[str,
         out = {"fileData": file}
     elif part.function_call is not None:
         call = part.function_call
-        wire_call: dict[str, Any] = {"name": calls.to_provider(call.name), "args": dict(call.args)}
+        unread = data.get(_UNREAD)
+        if INVALID_JSON_KEY in call.args and isinstance(unread, Mapping):
+            # Arguments that could not be read back: as the model sent them.
+            wire_name, args = calls.to_provider(call.name), dict(unread)
+        else:  # as the model made the call (its dialect: names, entries, JSON text)
+            wire_name, args = calls.encode(call.name, call.args)
+        wire_call: dict[str, Any] = {"name": wire_name, "args": args}
         given = data.get(_CALL_ID)
         if isinstance(given, str) and given:
             wire_call["id"] = given
@@ -613,9 +647,10 @@ def _payload(
     if isinstance(raw.get("functionCall"), Mapping):
         call = raw["functionCall"]
         args = call.get("args")
-        name, arguments = calls.restore(
-            str(call.get("name") or ""), args if isinstance(args, Mapping) else {}
-        )
+        sent = args if isinstance(args, Mapping) else {}
+        name, arguments = calls.restore(str(call.get("name") or ""), sent)
+        if INVALID_JSON_KEY in arguments:
+            data[_UNREAD] = dict(sent)  # to show the model its call as it made it
         given = call.get("id")
         if isinstance(given, str) and given:
             data[_CALL_ID] = given

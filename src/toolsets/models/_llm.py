@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolsets._content import Content
 from toolsets._errors import ToolDefinitionError
+from toolsets._results import INVALID_JSON_KEY
 from toolsets._tool import LlmRequest, ServerTool
 
 __all__ = [
@@ -20,12 +21,6 @@ __all__ = [
     "Usage",
     "check_server_tools",
 ]
-
-INVALID_JSON_KEY = "_invalid_json"
-"""A model that receives a call's arguments as text it cannot read as a JSON object hands
-them on as ``{INVALID_JSON_KEY: text}``; the agent loop then tells the model what was
-wrong with its text (malformed, not an object, nested too deep) instead of running the
-tool."""
 
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
 

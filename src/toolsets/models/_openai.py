@@ -86,6 +86,8 @@ class OpenAIChatModel(HttpModel[ToolNameMap]):
     _API = "a Chat Completions"
     _CONFIG_KEYS = CONFIG_KEYS
     _KEY_SCHEME = "bearer"
+    _KEY_HEADER = "authorization"
+    _KEY_ENV = ("OPENAI_API_KEY",)
 
     def __init__(
         self,

@@ -21,7 +21,9 @@ import httpx2
 from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._concurrency import check_timeout
 from toolsets._content import FunctionCall
+from toolsets._errors import AuthError
 from toolsets._http import essence, map_http_errors
+from toolsets._logs import guard_library_logs
 from toolsets._tool import LlmRequest
 from toolsets._urls import safe_url
 from toolsets.models._llm import INVALID_JSON_KEY, LlmResponse, check_server_tools
@@ -74,6 +76,10 @@ class HttpModel(Generic[Names]):
     ``_API_KEY``."""
     _KEY_SCHEME: ClassVar[str]
     """How the key is sent, named in an `AuthError` about it."""
+    _KEY_HEADER: ClassVar[str]
+    """The header the key is sent in (lower case)."""
+    _KEY_ENV: ClassVar[tuple[str, ...]]
+    """The environment variables the key is read from, in order."""
     _API: ClassVar[str]
     """The API, as errors about a request's config name it (``"a Messages API"``)."""
     _CONFIG_KEYS: ClassVar[frozenset[str]]
@@ -113,6 +119,9 @@ class HttpModel(Generic[Names]):
         if key is not None:
             check_credential_text(key, scheme_name=self._KEY_SCHEME, in_header=True)
         self._api_key = Secret(key) if key is not None else None
+        # The provider's own API always wants a key; a server elsewhere (a local
+        # OpenAI-compatible one, a proxy that adds the key) may not.
+        self._own_api = url.host == httpx2.URL(default_base_url).host
         self._headers = dict(headers or {})
         self._timeout = timeout
         self._client = http_client
@@ -153,7 +162,29 @@ class HttpModel(Generic[Names]):
     def _auth_headers(self) -> dict[str, str]:
         raise NotImplementedError
 
+    def _check_key(self) -> None:
+        """Refuse to send a request the provider's own API would refuse for want of a
+        key: its answer may not mention a key at all ("Method doesn't allow
+        unregistered callers.")."""
+        if self._api_key is not None or not self._own_api:
+            return
+        given = {name.lower() for name in self._headers}
+        if self._client is not None:
+            given.update(name.lower() for name in self._client.headers)
+            if self._client.auth is not None:
+                return  # the client authenticates each request itself
+        if given & {self._KEY_HEADER, "authorization"}:
+            return
+        name = type(self).__name__
+        variables = " or ".join(f"${variable}" for variable in self._KEY_ENV)
+        raise AuthError(
+            f"{name} has no API key for {self._target}: pass {name}(api_key=...) or set "
+            f"{variables}; nothing was sent",
+            scheme_name=self._KEY_SCHEME,
+        )
+
     def _request_headers(self, *, stream: bool) -> dict[str, str]:
+        self._check_key()
         headers = dict(self._headers)
         if stream:
             headers["Accept"] = "text/event-stream"
@@ -166,6 +197,7 @@ class HttpModel(Generic[Names]):
 
     def _http(self) -> httpx2.AsyncClient:
         if self._client is None:
+            guard_library_logs()
             self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT))
             )

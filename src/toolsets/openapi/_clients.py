@@ -36,7 +36,6 @@ import contextlib
 import functools
 import ssl
 import threading
-import weakref
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -46,6 +45,9 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 import httpx2
+
+from toolsets._concurrency import LoopLocks
+from toolsets._logs import guard_library_logs
 
 __all__ = ["CLOSE_TIMEOUT", "ApiClients", "LoopClients", "new_client"]
 
@@ -78,17 +80,12 @@ class LoopClients:
         self._held: dict[object, _Held] = {}
         """By the loop's native token (the asyncio loop, or trio's run token): held
         strongly, until the loop ends (see the module's notes)."""
-        self._locks: weakref.WeakKeyDictionary[object, anyio.Lock] = weakref.WeakKeyDictionary()
-        """By the loop's native token, weakly: a loop that only took its lock (loading a
-        spec given as a dict makes no client) is not kept alive by it."""
-        self._guard = threading.Lock()  # never held across an await
-
-    def lock(self) -> anyio.Lock:
+        self.lock = LoopLocks()
         """The running loop's lock, for work done once at a time in each loop (reading
-        the spec); loops in other threads have their own."""
-        native = anyio.lowlevel.current_token().native_token
-        with self._guard:
-            return self._locks.setdefault(native, anyio.Lock())
+        the spec); loops in other threads have their own. Held weakly: a loop that only
+        took its lock (loading a spec given as a dict makes no client) is not kept alive
+        by it."""
+        self._guard = threading.Lock()  # never held across an await
 
     async def get(self) -> httpx2.AsyncClient:
         """The running loop's client, made the first time (the TLS context is made in a
@@ -154,6 +151,7 @@ def new_client(timeout: float, tls: ssl.SSLContext | None) -> httpx2.AsyncClient
     followed (we follow them, stripping credentials across origins), no settings from the
     environment, and no cookie kept; certificates verified with ``tls`` (None only for
     a template, which never connects, so loads no certificates)."""
+    guard_library_logs()  # httpx2 and httpcore2 log URLs and headers an API repeats
     return httpx2.AsyncClient(
         verify=tls if tls is not None else False,
         timeout=timeout,

@@ -24,7 +24,6 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from ipaddress import ip_address
 from typing import Any, Literal
 from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
 
@@ -34,7 +33,7 @@ import httpx2
 from toolsets._auth import AuthConfig, AuthCredential, Secret, credential_problem, redact
 from toolsets._errors import AuthError
 from toolsets._http import map_http_errors
-from toolsets._urls import safe_url
+from toolsets._urls import is_loopback, safe_url
 
 __all__ = [
     "AuthorizationCodeFlow",
@@ -94,22 +93,13 @@ def check_secure(url: str, scheme_name: str, what: str) -> None:
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return
-    if parts.scheme == "http" and parts.hostname is not None and _is_loopback(parts.hostname):
+    if parts.scheme == "http" and parts.hostname is not None and is_loopback(parts.hostname):
         return
     raise AuthError(
         f"the {what} of scheme {scheme_name!r} must be an https URL (or http to a loopback "
         f"address): {safe_url(url)}",
         scheme_name=scheme_name,
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class OAuth:

@@ -11,7 +11,6 @@ agent's auth flow when no alternative can be met otherwise).
 from __future__ import annotations
 
 import base64
-import logging
 from collections.abc import Container, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -22,11 +21,10 @@ from toolsets._auth import (
     MIN_MASKED,
     AuthConfig,
     AuthCredential,
-    Secret,
     credential_problem,
     credential_refused,
-    redact,
 )
+from toolsets._logs import hide_in_logs
 from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import ClientCredentials
 from toolsets.openapi._operations import Spec
@@ -181,7 +179,7 @@ def _apply(
         where = scheme.get("in")
         if where == "query":
             encoded = quote(secret, safe="")
-            _hide_in_logs(Secret(encoded))
+            hide_in_logs(secret)
             query.append((quote(name, safe=""), encoded))
         elif where == "cookie":
             cookies.append((name, quote(secret, safe="")))
@@ -201,33 +199,6 @@ def _apply(
             headers["Authorization"] = f"{scheme.get('scheme')} {secret}"
     elif kind in ("oauth2", "openIdConnect"):
         headers["Authorization"] = f"Bearer {secret}"
-
-
-class _RedactQuerySecrets(logging.Filter):
-    """Masks API keys sent in query strings in the URLs httpx2 logs (at INFO, one line per
-    request): a key in a URL must not end up in a log file."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple) and self.secrets:
-            args = []
-            for arg in record.args:
-                text = str(arg) if isinstance(arg, httpx2.URL) else arg
-                args.append(redact(text, self.secrets) if isinstance(text, str) else text)
-            record.args = tuple(args)
-        return True
-
-
-_redactor = _RedactQuerySecrets()
-
-
-def _hide_in_logs(encoded: str) -> None:
-    if not _redactor.secrets:
-        logging.getLogger("httpx2").addFilter(_redactor)
-    _redactor.secrets.add(encoded)
 
 
 def origin(url: httpx2.URL | str) -> str:

@@ -6,9 +6,10 @@ One module per provider dialect: OpenAI (`to_openai_tools`, plain or strict), An
 into the provider's tool format, normalizing the parameter schema so that any schema
 from an MCP server or an OpenAPI spec is accepted, and returns a `ToolCallMap` (a
 `ToolNameMap`) that maps each call the model makes back to the tool's own name and
-arguments: ``name, arguments = calls.restore(call_name, call_arguments)``. Per schema,
+arguments: ``name, arguments = calls.restore(call_name, call_arguments)`` (and
+``calls.encode`` the other way, to show a model a call as it makes them). Per schema,
 `openai_strict_parameters`, `anthropic_input_schema` and `gemini_parameters` give a
-`DialectSchema`: the provider's schema and its ``restore``.
+`DialectSchema`: the provider's schema, its ``restore`` and its ``encode``.
 """
 
 from toolsets.schema._anthropic import anthropic_input_schema, to_anthropic_tools

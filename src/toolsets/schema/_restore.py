@@ -10,23 +10,27 @@ and `ToolCallMap` walk the model's arguments along it.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from toolsets._jsonschema import unescape
+from toolsets._results import INVALID_JSON_KEY
 from toolsets.schema._names import ToolNameMap
 
 __all__ = [
     "DialectSchema",
     "Plan",
     "ToolCallMap",
+    "Unreadable",
     "accepts_null",
     "alternative",
     "call_map",
     "closed",
     "def_name",
+    "encode",
     "exclusive_branches",
     "finished",
     "json_kind",
@@ -95,6 +99,7 @@ class Plan:
     __slots__ = (
         "branches",
         "drop_null",
+        "entries",
         "extra",
         "integer",
         "items",
@@ -106,7 +111,9 @@ class Plan:
         "properties",
         "ref",
         "required",
+        "text",
         "values",
+        "wrapped",
     )
 
     def __init__(self) -> None:
@@ -140,6 +147,14 @@ class Plan:
         """The properties that cannot be ``null`` in the dialect, to pick a branch."""
         self.ref: tuple[Mapping[str, Plan | None], str] | None = None
         """A recursive definition this schema stands for: (the plans by name, name)."""
+        self.text: str | None = None
+        """What a value the dialect carries as JSON text holds (``"object"``,
+        ``"array"``, ``"value"``), or None: the text is parsed back into the value."""
+        self.entries = False
+        """Whether the dialect carries this object as a list of its entries
+        (``{"key": ..., "value": ...}``, each value under `extra`'s plan)."""
+        self.wrapped: str | None = None
+        """The one property the dialect puts the whole arguments object under."""
 
     def is_trivial(self) -> bool:
         """Whether no value needs a change (branches and references are not followed:
@@ -155,6 +170,9 @@ class Plan:
             or self.integer
             or self.null_only
             or self.ref
+            or self.text is not None
+            or self.entries
+            or self.wrapped is not None
         )
 
     def fits(self, value: Any) -> bool:
@@ -276,8 +294,72 @@ def finished(plan: Plan) -> Plan | None:
     return None if plan.is_trivial() else plan
 
 
+class Unreadable(Exception):
+    """Values a model sent that cannot be read back (JSON text that is not JSON, entries
+    without a key): each as (the path to it in the dialect's names, what is wrong)."""
+
+    def __init__(self, problems: list[tuple[list[str], str]]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+    def at(self, key: str) -> Unreadable:
+        """This, with ``key`` put in front of every path."""
+        for path, _ in self.problems:
+            path.insert(0, key)
+        return self
+
+    def fields(self) -> dict[str, str]:
+        """``{dotted path: what is wrong}``."""
+        return {".".join(path) or "(arguments)": problem for path, problem in self.problems}
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parsed(plan: Plan, text: str) -> Any:
+    """JSON text a model wrote for a value the dialect carries as text, parsed."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        problem = f"not valid JSON ({exc.msg} at character {exc.pos})"
+    except ValueError as exc:  # NaN, Infinity
+        problem = f"not valid JSON ({exc})"
+    except RecursionError:
+        problem = "nested too deep to read"
+    what = {"object": "an object", "array": "an array"}.get(plan.text or "", "the value")
+    raise Unreadable([([], f"{problem}; write {what} as JSON text")])
+
+
+def _entries(plan: Plan, value: list[Any]) -> dict[str, Any]:
+    """A model's entries (``[{"key": k, "value": v}]``) as the object they stand for."""
+    out: dict[str, Any] = {}
+    problems: list[tuple[list[str], str]] = []
+    for index, entry in enumerate(value):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("key"), str):
+            problems.append(([str(index)], "each entry must be an object with a key (a string)"))
+            continue
+        if "value" not in entry:
+            problems.append(([str(index)], f"the entry of the key {entry['key']!r} has no value"))
+            continue
+        if entry["key"] in out:
+            problems.append(([str(index)], f"the key {entry['key']!r} is given twice"))
+            continue
+        try:
+            out[entry["key"]] = restore(plan.extra, entry["value"])
+        except Unreadable as exc:
+            problems.extend(exc.at("value").at(str(index)).problems)
+    if problems:
+        raise Unreadable(problems)
+    return out
+
+
 def restore(plan: Plan | None, value: Any) -> Any:
-    """``value`` (the model's, in the dialect) as the tool's own; never changes it."""
+    """``value`` (the model's, in the dialect) as the tool's own; never changes it.
+
+    Raises:
+        Unreadable: JSON text that is not JSON, or entries without a key or a value.
+    """
     while plan is not None and plan.ref is not None:
         plans, name = plan.ref
         plan = plans.get(name)
@@ -285,6 +367,10 @@ def restore(plan: Plan | None, value: Any) -> Any:
         return value
     if plan.null_only:
         return None
+    if plan.text is not None:
+        # JSON text holds the tool's own value; a model that sent the value itself
+        # (as it may after seeing its earlier calls) means that value.
+        return _parsed(plan, value) if isinstance(value, str) else value
     if plan.values is not None and isinstance(value, str) and value in plan.values:
         return plan.values[value]
     if plan.branches:
@@ -292,17 +378,96 @@ def restore(plan: Plan | None, value: Any) -> Any:
         return value if chosen is None else restore(chosen, value)
     if plan.integer and isinstance(value, float) and value.is_integer():
         return int(value)
+    if plan.entries and isinstance(value, list):
+        return _entries(plan, value)
     if isinstance(value, Mapping):
+        if plan.wrapped is not None:
+            return _unwrapped(plan, value)
         out: dict[str, Any] = {}
         fields: Mapping[str, Any] = value
+        problems: list[tuple[list[str], str]] = []
         for key, item in fields.items():
             if item is None and key in plan.drop_null:
                 continue
             child = plan.properties.get(key, plan.extra)
-            out[plan.names.get(key, key)] = restore(child, item)
+            try:
+                out[plan.names.get(key, key)] = restore(child, item)
+            except Unreadable as exc:
+                problems.extend(exc.at(key).problems)
+        if problems:
+            raise Unreadable(problems)
         return out
     if isinstance(value, list) and plan.items is not None:
-        return [restore(plan.items, item) for item in value]
+        items: list[Any] = []
+        problems = []
+        for index, item in enumerate(value):
+            try:
+                items.append(restore(plan.items, item))
+            except Unreadable as exc:
+                problems.extend(exc.at(str(index)).problems)
+        if problems:
+            raise Unreadable(problems)
+        return items
+    return value
+
+
+def _unwrapped(plan: Plan, value: Mapping[str, Any]) -> Any:
+    """Arguments the dialect put under one property (`Plan.wrapped`), as the tool's."""
+    assert plan.wrapped is not None
+    if plan.wrapped not in value:
+        return dict(value)
+    try:
+        inner = restore(plan.properties.get(plan.wrapped), value[plan.wrapped])
+    except Unreadable as exc:
+        raise exc.at(plan.wrapped) from None
+    if inner is None:
+        inner = {}
+    if not isinstance(inner, Mapping):
+        raise Unreadable([([plan.wrapped], "the arguments must be an object")])
+    rest = {k: v for k, v in value.items() if k != plan.wrapped}
+    return {**rest, **inner}
+
+
+def encode(plan: Plan | None, value: Any) -> Any:
+    """``value`` (the tool's own) as a model following the dialect's schema sends it: the
+    inverse of `restore` (``restore(plan, encode(plan, value)) == value``)."""
+    while plan is not None and plan.ref is not None:
+        plans, name = plan.ref
+        plan = plans.get(name)
+    if plan is None or plan.null_only:
+        return value
+    if plan.text is not None:
+        if value is None and plan.kinds is not None and "null" in plan.kinds:
+            return None
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if plan.values is not None:
+        kind = json_kind(value)
+        for text, own in plan.values.items():
+            if own == value and json_kind(own) == kind:
+                return text
+    if plan.branches:
+        for branch in plan.branches:
+            encoded = encode(branch, value)
+            # The alternative `restore` will pick for what is sent, so it comes back.
+            if next((b for b in plan.branches if b.fits(encoded)), None) is branch:
+                return encoded
+        return value
+    if plan.entries and isinstance(value, Mapping):
+        return [{"key": key, "value": encode(plan.extra, item)} for key, item in value.items()]
+    if isinstance(value, Mapping):
+        if plan.wrapped is not None:
+            return {plan.wrapped: encode(plan.properties.get(plan.wrapped), value)}
+        wire_names = {own: wire for wire, own in plan.names.items()}
+        out: dict[str, Any] = {}
+        fields: Mapping[str, Any] = value
+        for key, item in fields.items():
+            wire = wire_names.get(key, key)
+            out[wire] = encode(plan.properties.get(wire, plan.extra), item)
+        for wire in plan.drop_null:
+            out.setdefault(wire, None)
+        return out
+    if isinstance(value, list) and plan.items is not None:
+        return [encode(plan.items, item) for item in value]
     return value
 
 
@@ -329,12 +494,30 @@ class DialectSchema:
 
         Renamed properties get their names back, ``null`` sent for an optional
         property that does not accept ``null`` is dropped, enum values the dialect made
-        strings become the original values again, and a whole number sent as a float
-        for an integer becomes an int. ``arguments`` is never changed: the result is a
-        new dict (values the dialect did not change are the model's own objects).
+        strings become the original values again, a whole number sent as a float
+        for an integer becomes an int, JSON text is parsed and entries become the
+        object they list (Gemini's ``parameters``). ``arguments`` is never changed: the
+        result is a new dict (values the dialect did not change are the model's own
+        objects).
+
+        Arguments that cannot be read back (JSON text that is not JSON, entries without
+        a key or a value, a key given twice) come back as ``{INVALID_JSON_KEY:
+        {"<field path>": "<what is wrong>"}}``, the path in the names the model used:
+        the call path answers such arguments with an ``{"error": ...}`` naming each
+        field, and no tool sees them.
         """
-        restored = restore(self._plan, arguments)
+        try:
+            restored = restore(self._plan, arguments)
+        except Unreadable as exc:
+            return {INVALID_JSON_KEY: exc.fields()}
         return dict(restored) if restored is arguments else restored
+
+    def encode(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """``arguments`` (the tool's own) as a model following `schema` sends them: the
+        inverse of `restore`, to show a model a call in the form it makes calls (its
+        earlier calls, an example). ``arguments`` is never changed."""
+        encoded = encode(self._plan, arguments)
+        return dict(encoded) if encoded is arguments else encoded
 
 
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -355,13 +538,22 @@ class ToolCallMap(ToolNameMap):
         """The tool's own name and arguments for a call the model made in the dialect.
 
         An unknown name comes back unchanged with a copy of ``arguments`` (the caller
-        tells the model that there is no such tool).
+        tells the model that there is no such tool). Arguments that cannot be read back
+        come back as ``{INVALID_JSON_KEY: {field: problem}}`` (see
+        `DialectSchema.restore`).
         """
         own = self.from_provider(name)
         schema = self._schemas.get(own)
         if schema is None:
             return own, dict(arguments)
         return own, schema.restore(arguments)
+
+    def encode(self, name: str, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The provider's name and the dialect's arguments for a call of the tool named
+        ``name`` (its own name) with ``arguments`` (its own): the inverse of `restore`."""
+        schema = self._schemas.get(name)
+        encoded = dict(arguments) if schema is None else schema.encode(arguments)
+        return self.to_provider(name), encoded
 
     def schema(self, name: str) -> DialectSchema | None:
         """The dialect schema of the tool with the (own) name ``name``, if it is mapped."""

@@ -1,0 +1,112 @@
+"""What the libraries toolsets drives log, kept free of our secrets.
+
+Our own log lines never hold a credential. The libraries we drive log what we make them
+send and receive: the `mcp` SDK logs the URL it connects to (user info, ``?token=`` and
+all) at DEBUG, httpx2 each request's URL at INFO (an API key in the query), httpcore2 each
+response's headers at DEBUG (a redirect's ``Location`` repeating the key, a
+``Set-Cookie``). `guard_library_logs` puts one filter on each of their loggers that masks,
+in each record they emit: user info in URLs, the values of query parameters named like
+credentials (``token``, ``key``, ``secret``, ``password``, ``signature``, ``code``...),
+credential headers in httpcore2's header lists, and every secret handed to
+`hide_in_logs` (an OpenAPI key sent in a query under any name). A filter runs only for a
+record its logger lets through, so it costs nothing while those levels are off.
+
+toolsets guards them itself, when it first opens a connection (an OpenAPI toolset's
+client, an MCP connection, a model's client): a program that configures logging needs
+to do nothing. A logger those libraries make later is guarded at the next connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+
+from toolsets._auth import MASK, redact
+
+__all__ = ["LIBRARIES", "guard_library_logs", "hide_in_logs"]
+
+LIBRARIES = ("mcp", "httpx2", "httpcore2")
+"""The loggers (and their children) guarded: the libraries toolsets drives."""
+
+_KEPT_SECRETS = 1024
+"""Secrets `hide_in_logs` remembers, the latest kept (a long-running server meets many)."""
+
+_USER_INFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s'\"<>]+@")
+_CREDENTIAL_QUERY = re.compile(
+    r"(?i)([?&;][^=&;#\s'\"<>]*?"
+    r"(?:token|key|secret|passw|pwd|signature|sig|code|auth|credential|session|cookie)"
+    r"[^=&;#\s'\"<>]*=)[^&;#\s'\"<>]+"
+)
+_CREDENTIAL_HEADER = re.compile(
+    r"(?i)(\(b'(?:authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key|"
+    r"x-auth-token|mcp-session-id)', b')[^']*(')"
+)
+
+
+class _Redact(logging.Filter):
+    """Masks secrets in the message of every record it sees (see the module's docs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: OrderedDict[str, None] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a record its own library formats wrongly
+            return True
+        masked = _USER_INFO.sub(rf"\1{MASK}@", message)
+        masked = _CREDENTIAL_QUERY.sub(rf"\1{MASK}", masked)
+        masked = _CREDENTIAL_HEADER.sub(rf"\1{MASK}\2", masked)
+        if self.secrets:
+            with self.lock:
+                secrets = list(self.secrets)
+            masked = redact(masked, secrets)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+_filter = _Redact()
+
+
+class _Guard:
+    """Which loggers have the filter: the logger registry only grows, so a walk is
+    needed only when it has grown since the last."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.walked = 0
+
+    def __call__(self) -> None:
+        loggers = logging.Logger.manager.loggerDict
+        if len(loggers) == self.walked:
+            return
+        with self.lock:
+            for name in [*LIBRARIES, *loggers]:
+                if name.split(".", 1)[0] in LIBRARIES:
+                    logger = logging.getLogger(name)
+                    if _filter not in logger.filters:
+                        logger.addFilter(_filter)
+            self.walked = len(loggers)
+
+
+guard_library_logs = _Guard()
+"""Put the masking filter on every logger of `LIBRARIES` that has none yet (once each;
+nothing to do when no logger was made since the last call)."""
+
+
+def hide_in_logs(secret: str) -> None:
+    """Mask ``secret`` (as is, percent-encoded or JSON-escaped) wherever those
+    libraries log it, e.g. an API key sent in a query parameter of any name."""
+    if not secret:
+        return
+    with _filter.lock:
+        _filter.secrets[secret] = None
+        _filter.secrets.move_to_end(secret)
+        while len(_filter.secrets) > _KEPT_SECRETS:
+            _filter.secrets.popitem(last=False)
+    guard_library_logs()
