@@ -19,6 +19,7 @@ except ImportError as exc:
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._install import install_line
 from toolsets._toolset import StaticToolset, Toolset
+from toolsets.cli._app import CommandError
 from toolsets.code import code_mode
 from toolsets.search import searchable
 
@@ -165,8 +166,6 @@ def check_extras(catalog: Catalog) -> None:
     Raises:
         CommandError: naming the option, the extra and the line that installs it.
     """
-    from toolsets.cli._app import CommandError
-
     checks: list[tuple[str, str, Callable[[Toolset], Toolset]]] = []
     if catalog.search:
         checks.append(("--search", "search", searchable))
