@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from tests.cli.helpers import (
     write_sources,
 )
 from tests.helpers import ROOT, free_port
-from tests.mcp.helpers import HttpServer
+from tests.mcp.helpers import SERVER, HttpServer
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,85 @@ def test_list_json_is_plain_json_on_stdout_for_scripts(sources: dict[str, Path])
     by_name = {tool["name"]: tool for tool in tools}
     assert by_name["get_note"]["read_only"] is True
     assert by_name["delete_note"]["requires_confirmation"] is True
+    assert by_name["delete_note"]["destructive"] is True
+    assert by_name["get_note"]["operation"] == {
+        "method": "GET",
+        "path": "/notes/{note_id}",
+        "url": None,  # the spec names no server, and no --base-url was given
+        "operation_id": "get_note",
+    }
+    assert "parameters" not in by_name["create_note"]  # --schemas adds them
+    with_schemas = toolsets_command("list", str(sources["notes"]), "--json", "--schemas")
+    by_name = {tool["name"]: tool for tool in stdout_json(with_schemas)}
     assert by_name["create_note"]["parameters"]["required"] == ["title"]
+
+
+def test_list_json_of_mcp_and_python_tools_says_no_operation(sources: dict[str, Path]) -> None:
+    folder = sources["module"].parent
+    tools = stdout_json(
+        toolsets_command("list", "clitools:everything", "--json", "--schemas", cwd=folder)
+    )
+    by_name = {tool["name"]: tool for tool in tools}
+    assert "operation" not in by_name["add"]
+    assert by_name["add"]["parameters"]["required"] == ["a", "b"]
+    assert by_name["wipe"]["requires_confirmation"] is True
+
+
+def test_schemas_without_json_is_a_usage_error(sources: dict[str, Path]) -> None:
+    line = error_line(toolsets_command("list", str(sources["notes"]), "--schemas"))
+    assert "--schemas is for --json" in line
+
+
+def many_operations(count: int) -> dict[str, object]:
+    """A spec of ``count`` GET operations (``get_0``...), and ``broken``, whose
+    parameter's schema refers to a component the spec does not have."""
+    paths: dict[str, object] = {
+        f"/r{i}": {
+            "get": {
+                "operationId": f"get_{i}",
+                "summary": f"Get resource {i}",
+                "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+        for i in range(count)
+    }
+    paths["/broken"] = {
+        "get": {
+            "operationId": "broken",
+            "parameters": [
+                {"name": "x", "in": "query", "schema": {"$ref": "#/components/schemas/Gone"}}
+            ],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "many", "version": "1"},
+        "servers": [{"url": "https://many.example"}],
+        "paths": paths,
+    }
+
+
+def test_listing_or_inspecting_a_spec_of_thousands_of_operations_builds_no_other_schema(
+    tmp_path: Path,
+) -> None:
+    # Past 2,000 operations the toolset builds each schema on first need, as the
+    # command now lets it: the broken operation is not found (nor warned about) until
+    # it is used, where the command used to build (and check) every schema first.
+    spec = tmp_path / "many.json"
+    spec.write_text(json.dumps(many_operations(2100)))
+    listed = toolsets_command("list", str(spec), "--json")
+    assert listed.stderr == ""
+    names = [tool["name"] for tool in stdout_json(listed)]
+    assert len(names) == 2101
+    assert "broken" in names
+    inspected = toolsets_command("inspect", str(spec), "get_7", "--json")
+    assert inspected.stderr == ""
+    assert stdout_json(inspected)["parameters"]["properties"] == {"q": {"type": "string"}}
+    line = error_line(toolsets_command("inspect", str(spec), "broken"))
+    assert "broken cannot be offered or called" in line
+    assert "/paths/~1broken/get" in line
 
 
 def test_list_selects_by_method_path_tag_and_name_as_the_python_api_does(
@@ -142,6 +221,64 @@ def test_an_operation_is_found_by_its_operation_id_as_the_spec_writes_it(tmp_pat
     assert described["name"] == "repos_get"
 
 
+def test_inspect_shows_an_operations_request_and_what_it_returns() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    described = stdout_json(toolsets_command("inspect", spec, "books_get", "--json"))
+    assert described["operation"] == {
+        "method": "GET",
+        "path": "/books/{isbn}",
+        "url": "https://bookshop.example/api/v1/books/{isbn}",
+        "operation_id": "books/get",
+        "response": {
+            "status": "200",
+            "content_type": "application/json",
+            "description": "The book.",
+        },
+    }
+    returns = described["returns"]  # the spec's Book, its $ref followed
+    assert set(returns["allOf"][0]["properties"]) == {"isbn", "title", "author", "price", "year"}
+    text = toolsets_command("inspect", spec, "books_get")
+    assert text.returncode == 0, text.stderr
+    assert "GET https://bookshop.example/api/v1/books/{isbn}  (operationId books/get)" in (
+        text.stdout
+    )
+    assert "Returns (200 application/json: The book.)" in text.stdout
+    assert '"isbn": {' in text.stdout.partition("Returns")[2]
+
+
+def test_inspect_says_when_an_operation_has_no_server_to_send_to(
+    sources: dict[str, Path],
+) -> None:
+    text = toolsets_command("inspect", str(sources["notes"]), "get_note")
+    assert text.returncode == 0, text.stderr
+    assert "GET /notes/{note_id} (no server URL: give --base-url to call it)" in text.stdout
+    assert "Returns (200: the note)" in text.stdout  # no body declared: no schema
+
+
+def test_a_success_response_that_cannot_be_read_is_a_warning_and_the_rest_is_shown(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "gone.json"
+    missing = {"$ref": "#/components/schemas/Gone"}
+    ok = {"description": "ok", "content": {"application/json": {"schema": missing}}}
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "gone", "version": "1"},
+                "paths": {"/r": {"get": {"operationId": "get_r", "responses": {"200": ok}}}},
+            }
+        )
+    )
+    done = toolsets_command("inspect", str(spec), "get_r", "--json")
+    assert done.returncode == 0, done.stderr
+    described = json.loads(done.stdout)
+    assert described["returns"] is None
+    assert described["operation"]["method"] == "GET"
+    assert done.stderr.startswith("toolsets: warning: what get_r returns cannot be shown: ")
+    assert "Gone" in done.stderr
+
+
 def test_inspect_of_a_tool_on_an_mcp_server(sources: dict[str, Path]) -> None:
     described = stdout_json(toolsets_command("inspect", "--stdio", FIXTURE_STDIO, "add", "--json"))
     assert described["parameters"]["required"] == ["a", "b"]
@@ -150,6 +287,57 @@ def test_inspect_of_a_tool_on_an_mcp_server(sources: dict[str, Path]) -> None:
 
 
 # --- call -------------------------------------------------------------------------------
+
+
+def test_call_takes_json_as_every_command_that_prints_results_does() -> None:
+    done = toolsets_command("call", "--stdio", FIXTURE_STDIO, "add", "a=1", "b=2", "--json")
+    assert stdout_json(done) == {"total": 3}
+
+
+def test_an_mcp_servers_own_log_line_begins_with_the_servers_name() -> None:
+    # The fixture logs through an SDK call the SDK now warns about: not an error there.
+    quiet = f"{sys.executable} -W 'ignore:The logging' {SERVER} stdio"
+    done = toolsets_command("call", "--stdio", quiet, "log", "message=disk almost full", "--yes")
+    assert done.returncode == 0, done.stderr
+    name = " ".join(shlex.split(quiet))  # the command, as the server is named
+    assert f"{name}: warning: disk almost full [fixture]" in done.stderr
+    assert "toolsets: warning" not in done.stderr
+
+
+def test_long_work_shows_a_progress_bar_on_a_terminal_and_nothing_when_piped(
+    tmp_path: Path,
+) -> None:
+    import pty
+
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    main, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [*entry_point(), "validate", spec],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            env=environment({"TERM": "xterm", "COLUMNS": "100"}),
+            timeout=TIMEOUT,
+            check=False,
+        )
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal's other end is closed: all is read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(main)
+    assert done.returncode == 0
+    assert b"Validating: " in shown  # the bar, drawn on the terminal (then cleared)
+    piped = toolsets_command("validate", spec)
+    assert piped.returncode == 0
+    assert piped.stderr == ""
 
 
 def test_call_sends_the_request_to_the_api_and_prints_its_json_result(

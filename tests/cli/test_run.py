@@ -148,3 +148,74 @@ def test_confirm_never_lets_the_agent_call_a_destructive_tool_without_asking(
     assert done.stdout.splitlines() == ["Deleted."]
     assert "Allow the tool" not in done.stderr
     assert _tool_results(server, model) == [{"result": "deleted /tmp/b"}]
+
+
+def _offered(fake: FakeOpenAI, model: str) -> list[list[str]]:
+    """The tools each request offered the model, by name."""
+    return [
+        [tool["function"]["name"] for tool in received.body.get("tools", [])]
+        for received in fake.requests(model)
+    ]
+
+
+def test_json_prints_each_call_result_and_answer_as_a_line_of_json(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "cli-run-json"
+    server.script(
+        model,
+        Reply(body=completion(tool_calls=[tool_call("c1", "add", '{"a": 1, "b": 2}')])),
+        Reply(body=completion(content="1 + 2 = 3")),
+    )
+    done = _run(server, model, "add 1 and 2\n", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == [
+        {"call": "add", "args": {"a": 1, "b": 2}},
+        {"result": "add", "response": {"total": 3}},
+        {"answer": "1 + 2 = 3"},
+    ]
+    assert "→ add" not in done.stderr
+
+
+def test_search_offers_one_search_tool_that_loads_what_it_finds(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "cli-run-search"
+    server.script(
+        model,
+        Reply(body=completion(tool_calls=[tool_call("c1", "search_tools", '{"query": "add"}')])),
+        Reply(body=completion(tool_calls=[tool_call("c2", "add", '{"a": 2, "b": 40}')])),
+        Reply(body=completion(content="42")),
+    )
+    done = _run(server, model, "add 2 and 40\n", "--search", "--max-loaded", "3")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["42"]
+    offered = _offered(server, model)
+    assert offered[0] == ["search_tools"]
+    assert "add" in offered[1]
+    assert _tool_results(server, model)[-1] == {"total": 42}
+
+
+def test_code_mode_offers_one_tool_that_runs_the_models_program(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "cli-run-code"
+    program = json.dumps({"code": "r = await tools.add(a=20, b=22)\nr['total']"})
+    server.script(
+        model,
+        Reply(body=completion(tool_calls=[tool_call("c1", "run_code", program)])),
+        Reply(body=completion(content="42")),
+    )
+    done = _run(server, model, "add them\n", "--code-mode", "--code-timeout", "20")
+    assert done.returncode == 0, done.stderr
+    assert _offered(server, model)[0] == ["run_code"]
+    assert _tool_results(server, model)[-1]["result"] == 42
+
+
+def test_an_option_of_search_or_code_mode_without_it_is_a_usage_error(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    line = error_line(_run(server, "unused", "", "--pin", "add"))
+    assert "--max-loaded and --pin are for --search" in line
+    line = error_line(_run(server, "unused", "", "--code-timeout", "5"))
+    assert "--code-timeout and --max-tool-calls are for --code-mode" in line

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import threading
 from pathlib import Path
@@ -21,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.adapters.helpers import NotesApi
 from tests.cli.helpers import (
     FIXTURE_STDIO,
+    SRC,
     TIMEOUT,
     entry_point,
     environment,
@@ -29,6 +31,7 @@ from tests.cli.helpers import (
     toolsets_command,
     write_sources,
 )
+from tests.helpers import ROOT, free_port
 from tests.mcp.helpers import HttpServer
 from tests.mcp.server_helpers import INITIALIZE
 from toolsets._auth import MASK
@@ -228,7 +231,8 @@ async def test_serve_bounds_calls_by_the_tool_timeout(sources: dict[str, Path]) 
 
 
 def test_serving_an_unreachable_server_over_http_is_one_line_before_serving() -> None:
-    done = toolsets_command("serve", "--stdio", "no-such-command-here", "--http", "127.0.0.1:1")
+    listen = f"127.0.0.1:{free_port()}"
+    done = toolsets_command("serve", "--stdio", "no-such-command-here", "--http", listen)
     line = error_line(done)
     assert "serving" not in done.stderr
     assert done.returncode == 1
@@ -357,3 +361,167 @@ def test_a_stdio_server_gets_the_environment_but_not_toolsets_own_variables() ->
 
     assert seen("SOME_SETTING") == {"result": "visible"}
     assert seen("TOOLSETS_CREDENTIAL_NOTES_TOKEN") == {"result": None}
+
+
+def test_serving_on_a_port_in_use_is_one_line_and_nothing_is_said_to_be_served(
+    sources: dict[str, Path],
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = toolsets_command("serve", str(sources["notes"]), "--http", f"127.0.0.1:{port}")
+        workers = toolsets_command(
+            "serve",
+            str(sources["notes"]),
+            "--http",
+            f"127.0.0.1:{port}",
+            "--stateless",
+            "--workers",
+            "2",
+        )
+    for failed in (done, workers):
+        line = error_line(failed)  # one line, exit status 1, nothing on stdout
+        assert failed.returncode == 1
+        assert line == (
+            f"toolsets: cannot serve on 127.0.0.1:{port}: the port is in use (another "
+            "server listens there)"
+        )
+
+
+def test_over_http_json_says_where_it_serves_on_stdout_once_serving(
+    sources: dict[str, Path],
+) -> None:
+    port = free_port()
+    with subprocess.Popen(
+        [*entry_point(), "serve", str(sources["notes"]), "--http", f"127.0.0.1:{port}", "--json"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+    ) as process:
+        assert process.stdout is not None
+        watchdog = threading.Timer(TIMEOUT, process.kill)  # bounds the blocking read
+        watchdog.start()
+        try:
+            said = json.loads(process.stdout.readline())
+            with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT):
+                pass  # it listens
+        finally:
+            watchdog.cancel()
+            process.terminate()
+            process.communicate(timeout=TIMEOUT)
+    assert said == {"server": "notes", "url": f"http://127.0.0.1:{port}/mcp"}
+
+
+def test_json_over_stdio_is_a_usage_error(sources: dict[str, Path]) -> None:
+    line = error_line(toolsets_command("serve", str(sources["notes"]), "--json"))
+    assert "--json is for --http or --print-config" in line
+
+
+def _stderr_until(process: subprocess.Popen[str], text: str) -> str:
+    """What ``process`` wrote on stderr until ``text`` appeared (or it ended)."""
+    assert process.stderr is not None
+    seen = ""
+    watchdog = threading.Timer(TIMEOUT, process.kill)  # bounds the blocking reads
+    watchdog.start()
+    try:
+        while text not in seen:
+            line = process.stderr.readline()
+            if not line:
+                break
+            seen += line
+    finally:
+        watchdog.cancel()
+    return seen
+
+
+def test_over_stdio_on_a_terminal_it_says_it_waits_for_an_mcp_client(
+    sources: dict[str, Path],
+) -> None:
+    import pty
+
+    main, terminal = pty.openpty()
+    try:
+        with subprocess.Popen(
+            [*entry_point(), "serve", str(sources["notes"])],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(),
+        ) as process:
+            said = _stderr_until(process, "Ctrl-C")
+            process.terminate()
+            process.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert (
+        "serving notes over stdio: waiting for an MCP client on stdin (clients such as "
+        "Claude Desktop start this command themselves: see --print-config); Ctrl-C stops it"
+    ) in " ".join(said.split())
+    piped = toolsets_command("serve", str(sources["notes"]))  # stdin empty: it ends
+    assert piped.returncode == 0, piped.stderr
+    assert "waiting" not in piped.stderr
+
+
+# --- huge catalogues ----------------------------------------------------------------------
+
+
+async def _listed(*args: str, cwd: Path | None = None) -> list[mt.Tool]:
+    command = entry_point()
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "serve", *args],
+        env=environment(),
+        cwd=str(cwd) if cwd is not None else None,
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with Client(params) as client:
+            return (await client.list_tools()).tools
+
+
+@pytest.mark.anyio
+async def test_search_and_code_mode_serve_one_tool_in_place_of_the_catalogue() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    searched = await _listed(spec, "--search", "--pin", "health")
+    assert [tool.name for tool in searched] == ["search_tools", "health"]
+    coded = await _listed(spec, "--search", "--code-mode", "--code-timeout", "9")
+    assert [tool.name for tool in coded] == ["run_code"]
+    assert "search_tools" in (coded[0].description or "")
+    assert "Limits: 9 s" in (coded[0].description or "")
+
+
+def test_print_config_keeps_search_and_code_mode() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    done = toolsets_command(
+        "serve", spec, "--search", "--max-loaded", "7", "--code-mode", "--print-config", "--json"
+    )
+    [entry] = stdout_json(done)["mcpServers"].values()
+    assert entry["args"][-3:] == ["--search", "--max-loaded=7", "--code-mode"]
+
+
+def test_search_or_code_mode_without_its_extra_is_one_line_naming_the_install(
+    tmp_path: Path,
+) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    # Each extra's package made unimportable in the command's process.
+    (blocked / "sitecustomize.py").write_text(
+        "import sys\nsys.modules['bm25s'] = None\nsys.modules['pydantic_monty'] = None\n"
+    )
+    env = {"PYTHONPATH": os.pathsep.join([SRC, str(blocked)])}
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    for option, extra, package in (
+        ("--search", "search", "bm25s"),
+        ("--code-mode", "code", "pydantic_monty"),
+    ):
+        done = toolsets_command("serve", spec, option, env=env)
+        line = error_line(done)
+        assert line.startswith(
+            f"toolsets: {option} needs the {extra} extra (no module named {package!r}): "
+            "pip install '"
+        )
+        assert line.endswith(f"[{extra}]'")

@@ -576,6 +576,9 @@ async def test_server_log_messages_go_to_python_logging(
             await eventually(logged)
     record = next(r for r in caplog.records if "disk almost full" in r.getMessage())
     assert record.levelno == logging.WARNING
+    # The server's name first: the line is not read as the client's own.
+    assert record.getMessage().startswith(f"{toolset.name}: disk almost full")
+    assert record.mcp_server == toolset.name
 
 
 async def test_resources_and_prompts_are_reachable(http_server: HttpServer) -> None:

@@ -68,3 +68,33 @@ async def test_an_unknown_version_is_one_error_at_its_pointer() -> None:
     async with OpenApiToolset(spec, base_url="http://127.0.0.1:9") as toolset:
         (error,) = await toolset.validate()
     assert error.pointer == "/openapi"
+
+
+async def test_progress_is_told_each_phase_and_each_operation_checked() -> None:
+    told: list[tuple[str, int, int | None]] = []
+    async with OpenApiToolset(BROKEN, base_url="http://127.0.0.1:9") as toolset:
+        await toolset.validate(progress=lambda *said: told.append(said))
+    assert told == [
+        ("loading", 0, None),
+        ("the document's structure", 0, None),
+        ("operations", 1, 2),
+        ("operations", 2, 2),
+    ]  # (no components: that phase is not reached)
+
+
+async def test_what_the_validator_remembers_it_still_finds_a_second_time() -> None:
+    # Its lists of what it checked answer `in` from a set now: a repeated operationId
+    # is still found (and a schema met twice is checked once).
+    shared = {"type": "object", "properties": {"a": {"type": "string"}}}
+    ok = {"description": "ok", "content": {"application/json": {"schema": shared}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "twice", "version": "1"},
+        "paths": {
+            "/a": {"get": {"operationId": "same", "responses": {"200": ok}}},
+            "/b": {"get": {"operationId": "same", "responses": {"200": ok}}},
+        },
+    }
+    async with OpenApiToolset(spec, base_url="http://127.0.0.1:9") as toolset:
+        errors = await toolset.validate()
+    assert any("Operation ID 'same'" in str(error) for error in errors)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import logging
@@ -23,8 +24,8 @@ except ImportError as exc:
 
 from toolsets import __version__
 from toolsets._context import ToolConfirmation, ToolContext
-from toolsets._errors import ToolDefinitionError, ToolNotFoundError, ToolsetError
-from toolsets._forwarding import ForwardingTool
+from toolsets._errors import SpecError, ToolDefinitionError, ToolNotFoundError, ToolsetError
+from toolsets._gc import collector_paused
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
@@ -36,6 +37,18 @@ from toolsets._json import JsonValue
 from toolsets._results import is_error_result
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
+from toolsets.cli._describe import (
+    broken,
+    described,
+    first_line,
+    hints_of,
+    operation_details,
+    parameters_in_short,
+    parameters_of,
+    returns_of,
+    success_of,
+    unwrapped,
+)
 from toolsets.cli._example import example_arguments
 from toolsets.cli._sources import (
     CONFIRM_POLICIES,
@@ -44,15 +57,18 @@ from toolsets.cli._sources import (
     SourceOptions,
     Sources,
     pairs,
-    read_spec,
+    read_spec_text,
 )
-from toolsets.cli._terminal import Terminal, credential_for, dumps, no_credential
+from toolsets.cli._terminal import Bar, Terminal, credential_for, dumps, no_credential
 
 __all__ = [
     "MAX_PAUSES",
     "CommandError",
     "SourceCommand",
     "cli",
+    "debug_option",
+    "json_option",
+    "mcp_server_options",
     "opened",
     "options_of",
     "run",
@@ -98,10 +114,10 @@ confirmation itself). One policy over every source: a call is confirmed once.
 """
 
 
-def source_options(function: Callable[..., Any], *, http_source: bool = True) -> Callable[..., Any]:
-    """The options that say which tools a command loads (``--http URL`` is
-    ``--mcp-url``'s other name, except for ``serve``, where it is where to listen)."""
-    decorators = [
+def mcp_server_options(*, http_source: bool = True) -> list[Callable[..., Any]]:
+    """The options naming MCP servers: ``--stdio``, ``--mcp-url`` (also ``--http``
+    unless not ``http_source``) and ``--mcp-header``."""
+    return [
         click.option(
             "--stdio",
             "stdio",
@@ -117,6 +133,21 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             metavar="URL",
             help="An MCP server over streamable HTTP (repeatable).",
         ),
+        click.option(
+            "--mcp-header",
+            "mcp_headers",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A header for every request to an MCP server over HTTP (repeatable; never shown).",
+        ),
+    ]
+
+
+def source_options(function: Callable[..., Any], *, http_source: bool = True) -> Callable[..., Any]:
+    """The options that say which tools a command loads (``--http URL`` is
+    ``--mcp-url``'s other name, except for ``serve``, where it is where to listen)."""
+    decorators = [
+        *mcp_server_options(http_source=http_source),
         click.option("--base-url", help="Where a spec's API is, instead of its servers."),
         click.option(
             "--credential",
@@ -132,13 +163,6 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             metavar="NAME=VALUE",
             help="A header for every request to a spec's API, and for fetching a spec's "
             "URL (repeatable; never shown).",
-        ),
-        click.option(
-            "--mcp-header",
-            "mcp_headers",
-            multiple=True,
-            metavar="NAME=VALUE",
-            help="A header for every request to an MCP server over HTTP (repeatable; never shown).",
         ),
         click.option(
             "--tag", "tags", multiple=True, help="Keep a spec's operations with this tag."
@@ -176,16 +200,20 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             help="Which calls ask the user first: never, destructive (an MCP tool not "
             "marked read-only or non-destructive; DELETE, PUT, PATCH), or always.",
         ),
-        _debug_option,
+        debug_option,
     ]
     for decorator in reversed(decorators):
         function = decorator(function)
     return function
 
 
-_debug_option = click.option(
+debug_option = click.option(
     "--debug", is_flag=True, expose_value=False, help="Show tracebacks of errors."
 )
+"""``--debug``, of every command (`run` reads it from the command line itself)."""
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
+"""``--json``, of every command that prints results."""
 
 tool_timeout_option = click.option(
     "--tool-timeout",
@@ -299,40 +327,53 @@ async def opened(
     options = options_of(params)
     loading = Sources(sources, options)
     what = "Loading the spec" if loading.has_specs else "Connecting"
-    async with terminal.progress(f"{what}…"):
-        try:
-            toolset = await loading.open()
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await loading.shutdown_specs()
-            raise
-        try:
-            try:
-                tools = await toolset.list_tools(ToolContext())
-            except ToolDefinitionError as exc:
-                if exc.tool_name is None or len(loading.parts) < 2:
-                    raise
-                raise CommandError(await loading.same_names(exc.tool_name)) from exc
-            for spec in loading.empty:
-                terminal.warn(f"{spec} has no operations (no paths): it offers no tools")
-            if loading.selects:
-                # Said on stderr; the (maybe empty) list is still the result.
-                unmatched = await loading.unmatched()
-                if not tools and not unmatched:
-                    unmatched = [f"{loading.selection} together match no tool"]
-                if unmatched:
-                    terminal.warn("; ".join(unmatched))
-            if calls:
-                _warn_uncallable(terminal, tools)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await toolset.shutdown()
-            raise
+    # No collector passes while the sources load and are listed (a big spec is a
+    # million long-lived objects, and each pass over them is wasted); then what is
+    # loaded is spared the passes for as long as the command runs.
+    with collector_paused() as loaded:
+        async with terminal.progress(f"{what}…"):
+            toolset, tools = await _open(terminal, loading, calls=calls)
+        loaded()
     try:
         yield toolset, tools
     finally:
         with anyio.CancelScope(shield=True):
             await toolset.shutdown()
+
+
+async def _open(
+    terminal: Terminal, loading: Sources, *, calls: bool
+) -> tuple[Toolset, Sequence[Tool]]:
+    """`opened`'s toolset and its tools, with the warnings about them."""
+    try:
+        toolset = await loading.open()
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await loading.shutdown_specs()
+        raise
+    try:
+        try:
+            tools = await toolset.list_tools(ToolContext())
+        except ToolDefinitionError as exc:
+            if exc.tool_name is None or len(loading.parts) < 2:
+                raise
+            raise CommandError(await loading.same_names(exc.tool_name)) from exc
+        for spec in loading.empty:
+            terminal.warn(f"{spec} has no operations (no paths): it offers no tools")
+        if loading.selects:
+            # Said on stderr; the (maybe empty) list is still the result.
+            unmatched = await loading.unmatched()
+            if not tools and not unmatched:
+                unmatched = [f"{loading.selection} together match no tool"]
+            if unmatched:
+                terminal.warn("; ".join(unmatched))
+        if calls:
+            _warn_uncallable(terminal, tools)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await toolset.shutdown()
+        raise
+    return toolset, tools
 
 
 def run_async(make: Callable[[], Awaitable[T]]) -> T:
@@ -410,27 +451,22 @@ def _find(tools: Sequence[Tool], name: str) -> Tool:
     from toolsets.openapi import RestApiTool
 
     for tool in tools:
-        operation = _unwrapped(tool)
+        operation = unwrapped(tool)
         if isinstance(operation, RestApiTool) and operation.operation.operation_id == name:
             return tool
     raise ToolNotFoundError(name, (tool.name for tool in tools))
-
-
-def _unwrapped(tool: Tool) -> Tool:
-    """The tool under the wrappers (`ConfirmedTool`, `RenamedTool`) around ``tool``."""
-    while isinstance(tool, ForwardingTool):
-        tool = tool.tool
-    return tool
 
 
 # --- the group -------------------------------------------------------------------------
 
 
 class _Commands(click.Group):
-    """The commands, ``run`` and ``serve`` imported only when used (the agent loop and
-    the models take a while to import)."""
+    """The commands, ``run``, ``serve``, ``resources`` and ``prompts`` imported only
+    when used (the agent loop, the models and the MCP SDK take a while to import)."""
 
     LATER: ClassVar[dict[str, str]] = {
+        "prompts": "toolsets.cli._items:prompts_group",
+        "resources": "toolsets.cli._items:resources_group",
         "run": "toolsets.cli._chat:run_command",
         "serve": "toolsets.cli._serve:serve_command",
     }
@@ -461,7 +497,7 @@ Examples:
 """,
 )
 @click.version_option(__version__, "-V", "--version", prog_name="toolsets")
-@_debug_option
+@debug_option
 def cli() -> None:
     """Tools from OpenAPI specs, MCP servers and Python functions, from the shell.
 
@@ -488,83 +524,74 @@ Examples:
 )
 @click.argument("sources", nargs=-1, metavar="SOURCE…")
 @source_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
-def list_command(sources: tuple[str, ...], as_json: bool, **params: Any) -> None:
-    """List the tools of every SOURCE: name, hints and parameters."""
+@json_option
+@click.option(
+    "--schemas",
+    is_flag=True,
+    help="With --json: each tool's parameter schema too (on a spec of thousands of "
+    "operations, every schema is then built: seconds).",
+)
+def list_command(sources: tuple[str, ...], as_json: bool, schemas: bool, **params: Any) -> None:
+    """List the tools of every SOURCE: name, hints, parameters and description (with
+    --json: name, description, hints, and an operation's method, path and URL)."""
+    if schemas and not as_json:
+        raise click.UsageError("--schemas is for --json (the table names the parameters)")
     terminal = Terminal()
+    confirm = params["confirm"].lower()
 
     async def go() -> None:
         async with opened(terminal, sources, params, calls=False) as (_, tools):
             if as_json:
-                terminal.result([_described(tool) for tool in tools])
+                entries: list[JsonValue] = await _each(
+                    terminal,
+                    tools,
+                    functools.partial(described, confirm=confirm, schemas=schemas),
+                    "Reading the schemas" if schemas else None,
+                )
+                terminal.result(entries)
                 return
             if not tools:
                 terminal.note("0 tools")
                 return
-            from rich.table import Table  # here: only this command draws a table
 
-            table = Table(box=None, pad_edge=False, show_edge=False)
-            table.add_column("tool", style="bold", no_wrap=True)
-            table.add_column("hints")
-            table.add_column("parameters")
-            table.add_column("description")
-            for tool in tools:
-                table.add_row(
-                    tool.name, _hints(tool), _parameters_in_short(tool), _first_line(tool)
-                )
-            terminal.out.print(table)
+            def row(tool: Tool) -> list[str]:
+                hints = str(hints_of(tool, confirm))
+                return [tool.name, hints, parameters_in_short(tool), first_line(tool)]
+
+            rows = await _each(terminal, tools, row, "Reading the parameters")
+            terminal.table(["tool", "hints", "parameters", "description"], rows)
             terminal.note(_count(len(tools), "tool"))
 
     run_async(go)
 
 
-def _parameters(tool: Tool) -> Mapping[str, Any]:
-    declaration = tool.declaration()
-    return declaration.parameters if declaration is not None else {}
+_BAR_FROM = 200
+"""Tools from which a progress bar shows while their schemas are read."""
 
 
-def _destructive(tool: Tool) -> bool | None:
-    declaration = tool.declaration()
-    return declaration.annotations.destructive if declaration is not None else None
+async def _each(
+    terminal: Terminal,
+    tools: Sequence[Tool],
+    make: Callable[[Tool], T],
+    building: str | None,
+) -> list[T]:
+    """``make`` of each tool, in order. ``building``: it may build the tools' schemas
+    (a spec of thousands of operations builds each on first need), so it runs in a
+    worker thread, under a progress bar saying ``building`` when the tools are many."""
+    if building is None:
+        return [make(tool) for tool in tools]
 
+    def each(bar: Bar) -> list[T]:
+        made = []
+        for tool in tools:
+            made.append(make(tool))
+            bar.advance()
+        return made
 
-def _described(tool: Tool) -> dict[str, JsonValue]:
-    return {
-        "name": tool.name,
-        "description": tool.description,
-        "read_only": tool.is_read_only,
-        "destructive": _destructive(tool),
-        "requires_confirmation": tool.requires_confirmation({}),
-        "parameters": dict(_parameters(tool)),
-    }
-
-
-def _hints(tool: Tool) -> str:
-    hints = []
-    if tool.is_read_only:
-        hints.append("read-only")
-    if _destructive(tool):
-        hints.append("destructive")
-    if tool.requires_confirmation({}):
-        hints.append("asks")
-    return ", ".join(hints)
-
-
-_SHORT = 60
-
-
-def _parameters_in_short(tool: Tool) -> str:
-    schema = _parameters(tool)
-    required = set(schema.get("required") or ())
-    names = [f"{name}*" if name in required else name for name in schema.get("properties", {})]
-    text = ", ".join(names)
-    return text if len(text) <= _SHORT else text[: _SHORT - 1] + "…"
-
-
-def _first_line(tool: Tool) -> str:
-    lines = tool.description.strip().splitlines()
-    line = lines[0] if lines else ""
-    return line if len(line) <= _SHORT else line[: _SHORT - 1] + "…"
+    if len(tools) < _BAR_FROM:
+        return await anyio.to_thread.run_sync(each, Bar())
+    with terminal.bar(building, len(tools)) as bar:
+        return await anyio.to_thread.run_sync(each, bar, abandon_on_cancel=True)
 
 
 # --- inspect ---------------------------------------------------------------------------
@@ -583,33 +610,55 @@ Examples:
 )
 @click.argument("arguments", nargs=-1, required=True, metavar="SOURCE… TOOL")
 @source_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
+@json_option
 def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) -> None:
-    """Show one tool: its description, full parameter schema, and an example call."""
+    """Show one tool: its description, full parameter schema, what it returns, an
+    OpenAPI operation's method, path and URL, and an example call."""
     sources, name, rest = _split_tool(arguments, "inspect", params)
     if rest:
         raise click.UsageError(f"inspect takes no key=value arguments: {rest[0].split('=')[0]}")
     terminal = Terminal()
+    confirm = params["confirm"].lower()
 
     async def go() -> None:
         async with opened(terminal, sources, params, calls=False) as (_, tools):
             tool = _find(tools, name)
-            schema = _parameters(tool)
+            loader = logging.getLogger("toolsets.openapi")
+            loader.disabled = True  # the problem is the error below: not logged too
+            try:
+                problem = broken(tool)
+            finally:
+                loader.disabled = False
+            if problem is not None:
+                raise CommandError(f"{tool.name} cannot be offered or called: {problem}")
+            described_ = described(tool, confirm, schemas=True)
+            schema = parameters_of(tool)
             example = example_arguments(schema, tool_name=tool.name)
-            returns = tool.response_schema
+            success = success_of(tool)
+            if isinstance(success, SpecError):
+                terminal.warn(f"what {tool.name} returns cannot be shown: {success}")
+                success = None
+            returns = returns_of(tool, success)
+            operation = operation_details(tool, success)
             if as_json:
                 shown = dict(returns) if returns is not None else None
-                terminal.result({**_described(tool), "returns": shown, "example": example})
+                if operation is not None:
+                    described_["operation"] = operation
+                terminal.result({**described_, "returns": shown, "example": example})
                 return
             out = terminal.out
-            out.print(f"[bold]{tool.name}[/bold]  {_hints(tool)}".rstrip())
+            out.print(f"[bold]{tool.name}[/bold]  {hints_of(tool, confirm)}".rstrip())
+            if operation is not None:
+                out.print(_request_line(operation), markup=False)
             if tool.description:
                 out.print(tool.description.strip(), markup=False)
             out.print("\n[bold]Parameters[/bold]")
             out.print(dumps(dict(schema)), markup=False)
-            if returns is not None:
-                out.print("\n[bold]Returns[/bold]")
-                out.print(dumps(dict(returns)), markup=False)
+            response = operation.get("response") if operation is not None else None
+            if returns is not None or response:
+                out.print(f"\n[bold]Returns[/bold]{_response_line(response)}")
+                if returns is not None:
+                    out.print(dumps(dict(returns)), markup=False)
             out.print("\n[bold]Example[/bold]")
             if example is None:
                 out.print("(no example could be made from the schema)")
@@ -617,6 +666,30 @@ def inspect_command(arguments: tuple[str, ...], as_json: bool, **params: Any) ->
                 out.print(_example_call(sources, params, tool.name, example), markup=False)
 
     run_async(go)
+
+
+def _request_line(operation: Mapping[str, JsonValue]) -> str:
+    """``GET https://api.example.com/pets/{petId}`` (the path alone when the spec names
+    no absolute server), and the operationId."""
+    where = operation["url"] or operation["path"]
+    line = f"{operation['method']} {where}"
+    if operation["url"] is None:
+        line += " (no server URL: give --base-url to call it)"
+    if operation["operation_id"]:
+        line += f"  (operationId {operation['operation_id']})"
+    return line
+
+
+def _response_line(response: JsonValue) -> str:
+    """`` (200 application/json: the pet)`` for the Returns heading, or ``""``."""
+    if not isinstance(response, Mapping):
+        return ""
+    said = [str(response["status"])]
+    if response.get("content_type"):
+        said.append(str(response["content_type"]))
+    text = " ".join(said)
+    description = " ".join(str(response.get("description") or "").split())
+    return f" ({text}: {description})" if description else f" ({text})"
 
 
 def _example_call(
@@ -685,10 +758,14 @@ Examples:
 @click.option("--args", "args_json", metavar="JSON", help="The arguments as one JSON object.")
 @click.option("--yes", "-y", is_flag=True, help="Confirm calls that ask, without asking.")
 @tool_timeout_option
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON, for scripts (the result is JSON always)."
+)
 def call_command(
     arguments: tuple[str, ...],
     args_json: str | None,
     yes: bool,
+    as_json: bool,
     **params: Any,
 ) -> None:
     """Call one tool and print its result (JSON); exit status 1 if it is an error.
@@ -758,7 +835,7 @@ def _pairs_args(tool: Tool, given: Sequence[str]) -> dict[str, Any]:
     """``key=value`` and ``key:=json`` items as arguments: a value is read as JSON unless
     the parameter takes a string (what is not JSON stays a string: the checker names a
     wrong one)."""
-    properties = _parameters(tool).get("properties") or {}
+    properties = parameters_of(tool).get("properties") or {}
     args: dict[str, Any] = {}
     for item in given:
         key, _, raw = item.partition("=")
@@ -844,7 +921,7 @@ def _warn_uncallable(terminal: Terminal, tools: Sequence[Tool]) -> None:
     stuck = [
         tool.name
         for tool in tools
-        if isinstance(operation := _unwrapped(tool), RestApiTool) and operation.base_url is None
+        if isinstance(operation := unwrapped(tool), RestApiTool) and operation.base_url is None
     ]
     if stuck:
         terminal.warn(
@@ -862,7 +939,7 @@ def _check_base_url(tool: Tool) -> None:
     """
     from toolsets.openapi import RestApiTool
 
-    operation = _unwrapped(tool)
+    operation = unwrapped(tool)
     if not isinstance(operation, RestApiTool) or operation.base_url is not None:
         return
     servers = operation.operation.servers
@@ -903,7 +980,7 @@ Examples:
     metavar="NAME=VALUE",
     help="A header for fetching SPEC's URL (repeatable; never shown).",
 )
-@_debug_option
+@debug_option
 def validate_command(spec: str, as_json: bool, max_errors: int, headers: tuple[str, ...]) -> None:
     """Check SPEC (a path or URL) against the OpenAPI specification and load it: every
     problem with its JSON pointer; exit status 1 if there is any."""
@@ -915,12 +992,19 @@ def validate_command(spec: str, as_json: bool, max_errors: int, headers: tuple[s
     async def go() -> int:
         # The operations loading leaves out are problems listed below: not logged too.
         loader = logging.getLogger("toolsets.openapi")
-        async with terminal.progress("Validating…"):
-            document, uri = await read_spec(spec, sent)
-            toolset = OpenApiToolset(document, spec_url=uri)
+        async with terminal.progress(f"Reading {spec}…"):
+            text, uri = await read_spec_text(spec, sent)
+        with terminal.bar("Validating: loading", None) as bar:
+
+            def progress(phase: str, done: int, total: int | None) -> None:
+                bar.update(f"Validating: {phase}", done, total)
+
+            # Text, not the parsed document: the toolset parses it once (it would walk a
+            # parsed one for references to other documents).
+            toolset = OpenApiToolset(text, spec_url=uri)
             loader.disabled = True
             try:
-                problems = await toolset.validate(max_errors=max_errors)
+                problems = await toolset.validate(max_errors=max_errors, progress=progress)
                 operations = len(await toolset.list_tools()) if not problems else 0
             finally:
                 loader.disabled = False
@@ -1000,11 +1084,17 @@ def run(argv: Sequence[str]) -> int:
 
 
 class _OneLine(logging.Formatter):
-    """A log record as the command's other lines: ``toolsets: warning: …``, one line."""
+    """A log record as the command's other lines: ``toolsets: warning: …``, one line;
+    an MCP server's own log message begins with the server's name instead, as it
+    comes: ``NAME: warning: …``."""
 
     def format(self, record: logging.LogRecord) -> str:
         text = " ".join(record.getMessage().split())
-        return f"toolsets: {record.levelname.lower()}: {text}"
+        level = record.levelname.lower()
+        server = getattr(record, "mcp_server", None)
+        if isinstance(server, str):
+            return f"{server}: {level}: {text.removeprefix(f'{server}: ')}"
+        return f"toolsets: {level}: {text}"
 
 
 def _log_warnings_as_lines() -> None:

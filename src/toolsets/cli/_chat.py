@@ -8,6 +8,8 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import anyio
+
 from toolsets.cli._needs import missing_cli
 
 try:
@@ -27,11 +29,13 @@ from toolsets.agent import (
 from toolsets.cli._app import (
     CommandError,
     SourceCommand,
+    json_option,
     opened,
     run_async,
     source_options,
     tool_timeout_option,
 )
+from toolsets.cli._catalog import catalog_of, catalog_options, check_extras, offered
 from toolsets.cli._sources import pairs
 from toolsets.cli._terminal import Terminal, credential_for, no_credential
 from toolsets.models import OpenAIChatModel
@@ -59,9 +63,21 @@ The model is any OpenAI-compatible chat API: --model-url (or $OPENAI_BASE_URL), 
 in $OPENAI_API_KEY.
 
 \b
+A catalogue too big to send at every step (GitHub's 1,223 operations): --search offers
+one search_tools tool that loads what it finds; --code-mode one run_code tool running
+the model's Python programs that call the tools in a sandbox; both together, programs
+that search and call.
+
+\b
+--json prints one JSON object per line on stdout, for scripts: {"call": NAME, "args":
+{...}}, {"result": NAME, "response": ...}, {"answer": TEXT}, {"error": CODE, "message":
+TEXT}.
+
+\b
 Examples:
   toolsets run petstore.yaml --model gpt-4.1-mini
   toolsets run --stdio "python server.py" --model llama3.1 --model-url http://127.0.0.1:11434/v1
+  toolsets run github.json --search --code-mode --model gpt-4.1-mini
 """,
 )
 @click.argument("sources", nargs=-1, metavar="SOURCE…")
@@ -71,42 +87,61 @@ Examples:
 @click.option("--instruction", default="", help="The agent's system instruction.")
 @click.option("--yes", "-y", is_flag=True, help="Confirm every call without asking.")
 @tool_timeout_option
+@catalog_options
+@json_option
 def run_command(
     sources: tuple[str, ...],
     model: str,
     model_url: str | None,
     instruction: str,
     yes: bool,
+    as_json: bool,
     **params: Any,
 ) -> None:
     """Chat with an agent that uses the tools of every SOURCE."""
+    catalog = catalog_of(params)
+    check_extras(catalog)
     terminal = Terminal()
     credentials = pairs(params["credentials"], "--credential")
+    show = _Shown(terminal, as_json=as_json)
 
     async def go() -> int:
         async with (
             opened(terminal, sources, params) as (toolset, tools),
             OpenAIChatModel(model=model, base_url=model_url) as llm,
         ):
-            agent = LlmAgent(
-                "assistant",
-                llm,
-                instruction=instruction,
-                tools=[toolset],
-                tool_timeout=params["tool_timeout"],
-            )
-            return await _chat(terminal, agent, llm.model, len(tools), yes, credentials)
+            given = offered(toolset, catalog, lambda config: credential_for(config, credentials))
+            try:
+                agent = LlmAgent(
+                    "assistant",
+                    llm,
+                    instruction=instruction,
+                    tools=[given],
+                    tool_timeout=params["tool_timeout"],
+                )
+                offer = _offer(len(tools), catalog.wraps)
+                return await _chat(terminal, show, agent, f"{offer}; {llm.model}", yes, credentials)
+            finally:
+                if given is not toolset:  # its sandbox's workers (the rest is shut anyway)
+                    with anyio.CancelScope(shield=True):
+                        await given.shutdown()
 
     status = run_async(go)
     if status:
         sys.exit(status)
 
 
+def _offer(count: int, wrapped: str | None) -> str:
+    """``1 tool``, ``1,223 tools``, ``1,223 tools behind --search``."""
+    said = f"{count:,} tool{'' if count == 1 else 's'}"
+    return f"{said} behind {wrapped}" if wrapped else said
+
+
 async def _chat(
     terminal: Terminal,
+    show: _Shown,
     agent: LlmAgent,
-    model: str,
-    count: int,
+    banner: str,
     yes: bool,
     credentials: Mapping[str, str],
 ) -> int:
@@ -116,7 +151,7 @@ async def _chat(
     runner = Runner(agent)
     session = await runner.create_session(user_id=_USER)
     if terminal.interactive:
-        terminal.note(f"{count} tools; {model}. Ctrl-D or 'exit' ends.")
+        terminal.note(f"{banner}. Ctrl-D or 'exit' ends.")
     while True:
         message = await terminal.read_line("> ")
         if message is None or message.strip() in _QUIT:
@@ -125,7 +160,7 @@ async def _chat(
             continue
         events = runner.run(user_id=_USER, session_id=session.id, message=message)
         while True:
-            pending, failed = await _show(terminal, events)
+            pending, failed = await show.run(events)
             if failed:
                 status = 1  # the session goes on; the exit status says so
             if not pending:
@@ -139,26 +174,48 @@ async def _chat(
             )
 
 
-async def _show(terminal: Terminal, events: AsyncIterator[Event]) -> tuple[list[Any], bool]:
-    """Show a run's events (calls and results on stderr, answers on stdout); what it
-    waits for, and whether it ended with an error."""
-    pending: list[Any] = []
-    failed = False
-    async for event in events:
-        for call in event.function_calls:
-            terminal.note(f"→ {call.name} {_clip(call.args)}")
-        for response in event.function_responses:
-            terminal.note(f"← {response.name} {_clip(response.response)}")
-        if event.error_code is not None:
-            terminal.err.print(
-                f"toolsets: the agent stopped: {event.error_code}: {event.error_message}",
-                markup=False,
-            )
-            failed = True
-        if event.is_final_response() and event.text:
-            terminal.line(event.text)
-        pending.extend(event.pending)
-    return pending, failed
+class _Shown:
+    """What a run shows: its calls and their results on stderr, the answers on stdout;
+    with ``--json``, each of them as one JSON object per line on stdout."""
+
+    def __init__(self, terminal: Terminal, *, as_json: bool) -> None:
+        self.terminal = terminal
+        self.as_json = as_json
+
+    def _line(self, value: dict[str, Any]) -> None:
+        self.terminal.line(json.dumps(value, ensure_ascii=False, default=str))
+
+    async def run(self, events: AsyncIterator[Event]) -> tuple[list[Any], bool]:
+        """Show a run's events; what it waits for, and whether it ended with an error."""
+        terminal = self.terminal
+        pending: list[Any] = []
+        failed = False
+        async for event in events:
+            for call in event.function_calls:
+                if self.as_json:
+                    self._line({"call": call.name, "args": call.args})
+                else:
+                    terminal.note(f"→ {call.name} {_clip(call.args)}")
+            for response in event.function_responses:
+                if self.as_json:
+                    self._line({"result": response.name, "response": response.response})
+                else:
+                    terminal.note(f"← {response.name} {_clip(response.response)}")
+            if event.error_code is not None:
+                if self.as_json:
+                    self._line({"error": event.error_code, "message": event.error_message})
+                terminal.err.print(
+                    f"toolsets: the agent stopped: {event.error_code}: {event.error_message}",
+                    markup=False,
+                )
+                failed = True
+            if event.is_final_response() and event.text:
+                if self.as_json:
+                    self._line({"answer": event.text})
+                else:
+                    terminal.line(event.text)
+            pending.extend(event.pending)
+        return pending, failed
 
 
 async def _answers(

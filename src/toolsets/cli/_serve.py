@@ -4,16 +4,18 @@ streamable HTTP, and the ``mcpServers`` entry that makes a client start it."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import ipaddress
 import json
 import os
 import re
+import socket
 import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -34,6 +36,7 @@ from toolsets._toolset import Toolset
 from toolsets.cli._app import (
     CommandError,
     SourceCommand,
+    json_option,
     opened,
     options_of,
     run_async,
@@ -41,6 +44,7 @@ from toolsets.cli._app import (
     source_words,
     tool_timeout_option,
 )
+from toolsets.cli._catalog import Catalog, catalog_of, catalog_options, check_extras, offered
 from toolsets.cli._sources import (
     DEFAULT_CONFIRM,
     ServedToolset,
@@ -116,6 +120,7 @@ def client_config(
     schemes: Iterable[str] = (),
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
     prefixes: Sequence[tuple[str, int, str]] = (),
+    catalog: Catalog | None = None,
 ) -> tuple[dict[str, JsonValue], list[str]]:
     """The ``mcpServers`` object with one entry that runs (or reaches) this server, and
     the names of the secrets left as `PLACEHOLDER` in it.
@@ -164,6 +169,8 @@ def client_config(
         args.append(f"--confirm={params['confirm'].lower()}")
     if tool_timeout != DEFAULT_TOOL_TIMEOUT:
         args.append(f"--tool-timeout={tool_timeout:g}")
+    if catalog is not None:
+        args += catalog.options
     command = _command()
     entry: dict[str, JsonValue] = {"command": command[0], "args": [*command[1:], *args]}
     if env:
@@ -252,12 +259,23 @@ call run unasked (for clients that cannot ask, or that confirm calls themselves)
 --confirm always asks before every call.
 
 \b
+A catalogue too big to send a client whole: --search serves one search_tools tool that
+loads what it finds (a client of a session then lists them: over stdio, or HTTP with
+sessions); --code-mode one run_code tool running the client's model's Python programs
+in a sandbox; both together, programs that search and call.
+
+\b
+--json: with --print-config, the entry (JSON in any case); over HTTP, one JSON line on
+stdout once serving: {"server": NAME, "url": URL}.
+
+\b
 Examples:
   toolsets serve petstore.yaml --print-config
   toolsets serve petstore.yaml --credential api_key=KEY
   toolsets serve claude_desktop_config.json --http 127.0.0.1:8000 --confirm never
   toolsets serve openapi.json --http 0.0.0.0:8000 --allowed-host 'mcp.example.com:*'
   toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
+  toolsets serve github.json --search --code-mode --print-config
 """,
 )
 @click.argument("sources", nargs=-1, metavar="SOURCE…")
@@ -293,6 +311,7 @@ Examples:
 )
 @_limit_options
 @tool_timeout_option
+@catalog_options
 @click.option("--server-name", metavar="NAME", help="The server's name (default: the source's).")
 @click.option(
     "--print-config",
@@ -300,6 +319,7 @@ Examples:
     help="Print the mcpServers entry that runs this server, to paste into a client's "
     "config, and exit.",
 )
+@json_option
 def serve_command(
     sources: tuple[str, ...],
     listen: str | None,
@@ -310,11 +330,17 @@ def serve_command(
     max_body: int | None,
     server_name: str | None,
     print_config: bool,
+    as_json: bool,
     **params: Any,
 ) -> None:
     """Serve the tools of every SOURCE as one MCP server."""
     limits = {key: params.pop(key) for key in _LIMIT_FLAGS}
     http = listen_address(listen) if listen is not None else None
+    catalog = catalog_of(params)
+    if as_json and http is None and not print_config:
+        raise click.UsageError(
+            "--json is for --http or --print-config: over stdio, stdout carries the protocol"
+        )
     if http is None and (stateless or workers > 1):
         raise click.UsageError("--stateless and --workers are for --http")
     if http is None and (allowed_hosts or allowed_origins or max_body is not None):
@@ -349,13 +375,15 @@ def serve_command(
             schemes=schemes,
             tool_timeout=tool_timeout,
             prefixes=options_of(params).prefixes,
+            catalog=catalog,
         )
         terminal.result(config)
         if secrets:
             terminal.note(f"fill in: {', '.join(secrets)}")
         return
+    check_extras(catalog)
     loading = options_of(params)
-    server = ServerOptions(name=name, tool_timeout=tool_timeout)
+    server = ServerOptions(name=name, tool_timeout=tool_timeout, catalog=catalog)
     if http is None:
         with _stdout_for_the_protocol_only() as wire:
 
@@ -367,12 +395,24 @@ def serve_command(
                     async with opened(terminal, sources, params) as (toolset, _):
                         made = _server(toolset, server, loading)
                         loaded()
+                        if terminal.interactive:
+                            # A person ran it: nothing would say what it waits for.
+                            terminal.note(
+                                f"serving {name} over stdio: waiting for an MCP client on "
+                                "stdin (clients such as Claude Desktop start this command "
+                                "themselves: see --print-config); Ctrl-C stops it"
+                            )
                         with contextlib.redirect_stdout(wire):
                             await made.run_stdio()
 
             run_async(serve_stdio)
         return
     host, port = http
+    # Bound now, before the sources load: a port in use is one line and nothing is
+    # served; the socket is handed to uvicorn, so no one takes the port in between.
+    # It listens once the sources are loaded (a client connecting meanwhile is refused,
+    # not kept waiting).
+    sock = _bound(host, port)
     options: dict[str, Any] = {}
     if stateless:
         options["stateless"] = True
@@ -385,34 +425,84 @@ def serve_command(
     options.update((key, value) for key, value in limits.items() if value is not None)
     where = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
 
-    if workers == 1:
+    def serving(workers_said: str = "") -> None:
+        # Listening from now on: a client that connects is answered once uvicorn has
+        # started (its connection waits in the queue), so this is no claim ahead of time.
+        sock.listen(_BACKLOG)
+        if as_json:  # one line: a script reads it as soon as it comes
+            terminal.line(json.dumps({"server": name, "url": where}))
+        else:
+            terminal.note(f"serving {name} on {where}{workers_said}")
 
-        async def serve_http() -> None:
-            # Opened and listed first, as over stdio: a source that cannot be reached
-            # fails here in one line, before anything is served.
-            with collector_paused() as loaded:
-                async with opened(terminal, sources, params) as (toolset, _):
-                    made = _server(toolset, server, loading)
-                    loaded()
-                    terminal.note(f"serving {name} on {where}")
-                    await made.serve_http(host, port, **options)
+    with sock:
+        if workers == 1:
 
-        run_async(serve_http)
-        return
+            async def serve_http() -> None:
+                # Opened and listed first, as over stdio: a source that cannot be
+                # reached fails here in one line, before anything is served.
+                with collector_paused() as loaded:
+                    async with opened(terminal, sources, params) as (toolset, _):
+                        made = _server(toolset, server, loading)
+                        loaded()
+                        serving()
+                        await made.serve_http(host, port, sock=sock, **options)
 
-    async def check() -> Toolset:
-        async with opened(terminal, sources, params) as (toolset, _):
-            return toolset
+            run_async(serve_http)
+            return
 
-    # Each worker process builds its own server (`worker_server`), so the sources are
-    # checked here first (a broken spec or an unreachable server fails now, in one
-    # line), then read anew in every worker.
-    toolset = run_async(check)
-    with _worker_config(name, sources, loading, server):
-        terminal.note(f"serving {name} on {where} ({workers} workers)")
-        _server(toolset, server, loading).run_http(
-            host, port, workers=workers, factory=f"{__name__}:worker_server", **options
-        )
+        async def check() -> Toolset:
+            async with opened(terminal, sources, params) as (toolset, _):
+                return toolset
+
+        # Each worker process builds its own server (`worker_server`), so the sources
+        # are checked here first (a broken spec or an unreachable server fails now, in
+        # one line), then read anew in every worker.
+        toolset = run_async(check)
+        with _worker_config(name, sources, loading, server):
+            made = _server(toolset, server, loading)
+            serving(f" ({workers} workers)")
+            made.run_http(
+                host,
+                port,
+                workers=workers,
+                factory=f"{__name__}:worker_server",
+                sock=sock,
+                **options,
+            )
+
+
+_BACKLOG = 2048
+"""Connections waiting to be accepted at most (uvicorn's default)."""
+
+
+def _bound(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (not listening yet), as uvicorn binds
+    its own (``SO_REUSEADDR``: a port left in TIME_WAIT by the last run can be taken
+    again, one another process listens on cannot).
+
+    Raises:
+        CommandError: the port is in use, the address is not this machine's, or the
+            host name cannot be resolved (one line, nothing served).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            why = "the port is in use (another server listens there)"
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            why = "the address is not one of this machine's"
+        elif exc.errno == errno.EACCES:
+            why = "permission denied (ports below 1024 need privileges)"
+        else:
+            why = exc.strerror or str(exc)
+        raise CommandError(f"cannot serve on {shown}: {why}") from exc
+    sock.set_inheritable(True)  # --workers: uvicorn's worker processes inherit it
+    return sock
 
 
 def _check_patterns(hosts: Sequence[str], origins: Sequence[str]) -> None:
@@ -465,28 +555,48 @@ class ServerOptions:
     """The server's name, as clients see it."""
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     """Seconds a call may take, unless the tool says otherwise."""
+    catalog: Catalog = field(default_factory=Catalog)
+    """``--search`` and ``--code-mode``."""
+
+    def plain(self) -> dict[str, Any]:
+        """As JSON values (for the workers: `from_plain` reads them back)."""
+        return {**vars(self), "catalog": vars(self.catalog)}
+
+    @classmethod
+    def from_plain(cls, plain: Mapping[str, Any]) -> ServerOptions:
+        catalog = dict(plain.get("catalog") or {})
+        catalog["pinned"] = tuple(catalog.get("pinned", ()))
+        return cls(**{**plain, "catalog": Catalog(**catalog)})
 
 
 def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> McpServer:
-    """The `McpServer` of ``toolset``: a tool that asks for a credential (beyond the
-    specs', given when they were read) gets the one ``--credential`` or
-    ``TOOLSETS_CREDENTIAL_<SCHEME>`` gives, never the client's own token."""
+    """The `McpServer` of ``toolset`` (offered as ``--search`` and ``--code-mode``
+    say): a tool that asks for a credential (beyond the specs', given when they were
+    read) gets the one ``--credential`` or ``TOOLSETS_CREDENTIAL_<SCHEME>`` gives, never
+    the client's own token."""
     from toolsets.mcp import McpServer
 
-    if isinstance(toolset, ServedToolset):  # module:attribute naming an McpServer: as is
-        return toolset.server
+    wraps = server.catalog.wraps
+    if isinstance(toolset, ServedToolset) and wraps is None:
+        return toolset.server  # module:attribute naming an McpServer: as it is
     if _holds_served(toolset):
         raise CommandError(
-            f"{_wrapping(options)} cannot apply to an McpServer (module:attribute): it is "
-            "served as it is, with its own callbacks, credentials, resources and prompts"
+            f"{wraps or _wrapping(options)} cannot apply to an McpServer (module:attribute): "
+            "it is served as it is, with its own callbacks, credentials, resources and prompts"
         )
     given = dict(options.credentials)
 
-    def credentials(request: object, config: AuthConfig) -> AuthCredential | None:
+    def credential(config: AuthConfig) -> AuthCredential | None:
         return credential_for(config, given)
 
+    def credentials(request: object, config: AuthConfig) -> AuthCredential | None:
+        return credential(config)
+
     return McpServer(
-        toolset, name=server.name, credentials=credentials, tool_timeout=server.tool_timeout
+        offered(toolset, server.catalog, credential),
+        name=server.name,
+        credentials=credentials,
+        tool_timeout=server.tool_timeout,
     )
 
 
@@ -526,7 +636,7 @@ def _worker_config(
     """The workers' configuration in a file only this user can read (created with mode
     0600), its path in `WORKER_ENV`, both gone when the block ends."""
     given = {
-        "server": vars(server),
+        "server": server.plain(),
         "sources": list(sources),
         "options": {
             key: dict(value) if isinstance(value, Mapping) else value
@@ -560,7 +670,7 @@ def worker_server() -> McpServer:
     }
     plain["prefixes"] = tuple(tuple(each) for each in plain.get("prefixes", ()))
     options = SourceOptions(**plain)
-    server = ServerOptions(**given["server"])
+    server = ServerOptions.from_plain(given["server"])
     loading = Sources(given["sources"], options)
 
     async def read() -> Toolset:

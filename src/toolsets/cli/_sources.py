@@ -47,8 +47,11 @@ __all__ = [
     "credentials_from_env",
     "kind_of",
     "pairs",
+    "python_toolset",
     "read_spec",
+    "read_spec_text",
     "security_scheme_names",
+    "stdio_transport",
 ]
 
 CONFIRM_POLICIES = ("never", "destructive", "always")
@@ -195,7 +198,7 @@ def kind_of(source: str) -> str:
     return "spec"
 
 
-def _python_toolset(source: str) -> Toolset:
+def python_toolset(source: str) -> Toolset:
     """The toolset ``module:attribute`` names: a toolset, a tool, a function, or a list
     of them."""
     module_name, _, attribute = source.partition(":")
@@ -249,7 +252,13 @@ class ServedToolset(WrapperToolset):
         return await self.wrapped.list_tools(ctx)
 
 
-def _stdio(command: str, *, debug: bool) -> Stdio:
+def stdio_transport(command: str, *, debug: bool) -> Stdio:
+    """The MCP server ``--stdio "command args"`` starts: with this process's
+    environment but toolsets' own variables; its stderr dropped unless ``debug``.
+
+    Raises:
+        SourceError: the command cannot be split into words, or is empty.
+    """
     from toolsets.mcp import Stdio
 
     try:
@@ -276,22 +285,37 @@ def _name_matches(patterns: tuple[str, ...]) -> Callable[[Tool, ToolContext], bo
 
 async def read_spec(source: str, headers: Mapping[str, str]) -> tuple[Any, str]:
     """The parsed document of the spec at ``source`` (a path or an http(s) URL) and its
-    URI (what its relative references resolve against), read once: the command learns
-    the spec's security schemes from it before the toolset is made.
-
-    ``headers`` go with the request for a URL (a spec behind the API's own auth), to
-    its origin only: a redirect elsewhere is followed without them.
+    URI (what its relative references resolve against), read once (`read_spec_text`).
 
     Raises:
         SpecError: the file cannot be read, the URL answers an error, or the text is
             not JSON or YAML.
         ConnectionError: the URL cannot be reached.
     """
+    from toolsets.openapi._document import parse_text
+
+    text, uri = await read_spec_text(source, headers)
+    return await anyio.to_thread.run_sync(parse_text, text, uri), uri
+
+
+async def read_spec_text(source: str, headers: Mapping[str, str]) -> tuple[str, str]:
+    """The text of the spec at ``source`` (a path or an http(s) URL), as `OpenApiToolset`
+    takes it, and its URI (what its relative references resolve against), read once:
+    the command hands the text to the toolset, which parses it, and reads the security
+    schemes from it first when credentials may apply.
+
+    ``headers`` go with the request for a URL (a spec behind the API's own auth), to
+    its origin only: a redirect elsewhere is followed without them.
+
+    Raises:
+        SpecError: the file cannot be read, or the URL answers an error.
+        ConnectionError: the URL cannot be reached.
+    """
     import httpx2  # here: the command starts sooner without what it does not use
 
     from toolsets._errors import SpecError
     from toolsets._http import map_http_errors
-    from toolsets.openapi._document import file_uri, parse_text
+    from toolsets.openapi._document import file_uri
     from toolsets.openapi._security import origin
 
     if not source.startswith(("http://", "https://")):
@@ -299,8 +323,7 @@ async def read_spec(source: str, headers: Mapping[str, str]) -> tuple[Any, str]:
             text = await anyio.Path(source).read_text(encoding="utf-8")
         except OSError as exc:
             raise SpecError(f"cannot read {source}: {exc.strerror}", source=source) from exc
-        uri = file_uri(source)
-        return await anyio.to_thread.run_sync(parse_text, text, uri), uri
+        return _document_text(text), file_uri(source)
     url = source
     async with httpx2.AsyncClient(timeout=SPEC_FETCH_TIMEOUT) as client:
         for _ in range(MAX_SPEC_REDIRECTS + 1):
@@ -314,7 +337,14 @@ async def read_spec(source: str, headers: Mapping[str, str]) -> tuple[Any, str]:
             raise SpecError(f"more than {MAX_SPEC_REDIRECTS} redirects", source=source)
     if response.status_code >= 400:
         raise SpecError(f"fetching it gave HTTP {response.status_code}", source=source)
-    return await anyio.to_thread.run_sync(parse_text, response.text, url), url
+    return _document_text(response.text), url
+
+
+def _document_text(text: str) -> str:
+    """``text`` as `OpenApiToolset` takes a spec's text: no byte order mark, and a line
+    break (which tells it from a path: a one-line YAML file, say)."""
+    text = text.removeprefix("\ufeff")
+    return text if "\n" in text else text + "\n"
 
 
 def security_scheme_names(document: Any) -> set[str]:
@@ -401,11 +431,11 @@ class Sources:
 
                 add(load_mcp_config(source, **self._mcp_options), "source", index, source)
             else:
-                add(_python_toolset(source), "source", index, source, python=True)
+                add(python_toolset(source), "source", index, source, python=True)
         if options.stdio or options.http:
             from toolsets.mcp import McpToolset, StreamableHttp
         for index, command in enumerate(options.stdio):
-            server = McpToolset(_stdio(command, debug=options.debug), **self._mcp_options)
+            server = McpToolset(stdio_transport(command, debug=options.debug), **self._mcp_options)
             add(server, "stdio", index, f"--stdio {shlex.quote(command)}")
         for index, url in enumerate(options.http):
             try:
@@ -454,19 +484,33 @@ class Sources:
         return made
 
     async def _spec(self, source: str) -> tuple[OpenApiToolset, set[str]]:
-        """The spec's toolset (loaded) with the credentials for its security schemes,
-        and the names of those schemes."""
+        """The spec's toolset with the credentials for its security schemes, and the
+        names of those schemes (known only when credentials may apply: ``--credential``
+        or a ``TOOLSETS_CREDENTIAL_*`` variable).
+
+        The toolset is not loaded here: it reads the spec when first listed, and on a
+        spec of thousands of operations builds each tool's schema only when that tool
+        is declared or called (`OpenApiToolset`), so that listing Microsoft Graph's
+        11,422 operations, or inspecting one, takes what the library's listing does.
+        """
         from toolsets.openapi import OpenApiToolset
+        from toolsets.openapi._document import parse_text
 
         options = self.options
         # Read here, once: the credentials must be given when the toolset is made, and
-        # which apply is known from the document's security schemes.
-        document, uri = await read_spec(source, options.headers)
-        schemes = security_scheme_names(document)
+        # which apply is known from the document's security schemes. The toolset parses
+        # the text itself (quicker than handing it the parsed document, which it would
+        # walk for references to other documents), so the command parses it only when
+        # there are credentials to match.
+        text, uri = await read_spec_text(source, options.headers)
+        schemes: set[str] = set()
+        if self._credentials_given:
+            document = await anyio.to_thread.run_sync(parse_text, text, uri)
+            schemes = security_scheme_names(document)
         credentials = {**credentials_from_env(schemes, options.environ)}
         credentials.update({k: v for k, v in options.credentials.items() if k in schemes})
         toolset = OpenApiToolset(
-            document,
+            text,
             spec_url=uri,
             base_url=options.base_url,
             headers=dict(options.headers),
@@ -474,10 +518,18 @@ class Sources:
             confirm="never",  # `open` applies --confirm over every source
         )
         self._specs.append(toolset)
-        await toolset.load()
         if not await toolset.list_tools() and not toolset.problems:
             self.empty.append(source)
         return toolset, schemes
+
+    @property
+    def _credentials_given(self) -> bool:
+        """Whether a credential may apply to a spec: ``--credential`` was given, or the
+        environment holds a ``TOOLSETS_CREDENTIAL_*`` variable."""
+        environ = os.environ if self.options.environ is None else self.options.environ
+        return bool(self.options.credentials) or any(
+            name.startswith(CREDENTIAL_ENV_PREFIX) for name in environ
+        )
 
     def _selected(self, spec: OpenApiToolset) -> Toolset:
         from toolsets.openapi import select_operations

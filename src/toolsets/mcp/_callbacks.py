@@ -140,12 +140,21 @@ def roots_callback(source: RootsSource) -> Callable[[ClientRequestContext], Awai
 
 
 def logging_callback(
-    server_logger: logging.Logger,
+    server_logger: logging.Logger, server: str
 ) -> Callable[[mt.LoggingMessageNotificationParams], Awaitable[None]]:
-    """The SDK callback sending a server's log messages to ``server_logger``."""
+    """The SDK callback sending the log messages of the MCP server named ``server`` to
+    ``server_logger``: each begins with that name (so it is not read as the client's
+    own), which the record also carries as ``mcp_server``."""
 
     async def log(params: mt.LoggingMessageNotificationParams) -> None:
         name = f" [{params.logger}]" if params.logger else ""
-        server_logger.log(LOGGING_LEVELS.get(params.level, logging.INFO), "%s%s", params.data, name)
+        server_logger.log(
+            LOGGING_LEVELS.get(params.level, logging.INFO),
+            "%s: %s%s",
+            server,
+            params.data,
+            name,
+            extra={"mcp_server": server},
+        )
 
     return log

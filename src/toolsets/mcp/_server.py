@@ -461,8 +461,9 @@ class McpServer(CallsTools):
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
-        stopped; ``options`` as for `http_app`, ``log_level``, and the connection
-        limits of `run_http`."""
+        stopped; ``options`` as for `http_app`, ``log_level``, the connection limits
+        of `run_http`, and ``sock``: a socket bound already, served instead of binding
+        ``host``:``port``."""
         await _server_http.serve_http(self, host, port, **options)
 
     def run_http(
@@ -486,14 +487,16 @@ class McpServer(CallsTools):
             factory: With ``workers``: ``"module:attribute"`` naming this server (an
                 `McpServer` at module level) or a function that makes it.
             **options: As for `http_app`; ``log_level`` (uvicorn's, default
-                ``"warning"``); and the connection limits, each wait bounded:
+                ``"warning"``); the connection limits, each wait bounded:
                 ``header_timeout`` (seconds to send a request's head, from connecting
                 or the previous response; default 10), ``body_timeout`` (seconds to
                 send the body after the head; 60), ``keep_alive_timeout`` (seconds an
                 idle connection waits for a next request; 5), ``max_connections``
                 (served at once, the next answered 503 at once; default 10,000 or
                 fewer, leaving a quarter of the open-file limit free) and
-                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB).
+                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB);
+                and ``sock``, a socket bound already, served instead of binding
+                ``host``:``port`` (inherited by the workers).
         """
         _server_http.run_http(self, host, port, workers=workers, factory=factory, **options)
 

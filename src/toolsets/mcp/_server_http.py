@@ -18,6 +18,7 @@ import importlib
 import json
 import os
 import secrets
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -28,6 +29,7 @@ from mcp.server.streamable_http import EventStore
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.applications import Starlette
 from uvicorn.config import STARTUP_FAILURE
+from uvicorn.supervisors import Multiprocess
 
 from toolsets.mcp._events import SessionEventStore
 from toolsets.mcp._server_checks import RequestChecks
@@ -206,9 +208,13 @@ def _config(server: Servable, host: str, port: int, options: dict[str, Any]) -> 
     return BoundedConfig(app, limits=limits, host=host, port=port, lifespan="on", **others)
 
 
-async def serve_http(server: Servable, host: str, port: int, **options: Any) -> None:
-    """Serve ``server`` with uvicorn in the running (asyncio) event loop until stopped."""
-    await uvicorn.Server(_config(server, host, port, options)).serve()
+async def serve_http(
+    server: Servable, host: str, port: int, *, sock: socket.socket | None = None, **options: Any
+) -> None:
+    """Serve ``server`` with uvicorn in the running (asyncio) event loop until stopped
+    (on ``sock``, a socket bound already, instead of binding ``host``:``port``)."""
+    sockets = [sock] if sock is not None else None
+    await uvicorn.Server(_config(server, host, port, options)).serve(sockets=sockets)
 
 
 def run_http(
@@ -218,9 +224,11 @@ def run_http(
     *,
     workers: int = 1,
     factory: str | None = None,
+    sock: socket.socket | None = None,
     **options: Any,
 ) -> None:
-    """Serve ``server`` with uvicorn until stopped (see `McpServer.run_http`).
+    """Serve ``server`` with uvicorn until stopped (see `McpServer.run_http`), on
+    ``sock`` (a socket bound already, inherited by the workers) if given.
 
     Raises:
         ValueError: several workers without a ``factory``, or not stateless.
@@ -231,7 +239,7 @@ def run_http(
     if workers == 1:
         served = uvicorn.Server(_config(server, host, port, options))
         with contextlib.suppress(KeyboardInterrupt):
-            served.run()
+            served.run(sockets=[sock] if sock is not None else None)
         if not served.started:  # as uvicorn.run does: the port was taken, or start-up failed
             sys.exit(STARTUP_FAILURE)
         return
@@ -257,7 +265,8 @@ def run_http(
     if not given_key:
         os.environ[STATE_KEY_VARIABLE] = secrets.token_hex(32)
     try:
-        uvicorn.run(
+        # What uvicorn.run does with several workers, on the socket given if any.
+        config = uvicorn.Config(
             f"{__name__}:worker_app",
             factory=True,
             host=host,
@@ -267,6 +276,7 @@ def run_http(
             **uvicorn_options(limits),
             **others,
         )
+        Multiprocess(config, sockets=[sock if sock is not None else config.bind_socket()]).run()
     finally:
         os.environ.pop(_WORKER, None)
         for variable in worker_environment(limits):

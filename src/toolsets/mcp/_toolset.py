@@ -246,7 +246,9 @@ class McpToolset(BaseToolset):
             "read_timeout_seconds": None,  # each request gets its own bound instead
             "client_info": mt.Implementation(name="toolsets", version=_version()),
             "message_handler": self._on_message,
-            "logging_callback": logging_callback(logging.getLogger("toolsets.mcp.server")),
+            "logging_callback": logging_callback(
+                logging.getLogger("toolsets.mcp.server"), self.name
+            ),
             "cache": None,  # our own list cache, invalidated by list changes
         }
         if log_level is not None:

@@ -31,6 +31,7 @@ from toolsets.openapi._model import Operation
 from toolsets.openapi._oauth import is_expired
 from toolsets.openapi._operations import dropped
 from toolsets.openapi._request import RequestBuilder
+from toolsets.openapi._returns import SuccessResponse, success_response
 from toolsets.openapi._schema import OperationSchema, SchemaBuilder, plain_text
 from toolsets.openapi._security import (
     Requirement,
@@ -254,6 +255,19 @@ class RestApiTool(BaseTool):
             title=self.title,
             annotations=self.annotations,
         )
+
+    def success_response(self) -> SuccessResponse | None:
+        """What a successful call returns, as the spec describes it (its lowest 2xx
+        response, else ``2XX`` or ``default``), for people reading about the tool: it is
+        not declared to the model (not `response_schema`: served over MCP, that would
+        make every result match it, and real APIs often answer beyond their specs).
+        None when the spec declares no such response.
+
+        Raises:
+            SpecError: a ``$ref`` on the way cannot be followed.
+        """
+        api = self._api
+        return success_response(self.operation, api.resolver, swagger=api.spec.version == "2.0")
 
     @property
     def base_url(self) -> str | None:

@@ -30,6 +30,7 @@ from toolsets._toolset import BaseToolset
 from toolsets._urls import safe_url
 from toolsets.openapi._api import RestApi
 from toolsets.openapi._budget import DEFAULT_DECLARATION_BUDGET
+from toolsets.openapi._checking import ValidationProgress, count_operations, quicker
 from toolsets.openapi._clients import ApiClients, LoopClients, new_client
 from toolsets.openapi._document import (
     Document,
@@ -339,7 +340,9 @@ class OpenApiToolset(BaseToolset):
             _build_all(self._tools)
         self._checked = True
 
-    async def validate(self, *, max_errors: int = 1000) -> tuple[SpecError, ...]:
+    async def validate(
+        self, *, max_errors: int = 1000, progress: ValidationProgress | None = None
+    ) -> tuple[SpecError, ...]:
         """Check the whole document against the OpenAPI (or Swagger 2.0) specification,
         with openapi-spec-validator, in a worker thread, and load it: every error found
         (up to ``max_errors``), each naming its JSON pointer, then what loading found that
@@ -347,15 +350,21 @@ class OpenApiToolset(BaseToolset):
         leads nowhere); empty when the document is valid and every operation loads.
         Referenced documents are read under the same rule as loading (``allow_refs``).
 
-        Not part of loading: it reads every node of the document, tens of seconds on a
-        spec the size of GitHub's, and real-world specs often break a rule that does not
-        matter to their tools (those that do are in `problems` after loading).
+        Not part of loading: it reads every node of the document, seconds on a spec the
+        size of GitHub's, and real-world specs often break a rule that does not matter
+        to their tools (those that do are in `problems` after loading).
+
+        ``progress``, if given, is told from the worker threads how far it is: the phase
+        (``"loading"``, ``"the document's structure"``, ``"operations"``,
+        ``"components"``), how much of it is done, and its size (None when unknown).
 
         Raises:
             SpecError: the document cannot be read at all.
             ConnectionError: the spec's URL cannot be fetched.
         """
         loading: tuple[SpecError, ...]
+        if progress is not None:
+            progress("loading", 0, None)
         try:
             await self.load()
         except SpecError as error:
@@ -367,7 +376,7 @@ class OpenApiToolset(BaseToolset):
             resolver = loaded.resolver
         else:
             resolver = self._resolver(await self._read_root())
-        errors, crashed = await anyio.to_thread.run_sync(_validate, resolver, max_errors)
+        errors, crashed = await anyio.to_thread.run_sync(_validate, resolver, max_errors, progress)
         if crashed and loading:  # over what loading names precisely (a $ref to nowhere)
             errors = tuple(e for e in errors if e is not crashed)
         seen = {error.pointer for error in errors}  # the validator said it, more precisely
@@ -640,9 +649,10 @@ class _Retrievers(Mapping[str, Callable[[str], Any]]):
 
 
 def _validate(
-    resolver: Resolver, max_errors: int
+    resolver: Resolver, max_errors: int, progress: ValidationProgress | None = None
 ) -> tuple[tuple[SpecError, ...], SpecError | None]:
-    """The validator's errors, and the one saying it failed (None if it did not)."""
+    """The validator's errors, and the one saying it failed (None if it did not); its
+    keyword validators made `quicker` (and telling ``progress`` how far they are)."""
     from openapi_spec_validator import (
         OpenAPIV2SpecValidator,
         OpenAPIV30SpecValidator,
@@ -667,9 +677,16 @@ def _validate(
         where = "/openapi" if "openapi" in document else "/swagger"
         return (SpecError(f"unknown version {version!r}", pointer=where, source=source),), None
     retrievers = _Retrievers(resolver)
-    validator = type(validator.__name__, (validator,), {"resolver_handlers": retrievers})
+    keywords = quicker(validator.keyword_validators, progress, count_operations(document))
+    validator = type(
+        validator.__name__,
+        (validator,),
+        {"resolver_handlers": retrievers, "keyword_validators": keywords},
+    )
     errors: list[SpecError] = []
     crashed: SpecError | None = None
+    if progress is not None:
+        progress("the document's structure", 0, None)
     try:
         for error in validator(document, base_uri=root.uri).iter_errors():
             pointer = join_pointer("", *error.absolute_path)
