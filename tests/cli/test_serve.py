@@ -110,8 +110,9 @@ def texts(result: mt.CallToolResult) -> list[str]:
 
 
 async def call(url: str, name: str, args: dict[str, object]) -> mt.CallToolResult:
-    """One call over a new connection (the kernel hands it to any worker)."""
-    async with httpx2.AsyncClient() as http:
+    """One call over a new connection (the kernel hands it to any worker). A worker
+    still starting on a busy machine may take a while to answer its first one."""
+    async with httpx2.AsyncClient(timeout=30) as http:
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport) as client:  # type: ignore[arg-type]
             return await client.call_tool(name, args)

@@ -123,8 +123,8 @@ async def test_two_stateless_workers_share_the_calls_and_both_answer_right(
     with anyio.fail_after(60):
         for attempt in range(40):
             # A new connection each time: the kernel hands it to whichever worker
-            # accepts first.
-            async with httpx2.AsyncClient() as http:
+            # accepts first (one still starting may take a while to answer).
+            async with httpx2.AsyncClient(timeout=30) as http:
                 transport = streamable_http_client(two_workers, http_client=http)
                 async with Client(transport) as client:  # type: ignore[arg-type]
                     pid = await client.call_tool("pid", {})
