@@ -31,5 +31,8 @@ trap 'rm -rf "$PLAIN"' EXIT
 rm -rf "$PLAIN"
 
 echo "== pytest"
-# pytest exits 5 when it collected no tests; that must fail the run, and set -e does so.
-"$VENV/bin/python" -m pytest "$@"
+# Worker processes, each a test file at a time (a module's servers start once): most
+# tests wait on servers and subprocesses, so more workers than cores measure faster
+# (TOOLSETS_TEST_WORKERS=0 runs in this process). pytest exits 5 when it collected no
+# tests; that must fail the run, and set -e does so.
+"$VENV/bin/python" -m pytest -n "${TOOLSETS_TEST_WORKERS:-3}" --dist loadfile "$@"
