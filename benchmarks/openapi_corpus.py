@@ -51,6 +51,8 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -171,6 +173,63 @@ class Judges:
             isinstance(c, dict) and c.get("readOnly") is True for c in resolved
         )
 
+    def read_only_by_reference(self, operation: Operation, path: str, name: str) -> bool:
+        """Whether the body's property ``name``, in an object at ``path`` (dotted), is
+        ``readOnly`` through its ``$ref`` (openapi-core then still requires it in a
+        request: it sees ``readOnly`` beside the property only)."""
+        media = operation.body.media_types if operation.body is not None else ()
+        found = [self._follow(m.schema) for m in media]
+        for step in [part for part in path.split(".") if part]:
+            found = [
+                self._follow(child)
+                for schema in self._members(found)
+                for child in (
+                    [(schema.get("properties") or {}).get(step)]
+                    if not step.isdigit()
+                    else [schema.get("items")]
+                )
+                if child is not None
+            ]
+        for schema in self._members(found):
+            prop = (schema.get("properties") or {}).get(name)
+            if isinstance(prop, dict) and "$ref" in prop and prop.get("readOnly") is not True:
+                target = self._follow(prop)
+                if target.get("readOnly") is True:
+                    return True
+        return False
+
+    def _follow(self, schema: Any) -> dict[str, Any]:
+        for _ in range(16):
+            if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
+                break
+            schema = _local(self._spec, schema["$ref"])
+        return schema if isinstance(schema, dict) else {}
+
+    def _members(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``schemas`` and the members of their ``allOf``/``anyOf``/``oneOf``, followed."""
+        found: list[dict[str, Any]] = []
+        todo = list(schemas)
+        while todo and len(found) < 256:
+            schema = todo.pop()
+            found.append(schema)
+            for key in ("allOf", "anyOf", "oneOf"):
+                todo.extend(self._follow(member) for member in schema.get(key) or ())
+        return found
+
+    def lost_mapping(self, tool: RestApiTool) -> bool:
+        """Whether the body's discriminator maps values to other files (the bundled spec
+        does not hold them: APIs.guru's DigitalOcean)."""
+        media = tool.operation.body.media_types if tool.operation.body is not None else ()
+        for schema in self._members([self._follow(m.schema) for m in media]):
+            discriminator = schema.get("discriminator")
+            mapping = discriminator.get("mapping") if isinstance(discriminator, dict) else None
+            if isinstance(mapping, dict) and any(
+                isinstance(target, str) and not target.startswith("#")
+                for target in mapping.values()
+            ):
+                return True
+        return False
+
     def default_refused(self, operation: Operation, name: str) -> bool:
         """Whether parameter ``name`` has a default its own schema refuses (openapi-core
         checks the default of a parameter not sent, e.g. ``"false"`` for a boolean)."""
@@ -263,41 +322,44 @@ ours, but checked by another branch (issue 25 item 2): counted apart."""
 
 def judge_gap(
     judges: Judges,
-    operation: Operation,
+    tool: RestApiTool,
     args: dict[str, Any],
     request: WireRequest,
     error: str,
 ) -> str | None:
     """``"whose: why"`` when openapi-core rejects ``request`` for a cause that is not
-    ours (None: it is ours). Each rule checks what was sent where it can, so that a
-    mistake of ours is never taken for the judge's."""
+    ours (None: it is ours). Each rule checks that what was sent is what the model meant,
+    read back as a server reads it, so that a mistake of ours is never taken for the
+    judge's."""
+    operation = tool.operation
     key = operation.path
+    meant = body_meant(tool, args)
     found = re.match(r"InvalidParameter: Invalid \w+ parameter: (\S+) ", error)
     if found and judges.read_only_choices(operation, found.group(1)):
         return f"{OPENAPI_CORE}: applies readOnly to a parameter's schema (it concerns properties)"
     media = request.header("content-type").split(";")[0].strip().lower()
     read_as_bytes = error.startswith("InvalidRequestBody") and "Value b'" in error
-    if read_as_bytes and media.endswith("+json") and _is_json(request.content):
+    if read_as_bytes and media.endswith("+json") and _json_of(request.content) == meant:
         return f"{OPENAPI_CORE}: reads a +json type it does not know as bytes"
     wildcard = any(
         m.content_type.split(";")[0].strip() in ("*/*", "application/*")
         for m in (operation.body.media_types if operation.body is not None else ())
     )
-    if read_as_bytes and wildcard and _is_json(request.content):
+    if read_as_bytes and wildcard and _json_of(request.content) == meant:
         return f"{OPENAPI_CORE}: reads a JSON body sent for a wildcard type (*/*) as bytes"
     if (
         read_as_bytes
         and is_raw(media)
         and "of type string" in error
-        and isinstance(args.get("body"), str)
-        and request.content == args["body"].encode()
+        and isinstance(meant, str)
+        and request.content == meant.encode()
     ):
         return f"{OPENAPI_CORE}: reads a raw body as bytes, not as the string it declares"
     if (
         media == "application/x-www-form-urlencoded"
         and "not valid for schema of type string" in error
-        and isinstance(args.get("body"), str)
-        and request.content == args["body"].encode()
+        and isinstance(meant, str)
+        and request.content == meant.encode()
     ):
         return f"{OPENAPI_CORE}: parses a form declared as one string into fields"
     if media == "multipart/form-data" and "not valid for schema of type string" in error:
@@ -311,12 +373,19 @@ def judge_gap(
     bytes_read = re.findall(r"\[(\w+): b'[^']*' is not of type 'string'\]", error)
     if media.startswith("multipart/") and bytes_read and set(bytes_read) <= styled:
         return f"{OPENAPI_CORE}: reads a multipart field its encoding styles as bytes"
-    if media.startswith("multipart/") and _only_uncast_text(error):
+    uncast = re.findall(r"\[(\w+): '([^']*)' is not of type '(?:integer|number|boolean)'\]", error)
+    if (
+        media.startswith("multipart/")
+        and _only_uncast_text(error)
+        and isinstance(meant, dict)
+        and all(field in meant and _text(meant[field]) == text for field, text in uncast)
+        and set(uncast) <= set(_multipart_fields(request))
+    ):
         return (
             f"{OPENAPI_CORE}: does not cast a multipart text field to its integer or boolean type"
         )
-    if "could not be resolved" in error and "reference '" in error:
-        return f"{OPENAPI_CORE}: cannot resolve the spec's discriminator mapping"
+    if "could not be resolved" in error and "reference '" in error and judges.lost_mapping(tool):
+        return f"{THE_SPEC}: its discriminator maps values to files it does not hold"
     if "Tried to write read-only property" in error:
         return f"{OPENAPI_CORE}: applies readOnly to a parameter's schema (it concerns properties)"
     if error.startswith("MissingRequiredParameter: Missing required query parameter: "):
@@ -330,25 +399,31 @@ def judge_gap(
             and (schema.get("type") == "object" or "$ref" in schema or "properties" in schema)
         ):
             return f"{OPENAPI_CORE}: cannot read an exploded form object (its keys are the names)"
-    if "('deepObject'," in error:
+    faithful = _read_as_meant(operation, args, meant, media, request)
+    if "('deepObject'," in error and faithful:
         return f"{OPENAPI_CORE}: cannot read deepObject parameters or form properties"
     if "Failed to deserialize value with application/xml" in error:
         return f"{THE_GENERATOR}: writes plain text where an XML body is declared as a string"
-    if error.startswith("InvalidRequestBody") and is_raw(media) and "of type object" in error:
+    if (
+        error.startswith("InvalidRequestBody")
+        and is_raw(media)
+        and "of type object" in error
+        and isinstance(meant, str)
+        and request.content == meant.encode()
+    ):
         return f"{OPENAPI_CORE}: reads an XML or text body as text, not as the object it describes"
     in_query = error.startswith(
         ("InvalidParameter: Invalid query", "ParameterValidationError: Query")
     )
     nested = "cast value to object type: {" in error or "cast value to array type: [" in error
+    found = re.match(r"\w+: (?:Invalid query parameter|Query parameter error): (\S+) ", error)
+    in_query = in_query and found is not None and _json_items_sent(args, found.group(1), request)
     if in_query and (nested or ("is not of type" in error and "object" in error)):
         return (
             f"{THE_SPEC}: an array or object nested in a query value, which OpenAPI gives no "
             "serialization (sent as JSON)"
         )
-    if "Failed to cast value to" in error and (
-        media in ("application/x-www-form-urlencoded", "multipart/form-data")
-        or "%5D%5B" in request.target
-    ):
+    if "Failed to cast value to" in error and faithful:
         return f"{OPENAPI_CORE}: reads deepObject one level deep, and anyOf by its first branch"
     if error.startswith("MissingRequiredParameter: Missing required path parameter: "):
         name = error.rsplit(": ", 1)[1]
@@ -377,17 +452,189 @@ def judge_gap(
         and _untyped_enum_sent(operation, args, found.group(1), request)
     ):
         return f"{OPENAPI_CORE}: does not cast a query value whose schema names no type"
+    missing = re.findall(r"\[([\w.]*): '([^']+)' is a required property\]", error)
+    if (
+        error.startswith("InvalidRequestBody")
+        and missing
+        and len(missing) == len(re.findall(r"\[[\w.]*: ", error))
+        and all(judges.read_only_by_reference(operation, at, name) for at, name in missing)
+    ):
+        return f"{OPENAPI_CORE}: requires a required readOnly property it reaches through $ref"
+    target = request.target.partition("?")[0]
+    if (
+        error.startswith("PathNotFound")
+        and unquote(target) != target
+        and _path_as_meant(operation, args, request)
+    ):
+        return (
+            f"{OPENAPI_CORE}: routes on the path as encoded (the spec's path holds characters "
+            "a URL encodes)"
+        )
     if error.startswith("ServerNotFound") and request.target.startswith("//"):
         return f"{THE_SPEC}: its server URL's path starts with '//' (read as a host)"
     return None
 
 
-def _is_json(content: bytes) -> bool:
+_NOT_JSON = object()
+
+
+def _json_of(content: bytes) -> Any:
     try:
-        json.loads(content)
+        return json.loads(content)
     except ValueError:
+        return _NOT_JSON
+
+
+def body_meant(tool: RestApiTool, args: dict[str, Any]) -> Any:
+    """The body the model meant: its whole ``body`` argument, or the properties it gave
+    (lifted, and extra ones a body that takes more gets); None when it gave none. (Where
+    each argument goes is the tool's private business: read here to judge.)"""
+    schema = tool._build().schema
+    lifted: dict[str, Any] = {}
+    for key, argument in schema.arguments.items():
+        if key in args and argument.location == "body":
+            return args[key]
+        if key in args and argument.location == "body_property":
+            lifted[argument.name] = args[key]
+    if schema.extra_to_body:
+        lifted.update((k, v) for k, v in args.items() if k not in schema.arguments)
+    return lifted or None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _as_read(value: Any, *, repeated: bool) -> Any:
+    """``value`` as a server reads it back from brackets (``a[b][0]=x``): scalars as
+    text, arrays by index, except an array of scalars sent as a repeated name; empty
+    arrays and objects are not there (they send nothing: RFC 6570's *undefined*)."""
+    if isinstance(value, dict):
+        read = {k: _as_read(v, repeated=False) for k, v in value.items()}
+        return {k: v for k, v in read.items() if v != {} and v != []}
+    if isinstance(value, list):
+        nested = any(isinstance(item, dict | list) for item in value)
+        if repeated and not nested:
+            return [_text(item) for item in value]
+        read = {str(i): _as_read(item, repeated=False) for i, item in enumerate(value)}
+        return {k: v for k, v in read.items() if v != {} and v != []}
+    return _text(value)
+
+
+def _read_back(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """Pairs with bracketed names (``a[b][0]=x``) as nested objects; a name repeated
+    plainly (``a=1&a=2``) as an array."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        found = re.fullmatch(r"([^\[\]]*)((?:\[[^\[\]]*\])*)", key)
+        if found is None:
+            return {}
+        steps = [found.group(1), *re.findall(r"\[([^\[\]]*)\]", found.group(2))]
+        node = out
+        for step in steps[:-1]:
+            child = node.setdefault(step, {})
+            if not isinstance(child, dict):
+                return {}
+            node = child
+        last = steps[-1]
+        if last in node and len(steps) == 1:
+            before = node[last]
+            node[last] = [*before, value] if isinstance(before, list) else [before, value]
+        else:
+            node[last] = value
+    return out
+
+
+def _read_as_meant(
+    operation: Operation, args: dict[str, Any], meant: Any, media: str, request: WireRequest
+) -> bool:
+    """Whether the deepObject query parameters and the form body sent read back (as Rails,
+    PHP, qs read brackets) as what the model meant."""
+    deep = {
+        p.name
+        for p in operation.parameters
+        if p.location == "query" and p.style == "deepObject" and p.name in args
+    }
+    sent = parse_qsl(request.target.partition("?")[2], keep_blank_values=True)
+    read = _read_back([(k, v) for k, v in sent if re.split(r"\[", k, maxsplit=1)[0] in deep])
+    meant_query = {name: _as_read(args[name], repeated=False) for name in deep}
+    if read != {name: value for name, value in meant_query.items() if value not in ({}, [])}:
         return False
-    return True
+    multipart = media == "multipart/form-data"
+    if media != "application/x-www-form-urlencoded" and not multipart:
+        return bool(deep)  # nothing else read back here
+    if not isinstance(meant, dict):
+        return False
+    encodings = next(
+        (
+            m.encoding
+            for m in (operation.body.media_types if operation.body is not None else ())
+            if m.content_type.split(";")[0].strip().lower() == media
+        ),
+        {},
+    )
+    expected: dict[str, Any] = {}
+    for name, value in meant.items():
+        encoding = encodings.get(name)
+        style = encoding.style if encoding is not None else None
+        joined = encoding is not None and encoding.explode is False and style != "deepObject"
+        if value is None:
+            continue
+        if (
+            joined
+            and isinstance(value, list)
+            and not any(isinstance(v, dict | list) for v in value)
+        ):
+            expected[name] = _DELIMITERS.get(style or "form", ",").join(map(_text, value))
+        else:
+            expected[name] = _as_read(value, repeated=style != "deepObject")
+        if expected[name] in ({}, []):
+            del expected[name]
+    if multipart:  # the fields a style names like query pairs (files are judged apart)
+        styled = {n for n, e in encodings.items() if e.style is not None}
+        fields = _multipart_fields(request)
+        read = _read_back(
+            [(k, v) for k, v in fields if re.split(r"\[", k, maxsplit=1)[0] in styled]
+        )
+        return bool(styled) and read == {k: v for k, v in expected.items() if k in styled}
+    body = parse_qsl(request.content.decode("ascii"), keep_blank_values=True)
+    return _read_back(body) == expected
+
+
+def _multipart_fields(request: WireRequest) -> list[tuple[str, str]]:
+    """The text fields of a multipart body: (name, text)."""
+    head = f"Content-Type: {request.header('content-type')}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + request.content)
+    return [
+        (str(part.get_param("name", header="content-disposition")), part.get_content())
+        for part in message.iter_parts()
+        if part.get_filename() is None and part.get_content_maintype() == "text"
+    ]
+
+
+_DELIMITERS = {"form": ",", "spaceDelimited": " ", "pipeDelimited": "|", "tabDelimited": "\t"}
+
+
+def _json_items_sent(args: dict[str, Any], name: str, request: WireRequest) -> bool:
+    """Whether query parameter ``name``, an array, went as one pair per item, each
+    item an object or array written as compact JSON (the module's documented rule)."""
+    value = args.get(name)
+    if not isinstance(value, list):
+        return False
+    sent = [v for k, v in parse_qsl(request.target.partition("?")[2]) if k == name]
+    written = [
+        json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+        if isinstance(item, dict | list)
+        else _text(item)
+        for item in value
+    ]
+    return sent == written
 
 
 def _shares_a_segment(template: str, name: str) -> bool:
@@ -568,7 +815,7 @@ async def call_one(
         tally.judge_failed += 1
         tally.example(f"judge failed {type(exc).__name__}", f"{where}: {exc!r}", limit)
         return
-    gaps = [judge_gap(judges, tool.operation, args, request, error) for error in errors]
+    gaps = [judge_gap(judges, tool, args, request, error) for error in errors]
     if errors and all(is_format_error(error) for error in errors):
         tally.formats += 1
         tally.example(f"{FORMATS}: a value not of its format", f"{where}: {errors[0]}", limit)
@@ -632,7 +879,7 @@ def report(tally: Tally, options: argparse.Namespace) -> None:
     for label, value in (
         ("specs that failed to load", tally.load_failed),
         ("tools", tally.tools),
-        ("arguments not generated (judge gaps)", tally.not_generated),
+        ("arguments not generated (the generator's)", tally.not_generated),
         ("calls", tally.calls),
         ("requests sent", tally.sent),
         ("conforming", tally.conforming),
