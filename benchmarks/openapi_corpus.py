@@ -1,5 +1,5 @@
-"""Every tool of a sample of real specs called once, each request judged against its
-operation: the sweep behind issue 11, item 18c.
+"""Every tool of a sample of real specs, or one tool of every spec, called once, each
+request judged against its operation: the sweeps behind issue 11 item 18c and issue 25.
 
 Run: python benchmarks/openapi_corpus.py [--specs N | --all | --only NAME ...] [--seed S]
                                           [--per-spec K] [--examples K] [--spec-timeout S]
@@ -14,26 +14,29 @@ calls K tools of each spec (drawn with ``--seed`` and the spec's name) instead o
 
 For each spec: ``OpenApiToolset(spec, base_url=<a recording server on 127.0.0.1 + the
 first server's path>)``, and for each tool one ``tool.run(args, ToolContext())`` with
-arguments made from the tool's own declared schema (tests/openapi/judge.py's
-``ArgumentMaker``: every property, plain values; the required ones alone when that
-fails). Each request the server records is judged by openapi-core's request validator
-(tests/openapi/judge.py's ``CoreJudge``) against the spec with its servers replaced by
-the recording server's and security left out (credentials are not under test); a path
-key's own query (``/jobs?op=LIST``, APIs.guru's way to tell apart operations sharing a
-path) must be in the request too.
+arguments made from the whole schema its calls are checked against (``arguments_schema``;
+the declaration's view may summarize a branch, and a model may send it in full):
+tests/openapi/judge.py's ``ArgumentMaker``, every property, plain values; the required
+ones alone when that fails. Each request the server records is judged by openapi-core's
+request validator (tests/openapi/judge.py's ``CoreJudge``) against the spec with its
+servers replaced by the recording server's and security left out (credentials are not
+under test); a path key's own query (``/jobs?op=LIST``, APIs.guru's way to tell apart
+operations sharing a path) must be in the request too.
 
 Counted: tools, calls made, requests sent; **non-conforming** requests (the judge
-rejects them); **foreign exceptions** (anything raised that is not a ``ToolsetError``);
-our errors raised (``ToolsetError``); calls the tool refused (an error result, nothing
-sent: valid arguments should be sent); arguments the generator cannot make (not calls);
-the judge's own failures (openapi-core raising, e.g. on a ``\p{L}`` pattern); and judge
-gaps: rejections every error of which has a cause of openapi-core's own, named by
-`judge_gap` (deepObject, XML and unknown ``+json`` bodies, objects nested in a query...)
-and counted apart. A rejection whose every error is a value not of its declared
-``format`` is ours too but counted apart, as *format (ours: issue 25 item 2, another
-branch)*: toolsets does not check formats yet. The first ``--examples`` of each kind are
-printed. Targets: 0 non-conforming, 0 foreign exceptions (the exit status is 1
-otherwise).
+rejects them, for a cause of ours); **foreign exceptions** (anything raised that is not
+a ``ToolsetError``); our errors raised (``ToolsetError``); calls the tool refused (an
+error result, nothing sent: valid arguments should be sent); arguments the generator
+cannot make (not calls); the judge's own failures (openapi-core raising, e.g. on a
+``\p{L}`` pattern); and rejections not ours: each error has a cause `judge_gap` names
+with whose it is (openapi-core's limit, the spec's fault or a thing OpenAPI cannot say,
+the generator's), and each verdict first checks that what was sent is what the model
+meant, read back as a server reads it (bodies, deepObject and form fields, path
+segments), so that a mistake of ours is never taken for the judge's. A rejection whose
+every error is a value not of its declared ``format`` is ours but counted apart, as
+*ours: issue 25 item 2, another branch* (toolsets does not check formats yet). The first
+``--examples`` of each kind are printed. Targets: 0 non-conforming, 0 foreign exceptions
+(the exit status is 1 otherwise).
 
 Measured (Nov 2026, seed 18, 300 specs, 147 s): 9,427 tools, 9,302 calls (125 tools'
 arguments not generated), 9,302 requests sent, 8,006 conforming, 0 non-conforming,
@@ -99,6 +102,8 @@ class Arguments(ArgumentMaker):
         try:
             text = super()._string(schema, False, depth, variant)
         except (GenerationError, re.error):  # Python's re cannot read ECMA-262's \p{..}
+            text = ""
+        if text in (".", ".."):  # refused as a path segment, rightly: try others
             text = ""
         if text or schema.get("maxLength", 1) == 0:
             return text
@@ -215,6 +220,11 @@ class Judges:
             for key in ("allOf", "anyOf", "oneOf"):
                 todo.extend(self._follow(member) for member in schema.get(key) or ())
         return found
+
+    def components(self) -> dict[str, Any]:
+        """The spec's named schemas."""
+        schemas = (self._spec.get("components") or {}).get("schemas")
+        return schemas if isinstance(schemas, dict) else {}
 
     def lost_mapping(self, tool: RestApiTool) -> bool:
         """Whether the body's discriminator maps values to other files (the bundled spec
@@ -386,6 +396,15 @@ def judge_gap(
         )
     if "could not be resolved" in error and "reference '" in error and judges.lost_mapping(tool):
         return f"{THE_SPEC}: its discriminator maps values to files it does not hold"
+    unnamed = re.findall(r"reference '#/components/schemas/([^'/]+)' could not be resolved", error)
+    if (
+        unnamed
+        and isinstance(meant, dict)
+        and all(name not in judges.components() and name in meant.values() for name in unnamed)
+    ):
+        # Azure's: the value is the spec's own (its enum), the schema is named otherwise
+        # (x-ms-discriminator-value), and no mapping says so.
+        return f"{THE_SPEC}: its discriminator has no mapping, and its values name no schema"
     if "Tried to write read-only property" in error:
         return f"{OPENAPI_CORE}: applies readOnly to a parameter's schema (it concerns properties)"
     if error.startswith("MissingRequiredParameter: Missing required query parameter: "):
@@ -404,13 +423,15 @@ def judge_gap(
         return f"{OPENAPI_CORE}: cannot read deepObject parameters or form properties"
     if "Failed to deserialize value with application/xml" in error:
         return f"{THE_GENERATOR}: writes plain text where an XML body is declared as a string"
-    if (
+    raw_as_given = (
         error.startswith("InvalidRequestBody")
         and is_raw(media)
-        and "of type object" in error
         and isinstance(meant, str)
         and request.content == meant.encode()
-    ):
+    )
+    if raw_as_given and "of type array" in error and not media.startswith("text/"):
+        return f"{THE_SPEC}: declares a raw body ({media}) as a JSON array"
+    if raw_as_given and "of type object" in error:
         return f"{OPENAPI_CORE}: reads an XML or text body as text, not as the object it describes"
     in_query = error.startswith(
         ("InvalidParameter: Invalid query", "ParameterValidationError: Query")

@@ -220,6 +220,18 @@ class _Reader:
                     pointer=pointer,
                     source=self.source,
                 )
+        _, hash_sign, fragment = path.partition("#")
+        for name in _template_names(fragment) if hash_sign else ():
+            if name not in _template_names(path.partition("#")[0]):
+                # The fragment (APIs.guru's way to tell operations apart) is never sent:
+                # the model's value could not be either, and the request would go to
+                # another resource (Mastercard's "/send/#env/v1/partners/{partnerId}").
+                raise SpecError(
+                    f"the path has {{{name}}} after '#': a fragment is never sent, so "
+                    f"path parameter {name!r} could not be",
+                    pointer=pointer,
+                    source=self.source,
+                )
         if self.v2:
             bodies = [p for p in merged.values() if isinstance(p, _V2Body)]
             body = self._v2_body(op, bodies, pointer)
