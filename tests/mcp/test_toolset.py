@@ -844,6 +844,19 @@ async def test_arguments_that_do_not_fit_the_input_schema_are_refused_naming_eac
     assert right == {"total": 3}
 
 
+async def test_a_tool_says_it_takes_nothing_else_only_where_its_server_says_so() -> None:
+    # toolsets refuses an unknown argument only where the server's schema does: the
+    # declaration is the server's, closed or open (the draft-04 test below: closed).
+    async with stdio_toolset() as toolset:
+        add = await toolset.get_tool("add")
+        declaration = add.declaration()
+        result = await add.run({"a": 1, "b": 2, "c": 3}, ToolContext())
+        assert await received(toolset) == ["add", "calls_received"], "sent"
+    assert declaration is not None
+    assert "additionalProperties" not in declaration.parameters
+    assert result == {"total": 3}
+
+
 async def test_null_for_an_optional_parameter_means_not_given_and_is_left_out() -> None:
     # Hosts in strict mode declare optional parameters nullable and send null for them.
     async with stdio_toolset() as toolset:

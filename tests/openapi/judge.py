@@ -376,7 +376,9 @@ class _CoreRequest:
             header=Headers(list(request.headers)),
             cookie=ImmutableMultiDict([(c[0], unquote(c[-1])) for c in cookies if c[0]]),
         )
-        self.content_type = request.header("content-type").lower()
+        # As sent: openapi-core matches the spec's media type as written first (a spec's
+        # "application/JSON"), then in lower case.
+        self.content_type = request.header("content-type")
         self.body = request.content or None
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from tests.openapi.helpers import FIXTURES, recording_server
 from toolsets import ToolContext, tool
+from toolsets._invoke import Done, invoke
 from toolsets.openapi import OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -84,12 +85,32 @@ async def test_a_misspelt_argument_is_refused_naming_it_and_nothing_is_sent() ->
     assert list(fields(searched)) == ["max_prise"]
 
 
-async def test_only_a_body_that_takes_more_properties_declares_them() -> None:
+async def test_the_arguments_say_they_take_nothing_else_unless_the_body_takes_more() -> None:
     async with OpenApiToolset(BOOKSHOP, base_url="http://127.0.0.1:9") as ts:
         add = await ts.get_tool("books_add")
+        search = await ts.get_tool("books_search")
         labels = await OpenApiToolset(NOTES, base_url="http://127.0.0.1:9").get_tool("labels_set")
-    assert "additionalProperties" not in add.parameters  # closed: what it lists is all
+    declared = add.declaration()
+    assert declared is not None
+    assert declared.parameters["additionalProperties"] is False
+    assert search.parameters["additionalProperties"] is False
     assert labels.parameters["additionalProperties"] == {"type": "string", "maxLength": 20}
+
+
+async def test_an_argument_the_tool_does_not_take_is_refused_before_the_user_is_asked() -> None:
+    # The call path checks the declared schema before asking for confirmation: closed,
+    # it refuses the misspelt name there (the user is never asked about a doomed call).
+    async with (
+        recording_server() as server,
+        OpenApiToolset(BOOKSHOP, base_url=server.url, credentials={"shop_key": "k"}) as ts,
+    ):
+        remove = await ts.get_tool("books_remove")
+        outcome = await invoke(
+            remove, {"isbn": "9780141439686", "forse": True}, ToolContext(), default_timeout=5
+        )
+    assert isinstance(outcome, Done)
+    assert list(fields(outcome.result)) == ["forse"]
+    assert server.requests == []
 
 
 async def test_a_body_that_takes_more_properties_gets_them_and_checks_them() -> None:

@@ -256,8 +256,9 @@ async def test_load_builds_every_schema_of_a_huge_spec_leaving_the_broken_ones_o
         assert "broken" not in names
 
 
-def wide_spec(count: int) -> dict[str, Any]:
-    """One POST whose body has ``count`` described properties, the first three required."""
+def wide_spec(count: int, *, required: bool = True) -> dict[str, Any]:
+    """One POST whose body (``required`` or not) has ``count`` described properties, the
+    first three required."""
     properties = {
         f"setting_{i}": {"type": "string", "description": f"What setting {i} does. " * 3}
         for i in range(count)
@@ -273,7 +274,7 @@ def wide_spec(count: int) -> dict[str, Any]:
                     "operationId": "configure",
                     "description": "Configures everything. " * 40,
                     "requestBody": {
-                        "required": True,
+                        "required": required,
                         "content": {"application/json": {"schema": body}},
                     },
                     "responses": {"200": {"description": "ok"}},
@@ -299,6 +300,25 @@ async def test_every_top_level_argument_stays_when_only_their_descriptions_can_g
     assert "description" not in shown["properties"]["setting_3"]
     assert tool.description.startswith(declared.description.rstrip("…"))
     assert len(declared.description) < len(tool.description)
+
+
+@pytest.mark.anyio
+async def test_an_optional_bodys_properties_stay_as_lifted_ones_would() -> None:
+    # Taken whole (it requires some of them), the body is one argument: its properties
+    # are kept as top-level arguments are, never summarized into one line.
+    async with OpenApiToolset(wide_spec(60, required=False), declaration_budget=3000) as ts:
+        tool = await ts.get_tool("configure")
+        declared = tool.declaration()
+
+    assert declared is not None
+    body = declared.parameters["properties"]["body"]
+    assert list(body["properties"]) == [f"setting_{i}" for i in range(60)]
+    assert body["required"] == ["setting_0", "setting_1", "setting_2"]
+    assert body["additionalProperties"] is False
+    assert declaration_size(declared.description, declared.parameters) <= 3000
+    # The optional ones lose their descriptions first, in order.
+    assert all("description" in body["properties"][f"setting_{i}"] for i in range(3))
+    assert "description" not in body["properties"]["setting_3"]
 
 
 @pytest.mark.anyio

@@ -253,6 +253,18 @@ async def test_a_path_keys_fragment_is_not_sent_and_its_query_merges_with_the_pa
     assert request.request_line == "GET /jobs?op=LIST HTTP/1.1"
 
 
+async def test_a_path_parameter_in_the_keys_fragment_leaves_its_operation_out() -> None:
+    # Nothing after "#" is sent: the parameter would be lost and another resource called.
+    partner = {"name": "partnerId", "in": "path", "required": True, "schema": {"type": "string"}}
+    spec = one_operation({"parameters": [partner]}, path="/send/#env/v1/partners/{partnerId}")
+    async with OpenApiToolset(spec, base_url="http://127.0.0.1:9") as ts:
+        await ts.load()
+        assert list(await ts.list_tools()) == []
+        (problem,) = ts.problems
+    assert problem.pointer == "/paths/~1send~1#env~1v1~1partners~1{partnerId}/get"
+    assert "{partnerId} after '#'" in str(problem)
+
+
 async def test_operations_sharing_a_path_through_their_keys_keep_distinct_stable_names() -> None:
     spec = {
         "openapi": "3.0.3",

@@ -24,7 +24,10 @@ What is given up, in this order, until the declaration fits (each step determini
 3. The descriptions of optional top-level arguments, then of the required ones, then the
    tool's description beyond its first sentences.
 
-The top-level arguments and which of them are required always stay.
+The top-level arguments and which of them are required always stay. So do the properties
+of an argument that stands for a whole request body (an optional body that requires
+some of its properties, see `toolsets.openapi._schema`): they are viewed as top-level
+arguments are, as they would be had the body been lifted.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pydantic_core
@@ -92,32 +95,40 @@ def declaration_size(description: str, parameters: Mapping[str, Any]) -> int:
 
 
 def fit_declaration(
-    description: str, parameters: Mapping[str, Any], budget: int | None
+    description: str,
+    parameters: Mapping[str, Any],
+    budget: int | None,
+    *,
+    bodies: Collection[str] = (),
 ) -> tuple[str, Mapping[str, Any]]:
     """``description`` and ``parameters`` as the model is sent them: as they are when
     they fit in ``budget`` bytes (or there is none), else summarized as the module says.
     A declaration that cannot fit even with every step taken is as small as they make
-    it (the top-level arguments always stay)."""
+    it (the top-level arguments always stay). ``bodies`` names the top-level arguments
+    that stand for a whole request body: their properties are kept as top-level
+    arguments are."""
     if budget is None or _fits(description, parameters, budget):
         return description, parameters
     defs = parameters.get("$defs")
     defs = defs if isinstance(defs, Mapping) else {}
     room = budget - len(description)
-    tidied = _Viewer(defs, limit=None, room=room).attempt(parameters)
+    flat = frozenset(bodies)
+    tidied = _Viewer(defs, limit=None, room=room, flat=flat).attempt(parameters)
     if tidied is not None and _fits(description, tidied, budget):
         return description, tidied
     # The shallowest views first: each is at most as big as the next, and the first
     # over the budget ends the search (a view is given up as soon as it is too big).
     fitting: Mapping[str, Any] | None = None
     for limit in range(MAX_DEPTH + 1):
-        view = _Viewer(defs, limit=limit, room=room).attempt(parameters)
+        view = _Viewer(defs, limit=limit, room=room, flat=flat).attempt(parameters)
         if view is None or not _fits(description, view, budget):
             break
         fitting = view
     if fitting is not None:
-        return description, _deepened(description, parameters, defs, fitting, limit, budget)
-    smallest = _Viewer(defs, limit=0, room=None).view(parameters, 0)
-    return _last_resort(description, smallest, budget)
+        deepened = _deepened(description, parameters, defs, fitting, limit, budget, flat)
+        return description, deepened
+    smallest = _Viewer(defs, limit=0, room=None, flat=flat).view(parameters, 0)
+    return _last_resort(description, smallest, budget, flat)
 
 
 def _deepened(
@@ -127,6 +138,7 @@ def _deepened(
     view: Mapping[str, Any],
     limit: int,
     budget: int,
+    flat: frozenset[str] = frozenset(),
 ) -> Mapping[str, Any]:
     """``view`` (every branch summarized below depth ``limit - 1``) with the top-level
     arguments that still fit shown one level deeper, then deeper again, those that
@@ -147,7 +159,8 @@ def _deepened(
         grown: list[tuple[int, str, Any, int]] = []
         for name in growing:
             limits[name] += 1
-            deeper = _Viewer(defs, limit=limits[name], room=room).attempt_at(whole[name], 1)
+            viewer = _Viewer(defs, limit=limits[name], room=room, flat=flat)
+            deeper = viewer.attempt_argument(name, whole[name])
             if deeper is None or limits[name] >= MAX_DEPTH:
                 continue
             deeper_size = _size(deeper)
@@ -214,29 +227,43 @@ def _text_over(node: Any, room: int) -> int:
 _CONTAINERS = (dict, list)
 
 
-def _last_resort(description: str, view: dict[str, Any], budget: int) -> tuple[str, dict[str, Any]]:
+def _last_resort(
+    description: str, view: dict[str, Any], budget: int, flat: frozenset[str] = frozenset()
+) -> tuple[str, dict[str, Any]]:
     """Step 3, until it fits: the top-level arguments' descriptions shortened (optional
-    ones first), the tool's description cut to a paragraph, the arguments' descriptions
-    dropped (optional ones first), and the tool's description cut to a sentence or two."""
+    ones first, a whole body's properties with them), the tool's description cut to a
+    paragraph, the arguments' descriptions dropped (optional ones first), and the tool's
+    description cut to a sentence or two."""
     properties: dict[str, Any] = dict(view.get("properties") or {})
     view = {**view, "properties": properties}
     required = set(view.get("required") or ())
-    names = [n for n in properties if n not in required] + [n for n in properties if n in required]
+    places: list[tuple[dict[str, Any], str]] = [
+        (properties, n) for n in properties if n not in required
+    ]
+    for body in [n for n in properties if n in flat]:
+        members = properties[body].get("properties") if isinstance(properties[body], dict) else None
+        if isinstance(members, dict):
+            members = dict(members)
+            properties[body] = {**properties[body], "properties": members}
+            needed = set(properties[body].get("required") or ())
+            places.extend((members, n) for n in members if n not in needed)
+            places.extend((members, n) for n in members if n in needed)
+    places.extend((properties, n) for n in properties if n in required)
     for step in ("shorten", "paragraph", "drop"):
         if step == "paragraph":
             description = shortened(description, 4 * DESCRIPTION_CHARS)
             if declaration_size(description, view) <= budget:
                 return description, view
             continue
-        for name in names:
-            schema = properties[name]
+        for holder, name in places:
+            schema = holder[name]
             if not isinstance(schema, dict) or "description" not in schema:
                 continue
             if step == "shorten":
                 told = shortened(schema["description"], SHORT_DESCRIPTION_CHARS)
-                properties[name] = {**schema, "description": told}
+                holder[name] = {**schema, "description": told}
             else:
-                properties[name] = {k: v for k, v in schema.items() if k != "description"}
+                holder[name] = {k: v for k, v in schema.items() if k != "description"}
             if declaration_size(description, view) <= budget:
                 return description, view
     return shortened(description, DESCRIPTION_CHARS), view
@@ -274,10 +301,20 @@ class _Viewer:
     With ``room``, gives up (`attempt` returns None) once the view's keys and strings
     alone take more characters."""
 
-    def __init__(self, defs: Mapping[str, Any], *, limit: int | None, room: int | None) -> None:
+    def __init__(
+        self,
+        defs: Mapping[str, Any],
+        *,
+        limit: int | None,
+        room: int | None,
+        flat: frozenset[str] = frozenset(),
+    ) -> None:
         self._defs = defs
         self._limit = limit
         self._room = room
+        self._flat = flat
+        """Top-level arguments standing for a whole body: their properties are viewed at
+        the top-level arguments' depth."""
         self._loosened = 0
         """How many parts were loosened (enums trimmed, branches summarized) so far."""
         self._long_enums: dict[str, bool] = {}
@@ -293,6 +330,29 @@ class _Viewer:
             return self.view(node, depth)
         except _TooBig:
             return None
+
+    def attempt_argument(self, name: str, node: Any) -> Any:
+        """The view of top-level argument ``name``, or None when it is bigger than the
+        room."""
+        try:
+            return self._argument(name, node, 0)
+        except _TooBig:
+            return None
+
+    def _argument(self, name: str, node: Any, calls: int) -> Any:
+        """A top-level argument's view; a whole body's properties at its own depth."""
+        members = node.get("properties") if isinstance(node, Mapping) else None
+        if name not in self._flat or not isinstance(members, Mapping):
+            return self.view(node, 1, calls)
+        rest = self.view({k: v for k, v in node.items() if k != "properties"}, 0, calls)
+        shown = {n: self.view(s, 1, calls) for n, s in members.items()}
+        out = {
+            k: (shown if k == "properties" else rest[k])
+            for k in node
+            if k in rest or k == "properties"
+        }
+        out.update(rest)  # a note the view added (the description is then its own)
+        return out
 
     def _spend(self, text: str) -> None:
         if self._room is not None:
@@ -330,6 +390,8 @@ class _Viewer:
             elif key == "$defs":
                 if self._limit is None and isinstance(value, Mapping):
                     out[key] = {name: self.view(s, depth, calls) for name, s in value.items()}
+            elif key == "properties" and depth == 0 and self._flat and isinstance(value, Mapping):
+                out[key] = {name: self._argument(name, s, calls) for name, s in value.items()}
             elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
                 deeper = depth + (key in _NESTING)
                 out[key] = {name: self.view(s, deeper, calls) for name, s in value.items()}

@@ -50,13 +50,18 @@ STYLES: Mapping[str, frozenset[str]] = {
     "header": frozenset(("simple",)),
     "cookie": frozenset(("form",)),
 }
-# Swagger 2.0 collectionFormat → (style, explode), by location.
 _COLLECTION_FORMATS: Mapping[str, tuple[str, bool]] = {
     "csv": ("form", False),
     "ssv": ("spaceDelimited", False),
+    "tsv": ("tabDelimited", False),
     "pipes": ("pipeDelimited", False),
     "multi": ("form", True),
 }
+"""Swagger 2.0's ``collectionFormat`` → (style, explode) in a query or a form body.
+``tsv`` has no OpenAPI 3 style: ``tabDelimited`` is the serializer's own for it. In a
+path or a header ``csv`` (and ``multi``, meant for queries and forms only) is ``simple``,
+and ``ssv``, ``tsv`` and ``pipes`` keep their delimited style (which the serializer
+joins there too)."""
 # Swagger 2.0 parameter fields that are JSON Schema keywords.
 _V2_SCHEMA_KEYS = (
     "type",
@@ -215,6 +220,18 @@ class _Reader:
                     pointer=pointer,
                     source=self.source,
                 )
+        _, hash_sign, fragment = path.partition("#")
+        for name in _template_names(fragment) if hash_sign else ():
+            if name not in _template_names(path.partition("#")[0]):
+                # The fragment (APIs.guru's way to tell operations apart) is never sent:
+                # the model's value could not be either, and the request would go to
+                # another resource (Mastercard's "/send/#env/v1/partners/{partnerId}").
+                raise SpecError(
+                    f"the path has {{{name}}} after '#': a fragment is never sent, so "
+                    f"path parameter {name!r} could not be",
+                    pointer=pointer,
+                    source=self.source,
+                )
         if self.v2:
             bodies = [p for p in merged.values() if isinstance(p, _V2Body)]
             body = self._v2_body(op, bodies, pointer)
@@ -255,11 +272,12 @@ class _Reader:
                 continue
             node = _mapping(node, node_pointer, node_base or None)
             name, location = node.get("name"), node.get("in")
-            if not isinstance(name, str) or not name:
+            # A Swagger 2.0 body parameter's name never goes on the wire: it may be "".
+            if not isinstance(name, str) or not (name or (self.v2 and location == "body")):
                 raise SpecError("a parameter needs a name", pointer=where, source=self.source)
             if self.v2 and location in ("body", "formData"):
                 found[(str(location), name)] = _V2Body(
-                    location=str(location), node=node, base=node_base
+                    location=str(location), node=node, base=node_base, pointer=where
                 )
                 continue
             if (
@@ -333,18 +351,25 @@ class _Reader:
         style = DEFAULT_STYLES[location]
         explode = style == "form"
         if schema.get("type") == "array":
-            fmt = node.get("collectionFormat", "csv")
-            # (tsv has no OpenAPI 3 equivalent)
-            if not isinstance(fmt, str) or fmt not in _COLLECTION_FORMATS:
-                raise SpecError(
-                    f"parameter {name!r}: collectionFormat {fmt!r} is not supported",
-                    pointer=pointer,
-                    source=self.source,
-                )
-            style, explode = _COLLECTION_FORMATS[fmt]
-            if location in ("path", "header"):  # only csv makes sense there
+            style, explode = self._collection_format(node, name, pointer)
+            if location in ("path", "header") and style == "form":
                 style, explode = "simple", False
         return _new_parameter(node, name, location, schema=schema, style=style, explode=explode)
+
+    def _collection_format(
+        self, node: Mapping[str, Any], name: str, pointer: str
+    ) -> tuple[str, bool]:
+        """The style and explode of a Swagger 2.0 array parameter's ``collectionFormat``
+        (``csv`` when it names none)."""
+        fmt = node.get("collectionFormat", "csv")
+        if not isinstance(fmt, str) or fmt not in _COLLECTION_FORMATS:
+            raise SpecError(
+                f"parameter {name!r}: collectionFormat {fmt!r} is not one of "
+                f"{', '.join(_COLLECTION_FORMATS)}",
+                pointer=pointer,
+                source=self.source,
+            )
+        return _COLLECTION_FORMATS[fmt]
 
     # --- bodies ---------------------------------------------------------------------
 
@@ -412,9 +437,8 @@ class _Reader:
             properties[name] = schema
             if node.get("required"):
                 required.append(name)
-            fmt = str(node.get("collectionFormat", "csv"))
-            if schema.get("type") == "array" and fmt in _COLLECTION_FORMATS:
-                style, explode = _COLLECTION_FORMATS[fmt]
+            if schema.get("type") == "array":
+                style, explode = self._collection_format(node, name, form.pointer)
                 encoding[name] = Encoding(style=style, explode=explode)
         form_schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
@@ -522,6 +546,8 @@ class _V2Body:
     location: str
     node: Mapping[str, Any]
     base: str
+    pointer: str
+    """Where it is listed (for errors)."""
 
 
 def _new_parameter(

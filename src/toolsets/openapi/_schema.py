@@ -6,6 +6,14 @@ Spec schemas are translated (OpenAPI 3.0's ``nullable`` and boolean exclusive bo
 properties a client must not send (``readOnly``) are left out. Referenced schemas become
 shared definitions in ``$defs`` (a recursive one refers to itself there, never expanded);
 each is translated once per toolset and shared by every operation that uses it.
+
+An object body's properties are arguments of their own (lifted: ``body_<name>`` where a
+parameter has the name), unless the body is optional and requires some of them: it is
+then one optional ``body`` argument whose ``required`` stands, so that a body is sent
+whole or not at all (lifted, its properties could be given without those it requires).
+A body that is not an object, or combines schemas, is one ``body`` argument too. The
+arguments object says ``additionalProperties: false`` (an argument it does not name is
+refused), unless a lifted body takes more properties: then it says what they may be.
 """
 
 from __future__ import annotations
@@ -214,9 +222,9 @@ class OperationSchema:
     """The body's media type that will be sent, if the operation has a body."""
     extra_to_body: bool = False
     """Arguments the schema does not name go into the body: its properties were lifted,
-    and it declares ``additionalProperties`` (or ``patternProperties``) of its own.
-    Otherwise such arguments are refused (the schema does not say
-    ``additionalProperties: false``, to keep declarations short: the refusal names them)."""
+    and it declares ``additionalProperties`` (or ``patternProperties``) of its own, which
+    the schema's top level then carries. Otherwise such arguments are refused, and the
+    schema says ``additionalProperties: false``."""
 
 
 def pick_media_type(body: Body | None) -> MediaType | None:
@@ -314,26 +322,21 @@ class SchemaBuilder:
                 add("body", ("body", ""), schema, op.body.required)
             elif _is_plain_object(target):
                 target_base = self._resolver.inner_base(target, target_base)
-                required_at = join_pointer(target_pointer, "required")
-                target_required = set(_required(target.get("required"), required_at, base))
-                for name, prop in (target.get("properties") or {}).items():
-                    prop_pointer = join_pointer(target_pointer, "properties", name)
-                    if self._read_only(prop, target_base, prop_pointer):
-                        continue
-                    schema = self.convert(prop, target_base, prop_pointer, used)
-                    if multipart:
-                        schema = self._part(prop, schema, target_base, prop_pointer)
+                members, needed = self._members(
+                    target, target_base, target_pointer, base, multipart, used
+                )
+                more = self._extra(target, target_base, target_pointer, used)
+                if op.body.required or not needed:
+                    for name, schema in members.items():
+                        add(name, ("body_property", name), schema, name in needed)
+                    extra = more
+                else:
                     add(
-                        name,
-                        ("body_property", name),
-                        schema,
-                        op.body.required and name in target_required,
+                        "body",
+                        ("body", ""),
+                        self._whole(op.body, target, members, needed, more),
+                        False,
                     )
-                declared = target.get("properties") or {}
-                for name in sorted(target_required - set(declared)):  # required, undescribed
-                    if isinstance(name, str):
-                        add(name, ("body_property", name), {}, op.body.required)
-                extra = self._extra(target, target_base, target_pointer, used)
             else:
                 schema = self.convert(raw, base, where, used)
                 if _is_form(media.content_type) and not _may_be_object(target, media.content_type):
@@ -345,7 +348,9 @@ class SchemaBuilder:
         parameters: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             parameters["required"] = required
-        parameters.update(extra)
+        # Arguments it does not name are refused (`RestApiTool` names them), unless they
+        # go into a lifted body that takes more: the schema says which, for the model.
+        parameters.update(extra or {"additionalProperties": False})
         if used:
             parameters["$defs"] = {name: self._defs[name] for name in sorted(self._closure(used))}
         return OperationSchema(
@@ -354,6 +359,55 @@ class SchemaBuilder:
             media_type=media,
             extra_to_body=bool(extra),
         )
+
+    def _members(
+        self,
+        target: Mapping[str, Any],
+        base: str,
+        pointer: str,
+        spec_base: str,
+        multipart: bool,
+        used: set[str],
+    ) -> tuple[dict[str, Any], list[str]]:
+        """An object body's properties a client may send (``readOnly`` ones left out;
+        one that is required but undescribed takes anything), and the required ones, in
+        the spec's order."""
+        required_at = join_pointer(pointer, "required")
+        listed = _required(target.get("required"), required_at, spec_base)
+        members: dict[str, Any] = {}
+        for name, prop in (target.get("properties") or {}).items():
+            prop_pointer = join_pointer(pointer, "properties", name)
+            if self._read_only(prop, base, prop_pointer):
+                continue
+            schema = self.convert(prop, base, prop_pointer, used)
+            if multipart:
+                schema = self._part(prop, schema, base, prop_pointer)
+            members[name] = schema
+        declared = target.get("properties") or {}
+        for name in sorted(set(listed) - set(declared)):  # required, undescribed
+            members[name] = {}
+        needed = [name for name in dict.fromkeys(listed) if name in members]
+        return members, needed
+
+    @staticmethod
+    def _whole(
+        body: Body,
+        target: Mapping[str, Any],
+        members: dict[str, Any],
+        needed: list[str],
+        more: dict[str, Any],
+    ) -> dict[str, Any]:
+        """An optional object body that requires some of its properties, as one optional
+        argument: lifted, its properties could be given without the ones it requires
+        (and a partial body sent); whole, its own ``required`` stands. Closed unless it
+        declares more properties, as a lifted body is (and the schema says so)."""
+        schema: dict[str, Any] = {"type": "object"}
+        told = body.description or target.get("description")
+        if isinstance(told, str) and told:
+            schema["description"] = plain_text(told)
+        schema.update(properties=members, required=needed)
+        schema.update(more or {"additionalProperties": False})
+        return schema
 
     def _extra(
         self, body: Mapping[str, Any], base: str, pointer: str, used: set[str]

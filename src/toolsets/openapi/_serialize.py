@@ -51,6 +51,15 @@ Query
     scalars behave like ``form``. Empty arrays and objects send nothing (RFC 6570's
     *undefined*), so a required parameter cannot be empty: it is refused.
 
+Swagger 2.0 collection formats
+    ``csv``, ``ssv``, ``pipes`` and ``multi`` are OpenAPI 3's ``form`` (``simple`` in a
+    path or a header), ``spaceDelimited`` and ``pipeDelimited`` styles; ``tsv`` is a style
+    of this module's, ``tabDelimited``: the items joined by a tab (``%09`` in a URL). In
+    a path or a header, where OpenAPI 3 has none of them, ``ssv``, ``tsv`` and ``pipes``
+    join the items by their delimiter all the same: percent-encoded in a path (``%20``,
+    ``%09``, ``%7C``), as they are in a header (a space or a tab inside a field value is
+    legal HTTP).
+
 Headers
     Never percent-encoded (the spec: headers pass through unchanged). Leading and
     trailing spaces are dropped, as every HTTP recipient would; line breaks, other
@@ -358,8 +367,18 @@ _RAW: Final = _Codec(_same, _same)
 
 _PATH_STYLES: Final = {"simple": ("", ","), "label": (".", "."), "matrix": (";", ";")}
 """Style -> (prefix, separator of exploded items)."""
-_QUERY_DELIMITERS: Final = {"form": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
+_QUERY_DELIMITERS: Final = {
+    "form": ",",
+    "spaceDelimited": " ",
+    "pipeDelimited": "|",
+    "tabDelimited": "\t",
+}
+"""Style -> the delimiter of items not exploded. ``tabDelimited`` is Swagger 2.0's
+``collectionFormat: tsv``, which OpenAPI 3 has no style for."""
 _QUERY_STYLES: Final = frozenset({*_QUERY_DELIMITERS, "deepObject"})
+_DELIMITED: Final = frozenset(("spaceDelimited", "pipeDelimited", "tabDelimited"))
+"""Swagger 2.0's ``ssv``, ``pipes`` and ``tsv``, which it allows in a path and a header
+too (OpenAPI 3's styles do not)."""
 
 
 def _named(name: str, text: str) -> str:
@@ -394,25 +413,33 @@ def _expand(style: str, explode: bool, name: str, value: object, codec: _Codec) 
 def _pairs(
     style: str, explode: bool, name: str, value: object, codec: _Codec
 ) -> list[tuple[str, str]]:
-    """``form``, ``spaceDelimited``, ``pipeDelimited`` or ``deepObject`` pairs."""
+    """``form``, ``spaceDelimited``, ``pipeDelimited``, ``tabDelimited`` or
+    ``deepObject`` pairs."""
     if style == "deepObject":
         return _deep(codec.name(name), value, codec)
+    if explode and isinstance(value, Mapping):
+        return [(codec.name(key), codec.value(_item(item))) for key, item in _entries(value)]
+    if explode and isinstance(value, list | tuple):
+        return [(codec.name(name), codec.value(_item(item))) for item in value]
+    text = _joined(style, value, codec)
+    return [(codec.name(name), text)] if text is not None else []
+
+
+def _joined(style: str, value: object, codec: _Codec) -> str | None:
+    """An array's items (an object's keys and values) joined by the style's delimiter,
+    or a scalar: the text of one ``form`` (or delimited) value not exploded. None for
+    an empty array or object (RFC 6570's *undefined*)."""
     delimiter = _QUERY_DELIMITERS[style]
-    # "," is RFC 6570's own delimiter and stays literal; " " and "|" are not allowed in
-    # a URI, so they are escaped like names.
+    # "," is RFC 6570's own delimiter and stays literal; " ", "|" and a tab are not
+    # allowed in a URI, so they are escaped like names (a header keeps them as they are).
     joiner = delimiter if delimiter == "," else codec.name(delimiter)
     if isinstance(value, Mapping):
-        entries = _entries(value)
-        if explode:
-            return [(codec.name(key), codec.value(_item(item))) for key, item in entries]
-        flat = [codec.value(part) for key, item in entries for part in (key, _item(item))]
-        return [(codec.name(name), joiner.join(flat))] if flat else []
+        flat = [codec.value(part) for key, item in _entries(value) for part in (key, _item(item))]
+        return joiner.join(flat) if flat else None
     if isinstance(value, list | tuple):
         items = [codec.value(_item(item)) for item in value]
-        if explode:
-            return [(codec.name(name), text) for text in items]
-        return [(codec.name(name), joiner.join(items))] if items else []
-    return [(codec.name(name), codec.value(_scalar(value)))]
+        return joiner.join(items) if items else None
+    return codec.value(_scalar(value))
 
 
 def _deep(prefix: str, value: object, codec: _Codec) -> list[tuple[str, str]]:
@@ -448,6 +475,8 @@ def path_value(param: Parameter, value: object) -> str:
     with _failing_as("path", param.name):
         if param.content_type is not None:
             text = _pct(_content_text(param.content_type, value))
+        elif param.style in _DELIMITED:  # Swagger 2.0's ssv, tsv, pipes
+            text = _joined(param.style, value, _URL) or ""
         else:
             _check_style(param.style, tuple(_PATH_STYLES), "path parameters")
             text = _expand(param.style, param.explode, param.name, value, _URL)
@@ -517,6 +546,8 @@ def header_value(param: Parameter, value: object) -> str:
     with _failing_as("header", param.name):
         if param.content_type is not None:
             text = _content_text(param.content_type, value, ascii_only=True)
+        elif param.style in _DELIMITED:  # Swagger 2.0's ssv, tsv, pipes
+            text = _joined(param.style, value, _RAW) or ""
         else:
             _check_style(param.style, ("simple",), "headers")
             text = _expand("simple", param.explode, param.name, value, _RAW)

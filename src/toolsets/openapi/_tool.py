@@ -185,7 +185,10 @@ class RestApiTool(BaseTool):
     def _make(self) -> _Built:
         assert self._schemas is not None, "used before it was made"
         schema = self._schemas.of(self.operation)
-        description, parameters = fit_declaration(self.description, schema.parameters, self._budget)
+        bodies = [key for key, argument in schema.arguments.items() if argument.location == "body"]
+        description, parameters = fit_declaration(
+            self.description, schema.parameters, self._budget, bodies=bodies
+        )
         return _Built(
             schema=schema,
             checker=ArgumentChecker(schema.parameters, tool_name=self.name),
