@@ -25,7 +25,30 @@ from typing import Literal
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["Authority", "Pattern", "RequestChecks", "parse_authority", "parse_origin"]
+__all__ = [
+    "Authority",
+    "Pattern",
+    "RequestChecks",
+    "parse_authority",
+    "parse_origin",
+    "replaying",
+]
+
+
+def replaying(first: Message, receive: Receive) -> Receive:
+    """``receive`` for the app a middleware hands a request on to, after reading its
+    first message itself: that message again, then the rest as they come."""
+    given = False
+
+    async def replay() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return first
+        return await receive()
+
+    return replay
+
 
 logger = logging.getLogger("toolsets.mcp.server")
 
@@ -186,16 +209,7 @@ class RequestChecks:
             if not message.get("more_body", False):
                 break
         whole: Message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-        given = False
-
-        async def replay() -> Message:
-            nonlocal given
-            if not given:
-                given = True
-                return whole
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(whole, receive), send)
 
     def _refusal(self, scope: Scope) -> tuple[int, str] | None:
         """The status and text refusing the request for its Host or Origin, if any."""

@@ -32,9 +32,10 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types import HEADER_MISMATCH, INVALID_REQUEST, PROTOCOL_VERSION_META_KEY
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolsets._results import clip
+from toolsets.mcp._server_checks import replaying
 from toolsets.schema._restore import json_kind
 
 __all__ = ["EnvelopeChecks"]
@@ -88,16 +89,7 @@ class EnvelopeChecks:
             answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
             await JSONResponse(answer, status_code=400)(scope, receive, send)
             return
-        given = False
-
-        async def again() -> Message:
-            nonlocal given
-            if not given:
-                given = True
-                return first
-            return await receive()
-
-        await self.app(scope, again, send)
+        await self.app(scope, replaying(first, receive), send)
 
     def _problem(self, scope: Scope, body: bytes) -> _Problem | None:
         try:
