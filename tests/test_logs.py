@@ -6,13 +6,17 @@ on 127.0.0.1; every record at every level is read as a handler would format it."
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 
 import pytest
 
+from tests.helpers import ROOT
 from tests.mcp.helpers import HttpServer
 from tests.openapi.helpers import recording_server
 from tests.openapi.test_security import SECRET, spec
 from toolsets import ToolContext
+from toolsets._auth import MASK
 from toolsets._logs import guard_library_logs
 from toolsets.mcp import McpToolset, StreamableHttp
 from toolsets.openapi import OpenApiToolset
@@ -100,3 +104,35 @@ def test_every_logger_of_the_libraries_gets_one_filter_however_often_it_is_guard
     assert "api.example/x" in shown
     assert len(made_later.filters) == 1
     assert not logging.getLogger("someone.else").filters
+
+
+SESSION_LOGS = """
+import logging, sys, anyio
+logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, format="%(name)s %(message)s")
+from toolsets.mcp import McpToolset, StreamableHttp
+
+async def main():
+    async with McpToolset(StreamableHttp(url=sys.argv[1]), mode="legacy") as toolset:
+        await toolset.list_tools()
+
+anyio.run(main)
+"""
+
+
+def test_loggers_a_library_makes_after_the_first_connection_are_guarded_too(
+    http_server: HttpServer,
+) -> None:
+    # A fresh process: httpcore2 makes its connection and http11 loggers when its first
+    # connection opens, after toolsets guarded what existed (a test process has them all).
+    done = subprocess.run(
+        [sys.executable, "-c", SESSION_LOGS, http_server.url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    httpcore2 = [line for line in done.stdout.splitlines() if line.startswith("httpcore2.http11")]
+    headers = [line for line in httpcore2 if "mcp-session-id" in line]
+    assert headers, "httpcore2 logged the session's response headers"
+    assert all(f"mcp-session-id', b'{MASK}'" in line for line in headers), headers[0]

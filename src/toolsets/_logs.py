@@ -13,7 +13,9 @@ record its logger lets through, so it costs nothing while those levels are off.
 
 toolsets guards them itself, when it first opens a connection (an OpenAPI toolset's
 client, an MCP connection, a model's client): a program that configures logging needs
-to do nothing. A logger those libraries make later is guarded at the next connection.
+to do nothing. The loggers httpcore2 makes only when its first connection opens
+(`MADE_LATER`) are made, and guarded, then; another logger those libraries make later
+is guarded at the next connection.
 """
 
 from __future__ import annotations
@@ -25,10 +27,21 @@ from collections import OrderedDict
 
 from toolsets._auth import MASK, redact
 
-__all__ = ["LIBRARIES", "guard_library_logs", "hide_in_logs"]
+__all__ = ["LIBRARIES", "MADE_LATER", "guard_library_logs", "hide_in_logs"]
 
 LIBRARIES = ("mcp", "httpx2", "httpcore2")
 """The loggers (and their children) guarded: the libraries toolsets drives."""
+MADE_LATER = (
+    "httpcore2.connection",
+    "httpcore2.http11",
+    "httpcore2.http2",
+    "httpcore2.proxy",
+    "httpcore2.socks",
+)
+"""Loggers of those libraries made only when their first connection opens (httpcore2
+imports its connection modules then), after the guard ran: made by the guard itself,
+so that they have the filter when the library takes them. Each logs a request's or a
+response's headers."""
 
 _KEPT_SECRETS = 1024
 """Secrets `hide_in_logs` remembers, the latest kept (a long-running server meets many)."""
@@ -86,7 +99,8 @@ class _Guard:
         if len(loggers) == self.walked:
             return
         with self.lock:
-            for name in [*LIBRARIES, *loggers]:
+            # dict.copy() is atomic: another thread may make a logger meanwhile.
+            for name in [*LIBRARIES, *MADE_LATER, *loggers.copy()]:
                 if name.split(".", 1)[0] in LIBRARIES:
                     logger = logging.getLogger(name)
                     if _filter not in logger.filters:

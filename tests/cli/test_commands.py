@@ -246,6 +246,20 @@ def test_inspect_shows_an_operations_request_and_what_it_returns() -> None:
     assert '"isbn": {' in text.stdout.partition("Returns")[2]
 
 
+def test_the_url_an_operation_is_sent_to_is_shown_without_the_base_urls_password() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    base = ["--base-url", "https://alice:s3cret-pw@api.example.com/v1"]
+    listed = stdout_json(toolsets_command("list", spec, *base, "--json"))
+    text = toolsets_command("inspect", spec, "books_get", *base)
+    assert text.returncode == 0, text.stderr
+    assert {tool["operation"]["url"] for tool in listed} >= {
+        "https://api.example.com/v1/books/{isbn}"
+    }
+    request_line = next(line for line in text.stdout.splitlines() if line.startswith("GET "))
+    assert request_line.startswith("GET https://api.example.com/v1/books/{isbn}")
+    assert "s3cret-pw" not in json.dumps(listed)
+
+
 def test_inspect_says_when_an_operation_has_no_server_to_send_to(
     sources: dict[str, Path],
 ) -> None:

@@ -264,6 +264,30 @@ def test_one_workload_identity_serves_one_event_loop_after_another() -> None:
     assert statuses == [200] * 3
 
 
+async def test_a_token_got_for_one_mcp_server_is_never_presented_to_another() -> None:
+    # One WorkloadIdentity for two servers of the same authorization server: each token
+    # names the server it was asked for (``resource``), and goes to that server only.
+    other = "https://other.example/mcp"
+    edge = Edge()
+    presented: dict[str, set[str]] = {RESOURCE: set(), other: set()}
+
+    async def handle(request: httpx2.Request) -> httpx2.Response:
+        bearer = request.headers.get("authorization")
+        where = str(request.url)
+        if where in presented and bearer is not None:
+            presented[where].add(bearer.removeprefix("Bearer "))
+        if where == other:
+            request.url = httpx2.URL(RESOURCE)  # the edge checks its tokens alike
+        return await edge.handle(request)
+
+    transport = httpx2.MockTransport(handle)
+    async with httpx2.AsyncClient(transport=transport, auth=workload()) as client:
+        for url in (RESOURCE, other, RESOURCE, other):
+            assert (await client.get(url)).status_code == 200
+    assert [form["resource"] for form in edge.token_requests] == [RESOURCE, other]
+    assert presented == {RESOURCE: {"token-1"}, other: {"token-2"}}
+
+
 async def test_metadata_naming_another_issuer_is_refused_before_the_jwt_is_sent() -> None:
     edge = Edge(metadata_issuer="http://localhost:8471/evil")
     async with edge.client(workload()) as client:

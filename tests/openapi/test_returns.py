@@ -51,6 +51,12 @@ async def test_the_lowest_2xx_response_is_the_success_one() -> None:
     assert await success(spec({"404": body({"type": "string"})})) is None
 
 
+async def test_status_codes_yaml_read_as_numbers_are_ordered_with_the_quoted_ones() -> None:
+    # YAML reads an unquoted 201 as a number and '202' as a string: both are codes.
+    found = await success(spec({201: body({"type": "integer"}), "202": {"description": "queued"}}))
+    assert (found.status, found.schema) == ("201", {"type": "integer"})
+
+
 async def test_json_is_chosen_among_the_media_types() -> None:
     response = {
         "description": "ok",

@@ -17,6 +17,7 @@ from toolsets._errors import SpecError
 from toolsets._forwarding import ForwardingTool
 from toolsets._json import JsonValue
 from toolsets._tool import Tool
+from toolsets._urls import safe_url
 
 if TYPE_CHECKING:
     from toolsets.openapi import RestApiTool
@@ -138,8 +139,9 @@ def success_of(tool: Tool) -> SuccessResponse | SpecError | None:
 def operation_details(
     tool: Tool, success: SuccessResponse | None = None
 ) -> dict[str, JsonValue] | None:
-    """The HTTP request an OpenAPI operation sends (``method``, ``path``, ``url``: None
-    when the spec names no absolute server and no ``--base-url`` was given,
+    """The HTTP request an OpenAPI operation sends (``method``, ``path``, ``url``:
+    without user info, None when the spec names no absolute server and no
+    ``--base-url`` was given,
     ``operation_id``), and with ``success`` (`success_of`) what a successful call gets
     (``response``: ``status``, ``content_type``, ``description``); None for a tool
     that is no operation."""
@@ -151,7 +153,8 @@ def operation_details(
     details: dict[str, JsonValue] = {
         "method": op.method.upper(),
         "path": op.path,
-        "url": base + op.path if base is not None else None,
+        # A --base-url may carry a password (Basic auth): never in what is printed.
+        "url": safe_url(base) + op.path if base is not None else None,
         "operation_id": op.operation_id,
     }
     if success is not None:

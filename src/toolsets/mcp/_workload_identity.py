@@ -84,7 +84,9 @@ class WorkloadIdentity(httpx2.Auth):
     server's metadata is read from ``issuer``'s well-known URL (RFC 8414) and must name
     ``issuer``; the assertion goes to its token endpoint with ``grant_type`` JWT bearer,
     the MCP server's URL as ``resource`` (RFC 8707), ``scope`` and ``client_id`` when
-    given; the token comes back as ``Authorization: Bearer``. Each exchange takes a fresh
+    given; the token comes back as ``Authorization: Bearer``, presented to that
+    resource only (one instance serving several MCP servers gets a token for each,
+    never one server's token sent to another). Each exchange takes a fresh
     assertion (a file is read again: platforms rotate them). A scope the server asks for
     (``WWW-Authenticate: ... scope=``, on a 401 or a 403 ``insufficient_scope``) is added to
     ``scope``.
@@ -137,7 +139,9 @@ class WorkloadIdentity(httpx2.Auth):
         """The resource indicator asked for; None: the URL of the MCP server called."""
         self._assertion = assertion
         self._token_endpoint: str | None = None
-        self._token: _Token | None = None
+        self._tokens: dict[str, _Token] = {}
+        """The token got for each resource: presented to that resource only (one
+        instance may serve several MCP servers of one authorization server)."""
         self._lock = LoopLocks()
 
     def __repr__(self) -> str:
@@ -149,9 +153,11 @@ class WorkloadIdentity(httpx2.Auth):
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        resource = self.resource or resource_url_from_server_url(_without_query(request))
         # A new token keeps the scope the last one was granted (e.g. after a step-up).
-        prior = self._token.scope if self._token is not None else None
-        token = self._token if self._fresh() else None
+        last = self._tokens.get(resource)
+        prior = last.scope if last is not None else None
+        token = last if _fresh(last) else None
         if token is not None:
             _present(request, token)
         if token is None and self._token_endpoint is not None:
@@ -169,9 +175,10 @@ class WorkloadIdentity(httpx2.Auth):
         wanted = union_scopes(union_scopes(self.scope, prior), challenged)
         async with self._lock():
             # Unless a concurrent request replaced the token meanwhile.
-            if more_scope or self._token is token or not self._fresh():
-                self._token = None  # refused or expired: never presented again
-                exchange = self._exchange(request, wanted)
+            latest = self._tokens.get(resource)
+            if more_scope or latest is token or not _fresh(latest):
+                self._tokens.pop(resource, None)  # refused or expired: never presented again
+                exchange = self._exchange(resource, wanted)
                 try:
                     step = await exchange.__anext__()
                     while True:
@@ -181,21 +188,14 @@ class WorkloadIdentity(httpx2.Auth):
                     pass
                 finally:
                     await exchange.aclose()
-            assert self._token is not None
-            _present(request, self._token)
+            _present(request, self._tokens[resource])
         yield request
 
-    def _fresh(self) -> bool:
-        token = self._token
-        return token is not None and (
-            token.expires_at is None or time.time() < token.expires_at - EXPIRY_MARGIN
-        )
-
     async def _exchange(
-        self, request: httpx2.Request, scope: str | None
+        self, resource: str, scope: str | None
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """Find the token endpoint if not yet known, then trade a fresh assertion for a
-        token: each HTTP request yielded, its response sent back in."""
+        token for ``resource``: each HTTP request yielded, its response sent back in."""
         if self._token_endpoint is None:
             # RFC 8414 §3 (OpenID Connect discovery as the fallback), at the issuer's own
             # URL; the metadata must name that issuer (§3.3).
@@ -227,7 +227,7 @@ class WorkloadIdentity(httpx2.Auth):
         form = {
             "grant_type": JWT_BEARER_GRANT_TYPE,
             "assertion": assertion,
-            "resource": self.resource or resource_url_from_server_url(_without_query(request)),
+            "resource": resource,
         }
         if self.client_id is not None:
             form["client_id"] = self.client_id
@@ -258,7 +258,7 @@ class WorkloadIdentity(httpx2.Auth):
                 scheme_name=SCHEME,
             )
         lifetime = token.expires_in
-        self._token = _Token(
+        self._tokens[resource] = _Token(
             access=Secret(token.access_token),
             scope=token.scope if token.scope is not None else scope,
             expires_at=time.time() + lifetime if lifetime is not None else None,
@@ -304,6 +304,13 @@ class _Token:
     scope: str | None
     expires_at: float | None
     """When it expires (``time.time()``), or None if the server did not say."""
+
+
+def _fresh(token: _Token | None) -> bool:
+    """Whether ``token`` is there and not about to expire."""
+    return token is not None and (
+        token.expires_at is None or time.time() < token.expires_at - EXPIRY_MARGIN
+    )
 
 
 def _present(request: httpx2.Request, token: _Token) -> None:

@@ -56,7 +56,8 @@ def success_response(op: Operation, resolver: Resolver, *, swagger: bool) -> Suc
         SpecError: a ``$ref`` on the way cannot be followed.
     """
     responses = op.responses
-    codes = sorted(key for key in responses if _SUCCESS.match(str(key)))
+    # By their text: YAML reads an unquoted 200 as a number, a quoted one as a string.
+    codes = sorted((key for key in responses if _SUCCESS.match(str(key))), key=str)
     codes += [key for key in ("2XX", "2xx", "default") if key in responses]
     if not codes:
         return None
