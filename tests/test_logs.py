@@ -82,6 +82,18 @@ async def test_user_info_and_credential_query_parameters_are_masked_in_the_mcp_s
     assert "http://127.0.0.1" in logged or "@127.0.0.1" in logged  # the rest is kept
 
 
+async def test_a_session_id_the_sdk_names_is_masked(
+    http_server: HttpServer, every_record: pytest.LogCaptureFixture
+) -> None:
+    # With a 2025-11-25 session's id, anyone who reaches the server speaks in it.
+    async with McpToolset(StreamableHttp(url=http_server.url), mode="legacy") as toolset:
+        assert await toolset.list_tools()
+
+    said = [r.getMessage() for r in every_record.records if "session ID" in r.getMessage()]
+    assert said
+    assert all(line.endswith(f"session ID: {MASK}") for line in said), said
+
+
 def test_every_logger_of_the_libraries_gets_one_filter_however_often_it_is_guarded() -> None:
     made_later = logging.getLogger("httpcore2.a_module_imported_later")
     guard_library_logs()

@@ -56,6 +56,9 @@ _CREDENTIAL_HEADER = re.compile(
     r"(?i)(\(b'(?:authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key|"
     r"x-auth-token|mcp-session-id)', b')[^']*(')"
 )
+_SESSION_ID = re.compile(r"(?i)(\bsession id:? )\S+")
+"""A session id the SDK names in its words ("Received session ID: ..."): with it, anyone
+who reaches the server speaks in the session."""
 
 
 class _Redact(logging.Filter):
@@ -74,6 +77,7 @@ class _Redact(logging.Filter):
         masked = _USER_INFO.sub(rf"\1{MASK}@", message)
         masked = _CREDENTIAL_QUERY.sub(rf"\1{MASK}", masked)
         masked = _CREDENTIAL_HEADER.sub(rf"\1{MASK}\2", masked)
+        masked = _SESSION_ID.sub(rf"\1{MASK}", masked)
         if self.secrets:
             with self.lock:
                 secrets = list(self.secrets)

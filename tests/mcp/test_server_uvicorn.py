@@ -24,6 +24,7 @@ from toolsets.mcp._server_uvicorn import (
         ("header_timeout", 0),
         ("body_timeout", -1),
         ("keep_alive_timeout", float("inf")),
+        ("header_timeout", True),
         ("max_connections", 0),
         ("max_header_bytes", True),
     ],

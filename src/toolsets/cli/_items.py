@@ -339,10 +339,7 @@ def resources_list(sources: tuple[str, ...], as_json: bool, **params: Any) -> No
         count = sum(len(items) for _, items in listed)
         made = sum(len(items) for _, items in templates)
         if rows:
-            headers = ["server", "uri", "name", "type", "description"]
-            terminal.table(
-                headers if several else headers[1:], [r if several else r[1:] for r in rows]
-            )
+            _table(terminal, ["server", "uri", "name", "type", "description"], rows, several)
         terminal.note(
             f"{count} resource{'' if count == 1 else 's'}"
             + (f", {made} template{'' if made == 1 else 's'}" if made else "")
@@ -489,10 +486,7 @@ def prompts_list(sources: tuple[str, ...], as_json: bool, **params: Any) -> None
             for prompt in items
         ]
         if rows:
-            headers = ["server", "prompt", "arguments", "description"]
-            terminal.table(
-                headers if several else headers[1:], [r if several else r[1:] for r in rows]
-            )
+            _table(terminal, ["server", "prompt", "arguments", "description"], rows, several)
         terminal.note(f"{len(rows)} prompt{'' if len(rows) == 1 else 's'}")
 
     run_async(go)

@@ -39,6 +39,8 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from toolsets._concurrency import check_timeout
+
 if TYPE_CHECKING:
     # uvicorn runs on asyncio only: its protocols are asyncio protocols. Types only.
     import asyncio  # noqa: TID251
@@ -115,8 +117,7 @@ class ConnectionLimits:
     def __post_init__(self) -> None:
         for name in ("header_timeout", "body_timeout", "keep_alive_timeout"):
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+            check_timeout(value, name)
         for name in ("max_connections", "max_header_bytes"):
             value = getattr(self, name)
             if value is None and name == "max_connections":
