@@ -923,6 +923,24 @@ async def test_an_ecma_262_pattern_is_checked_as_javascript_reads_it() -> None:
     assert list(refused["fields"]) == ["text"]  # type: ignore[call-overload]
 
 
+async def test_an_argument_not_of_its_format_is_refused_before_it_is_sent() -> None:
+    # The server would check the types only (the SDK's validation asserts no format).
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "format": "date-time"}},
+        "required": ["text"],
+    }
+    async with stdio_toolset() as toolset:
+        echo = McpTool(toolset, mt.Tool(name="echo", input_schema=schema))
+        refused = await echo.run({"text": "yesterday"}, ToolContext())
+        fits = await echo.run({"text": "2024-05-06T07:08:09Z"}, ToolContext())
+        assert await received(toolset) == ["echo", "calls_received"]
+    assert fits == {"result": "2024-05-06T07:08:09Z"}
+    assert isinstance(refused, dict)
+    assert list(refused["fields"]) == ["text"]  # type: ignore[call-overload]
+    assert "not a valid date-time" in refused["fields"]["text"]  # type: ignore[index,call-overload]
+
+
 async def test_a_pattern_too_slow_to_match_is_given_up_after_one_short_timeout(
     anyio_backend: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -17,6 +17,7 @@ import base64
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin
@@ -24,7 +25,7 @@ from urllib.parse import urljoin
 import anyio.to_thread
 import httpx2
 
-from toolsets._auth import AuthCredential, Secret, header_secrets, redact_bytes
+from toolsets._auth import AuthCredential, Secret, header_secrets, mask_bytes, secret_forms
 from toolsets._errors import ToolCallError
 from toolsets._http import essence, is_json, is_text, map_http_errors
 from toolsets._json import JsonValue
@@ -56,6 +57,21 @@ MAX_REDIRECTS = 5
 
 Sendable = dict[str, AuthCredential | str]
 """Credentials as a request carries them, by scheme name (tokens already fetched)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Sending:
+    """The credentials one request goes with, and what they make secret."""
+
+    credentials: Sendable
+    requirement: Requirement | None
+    """The alternative of the operation's security they meet (None: none is met)."""
+    fetched: dict[str, AuthCredential]
+    """The tokens fetched for it (renewed once if the API refuses them)."""
+    secrets: list[str]
+    """What an error message or the response must not show."""
+    forms: tuple[bytes, ...]
+    """The secrets as a response may quote them (`secret_forms`)."""
 
 
 class RestApi:
@@ -94,6 +110,11 @@ class RestApi:
         self.max_response_bytes = max_response_bytes
         self.check_responses = check_responses
         self.oauth = OAuth(clients.get)
+        self._given: dict[str, _Sending] = {}
+        """By operation (its pointer): what it sends with the toolset's own credentials,
+        when no token is to be fetched for it."""
+        self._origins: dict[tuple[str, str], str] = {}
+        """By base URL and operation: the origin of the operation's requests."""
         self.shut_down = False
         """Set when the toolset shuts down: tools kept from before must not send."""
 
@@ -157,32 +178,43 @@ class RestApi:
             ToolCallError: the toolset was shut down.
             AuthError: no token could be had for `ClientCredentials`.
         """
-        client = await self.client(tool_name)
+        given = self.clients.given
+        if given is not None and not given.is_closed and not self.shut_down:
+            client = given  # the client the toolset was given: no loop to look it up for
+        else:
+            client = await self.client(tool_name)
         for attempt in range(2):
-            credentials, requirement, fetched = await self._credentials(op, user, base_url)
-            built = request.build(args, credentials, requirement, self.clients.template)
-            secrets = sent_secrets(credentials) + self.header_secrets
-            status, result = await self._send(client, built, op, tool_name, secrets)
-            if status != 401 or not fetched or attempt:
+            sending = None if user is not None else self._given.get(op.pointer)
+            if sending is None:
+                sending = await self._credentials(op, user, base_url)
+            template = self.clients.template
+            built = request.build(args, sending.credentials, sending.requirement, template)
+            # An operation's requests to one base URL share their origin (the values in
+            # its path are percent-encoded).
+            first = self._origins.get((base_url, op.pointer))
+            if first is None:
+                first = self._origins[base_url, op.pointer] = origin(built.url)
+            status, result = await self._send(client, built, op, tool_name, sending, first)
+            if status != 401 or not sending.fetched or attempt:
                 return status, result
-            for name, token in fetched.items():  # a token we got ourselves: renew it
+            for name, token in sending.fetched.items():  # a token we got ourselves: renew it
                 self.oauth.forget(name, token)
         raise AssertionError("the second attempt returns")  # pragma: no cover
 
     async def _credentials(
         self, op: Operation, user: tuple[str, AuthCredential] | None, base_url: str
-    ) -> tuple[Sendable, Requirement | None, dict[str, AuthCredential]]:
+    ) -> _Sending:
         """The credentials of the alternative to use, tokens fetched where the toolset
-        holds client credentials; the alternative; and the tokens fetched."""
+        holds client credentials, and what they make secret. An operation called with
+        the toolset's own keys alone sends the same ones every time: found once (kept in
+        ``_given``)."""
         given = self.credentials
         if user is not None:
             given = {**given, user[0]: user[1]}
         requirement = choose(op, self.spec, given)
-        if not requirement:
-            return {}, requirement, {}
         ready: Sendable = {}
         fetched: dict[str, AuthCredential] = {}
-        for name, scopes in requirement.items():
+        for name, scopes in (requirement or {}).items():
             credential = given[name]
             if isinstance(credential, ClientCredentials):
                 scheme = self.spec.security_schemes[name]
@@ -190,7 +222,11 @@ class RestApi:
                 ready[name] = fetched[name] = token
             else:
                 ready[name] = credential
-        return ready, requirement, fetched
+        secrets = sent_secrets(ready) + self.header_secrets
+        sending = _Sending(ready, requirement, fetched, secrets, secret_forms(secrets))
+        if user is None and not fetched:
+            self._given[op.pointer] = sending
+        return sending
 
     async def _send(
         self,
@@ -198,21 +234,25 @@ class RestApi:
         request: httpx2.Request,
         op: Operation,
         tool_name: str,
-        secrets: Sequence[str],
+        sending: _Sending,
+        first: str,
     ) -> tuple[int | None, JsonValue]:
         """Send, following redirects; the final status (None: too many redirects) and the
-        result for the model."""
-        first = origin(request.url)
+        result for the model. ``first`` is the request's origin: credentials never
+        follow a redirect to another."""
+        secrets = sending.secrets
+        target = first
         for _ in range(MAX_REDIRECTS + 1):
             url = request.url
-            with map_http_errors(request.method, url, target=origin(url), secrets=secrets):
+            with map_http_errors(request.method, url, target=target, secrets=secrets):
                 response = await client.send(request, stream=True, follow_redirects=False)
                 try:
                     if response.is_redirect and "location" in response.headers:
                         request = self._redirected(request, response, op, first)
+                        target = origin(request.url)
                         continue
                     return response.status_code, await self._result(
-                        response, op, tool_name, secrets
+                        response, op, tool_name, sending.forms
                     )
                 finally:
                     await response.aclose()
@@ -237,7 +277,7 @@ class RestApi:
         return self.clients.template.build_request(method, url, headers=headers, content=content)
 
     async def _result(
-        self, response: httpx2.Response, op: Operation, tool_name: str, secrets: Sequence[str]
+        self, response: httpx2.Response, op: Operation, tool_name: str, forms: Sequence[bytes]
     ) -> JsonValue:
         limit = self.max_response_bytes
         chunks: list[bytes] = []
@@ -252,7 +292,9 @@ class RestApi:
             chunks.append(chunk)
         # An API may quote a credential it was sent (a "bad key: ..." message): the model
         # must never see it.
-        data = redact_bytes(b"".join(chunks), secrets) if secrets else b"".join(chunks)
+        data = b"".join(chunks)
+        if forms:
+            data = mask_bytes(data, forms)
         content_type = response.headers.get("content-type", "")
         value = _decode(data, content_type, truncated, limit)
         status = response.status_code
