@@ -7,6 +7,8 @@ dialect or a schema the walk cannot vouch for. Observed by counting jsonschema's
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import httpx2
@@ -122,3 +124,10 @@ def test_jsonschema_checks_only_what_the_walk_cannot_vouch_for_and_once(
         assert [field for field, _ in older.problems({"a": [1]})] == ["a.0"]
     assert sorted(meta_checks) == ["Draft202012Validator", "Draft7Validator"]
     assert len([r for r in caplog.records if "cannot be used" in r.getMessage()]) == 1
+
+
+def test_a_copy_of_a_trusted_schema_is_no_longer_vouched_for() -> None:
+    trusted = TrustedSchema({"type": "object", "properties": {"a": {"type": "string"}}})
+    for made in (copy.copy(trusted), copy.deepcopy(trusted), pickle.loads(pickle.dumps(trusted))):
+        assert type(made) is dict
+        assert made == trusted

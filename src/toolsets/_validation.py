@@ -9,6 +9,7 @@ and the ranges of OpenAPI's number formats); other formats stay annotations.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -41,9 +42,19 @@ class TrustedSchema(dict[str, Any]):
     """A JSON Schema (draft 2020-12) toolsets made itself, valid against the meta-schema
     by construction (an API operation's arguments, which `SchemaBuilder` checks keyword
     by keyword as it translates the spec): checkers use it as it is, without checking it
-    again, wherever it travels (a declaration, the call path's check before a pause)."""
+    again, wherever it travels (a declaration, the call path's check before a pause).
+    A copy is a plain dict: what is made of it is no longer vouched for."""
 
     __slots__ = ()
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return copy.deepcopy(dict(self), memo)
+
+    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
+        return dict, (dict(self),)
 
 
 class ArgumentChecker:

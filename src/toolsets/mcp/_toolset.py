@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -17,6 +16,7 @@ import anyio
 import mcp.types as mt
 import pydantic
 from mcp import Client, MCPError
+from mcp.shared.dispatcher import ProgressFnT
 
 from toolsets._auth import check_headers, redact, redact_json
 from toolsets._concurrency import check_timeout
@@ -356,6 +356,14 @@ class McpToolset(BaseToolset):
                 host.attach(self._task_group)
         return host
 
+    def _shared_host(self) -> Host | None:
+        """The host of the one session every call shares, when no header provider picks
+        a session per call (None: ask `_host_for`)."""
+        transport = self.transport
+        if isinstance(transport, StreamableHttp) and transport.header_provider is not None:
+            return None
+        return self._hosts.get("") or self._host(None)
+
     async def _host_for(self, ctx: ToolContext | None) -> tuple[str, Host]:
         headers = await self._headers(ctx)
         if not headers:
@@ -424,7 +432,9 @@ class McpToolset(BaseToolset):
         if host is None:
             _, host = await self._host_for(ctx)
         for attempt in (1, 2):
-            connection = await host.connect()
+            connection = host.connection
+            if connection is None or not connection.alive:
+                connection = await host.connect()
             try:
                 # A bare cancel scope: anyio.fail_after's wrapper costs more per call.
                 with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
@@ -568,17 +578,23 @@ class McpToolset(BaseToolset):
     ) -> tuple[mt.CallToolResult, tuple[str, ...]]:
         """`call_tool` within ``bound`` seconds, and the secrets of the session it went
         over (to be masked in what the model sees)."""
-        _, host = await self._host_for(ctx)
+        host = self._shared_host()
+        if host is None:
+            _, host = await self._host_for(ctx)
         report = progress or self._progress
         # A caller listening to the call's progress (our MCP server, for its own client)
         # hears the server's too.
         forward = ctx.report_progress if ctx is not None else None
+        on_progress: ProgressFnT | None = None
+        if report is not None or forward is not None:
 
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if report is not None:
-                await _notify(report, name, progress, total, message)
-            if forward is not None:
-                await forward(progress, total, message)
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                if report is not None:
+                    await _notify(report, name, progress, total, message)
+                if forward is not None:
+                    await forward(progress, total, message)
 
         request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
         if task is None:
@@ -588,26 +604,23 @@ class McpToolset(BaseToolset):
         given = ctx.tool_confirmation if ctx is not None else None
         relay = self._relay if given is not None and given.confirmed else None
 
+        async def send(client: Client) -> mt.CallToolResult:
+            if as_task is not None:
+                return await call_as_task(client, as_task)
+            # No read timeout of the SDK's: `_request`'s cancel scope bounds the call (a
+            # second deadline per call made concurrent calls slower).
+            return await client.call_tool(
+                name, args, progress_callback=on_progress, meta=request_meta
+            )
+
         async def call(client: Client) -> mt.CallToolResult:
             try:
+                if relay is None:
+                    return await send(client)
                 # The server's own confirmation of a call the user confirmed here is
                 # answered by the relay, once (see `ConfirmationRelay`).
-                with (
-                    relay.confirmed_call(client.session, name, args)
-                    if relay is not None
-                    else contextlib.nullcontext()
-                ):
-                    if as_task is not None:
-                        return await call_as_task(client, as_task)
-                    return await client.call_tool(
-                        name,
-                        args,
-                        read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
-                        progress_callback=(
-                            on_progress if report is not None or forward is not None else None
-                        ),
-                        meta=request_meta,
-                    )
+                with relay.confirmed_call(client.session, name, args):
+                    return await send(client)
             except MCPError as exc:
                 if exc.code != INVALID_PARAMS:
                     raise
