@@ -330,9 +330,7 @@ class QuickCheck:
                     return None
                 return formats.get(value)  # None: an annotation
             case "required":
-                if not isinstance(value, list):
-                    return _unsure
-                return lambda instance: all(name in instance for name in value)
+                return _required(value) if isinstance(value, list) else _unsure
             case "properties" | "patternProperties" | "additionalProperties":
                 # One check for the three, made at the first of them met.
                 if key != next(k for k in schema if k in _OBJECT_KEYS):
@@ -482,6 +480,16 @@ def _enum(values: list[Any]) -> Check:
         texts = frozenset(values)
         return lambda instance: type(instance) is str and instance in texts
     return lambda instance: any(_equal(value, instance) for value in values)
+
+
+def _required(names: list[Any]) -> Check:
+    def check(instance: dict[str, Any]) -> bool:
+        for name in names:  # noqa: SIM110  # a loop: all() of a generator is slower
+            if name not in instance:
+                return False
+        return True
+
+    return check
 
 
 def _dependent_required(table: dict[str, Any]) -> Check:

@@ -109,17 +109,21 @@ def _in_session(request: httpx2.Request) -> bool:
     return any(name.lower() == b"mcp-session-id" for name, _ in request.headers.raw)
 
 
-async def _on_connection(connection: Connection, fn: Callable[[Client], Awaitable[T]]) -> T:
-    """``fn(connection.client)``, on the connection's own loop (where a server's exit is
-    noticed, and checked first), a refusal of the session told apart."""
+async def _on_connection(
+    connection: Connection, fn: Callable[..., Awaitable[T]], args: tuple[Any, ...]
+) -> T:
+    """``fn(connection.client, *args)``, on the connection's own loop (where a server's
+    exit is noticed, and checked first), a refusal of the session told apart."""
     client = connection.client
     assert client is not None
     if not connection.alive:
         raise StaleConnectionError(connection.target)
+    if not connection.over_http:  # (through a portal) no session to be refused
+        return await fn(client, *args)
     sent = _Sent()
     token = _SENT.set(sent)
     try:
-        return await fn(client)
+        return await fn(client, *args)
     except MCPError as exc:
         # The SDK makes its own error of an HTTP 400/404 (or takes the one in the body,
         # with any code): the status the hook saw is what tells.
@@ -180,6 +184,9 @@ class Connection:
         self._scope: anyio.CancelScope | None = None
         self._stdio: StdioTransport | None = None
         self.alive = True
+        self.over_http = not isinstance(options.transport, Stdio)
+        """Its requests go over HTTP, where a session can be refused (and, for streamable
+        HTTP, a response hook notes refusals)."""
         self.stderr: ServerStderr | None = None
         """A stdio server's stderr (its last lines explain a failed start)."""
 
@@ -453,16 +460,29 @@ class Host:
         assert self._portal is not None
         return await self._portal.run(fn)
 
-    async def call(self, connection: Connection, fn: Callable[[Client], Awaitable[T]]) -> T:
-        """Run ``fn(client)`` on ``connection`` (from `connect`), on its own loop.
+    def call(
+        self,
+        connection: Connection,
+        fn: Callable[..., Awaitable[T]],
+        args: tuple[Any, ...] = (),
+    ) -> Awaitable[T]:
+        """Run ``fn(client, *args)`` on ``connection`` (from `connect`), on its own loop.
 
         Raises:
             StaleConnectionError: the connection was found dead first; nothing was sent.
             SessionRefusedError: the server refused the request for its session id.
         """
+        # Not a coroutine itself, and over stdio on our own loop nothing is added to the
+        # SDK's: every call, on the way to the SDK, holds fewer frames and objects.
         if self._portal is not None and self._task_group is None:
-            return await self._portal.run(_on_connection, connection, fn)
-        return await _on_connection(connection, fn)
+            return self._portal.run(_on_connection, connection, fn, args)
+        if connection.over_http:
+            return _on_connection(connection, fn, args)
+        client = connection.client
+        assert client is not None
+        if not connection.alive:  # the owner task, on this loop, saw the server exit
+            raise StaleConnectionError(connection.target)
+        return fn(client, *args)
 
     async def discard(self, connection: Connection) -> None:
         """Retire a connection found broken (or expired): the next use opens a new one,

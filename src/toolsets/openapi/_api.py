@@ -295,7 +295,7 @@ class RestApi:
         data = b"".join(chunks)
         if forms:
             data = mask_bytes(data, forms)
-        content_type = response.headers.get("content-type", "")
+        content_type = _content_type(response)
         value = _decode(data, content_type, truncated, limit)
         status = response.status_code
         checking = self.check_responses is not None and status < 400
@@ -336,6 +336,15 @@ class RestApi:
             problems=listed[:20],
             body=value,
         )
+
+
+def _content_type(response: httpx2.Response) -> str:
+    """The response's ``Content-Type`` (``""``: none), read from the raw headers: httpx2's
+    lookup decodes every header first, on every response."""
+    for name, value in response.headers.raw:
+        if name.lower() == b"content-type":
+            return value.decode("latin-1")
+    return ""
 
 
 def _decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonValue:

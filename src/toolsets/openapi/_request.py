@@ -86,6 +86,7 @@ class RequestBuilder:
         self._spec = spec
         self._base_url = base_url
         self._headers = headers
+        self._has_headers = bool(headers)
         self._follow = follow
         by_place: dict[tuple[str, str], Parameter] = {
             (p.location, p.name): p for p in operation.parameters
@@ -217,7 +218,7 @@ class RequestBuilder:
 
     def _add_fixed_headers(self, headers: dict[str, str]) -> None:
         """The toolset's ``headers=``, unless the call set one of the same name."""
-        if self._headers:
+        if self._has_headers:
             own = {name.lower() for name in headers}
             headers.update(
                 (name, value) for name, value in self._headers.items() if name.lower() not in own
