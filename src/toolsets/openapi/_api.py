@@ -16,10 +16,10 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import urljoin
 
 import anyio.to_thread
@@ -57,6 +57,13 @@ MAX_REDIRECTS = 5
 
 Sendable = dict[str, AuthCredential | str]
 """Credentials as a request carries them, by scheme name (tokens already fetched)."""
+
+
+class _Checking(NamedTuple):
+    """A response body to check against the spec before the model sees it."""
+
+    content_type: str
+    value: JsonValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +164,7 @@ class RestApi:
             )
         return client
 
-    async def call(
+    def call(
         self,
         tool_name: str,
         request: RequestBuilder,
@@ -166,11 +173,15 @@ class RestApi:
         *,
         user: tuple[str, AuthCredential] | None = None,
         base_url: str,
-    ) -> tuple[int | None, JsonValue]:
+    ) -> Awaitable[tuple[int | None, JsonValue]]:
         """Send the request for ``args`` (already checked), with the user's credential
         (scheme name and credential) if one was given; the final status (None: too many
         redirects) and the result for the model. A token the toolset fetched that the
         API refuses (401) is renewed once.
+
+        Most calls (the toolset's own keys, its client ready) are built at once and sent
+        by the coroutine returned: one frame fewer between the tool and httpx2 while
+        the request waits.
 
         Raises:
             SerializationError: a value cannot be sent as the spec says.
@@ -178,28 +189,44 @@ class RestApi:
             ToolCallError: the toolset was shut down.
             AuthError: no token could be had for `ClientCredentials`.
         """
-        given = self.clients.given
-        if given is not None and not given.is_closed and not self.shut_down:
-            client = given  # the client the toolset was given: no loop to look it up for
-        else:
-            client = await self.client(tool_name)
+        client = self.clients.ready() if not self.shut_down else None
+        sending = None if user is not None else self._given.get(op.pointer)
+        if client is None or client.is_closed or sending is None:
+            return self._call(tool_name, request, op, args, user=user, base_url=base_url)
+        built = request.build(args, sending.credentials, sending.requirement, self.clients.template)
+        return self._send(client, built, op, tool_name, sending, self._origin(base_url, op, built))
+
+    async def _call(
+        self,
+        tool_name: str,
+        request: RequestBuilder,
+        op: Operation,
+        args: Mapping[str, Any],
+        *,
+        user: tuple[str, AuthCredential] | None,
+        base_url: str,
+    ) -> tuple[int | None, JsonValue]:
+        """`call`, when credentials are to be found (or fetched) or the client made."""
+        client = await self.client(tool_name)
         for attempt in range(2):
-            sending = None if user is not None else self._given.get(op.pointer)
-            if sending is None:
-                sending = await self._credentials(op, user, base_url)
+            sending = await self._credentials(op, user, base_url)
             template = self.clients.template
             built = request.build(args, sending.credentials, sending.requirement, template)
-            # An operation's requests to one base URL share their origin (the values in
-            # its path are percent-encoded).
-            first = self._origins.get((base_url, op.pointer))
-            if first is None:
-                first = self._origins[base_url, op.pointer] = origin(built.url)
+            first = self._origin(base_url, op, built)
             status, result = await self._send(client, built, op, tool_name, sending, first)
             if status != 401 or not sending.fetched or attempt:
                 return status, result
             for name, token in sending.fetched.items():  # a token we got ourselves: renew it
                 self.oauth.forget(name, token)
         raise AssertionError("the second attempt returns")  # pragma: no cover
+
+    def _origin(self, base_url: str, op: Operation, request: httpx2.Request) -> str:
+        """The origin of ``op``'s requests to ``base_url``: the same for all of them (the
+        values in a path are percent-encoded), found once."""
+        found = self._origins.get((base_url, op.pointer))
+        if found is None:
+            found = self._origins[base_url, op.pointer] = origin(request.url)
+        return found
 
     async def _credentials(
         self, op: Operation, user: tuple[str, AuthCredential] | None, base_url: str
@@ -251,9 +278,24 @@ class RestApi:
                         request = self._redirected(request, response, op, first)
                         target = origin(request.url)
                         continue
-                    return response.status_code, await self._result(
-                        response, op, tool_name, sending.forms
-                    )
+                    # The body, read here rather than in a coroutine of its own: one
+                    # frame fewer while it arrives.
+                    limit = self.max_response_bytes
+                    chunks: list[bytes] = []
+                    size = 0
+                    truncated = False
+                    async for chunk in response.aiter_bytes():
+                        size += len(chunk)
+                        if size > limit:
+                            chunks.append(chunk[: len(chunk) - (size - limit)])
+                            truncated = True
+                            break
+                        chunks.append(chunk)
+                    status = response.status_code
+                    result = self._result(response, b"".join(chunks), truncated, sending.forms)
+                    if isinstance(result, _Checking):
+                        return status, await self._checked(op, tool_name, status, *result)
+                    return status, result
                 finally:
                     await response.aclose()
         return None, error_result(f"more than {MAX_REDIRECTS} redirects")
@@ -276,31 +318,23 @@ class RestApi:
             headers = {name: value for name, value in headers.items() if name.lower() not in fixed}
         return self.clients.template.build_request(method, url, headers=headers, content=content)
 
-    async def _result(
-        self, response: httpx2.Response, op: Operation, tool_name: str, forms: Sequence[bytes]
-    ) -> JsonValue:
-        limit = self.max_response_bytes
-        chunks: list[bytes] = []
-        size = 0
-        truncated = False
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > limit:
-                chunks.append(chunk[: len(chunk) - (size - limit)])
-                truncated = True
-                break
-            chunks.append(chunk)
+    def _result(
+        self, response: httpx2.Response, data: bytes, truncated: bool, forms: Sequence[bytes]
+    ) -> JsonValue | _Checking:
+        """What the model is given of the response whose body is ``data`` (cut at
+        ``max_response_bytes`` when ``truncated``); or, when the body is to be checked
+        against the spec first, what `_checked` checks."""
         # An API may quote a credential it was sent (a "bad key: ..." message): the model
         # must never see it.
-        data = b"".join(chunks)
         if forms:
             data = mask_bytes(data, forms)
+        limit = self.max_response_bytes
         content_type = _content_type(response)
         value = _decode(data, content_type, truncated, limit)
         status = response.status_code
         checking = self.check_responses is not None and status < 400
         if checking and not truncated and is_json(content_type) and isinstance(value, dict | list):
-            return await self._checked(op, tool_name, status, content_type, value)
+            return _Checking(content_type, value)
         if status >= 400:
             return error_result(
                 f"HTTP {status} {response.reason_phrase}".strip(), status=status, body=value
