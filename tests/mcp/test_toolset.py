@@ -158,6 +158,23 @@ async def test_meta_passes_through_to_the_server(http_server: HttpServer) -> Non
     assert result.structured_content == {"trace_id": "t-1"}
 
 
+async def test_progress_is_asked_of_the_server_only_when_someone_listens() -> None:
+    # A progress token makes the server report progress, and the call keep a handler:
+    # a call whose caller hears nothing of it asks for none.
+    async def heard(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async with stdio_toolset() as toolset:
+        meta = await toolset.get_tool("meta")
+        unheard = await meta.run({}, ToolContext())
+        listening = ToolContext()
+        listening.progress = heard
+        asked = await meta.run({}, listening)
+    assert unheard == {}
+    assert isinstance(asked, dict)
+    assert set(asked) == {"progress_token"}
+
+
 @pytest.mark.parametrize("kind", ["async", "plain"])
 async def test_progress_notifications_reach_the_caller(http_server: HttpServer, kind: str) -> None:
     seen: list[tuple[str, float, float | None, str | None]] = []
