@@ -33,13 +33,16 @@ converts the result into JSON for the model):
   concurrent /s    calls per second when C calls are started at once and all awaited,
                    median of R bursts per side, the sides taking turns burst by burst
                    (after one warm-up burst each);
+  conc. CPU µs     this process's CPU time per call in those bursts (median): what the
+                   client spends on a call under concurrency, steadier than throughput
+                   on a shared machine;
   instructions k   with ``--instructions``: user-space instructions per call, in
                    thousands, of a process of each side's alone making 50 and then 300
                    calls (the difference over 250), counted as ``_common`` counts them
                    (perf, else callgrind; the table says which); the server is not
                    counted. Unlike time, it does not move with other load.
 ``ours/raw`` and ``run/raw`` are the ratios of those medians, with the targets
-(sequential ≤ 1.10x raw, concurrent throughput ≥ 0.90x raw) and whether ``ours`` meets
+(sequential ≤ 1.10x raw, concurrent throughput ≥ 0.95x raw) and whether ``ours`` meets
 them. Timings on a small shared machine swing by a third between runs: run the script
 more than once before believing a ratio near its target. If a session breaks mid-run (a
 dropped HTTP connection ends the SDK's session), that transport is measured once more and
@@ -92,8 +95,8 @@ SIDES = ("raw", "ours", "run")
 TRANSPORTS = ("stdio", "http")
 SEQUENTIAL_TARGET = 1.10
 """Ours may take at most this many times raw's median latency."""
-CONCURRENT_TARGET = 0.90
-"""Ours must reach at least this share of raw's throughput."""
+CONCURRENT_TARGET = 0.95
+"""Ours must reach at least this share of raw's throughput (issue 25, item 20)."""
 BENCH_TIMEOUT = 240.0
 """A bound on the whole measurement (it takes well under a minute when all is well)."""
 RAW_CLIENT_OPTIONS: dict[str, Any] = {"read_timeout_seconds": None, "cache": None}
@@ -119,6 +122,8 @@ class Result:
     """This process's CPU time per sequential call, in seconds."""
     throughput: dict[str, list[float]]
     """Calls per second of each concurrent burst."""
+    burst_cpu_s: dict[str, list[float]]
+    """This process's CPU time per call in each concurrent burst, in seconds."""
     broken: str | None = None
     """Why a first attempt was abandoned and this transport measured again, if it was."""
 
@@ -249,12 +254,15 @@ def leaf(error: BaseException) -> str:
 async def measure_one(transport: str, url: str | None, options: argparse.Namespace) -> Result:
     async with sides(transport, url) as (protocol, calls):
         latency, cpu = await sequential(calls, options.calls, options.warmup, options.block)
+        burst_cpu: dict[str, list[float]] = {}
+        throughput = await concurrent(calls, options.concurrency, options.repeats, burst_cpu)
         return Result(
             transport=transport,
             protocol=protocol,
             latency_s=latency,
             cpu_s=cpu,
-            throughput=await concurrent(calls, options.concurrency, options.repeats),
+            throughput=throughput,
+            burst_cpu_s=burst_cpu,
         )
 
 
@@ -322,6 +330,12 @@ def main() -> None:
             f"{ratio:>9.2f}x  {verdict(ratio, at_least=CONCURRENT_TARGET):<14}"
             f"{rate['run']:>8.0f}{rate['run'] / rate['raw']:>8.2f}x"
         )
+        busy = {side: statistics.median(result.burst_cpu_s[side]) * 1e6 for side in SIDES}
+        print(
+            f"{'':<10}{'conc. CPU µs':<16}{busy['raw']:>8.0f}{busy['ours']:>8.0f}"
+            f"{busy['ours'] / busy['raw']:>9.2f}x  {'':<14}"
+            f"{busy['run']:>8.0f}{busy['run'] / busy['raw']:>8.2f}x"
+        )
         if isinstance(counted, tuple):
             count = {side: counted[1][result.transport][side] / 1e3 for side in SIDES}
             print(
@@ -363,6 +377,8 @@ def figures(results: list[Result], counted: Counted) -> tuple[dict[str, float], 
         out[f"{name} client CPU ours/raw"] = result.cpu_s["ours"] / result.cpu_s["raw"]
         out[f"{name} client CPU run/raw"] = result.cpu_s["run"] / result.cpu_s["raw"]
         out[f"{name} concurrent ours/raw"] = rate["ours"] / rate["raw"]
+        busy = {side: statistics.median(result.burst_cpu_s[side]) for side in SIDES}
+        out[f"{name} concurrent CPU ours/raw"] = busy["ours"] / busy["raw"]
     notes = [raw_options()]
     if isinstance(counted, tuple):
         counter, by_transport = counted

@@ -47,7 +47,8 @@ measurements (the i-th call or burst of ours over the i-th of raw, taken one rig
 the other): on a shared machine, latencies jump between a fast and a slow mode as other
 processes take the CPUs, and a ratio of two medians can land in different modes, while
 neighbours share theirs. For the other rows it is the plain ratio. The target (≤ 1.20x
-raw) is checked on the timed rows and the instructions; with ``--check`` a missed target
+raw sequential, ≤ 1.20x concurrent) is checked on the timed rows and the instructions
+(held to the sequential one); with ``--check`` a missed target
 makes the exit status 1. Run the script more than once before believing a time ratio
 near its target.
 
@@ -89,8 +90,11 @@ from toolsets.openapi import OpenApiToolset
 
 SIDES = ("raw", "ours")
 OPERATIONS = ("GET", "POST")
-TARGET = 1.20
-"""Ours may take at most this many times raw's time, sequential and concurrent."""
+SEQUENTIAL_TARGET = 1.05
+"""Ours may take at most this many times raw's time and instructions, call after call
+(issue 25, item 20)."""
+CONCURRENT_TARGET = 1.20
+"""Ours may take at most this many times raw's time for a burst of concurrent calls."""
 API_KEY = "bench-key"
 ITEM_ARGS: dict[str, Any] = {"item_id": 42, "q": "blue shoes"}
 NEW_ITEM: dict[str, Any] = {"name": "desk lamp", "price": 19.5, "tags": ["home", "light"]}
@@ -350,12 +354,16 @@ def paired(raw: list[float], ours: list[float]) -> float:
 
 
 def row(
-    operation: str, figure: str, raw: float, ours: float, ratio: float, checked: bool, digits: int
+    operation: str,
+    figure: str,
+    raw: float,
+    ours: float,
+    ratio: float,
+    target: float | None,
+    digits: int,
 ) -> str:
-    target = verdict(ratio, at_most=TARGET) if checked else ""
-    return (
-        f"{operation:<6}{figure:<19}{raw:>9.{digits}f}{ours:>9.{digits}f}{ratio:>9.2f}x  {target}"
-    )
+    held = verdict(ratio, at_most=target) if target is not None else ""
+    return f"{operation:<6}{figure:<19}{raw:>9.{digits}f}{ours:>9.{digits}f}{ratio:>9.2f}x  {held}"
 
 
 def table(
@@ -375,19 +383,21 @@ def table(
         wall = {side: statistics.median(bursts[side]) * 1e3 for side in SIDES}
         seq_ratio = paired(latency["raw"], latency["ours"])
         wall_ratio = paired(bursts["raw"], bursts["ours"])
-        met &= seq_ratio <= TARGET and wall_ratio <= TARGET
+        met &= seq_ratio <= SEQUENTIAL_TARGET and wall_ratio <= CONCURRENT_TARGET
         concurrent = f"{options.concurrency} concurrent ms"
         lines += [
-            row(op, "sequential ms", seq["raw"], seq["ours"], seq_ratio, True, 3),
-            row("", "min ms", low["raw"], low["ours"], low["ours"] / low["raw"], False, 3),
-            row("", "client CPU µs", cpu["raw"], cpu["ours"], cpu["ours"] / cpu["raw"], False, 0),
-            row("", concurrent, wall["raw"], wall["ours"], wall_ratio, True, 1),
+            row(op, "sequential ms", seq["raw"], seq["ours"], seq_ratio, SEQUENTIAL_TARGET, 3),
+            row("", "min ms", low["raw"], low["ours"], low["ours"] / low["raw"], None, 3),
+            row("", "client CPU µs", cpu["raw"], cpu["ours"], cpu["ours"] / cpu["raw"], None, 0),
+            row("", concurrent, wall["raw"], wall["ours"], wall_ratio, CONCURRENT_TARGET, 1),
         ]
         if isinstance(counted, tuple):
             count = {side: counted[1][op][side] / 1e3 for side in SIDES}
             ratio = count["ours"] / count["raw"]
-            met &= ratio <= TARGET
-            lines.append(row("", "instructions k", count["raw"], count["ours"], ratio, True, 0))
+            met &= ratio <= SEQUENTIAL_TARGET
+            lines.append(
+                row("", "instructions k", count["raw"], count["ours"], ratio, SEQUENTIAL_TARGET, 0)
+            )
     if isinstance(counted, str):
         lines.append(f"instructions not counted: {counted}")
     elif counted is not None:

@@ -116,6 +116,9 @@ async def test_turns_measure_every_side_the_asked_number_of_times() -> None:
     assert set(cpu) == {"raw", "ours"}
     throughput = await common.concurrent(calls, 5, 3)
     assert {name: len(rates) for name, rates in throughput.items()} == {"raw": 3, "ours": 3}
+    cpu_per_call: dict[str, list[float]] = {}
+    await common.concurrent(calls, 5, 3, cpu_per_call)
+    assert {name: len(times) for name, times in cpu_per_call.items()} == {"raw": 3, "ours": 3}
 
 
 @pytest.mark.anyio

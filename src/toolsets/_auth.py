@@ -31,9 +31,11 @@ __all__ = [
     "credential_refused",
     "header_problem",
     "header_secrets",
+    "mask_bytes",
     "redact",
     "redact_bytes",
     "redact_json",
+    "secret_forms",
 ]
 
 T = TypeVar("T")
@@ -178,11 +180,21 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
 
 def redact_bytes(data: bytes, secrets: Iterable[str]) -> bytes:
     """`redact` for a body as it came (UTF-8)."""
+    return mask_bytes(data, secret_forms(secrets))
+
+
+def secret_forms(secrets: Iterable[str | None]) -> tuple[bytes, ...]:
+    """What `redact_bytes` masks for ``secrets``, UTF-8 encoded: made once where the same
+    secrets guard every response (`mask_bytes`)."""
+    return tuple(form.encode() for form in _forms(secrets))
+
+
+def mask_bytes(data: bytes, forms: Sequence[bytes]) -> bytes:
+    """``data`` with each of ``forms`` (`secret_forms`) masked."""
     mask = MASK.encode()
-    for form in _forms(secrets):
-        encoded = form.encode()
-        if encoded in data:
-            data = data.replace(encoded, mask)
+    for form in forms:
+        if form in data:
+            data = data.replace(form, mask)
     return data
 
 

@@ -14,8 +14,7 @@ Messages never carry what a URL may hide a secret in (user info, query, fragment
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Final
 
 import httpx2
@@ -82,20 +81,14 @@ def _reason(error: httpx2.RequestError) -> str:
     raise AssertionError("httpx2.RequestError ends the table")  # pragma: no cover
 
 
-@contextmanager
-def map_http_errors(
-    what: str,
-    url: str | httpx2.URL,
-    *,
-    target: str | None = None,
-    secrets: Iterable[str | None] = (),
-) -> Iterator[None]:
+class map_http_errors:  # lower case: used as a function, with map_http_errors(...)
     """Raise httpx2's request errors from inside as `ConnectionError`.
 
     The message reads ``"{what} {safe_url(url)}: {reason} ({ExceptionName}: {detail})"``,
     e.g. ``"GET https://api.example/v1/items: no answer in time (ReadTimeout: timed
     out)"``; httpx2's own text (``detail``) is cut at `MAX_DETAIL` characters, with
-    ``secrets`` masked (as is, percent-encoded or JSON-escaped).
+    ``secrets`` masked (as is, percent-encoded or JSON-escaped). (A class rather than a
+    generator: it wraps every request of every call.)
 
     Args:
         what: What was being done or asked, e.g. ``"GET"``, ``"the token endpoint"``.
@@ -105,14 +98,33 @@ def map_http_errors(
         secrets: What the request carried that httpx2's text must not show (a key, a
             client secret).
     """
-    try:
-        yield
-    except httpx2.RequestError as error:
-        kind = type(error).__name__
-        detail = redact(str(error), secrets)[:MAX_DETAIL]
-        cause = f"{kind}: {detail}" if detail and detail != kind else kind
-        shown = safe_url(url)
+
+    __slots__ = ("secrets", "target", "url", "what")
+
+    def __init__(
+        self,
+        what: str,
+        url: str | httpx2.URL,
+        *,
+        target: str | None = None,
+        secrets: Iterable[str | None] = (),
+    ) -> None:
+        self.what = what
+        self.url = url
+        self.target = target
+        self.secrets = secrets
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
+        if not isinstance(error, httpx2.RequestError):
+            return
+        name = type(error).__name__
+        detail = redact(str(error), self.secrets)[:MAX_DETAIL]
+        cause = f"{name}: {detail}" if detail and detail != name else name
+        shown = safe_url(self.url)
         raise ConnectionError(
-            f"{what} {shown}: {_reason(error)} ({cause})",
-            target=target if target is not None else shown,
+            f"{self.what} {shown}: {_reason(error)} ({cause})",
+            target=self.target if self.target is not None else shown,
         ) from error

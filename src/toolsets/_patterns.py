@@ -2,8 +2,9 @@
 expressions (JSON Schema says so, and specs are written for JavaScript tools): ``\\p{L}``,
 ``(?<name>...)`` and the like, which Python's ``re`` refuses.
 
-``pattern`` and ``patternProperties`` are matched with the ``regex`` package, which
-reads that syntax. A pattern it cannot read either is skipped, with a warning logged
+``pattern`` and ``patternProperties`` (and so what ``additionalProperties`` finds
+additional) are matched with the ``regex`` package, which reads that syntax. A pattern
+it cannot read either is skipped, with a warning logged
 once per pattern: a spec's unreadable pattern must not make every call that supplies
 the argument fail. A match that takes longer than `MATCH_TIMEOUT` (a pattern that
 backtracks without end, such as ``^(a|aa)+$`` on ``"aaa…!"``) gives the pattern up
@@ -105,7 +106,36 @@ def _pattern_properties(
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-ECMA_KEYWORDS: Final = {"pattern": _pattern, "patternProperties": _pattern_properties}
+def _additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """jsonschema's ``additionalProperties``, but what is additional is found with
+    ``patternProperties``' ECMA-262 patterns (jsonschema's own joins them into one Python
+    ``re`` pattern, which refuses ``\\p{L}``)."""
+    if not validator.is_type(instance, "object"):
+        return
+    declared = schema.get("properties", {})
+    patterns = [p for p in schema.get("patternProperties", {}) if isinstance(p, str)]
+    extras = [
+        key
+        for key in instance
+        if key not in declared and not any(matches(pattern, key) for pattern in patterns)
+    ]
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif additional is False and extras:
+        from jsonschema import ValidationError
+
+        listed = ", ".join(repr(extra) for extra in sorted(extras, key=str))
+        yield ValidationError(f"Additional properties are not allowed ({listed} unexpected)")
+
+
+ECMA_KEYWORDS: Final = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+}
 """The keywords to put in a jsonschema validator class (``validators.extend``)."""
 
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from tests.helpers import ROOT
 from toolsets import tool
+from toolsets._formats import FORMATS
 from toolsets._validation import ArgumentChecker
 from toolsets.cli._example import example_arguments
 from toolsets.openapi import OpenApiToolset
@@ -109,3 +110,16 @@ async def test_every_operation_of_the_fixture_specs_gets_a_valid_example() -> No
                     made += 1
                     assert _valid(dict(declaration.parameters), args), each.name
     assert made == total, (made, total)
+
+
+def test_every_format_a_call_checks_gets_an_example_that_passes_the_check() -> None:
+    numeric = {"int32": "integer", "int64": "integer", "float": "number", "double": "number"}
+    for name in FORMATS:
+        schema = {
+            "type": "object",
+            "properties": {"x": {"type": numeric.get(name, "string"), "format": name}},
+            "required": ["x"],
+        }
+        args = example_arguments(schema)
+        assert args is not None, name
+        assert _valid(schema, args), name

@@ -158,6 +158,23 @@ async def test_meta_passes_through_to_the_server(http_server: HttpServer) -> Non
     assert result.structured_content == {"trace_id": "t-1"}
 
 
+async def test_progress_is_asked_of_the_server_only_when_someone_listens() -> None:
+    # A progress token makes the server report progress, and the call keep a handler:
+    # a call whose caller hears nothing of it asks for none.
+    async def heard(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async with stdio_toolset() as toolset:
+        meta = await toolset.get_tool("meta")
+        unheard = await meta.run({}, ToolContext())
+        listening = ToolContext()
+        listening.progress = heard
+        asked = await meta.run({}, listening)
+    assert unheard == {}
+    assert isinstance(asked, dict)
+    assert set(asked) == {"progress_token"}
+
+
 @pytest.mark.parametrize("kind", ["async", "plain"])
 async def test_progress_notifications_reach_the_caller(http_server: HttpServer, kind: str) -> None:
     seen: list[tuple[str, float, float | None, str | None]] = []
@@ -937,6 +954,24 @@ async def test_an_ecma_262_pattern_is_checked_as_javascript_reads_it() -> None:
     assert fits == {"result": "Zoë"}
     assert isinstance(refused, dict)
     assert list(refused["fields"]) == ["text"]  # type: ignore[call-overload]
+
+
+async def test_an_argument_not_of_its_format_is_refused_before_it_is_sent() -> None:
+    # The server would check the types only (the SDK's validation asserts no format).
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "format": "date-time"}},
+        "required": ["text"],
+    }
+    async with stdio_toolset() as toolset:
+        echo = McpTool(toolset, mt.Tool(name="echo", input_schema=schema))
+        refused = await echo.run({"text": "yesterday"}, ToolContext())
+        fits = await echo.run({"text": "2024-05-06T07:08:09Z"}, ToolContext())
+        assert await received(toolset) == ["echo", "calls_received"]
+    assert fits == {"result": "2024-05-06T07:08:09Z"}
+    assert isinstance(refused, dict)
+    assert list(refused["fields"]) == ["text"]  # type: ignore[call-overload]
+    assert "not a valid date-time" in refused["fields"]["text"]  # type: ignore[index,call-overload]
 
 
 async def test_a_pattern_too_slow_to_match_is_given_up_after_one_short_timeout(

@@ -165,3 +165,92 @@ async def test_null_for_an_optional_argument_means_not_given_as_strict_hosts_sen
     assert request.request_line == "POST /notes HTTP/1.1"
     assert json.loads(request.body) == {"text": "hi"}
     assert list(fields(refused)) == ["title"]
+
+
+# --- formats ----------------------------------------------------------------------------
+
+FORMATTED: dict[str, tuple[str, Any, Any]] = {
+    # format: (type, a value that is one, a value that is not), as models have sent them
+    "date": ("string", "2024-05-06", "2024-5-6"),
+    "date-time": ("string", "2024-05-06T07:08:09Z", "yesterday"),
+    "time": ("string", "07:08:09+02:00", "7pm"),
+    "uuid": ("string", "123e4567-e89b-12d3-a456-426614174000", "29"),
+    "email": ("string", "octo.cat@example.com", "octocat at example"),
+    "ipv4": ("string", "192.0.2.1", "192.0.2"),
+    "ipv6": ("string", "2001:db8::1", "2001:db8::g"),
+    "uri": ("string", "https://example.com/a?b=c", "example.com/a"),
+    "hostname": ("string", "api.example.com", "api_example.com"),
+    "byte": ("string", "aGVsbG8=", "hello!"),
+    "int32": ("integer", 2**31 - 1, 2**31),
+    "int64": ("integer", -(2**63), -(2**63) - 1),
+    "float": ("number", 1.5e38, 1e39),
+    "double": ("number", 1.5e308, json.loads("1e999")),  # what Python reads: infinity
+}
+
+
+def formatted_spec() -> dict[str, Any]:
+    """One operation taking a query parameter of each format, and the same in its body."""
+    parameters = [
+        {
+            "name": f"q_{name.replace('-', '_')}",
+            "in": "query",
+            "schema": {"type": t, "format": name},
+        }
+        for name, (t, _, _) in FORMATTED.items()
+    ]
+    body = {
+        "type": "object",
+        "properties": {
+            name.replace("-", "_"): {"type": t, "format": name}
+            for name, (t, _, _) in FORMATTED.items()
+        },
+    }
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "formats", "version": "1"},
+        "paths": {
+            "/things": {
+                "post": {
+                    "operationId": "things_add",
+                    "parameters": parameters,
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"201": {"description": "made"}},
+                }
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize("name", list(FORMATTED))
+async def test_a_value_not_of_its_format_is_refused_naming_the_field_and_nothing_is_sent(
+    name: str,
+) -> None:
+    _, valid, invalid = FORMATTED[name]
+    field = name.replace("-", "_")
+    async with (
+        recording_server() as server,
+        OpenApiToolset(formatted_spec(), base_url=server.url, confirm="never") as ts,
+    ):
+        add = await ts.get_tool("things_add")
+        in_body = await add.run({field: invalid}, ToolContext())
+        in_query = await add.run({f"q_{field}": invalid}, ToolContext())
+        assert server.requests == []
+        assert await add.run({field: valid, f"q_{field}": valid}, ToolContext()) == {"ok": True}
+    assert list(fields(in_body)) == [field]
+    assert list(fields(in_query)) == [f"q_{field}"]
+    assert f"not a valid {name}" in fields(in_body)[field]
+    (request,) = server.requests
+    assert json.loads(request.body) == {field: valid}
+
+
+async def test_a_format_no_standard_defines_one_way_is_not_checked() -> None:
+    spec = formatted_spec()
+    body = spec["paths"]["/things"]["post"]["requestBody"]["content"]["application/json"]
+    body["schema"]["properties"]["colour"] = {"type": "string", "format": "color"}
+    async with (
+        recording_server() as server,
+        OpenApiToolset(spec, base_url=server.url, confirm="never") as ts,
+    ):
+        add = await ts.get_tool("things_add")
+        assert await add.run({"colour": "a warm red"}, ToolContext()) == {"ok": True}
+    assert len(server.requests) == 1

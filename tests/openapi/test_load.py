@@ -17,6 +17,8 @@ from jsonschema import Draft202012Validator
 
 from tests.openapi.helpers import FIXTURES, GITHUB, OAS_EXAMPLES, recording_server
 from toolsets import SpecError, ToolContext
+from toolsets._metaschema import surely_valid
+from toolsets._validation import TrustedSchema
 from toolsets.openapi import OpenApiToolset, RestApiTool
 
 LEGAL = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -264,6 +266,82 @@ async def test_every_example_document_of_the_collection_loads_without_problems()
         async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as toolset:
             await toolset.list_tools()
             assert toolset.problems == (), spec
+
+
+async def test_every_arguments_schema_made_is_valid_json_schema_so_calls_trust_it() -> None:
+    # Calls never check an operation's schema against the meta-schema (it would take up
+    # to a fifth of a second on a first call): it is valid by construction. GitHub's and
+    # every example document's, walked whole; a sample also checked by jsonschema.
+    schemas: list[Any] = []
+    for spec in [GITHUB, *sorted(OAS_EXAMPLES.glob("*/json/*.json"))]:
+        async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as toolset:
+            tools = await toolset.list_tools()
+            schemas.extend(t.arguments_schema for t in tools if isinstance(t, RestApiTool))
+    assert len(schemas) > 1500
+    assert all(isinstance(schema, TrustedSchema) for schema in schemas)
+    assert [s for s in schemas if not surely_valid(s)] == []
+    for schema in schemas[::60]:
+        Draft202012Validator.check_schema(schema)
+
+
+async def test_a_spec_schema_the_meta_schema_refuses_is_a_problem_not_a_trusted_schema() -> None:
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/a": {
+                "post": {
+                    "operationId": "a",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "x": {"anyOf": []},
+                                        "y": {"type": "null"},
+                                        "z": {"type": "object", "required": ["k", "k"]},
+                                    },
+                                    "required": ["y", "y"],
+                                }
+                            }
+                        },
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+            "/b": {
+                "get": {
+                    "operationId": "b",
+                    "parameters": [
+                        {
+                            "name": "n",
+                            "in": "query",
+                            "required": True,
+                            "schema": {"type": "null", "nullable": True},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+        },
+    }
+    async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as toolset:
+        tools = {tool.name: tool for tool in await toolset.list_tools()}
+        assert set(tools) == {"b"}  # a is broken: its anyOf lists no schema
+        (problem,) = toolset.problems
+    assert problem.pointer == "/paths/~1a/post"
+    assert "/properties/x/anyOf: anyOf must list at least one schema" in str(problem)
+    spec["paths"]["/a"]["post"]["requestBody"]["content"]["application/json"]["schema"][
+        "properties"
+    ]["x"] = {"type": "string"}
+    async with OpenApiToolset(spec, base_url="http://127.0.0.1:1") as toolset:
+        tools = {tool.name: tool for tool in await toolset.list_tools()}
+        for tool in tools.values():
+            Draft202012Validator.check_schema(tool.arguments_schema)
+        z = tools["a"].arguments_schema["properties"]["z"]
+        assert z["required"] == ["k"]  # once, as the meta-schema asks
 
 
 @pytest.mark.parametrize("version", ["2.0", "3.0", "3.1"])

@@ -26,6 +26,7 @@ _FORMATS = {
     "ipv4": "192.0.2.1",
     "ipv6": "2001:db8::1",
     "hostname": "example.com",
+    "byte": "aGVsbG8=",  # base64, which a call checks
 }
 
 

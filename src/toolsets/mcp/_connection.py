@@ -94,15 +94,46 @@ async def _note_refusal(response: httpx2.Response) -> None:
     server forgot the session (the spec), or 400 naming the session, as TypeScript
     servers answer ("Bad Request: No valid session ID provided")."""
     sent = _SENT.get()
-    if sent is None or "mcp-session-id" not in response.request.headers:
+    if sent is None or sent.answered or not _in_session(response.request):
         return
     if response.status_code < 400:
         sent.answered = True  # accepted: a later refusal (of a follow-up) changes nothing
-    elif response.status_code == 404 and not sent.answered:
+    elif response.status_code == 404:
         sent.refused = True
-    elif response.status_code == 400 and not sent.answered:
+    elif response.status_code == 400:
         await response.aread()
         sent.refused = b"session" in response.content.lower()
+
+
+def _in_session(request: httpx2.Request) -> bool:
+    """Whether ``request`` went within a session (it carries the session id). Read from
+    the raw header names: httpx2's ``in`` decodes every header, on every response."""
+    return any(name.lower() == b"mcp-session-id" for name, _ in request.headers.raw)
+
+
+async def _on_connection(
+    connection: Connection, fn: Callable[..., Awaitable[T]], args: tuple[Any, ...]
+) -> T:
+    """``fn(connection.client, *args)``, on the connection's own loop (where a server's
+    exit is noticed, and checked first), a refusal of the session told apart."""
+    client = connection.client
+    assert client is not None
+    if not connection.alive:
+        raise StaleConnectionError(connection.target)
+    if not connection.over_http:  # (through a portal) no session to be refused
+        return await fn(client, *args)
+    sent = _Sent()
+    token = _SENT.set(sent)
+    try:
+        return await fn(client, *args)
+    except MCPError as exc:
+        # The SDK makes its own error of an HTTP 400/404 (or takes the one in the body,
+        # with any code): the status the hook saw is what tells.
+        if sent.refused or is_session_expired(exc):
+            raise SessionRefusedError(exc.message) from exc
+        raise
+    finally:
+        _SENT.reset(token)
 
 
 class SessionRefusedError(Exception):
@@ -155,6 +186,9 @@ class Connection:
         self._scope: anyio.CancelScope | None = None
         self._stdio: StdioTransport | None = None
         self.alive = True
+        self.over_http = not isinstance(options.transport, Stdio)
+        """Its requests go over HTTP, where a session can be refused (and, for streamable
+        HTTP, a response hook notes refusals)."""
         self.stderr: ServerStderr | None = None
         """A stdio server's stderr (its last lines explain a failed start)."""
 
@@ -431,36 +465,29 @@ class Host:
         assert self._portal is not None
         return await self._portal.run(fn)
 
-    async def call(self, connection: Connection, fn: Callable[[Client], Awaitable[T]]) -> T:
-        """Run ``fn(client)`` on ``connection`` (from `connect`), on its own loop.
+    def call(
+        self,
+        connection: Connection,
+        fn: Callable[..., Awaitable[T]],
+        args: tuple[Any, ...] = (),
+    ) -> Awaitable[T]:
+        """Run ``fn(client, *args)`` on ``connection`` (from `connect`), on its own loop.
 
         Raises:
             StaleConnectionError: the connection was found dead first; nothing was sent.
             SessionRefusedError: the server refused the request for its session id.
         """
+        # Not a coroutine itself, and over stdio on our own loop nothing is added to the
+        # SDK's: every call, on the way to the SDK, holds fewer frames and objects.
+        if self._portal is not None and self._task_group is None:
+            return self._portal.run(_on_connection, connection, fn, args)
+        if connection.over_http:
+            return _on_connection(connection, fn, args)
         client = connection.client
         assert client is not None
-
-        async def run(client: Client) -> T:
-            # Checked on the connection's own loop, where a server's exit is noticed.
-            if not connection.alive:
-                raise StaleConnectionError(connection.target)
-            sent = _Sent()
-            token = _SENT.set(sent)
-            try:
-                return await fn(client)
-            except MCPError as exc:
-                # The SDK makes its own error of an HTTP 400/404 (or takes the one in the
-                # body, with any code): the status the hook saw is what tells.
-                if sent.refused or is_session_expired(exc):
-                    raise SessionRefusedError(exc.message) from exc
-                raise
-            finally:
-                _SENT.reset(token)
-
-        if self._portal is not None and self._task_group is None:
-            return await self._portal.run(run, client)
-        return await run(client)
+        if not connection.alive:  # the owner task, on this loop, saw the server exit
+            raise StaleConnectionError(connection.target)
+        return fn(client, *args)
 
     async def discard(self, connection: Connection) -> None:
         """Retire a connection found broken (or expired): the next use opens a new one,

@@ -1445,7 +1445,7 @@ def _made_listing(tool: Tool, declaration: ToolDeclaration) -> _Listing:
     assert listed is not None  # it has a declaration
     schema = listed.output_schema
     output = (
-        ArgumentChecker(schema, tool_name=tool.name, checks="results")
+        ArgumentChecker(schema, tool_name=tool.name, checks="results", formats=False)
         if schema is not None
         else None
     )

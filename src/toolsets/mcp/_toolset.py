@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -11,12 +10,13 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, Self, TypeAlias, cast
+from typing import Any, Literal, Self, TypeAlias
 
 import anyio
 import mcp.types as mt
 import pydantic
 from mcp import Client, MCPError
+from mcp.shared.dispatcher import ProgressFnT
 
 from toolsets._auth import check_headers, redact, redact_json
 from toolsets._concurrency import check_timeout
@@ -358,6 +358,13 @@ class McpToolset(BaseToolset):
                 host.attach(self._task_group)
         return host
 
+    def _shared_host(self) -> Host | None:
+        """The host of the one session every call shares, when no header provider picks
+        a session per call (None: ask `_host_for`)."""
+        if self._per_call_headers:
+            return None
+        return self._hosts.get("") or self._host(None)
+
     async def _host_for(self, ctx: ToolContext | None) -> tuple[str, Host]:
         headers = await self._headers(ctx)
         if not headers:
@@ -413,24 +420,30 @@ class McpToolset(BaseToolset):
         self,
         ctx: ToolContext | None,
         what: str,
-        fn: Callable[[Client], Awaitable[Any]],
+        fn: Callable[..., Awaitable[Any]],
         limit: float,
         *,
         tool_name: str = "",
         retry_expired: bool = True,
         host: Host | None = None,
+        fn_args: tuple[Any, ...] = (),
+        invalid_params_result: bool = False,
     ) -> Any:
-        """Run one request on the session (``host``'s, by default the one serving
-        ``ctx``), mapping the SDK's failures into ours; a secret of the session that the
-        server quotes in an error is masked."""
+        """Run one request, ``fn(client, *fn_args)``, on the session (``host``'s, by
+        default the one serving ``ctx``), mapping the SDK's failures into ours; a secret
+        of the session that the server quotes in an error is masked. With
+        ``invalid_params_result``, a JSON-RPC "invalid params" answer is an error result
+        (a tool call's arguments, which the model can fix)."""
         if host is None:
             _, host = await self._host_for(ctx)
         for attempt in (1, 2):
-            connection = await host.connect()
+            connection = host.connection
+            if connection is None or not connection.alive:
+                connection = await host.connect()
             try:
                 # A bare cancel scope: anyio.fail_after's wrapper costs more per call.
                 with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
-                    result = await host.call(connection, fn)
+                    result = await host.call(connection, fn, fn_args)
                 if scope.cancelled_caught:
                     raise TimeoutError(f"{what} got no answer within {limit:g} s")
                 return result
@@ -465,6 +478,8 @@ class McpToolset(BaseToolset):
                 logger.info("MCP session with %s expired; reconnecting", self.name)
                 continue
             except MCPError as exc:
+                if invalid_params_result and exc.code == INVALID_PARAMS:
+                    return _invalid_params_result(exc)
                 if is_connection_lost(exc):
                     await host.discard(connection)
                     raise ConnectionError(
@@ -570,60 +585,73 @@ class McpToolset(BaseToolset):
     ) -> tuple[mt.CallToolResult, tuple[str, ...]]:
         """`call_tool` within ``bound`` seconds, and the secrets of the session it went
         over (to be masked in what the model sees)."""
-        _, host = await self._host_for(ctx)
+        host = self._shared_host()
+        if host is None:
+            _, host = await self._host_for(ctx)
         report = progress or self._progress
         # A caller listening to the call's progress (our MCP server, for its own client)
         # hears the server's too.
-        forward = ctx.report_progress if ctx is not None else None
+        listened = ctx is not None and (ctx.progress is not None or ctx.client is not None)
+        forward = ctx.report_progress if listened and ctx is not None else None
+        on_progress: ProgressFnT | None = None
+        if report is not None or forward is not None:
 
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if report is not None:
-                await _notify(report, name, progress, total, message)
-            if forward is not None:
-                await forward(progress, total, message)
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                if report is not None:
+                    await _notify(report, name, progress, total, message)
+                if forward is not None:
+                    await forward(progress, total, message)
 
-        request_meta = cast("mt.RequestParamsMeta", dict(meta)) if meta is not None else None
+        request_meta: mt.RequestParamsMeta | None = dict(meta) if meta is not None else None  # type: ignore[assignment]
         if task is None:
             task = self._task_support.get(name) == "required"
         as_task = self._task_call(name, args, request_meta, bound, report) if task else None
 
         given = ctx.tool_confirmation if ctx is not None else None
         relay = self._relay if given is not None and given.confirmed else None
+        if relay is None and as_task is None and on_progress is None and request_meta is None:
+            # Most calls: no closure made for them (fewer objects for the collector).
+            # The SDK's call itself, with no read timeout of its own: the cancel scope
+            # of `_request` bounds it (a second deadline made concurrent calls slower).
+            result: mt.CallToolResult = await self._request(
+                ctx, f"the call to {name!r}", Client.call_tool, bound, tool_name=name,
+                host=host, fn_args=(name, args), invalid_params_result=True,
+            )  # fmt: skip
+            return self._called(result), host.secrets
+
+        async def send(client: Client) -> mt.CallToolResult:
+            if as_task is not None:
+                return await call_as_task(client, as_task)
+            # No read timeout of the SDK's: `_request`'s cancel scope bounds the call (a
+            # second deadline per call made concurrent calls slower).
+            return await client.call_tool(
+                name, args, progress_callback=on_progress, meta=request_meta
+            )
 
         async def call(client: Client) -> mt.CallToolResult:
             try:
+                if relay is None:
+                    return await send(client)
                 # The server's own confirmation of a call the user confirmed here is
                 # answered by the relay, once (see `ConfirmationRelay`).
-                with (
-                    relay.confirmed_call(client.session, name, args)
-                    if relay is not None
-                    else contextlib.nullcontext()
-                ):
-                    if as_task is not None:
-                        return await call_as_task(client, as_task)
-                    return await client.call_tool(
-                        name,
-                        args,
-                        read_timeout_seconds=bound + 5,  # a backstop; our own bound fires first
-                        progress_callback=(
-                            on_progress if report is not None or forward is not None else None
-                        ),
-                        meta=request_meta,
-                    )
+                with relay.confirmed_call(client.session, name, args):
+                    return await send(client)
             except MCPError as exc:
-                if exc.code != INVALID_PARAMS:
-                    raise
-                text = mt.TextContent(type="text", text=exc.message)
-                return mt.CallToolResult(content=[text], is_error=True)
+                return _invalid_params_result(exc)
 
-        result: mt.CallToolResult = await self._request(
+        result = await self._request(
             ctx, f"the call to {name!r}", call, bound, tool_name=name, host=host
         )
+        return self._called(result), host.secrets
+
+    def _called(self, result: mt.CallToolResult) -> mt.CallToolResult:
         if result.meta and result.meta.get(TOOLS_CHANGED_META) is True:
             # A toolsets server says the call changed this caller's tools (a search
             # loaded some): list again now, not when the announcement reaches us.
             self._invalidate()
-        return result, host.secrets
+        return result
 
     def _task_call(
         self,
@@ -865,6 +893,15 @@ def _version() -> str:
     from toolsets import __version__
 
     return __version__
+
+
+def _invalid_params_result(exc: MCPError) -> mt.CallToolResult:
+    """A JSON-RPC "invalid params" answer (how many servers report bad arguments) as an
+    error result, which the model can act on; anything else is raised again."""
+    if exc.code != INVALID_PARAMS:
+        raise exc
+    text = mt.TextContent(type="text", text=exc.message)
+    return mt.CallToolResult(content=[text], is_error=True)
 
 
 async def _notify(

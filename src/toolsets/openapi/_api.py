@@ -16,15 +16,16 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import urljoin
 
 import anyio.to_thread
 import httpx2
 
-from toolsets._auth import AuthCredential, Secret, header_secrets, redact_bytes
+from toolsets._auth import AuthCredential, Secret, header_secrets, mask_bytes, secret_forms
 from toolsets._errors import ToolCallError
 from toolsets._http import essence, is_json, is_text, map_http_errors
 from toolsets._json import JsonValue
@@ -56,6 +57,28 @@ MAX_REDIRECTS = 5
 
 Sendable = dict[str, AuthCredential | str]
 """Credentials as a request carries them, by scheme name (tokens already fetched)."""
+
+
+class _Checking(NamedTuple):
+    """A response body to check against the spec before the model sees it."""
+
+    content_type: str
+    value: JsonValue
+
+
+@dataclass(frozen=True, slots=True)
+class _Sending:
+    """The credentials one request goes with, and what they make secret."""
+
+    credentials: Sendable
+    requirement: Requirement | None
+    """The alternative of the operation's security they meet (None: none is met)."""
+    fetched: dict[str, AuthCredential]
+    """The tokens fetched for it (renewed once if the API refuses them)."""
+    secrets: list[str]
+    """What an error message or the response must not show."""
+    forms: tuple[bytes, ...]
+    """The secrets as a response may quote them (`secret_forms`)."""
 
 
 class RestApi:
@@ -94,6 +117,11 @@ class RestApi:
         self.max_response_bytes = max_response_bytes
         self.check_responses = check_responses
         self.oauth = OAuth(clients.get)
+        self._given: dict[str, _Sending] = {}
+        """By operation (its pointer): what it sends with the toolset's own credentials,
+        when no token is to be fetched for it."""
+        self._origins: dict[tuple[str, str], str] = {}
+        """By base URL and operation: the origin of the operation's requests."""
         self.shut_down = False
         """Set when the toolset shuts down: tools kept from before must not send."""
 
@@ -136,7 +164,7 @@ class RestApi:
             )
         return client
 
-    async def call(
+    def call(
         self,
         tool_name: str,
         request: RequestBuilder,
@@ -145,11 +173,15 @@ class RestApi:
         *,
         user: tuple[str, AuthCredential] | None = None,
         base_url: str,
-    ) -> tuple[int | None, JsonValue]:
+    ) -> Awaitable[tuple[int | None, JsonValue]]:
         """Send the request for ``args`` (already checked), with the user's credential
         (scheme name and credential) if one was given; the final status (None: too many
         redirects) and the result for the model. A token the toolset fetched that the
         API refuses (401) is renewed once.
+
+        Most calls (the toolset's own keys, its client ready) are built at once and sent
+        by the coroutine returned: one frame fewer between the tool and httpx2 while
+        the request waits.
 
         Raises:
             SerializationError: a value cannot be sent as the spec says.
@@ -157,32 +189,59 @@ class RestApi:
             ToolCallError: the toolset was shut down.
             AuthError: no token could be had for `ClientCredentials`.
         """
+        client = self.clients.ready() if not self.shut_down else None
+        sending = None if user is not None else self._given.get(op.pointer)
+        if client is None or client.is_closed or sending is None:
+            return self._call(tool_name, request, op, args, user=user, base_url=base_url)
+        built = request.build(args, sending.credentials, sending.requirement, self.clients.template)
+        return self._send(client, built, op, tool_name, sending, self._origin(base_url, op, built))
+
+    async def _call(
+        self,
+        tool_name: str,
+        request: RequestBuilder,
+        op: Operation,
+        args: Mapping[str, Any],
+        *,
+        user: tuple[str, AuthCredential] | None,
+        base_url: str,
+    ) -> tuple[int | None, JsonValue]:
+        """`call`, when credentials are to be found (or fetched) or the client made."""
         client = await self.client(tool_name)
         for attempt in range(2):
-            credentials, requirement, fetched = await self._credentials(op, user, base_url)
-            built = request.build(args, credentials, requirement, self.clients.template)
-            secrets = sent_secrets(credentials) + self.header_secrets
-            status, result = await self._send(client, built, op, tool_name, secrets)
-            if status != 401 or not fetched or attempt:
+            sending = await self._credentials(op, user, base_url)
+            template = self.clients.template
+            built = request.build(args, sending.credentials, sending.requirement, template)
+            first = self._origin(base_url, op, built)
+            status, result = await self._send(client, built, op, tool_name, sending, first)
+            if status != 401 or not sending.fetched or attempt:
                 return status, result
-            for name, token in fetched.items():  # a token we got ourselves: renew it
+            for name, token in sending.fetched.items():  # a token we got ourselves: renew it
                 self.oauth.forget(name, token)
         raise AssertionError("the second attempt returns")  # pragma: no cover
 
+    def _origin(self, base_url: str, op: Operation, request: httpx2.Request) -> str:
+        """The origin of ``op``'s requests to ``base_url``: the same for all of them (the
+        values in a path are percent-encoded), found once."""
+        found = self._origins.get((base_url, op.pointer))
+        if found is None:
+            found = self._origins[base_url, op.pointer] = origin(request.url)
+        return found
+
     async def _credentials(
         self, op: Operation, user: tuple[str, AuthCredential] | None, base_url: str
-    ) -> tuple[Sendable, Requirement | None, dict[str, AuthCredential]]:
+    ) -> _Sending:
         """The credentials of the alternative to use, tokens fetched where the toolset
-        holds client credentials; the alternative; and the tokens fetched."""
+        holds client credentials, and what they make secret. An operation called with
+        the toolset's own keys alone sends the same ones every time: found once (kept in
+        ``_given``)."""
         given = self.credentials
         if user is not None:
             given = {**given, user[0]: user[1]}
         requirement = choose(op, self.spec, given)
-        if not requirement:
-            return {}, requirement, {}
         ready: Sendable = {}
         fetched: dict[str, AuthCredential] = {}
-        for name, scopes in requirement.items():
+        for name, scopes in (requirement or {}).items():
             credential = given[name]
             if isinstance(credential, ClientCredentials):
                 scheme = self.spec.security_schemes[name]
@@ -190,7 +249,11 @@ class RestApi:
                 ready[name] = fetched[name] = token
             else:
                 ready[name] = credential
-        return ready, requirement, fetched
+        secrets = sent_secrets(ready) + self.header_secrets
+        sending = _Sending(ready, requirement, fetched, secrets, secret_forms(secrets))
+        if user is None and not fetched:
+            self._given[op.pointer] = sending
+        return sending
 
     async def _send(
         self,
@@ -198,22 +261,41 @@ class RestApi:
         request: httpx2.Request,
         op: Operation,
         tool_name: str,
-        secrets: Sequence[str],
+        sending: _Sending,
+        first: str,
     ) -> tuple[int | None, JsonValue]:
         """Send, following redirects; the final status (None: too many redirects) and the
-        result for the model."""
-        first = origin(request.url)
+        result for the model. ``first`` is the request's origin: credentials never
+        follow a redirect to another."""
+        secrets = sending.secrets
+        target = first
         for _ in range(MAX_REDIRECTS + 1):
             url = request.url
-            with map_http_errors(request.method, url, target=origin(url), secrets=secrets):
+            with map_http_errors(request.method, url, target=target, secrets=secrets):
                 response = await client.send(request, stream=True, follow_redirects=False)
                 try:
                     if response.is_redirect and "location" in response.headers:
                         request = self._redirected(request, response, op, first)
+                        target = origin(request.url)
                         continue
-                    return response.status_code, await self._result(
-                        response, op, tool_name, secrets
-                    )
+                    # The body, read here rather than in a coroutine of its own: one
+                    # frame fewer while it arrives.
+                    limit = self.max_response_bytes
+                    chunks: list[bytes] = []
+                    size = 0
+                    truncated = False
+                    async for chunk in response.aiter_bytes():
+                        size += len(chunk)
+                        if size > limit:
+                            chunks.append(chunk[: len(chunk) - (size - limit)])
+                            truncated = True
+                            break
+                        chunks.append(chunk)
+                    status = response.status_code
+                    result = self._result(response, b"".join(chunks), truncated, sending.forms)
+                    if isinstance(result, _Checking):
+                        return status, await self._checked(op, tool_name, status, *result)
+                    return status, result
                 finally:
                     await response.aclose()
         return None, error_result(f"more than {MAX_REDIRECTS} redirects")
@@ -236,29 +318,23 @@ class RestApi:
             headers = {name: value for name, value in headers.items() if name.lower() not in fixed}
         return self.clients.template.build_request(method, url, headers=headers, content=content)
 
-    async def _result(
-        self, response: httpx2.Response, op: Operation, tool_name: str, secrets: Sequence[str]
-    ) -> JsonValue:
-        limit = self.max_response_bytes
-        chunks: list[bytes] = []
-        size = 0
-        truncated = False
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > limit:
-                chunks.append(chunk[: len(chunk) - (size - limit)])
-                truncated = True
-                break
-            chunks.append(chunk)
+    def _result(
+        self, response: httpx2.Response, data: bytes, truncated: bool, forms: Sequence[bytes]
+    ) -> JsonValue | _Checking:
+        """What the model is given of the response whose body is ``data`` (cut at
+        ``max_response_bytes`` when ``truncated``); or, when the body is to be checked
+        against the spec first, what `_checked` checks."""
         # An API may quote a credential it was sent (a "bad key: ..." message): the model
         # must never see it.
-        data = redact_bytes(b"".join(chunks), secrets) if secrets else b"".join(chunks)
-        content_type = response.headers.get("content-type", "")
+        if forms:
+            data = mask_bytes(data, forms)
+        limit = self.max_response_bytes
+        content_type = _content_type(response)
         value = _decode(data, content_type, truncated, limit)
         status = response.status_code
         checking = self.check_responses is not None and status < 400
         if checking and not truncated and is_json(content_type) and isinstance(value, dict | list):
-            return await self._checked(op, tool_name, status, content_type, value)
+            return _Checking(content_type, value)
         if status >= 400:
             return error_result(
                 f"HTTP {status} {response.reason_phrase}".strip(), status=status, body=value
@@ -294,6 +370,15 @@ class RestApi:
             problems=listed[:20],
             body=value,
         )
+
+
+def _content_type(response: httpx2.Response) -> str:
+    """The response's ``Content-Type`` (``""``: none), read from the raw headers: httpx2's
+    lookup decodes every header first, on every response."""
+    for name, value in response.headers.raw:
+        if name.lower() == b"content-type":
+            return value.decode("latin-1")
+    return ""
 
 
 def _decode(data: bytes, content_type: str, truncated: bool, limit: int) -> JsonValue:

@@ -87,6 +87,11 @@ class LoopClients:
         by it."""
         self._guard = threading.Lock()  # never held across an await
 
+    @property
+    def has_tls(self) -> bool:
+        """Whether the TLS context is made (`current` then never loads certificates)."""
+        return self._tls is not None
+
     async def get(self) -> httpx2.AsyncClient:
         """The running loop's client, made the first time (the TLS context is made in a
         worker thread the first time of all)."""
@@ -190,6 +195,13 @@ class ApiClients:
         if self.given is not None:
             return self.given
         return await self._loops.get()
+
+    def ready(self) -> httpx2.AsyncClient | None:
+        """`get`'s client when it needs no waiting (the one given, or the running loop's
+        once the certificates are loaded); None: await `get`."""
+        if self.given is not None:
+            return self.given
+        return self._loops.current() if self._loops.has_tls else None
 
     def current(self) -> httpx2.AsyncClient:
         """`get`, without waiting (the certificates may be loaded on the event loop, the

@@ -16,6 +16,7 @@ import httpx2
 
 from toolsets._auth import AuthCredential
 from toolsets._errors import ToolCallError
+from toolsets._http import is_json
 from toolsets.openapi._model import Operation, Parameter
 from toolsets.openapi._operations import Spec
 from toolsets.openapi._schema import Argument, OperationSchema
@@ -24,6 +25,7 @@ from toolsets.openapi._serialize import (
     SerializationError,
     cookie_pairs,
     encode_body,
+    encode_json,
     header_value,
     path_value,
     query_pairs,
@@ -84,6 +86,7 @@ class RequestBuilder:
         self._spec = spec
         self._base_url = base_url
         self._headers = headers
+        self._has_headers = bool(headers)
         self._follow = follow
         by_place: dict[tuple[str, str], Parameter] = {
             (p.location, p.name): p for p in operation.parameters
@@ -95,6 +98,9 @@ class RequestBuilder:
         """Each argument, where it goes, and its parameter (None for the body)."""
         self._route, self._key_query = split_path_key(operation.path)
         """The path template sent to, and the query pairs the path key itself fixes."""
+        media = schema.media_type
+        self._json_body = media is not None and is_json(media.content_type)
+        """The body is JSON: encoded at once (the other media types need their schema)."""
 
     def build(
         self,
@@ -174,6 +180,10 @@ class RequestBuilder:
         required = self._operation.body is not None and self._operation.body.required
         if body is None and not required:
             return
+        if self._json_body:
+            parts.content = encode_json(body if body is not None else {})
+            parts.headers["Content-Type"] = media.content_type
+            return
         follow, base = self._follow, media.base
         encoded = encode_body(
             media, body if body is not None else {}, resolve=lambda schema: follow(schema, base)
@@ -208,7 +218,7 @@ class RequestBuilder:
 
     def _add_fixed_headers(self, headers: dict[str, str]) -> None:
         """The toolset's ``headers=``, unless the call set one of the same name."""
-        if self._headers:
+        if self._has_headers:
             own = {name.lower() for name in headers}
             headers.update(
                 (name, value) for name, value in self._headers.items() if name.lower() not in own

@@ -37,6 +37,7 @@ from toolsets._jsonschema import (
     unescape,
 )
 from toolsets._names import NameRule
+from toolsets._validation import TrustedSchema
 from toolsets.openapi._document import Resolver, join_pointer
 from toolsets.openapi._model import Body, MediaType, Operation
 from toolsets.openapi._serialize import is_file, is_raw
@@ -214,8 +215,8 @@ class Argument:
 class OperationSchema:
     """The model's view of an operation, and the way back to the request."""
 
-    parameters: dict[str, Any]
-    """The JSON Schema of the arguments object."""
+    parameters: TrustedSchema
+    """The JSON Schema of the arguments object (draft 2020-12, valid by construction)."""
     arguments: Mapping[str, Argument]
     """Argument name → where it goes."""
     media_type: MediaType | None
@@ -354,7 +355,7 @@ class SchemaBuilder:
         if used:
             parameters["$defs"] = {name: self._defs[name] for name in sorted(self._closure(used))}
         return OperationSchema(
-            parameters=parameters,
+            parameters=TrustedSchema(parameters),
             arguments=arguments,
             media_type=media,
             extra_to_body=bool(extra),
@@ -502,6 +503,8 @@ class SchemaBuilder:
                         pointer=f"{pointer}/{key}",
                         source=base or None,
                     )
+                if key == "dependentRequired":  # each list once over, as the meta-schema asks
+                    value = {name: list(dict.fromkeys(needed)) for name, needed in value.items()}
                 out[key] = value
             elif key in _SUBSCHEMA:
                 if isinstance(value, Mapping | bool) and not (
@@ -510,6 +513,12 @@ class SchemaBuilder:
                     out[key] = self.convert(value, base, f"{pointer}/{key}", used)
             elif key in _SUBSCHEMA_LISTS:
                 if isinstance(value, list):
+                    if not value:
+                        raise SpecError(
+                            f"{key} must list at least one schema",
+                            pointer=f"{pointer}/{key}",
+                            source=base or None,
+                        )
                     out[key] = [
                         self.convert(s, base, f"{pointer}/{key}/{i}", used)
                         for i, s in enumerate(value)
@@ -662,7 +671,7 @@ def _required(value: Any, pointer: str, base: str) -> list[str]:
         raise SpecError(
             "required must be a list of property names", pointer=pointer, source=base or None
         )
-    return value
+    return list(dict.fromkeys(value))  # a name listed twice is required once
 
 
 def _file_schema(told: object) -> dict[str, Any]:
@@ -740,6 +749,8 @@ def _draft4_bounds(node: Mapping[str, Any], out: dict[str, Any]) -> None:
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     kind = schema.get("type")
+    if kind == "null":
+        return schema
     if isinstance(kind, str):
         schema["type"] = [kind, "null"]
         if "enum" in schema and None not in schema["enum"]:

@@ -138,6 +138,7 @@ __all__ = [
     "SerializationError",
     "cookie_pairs",
     "encode_body",
+    "encode_json",
     "header_value",
     "is_file",
     "is_raw",
@@ -197,13 +198,23 @@ class _Invalid(Exception):
         self.field: str | None = None
 
 
-@contextmanager
-def _failing_as(location: str, field: str) -> Iterator[None]:
-    try:
-        yield
-    except _Invalid as exc:
-        name = field if exc.field is None else exc.field
-        raise SerializationError(location, name, exc.reason) from None
+class _failing_as:  # lower case: used as a function, with _failing_as(...)
+    """Errors inside are a `SerializationError` of this argument (a class, not a
+    generator: it runs for every parameter of every call)."""
+
+    __slots__ = ("field", "location")
+
+    def __init__(self, location: str, field: str) -> None:
+        self.location = location
+        self.field = field
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, _Invalid):
+            name = self.field if exc.field is None else exc.field
+            raise SerializationError(self.location, name, exc.reason) from None
 
 
 @contextmanager
@@ -600,15 +611,26 @@ def encode_body(media: MediaType, value: object, *, resolve: Resolve | None = No
     Raises:
         SerializationError: the value cannot be sent as this media type.
     """
+    kind = essence(media.content_type)
+    if is_json(kind):
+        return EncodedBody(content=encode_json(value), content_type=media.content_type)
     with _failing_as("body", ""):
-        kind = essence(media.content_type)
-        if is_json(kind):
-            return EncodedBody(content=_encode_text(_json(value)), content_type=media.content_type)
         if kind == "application/x-www-form-urlencoded":
             return _form_body(media, value)
         if kind.startswith("multipart/"):
             return _multipart_body(media, value, _Schemas(resolve))
         return _other_body(media.content_type, value)
+
+
+def encode_json(value: object) -> bytes:
+    """A JSON body's bytes for ``value`` (compact UTF-8), as `encode_body` sends any JSON
+    media type.
+
+    Raises:
+        SerializationError: the value cannot be written as JSON.
+    """
+    with _failing_as("body", ""):
+        return _encode_text(_json(value))
 
 
 def _properties(value: object, media_type: str) -> list[tuple[str, object]]:

@@ -177,6 +177,9 @@ class RestApiTool(BaseTool):
     def _built_or_broken(self) -> _Built | SpecError:
         """`_build`'s answer, or the problem of a broken schema (logged and kept in the
         toolset's `problems` the first time it is found)."""
+        built = self._built
+        if built is not None:  # every call but the first
+            return built
         try:
             return self._build()
         except SpecError as error:
@@ -306,7 +309,8 @@ class RestApiTool(BaseTool):
                 f"is broken ({built})",
                 pointer=built.pointer,
             )
-        if isinstance(args, Mapping):  # null for an optional argument: not given (strict hosts)
+        if type(args) is dict or isinstance(args, Mapping):
+            # null for an optional argument: not given (as strict hosts send it)
             args = built.checker.without_null_options(args)
         problems = self._check(built, args)
         if problems:
@@ -355,11 +359,11 @@ class RestApiTool(BaseTool):
         """What is wrong with ``args``: each field's path and problem."""
         received: object = args  # typed as a Mapping, but it is whatever the model sent
         checker = built.checker
-        if not isinstance(received, Mapping):
+        if type(received) is not dict and not isinstance(received, Mapping):
             return checker.problems(received)
         problems: list[tuple[str, str]] = []
         taken = built.schema.arguments
-        if not built.schema.extra_to_body and any(key not in taken for key in args):
+        if not built.schema.extra_to_body and not args.keys() <= taken.keys():
             # One problem per unknown name; the rest is checked as usual.
             problems.extend(checker.unknown(args, taken))
             args = {key: value for key, value in args.items() if key in taken}
