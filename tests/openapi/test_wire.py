@@ -265,6 +265,26 @@ async def test_a_path_parameter_in_the_keys_fragment_leaves_its_operation_out() 
     assert "{partnerId} after '#'" in str(problem)
 
 
+@pytest.mark.parametrize("path", ["@evil.example/x", "{host}/x", "x", ".evil.example/x", ""])
+async def test_a_path_not_beginning_with_a_slash_leaves_its_operations_out(path: str) -> None:
+    # It is appended to the server's URL: "@evil.example/x" would send the request, and
+    # every credential on it, to evil.example.
+    host = {"name": "host", "in": "path", "required": True, "schema": {"type": "string"}}
+    spec = one_operation({"parameters": [host]} if "{host}" in path else {}, path=path)
+    spec["components"] = {
+        "securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "K"}}
+    }
+    spec["security"] = [{"key": []}]
+    async with recording_server() as server:
+        async with OpenApiToolset(spec, base_url=server.url, credentials={"key": "S3CRET"}) as ts:
+            await ts.load()
+            assert list(await ts.list_tools()) == []
+            (problem,) = ts.problems
+        assert server.requests == []
+    assert problem.pointer == "/paths/" + path.replace("~", "~0").replace("/", "~1")
+    assert "must begin with '/'" in str(problem)
+
+
 async def test_operations_sharing_a_path_through_their_keys_keep_distinct_stable_names() -> None:
     spec = {
         "openapi": "3.0.3",

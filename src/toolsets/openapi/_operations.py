@@ -177,7 +177,17 @@ class _Reader:
         for path, raw_item in paths.items():
             if isinstance(path, str) and path.startswith("x-"):
                 continue  # an extension (OpenAPI allows them here), not a path
-            item_pointer = join_pointer("/paths", path)
+            item_pointer = join_pointer("/paths", str(path))
+            if not isinstance(path, str) or not path.startswith("/"):
+                # The path is appended to the server's URL: any other start names
+                # another URL, even another host ("@evil.example/x").
+                error = SpecError(
+                    "a path must begin with '/' (it is appended to the server's URL)",
+                    pointer=item_pointer,
+                    source=self.source,
+                )
+                problems.append(dropped(error, item_pointer, self.source, f"the path {path!r}"))
+                continue
             try:
                 item, base, _ = self.resolver.resolve(raw_item, self.uri, item_pointer)
                 item = _mapping(item, item_pointer, self.source)
