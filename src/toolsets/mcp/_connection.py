@@ -94,15 +94,19 @@ async def _note_refusal(response: httpx2.Response) -> None:
     server forgot the session (the spec), or 400 naming the session, as TypeScript
     servers answer ("Bad Request: No valid session ID provided")."""
     sent = _SENT.get()
-    if sent is None or sent.answered or not _in_session(response.request):
+    if sent is None or sent.answered:
         return
-    if response.status_code < 400:
-        sent.answered = True  # accepted: a later refusal (of a follow-up) changes nothing
-    elif response.status_code == 404:
-        sent.refused = True
-    elif response.status_code == 400:
-        await response.aread()
-        sent.refused = b"session" in response.content.lower()
+    status = response.status_code
+    if status < 400:
+        # Accepted: a later refusal (of a follow-up) changes nothing. (Every request of
+        # the call goes within the one session, if the server keeps sessions at all.)
+        sent.answered = True
+    elif status in (400, 404) and _in_session(response.request):
+        if status == 404:
+            sent.refused = True
+        else:
+            await response.aread()
+            sent.refused = b"session" in response.content.lower()
 
 
 def _in_session(request: httpx2.Request) -> bool:
