@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolsets.cli._needs import missing_cli
+from toolsets.cli._errors import CommandError, missing_cli
 
 try:
     import click
@@ -33,8 +33,8 @@ from toolsets._gc import collector_paused
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
-from toolsets.cli._app import (
-    CommandError,
+from toolsets.cli._catalog import Catalog, catalog_of, catalog_options, check_extras, offered
+from toolsets.cli._options import (
     SourceCommand,
     json_option,
     opened,
@@ -44,7 +44,6 @@ from toolsets.cli._app import (
     source_words,
     tool_timeout_option,
 )
-from toolsets.cli._catalog import Catalog, catalog_of, catalog_options, check_extras, offered
 from toolsets.cli._sources import (
     DEFAULT_CONFIRM,
     ServedToolset,

@@ -1,7 +1,7 @@
 """What the command line's SOURCE arguments name, as one toolset: OpenAPI specs, MCP
 config files, MCP servers over stdio or HTTP, and Python toolsets, tools or functions.
 
-Nothing here prints: the commands (`toolsets.cli._app`) show progress and errors.
+Nothing here prints: the commands (`toolsets.cli._list`...) show progress and errors.
 """
 
 from __future__ import annotations
