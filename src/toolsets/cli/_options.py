@@ -112,6 +112,26 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
     ``--mcp-url``'s other name, except for ``serve``, where it is where to listen)."""
     decorators = [
         *mcp_server_options(http_source=http_source),
+        *_spec_options(),
+        *_selection_options(),
+        click.option(
+            "--confirm",
+            type=click.Choice(CONFIRM_POLICIES, case_sensitive=False),
+            default=DEFAULT_CONFIRM,
+            show_default=True,
+            help="Which calls ask the user first: never, destructive (an MCP tool not "
+            "marked read-only or non-destructive; DELETE, PUT, PATCH), or always.",
+        ),
+        debug_option,
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def _spec_options() -> list[Callable[..., Any]]:
+    """``--base-url``, ``--credential`` and ``--header``: how a spec's API is called."""
+    return [
         click.option("--base-url", help="Where a spec's API is, instead of its servers."),
         click.option(
             "--credential",
@@ -128,6 +148,13 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             help="A header for every request to a spec's API, and for fetching a spec's "
             "URL (repeatable; never shown).",
         ),
+    ]
+
+
+def _selection_options() -> list[Callable[..., Any]]:
+    """``--tag``, ``--method``, ``--path``, ``--name`` and ``--prefix``: which tools are
+    kept, and under which names."""
+    return [
         click.option(
             "--tag", "tags", multiple=True, help="Keep a spec's operations with this tag."
         ),
@@ -156,19 +183,7 @@ def source_options(function: Callable[..., Any], *, http_source: bool = True) ->
             help="Offer the tools of the SOURCE, --stdio or --http just before it as "
             "NAME_tool (repeatable: one per source; for two servers with the same tools).",
         ),
-        click.option(
-            "--confirm",
-            type=click.Choice(CONFIRM_POLICIES, case_sensitive=False),
-            default=DEFAULT_CONFIRM,
-            show_default=True,
-            help="Which calls ask the user first: never, destructive (an MCP tool not "
-            "marked read-only or non-destructive; DELETE, PUT, PATCH), or always.",
-        ),
-        debug_option,
     ]
-    for decorator in reversed(decorators):
-        function = decorator(function)
-    return function
 
 
 debug_option = click.option(
