@@ -92,6 +92,40 @@ def stdout_json(done: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(done.stdout)
 
 
+def warning_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The one warning line a command that succeeded printed on stderr."""
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("toolsets: ")]
+    assert line.startswith("toolsets: warning: ")
+    return line
+
+
+def read_terminal(fd: int) -> bytes:
+    """What is there to read on a terminal's controlling end (nothing once the other end
+    is closed)."""
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the terminal's other end is closed: all was read
+        return b""
+
+
+BROKEN_REF = """
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: a
+      parameters:
+        - $ref: '#/components/parameters/missing'
+      responses: {"200": {description: ok}}
+  /b:
+    get:
+      operationId: b
+      responses: {"200": {description: ok}}
+"""
+"""A spec whose operation ``a`` refers to a parameter it does not have (``b`` is fine)."""
+
 SECURED_SPEC: dict[str, Any] = {
     **NOTES_SPEC,
     "components": {"securitySchemes": {"notes-token": {"type": "http", "scheme": "bearer"}}},
@@ -151,14 +185,23 @@ everything = [shout, whisper, add, wipe, who]
 
 
 def write_sources(folder: Path) -> dict[str, Path]:
-    """The sources the tests use, written into ``folder``."""
+    """The sources the tests use, written into ``folder``: ``notes``, ``secured`` and
+    ``tagged`` (its operations tagged ``Notes``, the delete ``Admin``) specs,
+    ``config`` (an ``mcpServers`` file) and ``module`` (``clitools.py``)."""
     paths = {
         "notes": folder / "notes.json",
         "secured": folder / "secured.yaml",
         "config": folder / "mcp.json",
         "module": folder / "clitools.py",
+        "tagged": folder / "tagged.json",
     }
     paths["notes"].write_text(json.dumps(NOTES_SPEC))
+    tagged = json.loads(json.dumps(NOTES_SPEC))
+    for path_item in tagged["paths"].values():
+        for method, operation in path_item.items():
+            if method in ("get", "post", "delete"):
+                operation["tags"] = ["Notes"] if method != "delete" else ["Admin"]
+    paths["tagged"].write_text(json.dumps(tagged))
     paths["secured"].write_text(json.dumps(SECURED_SPEC))  # JSON is YAML
     config = {"mcpServers": {"fixture": {"command": sys.executable, "args": [SERVER, "stdio"]}}}
     paths["config"].write_text(json.dumps(config))
