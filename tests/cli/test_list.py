@@ -11,10 +11,10 @@ from pathlib import Path
 
 from tests.cli.helpers import (
     TIMEOUT,
+    all_shown,
     entry_point,
     environment,
     error_line,
-    read_terminal,
     stdout_json,
     toolsets_command,
 )
@@ -131,9 +131,7 @@ def test_progress_shows_while_a_spec_loads_on_a_terminal_only(sources: dict[str,
         )
         stdout, _ = process.communicate(timeout=TIMEOUT)
         os.close(terminal)
-        shown = b""
-        while chunk := read_terminal(controller):
-            shown += chunk
+        shown = all_shown(controller)
     finally:
         os.close(controller)
     assert process.returncode == 0

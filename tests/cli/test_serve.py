@@ -30,6 +30,7 @@ from tests.cli.helpers import (
     error_line,
     stdout_json,
     toolsets_command,
+    toolsets_process,
     warning_line,
     write_sources,
 )
@@ -521,7 +522,7 @@ def test_search_or_code_mode_without_its_extra_is_one_line_naming_the_install(
         ("--search", "search", "bm25s"),
         ("--code-mode", "code", "pydantic_monty"),
     ):
-        done = toolsets_command("serve", spec, option, env=env)
+        done = toolsets_process("serve", spec, option, env=env)
         line = error_line(done)
         assert line.startswith(
             f"toolsets: {option} needs the {extra} extra (no module named {package!r}): "

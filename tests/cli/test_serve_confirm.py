@@ -84,8 +84,11 @@ def _upstream(spec: Path, api: NotesApi) -> str:
     return shlex.join([*entry_point(), "serve", str(spec), "--base-url", api.url])
 
 
-def _create_note(spec: Path, api: NotesApi) -> int:
-    made = toolsets_command("call", str(spec), "create_note", "title=t", "--base-url", api.url)
+async def _create_note(spec: Path, api: NotesApi) -> int:
+    """A note made by ``toolsets call`` (in this process: a thread of its own, as the
+    command runs its own event loop); its id."""
+    args = ("call", str(spec), "create_note", "title=t", "--base-url", api.url)
+    made = await anyio.to_thread.run_sync(lambda: toolsets_command(*args))
     note_id: int = stdout_json(made)["id"]
     return note_id
 
@@ -94,7 +97,7 @@ def _create_note(spec: Path, api: NotesApi) -> int:
 async def test_a_gateway_before_a_server_that_confirms_itself_asks_once(
     sources: dict[str, Path], api: NotesApi
 ) -> None:
-    note = _create_note(sources["notes"], api)
+    note = await _create_note(sources["notes"], api)
     asks: list[str] = []
     gateway = _served("--stdio", _upstream(sources["notes"], api))
     done = await _call_through(gateway, "delete_note", {"note_id": note}, asks=asks)
@@ -107,7 +110,7 @@ async def test_a_gateway_before_a_server_that_confirms_itself_asks_once(
 async def test_a_gateway_that_confirms_nothing_does_not_answer_the_upstreams_question(
     sources: dict[str, Path], api: NotesApi
 ) -> None:
-    note = _create_note(sources["notes"], api)
+    note = await _create_note(sources["notes"], api)
     asks: list[str] = []
     gateway = _served("--stdio", _upstream(sources["notes"], api), "--confirm", "never")
     refused = await _call_through(gateway, "delete_note", {"note_id": note}, asks=asks)

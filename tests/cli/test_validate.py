@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.cli.helpers import (
     BROKEN_REF,
     TIMEOUT,
+    all_shown,
     entry_point,
     environment,
     error_line,
@@ -37,15 +38,7 @@ def test_long_work_shows_a_progress_bar_on_a_terminal_and_nothing_when_piped(
             check=False,
         )
         os.close(terminal)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(main, 65536)
-            except OSError:  # the terminal's other end is closed: all is read
-                break
-            if not chunk:
-                break
-            shown += chunk
+        shown = all_shown(main)
     finally:
         os.close(main)
     assert done.returncode == 0

@@ -3,10 +3,11 @@ when used), and the one error boundary (`main`)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from toolsets.cli._errors import missing_cli
 
@@ -83,10 +84,16 @@ def cli() -> None:
 
 def main(argv: Sequence[str]) -> int:
     """Run the command line on ``argv``; the exit status. Every error is one line on
-    stderr naming its cause (with ``--debug``, the traceback too)."""
+    stderr naming its cause (with ``--debug``, the traceback too). It may run again in
+    the same process: it leaves no logging handler behind."""
+    with _warnings_as_lines():
+        return _status_of(argv)
+
+
+def _status_of(argv: Sequence[str]) -> int:
+    """`main`'s exit status of ``argv``, every error made one line."""
     debug = "--debug" in argv
     terminal = Terminal()
-    _log_warnings_as_lines()
 
     def fail(message: str, status: int = 1) -> int:
         terminal.err.print(f"toolsets: {' '.join(message.split())}", markup=False)
@@ -140,16 +147,23 @@ class _OneLine(logging.Formatter):
         return f"toolsets: {level}: {text}"
 
 
-def _log_warnings_as_lines() -> None:
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
     """toolsets' warnings (an operation a spec's loader left out, say) on stderr as
-    one line each, unless the program configured logging itself."""
+    one line each while the block runs, unless the program configured logging itself."""
     logger = logging.getLogger("toolsets")
     if logger.handlers or logging.getLogger().handlers:
+        yield
         return
     handler = logging.StreamHandler()  # sys.stderr
     handler.setLevel(logging.WARNING)
     handler.setFormatter(_OneLine())
     logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
 
 
 def _explained(error: BaseException) -> str:
