@@ -49,6 +49,7 @@ from toolsets import (
 )
 from toolsets._install import install_line
 from toolsets._invoke import Callbacks
+from toolsets._settle import NEEDS_APPROVAL
 from toolsets._tool import Tool
 from toolsets.adapters.langchain import (
     MAX_PAUSES,
@@ -263,7 +264,7 @@ async def test_outside_langgraph_a_gated_call_is_refused_saying_it_needs_approva
     with anyio.fail_after(TIMEOUT):
         answer = await wipe.ainvoke(call_of("wipe_disk", disk="sda"))
     assert answer.status == "error"
-    assert json.loads(answer.content)["needs"] == "confirmation"
+    assert json.loads(answer.content)["error"] == NEEDS_APPROVAL
 
 
 @ASYNCIO
@@ -385,6 +386,29 @@ async def test_an_answer_that_is_no_credential_fails_the_run_naming_the_tool() -
         with pytest.raises(ToolCallError) as raised:
             await graph.ainvoke(Command(resume={"kind": "bearer"}), thread())
     assert raised.value.tool_name == "read_private"
+
+
+@tool(requires_confirmation=True, auth_config=NOTES_KEY)
+def wipe_private(ctx: ToolContext) -> str:
+    """Erase the private notes."""
+    assert ctx.auth_credential is not None
+    return "private notes wiped"
+
+
+@ASYNCIO
+@pytest.mark.anyio
+async def test_a_graph_resumed_twice_keeps_the_answer_it_was_given_first() -> None:
+    graph = react_graph(
+        model(calls(("wipe_private", {})), "Wiped."), await to_langchain([wipe_private])
+    )
+    with anyio.fail_after(TIMEOUT):
+        confirming = await graph.ainvoke({"messages": [HumanMessage("wipe")]}, thread())
+        crediting = await graph.ainvoke(Command(resume=True), thread())
+        result = await graph.ainvoke(Command(resume={"kind": "api_key", "secret": "k3y"}), thread())
+    assert interrupt_value(confirming)["type"] == "confirmation"
+    assert interrupt_value(crediting)["type"] == "credential"
+    assert "__interrupt__" not in result  # the approval was not asked again
+    assert tool_messages(result)["call-0"].content == "private notes wiped"
 
 
 @tool

@@ -46,6 +46,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
+from tests.adapters.fakes import Turn, calling, returned, scripted
 from tests.adapters.helpers import NotesApi, everything, notes_api, wipe_disk
 from tests.agent.helpers import (
     approve,
@@ -77,39 +78,6 @@ asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
 """pydantic-ai's Agent does not run on trio."""
 
 RUN_TIMEOUT = 30.0
-
-Turn = list[ToolCallPart] | str
-
-
-def scripted(*turns: Turn) -> tuple[FunctionModel, list[list[ModelMessage]]]:
-    """A FunctionModel answering each request with the next turn (tool calls or text),
-    and the message histories it was sent."""
-    script = list(turns)
-    seen: list[list[ModelMessage]] = []
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        seen.append(list(messages))
-        turn = script.pop(0)
-        if isinstance(turn, str):
-            return ModelResponse(parts=[TextPart(turn)])
-        return ModelResponse(parts=list(turn))
-
-    return FunctionModel(respond), seen
-
-
-def calling(name: str, call_id: str = "c1", **args: Any) -> list[ToolCallPart]:
-    return [ToolCallPart(name, args, tool_call_id=call_id)]
-
-
-def returned(messages: Sequence[ModelMessage]) -> dict[str, Any]:
-    """What each tool call returned, by call id."""
-    return {
-        part.tool_call_id: part.content
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if isinstance(part, ToolReturnPart) and part.outcome != "retried"
-    }
 
 
 def retries(messages: Sequence[ModelMessage]) -> list[ToolReturnPart]:
