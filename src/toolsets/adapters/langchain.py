@@ -10,8 +10,9 @@ Out: ``await to_langchain(toolset)`` lists the toolset's tools as langchain-core
 
 - the tool's own JSON Schema is the ``args_schema``; its name is made legal for the chat
   model providers (``^[A-Za-z0-9_-]{1,64}$``);
-- a result is the message content (text as is, anything else as JSON text) with the raw
-  value as the ``ToolMessage`` artifact; an ``{"error": ...}`` result (invalid arguments
+- a result is the message content (text as is, an MCP tool's images and audio as
+  LangChain's standard ``image`` and ``file`` blocks, anything else as JSON text) with
+  the raw value as the ``ToolMessage`` artifact; an ``{"error": ...}`` result (invalid arguments
   with the fields named, an API's 4xx, ...) is a ``ToolMessage`` with
   ``status="error"``, so the model can fix its call;
 - a call that needs the user's approval interrupts the graph (LangGraph's
@@ -65,7 +66,6 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 import contextvars
 import dataclasses
 import functools
-import json
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -103,6 +103,7 @@ from toolsets._settle import MAX_PAUSES, keep_state
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
+from toolsets.adapters._shared import Media, json_text, media_blocks, with_ids
 from toolsets.schema import ToolNameMap
 
 __all__ = [
@@ -226,12 +227,11 @@ class _Bridge(CallsTools):
         configurable = config.get("configurable") if config else None
         if configurable:
             thread, user = configurable.get("thread_id"), configurable.get("user_id")
-            if thread is not None or user is not None:
-                invocation = dataclasses.replace(
-                    invocation,
-                    session_id=invocation.session_id if thread is None else str(thread),
-                    user_id=invocation.user_id if user is None else str(user),
-                )
+            invocation = with_ids(
+                invocation,
+                session_id=None if thread is None else str(thread),
+                user_id=None if user is None else str(user),
+            )
         return ToolContext(invocation, function_call_id=call_id)
 
     async def stored_credential(self, config: AuthConfig) -> AuthCredential | None:
@@ -296,11 +296,20 @@ def _credential(answer: object, tool_name: str) -> AuthCredential | None:
     )
 
 
-def _content(result: JsonValue) -> str:
-    """What the model reads: text as is, anything else as JSON text."""
-    if isinstance(result, str):
-        return result
-    return json.dumps(result, ensure_ascii=False)
+def _content(result: JsonValue) -> str | list[str | dict[str, Any]]:
+    """What the model reads: text as is, an MCP tool's images and audio as LangChain's
+    standard image and file blocks (`media_blocks`), anything else as JSON text."""
+    blocks = media_blocks(result)
+    if blocks is None:
+        return json_text(result)
+    return [_block(block) for block in blocks]
+
+
+def _block(block: Media | str | JsonValue) -> dict[str, Any]:
+    if isinstance(block, Media):  # audio: a file, the one kind a tool message takes it as
+        kind = "image" if block.kind == "image" else "file"
+        return {"type": kind, "base64": block.encoded, "mime_type": block.mime_type}
+    return {"type": "text", "text": json_text(block)}
 
 
 class ToolsetTool(LangChainBaseTool):
@@ -361,10 +370,10 @@ class ToolsetTool(LangChainBaseTool):
             return super()._to_args_and_kwargs(tool_input, tool_call_id)
         return (), {"call": _Call(args=tool_input, id=tool_call_id)}
 
-    async def _arun(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[str, Any]:
+    async def _arun(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[Any, Any]:
         return await self._call(call, config, None)
 
-    def _run(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[str, Any]:
+    def _run(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[Any, Any]:
         try:
             current_token()
         except anyio.NoEventLoopError:
@@ -390,7 +399,7 @@ class ToolsetTool(LangChainBaseTool):
 
     async def _call(
         self, call: _Call, config: RunnableConfig | None, context: contextvars.Context | None
-    ) -> tuple[str, Any]:
+    ) -> tuple[Any, Any]:
         """Run the call through the call path, answering what it waits for; the
         content and the artifact, or ToolException with an error result."""
         bridge, tool = self._bridge, self._tool
@@ -414,7 +423,7 @@ class ToolsetTool(LangChainBaseTool):
         keep_state(ctx)
         result = outcome.result if isinstance(outcome, Done) else outcome.interim
         if is_error_result(result):
-            raise ToolException(_content(result))
+            raise ToolException(json_text(result))
         return _content(result), result
 
     async def _confirm(
@@ -634,7 +643,7 @@ class LangChainTool(BaseTool):
             output.content if isinstance(output.content, str) else to_json_value(output.content)
         )
         if output.status == "error":
-            return error_result(content if isinstance(content, str) else _content(content))
+            return error_result(json_text(content))
         return content
 
 

@@ -66,7 +66,6 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 
     raise missing_extra(__name__, "openai-agents", exc) from exc
 
-import dataclasses
 import functools
 import inspect
 import json
@@ -97,6 +96,7 @@ from toolsets._settle import MAX_PAUSES, keep_state
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
+from toolsets.adapters._shared import Media, json_text, media_blocks, with_ids
 from toolsets.schema import ToolNameMap, openai_parameters, openai_strict_parameters
 
 __all__ = [
@@ -180,50 +180,30 @@ def tool_schema(declaration: ToolDeclaration, *, strict: bool = True) -> ToolSch
 def default_invocation(run: AgentsToolContext[Any], base: Invocation) -> Invocation:
     """``base`` with the agent that calls (``run.agent``) and, when the run config has a
     ``group_id``, that as the session."""
-    agent = run.agent
-    agent_name = agent.name if agent is not None else base.agent_name
-    config = run.run_config
-    group = config.group_id if config is not None else None
-    if agent_name == base.agent_name and group is None:
-        return base
-    return dataclasses.replace(
-        base, agent_name=agent_name, session_id=base.session_id if group is None else group
+    agent, config = run.agent, run.run_config
+    return with_ids(
+        base,
+        agent_name=None if agent is None else agent.name,
+        session_id=None if config is None else config.group_id,
     )
 
 
 def _output(result: JsonValue) -> Any:
-    """What openai-agents gives the model for ``result``: text as is, an image as an
-    image output, anything else as JSON text."""
-    kind = type(result)
-    if kind is str:
-        return result
-    if kind is int:  # as JSON writes it
-        return str(result)
-    if kind is bool or result is None:
-        return _SCALARS[result]
-    blocks = result.get("content") if isinstance(result, dict) and len(result) == 1 else None
-    if isinstance(blocks, list) and any(_is_image(b) for b in blocks):
-        return [_block(b) for b in blocks]
-    return _JSON.encode(result)
+    """What openai-agents gives the model for ``result``: text as is, an MCP tool's
+    images as image outputs (`media_blocks`; its audio, which openai-agents has no
+    output for, as its block's JSON text), anything else as JSON text."""
+    blocks = media_blocks(result)
+    if blocks is None:
+        return json_text(result)
+    return [_block(block) for block in blocks]
 
 
-_JSON = json.JSONEncoder(ensure_ascii=False)
-_SCALARS: dict[object, str] = {True: "true", False: "false", None: "null"}
-"""JSON's words for the scalars Python writes otherwise."""
-
-
-def _is_image(block: JsonValue) -> bool:
-    return isinstance(block, dict) and block.get("type") == "image" and "data" in block
-
-
-def _block(block: JsonValue) -> ToolOutputText | ToolOutputImage:
-    if _is_image(block):
-        assert isinstance(block, dict)
-        url = f"data:{block.get('mime_type') or 'image/png'};base64,{block['data']}"
-        return ToolOutputImage(image_url=url)
-    if isinstance(block, dict) and block.get("type") == "text":
-        return ToolOutputText(text=str(block.get("text", "")))
-    return ToolOutputText(text=_JSON.encode(block))
+def _block(block: Media | str | JsonValue) -> ToolOutputText | ToolOutputImage:
+    if isinstance(block, Media):
+        if block.kind == "image":
+            return ToolOutputImage(image_url=block.data_url)
+        return ToolOutputText(text=json_text(block.block))
+    return ToolOutputText(text=json_text(block))
 
 
 def _key(name: str, args: Mapping[str, Any]) -> str:

@@ -34,8 +34,6 @@ In: `from_pydantic_ai` makes pydantic-ai function tools (or any pydantic-ai tool
 
 from __future__ import annotations
 
-import base64
-import binascii
 import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -46,6 +44,7 @@ import anyio
 
 from toolsets._consumers import check_credentials, lookup_credential, toolset_of
 from toolsets.adapters._extras import missing_extra
+from toolsets.adapters._shared import Media, media_blocks
 
 try:
     from pydantic_ai import (
@@ -198,35 +197,19 @@ def _model_message(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-_MEDIA = ("image", "audio")
-
-
 def _with_media(result: JsonValue) -> Any:
     """``result``, its images and audio (an MCP tool's ``{"content": [blocks]}``) made
     pydantic-ai ``BinaryContent``, which models that read them are shown as such rather
-    than as base64 text; other blocks stay as they are, a text block as its text."""
-    if type(result) is not dict or len(result) != 1:  # the usual result: at once
+    than as base64 text (`media_blocks`)."""
+    blocks = media_blocks(result)
+    if blocks is None:  # the usual result: as it is
         return result
-    blocks = result.get("content")
-    if not isinstance(blocks, list) or not any(
-        isinstance(block, dict) and block.get("type") in _MEDIA for block in blocks
-    ):
-        return result
-    return [_block(block) for block in blocks]
-
-
-def _block(block: JsonValue) -> Any:
-    if not isinstance(block, dict):
-        return block
-    kind, data, media_type = block.get("type"), block.get("data"), block.get("mime_type")
-    if kind == "text":
-        return block.get("text")
-    if kind in _MEDIA and isinstance(data, str) and isinstance(media_type, str):
-        try:
-            return BinaryContent(data=base64.b64decode(data, validate=True), media_type=media_type)
-        except binascii.Error:  # not base64 after all: the model reads it as it came
-            return block
-    return block
+    return [
+        BinaryContent(data=block.data, media_type=block.mime_type)
+        if isinstance(block, Media)
+        else block
+        for block in blocks
+    ]
 
 
 @dataclass(frozen=True)
