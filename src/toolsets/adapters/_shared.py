@@ -79,13 +79,20 @@ def _block(block: JsonValue) -> Media | str | JsonValue:
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False)
+_SCALARS: dict[object, str] = {True: "true", False: "false", None: "null"}
+"""JSON's words for the scalars Python writes otherwise."""
 
 
 def json_text(value: JsonValue) -> str:
     """What a model reads of ``value`` where a framework takes text: text as it is,
     anything else as JSON text (non-ASCII kept)."""
-    if type(value) is str:
+    if isinstance(value, str):
         return value
+    kind = type(value)
+    if kind is int:  # as JSON writes it, without the encoder's set-up
+        return str(value)
+    if kind is bool or value is None:
+        return _SCALARS[value]
     return _JSON.encode(value)
 
 

@@ -88,6 +88,7 @@ from toolsets._invoke import (
     Callbacks,
     ConfirmationNeeded,
     Done,
+    Outcome,
     parse_arguments,
 )
 from toolsets._json import JsonValue, to_json_value
@@ -280,7 +281,22 @@ class _Call:
                 # It asked while running when called before; the user has now approved.
                 del bridge.asked[key]
                 confirmation = _CONFIRMED
-        asked = confirmation is not None
+        first = await bridge.invoke(tool, args, ctx, confirmation=confirmation)
+        if type(first) is Done and first.actions is None:  # most calls: nothing to settle
+            return _output(first.result)
+        return _output(await self._settled(run, args, ctx, first, confirmation))
+
+    async def _settled(
+        self,
+        run: AgentsToolContext[Any],
+        args: dict[str, Any],
+        ctx: ToolContext,
+        first: Outcome,
+        confirmation: ToolConfirmation | None,
+    ) -> JsonValue:
+        """The result of a call that paused or acted, once settled (`settle`), its
+        lasting state writes kept."""
+        bridge, asked = self._bridge, confirmation is not None
 
         async def confirm(needed: ConfirmationNeeded) -> ToolConfirmation | Done:
             # openai-agents runs a call that needed approval only once approved; one
@@ -291,9 +307,8 @@ class _Call:
             asked = True
             return _CONFIRMED
 
-        first = await bridge.invoke(tool, args, ctx, confirmation=confirmation)
         outcome = await bridge.settle(
-            tool,
+            self._tool,
             first,
             ctx,
             confirm=confirm,
@@ -305,7 +320,7 @@ class _Call:
             # openai-agents reads the agent's tool list each turn, so it is updated,
             # listed in the invocation (and state) this call ran in.
             await bridge.relist(ctx.invocation)
-        return _output(outcome.result if isinstance(outcome, Done) else outcome.interim)
+        return outcome.result if isinstance(outcome, Done) else outcome.interim
 
     def _needs_approval(self, outcome: ConfirmationNeeded, args: Mapping[str, Any]) -> JsonValue:
         # Remembered as the model sent them (before any ``before_tool`` rewrote them):

@@ -82,6 +82,7 @@ from toolsets._invoke import (
     Done,
     LongRunning,
     Outcome,
+    invoke,
 )
 from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result, invalid_arguments_result
@@ -471,20 +472,28 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         `_answer` to defer. ``resumed``: ``before_tool`` ran already, when the call
         paused."""
 
+        scopes = call.invocation.scopes
+        first = await invoke(
+            tool,
+            args,
+            call,
+            default_timeout=self._tool_timeout,
+            callbacks=self._callbacks,
+            scopes=scopes,
+            confirmation=confirmation,
+            credential=credential,
+            resumed=resumed,
+        )
+        if type(first) is Done:  # most calls, the first time round
+            return first
+
         async def lookup(needed: CredentialNeeded) -> AuthCredential | CredentialNeeded:
             found = await self._credential(ctx, needed.auth_config)
             return needed if found is None else found
 
         again = caller(
-            tool,
-            call,
-            default_timeout=self._tool_timeout,
-            callbacks=self._callbacks,
-            scopes=call.invocation.scopes,
+            tool, call, default_timeout=self._tool_timeout, callbacks=self._callbacks, scopes=scopes
         )
-        first = await again(args, confirmation, credential, resumed=resumed)
-        if type(first) is Done:  # most calls, the first time round
-            return first
         settled: Outcome = await settle(
             first,
             resume=again,

@@ -855,17 +855,21 @@ class McpServer(CallsTools):
             outcome = await self._first_round(tool, params.arguments or {}, call, channel)
         else:  # a later round of a call that asked (2026-07-28): before_tool ran in the first
             outcome = await self.invoke(tool, channel.args, call, resumed=True)
-
-        settled = await self.settle(
-            tool,
-            outcome,
-            call,
-            confirm=lambda needed: self._confirm(channel, tool.name, needed.hint, needed.args),
-            lookup=lambda needed: lookup_credential(self._credentials, needed.auth_config, request),
-        )
-        if isinstance(settled, mt.CallToolResult):
-            return settled
-        result = settled.result if isinstance(settled, Done) else settled.interim
+        if type(outcome) is Done:  # most calls: nothing to settle
+            result = outcome.result
+        else:
+            settled = await self.settle(
+                tool,
+                outcome,
+                call,
+                confirm=lambda needed: self._confirm(channel, tool.name, needed.hint, needed.args),
+                lookup=lambda needed: lookup_credential(
+                    self._credentials, needed.auth_config, request
+                ),
+            )
+            if isinstance(settled, mt.CallToolResult):
+                return settled
+            result = settled.result if isinstance(settled, Done) else settled.interim
         if channel.missing is not None and is_error_result(result) and channel.modern:
             # The tool asked what the client did not declare it can answer: the
             # client's to know (2026-07-28), and the tool did not get round to an answer.
