@@ -22,6 +22,7 @@ from tests.cli.helpers import (
     toolsets_command,
 )
 from tests.helpers import free_port
+from toolsets._invoke import DECLINED
 
 
 def test_call_takes_json_as_every_command_that_prints_results_does() -> None:
@@ -123,7 +124,7 @@ def test_on_a_terminal_a_call_that_needs_confirmation_asks_first(
     status, stderr = _on_a_terminal(wipe, "n", folder)
     assert status == 1
     # The answer's newline echoes on the terminal, not on stderr (a pipe here).
-    assert stderr.strip().endswith("toolsets: wipe was not confirmed; it did not run")
+    assert stderr.strip().endswith(f"toolsets: wipe: {DECLINED}")
 
 
 def test_credentials_come_from_the_option_or_the_environment(
