@@ -33,10 +33,9 @@ COMMANDS = {
     "serve": "toolsets.cli._serve:serve_command",
     "validate": "toolsets.cli._validate:validate_command",
 }
-"""Each command's ``module:attribute``, imported only when the command is used: one
-command does not import what another needs (``list`` neither ``inspect``'s example
-maker nor ``validate``'s checker; the agent loop, the models and the MCP server are
-imported by ``run`` and ``serve`` only)."""
+"""Each command's ``module:attribute``, imported only when the command is used, so that
+a command imports none of what only another needs (``list`` neither ``inspect``'s
+example maker nor ``run``'s agent loop and models)."""
 
 
 # --- the group -------------------------------------------------------------------------
