@@ -574,9 +574,10 @@ async def _after(
 
 
 def _done(result: JsonValue, args: dict[str, Any]) -> Done:
-    """``Done(result=result, args=args)``, made in half the time: the outcome of nearly
-    every call, on the path every call takes (a frozen dataclass's ``__init__`` sets each
-    field through ``object.__setattr__``; this fills the instance's dict at once).
+    """``Done(result=result, args=args)``, made without the frozen dataclass's
+    ``__init__``: the outcome of nearly every call, on the path every call takes (that
+    ``__init__`` sets each field through ``object.__setattr__``; this fills the
+    instance's dict at once).
     tests/test_invoke.py checks it stays equal to the constructor's."""
     done = _new(Done)
     fields = done.__dict__

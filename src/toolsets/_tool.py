@@ -340,8 +340,8 @@ class FirstTime:
     """The tools a consumer has met, remembered weakly, for what declares a toolset's
     tools again and again (the agent loop's requests, the MCP server's listings): the
     first time it meets a tool, `make` asks for its declaration off the event loop, as a
-    huge OpenAPI spec builds its operations' declarations on demand (Microsoft Graph's
-    11,422 take seconds); later, the tool has it made."""
+    huge OpenAPI spec builds its operations' declarations on demand (Microsoft Graph has
+    11,422); later, the tool has it made."""
 
     def __init__(self) -> None:
         self._seen: weakref.WeakSet[Tool] = weakref.WeakSet()
