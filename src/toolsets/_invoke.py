@@ -25,7 +25,7 @@ from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, all_atoms, copy_json, deeper_than
 from toolsets._results import INVALID_JSON_KEY, MAX_FIELDS, clip, error_result
 from toolsets._streaming import ToolStream
-from toolsets._tool import BaseTool, Tool, call_declaration
+from toolsets._tool import Tool
 from toolsets._validation import ArgumentChecker
 
 __all__ = [
@@ -103,10 +103,6 @@ class CallPath:
     """The caller's callbacks."""
     scopes: Set[str]
     """The scopes the caller holds."""
-
-
-_NO_REFUSAL = BaseTool.refusal
-"""The default `BaseTool.refusal` (none), which the call path need not ask."""
 
 
 def intercept(*steps: AfterTool) -> AfterTool:
@@ -398,11 +394,9 @@ async def invoke(
     ctx.tool_name = tool.name
     ctx.call_path = CallPath(default_timeout, callbacks, scopes)
 
-    refusal = getattr(type(tool), "refusal", None)
-    if refusal is not None and refusal is not _NO_REFUSAL:  # most tools refuse nothing
-        refused = refusal(tool, copied, ctx)
-        if refused is not None:
-            return Done(result=refused, args=copied)
+    refused = tool.refusal(copied, ctx)
+    if refused is not None:
+        return Done(result=refused, args=copied)
 
     if not resumed and callbacks.before_tool:
         ready = await _first(callbacks.before_tool, tool, copied, ctx)
@@ -527,7 +521,7 @@ def _invalid(tool: Tool, args: dict[str, Any]) -> Done | None:
     arguments do not fit the tool's declared parameters (None: they fit, or the tool
     declares none). A tool called by name while offered to no model (a `searchable`
     tool not loaded) is checked against the declaration it is called under."""
-    declaration = call_declaration(tool)
+    declaration = tool.call_declaration()
     if declaration is None:
         return None
     schema = declaration.parameters
