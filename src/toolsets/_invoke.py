@@ -21,6 +21,7 @@ import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import Ready, with_deadline
+from toolsets._content import fast_init
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, all_atoms, copy_json, deeper_than
 from toolsets._results import INVALID_JSON_KEY, MAX_FIELDS, clip, error_result
@@ -133,6 +134,7 @@ def intercept(*steps: AfterTool) -> AfterTool:
     return intercepted
 
 
+@fast_init  # the outcome of nearly every call, made on the path every call takes
 @dataclass(frozen=True, kw_only=True)
 class Done:
     """The call is over: its result (an ``{"error": ...}`` one when it did not run or
@@ -567,23 +569,6 @@ async def _after(
     return result if replaced is None else replaced
 
 
-def _done(result: JsonValue, args: dict[str, Any]) -> Done:
-    """``Done(result=result, args=args)``, made without the frozen dataclass's
-    ``__init__``: the outcome of nearly every call, on the path every call takes (that
-    ``__init__`` sets each field through ``object.__setattr__``; this fills the
-    instance's dict at once).
-    tests/test_invoke.py checks it stays equal to the constructor's."""
-    done = _new(Done)
-    fields = done.__dict__
-    fields["result"] = result
-    fields["args"] = args
-    fields["actions"] = None
-    return done
-
-
-_new = object.__new__
-
-
 _CONTAINERS = (dict, list)
 """What a result nests in (a tuple of types: isinstance is quicker with one than with a
 union)."""
@@ -602,7 +587,7 @@ def _finish(tool: Tool, args: dict[str, Any], ctx: ToolContext, result: JsonValu
     if actions is None:  # most calls: nothing to act on
         if tool.is_long_running:
             return LongRunning(interim=result, args=args)
-        return _done(result, args)
+        return Done(result=result, args=args)
     # A tool may ask for confirmation or credentials while running: it pauses and runs
     # again, with the answer in its context, when the caller answers.
     call_id = ctx.function_call_id
