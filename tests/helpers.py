@@ -101,5 +101,11 @@ class MinimalTool:
     def confirmation_hint(self, args: Mapping[str, Any], *, name: str | None = None) -> str:
         return f"Run {name or self.name}?"
 
+    def call_declaration(self) -> ToolDeclaration | None:
+        return self.declaration()
+
+    def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
+        return None
+
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         req.add_tool(self)

@@ -4,9 +4,12 @@ callbacks every consumer shares."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import functools
+import importlib
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +38,6 @@ from toolsets._invoke import (
     Done,
     LongRunning,
     Outcome,
-    _done,
     invoke,
 )
 from toolsets.agent import (
@@ -510,12 +512,52 @@ def test_an_interrupt_in_a_plain_function_run_without_a_loop_reaches_the_caller(
     running.close()
 
 
-def test_the_quick_done_is_the_same_as_the_constructors() -> None:
-    """`_done` fills a `Done` without its ``__init__``: it must set every field, and
-    equal what the constructor makes (a field added to `Done` fails here)."""
+def test_a_done_is_a_frozen_value_with_every_field() -> None:
     args = {"x": 1}
-    quick = _done([1, 2], args)
-    assert quick == Done(result=[1, 2], args=args)
-    assert set(vars(quick)) == {field.name for field in dataclasses.fields(Done)}
+    done = Done(result=[1, 2], args=args)
+    assert vars(done) == {"result": [1, 2], "args": args, "actions": None}
     with pytest.raises(dataclasses.FrozenInstanceError):
-        quick.result = 3  # type: ignore[misc]
+        done.result = 3  # type: ignore[misc]
+
+
+def shortcuts(source: str) -> list[str]:
+    """Where ``source`` makes an instance with ``__new__``, looks for a member with
+    ``getattr`` (but on ``self``, as a ``__repr__`` may), or compares something with a
+    class's attribute by identity."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "__new__":
+            found.append(f"{node.lineno}: __new__")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr":
+            if getattr(node.args[0], "id", None) != "self":
+                found.append(f"{node.lineno}: getattr")
+        elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.Is | ast.IsNot):
+            found += [
+                f"{node.lineno}: is {side.value.id}.{side.attr}"
+                for side in (node.left, *node.comparators)
+                if isinstance(side, ast.Attribute)
+                and isinstance(side.value, ast.Name)
+                and side.value.id[:1].isupper()
+            ]
+    return found
+
+
+@pytest.mark.parametrize("module", ["_invoke", "_tool", "_forwarding", "agent._session"])
+def test_the_call_path_makes_its_values_with_their_constructors_and_probes_no_member(
+    module: str,
+) -> None:
+    """What the call path reads is declared, and what it makes is made by the
+    constructor (so that a field added to a value cannot be left unset)."""
+    source = inspect.getsource(importlib.import_module(f"toolsets.{module}"))
+    assert shortcuts(source) == []
+
+
+def test_the_shortcut_finder_finds_each_kind() -> None:
+    source = (
+        "x = object.__new__(Done)\n"
+        "y = getattr(tool, 'refusal', None)\n"
+        "z = refusal is not BaseTool.refusal\n"
+        "r = getattr(self, '_name', None)\n"
+        "n = value is None\n"
+    )
+    assert sorted(shortcuts(source)) == ["1: __new__", "2: getattr", "3: is BaseTool.refusal"]

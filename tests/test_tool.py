@@ -19,6 +19,7 @@ from toolsets import (
     BaseTool,
     JsonValue,
     LlmRequest,
+    RenamedTool,
     StaticToolset,
     Tool,
     ToolAnnotations,
@@ -27,7 +28,7 @@ from toolsets import (
     ToolDefinitionError,
 )
 from toolsets._concurrency import FEW_ITEMS
-from toolsets._tool import FirstTime, call_declaration
+from toolsets._tool import FirstTime
 
 pytestmark = pytest.mark.anyio
 
@@ -272,9 +273,8 @@ def test_every_tool_class_of_the_library_has_the_protocols_method_signatures() -
 
 
 def test_a_call_is_made_under_the_offered_declaration_unless_the_tool_says_otherwise() -> None:
-    """`call_declaration` is a member `Tool` documents as optional and `BaseTool` has,
-    not a probe for something undeclared: by default the offered declaration, a tool's
-    own override when it has one, and a tool without it is asked for its declaration."""
+    """`call_declaration` is a member the `Tool` protocol declares and `BaseTool` gives
+    its default: the offered declaration, unless the tool says otherwise."""
 
     class CalledUnderMore(Echo):
         def call_declaration(self) -> ToolDeclaration | None:
@@ -284,25 +284,17 @@ def test_a_call_is_made_under_the_offered_declaration_unless_the_tool_says_other
 
     echo = Echo()
     assert echo.call_declaration() == echo.declaration()
-    assert call_declaration(echo) == echo.declaration()
     assert InstructionOnly("passive").call_declaration() is None
-    assert call_declaration(CalledUnderMore()).description == "more"  # type: ignore[union-attr]
-    minimal = MinimalTool()
-    assert not hasattr(minimal, "call_declaration")
-    assert call_declaration(minimal) == minimal.declaration()
-    assert "call_declaration()" in (Tool.__doc__ or "")
+    assert CalledUnderMore().call_declaration().description == "more"  # type: ignore[union-attr]
+    assert "call_declaration" in protocol_methods()
 
 
-def test_every_optional_member_a_library_tool_has_takes_what_base_tool_takes() -> None:
-    """The optional members (`refusal`, `call_declaration`) the `Tool` docstring names
-    keep `BaseTool`'s signature wherever a library tool class defines them."""
-    for cls in library_tool_classes():
-        for name in ("refusal", "call_declaration"):
-            method = inspect.getattr_static(cls, name, None)
-            if method is None:
-                continue
-            declared = inspect.signature(getattr(BaseTool, name)).parameters
-            assert list(inspect.signature(method).parameters) == list(declared), (cls, name)
+def test_refusal_is_a_declared_member_that_refuses_nothing_by_default() -> None:
+    """`refusal` is a member the `Tool` protocol declares (asked on every call, never
+    probed for): `BaseTool`'s refuses nothing, and a wrapper forwards it."""
+    assert "refusal" in protocol_methods()
+    assert Echo().refusal({}, ToolContext()) is None
+    assert RenamedTool(Echo(), "other").refusal({}, ToolContext()) is None
 
 
 def test_the_request_joins_instructions_and_contents() -> None:

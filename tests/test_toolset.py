@@ -181,6 +181,16 @@ def test_a_tool_lacking_a_declared_member_is_rejected_naming_what_it_lacks() -> 
     assert info.value.field == "timeout"
 
 
+@pytest.mark.parametrize("member", ["refusal", "call_declaration"])
+def test_a_tool_written_before_a_member_was_declared_is_rejected_naming_it(member: str) -> None:
+    older = type(
+        "Older", (), {key: value for key, value in vars(MinimalTool).items() if key != member}
+    )
+    with pytest.raises(ToolDefinitionError) as info:
+        StaticToolset([older()])
+    assert info.value.field == member
+
+
 def test_an_agent_rejects_a_tool_lacking_a_member_and_says_toolsets_are_accepted_too() -> None:
     with pytest.raises(ToolDefinitionError) as info:
         LlmAgent("a", ScriptedModel([]), tools=[ToolWithoutTimeout()])  # type: ignore[list-item]

@@ -6,7 +6,7 @@ Everything is a `Tool`, and tools come from a `Toolset`. See the README for a to
 from typing import TYPE_CHECKING
 
 from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
-from toolsets._client import (
+from toolsets._client_channel import (
     Answer,
     Capability,
     ClientChannel,

@@ -37,8 +37,8 @@ R = TypeVar("R")
 
 FEW_ITEMS = 64
 """At most this many items, `each_in_thread` works on the event loop: a trip to a worker
-thread and back (about 0.1 ms) costs more than a few small items (a tool's declaration
-made into an MCP listing: tens of microseconds)."""
+thread and back costs more than a few small items (a tool's declaration made into an MCP
+listing, say) take on the loop."""
 
 
 class Ready(Generic[T_co]):
@@ -131,7 +131,7 @@ async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
 async def each_in_thread(make: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """``make(item)`` for each of ``items``, in order: in one worker thread when there
     are more than `FEW_ITEMS` (building a huge catalogue's declarations on demand takes
-    seconds: the event loop goes on meanwhile), else here.
+    a while: the event loop goes on meanwhile), else here.
 
     The thread takes one of anyio's default worker threads (their number is bounded).
     A cancelled caller stops it before its next item and waits for that (no thread goes

@@ -47,9 +47,9 @@ def fast_init(cls: type[_T]) -> type[_T]:
     the instance's ``__dict__`` directly.
 
     The ``__init__`` that dataclasses writes for a frozen class sets each field through
-    ``object.__setattr__`` to get past the frozen guard, which makes building a value
-    about twice as slow; the agent loop builds several per tool call. This one has the
-    same signature, defaults, default factories and ``__post_init__`` call.
+    ``object.__setattr__`` to get past the frozen guard, a call per field that a value
+    built on every tool call (the agent loop builds several) need not pay. This one has
+    the same signature, defaults, default factories and ``__post_init__`` call.
     """
     params = dataclasses.fields(cls)  # type: ignore[arg-type]
     if not all(f.kw_only and f.init for f in params) or "__slots__" in vars(cls):

@@ -19,7 +19,7 @@ from typing import Any, TypeAlias
 import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
-from toolsets._client import (
+from toolsets._client_channel import (
     LOGGING_LEVELS,
     Answer,
     Capability,

@@ -234,8 +234,9 @@ class MissingClientCapabilityError(ToolsetError):
     ``ctx.list_roots``) for something the client did not declare it can do, or the call
     has no client to ask (it is not served to an MCP client). Raised in the tool, it
     reaches the model as an error result; an MCP server tells its client instead (the
-    JSON-RPC error -32021 naming the capability: on protocol 2026-07-28 for a tool, on
-    both eras for a prompt or resource of the server's own)."""
+    JSON-RPC error ``mcp.types.MISSING_REQUIRED_CLIENT_CAPABILITY`` naming the
+    capability: on protocol 2026-07-28 for a tool, on both eras for a prompt or resource
+    of the server's own)."""
 
     def __init__(self, capability: str, *, client: bool = True) -> None:
         self.capability = capability

@@ -14,7 +14,7 @@ from toolsets._auth import AuthConfig
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._json import JsonValue
-from toolsets._tool import LlmRequest, Tool, call_declaration
+from toolsets._tool import LlmRequest, Tool
 
 __all__ = ["ForwardingTool"]
 
@@ -23,7 +23,9 @@ class ForwardingTool:
     """The wrapped tool, member for member; subclasses override what they change.
 
     A subclass that offers the tool under another declaration overrides `_offered_as`
-    (`declaration` and `process_llm_request` both go through it).
+    (`declaration`, `call_declaration` and `process_llm_request` all go through it).
+    One that overrides `declaration` itself says what calls are made under too
+    (`call_declaration`), unless they are made under the wrapped tool's.
     """
 
     def __init__(self, tool: Tool) -> None:
@@ -47,15 +49,11 @@ class ForwardingTool:
         return None if inner is None else self._offered_as(inner)
 
     def call_declaration(self) -> ToolDeclaration | None:
-        """The declaration a call is made under (see `toolsets._tool.call_declaration`):
-        this tool's own, or when it has none, the wrapped tool's call declaration as
-        this wrapper offers it (a renamed tool that is listed hidden is called under
-        its new name)."""
-        own = self.declaration()
-        if own is not None and type(self).declaration is not ForwardingTool.declaration:
-            return own
-        inner = call_declaration(self.tool)  # a tool may be called under a fuller one
-        return own if inner is None else self._offered_as(inner)
+        """The wrapped tool's call declaration (a fuller one than it offers, maybe) as
+        this wrapper offers it: a renamed tool is called under its new name, listed or
+        hidden."""
+        inner = self.tool.call_declaration()
+        return None if inner is None else self._offered_as(inner)
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
         # The wrapped tool's awaitable as it is (not awaited in a coroutine of our own):
@@ -100,10 +98,8 @@ class ForwardingTool:
         return self.tool.timeout
 
     def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
-        """The wrapped tool's refusal of this call (see `BaseTool.refusal`), if it has
-        the method."""
-        refusal = getattr(self.tool, "refusal", None)
-        return None if refusal is None else refusal(args, ctx)
+        """The wrapped tool's refusal of this call (see `Tool.refusal`)."""
+        return self.tool.refusal(args, ctx)
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         # The wrapped tool prepares a scratch copy of the request, so that whatever else

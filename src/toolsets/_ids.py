@@ -1,7 +1,7 @@
 """Unique ids for events, calls and runs, cheaply.
 
 An id is a random per-process prefix and a counter: unique across processes and
-machines like a uuid4, at a fifth of the cost (no system call per id). Ids made here are
+machines like a uuid4, without a uuid4's system call and object per id. Ids made here are
 not secrets; use `secrets` for anything that must be unguessable (session ids are).
 """
 

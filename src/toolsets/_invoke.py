@@ -21,11 +21,12 @@ import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import Ready, with_deadline
+from toolsets._content import fast_init
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, all_atoms, copy_json, deeper_than
 from toolsets._results import INVALID_JSON_KEY, MAX_FIELDS, clip, error_result
 from toolsets._streaming import ToolStream
-from toolsets._tool import BaseTool, Tool, call_declaration
+from toolsets._tool import Tool
 from toolsets._validation import ArgumentChecker
 
 __all__ = [
@@ -105,10 +106,6 @@ class CallPath:
     """The scopes the caller holds."""
 
 
-_NO_REFUSAL = BaseTool.refusal
-"""The default `BaseTool.refusal` (none), which the call path need not ask."""
-
-
 def intercept(*steps: AfterTool) -> AfterTool:
     """One ``after_tool`` callback running ``steps`` in order, each on the result the
     one before it left: a result interceptor's pipeline (redact, then promote a value to
@@ -137,6 +134,7 @@ def intercept(*steps: AfterTool) -> AfterTool:
     return intercepted
 
 
+@fast_init  # the outcome of nearly every call, made on the path every call takes
 @dataclass(frozen=True, kw_only=True)
 class Done:
     """The call is over: its result (an ``{"error": ...}`` one when it did not run or
@@ -398,11 +396,9 @@ async def invoke(
     ctx.tool_name = tool.name
     ctx.call_path = CallPath(default_timeout, callbacks, scopes)
 
-    refusal = getattr(type(tool), "refusal", None)
-    if refusal is not None and refusal is not _NO_REFUSAL:  # most tools refuse nothing
-        refused = refusal(tool, copied, ctx)
-        if refused is not None:
-            return Done(result=refused, args=copied)
+    refused = tool.refusal(copied, ctx)
+    if refused is not None:
+        return Done(result=refused, args=copied)
 
     if not resumed and callbacks.before_tool:
         ready = await _first(callbacks.before_tool, tool, copied, ctx)
@@ -527,7 +523,7 @@ def _invalid(tool: Tool, args: dict[str, Any]) -> Done | None:
     arguments do not fit the tool's declared parameters (None: they fit, or the tool
     declares none). A tool called by name while offered to no model (a `searchable`
     tool not loaded) is checked against the declaration it is called under."""
-    declaration = call_declaration(tool)
+    declaration = tool.call_declaration()
     if declaration is None:
         return None
     schema = declaration.parameters
@@ -573,22 +569,6 @@ async def _after(
     return result if replaced is None else replaced
 
 
-def _done(result: JsonValue, args: dict[str, Any]) -> Done:
-    """``Done(result=result, args=args)``, made in half the time: the outcome of nearly
-    every call, on the path every call takes (a frozen dataclass's ``__init__`` sets each
-    field through ``object.__setattr__``; this fills the instance's dict at once).
-    tests/test_invoke.py checks it stays equal to the constructor's."""
-    done = _new(Done)
-    fields = done.__dict__
-    fields["result"] = result
-    fields["args"] = args
-    fields["actions"] = None
-    return done
-
-
-_new = object.__new__
-
-
 _CONTAINERS = (dict, list)
 """What a result nests in (a tuple of types: isinstance is quicker with one than with a
 union)."""
@@ -607,7 +587,7 @@ def _finish(tool: Tool, args: dict[str, Any], ctx: ToolContext, result: JsonValu
     if actions is None:  # most calls: nothing to act on
         if tool.is_long_running:
             return LongRunning(interim=result, args=args)
-        return _done(result, args)
+        return Done(result=result, args=args)
     # A tool may ask for confirmation or credentials while running: it pauses and runs
     # again, with the answer in its context, when the caller answers.
     call_id = ctx.function_call_id

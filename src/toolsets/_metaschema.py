@@ -2,15 +2,16 @@
 found in one walk over it.
 
 jsonschema's own meta-schema check follows the meta-schema's ``$dynamicRef``s through
-its seven vocabularies: about 2 ms for a schema of two properties, 219 ms for one of
-AWS's operations. This walk reads each keyword's value against what the 2020-12
-meta-schema asks of it (a schema, a non-empty list of schemas, a whole number 0 or more,
-a list of distinct names...) in microseconds. Objects are ``dict``s and arrays ``list``s,
-as jsonschema's types are. It answers True only when it is sure;
-False means "not sure" (a keyword the table does not cover, an anchor it reads more
-strictly than the meta-schema's pattern...), and the caller asks jsonschema, whose
-answer is exact. Formats in the meta-schema (``regex``, ``uri``, ``uri-reference``) are
-not asserted, as they are not when jsonschema checks without a format checker.
+its seven vocabularies for every keyword, which a big schema (an AWS operation's) pays
+many times over, on a tool's first call (`benchmarks/first_call.py` measures that call).
+This walk reads each keyword's value once, against what the 2020-12 meta-schema asks of
+it (a schema, a non-empty list of schemas, a whole number 0 or more, a list of distinct
+names...). Objects are ``dict``s and arrays ``list``s, as jsonschema's types are. It
+answers True only when it is sure; False means "not sure" (a keyword the table does not
+cover, an anchor it reads more strictly than the meta-schema's pattern...), and the
+caller asks jsonschema, whose answer is exact. Formats in the meta-schema (``regex``,
+``uri``, ``uri-reference``) are not asserted, as they are not when jsonschema checks
+without a format checker.
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ __all__ = ["ECMA_KEYWORDS", "MATCH_TIMEOUT", "SchemaValidator", "matches", "with
 logger = logging.getLogger("toolsets")
 
 MATCH_TIMEOUT: Final = 0.1
-"""Seconds one value may take to match one pattern before the pattern is given up (an
-ordinary pattern matches a value in microseconds)."""
+"""Seconds one value may take to match one pattern before the pattern is given up: far
+more than an ordinary pattern ever needs, so only a pattern that backtracks without end
+reaches it."""
 
 _given_up: set[str] = set()
 """The patterns a match took too long with: never matched again."""

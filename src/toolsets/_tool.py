@@ -44,21 +44,15 @@ class Tool(Protocol):
 
     Implement it directly, or subclass `BaseTool` for the defaults. Every member is
     read by the call path (`toolsets._invoke`), which runs each call the same way for
-    every caller: ``timeout`` bounds ``run`` (None: the caller's default applies),
-    ``required_scopes``, ``requires_confirmation`` and ``auth_config`` gate it. A tool
-    may also have ``refusal(args, ctx)`` (`BaseTool.refusal`), asked first; and a
-    streaming tool's ``run`` returns a `ToolStream`.
+    every caller: ``refusal`` is asked first, ``timeout`` bounds ``run`` (None: the
+    caller's default applies), ``required_scopes``, ``requires_confirmation`` and
+    ``auth_config`` gate it, and its arguments are checked against
+    ``call_declaration()`` before the user is asked anything. A streaming tool's ``run``
+    returns a `ToolStream`.
 
-    ``refusal`` is optional, so a wrapper of your own should forward it to the tool it
-    wraps (`ForwardingTool` does); a tool that refuses should check again in ``run``,
-    as `phased` tools do, since a wrapper may not.
-
-    ``call_declaration()`` is optional too (`BaseTool.call_declaration`): the declaration
-    a call is made under and its arguments checked against, when it is not the one the
-    model is offered — a fuller one (an OpenAPI operation whose offered view is cut to a
-    size budget is called under its whole schema), or one for a tool offered to no model
-    yet callable by name (a `searchable` catalogue's tool not loaded). Without it, a
-    call is made under ``declaration()``; `call_declaration` asks either way.
+    A wrapper forwards every member to the tool it wraps (`ForwardingTool` does, and
+    states only what it changes); a tool that refuses should check again in ``run``, as
+    `phased` tools do, since a wrapper of someone else's may not forward ``refusal``.
     """
 
     @property
@@ -136,6 +130,21 @@ class Tool(Protocol):
     @property
     def response_schema(self) -> Mapping[str, Any] | None:
         """JSON Schema of the result, when known."""
+        ...
+
+    def call_declaration(self) -> ToolDeclaration | None:
+        """The declaration a call is made under and its arguments checked against; None
+        for a passive tool. Usually ``declaration()`` (`BaseTool`'s default); another
+        when calls take more than the model is offered: a fuller one (an OpenAPI
+        operation whose offered view is cut to a size budget is called under its whole
+        schema), or one for a tool offered to no model yet callable by name (a
+        `searchable` catalogue's tool not loaded)."""
+        ...
+
+    def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
+        """A result refusing this call in this context before anything else is done (no
+        callback, gate or run), or None to let it go on (`BaseTool`'s default: `phased`
+        tools refuse outside their phase)."""
         ...
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
@@ -304,16 +313,14 @@ class BaseTool(abc.ABC):
         return f"Allow the tool {name or self.name!r} to run with arguments {shown}?"
 
     def call_declaration(self) -> ToolDeclaration | None:
-        """The declaration a call is made under and its arguments checked against
-        (`Tool`'s optional member): by default the one the model is offered,
-        `declaration`. Override it when calls take more than the model is shown."""
+        """The declaration a call is made under and its arguments checked against: by
+        default the one the model is offered, `declaration`. Override it when calls
+        take more than the model is shown."""
         return self.declaration()
 
     def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
-        """A result refusing this call in this context before anything else is done
-        (no callback, gate or run); None lets it go on (the default). The call path
-        asks every tool that has this method; `phased` tools refuse outside their phase.
-        """
+        """None: the call goes on (see `Tool.refusal`; `phased` tools refuse outside
+        their phase)."""
         return None
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
@@ -328,20 +335,17 @@ class BaseTool(abc.ABC):
 
 
 def call_declaration(tool: Tool) -> ToolDeclaration | None:
-    """The declaration a call of ``tool`` is made under, and its arguments checked
-    against: the tool's optional ``call_declaration()`` (see `Tool`; `BaseTool` has it,
-    `ForwardingTool` forwards it through wrappers), else its ``declaration()``. None:
-    the tool is passive."""
-    called = getattr(tool, "call_declaration", None)
-    return tool.declaration() if called is None else called()
+    """``tool.call_declaration()``: kept while the MCP server, which the issue-26
+    re-layer rewrites, still calls it; new code calls the member."""
+    return tool.call_declaration()
 
 
 class FirstTime:
     """The tools a consumer has met, remembered weakly, for what declares a toolset's
     tools again and again (the agent loop's requests, the MCP server's listings): the
     first time it meets a tool, `make` asks for its declaration off the event loop, as a
-    huge OpenAPI spec builds its operations' declarations on demand (Microsoft Graph's
-    11,422 take seconds); later, the tool has it made."""
+    huge OpenAPI spec builds its operations' declarations on demand (Microsoft Graph has
+    11,422); later, the tool has it made."""
 
     def __init__(self) -> None:
         self._seen: weakref.WeakSet[Tool] = weakref.WeakSet()

@@ -63,8 +63,9 @@ class ArgumentChecker:
     The validator follows the schema's ``$schema`` (JSON Schema 2020-12 without one, as
     MCP says) and is made on the first check: most tools of a big catalogue are never
     called. The schema is checked against its meta-schema then, in one quick walk for
-    2020-12 (`toolsets._metaschema`; jsonschema's own check takes milliseconds, hundreds
-    for a big schema) and not at all for a `TrustedSchema`. A schema that cannot be used
+    2020-12 (`toolsets._metaschema`, where jsonschema's own check would follow the
+    meta-schema's references through every vocabulary) and not at all for a
+    `TrustedSchema`. A schema that cannot be used
     (invalid, or with a ``$ref`` that does not resolve) must not make the tool unusable:
     it is logged once, and calls are then sent unchecked, leaving the checking to the
     server. Values that fit a 2020-12 schema are told so by a `QuickCheck`; jsonschema

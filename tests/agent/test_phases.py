@@ -10,12 +10,15 @@ import pytest
 
 from tests.agent.helpers import agent_with, call, response_of, start
 from toolsets import (
+    BaseTool,
     BaseToolset,
     Invocation,
+    JsonValue,
     LlmRequest,
     StaticToolset,
     Tool,
     ToolContext,
+    ToolDeclaration,
     ToolDefinitionError,
     Toolset,
     phased,
@@ -164,16 +167,18 @@ async def test_an_mcp_server_lists_the_phase_tools_and_refuses_the_others(mode: 
 
 
 class Audited:
-    """A wrapper tool of a user's own: it forwards every member but ``refusal``, and
-    offers itself by name (passive: no declaration of its own)."""
+    """A wrapper tool of a user's own: it forwards every member but ``refusal`` (it
+    refuses nothing itself), and offers itself by name (passive: no declaration of its
+    own)."""
 
     def __init__(self, tool: Tool) -> None:
         self.tool = tool
 
     def __getattr__(self, name: str) -> Any:
-        if name == "refusal":
-            raise AttributeError(name)
         return getattr(self.tool, name)
+
+    def refusal(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue | None:
+        return None
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         await self.tool.process_llm_request(req, ctx)
@@ -203,6 +208,44 @@ async def test_a_wrapper_that_does_not_forward_the_refusal_does_not_bypass_the_p
     assert isinstance(refused, dict)
     assert refused["phase"] == "triage"
     assert refused["tools"] == ["read_logs", "status"]
+    assert ran == []
+
+
+class CalledUnderMore(BaseTool):
+    """A tool whose calls take more than the model is offered (as an OpenAPI operation
+    cut to a declaration budget does): ``size`` must be a whole number."""
+
+    def __init__(self) -> None:
+        super().__init__("resize", "Resize the pool.", requires_confirmation=True)
+
+    def call_declaration(self) -> ToolDeclaration | None:
+        whole = {"type": "object", "properties": {"size": {"type": "integer"}}}
+        return ToolDeclaration(name=self.name, description=self.description, parameters=whole)
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
+        ran.append("resize")
+        return "resized"
+
+
+@pytest.mark.parametrize("phase", ["triage", "fix"])
+async def test_a_phase_tool_is_called_under_the_declaration_its_tool_is_called_under(
+    phase: str,
+) -> None:
+    """In its phase or out of it, the arguments are checked against the whole
+    declaration before the user is asked to confirm."""
+    toolset = phased({"triage": [status], "fix": [CalledUnderMore()]}, "phase", initial=phase)
+    ctx = ToolContext(Invocation(state={"phase": phase}))
+    listed = {t.name: t for t in await toolset.list_tools(ctx)}
+    resize = listed["resize"]
+    assert resize.call_declaration() == CalledUnderMore().call_declaration()
+
+    ran.clear()
+    outcome = await invoke(
+        resize, {"size": "big"}, ToolContext(Invocation(state={"phase": "fix"})), default_timeout=5
+    )
+    assert isinstance(outcome, Done)
+    assert isinstance(outcome.result, dict)
+    assert "size" in str(outcome.result["error"])
     assert ran == []
 
 

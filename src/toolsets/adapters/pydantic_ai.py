@@ -258,8 +258,8 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
     in; the last exit closes it (the toolset's ``shutdown``, safe from any task), and
     the next run opens it again. The adapter never enters the wrapped toolset itself: a
     run's task cannot own what another run may still use after it ends (an MCP session
-    opened so lives on the toolset's background event loop, which costs a call a few
-    tenths of a millisecond). To keep sessions in your own task instead (the fastest),
+    opened so lives on the toolset's background event loop, and each call crosses over
+    to it). To keep sessions in your own task instead (the fastest),
     open the toolset yourself for your application's lifetime and pass ``close=False``::
 
         async with mcp_toolset:  # e.g. in your web app's lifespan

@@ -772,8 +772,8 @@ class _BackgroundHost:
 
     A task that is no task's child (`start_detached`): a cancel scope held by the
     caller's task across the generator's ``yield`` would be left in another task (or
-    never) when the caller stops listening without closing it. Starting it costs a task
-    (about 10 µs), and the generator waits for it to end (bounded by the grace)."""
+    never) when the caller stops listening without closing it. Starting it costs a task,
+    and the generator waits for it to end (bounded by the grace)."""
 
     def __init__(self, agent: LlmAgent, ctx: RunContext) -> None:
         self._agent = agent

@@ -163,13 +163,8 @@ def _copy_content(content: Content) -> Content:
 def copy_event(event: Event) -> Event:
     """A copy sharing nothing mutable with ``event`` (actions, arguments, results), so
     what a caller does to one never reaches the other."""
-    # This runs for every event of a session each time one is read: the fields are
-    # copied as copy.copy would (without its __reduce_ex__ round trip, and without
-    # running __init__ again on values already checked), then the mutable ones replaced.
     actions = event.actions
-    copied = object.__new__(Event)
-    fields = vars(copied)
-    fields.update(vars(event))
+    fields = dict(vars(event))
     if event.content is not None:
         fields["content"] = _copy_content(event.content)
     fields["actions"] = EventActions(
@@ -188,7 +183,7 @@ def copy_event(event: Event) -> Event:
             for request in event.pending
         )
     fields["resume_state"] = copy_json(dict(event.resume_state)) if event.resume_state else {}
-    return copied
+    return Event(**fields)
 
 
 @dataclass

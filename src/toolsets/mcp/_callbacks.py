@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeAlias
 import mcp.types as mt
 from mcp.client.session import ClientRequestContext
 
-from toolsets._client import LOGGING_LEVELS
+from toolsets._client_channel import LOGGING_LEVELS
 from toolsets._content import Content, Part
 from toolsets._tool import LlmRequest
 from toolsets.models import Llm

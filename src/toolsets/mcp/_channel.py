@@ -30,7 +30,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolsets._client import (
+from toolsets._client_channel import (
     LOG_LEVELS,
     RESERVED_KEY_PREFIX,
     Answer,

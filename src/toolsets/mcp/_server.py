@@ -58,7 +58,7 @@ from mcp.shared.inbound import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._auth import AuthConfig, AuthCredential
-from toolsets._client import LogLevel
+from toolsets._client_channel import LogLevel
 from toolsets._concurrency import check_timeout
 from toolsets._consumers import (
     CallsTools,

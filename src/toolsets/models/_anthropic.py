@@ -14,14 +14,14 @@ import httpx2
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._results import is_error_result
 from toolsets._tool import LlmRequest
-from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
-from toolsets.models._wire import (
+from toolsets.models._http_model import (
     CallIds,
     HttpModel,
     arguments,
     invalid_response,
     str_or_none,
 )
+from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolCallMap, to_anthropic_tools
 
 __all__ = ["ANTHROPIC_VERSION", "CONFIG_KEYS", "DEFAULT_BASE_URL", "AnthropicModel"]

@@ -29,6 +29,14 @@ from toolsets._ids import new_id
 from toolsets._json import JsonValue
 from toolsets._results import INVALID_JSON_KEY
 from toolsets._tool import LlmRequest
+from toolsets.models._http_model import (
+    HttpModel,
+    invalid_response,
+    json_object,
+    retry_after,
+    str_or_none,
+    truncate,
+)
 from toolsets.models._llm import (
     FinishReason,
     Grounding,
@@ -36,14 +44,6 @@ from toolsets.models._llm import (
     LlmResponse,
     Usage,
     check_server_tools,
-)
-from toolsets.models._wire import (
-    HttpModel,
-    invalid_response,
-    json_object,
-    retry_after,
-    str_or_none,
-    truncate,
 )
 from toolsets.schema import ToolCallMap, to_gemini_declarations
 

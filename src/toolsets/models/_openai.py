@@ -13,14 +13,14 @@ import httpx2
 
 from toolsets._content import Content, FunctionCall, Part
 from toolsets._tool import LlmRequest
-from toolsets.models._llm import FinishReason, LlmResponse, Usage
-from toolsets.models._wire import (
+from toolsets.models._http_model import (
     CallIds,
     HttpModel,
     arguments,
     invalid_response,
     str_or_none,
 )
+from toolsets.models._llm import FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolNameMap, to_openai_tools
 
 __all__ = ["CONFIG_KEYS", "DEFAULT_BASE_URL", "OpenAIChatModel"]

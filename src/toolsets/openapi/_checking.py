@@ -2,10 +2,10 @@
 how far they are (`OpenApiToolset.validate`'s ``progress``).
 
 The validator remembers what it has checked (each schema's id, each ``operationId``) in
-lists, and asks each new one whether it is in them: quadratic in the size of the spec.
-On GitHub's spec (1,223 operations, 4,000 schemas checked) that was two thirds of the
-keyword walk, 24 of its 34 s. `quicker` gives those lists a set to answer ``in`` from;
-the validator's checks and their order are its own.
+lists, and asks each new one whether it is in them: quadratic in the size of the spec,
+and most of the keyword walk on a spec of thousands of operations (GitHub's:
+`benchmarks/cli.py --validate` measures it). `quicker` gives those lists a set to answer
+``in`` from; the validator's checks and their order are its own.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ steps run only when it runs.
 The same registry keeps each loop's lock for reading the spec (`LoopClients.lock`),
 held weakly: a loop that only loaded a spec given as a dict made no client to close.
 
-Settings are shared: the TLS context is made once (loading the certificates takes tens
-of milliseconds, in a worker thread) and every client is made with it.
+Settings are shared: the TLS context is made once (loading the certificates reads files,
+so in a worker thread) and every client is made with it.
 """
 
 from __future__ import annotations

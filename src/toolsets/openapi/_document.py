@@ -59,7 +59,7 @@ def parse_text(text: str, source: str | None) -> Any:
             # YAML flow style also starts with "{": let the YAML parser have a go.
     import yaml  # here: a JSON spec never needs it, and it takes a while to import
 
-    # The C loader is ten times faster, when PyYAML was built with libyaml.
+    # The C loader, when PyYAML was built with libyaml: parsing in C, not Python.
     loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         return yaml.load(text, Loader=loader)

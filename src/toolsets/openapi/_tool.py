@@ -240,7 +240,7 @@ class RestApiTool(BaseTool):
         return self._declared(built.description, built.parameters)
 
     def call_declaration(self) -> ToolDeclaration | None:
-        """The declaration calls are made under (`toolsets._tool.call_declaration`):
+        """The declaration calls are made under (`Tool.call_declaration`):
         `declaration` with the whole arguments schema (`arguments_schema`), which the
         call path checks arguments against before asking the user to confirm. None
         when the operation's schema is broken."""

@@ -3,8 +3,9 @@
 Needs the ``search`` extra (bm25s, PyStemmer; WordLlama's vectors where they are
 installed). Building reads each tool's name, description and, for an OpenAPI tool, its
 method, path, tags and what it takes (its query and body parameters' names and
-descriptions, read off the raw operation): never its declaration, so a catalogue of
-thousands of operations indexes in a second or two.
+descriptions, read off the raw operation): never its declaration, so indexing a
+catalogue of thousands of operations builds none of their schemas
+(`benchmarks/catalog.py` measures the build).
 
 How a request is ranked, in order:
 
@@ -222,8 +223,8 @@ SUMMARY_CHARS = 160
 def _meaning_text(entry: IndexEntry) -> str:
     """What a tool's vector is made of: its name's words, its summary and its
     description's first sentence, read across line breaks (unlike `_first_sentence`,
-    which keeps an input's first line: the vectors measured better with the whole
-    sentence) and at least 20 characters long ("E.g. ..." is no sentence)."""
+    which keeps an input's first line: a sentence a line break cut is half a meaning)
+    and at least 20 characters long ("E.g. ..." is no sentence)."""
     description = " ".join(_TAG.sub("", entry.description).split())
     end = description.find(". ", 20, MEANING_CHARS)
     sentence = description[: end + 1 if end > 0 else MEANING_CHARS]

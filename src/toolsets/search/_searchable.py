@@ -41,7 +41,7 @@ from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._json import JsonValue
 from toolsets._results import error_result
-from toolsets._tool import BaseTool, LlmRequest, Tool, call_declaration
+from toolsets._tool import BaseTool, LlmRequest, Tool
 from toolsets._toolset import Toolset
 from toolsets._wrappers import WrapperToolset
 
@@ -97,15 +97,11 @@ class HiddenTool(_Counted):
     """A tool of a `searchable` catalogue that is not loaded in this session: passive
     (no declaration, so nothing offers it to a model) yet callable by its name; a call
     loads it, then runs it. Its arguments are checked against the hidden tool's
-    declaration (`call_declaration`) as a listed tool's are."""
+    declaration (`call_declaration`, the hidden tool's own) as a listed tool's are."""
 
     def declaration(self) -> ToolDeclaration | None:
         """None: the model is not offered it until it is loaded."""
         return None
-
-    def call_declaration(self) -> ToolDeclaration | None:
-        """The declaration of the tool it hides: what a call is made under."""
-        return call_declaration(self.tool)
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
         """Registers it for dispatch by name, without a declaration."""

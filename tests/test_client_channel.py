@@ -20,7 +20,7 @@ from toolsets import (
     is_error_result,
     tool,
 )
-from toolsets._client import LOG_LEVELS, LOGGING_LEVELS
+from toolsets._client_channel import LOG_LEVELS, LOGGING_LEVELS
 from toolsets._invoke import Done, invoke
 
 pytestmark = pytest.mark.anyio

@@ -83,10 +83,10 @@ class HttpModel(Generic[Names]):
     _API: ClassVar[str]
     """The API, as errors about a request's config name it (``"a Messages API"``)."""
     _CONFIG_KEYS: ClassVar[frozenset[str]]
+    """The ``LlmRequest.config`` keys sent as they are."""
     _ERROR_STATUSES: ClassVar[Mapping[str, int]] = {}
     """The HTTP status each of the provider's error types goes with: an error sent as
     data (in a stream) of such a type gets the code an HTTP error of that status gets."""
-    """The ``LlmRequest.config`` keys sent as they are."""
 
     def __init__(
         self,
