@@ -379,38 +379,17 @@ async def invoke(
         Arguments that are not a JSON object, or nest deeper than `MAX_JSON_DEPTH`, are
         a `Done` with an error result (and empty ``args``): no tool sees them.
     """
-    copied: dict[str, Any]
-    if type(args) is dict and all_atoms(args):  # most calls: a copy of scalars is shallow
-        copied = args.copy()
-    else:
-        if args is None:
-            args = {}
-        problem = argument_problem(args)
-        if problem is not None:
-            return Done(result=error_result(problem), args={})
-        copied = copy_json(args if type(args) is dict else dict(args)) if args else {}
-    if confirmation is not None:
-        ctx.tool_confirmation = confirmation
-    if credential is not None:
-        ctx.auth_credential = credential
-    ctx.tool_name = tool.name
-    ctx.call_path = CallPath(default_timeout, callbacks, scopes)
-
-    refused = tool.refusal(copied, ctx)
-    if refused is not None:
-        return Done(result=refused, args=copied)
-
+    path = CallPath(default_timeout, callbacks, scopes)
+    copied = _admitted(tool, args, ctx, path, confirmation, credential)
+    if isinstance(copied, Done):  # not admitted: nothing runs
+        return copied
     if not resumed and callbacks.before_tool:
-        ready = await _first(callbacks.before_tool, tool, copied, ctx)
-        if ready is not None:
-            if callbacks.after_tool:
-                ready = await _after(callbacks, tool, copied, ctx, ready)
-            return _finish(tool, copied, ctx, ready)
-
+        answered = await _first(callbacks.before_tool, tool, copied, ctx)
+        if answered is not None:  # the tool does not run
+            return await _concluded(callbacks, tool, copied, ctx, answered)
     stopped = _gates(tool, copied, scopes, confirmation, credential)
     if stopped is not None:
         return stopped
-
     if defer:
         seconds = tool.timeout or default_timeout
         return Running(call=ToolRun(tool, copied, ctx, seconds, callbacks), args=copied)
@@ -421,22 +400,49 @@ async def invoke(
     else:
         # A result ready at once (a call that could not wait: a plain function's) was
         # not waited for: no deadline could have interrupted it, so it needs no cancel
-        # scope.
+        # scope. Any other is awaited under the call's deadline; a stream is pulled.
         if isinstance(running, Ready):
             result = running.value
         elif isinstance(running, ToolStream):
-            seconds = tool.timeout or default_timeout
-            call = ToolRun(tool, copied, ctx, seconds, callbacks, running)
-            if streams:
-                return Running(call=call, args=copied)
-            return await call.finish()
+            call = ToolRun(tool, copied, ctx, tool.timeout or default_timeout, callbacks, running)
+            return Running(call=call, args=copied) if streams else await call.finish()
         else:
-            result = await _run(
-                tool, running, copied, ctx, tool.timeout or default_timeout, callbacks
-            )
+            seconds = tool.timeout or default_timeout
+            result = await _run(tool, running, copied, ctx, seconds, callbacks)
     if callbacks.after_tool:
-        result = await _after(callbacks, tool, copied, ctx, result)
-    return _finish(tool, copied, ctx, result)
+        return await _concluded(callbacks, tool, copied, ctx, result)
+    return _finish(tool, copied, ctx, result)  # what _concluded does without after_tool
+
+
+def _admitted(
+    tool: Tool,
+    args: Mapping[str, Any] | None,
+    ctx: ToolContext,
+    path: CallPath,
+    confirmation: ToolConfirmation | None,
+    credential: AuthCredential | None,
+) -> dict[str, Any] | Done:
+    """The call's own copy of ``args`` (which ``before_tool`` and the tool may change),
+    its context given what the call brings (the tool's name, how it is called, the
+    caller's answers to what it asked before); or the outcome of a call refused before
+    anything runs: arguments no tool may see (not a JSON object, nested deeper than
+    `MAX_JSON_DEPTH`), or the tool's `Tool.refusal`."""
+    copied: dict[str, Any]
+    if type(args) is dict and all_atoms(args):  # most calls: a copy of scalars is shallow
+        copied = args.copy()
+    else:
+        problem = None if args is None else argument_problem(args)
+        if problem is not None:
+            return Done(result=error_result(problem), args={})
+        copied = copy_json(args if type(args) is dict else dict(args)) if args else {}
+    if confirmation is not None:
+        ctx.tool_confirmation = confirmation
+    if credential is not None:
+        ctx.auth_credential = credential
+    ctx.tool_name = tool.name
+    ctx.call_path = path
+    refused = tool.refusal(copied, ctx)
+    return copied if refused is None else Done(result=refused, args=copied)
 
 
 async def _run(
@@ -562,11 +568,16 @@ async def _recover(
     return error_result(describe_error(tool.name, error))
 
 
-async def _after(
+async def _concluded(
     callbacks: Callbacks, tool: Tool, args: dict[str, Any], ctx: ToolContext, result: JsonValue
-) -> JsonValue:
-    replaced = await _first(callbacks.after_tool, tool, args, ctx, result)
-    return result if replaced is None else replaced
+) -> Outcome:
+    """The outcome of a call that ran (or that ``before_tool`` answered): its result
+    through ``after_tool``, and what the tool asked for while running (`_finish`)."""
+    if callbacks.after_tool:
+        replaced = await _first(callbacks.after_tool, tool, args, ctx, result)
+        if replaced is not None:
+            result = replaced
+    return _finish(tool, args, ctx, result)
 
 
 _CONTAINERS = (dict, list)
@@ -722,9 +733,7 @@ class ToolRun:
         return _recover(self._callbacks, self.tool, self.args, self.ctx, error)
 
     async def _conclude(self, result: JsonValue) -> None:
-        if self._callbacks.after_tool:
-            result = await _after(self._callbacks, self.tool, self.args, self.ctx, result)
-        self.outcome = _finish(self.tool, self.args, self.ctx, result)
+        self.outcome = await _concluded(self._callbacks, self.tool, self.args, self.ctx, result)
 
     async def aclose(self) -> None:
         """Stop the call where it is (its stream is closed, its cancellation flag set),
