@@ -21,7 +21,7 @@ import pytest
 from tests.mcp.helpers import HttpServer, alive, eventually, raw_stdio, stdio_toolset
 from toolsets import ConnectionError, ToolCallError, ToolContext
 from toolsets.mcp import KILL_GRACE, McpToolset, StreamableHttp
-from toolsets.mcp._stdio import STOP_TIMEOUT
+from toolsets.mcp.client._stdio import STOP_TIMEOUT
 
 pytestmark = pytest.mark.anyio
 

@@ -570,7 +570,7 @@ async def test_a_gateway_finds_a_resource_or_prompt_no_listing_named_among_its_u
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Another worker, a restart, a client's cached URI: a read before any list.
-    monkeypatch.setattr(toolsets.mcp._server, "MAX_ROUTES", 2)
+    monkeypatch.setattr(toolsets.mcp.server._server, "MAX_ROUTES", 2)
     everything = PEERS / "@modelcontextprotocol" / "server-everything"
     first = toolsets.mcp.Stdio(
         command=str(NODE), args=[str(everything / "dist" / "index.js"), "stdio"]

@@ -1,4 +1,4 @@
-"""Request states taken once (`toolsets.mcp._server_spent`): the store of the states taken,
+"""Request states taken once (`toolsets.mcp.server._spent`): the store of the states taken,
 and servers that share it."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests.mcp.server_helpers import served
-from toolsets.mcp._server_uvicorn import (
+from toolsets.mcp.server._uvicorn import (
     ConnectionLimits,
     _AcceptFailures,
     default_max_connections,

@@ -216,7 +216,7 @@ def python_toolset(source: str) -> Toolset:
     items = list(found) if isinstance(found, list | tuple) else [found]
     toolsets: list[Toolset] = []
     tools: list[Tool | Callable[..., Any]] = []
-    server_type = getattr(sys.modules.get("toolsets.mcp._server"), "McpServer", ())
+    server_type = getattr(sys.modules.get("toolsets.mcp.server"), "McpServer", ())
     for item in items:
         if isinstance(item, server_type):
             toolsets.append(ServedToolset(item))

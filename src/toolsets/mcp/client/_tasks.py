@@ -27,7 +27,7 @@ from mcp import Client, MCPError
 from pydantic import BaseModel, ValidationError
 
 from toolsets._errors import ToolCallError
-from toolsets.mcp._connection import is_connection_lost, is_session_expired
+from toolsets.mcp.client._connection import is_connection_lost, is_session_expired
 
 __all__ = [
     "CANCEL_TIMEOUT",

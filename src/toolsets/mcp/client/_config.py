@@ -16,8 +16,8 @@ from toolsets._jsonschema import join_pointer
 from toolsets._names import PREFIX_NAMES
 from toolsets._toolset import BaseToolset
 from toolsets._wrappers import combined, prefixed
-from toolsets.mcp._toolset import McpToolset
-from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
+from toolsets.mcp.client._toolset import McpToolset
+from toolsets.mcp.client._transports import Sse, Stdio, StreamableHttp, Transport
 
 __all__ = ["InputValues", "load_mcp_config", "read_mcp_config"]
 

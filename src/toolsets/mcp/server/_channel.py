@@ -8,7 +8,7 @@ answers (``inputResponses``) and the request state it was given, in which this s
 keeps the answers of earlier rounds and the keys of the questions it asked (sealed by
 the SDK's `RequestStateBoundary`: encrypted, bound to the tool and its arguments,
 short-lived), and an id of its own: the server takes each state once (`McpServer`, see
-`toolsets.mcp._server_spent`). The tool runs again from the top and, this time, its ``ask``
+`toolsets.mcp.server._spent`). The tool runs again from the top and, this time, its ``ask``
 returns. An answer counts only for a question that was asked: one under a key the state
 does not name, or with no state at all (sent before anything was asked), is ignored,
 and the question is asked.
@@ -32,7 +32,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._client import (
     LOG_LEVELS,
-    RESERVED_KEY_PREFIX,
     Answer,
     Capability,
     ClientRequest,
@@ -50,17 +49,13 @@ from toolsets._errors import MissingClientCapabilityError, ToolCallError
 from toolsets._json import JsonValue, copy_json
 from toolsets._results import clip
 from toolsets._validation import ArgumentChecker
+from toolsets.mcp._relay import CONFIRM_KEY
 
-__all__ = ["ASK_TIMEOUT", "CONFIRM_KEY", "McpChannel", "InputRequired"]
+__all__ = ["ASK_TIMEOUT", "McpChannel", "InputRequired"]
 
 ASK_TIMEOUT = 300.0
 """Seconds a 2025-11-25 client has to answer a question asked mid-call (a user may
 take a while to fill in a form)."""
-CONFIRM_KEY = f"{RESERVED_KEY_PREFIX}confirm"
-"""The key of the server's confirmation of a call (no tool may ask under it)."""
-MISSING_CAPABILITY = -32021
-"""The JSON-RPC error of a request that needs a capability the client did not declare
-(2026-07-28)."""
 
 _NOTHING_ASKED: dict[str, Any] = {"type": "object", "properties": {}}
 """The form of a question that asks for nothing but the answer itself."""
@@ -336,7 +331,7 @@ class McpChannel:
         ``capability``, by default the one the last question missed)."""
         capability = capability or self.missing or "elicitation"
         return MCPError(
-            MISSING_CAPABILITY,
+            mt.MISSING_REQUIRED_CLIENT_CAPABILITY,
             f"{self._tool_name!r} needs the client capability {capability!r}, which the "
             "request did not declare (or cannot be asked on this connection)",
             {"requiredCapabilities": {capability: {}}},

@@ -8,7 +8,7 @@ name this machine unless told otherwise, compared exactly), a bound on request b
 a client leaving mid-body dropped quietly; then a JSON-RPC error for a request it cannot
 read, and (stateful) resumable event streams. uvicorn serves it with every wait bounded
 and a connection limit that keeps file descriptors to answer 503 with
-(`_server_uvicorn`).
+(`_uvicorn`).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from starlette.applications import Starlette
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
-from toolsets.mcp._events import SessionEventStore
-from toolsets.mcp._server_checks import RequestChecks
-from toolsets.mcp._server_envelope import EnvelopeChecks
-from toolsets.mcp._server_uvicorn import (
+from toolsets.mcp.server._checks import RequestChecks
+from toolsets.mcp.server._envelope import EnvelopeChecks
+from toolsets.mcp.server._events import SessionEventStore
+from toolsets.mcp.server._uvicorn import (
     LIMIT_OPTIONS,
     BoundedConfig,
     ConnectionLimits,

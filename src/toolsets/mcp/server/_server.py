@@ -5,7 +5,7 @@ handshake).
 Every call goes through the one call path (`toolsets._invoke.invoke`): arguments checked,
 scopes, confirmation (asked through elicitation), credentials (from the server's
 configuration, never the client's own token), the deadline, the callbacks, errors as
-results. The transports are in `_server_http` (streamable HTTP) and here (stdio).
+results. The transports are in `_http` (streamable HTTP) and here (stdio).
 """
 
 from __future__ import annotations
@@ -85,13 +85,13 @@ from toolsets._results import clip, error_result, is_error_result
 from toolsets._tool import FirstTime, Tool, call_declaration
 from toolsets._toolset import Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.mcp import _server_http
-from toolsets.mcp._channel import ASK_TIMEOUT, InputRequired, McpChannel
 from toolsets.mcp._convert import result_to_mcp, tool_to_mcp
 from toolsets.mcp._relay import TOOLS_CHANGED_META, confirmation_meta
-from toolsets.mcp._resources import Catalog, Prompt, Resource, ResourceTemplate
-from toolsets.mcp._server_spent import MemorySpentStates, SpentStates
-from toolsets.mcp._toolset import McpToolset
+from toolsets.mcp.client._toolset import McpToolset
+from toolsets.mcp.server import _http
+from toolsets.mcp.server._catalog import Catalog, Prompt, Resource, ResourceTemplate
+from toolsets.mcp.server._channel import ASK_TIMEOUT, InputRequired, McpChannel
+from toolsets.mcp.server._spent import MemorySpentStates, SpentStates
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
@@ -136,10 +136,6 @@ used is forgotten."""
 SESSION_STATE_TTL = 24 * 3600.0
 """Seconds the state kept for an `Invocation.session_id` outlives its client's last
 request, unless told otherwise."""
-
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_TIMEOUT = -32001
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -364,7 +360,7 @@ class McpServer(CallsTools):
         """Where the request states taken are remembered (see ``spent_states``)."""
         self._state_ttl = 0.0
         """Seconds a request state this server seals lives (its security's)."""
-        shared = os.environ.get(_server_http.STATE_KEY_VARIABLE)
+        shared = os.environ.get(_http.STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
 
     @property
@@ -413,7 +409,7 @@ class McpServer(CallsTools):
         allowed_origins: Sequence[str] | None = None,
         max_body_bytes: int | None = None,
         event_store: EventStore | Literal["memory"] | None = "memory",
-        retry_interval: float | None = _server_http.DEFAULT_RETRY_INTERVAL,
+        retry_interval: float | None = _http.DEFAULT_RETRY_INTERVAL,
     ) -> Starlette:
         """The server as an ASGI (Starlette) app speaking streamable HTTP at ``path``.
 
@@ -447,7 +443,7 @@ class McpServer(CallsTools):
             retry_interval: Seconds a client is told to wait before reconnecting to a
                 closed stream (None: the client's default).
         """
-        return _server_http.http_app(
+        return _http.http_app(
             self,
             path,
             stateless=stateless,
@@ -464,7 +460,7 @@ class McpServer(CallsTools):
         stopped; ``options`` as for `http_app`, ``log_level``, the connection limits
         of `run_http`, and ``sock``: a socket bound already, served instead of binding
         ``host``:``port``."""
-        await _server_http.serve_http(self, host, port, **options)
+        await _http.serve_http(self, host, port, **options)
 
     def run_http(
         self,
@@ -498,7 +494,7 @@ class McpServer(CallsTools):
                 and ``sock``, a socket bound already, served instead of binding
                 ``host``:``port`` (inherited by the workers).
         """
-        _server_http.run_http(self, host, port, workers=workers, factory=factory, **options)
+        _http.run_http(self, host, port, workers=workers, factory=factory, **options)
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -768,7 +764,7 @@ class McpServer(CallsTools):
         start = 0
         if cursor:
             if not cursor.isdigit() or int(cursor) > len(items):
-                raise MCPError(INVALID_PARAMS, f"Invalid cursor {clip(cursor, 40)!r}")
+                raise MCPError(mt.INVALID_PARAMS, f"Invalid cursor {clip(cursor, 40)!r}")
             start = int(cursor)
         end = start + self.page_size
         return items[start:end], (str(end) if end < len(items) else None)
@@ -974,7 +970,7 @@ class McpServer(CallsTools):
         return channel
 
     async def _take_state(self, channel: McpChannel, name: str) -> None:
-        """Take the request state a request brings, once (see `toolsets.mcp._server_spent`):
+        """Take the request state a request brings, once (see `toolsets.mcp.server._spent`):
         answers sent again with a state already taken (a confirmation replayed) are
         refused, and nothing runs.
 
@@ -987,7 +983,7 @@ class McpServer(CallsTools):
             return
         if channel.state_id is None:
             raise MCPError(
-                INVALID_PARAMS,
+                mt.INVALID_PARAMS,
                 "Invalid or expired requestState",
                 {"reason": "invalid_request_state"},
             )
@@ -995,12 +991,12 @@ class McpServer(CallsTools):
             fresh = await self.spent_states.spend(channel.state_id, self._state_ttl)
         except ToolsetError as exc:
             raise MCPError(
-                INTERNAL_ERROR,
+                mt.INTERNAL_ERROR,
                 f"The answers to {clip(name, 100)!r} could not be taken now ({exc}); nothing ran.",
             ) from exc
         if not fresh:
             raise MCPError(
-                INVALID_PARAMS,
+                mt.INVALID_PARAMS,
                 f"This requestState was already used: the answers it carries (a "
                 f"confirmation above all) count once, and {clip(name, 100)!r} did not run "
                 "again. To run it again, send the request without requestState and "
@@ -1118,7 +1114,7 @@ class McpServer(CallsTools):
 
         found = await self._routed(f"reading {uri!r}", self._owner(uri), read)
         if found is None:
-            raise MCPError(INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
+            raise MCPError(mt.INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
         source, contents = found
         self._resource_owner.claim(uri, source)
         return mt.ReadResourceResult(contents=contents)
@@ -1155,7 +1151,7 @@ class McpServer(CallsTools):
 
         found = await self._routed(f"the prompt {name!r}", self._prompt_source(name), get)
         if found is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt {clip(name, 100)!r}")
+            raise MCPError(mt.INVALID_PARAMS, f"Unknown prompt {clip(name, 100)!r}")
         self._prompt_owner.claim(name, found[0])
         return found[1]
 
@@ -1198,7 +1194,7 @@ class McpServer(CallsTools):
         with anyio.move_on_after(self.default_timeout):
             return await work
         raise MCPError(
-            REQUEST_TIMEOUT, f"{clip(what, 200)} timed out after {self.default_timeout:g} s"
+            mt.REQUEST_TIMEOUT, f"{clip(what, 200)} timed out after {self.default_timeout:g} s"
         )
 
     def __repr__(self) -> str:
@@ -1365,7 +1361,7 @@ def _refused(exc: BaseException) -> bool:
     """Whether an upstream server answered a request with an error (rather than not
     answering): a server asked for a resource or prompt it does not hold says so."""
     cause = exc.__cause__
-    return isinstance(cause, MCPError) and cause.error.code != REQUEST_TIMEOUT
+    return isinstance(cause, MCPError) and cause.error.code != mt.REQUEST_TIMEOUT
 
 
 class _ByName:
@@ -1534,11 +1530,11 @@ def _protocol_error(what: str, exc: BaseException) -> MCPError:
     """A fault behind the server (an upstream server, the toolset) as the protocol
     error the client gets: an upstream server's own code when it sent one."""
     cause = exc.__cause__
-    if isinstance(cause, MCPError) and cause.error.code != REQUEST_TIMEOUT:
+    if isinstance(cause, MCPError) and cause.error.code != mt.REQUEST_TIMEOUT:
         return MCPError(cause.error.code, f"{what} failed: {exc}")
     if isinstance(exc, TimeoutError):
-        return MCPError(REQUEST_TIMEOUT, f"{what} timed out: {exc}")
-    return MCPError(INTERNAL_ERROR, f"{what} failed: {exc}")
+        return MCPError(mt.REQUEST_TIMEOUT, f"{what} timed out: {exc}")
+    return MCPError(mt.INTERNAL_ERROR, f"{what} failed: {exc}")
 
 
 def _mcp_sources(toolset: Toolset) -> list[McpToolset]:

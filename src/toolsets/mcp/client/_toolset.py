@@ -31,7 +31,9 @@ from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset
 from toolsets._validation import ArgumentChecker
 from toolsets._wrappers import RenamedTool
-from toolsets.mcp._callbacks import (
+from toolsets.mcp._convert import convert_result
+from toolsets.mcp._relay import TOOLS_CHANGED_META
+from toolsets.mcp.client._callbacks import (
     ElicitationHandler,
     RootsSource,
     SamplingHandler,
@@ -40,23 +42,22 @@ from toolsets.mcp._callbacks import (
     roots_callback,
     sampling_callback,
 )
-from toolsets.mcp._connection import (
+from toolsets.mcp.client._connection import (
     ConnectionOptions,
     Host,
     SessionRefusedError,
     StaleConnectionError,
     is_connection_lost,
 )
-from toolsets.mcp._convert import convert_result
-from toolsets.mcp._relay import TOOLS_CHANGED_META, ConfirmationRelay
-from toolsets.mcp._tasks import (
+from toolsets.mcp.client._relay import ConfirmationRelay
+from toolsets.mcp.client._tasks import (
     TaskCall,
     call_as_task,
     list_tasks_page,
     server_runs_tool_tasks,
     task_support,
 )
-from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
+from toolsets.mcp.client._transports import Sse, Stdio, StreamableHttp, Transport
 from toolsets.models import Llm
 
 __all__ = [
@@ -74,8 +75,6 @@ DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds to start a server (or reach it) and finish the handshake."""
 
-REQUEST_TIMEOUT = -32001
-INVALID_PARAMS = -32602
 
 ProgressHandler: TypeAlias = Callable[
     [str, float, float | None, str | None], "Awaitable[None] | None"
@@ -478,7 +477,7 @@ class McpToolset(BaseToolset):
                 logger.info("MCP session with %s expired; reconnecting", self.name)
                 continue
             except MCPError as exc:
-                if invalid_params_result and exc.code == INVALID_PARAMS:
+                if invalid_params_result and exc.code == mt.INVALID_PARAMS:
                     return _invalid_params_result(exc)
                 if is_connection_lost(exc):
                     await host.discard(connection)
@@ -488,7 +487,7 @@ class McpToolset(BaseToolset):
                         target=self.transport.target,
                     ) from exc
                 message = redact(exc.message, host.secrets)
-                if exc.code == REQUEST_TIMEOUT:
+                if exc.code == mt.REQUEST_TIMEOUT:
                     raise TimeoutError(f"{what} timed out on the server: {message}") from exc
                 raise ToolCallError(
                     f"MCP server {self.name} answered {what} with error {exc.code}: {message}",
@@ -898,7 +897,7 @@ def _version() -> str:
 def _invalid_params_result(exc: MCPError) -> mt.CallToolResult:
     """A JSON-RPC "invalid params" answer (how many servers report bad arguments) as an
     error result, which the model can act on; anything else is raised again."""
-    if exc.code != INVALID_PARAMS:
+    if exc.code != mt.INVALID_PARAMS:
         raise exc
     text = mt.TextContent(type="text", text=exc.message)
     return mt.CallToolResult(content=[text], is_error=True)

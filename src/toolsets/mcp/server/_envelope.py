@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolsets._results import clip
-from toolsets.mcp._server_checks import replaying
+from toolsets.mcp.server._checks import replaying
 from toolsets.schema._restore import json_kind
 
 __all__ = ["EnvelopeChecks"]

@@ -18,7 +18,7 @@ import anyio
 import anyio.to_thread
 from mcp.client._transport import TransportStreams
 
-from toolsets.mcp._transports import StderrTarget
+from toolsets.mcp.client._transports import StderrTarget
 
 __all__ = ["STDERR_LOGGER", "ServerStderr"]
 

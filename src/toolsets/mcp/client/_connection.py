@@ -25,6 +25,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 import httpx2
+import mcp.types as mt
 import sniffio
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
@@ -35,10 +36,10 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from toolsets._auth import redact
 from toolsets._errors import ConnectionError
 from toolsets._logs import guard_library_logs
-from toolsets.mcp._result_type import CompleteByDefault, speaks_result_types
-from toolsets.mcp._stderr import ServerStderr
-from toolsets.mcp._stdio import StdioTransport
-from toolsets.mcp._transports import Sse, Stdio, StreamableHttp, Transport
+from toolsets.mcp.client._result_type import CompleteByDefault, speaks_result_types
+from toolsets.mcp.client._stderr import ServerStderr
+from toolsets.mcp.client._stdio import StdioTransport
+from toolsets.mcp.client._transports import Sse, Stdio, StreamableHttp, Transport
 
 __all__ = [
     "Connection",
@@ -58,19 +59,16 @@ CLOSE_TIMEOUT = 10.0
 """Seconds to wait for a session to close (a stdio server gets 2 s to exit on its own,
 then SIGTERM, then SIGKILL after 2 s more)."""
 
-CONNECTION_CLOSED = -32000
-INVALID_REQUEST = -32600
-
 
 def is_connection_lost(error: MCPError) -> bool:
     """The server went away (a crashed process, a dropped stream)."""
-    return error.code == CONNECTION_CLOSED
+    return error.code == mt.CONNECTION_CLOSED
 
 
 def is_session_expired(error: MCPError) -> bool:
     """An HTTP server no longer knows our session (it restarted, or expired it): the
     request was rejected before anything ran, so it may be sent again on a new session."""
-    return error.code == INVALID_REQUEST and error.message in (
+    return error.code == mt.INVALID_REQUEST and error.message in (
         "Session not found",
         "Session terminated",
     )

@@ -80,7 +80,7 @@ def sampling_callback(
                 final = response
         if final is None or final.error_code is not None or final.content is None:
             reason = final.error_message if final is not None else "no answer"
-            return mt.ErrorData(code=-32603, message=f"sampling failed: {reason}")
+            return mt.ErrorData(code=mt.INTERNAL_ERROR, message=f"sampling failed: {reason}")
         return mt.CreateMessageResult(
             role="assistant",
             content=mt.TextContent(type="text", text=final.content.text),

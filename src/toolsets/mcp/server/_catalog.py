@@ -43,7 +43,6 @@ __all__ = [
     "resource_template",
 ]
 
-INVALID_PARAMS = -32602
 
 ResourceContent: TypeAlias = str | bytes
 """What reading a resource gives: text, or bytes (sent base64-encoded as a blob)."""
@@ -282,7 +281,7 @@ class Prompt:
             else:
                 continue
             raise MCPError(
-                INVALID_PARAMS,
+                mt.INVALID_PARAMS,
                 f"The prompt {self.name!r} {problem} {argument.name!r}",
                 {"argument": argument.name},
             )
