@@ -1,7 +1,7 @@
 """The client the MCP conformance suite drives: `McpToolset` through each client scenario.
 
-Run by ``conformance client --command "<python> tests/mcp/conformance_client.py"`` (see
-tests/mcp/test_conformance.py): the suite starts a mock server per scenario, appends its URL
+Run by ``conformance client --command "<python> tests/mcp/client/conformance_client.py"`` (see
+tests/mcp/client/test_conformance.py): the suite starts a mock server per scenario, appends its URL
 to the command, names the scenario in ``MCP_CONFORMANCE_SCENARIO`` and, for some auth
 scenarios, hands over client credentials and keys in ``MCP_CONFORMANCE_CONTEXT`` (JSON).
 

@@ -2,7 +2,7 @@
 installed under peers/ by scripts/test.sh).
 
 For each client scenario the suite starts a mock MCP server (and authorization servers),
-runs tests/mcp/conformance_client.py against it and checks what the server saw. Scenarios
+runs tests/mcp/client/conformance_client.py against it and checks what the server saw. Scenarios
 run two at a time (one per core: the whole suite takes about two minutes here), except
 ``sse-retry``, which times the client's reconnection and runs alone.
 """
@@ -22,7 +22,7 @@ import pytest
 from tests.helpers import NODE, PEERS, ROOT
 
 CONFORMANCE = PEERS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-CLIENT = ROOT / "tests" / "mcp" / "conformance_client.py"
+CLIENT = ROOT / "tests" / "mcp" / "client" / "conformance_client.py"
 
 CLIENT_TIMEOUT_MS = 90_000
 """How long the suite lets the client run per scenario (the client gives up after 60 s)."""

@@ -3,7 +3,7 @@ MCP's SEP-1933), in front of the real fixture MCP server.
 
 The network edge plays the authorization server and the MCP server's token check; what
 passes the check goes on to the real server. The conformance suite's own scenario
-(``auth/wif-jwt-bearer``, tests/mcp/test_conformance.py) judges the same flow against its
+(``auth/wif-jwt-bearer``, tests/mcp/client/test_conformance.py) judges the same flow against its
 authorization server.
 """
 
