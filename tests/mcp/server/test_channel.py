@@ -1,7 +1,7 @@
-"""Tools that talk back to the client `McpServer` serves them to: ``ctx.log``,
-``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots`` / ``ctx.ask``, on both protocol
-eras (2025-11-25: requests sent mid-call; 2026-07-28: ``input_required`` and the call
-made again), through the SDK's own client."""
+"""Tools that talk back to the client `McpServer` serves them to: ``ctx.elicit`` /
+``ctx.sample`` / ``ctx.list_roots`` / ``ctx.ask``, on both protocol eras (2025-11-25:
+requests sent mid-call; 2026-07-28: ``input_required`` and the call made again), through
+the SDK's own client (``ctx.log``: test_logging.py)."""
 
 from __future__ import annotations
 
@@ -37,15 +37,6 @@ MODES = pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
-async def chatty(ctx: ToolContext) -> str:
-    """Logs at four levels."""
-    await ctx.log("debug", "looking")
-    await ctx.log("info", "found", count=2)
-    await ctx.log("warning", "odd")
-    await ctx.log("error", "broken", where="disk")
-    return "done"
-
-
 async def greet(ctx: ToolContext) -> str:
     """Asks the user's name."""
     answer = await ctx.elicit("What is your name?", NAME_FORM)
@@ -75,13 +66,6 @@ async def everything(ctx: ToolContext) -> str:
     return json.dumps(sorted(answers))
 
 
-async def set_level(client: Any, level: mt.LoggingLevel) -> None:
-    """``logging/setLevel``, sent raw (the client's own method warns that logging is
-    deprecated, on 2026-07-28)."""
-    request = mt.SetLevelRequest(params=mt.SetLevelRequestParams(level=level))
-    await client.session.send_request(request, mt.EmptyResult)
-
-
 def server_of(*tools: Any) -> McpServer:
     return McpServer(StaticToolset(list(tools)))
 
@@ -103,52 +87,6 @@ async def two_roots(ctx: Any) -> mt.ListRootsResult:
             mt.Root(uri="file:///docs", name="docs"),  # type: ignore[arg-type]
         ]
     )
-
-
-@MODES
-async def test_a_tool_logs_to_the_client_at_or_above_the_level_it_asked_for(mode: str) -> None:
-    heard: list[mt.LoggingMessageNotificationParams] = []
-
-    async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
-        heard.append(params)
-
-    options: dict[str, Any] = {"log_level": "info"} if mode != "legacy" else {}
-    async with connected(server_of(chatty), mode, logging_callback=on_log, **options) as client:
-        if mode == "legacy":
-            await set_level(client, "info")
-        result = await client.call_tool("chatty", {})
-    assert texts(result) == ["done"]
-    assert [(p.level, p.data) for p in heard] == [
-        ("info", {"count": 2, "message": "found"}),
-        ("warning", "odd"),
-        ("error", {"where": "disk", "message": "broken"}),
-    ]
-    assert {p.logger for p in heard} == {"toolsets.tool.chatty"}
-
-
-async def test_a_2025_client_that_sets_no_level_hears_info_and_above() -> None:
-    heard: list[str] = []
-
-    async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
-        heard.append(params.level)
-
-    async with connected(server_of(chatty), "legacy", logging_callback=on_log) as client:
-        await client.call_tool("chatty", {})
-        await set_level(client, "error")
-        await client.call_tool("chatty", {})
-    assert heard == ["info", "warning", "error", "error"]
-
-
-async def test_a_2026_client_that_asks_for_no_log_level_hears_no_log_message() -> None:
-    heard: list[str] = []
-
-    async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
-        heard.append(params.level)
-
-    async with connected(server_of(chatty), "2026-07-28", logging_callback=on_log) as client:
-        result = await client.call_tool("chatty", {})
-    assert texts(result) == ["done"]
-    assert heard == []
 
 
 @MODES

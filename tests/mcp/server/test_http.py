@@ -506,3 +506,17 @@ async def test_a_2025_request_without_a_session_is_told_which_header_is_missing(
     assert answer["error"]["code"] == -32600
     assert answer["id"] == 3
     assert "Mcp-Session-Id header is missing" in answer["error"]["message"]
+
+
+def test_workers_need_a_factory_and_stateless_mode() -> None:
+    server = served.make_server()
+    with pytest.raises(ValueError, match="factory"):
+        server.run_http(port=0, workers=2, stateless=True)
+    with pytest.raises(ValueError, match="stateless"):
+        server.run_http(port=0, workers=2, factory="served:make_server")
+    with pytest.raises(ValueError, match="module:attribute"):
+        server.run_http(port=0, workers=2, factory="served", stateless=True)
+    with pytest.raises(AttributeError):
+        server.run_http(port=0, workers=2, factory="served:nothing", stateless=True)
+    with pytest.raises(TypeError):
+        server.run_http(port=0, workers=2, factory="served:PIXEL", stateless=True)

@@ -1,14 +1,17 @@
-"""`McpServer` finds the tool a call names in the listing it answers from: in a big
-catalogue, when two tools share a name, and when the listing changes between calls."""
+"""How `McpServer` lists a tool and finds the one a call names: each declaration made
+once, a tool that cannot be a weak key listed all the same; the tool a call names found
+in the listing it answers from (in a big catalogue, when two tools share a name, when the
+listing changes between calls)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from tests.mcp.server_helpers import connected, texts
-from toolsets import BaseToolset, FunctionTool, Tool, ToolContext
+from toolsets import BaseToolset, FunctionTool, StaticToolset, Tool, ToolContext, ToolDeclaration
 from toolsets.mcp import McpServer
 
 pytestmark = pytest.mark.anyio
@@ -57,3 +60,49 @@ async def test_a_tool_added_to_the_listing_between_two_calls_is_found(kind: type
     assert before.is_error
     assert texts(after) == ["two"]
     assert texts(first) == ["one"]
+
+
+class _CountedTool(FunctionTool):
+    """A function tool counting how often it is asked for its declaration."""
+
+    asked = 0
+
+    def declaration(self) -> ToolDeclaration | None:
+        type(self).asked += 1
+        return super().declaration()
+
+
+async def test_listing_a_tool_asks_for_its_declaration_once() -> None:
+    counted = _CountedTool(shout)
+    async with connected(McpServer([counted]), "2026-07-28") as client:
+        _CountedTool.asked = 0
+        await client.list_tools()
+    assert _CountedTool.asked == 1
+
+
+class Unreferenceable:
+    """A tool with ``__slots__`` and no ``__weakref__`` (as a ``dataclass(slots=True)``
+    is): it cannot be a weak key."""
+
+    __slots__ = ("_tool",)
+
+    def __init__(self, tool: Any) -> None:
+        self._tool = tool
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tool, name)
+
+
+def shout(text: str) -> str:
+    """Say it louder."""
+    return text.upper()
+
+
+async def test_a_tool_that_cannot_be_weakly_referenced_is_listed_and_called() -> None:
+    server = McpServer(StaticToolset([Unreferenceable(FunctionTool(shout))]))
+    async with connected(server, "legacy") as client:
+        for _ in range(2):
+            listed = await client.list_tools()
+            assert [t.name for t in listed.tools] == ["shout"]
+        result = await client.call_tool("shout", {"text": "hi"})
+    assert texts(result) == ["HI"]
