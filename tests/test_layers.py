@@ -405,3 +405,77 @@ def test_importing_the_mcp_client_loads_nothing_of_the_server_side_beyond_the_sd
     assert sorted(libraries - sdk) == []
     served, _ = loaded("from toolsets.mcp import McpServer")
     assert f"{MCP_SERVER}._server" in served  # the check sees a server when there is one
+
+
+# --- toolsets.mcp: small modules, short functions -------------------------------------
+
+MAX_FUNCTION_LINES = 60
+"""The longest function (or method) of `toolsets.mcp`, from its ``def`` line to its last,
+docstring included."""
+SERVER_MODULE = f"{MCP_SERVER}._server"
+MAX_SERVER_LINES = 300
+"""`McpServer`'s own module: the composition of the features, not the features."""
+FEATURES = [
+    f"{MCP_SERVER}.{name}"
+    for name in (
+        "_tools",
+        "_listing",
+        "_resources",
+        "_prompts",
+        "_completion",
+        "_logging",
+        "_changes",
+        "_gateway",
+        "_state",
+        "_asking",
+        "_request",
+        "_feature",
+        "_stdio",
+        "_http",
+    )
+]
+"""The server's feature modules, what they share, and the transports that run them."""
+MAX_FEATURE_LINES = 400
+
+
+def long_functions(source: str, text: str | None = None) -> list[str]:
+    """The functions of ``source`` longer than `MAX_FUNCTION_LINES`, as ``name (line,
+    length)``."""
+    tree = ast.parse(text if text is not None else MODULES[source].read_text())
+    return [
+        f"{node.name} (line {node.lineno}, {node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+
+
+def lines_of(module: str) -> int:
+    return len(MODULES[module].read_text().splitlines())
+
+
+def test_the_length_check_counts_a_function_from_its_def_to_its_last_line() -> None:
+    body = "".join(f"    x = {n}\n" for n in range(MAX_FUNCTION_LINES - 2))
+    fits = f'def fits():\n    """Doc."""\n{body}'
+    too_long = f'class C:\n  async def too_long(self):\n    """Doc."""\n{body}    pass\n'
+    assert long_functions(SERVER_MODULE, fits) == []
+    assert long_functions(SERVER_MODULE, too_long) == [
+        f"too_long (line 2, {MAX_FUNCTION_LINES + 1} lines)"
+    ]
+
+
+@pytest.mark.parametrize("module", modules_of(MCP))
+def test_no_function_of_the_mcp_package_is_over_sixty_lines(module: str) -> None:
+    assert long_functions(module) == []
+
+
+def test_mcp_servers_own_module_composes_and_stays_small() -> None:
+    assert lines_of(SERVER_MODULE) < MAX_SERVER_LINES
+
+
+@pytest.mark.parametrize("module", FEATURES)
+def test_each_feature_module_of_the_mcp_server_stays_under_four_hundred_lines(
+    module: str,
+) -> None:
+    assert lines_of(module) < MAX_FEATURE_LINES

@@ -107,10 +107,12 @@ def elicitation_callback(
     """The SDK callback for ``handler``; ``"defaults"`` accepts every form with its
     schema's defaults. URL elicitations (a page the user must visit) are declined."""
 
-    async def answer(context: ClientRequestContext, params: Any) -> mt.ElicitResult:
-        schema = getattr(params, "requested_schema", None)
-        if not isinstance(schema, Mapping):
+    async def answer(
+        context: ClientRequestContext, params: mt.ElicitRequestParams
+    ) -> mt.ElicitResult:
+        if not isinstance(params, mt.ElicitRequestFormParams):  # a URL to visit
             return mt.ElicitResult(action="decline")
+        schema = params.requested_schema
         defaults = schema_defaults(schema)
         if handler == "defaults":
             return mt.ElicitResult(action="accept", content=defaults)

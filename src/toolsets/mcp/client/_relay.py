@@ -26,14 +26,16 @@ class _ConfirmedCall:
     relayed: bool = False
 
 
-def _asks_nothing(params: Any) -> bool:
-    schema = getattr(params, "requested_schema", None)
-    return isinstance(schema, Mapping) and not schema.get("properties")
+def _asks_nothing(params: mt.ElicitRequestParams) -> bool:
+    """Whether a question is a form asking for nothing but yes or no."""
+    return isinstance(params, mt.ElicitRequestFormParams) and not params.requested_schema.get(
+        "properties"
+    )
 
 
-def _tag(params: Any) -> str | None:
+def _tag(params: mt.ElicitRequestParams) -> str | None:
     """The call (`call_digest`) a question's ``_meta`` says it confirms, if it says."""
-    meta = getattr(params, "meta", None)
+    meta = params.meta
     tag = meta.get(CONFIRM_META) if isinstance(meta, Mapping) else None
     if not isinstance(tag, Mapping):
         return None
@@ -69,7 +71,7 @@ class ConfirmationRelay:
             _CALL.reset(token)
             self._calls.remove(call)
 
-    def _take(self, context: ClientRequestContext, params: Any) -> bool:
+    def _take(self, context: ClientRequestContext, params: mt.ElicitRequestParams) -> bool:
         if not _asks_nothing(params):
             return False
         tag = _tag(params)
@@ -86,7 +88,7 @@ class ConfirmationRelay:
                 return True
         return False
 
-    async def __call__(self, context: ClientRequestContext, params: Any) -> Any:
+    async def __call__(self, context: ClientRequestContext, params: mt.ElicitRequestParams) -> Any:
         if self._take(context, params):
             return mt.ElicitResult(action="accept", content={})
         if self._inner is None:

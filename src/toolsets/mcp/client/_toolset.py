@@ -76,6 +76,16 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds to start a server (or reach it) and finish the handshake."""
 
 
+_Kind: TypeAlias = Literal["tools", "resources", "resource_templates", "prompts"]
+"""A paginated list of a server's."""
+_PAGES: dict[_Kind, tuple[Callable[..., Awaitable[Any]], Callable[[Any], list[Any]]]] = {
+    "tools": (Client.list_tools, lambda page: page.tools),
+    "resources": (Client.list_resources, lambda page: page.resources),
+    "resource_templates": (Client.list_resource_templates, lambda page: page.resource_templates),
+    "prompts": (Client.list_prompts, lambda page: page.prompts),
+}
+"""How a page of each list is asked for (``client.<list>(cursor=...)``), and its items."""
+
 ProgressHandler: TypeAlias = Callable[
     [str, float, float | None, str | None], "Awaitable[None] | None"
 ]
@@ -240,28 +250,13 @@ class McpToolset(BaseToolset):
             raise ValueError("max_sessions must be at least 1")
         self.max_sessions = max_sessions
         self._progress = progress
-        self._client_kwargs: dict[str, Any] = {
-            "mode": mode,
-            "read_timeout_seconds": None,  # each request gets its own bound instead
-            "client_info": mt.Implementation(name="toolsets", version=_version()),
-            "message_handler": self._on_message,
-            "logging_callback": logging_callback(
-                logging.getLogger("toolsets.mcp.server"), self.name
-            ),
-            "cache": None,  # our own list cache, invalidated by list changes
-        }
-        if log_level is not None:
-            self._client_kwargs["log_level"] = log_level
-        if sampling is not None:
-            self._client_kwargs["sampling_callback"] = sampling_callback(sampling)
-        if elicitation is not None:
-            self._client_kwargs["elicitation_callback"] = elicitation_callback(elicitation)
+        self._client_kwargs = _client_kwargs(
+            self.name, self._on_message, mode, log_level, sampling, elicitation, roots
+        )
         self._relay: ConfirmationRelay | None = None
         if relay_confirmations:
             self._relay = ConfirmationRelay(self._client_kwargs.get("elicitation_callback"))
             self._client_kwargs["elicitation_callback"] = self._relay
-        if roots is not None:
-            self._client_kwargs["list_roots_callback"] = roots_callback(roots)
         self._hosts: dict[str, Host] = {}
         self._listeners: dict[object, Callable[[], None]] = {}
         # Per header set: the connection a listing came from, and the listing.
@@ -440,7 +435,7 @@ class McpToolset(BaseToolset):
             if connection is None or not connection.alive:
                 connection = await host.connect()
             try:
-                # A bare cancel scope: anyio.fail_after's wrapper costs more per call.
+                # A bare cancel scope: anyio.fail_after wraps one in another object.
                 with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
                     result = await host.call(connection, fn, fn_args)
                 if scope.cancelled_caught:
@@ -448,52 +443,70 @@ class McpToolset(BaseToolset):
                 return result
             except StaleConnectionError as exc:
                 if attempt == 2:
-                    raise ConnectionError(
-                        f"MCP server {self.name} exited again before {what} was sent",
-                        target=self.transport.target,
-                    ) from exc
+                    raise self._failure(exc, what, tool_name, host.secrets) from exc
                 await host.discard(connection)  # nothing was sent: a new session
-                continue
+            except SessionRefusedError as exc:
+                await host.discard(connection)
+                if not retry_expired or attempt == 2:
+                    raise self._failure(exc, what, tool_name, host.secrets) from exc
+                # Refused before it ran: a new session, and the same request once more.
+                logger.info("MCP session with %s expired; reconnecting", self.name)
+            except MCPError as exc:
+                if invalid_params_result and exc.code == mt.INVALID_PARAMS:
+                    return _invalid_params_result(exc)
+                if is_connection_lost(exc):
+                    await host.discard(connection)
+                raise self._failure(exc, what, tool_name, host.secrets) from exc
             except ToolCallError as exc:  # made by the request itself (a task's end)
                 message = redact(str(exc), host.secrets)
                 if message == str(exc):
                     raise
                 raise ToolCallError(message, tool_name=exc.tool_name) from exc
             except pydantic.ValidationError as exc:
-                raise ToolCallError(
-                    f"MCP server {self.name} answered {what} with a malformed result "
-                    f"({exc.error_count()} errors, the first: {_first_error(exc)})",
-                    tool_name=tool_name,
-                ) from exc
-            except SessionRefusedError as exc:
-                await host.discard(connection)
-                if not retry_expired or attempt == 2:
-                    raise ConnectionError(
-                        f"MCP server {self.name} refused the session for {what}: "
-                        + redact(str(exc), host.secrets),
-                        target=self.transport.target,
-                    ) from exc
-                # Refused before it ran: a new session, and the same request once more.
-                logger.info("MCP session with %s expired; reconnecting", self.name)
-                continue
-            except MCPError as exc:
-                if invalid_params_result and exc.code == mt.INVALID_PARAMS:
-                    return _invalid_params_result(exc)
-                if is_connection_lost(exc):
-                    await host.discard(connection)
-                    raise ConnectionError(
-                        f"MCP server {self.name} went away during {what}; it is not retried "
-                        "because it may have run (the next call starts a new session)",
-                        target=self.transport.target,
-                    ) from exc
-                message = redact(exc.message, host.secrets)
-                if exc.code == mt.REQUEST_TIMEOUT:
-                    raise TimeoutError(f"{what} timed out on the server: {message}") from exc
-                raise ToolCallError(
-                    f"MCP server {self.name} answered {what} with error {exc.code}: {message}",
-                    tool_name=tool_name,
-                ) from exc
+                raise self._failure(exc, what, tool_name, host.secrets) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _failure(
+        self,
+        exc: MCPError | pydantic.ValidationError | StaleConnectionError | SessionRefusedError,
+        what: str,
+        tool_name: str,
+        secrets: tuple[str, ...],
+    ) -> Exception:
+        """What a request's failure is raised as (a secret the server quoted masked):
+        the server gone again before the request was sent, or refusing the session,
+        or gone during the request; a timeout it reported, its protocol error, or a
+        malformed result."""
+        if isinstance(exc, StaleConnectionError):
+            return ConnectionError(
+                f"MCP server {self.name} exited again before {what} was sent",
+                target=self.transport.target,
+            )
+        if isinstance(exc, SessionRefusedError):
+            return ConnectionError(
+                f"MCP server {self.name} refused the session for {what}: "
+                + redact(str(exc), secrets),
+                target=self.transport.target,
+            )
+        if isinstance(exc, pydantic.ValidationError):
+            return ToolCallError(
+                f"MCP server {self.name} answered {what} with a malformed result "
+                f"({exc.error_count()} errors, the first: {_first_error(exc)})",
+                tool_name=tool_name,
+            )
+        if is_connection_lost(exc):
+            return ConnectionError(
+                f"MCP server {self.name} went away during {what}; it is not retried "
+                "because it may have run (the next call starts a new session)",
+                target=self.transport.target,
+            )
+        message = redact(exc.message, secrets)
+        if exc.code == mt.REQUEST_TIMEOUT:
+            return TimeoutError(f"{what} timed out on the server: {message}")
+        return ToolCallError(
+            f"MCP server {self.name} answered {what} with error {exc.code}: {message}",
+            tool_name=tool_name,
+        )
 
     # --- tools ------------------------------------------------------------------------
 
@@ -592,17 +605,11 @@ class McpToolset(BaseToolset):
         # hears the server's too.
         listened = ctx is not None and (ctx.progress is not None or ctx.client is not None)
         forward = ctx.report_progress if listened and ctx is not None else None
-        on_progress: ProgressFnT | None = None
-        if report is not None or forward is not None:
-
-            async def on_progress(
-                progress: float, total: float | None, message: str | None
-            ) -> None:
-                if report is not None:
-                    await _notify(report, name, progress, total, message)
-                if forward is not None:
-                    await forward(progress, total, message)
-
+        on_progress = (
+            _progress_callback(name, report, forward)
+            if report is not None or forward is not None
+            else None
+        )
         request_meta: mt.RequestParamsMeta | None = dict(meta) if meta is not None else None  # type: ignore[assignment]
         if task is None:
             task = self._task_support.get(name) == "required"
@@ -613,33 +620,14 @@ class McpToolset(BaseToolset):
         if relay is None and as_task is None and on_progress is None and request_meta is None:
             # Most calls: no closure made for them (fewer objects for the collector).
             # The SDK's call itself, with no read timeout of its own: the cancel scope
-            # of `_request` bounds it (a second deadline made concurrent calls slower).
+            # of `_request` bounds it (one deadline per call, not two timers).
             result: mt.CallToolResult = await self._request(
                 ctx, f"the call to {name!r}", Client.call_tool, bound, tool_name=name,
                 host=host, fn_args=(name, args), invalid_params_result=True,
             )  # fmt: skip
             return self._called(result), host.secrets
 
-        async def send(client: Client) -> mt.CallToolResult:
-            if as_task is not None:
-                return await call_as_task(client, as_task)
-            # No read timeout of the SDK's: `_request`'s cancel scope bounds the call (a
-            # second deadline per call made concurrent calls slower).
-            return await client.call_tool(
-                name, args, progress_callback=on_progress, meta=request_meta
-            )
-
-        async def call(client: Client) -> mt.CallToolResult:
-            try:
-                if relay is None:
-                    return await send(client)
-                # The server's own confirmation of a call the user confirmed here is
-                # answered by the relay, once (see `ConfirmationRelay`).
-                with relay.confirmed_call(client.session, name, args):
-                    return await send(client)
-            except MCPError as exc:
-                return _invalid_params_result(exc)
-
+        call = _sender(name, args, on_progress, request_meta, as_task, relay)
         result = await self._request(
             ctx, f"the call to {name!r}", call, bound, tool_name=name, host=host
         )
@@ -701,19 +689,24 @@ class McpToolset(BaseToolset):
     # --- resources and prompts --------------------------------------------------------
 
     async def _all_pages(
-        self, ctx: ToolContext | None, kind: str, host: Host | None = None
+        self, ctx: ToolContext | None, kind: _Kind, host: Host | None = None
     ) -> list[Any]:
         """Every item of a paginated list (``tools``, ``resources``, ``prompts``), from
         one session (``host``'s, by default the one serving ``ctx``)."""
         if host is None:
             _, host = await self._host_for(ctx)
+        method, items_of = _PAGES[kind]
         items: list[Any] = []
         cursor: str | None = None
         while True:
             page = await self._request(
-                ctx, f"{kind}/list", _paged(f"list_{kind}", cursor), self.timeout, host=host
+                ctx,
+                f"{kind}/list",
+                functools.partial(method, cursor=cursor),
+                self.timeout,
+                host=host,
             )
-            items.extend(getattr(page, kind))
+            items.extend(items_of(page))
             cursor = page.next_cursor
             if not cursor:
                 return items
@@ -879,13 +872,80 @@ def _access_tools(toolset: McpToolset, resources: bool, prompts: bool) -> list[T
     return tools
 
 
-def _paged(method: str, cursor: str | None) -> Callable[[Client], Awaitable[Any]]:
-    """A request for one page of a list (``client.<method>(cursor=...)``)."""
+def _client_kwargs(
+    name: str,
+    on_message: Callable[[Any], Awaitable[None]],
+    mode: Literal["auto", "legacy", "2026-07-28"],
+    log_level: mt.LoggingLevel | None,
+    sampling: SamplingHandler | Llm | None,
+    elicitation: ElicitationHandler | Literal["defaults"] | None,
+    roots: RootsSource | None,
+) -> dict[str, Any]:
+    """The options of the SDK's client for each session of the toolset ``name``."""
+    kwargs: dict[str, Any] = {
+        "mode": mode,
+        "read_timeout_seconds": None,  # each request gets its own bound instead
+        "client_info": mt.Implementation(name="toolsets", version=_version()),
+        "message_handler": on_message,
+        "logging_callback": logging_callback(logging.getLogger("toolsets.mcp.server"), name),
+        "cache": None,  # our own list cache, invalidated by list changes
+    }
+    if log_level is not None:
+        kwargs["log_level"] = log_level
+    if sampling is not None:
+        kwargs["sampling_callback"] = sampling_callback(sampling)
+    if elicitation is not None:
+        kwargs["elicitation_callback"] = elicitation_callback(elicitation)
+    if roots is not None:
+        kwargs["list_roots_callback"] = roots_callback(roots)
+    return kwargs
 
-    async def request(client: Client) -> Any:
-        return await getattr(client, method)(cursor=cursor)
 
-    return request
+def _progress_callback(
+    name: str, report: ProgressHandler | None, forward: ProgressFnT | None
+) -> ProgressFnT:
+    """The SDK's progress callback of a call to ``name``: tells ``report`` (the
+    toolset's or the call's handler) and ``forward`` (the caller's own listener)."""
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if report is not None:
+            await _notify(report, name, progress, total, message)
+        if forward is not None:
+            await forward(progress, total, message)
+
+    return on_progress
+
+
+def _sender(
+    name: str,
+    args: dict[str, Any],
+    on_progress: ProgressFnT | None,
+    meta: mt.RequestParamsMeta | None,
+    as_task: TaskCall | None,
+    relay: ConfirmationRelay | None,
+) -> Callable[[Client], Awaitable[mt.CallToolResult]]:
+    """The request of a call to ``name`` that listens to its progress, carries
+    ``meta``, runs as a task, or may have its confirmation answered by ``relay``."""
+
+    async def send(client: Client) -> mt.CallToolResult:
+        if as_task is not None:
+            return await call_as_task(client, as_task)
+        # No read timeout of the SDK's: `_request`'s cancel scope bounds the call (one
+        # deadline per call, not two timers).
+        return await client.call_tool(name, args, progress_callback=on_progress, meta=meta)
+
+    async def call(client: Client) -> mt.CallToolResult:
+        try:
+            if relay is None:
+                return await send(client)
+            # The server's own confirmation of a call the user confirmed here is
+            # answered by the relay, once (see `ConfirmationRelay`).
+            with relay.confirmed_call(client.session, name, args):
+                return await send(client)
+        except MCPError as exc:
+            return _invalid_params_result(exc)
+
+    return call
 
 
 def _version() -> str:

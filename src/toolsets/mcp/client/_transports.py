@@ -121,6 +121,7 @@ class _AtUrl:
     """What transports to a URL share: a target and a repr without the URL's secrets."""
 
     url: str
+    headers: Mapping[str, str]
 
     @property
     def target(self) -> str:
@@ -132,7 +133,7 @@ class _AtUrl:
         """What a server could quote back that is a secret (masked in what it sends):
         the values of headers named like a credential (see `header_secrets`), and the
         URL's password and values of query parameters named like a secret."""
-        headers: Mapping[str, str] = getattr(self, "headers", {})
+        headers = self.headers
         parts = urlsplit(self.url)
         named = [value for name, value in parse_qsl(parts.query) if SECRET_NAME.search(name)]
         if parts.password:

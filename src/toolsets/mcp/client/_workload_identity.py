@@ -235,34 +235,7 @@ class WorkloadIdentity(httpx2.Auth):
             form["scope"] = scope
         headers = {"Accept": "application/json"}
         response = yield httpx2.Request("POST", endpoint, data=form, headers=headers)
-        body = (await response.aread()).decode("utf-8", "replace")
-        if response.status_code != 200:
-            raise AuthError(
-                f"the token endpoint {safe_url(endpoint)} refused the workload's assertion "
-                f"({_refusal(response.status_code, body, assertion)})",
-                scheme_name=SCHEME,
-            )
-        try:
-            token = OAuthToken.model_validate_json(body)
-        except pydantic.ValidationError as exc:
-            where = ".".join(map(str, exc.errors()[0]["loc"])) or "the top"
-            raise AuthError(
-                f"the token endpoint {safe_url(endpoint)} answered with no usable bearer "
-                f"token ({exc.error_count()} problems, the first at {where})",
-                scheme_name=SCHEME,
-            ) from None  # pydantic's text would quote the token
-        problem = credential_problem(token.access_token, in_header=True)
-        if problem is not None:
-            raise AuthError(
-                f"the token endpoint {safe_url(endpoint)} issued a token that {problem}",
-                scheme_name=SCHEME,
-            )
-        lifetime = token.expires_in
-        self._tokens[resource] = _Token(
-            access=Secret(token.access_token),
-            scope=token.scope if token.scope is not None else scope,
-            expires_at=time.time() + lifetime if lifetime is not None else None,
-        )
+        self._tokens[resource] = await _token_from(response, endpoint, assertion, scope)
 
     async def _fresh_assertion(self) -> str:
         source = self._assertion
@@ -347,4 +320,43 @@ def _check_secure(url: str, what: str) -> None:
         f"the {what} {safe_url(url)} is not https (http only to this machine): the "
         "workload's assertion is not sent there",
         scheme_name=SCHEME,
+    )
+
+
+async def _token_from(
+    response: httpx2.Response, endpoint: str, assertion: str, scope: str | None
+) -> _Token:
+    """The token a token endpoint's ``response`` issues for the workload's
+    ``assertion`` (asked with ``scope``).
+
+    Raises:
+        AuthError: the endpoint refused, or answered with no usable bearer token.
+    """
+    body = (await response.aread()).decode("utf-8", "replace")
+    if response.status_code != 200:
+        raise AuthError(
+            f"the token endpoint {safe_url(endpoint)} refused the workload's assertion "
+            f"({_refusal(response.status_code, body, assertion)})",
+            scheme_name=SCHEME,
+        )
+    try:
+        token = OAuthToken.model_validate_json(body)
+    except pydantic.ValidationError as exc:
+        where = ".".join(map(str, exc.errors()[0]["loc"])) or "the top"
+        raise AuthError(
+            f"the token endpoint {safe_url(endpoint)} answered with no usable bearer "
+            f"token ({exc.error_count()} problems, the first at {where})",
+            scheme_name=SCHEME,
+        ) from None  # pydantic's text would quote the token
+    problem = credential_problem(token.access_token, in_header=True)
+    if problem is not None:
+        raise AuthError(
+            f"the token endpoint {safe_url(endpoint)} issued a token that {problem}",
+            scheme_name=SCHEME,
+        )
+    lifetime = token.expires_in
+    return _Token(
+        access=Secret(token.access_token),
+        scope=token.scope if token.scope is not None else scope,
+        expires_at=time.time() + lifetime if lifetime is not None else None,
     )
