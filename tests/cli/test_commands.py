@@ -29,6 +29,7 @@ from tests.cli.helpers import (
 )
 from tests.helpers import ROOT, free_port
 from tests.mcp.helpers import SERVER, HttpServer
+from toolsets._invoke import DECLINED
 
 
 @pytest.fixture(scope="module")
@@ -448,7 +449,7 @@ def test_on_a_terminal_a_call_that_needs_confirmation_asks_first(
     status, stderr = _on_a_terminal(wipe, "n", folder)
     assert status == 1
     # The answer's newline echoes on the terminal, not on stderr (a pipe here).
-    assert stderr.strip().endswith("toolsets: wipe was not confirmed; it did not run")
+    assert stderr.strip().endswith(f"toolsets: wipe: {DECLINED}")
 
 
 def test_credentials_come_from_the_option_or_the_environment(

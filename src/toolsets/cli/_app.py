@@ -23,6 +23,7 @@ except ImportError as exc:
     raise missing_cli(exc) from exc
 
 from toolsets import __version__
+from toolsets._auth import AuthCredential
 from toolsets._context import ToolConfirmation, ToolContext
 from toolsets._errors import SpecError, ToolDefinitionError, ToolNotFoundError, ToolsetError
 from toolsets._gc import collector_paused
@@ -31,10 +32,12 @@ from toolsets._invoke import (
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
+    Outcome,
     invoke,
 )
 from toolsets._json import JsonValue
 from toolsets._results import is_error_result
+from toolsets._settle import MAX_PAUSES, settle
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.cli._describe import (
@@ -79,10 +82,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-MAX_PAUSES = 4
-"""Times one call may pause for the user (confirmation, a credential) before it is given
-up."""
 
 
 class CommandError(ToolsetError):
@@ -870,41 +869,44 @@ async def _call(
     credentials = pairs(params["credentials"], "--credential")
     _check_base_url(tool)
     ctx = ToolContext(function_call_id="toolsets-cli")
-    async with terminal.call_progress(tool.name) as report:
-        ctx.progress = report
-        outcome = await invoke(tool, args, ctx, default_timeout=timeout)
-    for _ in range(MAX_PAUSES):
-        confirmation: ToolConfirmation | None = None
-        credential = None
-        if isinstance(outcome, ConfirmationNeeded):
-            if not yes:
-                if not terminal.interactive:
-                    raise CommandError(
-                        f"{tool.name} needs confirmation ({outcome.hint}): pass --yes, "
-                        "or run it on a terminal"
-                    )
-                if not await terminal.ask(outcome.hint):
-                    raise CommandError(f"{tool.name} was not confirmed; it did not run")
-            confirmation = ToolConfirmation(confirmed=True)
-        elif isinstance(outcome, CredentialNeeded):
-            credential = credential_for(outcome.auth_config, credentials)
-            if credential is None:
-                raise CommandError(no_credential(tool.name, outcome.auth_config))
-        else:
-            break
+
+    async def run(
+        args: dict[str, Any],
+        confirmation: ToolConfirmation | None = None,
+        credential: AuthCredential | None = None,
+        *,
+        resumed: bool = True,
+    ) -> Outcome:
         async with terminal.call_progress(tool.name) as report:
             ctx.progress = report
-            outcome = await invoke(
+            return await invoke(
                 tool,
-                outcome.args,
+                args,
                 ctx,
                 default_timeout=timeout,
                 confirmation=confirmation,
                 credential=credential,
-                resumed=True,
+                resumed=resumed,
             )
-    else:
-        raise CommandError(f"{tool.name} kept asking for confirmation or a credential")
+
+    async def confirm(needed: ConfirmationNeeded) -> ToolConfirmation:
+        if yes:
+            return ToolConfirmation(confirmed=True)
+        if not terminal.interactive:
+            raise CommandError(
+                f"{tool.name} needs confirmation ({needed.hint}): pass --yes, or run it on a "
+                "terminal"
+            )
+        return ToolConfirmation(confirmed=await terminal.ask(needed.hint))
+
+    async def lookup(needed: CredentialNeeded) -> AuthCredential:
+        found = credential_for(needed.auth_config, credentials)
+        if found is None:
+            raise CommandError(no_credential(tool.name, needed.auth_config))
+        return found
+
+    first = await run(args, resumed=False)
+    outcome = await settle(first, resume=run, confirm=confirm, lookup=lookup)
     result = outcome.result if isinstance(outcome, Done) else outcome.interim
     terminal.result(result)
     if is_error_result(result):

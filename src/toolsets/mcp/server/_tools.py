@@ -14,13 +14,13 @@ from typing import Any
 import mcp.types as mt
 from mcp import MCPError
 
-from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._auth import AuthCredential
 from toolsets._client import Elicitation
 from toolsets._consumers import CallsTools, check_credentials, lookup_credential
 from toolsets._context import Invocation, ToolConfirmation, ToolContext, state_writes
 from toolsets._errors import MissingClientCapabilityError, ToolCallError, ToolsetError
 from toolsets._ids import new_id
-from toolsets._invoke import ConfirmationNeeded, CredentialNeeded, Done, Outcome
+from toolsets._invoke import Done, Outcome
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result, is_error_result
 from toolsets._tool import Tool
@@ -43,14 +43,12 @@ from toolsets.mcp.server._listing import (
 from toolsets.mcp.server._request import Context, CredentialsFor, IncomingRequest
 from toolsets.mcp.server._state import Requests
 
-__all__ = ["CONFIRMATION_TIMEOUT", "MAX_PAUSES", "Tools"]
+__all__ = ["CONFIRMATION_TIMEOUT", "Tools"]
 
 logger = logging.getLogger("toolsets.mcp.server")
 
 CONFIRMATION_TIMEOUT = ASK_TIMEOUT
 """Seconds the user has to answer a confirmation asked mid-request (2025-11-25)."""
-MAX_PAUSES = 8
-"""How many times one call may pause for confirmation or a credential."""
 
 Credentials = Mapping[str, AuthCredential | str] | CredentialsFor | None
 """The server's ``credentials`` (see `McpServer`)."""
@@ -173,41 +171,26 @@ class Tools:
         call: ToolContext,
         channel: McpChannel,
     ) -> mt.CallToolResult:
-        credential: AuthCredential | None = None
-        confirmation: ToolConfirmation | None = None
         outcome: Outcome
         if channel.args is None:
             outcome = await self._first_round(tool, params.arguments or {}, call, channel)
         else:  # a later round of a call that asked (2026-07-28): before_tool ran in the first
             outcome = await self.calls.invoke(tool, channel.args, call, resumed=True)
-        for _ in range(MAX_PAUSES):
-            if isinstance(outcome, ConfirmationNeeded):
-                if confirmation is not None:  # asked again once answered
-                    return result_to_mcp(
-                        error_result("The tool kept asking for confirmation; given up.")
-                    )
-                asked = await self._confirm(channel, tool.name, outcome.hint, outcome.args)
-                if not isinstance(asked, ToolConfirmation):
-                    return asked
-                confirmation = asked
-            elif isinstance(outcome, CredentialNeeded):
-                config = outcome.auth_config
-                credential = await lookup_credential(self.credentials, config, request)
-                if credential is None:
-                    return result_to_mcp(_no_credential(tool.name, config))
-            else:
-                break
-            outcome = await self.calls.invoke(
-                tool,
-                outcome.args,
-                call,
-                confirmation=confirmation,
-                credential=credential,
-                resumed=True,
-            )
+        if type(outcome) is Done:  # most calls: nothing to settle
+            result = outcome.result
         else:
-            return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
-        result = outcome.result if isinstance(outcome, Done) else outcome.interim
+            settled = await self.calls.settle(
+                tool,
+                outcome,
+                call,
+                confirm=lambda needed: self._confirm(channel, tool.name, needed.hint, needed.args),
+                lookup=lambda needed: lookup_credential(
+                    self.credentials, needed.auth_config, request
+                ),
+            )
+            if isinstance(settled, mt.CallToolResult):
+                return settled
+            result = settled.result if isinstance(settled, Done) else settled.interim
         if channel.missing is not None and is_error_result(result) and channel.modern:
             # The tool asked what the client did not declare it can answer: the
             # client's to know (2026-07-28), and the tool did not get round to an answer.
@@ -279,12 +262,4 @@ def _unknown(name: str, tools: Sequence[Tool]) -> JsonValue:
     return error_result(
         f"Unknown tool {clip(name, 100)!r}; this server offers: {shown or 'no tools'}.",
         fields={"name": "no tool of this name"},
-    )
-
-
-def _no_credential(tool_name: str, config: AuthConfig) -> JsonValue:
-    return error_result(
-        f"Calling {tool_name!r} needs the credential {config.scheme_name!r}, which this "
-        "server was not given; the call was not made.",
-        credential=config.scheme_name,
     )
