@@ -1,6 +1,6 @@
 """A tool's channel to its client, with no client: ``ctx.log`` goes to the `logging`
 module, and asking is an error the model sees (the served side is in
-tests/mcp/test_server_channel.py)."""
+tests/mcp/server/test_channel.py)."""
 
 from __future__ import annotations
 

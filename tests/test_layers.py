@@ -207,8 +207,8 @@ from __future__ import annotations
 import typing
 from typing import TYPE_CHECKING
 from toolsets._tool import Tool, LlmRequest
-from . import _convert
-from .. import _json
+from .. import _convert
+from ... import _json
 import toolsets.schema
 if TYPE_CHECKING:
     from toolsets.agent import _runner
@@ -220,7 +220,7 @@ class Holder:
     def method(self) -> None:
         import toolsets.models._llm
 """
-    found = [(e.target, e.kind) for e in edges_of("toolsets.mcp._toolset", text)]
+    found = [(e.target, e.kind) for e in edges_of("toolsets.mcp.client._toolset", text)]
     assert found == [
         ("toolsets._tool", "runtime"),
         ("toolsets.mcp._convert", "runtime"),
@@ -235,9 +235,9 @@ class Holder:
 def test_the_graph_holds_every_module_of_src_and_their_imports() -> None:
     # The tests below would pass on an empty graph.
     assert len(MODULES) > 40
-    assert {PACKAGE, f"{PACKAGE}._tool", f"{PACKAGE}.mcp._toolset", AGENT} <= GRAPH.keys()
+    assert {PACKAGE, f"{PACKAGE}._tool", f"{PACKAGE}.mcp.client._toolset", AGENT} <= GRAPH.keys()
     assert sum(len(edges) for edges in GRAPH.values()) > 200
-    assert any(e.target == f"{PACKAGE}._tool" for e in GRAPH[f"{PACKAGE}.mcp._toolset"])
+    assert any(e.target == f"{PACKAGE}._tool" for e in GRAPH[f"{PACKAGE}.mcp.client._toolset"])
 
 
 def test_the_modules_of_src_import_each_other_without_a_cycle() -> None:
@@ -297,3 +297,185 @@ def test_importing_a_package_below_the_agent_leaves_the_agent_unimported(package
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert run.stdout.strip() == "[]"
+
+
+# --- toolsets.mcp: the client never imports the server --------------------------------
+
+MCP = f"{PACKAGE}.mcp"
+MCP_CLIENT = f"{MCP}.client"
+MCP_SERVER = f"{MCP}.server"
+MCP_SHARED = [f"{MCP}._convert", f"{MCP}._relay"]
+"""What both sides of MCP use, and may import neither."""
+SERVER_SIDE = ("mcp.server", "starlette", "sse_starlette", "uvicorn")
+"""The libraries only a server needs."""
+SERVER_SIDE_ROOTS = ("starlette", "sse_starlette", "uvicorn")
+GATEWAY = [f"{MCP_CLIENT}._toolset"]
+"""All the server imports of the client: a gateway serves `McpToolset`s."""
+
+
+def modules_of(package: str) -> list[str]:
+    return [m for m in MODULES if m == package or m.startswith(f"{package}.")]
+
+
+def foreign_imports(source: str, text: str | None = None) -> Iterator[tuple[str, int]]:
+    """The modules outside `src` that ``source`` imports (any kind of import), with
+    the line of each."""
+    tree = ast.parse(text if text is not None else MODULES[source].read_text())
+    for node, _ in _imports(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif node.level == 0 and node.module is not None:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            if name != PACKAGE and not name.startswith(f"{PACKAGE}."):
+                yield name, node.lineno
+
+
+def server_side(name: str) -> bool:
+    return any(name == lib or name.startswith(f"{lib}.") for lib in SERVER_SIDE)
+
+
+def test_the_foreign_import_walk_sees_each_library_module() -> None:
+    text = "import mcp.types as mt\nfrom mcp.server.context import X\nfrom . import _convert\n"
+    found = list(foreign_imports(f"{MCP_CLIENT}._toolset", text))
+    assert found == [("mcp.types", 1), ("mcp.server.context", 2)]
+    assert [server_side(name) for name, _ in found] == [False, True]
+
+
+def test_the_mcp_layout_has_a_client_a_server_and_what_both_share() -> None:
+    assert len(modules_of(MCP_CLIENT)) > 5
+    assert len(modules_of(MCP_SERVER)) > 5
+    assert set(MCP_SHARED) <= MODULES.keys()
+
+
+@pytest.mark.parametrize("module", [*modules_of(MCP_CLIENT), *MCP_SHARED])
+def test_the_mcp_client_and_what_it_shares_never_import_the_server(module: str) -> None:
+    path = reaching(GRAPH, module, MCP_SERVER)
+    assert path is None, f"{module} reaches {MCP_SERVER}:\n" + "\n".join(f"  {e}" for e in path)
+    libraries = [
+        f"{name} (line {line})" for name, line in foreign_imports(module) if server_side(name)
+    ]
+    assert libraries == [], f"{module} imports what only a server needs"
+
+
+@pytest.mark.parametrize("module", MCP_SHARED)
+def test_what_mcp_client_and_server_share_imports_neither(module: str) -> None:
+    assert reaching(GRAPH, module, MCP_CLIENT) is None
+
+
+def test_the_mcp_server_imports_of_the_client_only_what_a_gateway_serves() -> None:
+    into_client = {
+        edge.target
+        for module in modules_of(MCP_SERVER)
+        for edge in GRAPH[module]
+        if edge.target == MCP_CLIENT or edge.target.startswith(f"{MCP_CLIENT}.")
+    }
+    assert sorted(into_client) == GATEWAY
+
+
+LOADED_SERVER_SIDE = f"""
+import sys
+{{imports}}
+print(sorted(m for m in sys.modules if m.startswith({MCP_SERVER!r})))
+print(sorted(m for m in sys.modules if m.split(".")[0] in {SERVER_SIDE_ROOTS!r}
+             or m == "mcp.server" or m.startswith("mcp.server.")))
+"""
+
+
+def test_importing_the_mcp_client_loads_nothing_of_the_server_side_beyond_the_sdk() -> None:
+    """The SDK's own ``import mcp`` loads some of ``mcp.server``, Starlette and uvicorn
+    (its package face imports its stdio server); importing our client adds none."""
+
+    def loaded(imports: str) -> tuple[list[str], set[str]]:
+        code = LOADED_SERVER_SIDE.format(imports=imports)
+        run = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+        )
+        ours, libraries = run.stdout.strip().splitlines()
+        return ast.literal_eval(ours), set(ast.literal_eval(libraries))
+
+    _, sdk = loaded("import mcp")
+    ours, libraries = loaded(
+        "import toolsets.mcp\nfrom toolsets.mcp import McpToolset, Stdio, load_mcp_config\n"
+        "import toolsets.mcp.client"
+    )
+    assert ours == []
+    assert sorted(libraries - sdk) == []
+    served, _ = loaded("from toolsets.mcp import McpServer")
+    assert f"{MCP_SERVER}._server" in served  # the check sees a server when there is one
+
+
+# --- toolsets.mcp: small modules, short functions -------------------------------------
+
+MAX_FUNCTION_LINES = 60
+"""The longest function (or method) of `toolsets.mcp`, from its ``def`` line to its last,
+docstring included."""
+SERVER_MODULE = f"{MCP_SERVER}._server"
+MAX_SERVER_LINES = 300
+"""`McpServer`'s own module: the composition of the features, not the features."""
+FEATURES = [
+    f"{MCP_SERVER}.{name}"
+    for name in (
+        "_tools",
+        "_listing",
+        "_resources",
+        "_prompts",
+        "_completion",
+        "_logging",
+        "_changes",
+        "_gateway",
+        "_state",
+        "_asking",
+        "_request",
+        "_feature",
+        "_stdio",
+        "_http",
+    )
+]
+"""The server's feature modules, what they share, and the transports that run them."""
+MAX_FEATURE_LINES = 400
+
+
+def long_functions(source: str, text: str | None = None) -> list[str]:
+    """The functions of ``source`` longer than `MAX_FUNCTION_LINES`, as ``name (line,
+    length)``."""
+    tree = ast.parse(text if text is not None else MODULES[source].read_text())
+    return [
+        f"{node.name} (line {node.lineno}, {node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+
+
+def lines_of(module: str) -> int:
+    return len(MODULES[module].read_text().splitlines())
+
+
+def test_the_length_check_counts_a_function_from_its_def_to_its_last_line() -> None:
+    body = "".join(f"    x = {n}\n" for n in range(MAX_FUNCTION_LINES - 2))
+    fits = f'def fits():\n    """Doc."""\n{body}'
+    too_long = f'class C:\n  async def too_long(self):\n    """Doc."""\n{body}    pass\n'
+    assert long_functions(SERVER_MODULE, fits) == []
+    assert long_functions(SERVER_MODULE, too_long) == [
+        f"too_long (line 2, {MAX_FUNCTION_LINES + 1} lines)"
+    ]
+
+
+@pytest.mark.parametrize("module", modules_of(MCP))
+def test_no_function_of_the_mcp_package_is_over_sixty_lines(module: str) -> None:
+    assert long_functions(module) == []
+
+
+def test_mcp_servers_own_module_composes_and_stays_small() -> None:
+    assert lines_of(SERVER_MODULE) < MAX_SERVER_LINES
+
+
+@pytest.mark.parametrize("module", FEATURES)
+def test_each_feature_module_of_the_mcp_server_stays_under_four_hundred_lines(
+    module: str,
+) -> None:
+    assert lines_of(module) < MAX_FEATURE_LINES

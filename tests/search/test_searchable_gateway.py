@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-import toolsets.mcp._server
+import toolsets.mcp.server._state
 from tests.agent.helpers import agent_with, response_of, start
 from tests.helpers import ROOT
 from tests.mcp.server_helpers import SRC, connected, load_fixture, texts, uvicorn_thread
@@ -176,7 +176,7 @@ async def test_the_server_forgets_the_state_of_a_caller_idle_for_session_state_t
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     now = [1000.0]
-    monkeypatch.setattr(toolsets.mcp._server, "_clock", lambda: now[0])
+    monkeypatch.setattr(toolsets.mcp.server._state, "_clock", lambda: now[0])
     server = searchable_server.make_server(
         invocation=Invocation(session_id="ann"), session_state_ttl=60
     )

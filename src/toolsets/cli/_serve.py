@@ -610,7 +610,7 @@ def _bound(host: str, port: int) -> socket.socket:
 def _check_patterns(hosts: Sequence[str], origins: Sequence[str]) -> None:
     """Raises:
     click.UsageError: an ``--allowed-host`` or ``--allowed-origin`` that is malformed."""
-    from toolsets.mcp._server_checks import Pattern
+    from toolsets.mcp.server._checks import Pattern
 
     for flag, values in (("--allowed-host", hosts), ("--allowed-origin", origins)):
         for value in values:

@@ -1,48 +1,94 @@
 """MCP servers as toolsets: `McpToolset` over `Stdio`, `StreamableHttp` or `Sse`; and any
-toolset as an MCP server: `McpServer`. Both on the official `mcp` SDK."""
+toolset as an MCP server: `McpServer`. Both on the official `mcp` SDK.
 
-from toolsets.mcp._callbacks import ElicitationHandler, RootsSource, SamplingHandler
-from toolsets.mcp._config import InputValues, load_mcp_config, read_mcp_config
+The client's names (`toolsets.mcp.client`) are imported with this package; the server's
+(`toolsets.mcp.server`: `McpServer`, resources, prompts, ...) when first asked for, so
+that a program that only calls MCP servers never loads toolsets' server side."""
+
+from typing import TYPE_CHECKING
+
 from toolsets.mcp._convert import convert_result
-from toolsets.mcp._events import SessionEventStore
-from toolsets.mcp._resources import (
-    Completer,
-    Prompt,
-    PromptArgument,
-    PromptMessages,
-    Resource,
-    ResourceTemplate,
-    prompt,
-    resource,
-    resource_template,
-)
-from toolsets.mcp._server import (
-    DEFAULT_PAGE_SIZE,
-    MAX_SESSION_STATES,
-    SESSION_STATE_TTL,
-    CredentialsFor,
-    IncomingRequest,
-    InvocationFor,
-    McpServer,
-)
-from toolsets.mcp._server_spent import MemorySpentStates, SpentStates
-from toolsets.mcp._stdio import KILL_GRACE
-from toolsets.mcp._toolset import (
+from toolsets.mcp.client import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
+    KILL_GRACE,
+    AssertionSource,
+    ElicitationHandler,
+    HeaderProvider,
+    InputValues,
     McpTool,
     McpToolset,
     ProgressHandler,
-)
-from toolsets.mcp._transports import (
-    HeaderProvider,
+    RootsSource,
+    SamplingHandler,
     Sse,
     StderrTarget,
     Stdio,
     StreamableHttp,
     Transport,
+    WorkloadIdentity,
+    load_mcp_config,
+    read_mcp_config,
 )
-from toolsets.mcp._workload_identity import AssertionSource, WorkloadIdentity
+
+if TYPE_CHECKING:  # what `__getattr__` gives, for the type checker
+    from toolsets.mcp.server import (
+        DEFAULT_PAGE_SIZE,
+        MAX_SESSION_STATES,
+        SESSION_STATE_TTL,
+        Completer,
+        CredentialsFor,
+        IncomingRequest,
+        InvocationFor,
+        McpServer,
+        MemorySpentStates,
+        Prompt,
+        PromptArgument,
+        PromptMessages,
+        Resource,
+        ResourceTemplate,
+        SessionEventStore,
+        SpentStates,
+        prompt,
+        resource,
+        resource_template,
+    )
+
+
+def __getattr__(name: str) -> object:
+    """The server's names, imported when first asked for (then kept here)."""
+    if name in _SERVER:
+        from toolsets.mcp import server
+
+        value: object = getattr(server, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_SERVER = frozenset(
+    {
+        "DEFAULT_PAGE_SIZE",
+        "MAX_SESSION_STATES",
+        "SESSION_STATE_TTL",
+        "Completer",
+        "CredentialsFor",
+        "IncomingRequest",
+        "InvocationFor",
+        "McpServer",
+        "MemorySpentStates",
+        "Prompt",
+        "PromptArgument",
+        "PromptMessages",
+        "Resource",
+        "ResourceTemplate",
+        "SessionEventStore",
+        "SpentStates",
+        "prompt",
+        "resource",
+        "resource_template",
+    }
+)
 
 __all__ = [
     "AssertionSource",

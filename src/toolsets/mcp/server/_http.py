@@ -1,0 +1,391 @@
+"""`McpServer` over streamable HTTP: an ASGI app, and uvicorn to run it (one process or
+several).
+
+The app is the SDK's streamable HTTP transport (both protocol eras: a 2026-07-28 request
+is one POST; a 2025-11-25 client opens a session, or none in stateless mode), behind
+`RequestChecks`: DNS rebinding protection on by default (the Host and Origin headers must
+name this machine unless told otherwise, compared exactly), a bound on request bodies, and
+a client leaving mid-body dropped quietly; then a JSON-RPC error for a request it cannot
+read, and (stateful) resumable event streams. uvicorn serves it with every wait bounded
+and a connection limit that keeps file descriptors to answer 503 with
+(`_uvicorn`).
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import importlib
+import json
+import os
+import secrets
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import uvicorn
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import EventStore
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from starlette.applications import Starlette
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.supervisors import Multiprocess
+
+from toolsets.mcp.server._checks import RequestChecks
+from toolsets.mcp.server._envelope import EnvelopeChecks
+from toolsets.mcp.server._events import SessionEventStore
+from toolsets.mcp.server._uvicorn import (
+    LIMIT_OPTIONS,
+    BoundedConfig,
+    ConnectionLimits,
+    summarise_accept_failures,
+    uvicorn_options,
+    worker_environment,
+)
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_RETRY_INTERVAL",
+    "STATE_KEY_VARIABLE",
+    "ServesHttp",
+    "LOCAL_HOSTS",
+    "LOCAL_ORIGINS",
+    "worker_app",
+]
+
+DEFAULT_MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""The largest request body accepted (bigger ones are refused with 413)."""
+DEFAULT_RETRY_INTERVAL = 1.0
+"""Seconds a client is told to wait before reconnecting to a closed event stream."""
+LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+"""The ``Host`` headers accepted by default: this machine's names, any port (or none)."""
+LOCAL_ORIGINS = tuple(
+    f"{scheme}://{host}:*"
+    for scheme in ("http", "https")
+    for host in ("127.0.0.1", "localhost", "[::1]")
+)
+"""The ``Origin`` headers accepted by default: this machine's pages, any port (a request
+without one is accepted too: it does not come from a browser page)."""
+
+_WORKER = "TOOLSETS_MCP_WORKER"
+"""The environment variable carrying a worker's options (JSON)."""
+STATE_KEY_VARIABLE = "TOOLSETS_MCP_STATE_KEY"
+"""The environment variable holding the key (at least 32 characters) that servers
+sharing their clients seal a waiting call's state with (`McpServer` reads it; `run_http`
+sets one for its workers)."""
+
+
+class ServesHttp(abc.ABC):
+    """What serves `McpServer` over streamable HTTP (its methods ``http_app``,
+    ``serve_http`` and ``run_http``): the SDK's ``server``, and the keys that seal a
+    waiting call's state."""
+
+    server: Server[Any]
+
+    @abc.abstractmethod
+    def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None:
+        """Seal the state of a call that asks its client under ``keys``."""
+
+    def http_app(
+        self,
+        path: str = "/mcp",
+        *,
+        stateless: bool = False,
+        json_response: bool = False,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_bytes: int | None = None,
+        event_store: EventStore | Literal["memory"] | None = "memory",
+        retry_interval: float | None = DEFAULT_RETRY_INTERVAL,
+    ) -> Starlette:
+        """The server as an ASGI (Starlette) app speaking streamable HTTP at ``path``.
+
+        Run it with any ASGI server, or mount it in another app; its lifespan opens the
+        toolset and closes it. Starlette and FastAPI do not run a mounted app's
+        lifespan: enter it from the outer app's own, ``async with
+        mcp_app.router.lifespan_context(mcp_app): yield``.
+
+        Args:
+            path: Where the MCP endpoint is.
+            stateless: Keep no session between requests (2025-11-25 clients; 2026-07-28
+                ones never have one), so that any number of processes can serve the
+                same clients behind a load balancer. A 2025-11-25 client then cannot be
+                asked for confirmation mid-call, nor hear of list changes.
+            json_response: Answer with JSON rather than an event stream where the
+                protocol allows it.
+            allowed_hosts: ``Host`` headers accepted (against DNS rebinding): ``name``
+                (on its scheme's default port), ``name:PORT`` or ``name:*`` (any port),
+                name and port compared exactly; by default this machine's names only
+                (`LOCAL_HOSTS`). Name the public host name when serving beyond this
+                machine.
+            allowed_origins: ``Origin`` headers accepted (``scheme://name[:PORT|:*]``,
+                or ``null``); by default this machine's (`LOCAL_ORIGINS`). A request
+                without one (not from a browser page) is accepted.
+            max_body_bytes: The largest request body (default 4 MiB); a bigger one is
+                refused with 413.
+            event_store: Where each request stream's events are kept (stateful mode), so
+                that a client whose stream broke, or that a tool closed
+                (`ToolContext.close_stream`), reconnects with ``Last-Event-ID`` and gets the
+                rest: ``"memory"``, a bounded `SessionEventStore` keeping each session's
+                events apart; your own store (shared by every session as it is: it must
+                keep them apart itself); or None, no resumable streams. Stateless: none.
+            retry_interval: Seconds a client is told to wait before reconnecting to a
+                closed stream (None: the client's default).
+        """
+        options = _AppOptions(
+            stateless=stateless,
+            json_response=json_response,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_body_bytes=max_body_bytes,
+            event_store=event_store,
+            retry_interval=retry_interval,
+        )
+        return options.made(self.server, path)
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
+        stopped; ``options`` as for `http_app`, ``log_level``, the connection limits
+        of `run_http`, and ``sock``: a socket bound already, served instead of binding
+        ``host``:``port``."""
+        sock: socket.socket | None = options.pop("sock", None)
+        sockets = [sock] if sock is not None else None
+        await uvicorn.Server(_config(self, host, port, options)).serve(sockets=sockets)
+
+    def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        workers: int = 1,
+        factory: str | None = None,
+        **options: Any,
+    ) -> None:
+        """Serve streamable HTTP with uvicorn until stopped (this call blocks; it starts
+        its own event loop). Binds 127.0.0.1 unless told otherwise.
+
+        Args:
+            host: The interface to listen on.
+            port: The port (0: any free one).
+            workers: Processes to serve with. Each builds its own server from
+                ``factory``; more than one needs ``stateless=True`` (no session lives
+                in one process) and they share the key sealing confirmation state.
+            factory: With ``workers``: ``"module:attribute"`` naming this server (an
+                `McpServer` at module level) or a function that makes it.
+            **options: As for `http_app`; ``log_level`` (uvicorn's, default
+                ``"warning"``); the connection limits, each wait bounded:
+                ``header_timeout`` (seconds to send a request's head, from connecting
+                or the previous response; default 10), ``body_timeout`` (seconds to
+                send the body after the head; 60), ``keep_alive_timeout`` (seconds an
+                idle connection waits for a next request; 5), ``max_connections``
+                (served at once, the next answered 503 at once; default 10,000 or
+                fewer, leaving a quarter of the open-file limit free) and
+                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB);
+                and ``sock``, a socket bound already, served instead of binding
+                ``host``:``port`` (inherited by the workers).
+
+        Raises:
+            ValueError: several workers without a ``factory``, or not stateless.
+            ImportError: ``factory`` names nothing importable.
+        """
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        sock: socket.socket | None = options.pop("sock", None)
+        if workers == 1:
+            served = uvicorn.Server(_config(self, host, port, options))
+            with contextlib.suppress(KeyboardInterrupt):
+                served.run(sockets=[sock] if sock is not None else None)
+            if not served.started:  # as uvicorn.run does: the port was taken, or start-up failed
+                sys.exit(STARTUP_FAILURE)
+            return
+        _run_workers(host, port, workers, factory, sock, options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _AppOptions:
+    """The options of an app, as `ServesHttp.http_app` takes them (checked when made)."""
+
+    stateless: bool
+    json_response: bool
+    allowed_hosts: Sequence[str] | None
+    allowed_origins: Sequence[str] | None
+    max_body_bytes: int | None
+    event_store: EventStore | Literal["memory"] | None
+    retry_interval: float | None
+
+    def __post_init__(self) -> None:
+        """Raises:
+        ValueError: an option out of its range, a malformed host or origin pattern,
+            an event store for a stateless app."""
+        if self.retry_interval is not None and self.retry_interval < 0:
+            raise ValueError(f"retry_interval must not be negative, not {self.retry_interval!r}")
+        if self.stateless and self.event_store not in ("memory", None):
+            raise ValueError("an event store needs sessions: it cannot serve stateless=True")
+        if self.max_body < 1:
+            raise ValueError(f"max_body_bytes must be positive, not {self.max_body!r}")
+        # A malformed pattern fails here, not when the first request builds the middleware.
+        RequestChecks(_nothing, **self._checks())
+
+    @property
+    def max_body(self) -> int:
+        given = self.max_body_bytes
+        return DEFAULT_MAX_BODY_BYTES if given is None else given
+
+    def _checks(self) -> dict[str, Any]:
+        """`RequestChecks`' options."""
+        hosts, origins = self.allowed_hosts, self.allowed_origins
+        return {
+            "allowed_hosts": list(LOCAL_HOSTS if hosts is None else hosts),
+            "allowed_origins": list(LOCAL_ORIGINS if origins is None else origins),
+            "max_body_bytes": self.max_body,
+        }
+
+    def made(self, server: Server[Any], path: str) -> Starlette:
+        """The app serving ``server`` at ``path``."""
+        store: EventStore | None = None
+        if not self.stateless and self.event_store is not None:
+            store = SessionEventStore() if self.event_store == "memory" else self.event_store
+        retry = self.retry_interval
+        app = server.streamable_http_app(
+            streamable_http_path=path,
+            json_response=self.json_response,
+            stateless_http=self.stateless,
+            # Host and Origin are checked by RequestChecks (the SDK's check matches by
+            # prefix); the SDK still checks the Content-Type.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=self.max_body,
+            event_store=store,
+            retry_interval=None if retry is None else round(retry * 1000),
+        )
+        # Added first, so it runs inside every middleware added after it (Host and Origin
+        # checks, authentication): it reads the body of requests those let through.
+        stateful = not self.stateless
+        app.add_middleware(
+            EnvelopeChecks, path=path, stateful=stateful, max_body_bytes=self.max_body
+        )
+        app.add_middleware(RequestChecks, **self._checks())
+        if isinstance(store, SessionEventStore):
+            store.bind(server.session_manager)
+        return app
+
+
+async def _nothing(scope: Any, receive: Any, send: Any) -> None:
+    """An ASGI app that is never called (checking `RequestChecks`' options)."""
+
+
+_APP_OPTIONS = (
+    "path",
+    "stateless",
+    "json_response",
+    "allowed_hosts",
+    "allowed_origins",
+    "max_body_bytes",
+    "event_store",
+    "retry_interval",
+)
+
+
+def _split(
+    options: dict[str, Any],
+) -> tuple[dict[str, Any], ConnectionLimits, dict[str, Any]]:
+    """``options`` as the app's, the connection limits and uvicorn's."""
+    unknown = set(options) - {*_APP_OPTIONS, *LIMIT_OPTIONS, "log_level"}
+    if unknown:
+        raise TypeError(f"unexpected options: {', '.join(sorted(unknown))}")
+    app = {k: v for k, v in options.items() if k in _APP_OPTIONS}
+    limits = ConnectionLimits(**{k: v for k, v in options.items() if k in LIMIT_OPTIONS})
+    return app, limits, {"log_level": options.get("log_level", "warning")}
+
+
+def _config(server: ServesHttp, host: str, port: int, options: dict[str, Any]) -> BoundedConfig:
+    """uvicorn's configuration serving ``server`` in this process."""
+    app_options, limits, others = _split(options)
+    app = server.http_app(**app_options)
+    return BoundedConfig(app, limits=limits, host=host, port=port, lifespan="on", **others)
+
+
+def _run_workers(
+    host: str,
+    port: int,
+    workers: int,
+    factory: str | None,
+    sock: socket.socket | None,
+    options: dict[str, Any],
+) -> None:
+    """Serve with several worker processes, each building its server from ``factory``."""
+    app_options, limits, others = _split(options)
+    if factory is None:
+        raise ValueError(
+            "serving with several workers needs factory='module:attribute' naming the "
+            "server (or a function making it): each worker process builds its own"
+        )
+    if not app_options.get("stateless"):
+        raise ValueError(
+            "several workers need stateless=True: a session would live in one worker, "
+            "and its client's next request may reach another"
+        )
+    _resolve(factory)  # a wrong name fails here, once, rather than in every worker
+    os.environ[_WORKER] = json.dumps({"factory": factory, "app": app_options})
+    # uvicorn makes each worker's configuration anew (a plain one): the limits go by the
+    # environment to BoundedProtocol, uvicorn's own settings as its options.
+    os.environ.update(worker_environment(limits))
+    # The workers share the key that seals a call's state while it waits for the
+    # user (2026-07-28): the answer may come back to another worker.
+    given_key = os.environ.get(STATE_KEY_VARIABLE)
+    if not given_key:
+        os.environ[STATE_KEY_VARIABLE] = secrets.token_hex(32)
+    try:
+        # What uvicorn.run does with several workers, on the socket given if any.
+        config = uvicorn.Config(
+            f"{__name__}:worker_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            lifespan="on",
+            **uvicorn_options(limits),
+            **others,
+        )
+        Multiprocess(config, sockets=[sock if sock is not None else config.bind_socket()]).run()
+    finally:
+        os.environ.pop(_WORKER, None)
+        for variable in worker_environment(limits):
+            os.environ.pop(variable, None)
+        if not given_key:
+            os.environ.pop(STATE_KEY_VARIABLE, None)
+
+
+def _resolve(factory: str) -> Any:
+    """What ``factory`` (``"module:attribute"``) names, imported but not called (the
+    parent of the workers checks the name without building a server it will not use).
+    """
+    module_name, _, attribute = factory.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"factory must be 'module:attribute', not {factory!r}")
+    target: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        target = getattr(target, part)
+    if not isinstance(target, ServesHttp) and not callable(target):
+        raise TypeError(f"{factory} is not an McpServer nor a function making one")
+    return target
+
+
+def _load(factory: str) -> ServesHttp:
+    """The server ``factory`` names: an `McpServer`, or a function returning one."""
+    target = _resolve(factory)
+    if not isinstance(target, ServesHttp):
+        target = target()
+    if not isinstance(target, ServesHttp):
+        raise TypeError(f"{factory} is not an McpServer nor a function making one")
+    return target
+
+
+def worker_app() -> Starlette:
+    """The app of one worker process of `run_http` (uvicorn calls it in each)."""
+    summarise_accept_failures()
+    options = json.loads(os.environ[_WORKER])
+    server = _load(options["factory"])
+    server.use_request_state_keys([os.environ[STATE_KEY_VARIABLE]])
+    return server.http_app(**options["app"])
