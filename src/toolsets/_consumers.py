@@ -7,16 +7,27 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.to_thread
 
 from toolsets._auth import AuthConfig, AuthCredential, credential_refused
 from toolsets._context import ToolConfirmation, ToolContext
 from toolsets._errors import ToolDefinitionError
-from toolsets._invoke import Callbacks, Outcome, invoke
+from toolsets._invoke import (
+    Callbacks,
+    ConfirmationNeeded,
+    CredentialNeeded,
+    Done,
+    LongRunning,
+    Outcome,
+    invoke,
+)
+from toolsets._settle import caller, settle
 from toolsets._tool import Tool
 from toolsets._toolset import StaticToolset, Toolset
+
+_Stop = TypeVar("_Stop")
 
 __all__ = [
     "CallsTools",
@@ -162,6 +173,36 @@ class CallsTools:
             confirmation=confirmation,
             credential=credential,
             resumed=resumed,
+        )
+
+    def settle(
+        self,
+        tool: Tool,
+        first: Outcome,
+        ctx: ToolContext,
+        *,
+        confirm: Callable[[ConfirmationNeeded], Awaitable[ToolConfirmation | _Stop | None]] | None,
+        lookup: Callable[[CredentialNeeded], Awaitable[AuthCredential | _Stop | None]] | None,
+        confirmation: ToolConfirmation | None = None,
+        credential: AuthCredential | None = None,
+    ) -> Awaitable[Done | LongRunning | _Stop]:
+        """The call whose outcome so far is ``first`` settled (see
+        `toolsets._settle.settle`), each round called through `invoke` here."""
+
+        resume = caller(
+            tool,
+            ctx,
+            default_timeout=self.default_timeout,
+            callbacks=self.callbacks,
+            scopes=ctx.scopes,
+        )
+        return settle(
+            first,
+            resume=resume,
+            confirm=confirm,
+            lookup=lookup,
+            confirmation=confirmation,
+            credential=credential,
         )
 
 

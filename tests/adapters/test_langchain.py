@@ -36,6 +36,7 @@ from langgraph.types import Command
 
 from tests.adapters.helpers import NotesApi, everything, notes_api, wipe_disk
 from tests.agent.helpers import call, response_of, start
+from tests.mcp.helpers import stdio_toolset
 from toolsets import (
     AuthConfig,
     AuthCredential,
@@ -51,7 +52,6 @@ from toolsets._install import install_line
 from toolsets._invoke import Callbacks
 from toolsets._tool import Tool
 from toolsets.adapters.langchain import (
-    MAX_PAUSES,
     ConfirmationRequest,
     LangChainTool,
     ToolsetTool,
@@ -258,16 +258,6 @@ async def test_a_gated_call_the_user_denies_never_reaches_the_server() -> None:
 
 @ASYNCIO
 @pytest.mark.anyio
-async def test_outside_langgraph_a_gated_call_is_refused_saying_it_needs_approval() -> None:
-    (wipe,) = await to_langchain([wipe_disk])
-    with anyio.fail_after(TIMEOUT):
-        answer = await wipe.ainvoke(call_of("wipe_disk", disk="sda"))
-    assert answer.status == "error"
-    assert json.loads(answer.content)["needs"] == "confirmation"
-
-
-@ASYNCIO
-@pytest.mark.anyio
 async def test_outside_langgraph_the_confirm_callback_decides() -> None:
     asked: list[ConfirmationRequest] = []
 
@@ -302,25 +292,6 @@ async def test_an_answer_that_is_no_confirmation_is_an_error_naming_the_tool() -
     assert raised.value.tool_name == "wipe_disk"
 
 
-@tool
-def never_satisfied(ctx: ToolContext) -> str:
-    """Ask for confirmation on every run."""
-    ctx.request_confirmation(hint="Again?")
-    return "asked"
-
-
-@ASYNCIO
-@pytest.mark.anyio
-async def test_a_tool_that_asks_again_whatever_it_is_told_is_given_up() -> None:
-    asked: list[ConfirmationRequest] = []
-    (made,) = await to_langchain([never_satisfied], confirm=lambda r: asked.append(r) or True)
-    with anyio.fail_after(TIMEOUT):
-        answer = await made.ainvoke(call_of("never_satisfied"))
-    assert answer.status == "error"
-    assert len(asked) == MAX_PAUSES
-    assert asked[0]["hint"] == "Again?"
-
-
 NOTES_KEY = AuthConfig(scheme_name="notes_key", scheme={"type": "apiKey", "in": "header"})
 
 
@@ -329,16 +300,6 @@ def read_private(ctx: ToolContext) -> str:
     """Read the private notes."""
     assert ctx.auth_credential is not None
     return f"read with a {ctx.auth_credential.kind}"
-
-
-@ASYNCIO
-@pytest.mark.anyio
-async def test_a_call_needing_a_credential_names_it_when_none_is_given() -> None:
-    (read,) = await to_langchain([read_private])
-    with anyio.fail_after(TIMEOUT):
-        answer = await read.ainvoke(call_of("read_private"))
-    assert answer.status == "error"
-    assert json.loads(answer.content)["credential"] == "notes_key"
 
 
 @ASYNCIO
@@ -385,6 +346,44 @@ async def test_an_answer_that_is_no_credential_fails_the_run_naming_the_tool() -
         with pytest.raises(ToolCallError) as raised:
             await graph.ainvoke(Command(resume={"kind": "bearer"}), thread())
     assert raised.value.tool_name == "read_private"
+
+
+@tool(requires_confirmation=True, auth_config=NOTES_KEY)
+def wipe_private(ctx: ToolContext) -> str:
+    """Erase the private notes."""
+    assert ctx.auth_credential is not None
+    return "private notes wiped"
+
+
+@ASYNCIO
+@pytest.mark.anyio
+async def test_a_graph_resumed_twice_keeps_the_answer_it_was_given_first() -> None:
+    graph = react_graph(
+        model(calls(("wipe_private", {})), "Wiped."), await to_langchain([wipe_private])
+    )
+    with anyio.fail_after(TIMEOUT):
+        confirming = await graph.ainvoke({"messages": [HumanMessage("wipe")]}, thread())
+        crediting = await graph.ainvoke(Command(resume=True), thread())
+        result = await graph.ainvoke(Command(resume={"kind": "api_key", "secret": "k3y"}), thread())
+    assert interrupt_value(confirming)["type"] == "confirmation"
+    assert interrupt_value(crediting)["type"] == "credential"
+    assert "__interrupt__" not in result  # the approval was not asked again
+    assert tool_messages(result)["call-0"].content == "private notes wiped"
+
+
+@pytest.mark.anyio
+async def test_an_mcp_tools_image_and_audio_reach_the_model_as_image_and_file_blocks() -> None:
+    async with stdio_toolset(confirm="never") as toolset:
+        (media,) = [made for made in await to_langchain(toolset) if made.name == "media"]
+        with anyio.fail_after(TIMEOUT):
+            message = await media.ainvoke(call_of("media"))
+    assert message.content[:3] == [
+        {"type": "text", "text": "hello"},
+        {"type": "image", "base64": "iVBORw==", "mime_type": "image/png"},
+        {"type": "file", "base64": "UklGRg==", "mime_type": "audio/wav"},
+    ]
+    assert {block["type"] for block in message.content[3:]} == {"text"}  # resources, as JSON
+    assert message.artifact["content"][1]["type"] == "image"  # the raw result
 
 
 @tool

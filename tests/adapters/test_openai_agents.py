@@ -8,12 +8,10 @@ asyncio only; the tools' ``on_invoke_tool`` and the imported tools run on both b
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -23,21 +21,12 @@ from agents import (
     FunctionTool,
     RunConfig,
     RunContextWrapper,
-    Runner,
-    RunResult,
     RunState,
     function_tool,
 )
-from agents.items import ModelResponse, TResponseInputItem
-from agents.models.interface import Model
 from agents.tool_context import ToolContext as AgentsToolContext
-from agents.usage import Usage
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
 
+from tests.adapters.fakes import Call, Scripted, run
 from tests.adapters.helpers import NOTES_SPEC, NotesApi, everything, notes_api, wipe_disk
 from tests.agent.helpers import approve, asked_to_confirm, call, response_of, start
 from toolsets import AuthConfig, AuthCredential, Invocation, StaticToolset, ToolContext, tool
@@ -55,74 +44,6 @@ from toolsets.models import ScriptedModel as ToolsetsScriptedModel
 from toolsets.openapi import OpenApiToolset
 
 ASYNCIO = pytest.mark.parametrize("anyio_backend", ["asyncio"])
-NO_TRACING = RunConfig(tracing_disabled=True)
-TIMEOUT = 30.0
-
-
-# -- a scripted openai-agents model ------------------------------------------------------
-
-
-@dataclass
-class Call:
-    """A function call the scripted model makes: ``args`` is an object, or raw text."""
-
-    name: str
-    args: dict[str, Any] | str
-    id: str
-
-
-@dataclass
-class Scripted(Model):
-    """An openai-agents ``Model`` playing ``steps`` in order: a list of `Call` (one model
-    turn calling tools) or a final text. It keeps what it was sent in ``inputs``."""
-
-    steps: list[list[Call] | str]
-    inputs: list[list[TResponseInputItem]] = field(default_factory=list)
-
-    async def get_response(
-        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
-    ) -> ModelResponse:
-        self.inputs.append(copy.deepcopy(input if isinstance(input, list) else []))
-        step = self.steps.pop(0)
-        if isinstance(step, str):
-            text = ResponseOutputText(text=step, type="output_text", annotations=[])
-            message = ResponseOutputMessage(
-                id="msg", type="message", role="assistant", status="completed", content=[text]
-            )
-            return ModelResponse(output=[message], usage=Usage(), response_id=None)
-        calls = [
-            ResponseFunctionToolCall(
-                type="function_call",
-                id=c.id,
-                call_id=c.id,
-                name=c.name,
-                arguments=c.args if isinstance(c.args, str) else json.dumps(c.args),
-            )
-            for c in step
-        ]
-        return ModelResponse(output=list(calls), usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError("the tests do not stream")
-
-    def output(self, call_id: str) -> Any:
-        """What the model was last sent as the output of the call ``call_id``."""
-        for items in reversed(self.inputs):
-            for item in items:
-                if item.get("type") == "function_call_output" and item.get("call_id") == call_id:
-                    output = item["output"]
-                    try:
-                        return json.loads(output) if isinstance(output, str) else output
-                    except ValueError:
-                        return output
-        raise AssertionError(f"the model never saw an output for {call_id}")
-
-
-async def run(agent: Agent[Any], given: Any, **options: Any) -> RunResult:
-    with anyio.fail_after(TIMEOUT):
-        return await Runner.run(
-            agent, given, run_config=options.pop("config", NO_TRACING), **options
-        )
 
 
 @pytest.fixture
@@ -239,21 +160,6 @@ async def test_a_confirmation_gated_call_pauses_and_runs_exactly_once_when_appro
 
 
 @ASYNCIO
-async def test_a_rejected_call_never_reaches_the_server(anyio_backend: str, api: NotesApi) -> None:
-    api.notes[7] = {"id": 7, "title": "old"}
-    async with everything(api) as toolset:
-        model = Scripted([[Call("delete_note", {"note_id": 7}, "d1")], "Kept it."])
-        agent = Agent(name="notes", model=model, tools=await to_openai_agents(toolset))
-        paused = await run(agent, "delete note 7")
-        state = paused.to_state()
-        state.reject(paused.interruptions[0])
-        result = await run(agent, state)
-    assert result.final_output == "Kept it."
-    assert api.requests == []
-    assert 7 in api.notes
-
-
-@ASYNCIO
 async def test_a_gated_function_tool_runs_once_when_approved(anyio_backend: str) -> None:
     runs: list[str] = []
 
@@ -360,18 +266,6 @@ SECURED_SPEC: dict[str, Any] = {
     "components": {"securitySchemes": {"notes_token": {"type": "http", "scheme": "bearer"}}},
     "security": [{"notes_token": []}],
 }
-
-
-@ASYNCIO
-async def test_a_call_without_its_credential_is_refused_naming_it_and_never_sent(
-    anyio_backend: str, api: NotesApi
-) -> None:
-    async with OpenApiToolset(SECURED_SPEC, base_url=api.url) as toolset:
-        model = Scripted([[Call("list_notes", {}, "l1")], "No access."])
-        agent = Agent(name="notes", model=model, tools=await to_openai_agents(toolset))
-        await run(agent, "list")
-    assert model.output("l1")["credential"] == "notes_token"
-    assert api.requests == []
 
 
 @ASYNCIO

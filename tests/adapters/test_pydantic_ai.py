@@ -29,7 +29,6 @@ from pydantic_ai import (
     FunctionToolset,
     ModelRetry,
     RunContext,
-    ToolDenied,
     ToolFailed,
     UnexpectedModelBehavior,
 )
@@ -46,6 +45,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
+from tests.adapters.fakes import Turn, calling, returned, scripted
 from tests.adapters.helpers import NotesApi, everything, notes_api, wipe_disk
 from tests.agent.helpers import (
     approve,
@@ -77,39 +77,6 @@ asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
 """pydantic-ai's Agent does not run on trio."""
 
 RUN_TIMEOUT = 30.0
-
-Turn = list[ToolCallPart] | str
-
-
-def scripted(*turns: Turn) -> tuple[FunctionModel, list[list[ModelMessage]]]:
-    """A FunctionModel answering each request with the next turn (tool calls or text),
-    and the message histories it was sent."""
-    script = list(turns)
-    seen: list[list[ModelMessage]] = []
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        seen.append(list(messages))
-        turn = script.pop(0)
-        if isinstance(turn, str):
-            return ModelResponse(parts=[TextPart(turn)])
-        return ModelResponse(parts=list(turn))
-
-    return FunctionModel(respond), seen
-
-
-def calling(name: str, call_id: str = "c1", **args: Any) -> list[ToolCallPart]:
-    return [ToolCallPart(name, args, tool_call_id=call_id)]
-
-
-def returned(messages: Sequence[ModelMessage]) -> dict[str, Any]:
-    """What each tool call returned, by call id."""
-    return {
-        part.tool_call_id: part.content
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if isinstance(part, ToolReturnPart) and part.outcome != "retried"
-    }
 
 
 def retries(messages: Sequence[ModelMessage]) -> list[ToolReturnPart]:
@@ -247,26 +214,6 @@ async def test_a_gated_call_pauses_and_runs_once_when_approved(
     assert resumed.output == "Deleted."
     assert api.requests == ["DELETE /notes/1"]
     assert 1 not in api.notes
-
-
-@asyncio_only
-async def test_a_denied_call_never_runs_and_the_model_is_told(
-    api: NotesApi, notes_and_mcp: PydanticAIToolset[Any]
-) -> None:
-    api.notes[1] = {"id": 1, "title": "old"}
-    model, _ = scripted(calling("delete_note", "del", note_id=1), "Kept it.")
-    agent = Agent(model, toolsets=[notes_and_mcp], output_type=[str, DeferredToolRequests])
-    with anyio.fail_after(RUN_TIMEOUT):
-        paused = await agent.run("delete note 1")
-        resumed = await agent.run(
-            message_history=paused.all_messages(),
-            deferred_tool_results=DeferredToolResults(
-                approvals={"del": ToolDenied("Not that one.")}
-            ),
-        )
-    assert returned(resumed.new_messages())["del"] == "Not that one."
-    assert api.requests == []
-    assert 1 in api.notes
 
 
 @asyncio_only
@@ -606,17 +553,6 @@ def forecast(city: str, ctx: ToolContext) -> str:
     credential = ctx.auth_credential
     assert credential is not None
     return f"sunny in {city} (key of {len(credential.secret)} characters)"
-
-
-@asyncio_only
-async def test_a_credential_from_the_adapter_lets_the_call_run() -> None:
-    model, _ = scripted(calling("forecast", "f", city="Oslo"), "ok")
-    toolset = PydanticAIToolset(
-        [forecast], credentials={"weather_key": AuthCredential.api_key("k3y")}
-    )
-    with anyio.fail_after(RUN_TIMEOUT):
-        result = await Agent(model, toolsets=[toolset]).run("weather?")
-    assert returned(result.all_messages())["f"] == "sunny in Oslo (key of 3 characters)"
 
 
 @asyncio_only

@@ -49,7 +49,6 @@ from toolsets import (
 from toolsets._install import install_line
 from toolsets._invoke import DECLINED, Callbacks
 from toolsets.adapters.smolagents import (
-    NEEDS_APPROVAL,
     SmolagentsToolError,
     from_smolagents,
     to_smolagents,
@@ -245,22 +244,6 @@ def test_with_errors_return_a_code_agent_gets_the_error_result_as_a_value(api: N
         result = agent.run("Do it.")
     assert step_errors(agent) == []
     assert "404" in result["error"]
-
-
-def test_a_call_needing_approval_is_refused_without_confirm_and_never_sent(api: NotesApi) -> None:
-    api.notes[1] = {"id": 1, "title": "keep"}
-    with to_smolagents(everything(api)) as tools:
-        _, agent = run_tool_calling(
-            tools,
-            calls(("delete_note", {"note_id": 1})),
-            calls(("wipe_disk", {"disk": "sda"})),
-            answer("I need your approval first."),
-        )
-    refused = [observed(agent, 0), observed(agent, 1)]
-    assert [r["error"] for r in refused] == [NEEDS_APPROVAL, NEEDS_APPROVAL]
-    assert refused[0]["hint"].startswith("Allow DELETE /notes/")
-    assert api.requests == []
-    assert 1 in api.notes
 
 
 @pytest.mark.parametrize("approve", [True, False])

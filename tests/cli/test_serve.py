@@ -1,7 +1,7 @@
 """``toolsets serve`` run for real: several workers (their configuration never in the
 environment), the HTTP options (Host and Origin, body size, tool timeout), a start-up
-failure in one line, stdout kept for the protocol over stdio; and which headers reach
-which server."""
+failure in one line, stdout kept for the protocol over stdio; which headers reach
+which server; ``--print-config`` (and the config it prints, served to an MCP client)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from tests.cli.helpers import (
     error_line,
     stdout_json,
     toolsets_command,
+    toolsets_process,
+    warning_line,
     write_sources,
 )
 from tests.helpers import ROOT, free_port
@@ -519,10 +522,136 @@ def test_search_or_code_mode_without_its_extra_is_one_line_naming_the_install(
         ("--search", "search", "bm25s"),
         ("--code-mode", "code", "pydantic_monty"),
     ):
-        done = toolsets_command("serve", spec, option, env=env)
+        done = toolsets_process("serve", spec, option, env=env)
         line = error_line(done)
         assert line.startswith(
             f"toolsets: {option} needs the {extra} extra (no module named {package!r}): "
             "pip install '"
         )
         assert line.endswith(f"[{extra}]'")
+
+
+# --- --print-config, and options that cannot work ---------------------------------
+
+
+def test_print_config_carries_the_confirm_policy_and_the_prefixes(
+    sources: dict[str, Path],
+) -> None:
+    spec = str(sources["notes"])
+    done = toolsets_command(
+        "serve",
+        spec,
+        "--prefix",
+        "notes",
+        "--stdio",
+        FIXTURE_STDIO,
+        "--prefix",
+        "fx",
+        "--confirm",
+        "never",
+        "--print-config",
+    )
+    [entry] = stdout_json(done)["mcpServers"].values()
+    args = entry["args"]
+    assert "--confirm=never" in args
+    assert args[args.index(str(Path(spec).resolve())) + 1] == "--prefix=notes"
+    assert args[args.index(f"--stdio={FIXTURE_STDIO}") + 1] == "--prefix=fx"
+    default = stdout_json(toolsets_command("serve", spec, "--print-config"))
+    [entry] = default["mcpServers"].values()
+    assert not any(arg.startswith("--confirm") for arg in entry["args"])
+
+
+def test_serving_a_spec_naming_no_server_warns_that_its_operations_cannot_be_called(
+    sources: dict[str, Path],
+) -> None:
+    done = toolsets_command("serve", str(sources["notes"]), stdin="")
+    assert done.returncode == 0, done.stderr
+    line = warning_line(done)
+    assert "4 operations cannot be called" in line
+    assert "--base-url URL" in line
+
+
+def test_print_config_gives_the_entry_that_starts_this_server_with_no_secret_in_it(
+    sources: dict[str, Path], tmp_path: Path
+) -> None:
+    done = toolsets_command(
+        "serve",
+        str(sources["secured"].relative_to(sources["secured"].parent)),
+        "--credential",
+        "notes-token=sekrit-1",
+        "--header",
+        "X-Key=sekrit-2",
+        "--method",
+        "get",
+        "--print-config",
+        cwd=sources["secured"].parent,
+    )
+    config = stdout_json(done)
+    [(name, entry)] = config["mcpServers"].items()
+    assert name == "secured"
+    assert entry["command"] == sys.executable
+    assert entry["args"][:4] == ["-m", "toolsets.cli", "serve", str(sources["secured"])]
+    assert "--header=X-Key=<fill in>" in entry["args"]
+    assert "--method=get" in entry["args"]
+    assert entry["env"] == {"TOOLSETS_CREDENTIAL_NOTES_TOKEN": "<fill in>"}
+    assert "sekrit" not in done.stdout + done.stderr
+    assert "TOOLSETS_CREDENTIAL_NOTES_TOKEN" in done.stderr  # what to fill in
+
+
+def test_print_config_over_http_gives_the_url() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    done = toolsets_command("serve", spec, "--http", "127.0.0.1:8123", "--print-config")
+    assert stdout_json(done) == {"mcpServers": {"bookshop": {"url": "http://127.0.0.1:8123/mcp"}}}
+
+
+def test_serve_options_that_cannot_work_are_one_line_usage_errors() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    line = error_line(toolsets_command("serve", spec, "--workers", "2"))
+    assert "--stateless and --workers are for --http" in line
+    line = error_line(toolsets_command("serve", spec, "--http", ":80", "--workers", "2"))
+    assert "--workers needs --stateless" in line
+    line = error_line(toolsets_command("serve", spec, "--http", "host:port"))
+    assert "'host:port' is not HOST:PORT" in line
+
+
+def test_the_printed_config_serves_the_spec_to_an_mcp_client(
+    sources: dict[str, Path], tmp_path: Path, api: NotesApi
+) -> None:
+    printed = toolsets_command(
+        "serve", str(sources["notes"]), "--base-url", api.url, "--print-config"
+    )
+    config = stdout_json(printed)
+    config["mcpServers"]["notes"]["env"] = {"PYTHONPATH": SRC}  # the toolsets under test
+    path = tmp_path / "served.json"
+    path.write_text(json.dumps(config))
+    # The command line is the MCP client of the server it configured.
+    tools = stdout_json(toolsets_command("list", str(path), "--json"))
+    assert [tool["name"] for tool in tools] == [
+        "notes_list_notes",
+        "notes_create_note",
+        "notes_get_note",
+        "notes_delete_note",
+    ]
+    assert tools[2]["read_only"] is True
+    done = toolsets_command("call", str(path), "notes_create_note", "title=served")
+    assert stdout_json(done)["title"] == "served"
+    assert any(note["title"] == "served" for note in api.notes.values())
+
+
+def test_serve_of_a_broken_spec_is_one_line_before_anything_is_served(tmp_path: Path) -> None:
+    spec = tmp_path / "broken.yaml"
+    spec.write_text("openapi: 3.1.0\npaths: [\n")
+    assert "invalid JSON or YAML" in error_line(toolsets_command("serve", str(spec)))
+    line = error_line(toolsets_command("serve", str(spec), "--http", "127.0.0.1:1"))
+    assert "invalid JSON or YAML" in line
+
+
+def test_print_config_names_a_placeholder_for_every_security_scheme_of_the_specs() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    done = toolsets_command("serve", spec, "--print-config")
+    [entry] = stdout_json(done)["mcpServers"].values()
+    assert entry["env"] == {"TOOLSETS_CREDENTIAL_SHOP_KEY": "<your shop_key>"}
+    assert "TOOLSETS_CREDENTIAL_SHOP_KEY" in done.stderr  # what to fill in
+    given = toolsets_command("serve", spec, "--credential", "shop_key=k", "--print-config")
+    [entry] = stdout_json(given)["mcpServers"].values()
+    assert entry["env"] == {"TOOLSETS_CREDENTIAL_SHOP_KEY": "<fill in>"}

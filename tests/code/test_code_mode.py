@@ -50,12 +50,6 @@ async def shipping(country: str, ctx: ToolContext) -> int:
     return {"fr": 5, "de": 7}.get(country, 20)
 
 
-@tool(requires_confirmation=True)
-def refund(order: str) -> str:
-    """Refund an order (the user approves it)."""
-    raise AssertionError("a program must not run a tool that needs confirmation")
-
-
 @tool(required_scopes=frozenset({"admin"}))
 def purge() -> str:
     """Purge the cache."""
@@ -133,14 +127,6 @@ async def test_each_call_from_the_program_passes_the_callers_callbacks() -> None
         ("run_code", {"code": "await tools.discount(price=100, percent=10)"}),
         ("discount", {"price": 100, "percent": 10}),
     ]
-
-
-async def test_a_tool_needing_confirmation_is_refused_and_told_to_be_called_directly() -> None:
-    async with code_mode(StaticToolset([refund])) as toolset:
-        result = await run_code(toolset, "await tools.refund(order='A1')")
-    assert isinstance(result, dict)
-    assert (result["exception"], result["line"]) == ("PermissionError", 1)
-    assert "call the tool 'refund' directly" in str(result["error"])
 
 
 async def test_a_destructive_operation_of_an_api_is_refused_from_code() -> None:
@@ -395,17 +381,6 @@ async def test_a_tool_asking_for_a_credential_while_running_gets_the_one_given()
     assert result == {"result": "later, token ends 42"}
     assert isinstance(refused, dict)
     assert refused["exception"] == "PermissionError"
-
-
-async def test_a_tool_needing_a_credential_gets_the_one_given_or_is_refused() -> None:
-    async with code_mode(StaticToolset([whoami]), credentials={"token": "abc42"}) as given:
-        result = await run_code(given, "await tools.whoami()")
-    async with code_mode(StaticToolset([whoami])) as missing:
-        refused = await run_code(missing, "await tools.whoami()")
-    assert result == {"result": "token ends 42"}
-    assert isinstance(refused, dict)
-    assert refused["exception"] == "PermissionError"
-    assert "call the tool 'whoami' directly" in str(refused["error"])
 
 
 async def test_an_unknown_tool_is_told_the_close_names() -> None:

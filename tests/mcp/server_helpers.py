@@ -56,9 +56,12 @@ SRC = str(Path(toolsets.__file__).resolve().parent.parent)
 
 
 @asynccontextmanager
-async def connected(server: McpServer, mode: str, **options: Any) -> AsyncIterator[Client]:
-    """The SDK's client talking to ``server`` in this process."""
-    with anyio.fail_after(20):
+async def connected(
+    server: McpServer, mode: str, *, within: float = 20, **options: Any
+) -> AsyncIterator[Client]:
+    """The SDK's client talking to ``server`` in this process, for at most ``within``
+    seconds."""
+    with anyio.fail_after(within):
         async with Client(server.server, mode=mode, **options) as client:  # type: ignore[arg-type]
             yield client
 

@@ -10,8 +10,9 @@ Out: ``await to_langchain(toolset)`` lists the toolset's tools as langchain-core
 
 - the tool's own JSON Schema is the ``args_schema``; its name is made legal for the chat
   model providers (``^[A-Za-z0-9_-]{1,64}$``);
-- a result is the message content (text as is, anything else as JSON text) with the raw
-  value as the ``ToolMessage`` artifact; an ``{"error": ...}`` result (invalid arguments
+- a result is the message content (text as is, an MCP tool's images and audio as
+  LangChain's standard ``image`` and ``file`` blocks, anything else as JSON text) with
+  the raw value as the ``ToolMessage`` artifact; an ``{"error": ...}`` result (invalid arguments
   with the fields named, an API's 4xx, ...) is a ``ToolMessage`` with
   ``status="error"``, so the model can fix its call;
 - a call that needs the user's approval interrupts the graph (LangGraph's
@@ -24,7 +25,10 @@ Out: ``await to_langchain(toolset)`` lists the toolset's tools as langchain-core
   None to refuse); outside a graph it is refused with an error result naming the
   missing credential. It is never sent without one;
 - the ``RunnableConfig`` becomes the `ToolContext`: ``configurable.thread_id`` is the
-  session, ``configurable.user_id`` the user, the tool call's id the function call id.
+  session, ``configurable.user_id`` the user, the tool call's id the function call id;
+- what a tool writes to ``ctx.state`` (but ``temp:`` keys, which live for the call only)
+  goes into the ``invocation=``'s ``state`` when it is a mutable mapping (a dict you
+  keep), which later calls read.
 
 Lifecycle: the tools call the toolset they were listed from, which must stay open while
 they are used (``async with toolset:`` around the agent's runs; toolsets open lazily, so
@@ -62,11 +66,10 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 import contextvars
 import dataclasses
 import functools
-import json
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal, TypeAlias, TypedDict, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -92,14 +95,15 @@ from toolsets._invoke import (
     ConfirmationNeeded,
     CredentialNeeded,
     Done,
-    LongRunning,
     Outcome,
 )
 from toolsets._json import JsonValue, copy_json, to_json_value
 from toolsets._results import error_result, is_error_result
+from toolsets._settle import MAX_PAUSES, keep_state
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
+from toolsets.adapters._shared import Media, json_text, media_blocks, with_ids
 from toolsets.schema import ToolNameMap
 
 __all__ = [
@@ -114,13 +118,11 @@ __all__ = [
     "to_langchain",
 ]
 
-MAX_PAUSES = 8
-"""How many times one call may ask for confirmation or a credential before it is given
-up (a tool that asks again whatever it is told would otherwise ask forever)."""
-
 MAX_HELD = 1024
 """Pauses kept for graphs to resume (see ``_Bridge.paused``); older ones are dropped, and a
 graph resumed after that runs its node from the start, as LangGraph does."""
+
+_A = TypeVar("_A")
 
 _SCRATCHPAD = "__pregel_scratchpad"
 """The key LangGraph puts in ``configurable`` when it runs a node, which its
@@ -183,6 +185,18 @@ class _Call:
 
 
 @dataclass(frozen=True, kw_only=True)
+class _Held:
+    """A pause a graph was interrupted with, and the answers given before it."""
+
+    outcome: Outcome
+    confirmation: ToolConfirmation | None = None
+    credential: AuthCredential | None = None
+    answered: int = 0
+    """The interrupts the call's node had answered before this pause (LangGraph hands
+    each resume value to the interrupt of its place in the node's run)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Bridge(CallsTools):
     """What every tool of one `to_langchain` shares: the options, and the event loop the
     toolset lives on."""
@@ -193,16 +207,17 @@ class _Bridge(CallsTools):
     default_timeout: float
     callbacks: Callbacks
     token: EventLoopToken
-    paused: dict[tuple[str | None, str], Outcome] = dataclasses.field(default_factory=dict)
+    paused: dict[tuple[str | None, str], _Held] = dataclasses.field(default_factory=dict)
     """The pause each gated call interrupted its graph with, by (thread, call id): when
     LangGraph resumes the graph it runs the node again, and the call takes up the pause
     where it was (``before_tool`` and the tool itself not run again, the arguments the
-    user approved unchanged) instead of starting over."""
+    user approved unchanged, the answers given before it kept) instead of starting
+    over."""
 
-    def hold(self, key: tuple[str | None, str], outcome: Outcome) -> None:
-        """Keep ``outcome`` for the resumed run of its node (the oldest of more than
+    def hold(self, key: tuple[str | None, str], held: _Held) -> None:
+        """Keep ``held`` for the resumed run of its node (the oldest of more than
         `MAX_HELD` dropped: a graph never resumed must not grow this forever)."""
-        self.paused[key] = outcome
+        self.paused[key] = held
         if len(self.paused) > MAX_HELD:
             del self.paused[next(iter(self.paused))]
 
@@ -212,12 +227,11 @@ class _Bridge(CallsTools):
         configurable = config.get("configurable") if config else None
         if configurable:
             thread, user = configurable.get("thread_id"), configurable.get("user_id")
-            if thread is not None or user is not None:
-                invocation = dataclasses.replace(
-                    invocation,
-                    session_id=invocation.session_id if thread is None else str(thread),
-                    user_id=invocation.user_id if user is None else str(user),
-                )
+            invocation = with_ids(
+                invocation,
+                session_id=None if thread is None else str(thread),
+                user_id=None if user is None else str(user),
+            )
         return ToolContext(invocation, function_call_id=call_id)
 
     async def stored_credential(self, config: AuthConfig) -> AuthCredential | None:
@@ -282,17 +296,20 @@ def _credential(answer: object, tool_name: str) -> AuthCredential | None:
     )
 
 
-def _refusal(message: str, **details: JsonValue) -> ToolException:
-    """The error a call that did not run ends with: LangChain hands its error result to
-    the model as a ``ToolMessage`` with ``status="error"``."""
-    return ToolException(_content(error_result(message, **details)))
+def _content(result: JsonValue) -> str | list[str | dict[str, Any]]:
+    """What the model reads: text as is, an MCP tool's images and audio as LangChain's
+    standard image and file blocks (`media_blocks`), anything else as JSON text."""
+    blocks = media_blocks(result)
+    if blocks is None:
+        return json_text(result)
+    return [_block(block) for block in blocks]
 
 
-def _content(result: JsonValue) -> str:
-    """What the model reads: text as is, anything else as JSON text."""
-    if isinstance(result, str):
-        return result
-    return json.dumps(result, ensure_ascii=False)
+def _block(block: Media | str | JsonValue) -> dict[str, Any]:
+    if isinstance(block, Media):  # audio: a file, the one kind a tool message takes it as
+        kind = "image" if block.kind == "image" else "file"
+        return {"type": kind, "base64": block.encoded, "mime_type": block.mime_type}
+    return {"type": "text", "text": json_text(block)}
 
 
 class ToolsetTool(LangChainBaseTool):
@@ -353,10 +370,10 @@ class ToolsetTool(LangChainBaseTool):
             return super()._to_args_and_kwargs(tool_input, tool_call_id)
         return (), {"call": _Call(args=tool_input, id=tool_call_id)}
 
-    async def _arun(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[str, Any]:
+    async def _arun(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[Any, Any]:
         return await self._call(call, config, None)
 
-    def _run(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[str, Any]:
+    def _run(self, *, call: _Call, config: RunnableConfig, **_: Any) -> tuple[Any, Any]:
         try:
             current_token()
         except anyio.NoEventLoopError:
@@ -382,7 +399,7 @@ class ToolsetTool(LangChainBaseTool):
 
     async def _call(
         self, call: _Call, config: RunnableConfig | None, context: contextvars.Context | None
-    ) -> tuple[str, Any]:
+    ) -> tuple[Any, Any]:
         """Run the call through the call path, answering what it waits for; the
         content and the artifact, or ToolException with an error result."""
         bridge, tool = self._bridge, self._tool
@@ -391,59 +408,33 @@ class ToolsetTool(LangChainBaseTool):
         if call.id is not None and _in_graph(config):
             key = (ctx.session_id, call.id)
         held = bridge.paused.pop(key, None) if key is not None else None
-        outcome = held if held is not None else await bridge.invoke(tool, call.args, ctx)
-        for _ in range(MAX_PAUSES):
-            if isinstance(outcome, Done | LongRunning):
-                break
-            if key is not None:
-                # Asking interrupts the graph (the node stops here); LangGraph runs the
-                # node again when it is resumed, and the call goes on from this pause.
-                bridge.hold(key, outcome)
-            if isinstance(outcome, ConfirmationNeeded):
-                answer = await self._confirm(outcome, call.id, config, context)
-                if key is not None:
-                    bridge.paused.pop(key, None)
-                if answer is None:
-                    raise _refusal(
-                        f"Calling {self.name!r} needs the user's approval, and there is "
-                        "no one to ask here; it did not run.",
-                        needs="confirmation",
-                    )
-                outcome = await bridge.invoke(
-                    tool, outcome.args, ctx, confirmation=answer, resumed=True
-                )
-            else:
-                credential = await self._credential(outcome, call.id, config, context)
-                if key is not None:
-                    bridge.paused.pop(key, None)
-                if credential is None:
-                    raise _refusal(
-                        f"Calling {self.name!r} needs a credential for "
-                        f"{outcome.auth_config.scheme_name!r}, which was not given; it "
-                        "did not run.",
-                        credential=outcome.auth_config.scheme_name,
-                    )
-                outcome = await bridge.invoke(
-                    tool, outcome.args, ctx, credential=credential, resumed=True
-                )
-        else:
-            raise _refusal(
-                f"Calling {self.name!r} asked again after {MAX_PAUSES} answers; it was given up."
-            )
+        if held is None:
+            held = _Held(outcome=await bridge.invoke(tool, call.args, ctx))
+        answering = _Answering(self, call.id, key, held, context, _in_graph(config))
+        outcome = await bridge.settle(
+            tool,
+            held.outcome,
+            ctx,
+            confirm=answering.confirm,
+            lookup=answering.lookup,
+            confirmation=held.confirmation,
+            credential=held.credential,
+        )
+        keep_state(ctx)
         result = outcome.result if isinstance(outcome, Done) else outcome.interim
         if is_error_result(result):
-            raise ToolException(_content(result))
+            raise ToolException(json_text(result))
         return _content(result), result
 
     async def _confirm(
         self,
         needed: ConfirmationNeeded,
         call_id: str | None,
-        config: RunnableConfig | None,
-        context: contextvars.Context | None,
+        interrupt: Callable[[JsonValue], Any] | None,
     ) -> ToolConfirmation | None:
-        """The user's answer: through LangGraph's interrupt in a graph, else the
-        ``confirm=`` callback; None when there is no one to ask."""
+        """The user's answer: through LangGraph's ``interrupt`` in a graph (None:
+        outside one), else the ``confirm=`` callback; None when there is no one to
+        ask."""
         request = ConfirmationRequest(
             type="confirmation",
             tool=self.name,
@@ -452,8 +443,8 @@ class ToolsetTool(LangChainBaseTool):
             hint=needed.hint,
             payload=needed.payload,
         )
-        if _in_graph(config):
-            return _confirmation(_interrupt(request, context), self.name)  # type: ignore[arg-type]
+        if interrupt is not None:
+            return _confirmation(interrupt(request), self.name)  # type: ignore[arg-type]
         confirm = self._bridge.confirm
         if confirm is None:
             return None
@@ -463,14 +454,13 @@ class ToolsetTool(LangChainBaseTool):
         self,
         needed: CredentialNeeded,
         call_id: str | None,
-        config: RunnableConfig | None,
-        context: contextvars.Context | None,
+        interrupt: Callable[[JsonValue], Any] | None,
     ) -> AuthCredential | None:
         """The credential: from ``credentials=``, else asked through LangGraph's
-        interrupt in a graph; None when there is none."""
+        ``interrupt`` in a graph (None: outside one); None when there is none."""
         auth = needed.auth_config
         stored = await self._bridge.stored_credential(auth)
-        if stored is not None or not _in_graph(config):
+        if stored is not None or interrupt is None:
             return stored
         request = CredentialRequest(
             type="credential",
@@ -480,7 +470,59 @@ class ToolsetTool(LangChainBaseTool):
             scheme=dict(auth.scheme),
             scopes=list(auth.scopes),
         )
-        return _credential(_interrupt(request, context), self.name)  # type: ignore[arg-type]
+        return _credential(interrupt(request), self.name)  # type: ignore[arg-type]
+
+
+class _Answering:
+    """The answers one call of a `ToolsetTool` was given so far, and in a graph its
+    place among its node's interrupts; each pause it asks about is held with them, for
+    the node's run when LangGraph resumes it (see `_Bridge.paused`)."""
+
+    def __init__(
+        self,
+        made: ToolsetTool,
+        call_id: str | None,
+        key: tuple[str | None, str] | None,
+        held: _Held,
+        context: contextvars.Context | None,
+        in_graph: bool,
+    ) -> None:
+        self._made, self._call_id, self._key, self._context = made, call_id, key, context
+        self.confirmation, self.credential = held.confirmation, held.credential
+        self.answered = 0
+        for _ in range(held.answered):  # the node's answered interrupts, in their places
+            self._interrupt(None)
+        self._graph = self._interrupt if in_graph else None
+
+    def _interrupt(self, value: JsonValue) -> Any:
+        answer = _interrupt(value, self._context)
+        self.answered += 1
+        return answer
+
+    async def _asked(self, needed: Outcome, ask: Callable[..., Awaitable[_A]]) -> _A:
+        # Asking may interrupt the graph (the node stops here); LangGraph runs the node
+        # again when it is resumed, and the call goes on from this pause.
+        bridge, key = self._made._bridge, self._key
+        if key is not None:
+            pause = _Held(
+                outcome=needed,
+                confirmation=self.confirmation,
+                credential=self.credential,
+                answered=self.answered,
+            )
+            bridge.hold(key, pause)
+        answer = await ask(needed, self._call_id, self._graph)
+        if key is not None:
+            bridge.paused.pop(key, None)
+        return answer
+
+    async def confirm(self, needed: ConfirmationNeeded) -> ToolConfirmation | None:
+        self.confirmation = await self._asked(needed, self._made._confirm)
+        return self.confirmation
+
+    async def lookup(self, needed: CredentialNeeded) -> AuthCredential | None:
+        self.credential = await self._asked(needed, self._made._credential)
+        return self.credential
 
 
 # LangChain looks for the RunnableConfig parameter of _arun / _run on every call, with
@@ -601,7 +643,7 @@ class LangChainTool(BaseTool):
             output.content if isinstance(output.content, str) else to_json_value(output.content)
         )
         if output.status == "error":
-            return error_result(content if isinstance(content, str) else _content(content))
+            return error_result(json_text(content))
         return content
 
 

@@ -66,11 +66,10 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 
     raise missing_extra(__name__, "openai-agents", exc) from exc
 
-import dataclasses
 import functools
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -80,7 +79,7 @@ import sniffio
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._consumers import CallsTools, check_credentials, lookup_credential, toolset_of
-from toolsets._context import Invocation, ToolConfirmation, ToolContext, state_writes
+from toolsets._context import Invocation, ToolConfirmation, ToolContext
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
 from toolsets._ids import new_id
@@ -88,15 +87,17 @@ from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
     Callbacks,
     ConfirmationNeeded,
-    CredentialNeeded,
     Done,
+    Outcome,
     parse_arguments,
 )
 from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result
+from toolsets._settle import MAX_PAUSES, keep_state
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
+from toolsets.adapters._shared import Media, json_text, media_blocks, with_ids
 from toolsets.schema import ToolNameMap, openai_parameters, openai_strict_parameters
 
 __all__ = [
@@ -110,10 +111,6 @@ __all__ = [
     "to_openai_agents",
     "tool_schema",
 ]
-
-MAX_PAUSES = 8
-"""How many times one call may ask for a credential before it is given up (a tool that
-asks again whatever it is given would otherwise ask forever)."""
 
 _REMEMBERED = 256
 """Calls remembered as having asked for confirmation while running (oldest forgotten)."""
@@ -184,50 +181,30 @@ def tool_schema(declaration: ToolDeclaration, *, strict: bool = True) -> ToolSch
 def default_invocation(run: AgentsToolContext[Any], base: Invocation) -> Invocation:
     """``base`` with the agent that calls (``run.agent``) and, when the run config has a
     ``group_id``, that as the session."""
-    agent = run.agent
-    agent_name = agent.name if agent is not None else base.agent_name
-    config = run.run_config
-    group = config.group_id if config is not None else None
-    if agent_name == base.agent_name and group is None:
-        return base
-    return dataclasses.replace(
-        base, agent_name=agent_name, session_id=base.session_id if group is None else group
+    agent, config = run.agent, run.run_config
+    return with_ids(
+        base,
+        agent_name=None if agent is None else agent.name,
+        session_id=None if config is None else config.group_id,
     )
 
 
 def _output(result: JsonValue) -> Any:
-    """What openai-agents gives the model for ``result``: text as is, an image as an
-    image output, anything else as JSON text."""
-    kind = type(result)
-    if kind is str:
-        return result
-    if kind is int:  # as JSON writes it
-        return str(result)
-    if kind is bool or result is None:
-        return _SCALARS[result]
-    blocks = result.get("content") if isinstance(result, dict) and len(result) == 1 else None
-    if isinstance(blocks, list) and any(_is_image(b) for b in blocks):
-        return [_block(b) for b in blocks]
-    return _JSON.encode(result)
+    """What openai-agents gives the model for ``result``: text as is, an MCP tool's
+    images as image outputs (`media_blocks`; its audio, which openai-agents has no
+    output for, as its block's JSON text), anything else as JSON text."""
+    blocks = media_blocks(result)
+    if blocks is None:
+        return json_text(result)
+    return [_block(block) for block in blocks]
 
 
-_JSON = json.JSONEncoder(ensure_ascii=False)
-_SCALARS: dict[object, str] = {True: "true", False: "false", None: "null"}
-"""JSON's words for the scalars Python writes otherwise."""
-
-
-def _is_image(block: JsonValue) -> bool:
-    return isinstance(block, dict) and block.get("type") == "image" and "data" in block
-
-
-def _block(block: JsonValue) -> ToolOutputText | ToolOutputImage:
-    if _is_image(block):
-        assert isinstance(block, dict)
-        url = f"data:{block.get('mime_type') or 'image/png'};base64,{block['data']}"
-        return ToolOutputImage(image_url=url)
-    if isinstance(block, dict) and block.get("type") == "text":
-        return ToolOutputText(text=str(block.get("text", "")))
-    return ToolOutputText(text=_JSON.encode(block))
+def _block(block: Media | str | JsonValue) -> ToolOutputText | ToolOutputImage:
+    if isinstance(block, Media):
+        if block.kind == "image":
+            return ToolOutputImage(image_url=block.data_url)
+        return ToolOutputText(text=json_text(block.block))
+    return ToolOutputText(text=json_text(block))
 
 
 def _key(name: str, args: Mapping[str, Any]) -> str:
@@ -272,14 +249,6 @@ def _approved(run: AgentsToolContext[Any]) -> bool:
     return run.is_tool_approved(run.tool_name, run.tool_call_id) is True
 
 
-def _no_credential(tool_name: str, config: AuthConfig) -> JsonValue:
-    return error_result(
-        f"Calling {tool_name!r} needs the credential {config.scheme_name!r}, which was not "
-        "given; the call was not made.",
-        credential=config.scheme_name,
-    )
-
-
 class _Call:
     """One tool's ``on_invoke_tool`` and ``needs_approval``."""
 
@@ -306,66 +275,62 @@ class _Call:
         args = self._schema.restore(args)
         ctx = bridge.context(run)
         confirmation: ToolConfirmation | None = None
-        credential: AuthCredential | None = None
         if bridge.asked:
             key = _key(tool.name, args)
             if key in bridge.asked and _approved(run):
                 # It asked while running when called before; the user has now approved.
                 del bridge.asked[key]
                 confirmation = _CONFIRMED
-        outcome = await bridge.invoke(tool, args, ctx, confirmation=confirmation)
-        for _ in range(MAX_PAUSES):
-            if isinstance(outcome, ConfirmationNeeded):
-                # openai-agents runs a call that needed approval only once approved; one
-                # it did not ask about (asked while running) is not.
-                if confirmation is not None or not _approved(run):
-                    return self._needs_approval(outcome, args)
-                confirmation = _CONFIRMED
-            elif isinstance(outcome, CredentialNeeded):
-                credential = await bridge.credential(outcome.auth_config, run)
-                if credential is None:
-                    return _output(_no_credential(run.tool_name, outcome.auth_config))
-            else:
-                break
-            outcome = await bridge.invoke(
-                tool,
-                outcome.args,
-                ctx,
-                confirmation=confirmation,
-                credential=credential,
-                resumed=True,
-            )
-        else:
-            return _output(error_result("The tool kept asking for a credential; given up."))
-        if self._keep_state(ctx) and bridge.relist is not None:
+        first = await bridge.invoke(tool, args, ctx, confirmation=confirmation)
+        if type(first) is Done and first.actions is None:  # most calls: nothing to settle
+            return _output(first.result)
+        return _output(await self._settled(run, args, ctx, first, confirmation))
+
+    async def _settled(
+        self,
+        run: AgentsToolContext[Any],
+        args: dict[str, Any],
+        ctx: ToolContext,
+        first: Outcome,
+        confirmation: ToolConfirmation | None,
+    ) -> JsonValue:
+        """The result of a call that paused or acted, once settled (`settle`), its
+        lasting state writes kept."""
+        bridge, asked = self._bridge, confirmation is not None
+
+        async def confirm(needed: ConfirmationNeeded) -> ToolConfirmation | Done:
+            # openai-agents runs a call that needed approval only once approved; one
+            # it did not ask about (asked while running) is not.
+            nonlocal asked
+            if asked or not _approved(run):
+                return Done(result=self._needs_approval(needed, args), args=needed.args)
+            asked = True
+            return _CONFIRMED
+
+        outcome = await bridge.settle(
+            self._tool,
+            first,
+            ctx,
+            confirm=confirm,
+            lookup=lambda needed: bridge.credential(needed.auth_config, run),
+            confirmation=confirmation,
+        )
+        if keep_state(ctx) and bridge.relist is not None:
             # The state may change what is listed (a `searchable` search loads tools):
             # openai-agents reads the agent's tool list each turn, so it is updated,
             # listed in the invocation (and state) this call ran in.
             await bridge.relist(ctx.invocation)
-        return _output(outcome.result if isinstance(outcome, Done) else outcome.interim)
+        return outcome.result if isinstance(outcome, Done) else outcome.interim
 
-    def _needs_approval(self, outcome: ConfirmationNeeded, args: Mapping[str, Any]) -> Any:
+    def _needs_approval(self, outcome: ConfirmationNeeded, args: Mapping[str, Any]) -> JsonValue:
         # Remembered as the model sent them (before any ``before_tool`` rewrote them):
         # that is what ``needs_approval`` is given when the model calls again.
         self._bridge.remember(_key(self._tool.name, args))
-        return _output(
-            error_result(
-                f"This call needs the user's approval ({outcome.hint}); it did not run. "
-                "Call the tool again with the same arguments to ask the user.",
-                approval_needed=True,
-            )
+        return error_result(
+            f"This call needs the user's approval ({outcome.hint}); it did not run. "
+            "Call the tool again with the same arguments to ask the user.",
+            approval_needed=True,
         )
-
-    @staticmethod
-    def _keep_state(ctx: ToolContext) -> bool:
-        """Apply the call's state writes that outlive the run (not ``temp:`` keys) to
-        the invocation's state, when it is a mutable mapping; whether there were any."""
-        writes = state_writes(ctx.actions_set, lasting=True)
-        state = ctx.invocation.state
-        if writes and isinstance(state, MutableMapping):
-            state.update(writes)
-            return True
-        return False
 
 
 async def to_openai_agents(

@@ -34,11 +34,9 @@ In: `from_pydantic_ai` makes pydantic-ai function tools (or any pydantic-ai tool
 
 from __future__ import annotations
 
-import base64
-import binascii
 import inspect
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeAlias, TypeVar, cast
 
@@ -46,6 +44,7 @@ import anyio
 
 from toolsets._consumers import check_credentials, lookup_credential, toolset_of
 from toolsets.adapters._extras import missing_extra
+from toolsets.adapters._shared import Media, media_blocks
 
 try:
     from pydantic_ai import (
@@ -87,6 +86,7 @@ from toolsets._invoke import (
 )
 from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result, invalid_arguments_result
+from toolsets._settle import caller, keep_state, settle
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, Toolset
 from toolsets.schema import ToolNameMap
@@ -198,35 +198,19 @@ def _model_message(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-_MEDIA = ("image", "audio")
-
-
 def _with_media(result: JsonValue) -> Any:
     """``result``, its images and audio (an MCP tool's ``{"content": [blocks]}``) made
     pydantic-ai ``BinaryContent``, which models that read them are shown as such rather
-    than as base64 text; other blocks stay as they are, a text block as its text."""
-    if type(result) is not dict or len(result) != 1:  # the usual result: at once
+    than as base64 text (`media_blocks`)."""
+    blocks = media_blocks(result)
+    if blocks is None:  # the usual result: as it is
         return result
-    blocks = result.get("content")
-    if not isinstance(blocks, list) or not any(
-        isinstance(block, dict) and block.get("type") in _MEDIA for block in blocks
-    ):
-        return result
-    return [_block(block) for block in blocks]
-
-
-def _block(block: JsonValue) -> Any:
-    if not isinstance(block, dict):
-        return block
-    kind, data, media_type = block.get("type"), block.get("data"), block.get("mime_type")
-    if kind == "text":
-        return block.get("text")
-    if kind in _MEDIA and isinstance(data, str) and isinstance(media_type, str):
-        try:
-            return BinaryContent(data=base64.b64decode(data, validate=True), media_type=media_type)
-        except binascii.Error:  # not base64 after all: the model reads it as it came
-            return block
-    return block
+    return [
+        BinaryContent(data=block.data, media_type=block.mime_type)
+        if isinstance(block, Media)
+        else block
+        for block in blocks
+    ]
 
 
 @dataclass(frozen=True)
@@ -237,6 +221,11 @@ class _Deferred:
     approved: bool
     run_id: str | None
     conversation_id: str | None
+
+
+async def _handed_back(needed: T) -> T:
+    """A pause pydantic-ai asks its user about itself (see `PydanticAIToolset._answer`)."""
+    return needed
 
 
 def _remember(pauses: OrderedDict[str, T], call_id: str, what: T) -> None:
@@ -286,7 +275,8 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         context: The `Invocation` of a call from pydantic-ai's ``RunContext``: the user,
             session, state and scopes, e.g. read from ``ctx.deps``. Writes a tool makes
             to ``ctx.state`` are applied to that invocation's ``state`` when it is a
-            mutable mapping (a dict in your deps), else dropped. Default:
+            mutable mapping (a dict in your deps), else dropped; ``temp:`` keys, which
+            live for the call only, are never kept. Default:
             `default_invocation`.
         credentials: The credentials tools need (see `Credentials`); a tool whose
             credential it does not give is deferred (``CallDeferred``), never sent
@@ -438,7 +428,8 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             asked = self._asked.pop(call_id, None) if call_id is not None else None
             if asked is not None:
                 args, resumed = asked, True
-        outcome = await self._invoke(ours, args, ctx, invocation, confirmation, resumed=resumed)
+        call = ToolContext(invocation, function_call_id=call_id)
+        outcome = await self._invoke(ours, args, ctx, call, confirmation, resumed=resumed)
         if call_id is not None:
             if isinstance(outcome, ConfirmationNeeded):
                 _remember(self._asked, call_id, outcome.args)
@@ -450,7 +441,7 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
                     conversation_id=ctx.conversation_id,
                 )
                 _remember(self._deferred, call_id, deferred)
-        return self._answer(outcome, invocation, ctx.tool_call_approved)
+        return self._answer(outcome, call, ctx.tool_call_approved)
 
     async def _tool_named(self, name: str, ctx: RunContext[AgentDepsT]) -> Tool:
         """The tool the model knows as ``name``.
@@ -468,47 +459,60 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
         tool: Tool,
         args: Mapping[str, Any],
         ctx: RunContext[AgentDepsT],
-        invocation: Invocation,
+        call: ToolContext,
         confirmation: ToolConfirmation | None,
         credential: AuthCredential | None = None,
         *,
         resumed: bool,
     ) -> Outcome:
-        """The call through the call path; when it asks for a credential (every other
-        gate passed, or the tool asked while running), once more with the adapter's.
-        ``resumed``: ``before_tool`` ran already, when the call paused."""
-        while True:
-            outcome = await invoke(
-                tool,
-                args,
-                ToolContext(invocation, function_call_id=ctx.tool_call_id),
-                default_timeout=self._tool_timeout,
-                callbacks=self._callbacks,
-                scopes=invocation.scopes,
-                confirmation=confirmation,
-                credential=credential,
-                resumed=resumed,
-            )
-            if credential is not None or type(outcome) is not CredentialNeeded:
-                return outcome  # most calls, the first time round
-            credential = await self._credential(ctx, outcome.auth_config)
-            if credential is None:  # deferred: never sent without it
-                return outcome
-            args, resumed = outcome.args, True
+        """The call through the call path, its pauses settled: a credential the call
+        asks for (every other gate passed, or the tool asked while running) from the
+        adapter's ``credentials=`` unless one was given, and what pydantic-ai asks its
+        user about (an approval, a credential it does not give) handed back, for
+        `_answer` to defer. ``resumed``: ``before_tool`` ran already, when the call
+        paused."""
+
+        scopes = call.invocation.scopes
+        first = await invoke(
+            tool,
+            args,
+            call,
+            default_timeout=self._tool_timeout,
+            callbacks=self._callbacks,
+            scopes=scopes,
+            confirmation=confirmation,
+            credential=credential,
+            resumed=resumed,
+        )
+        if type(first) is Done:  # most calls, the first time round
+            return first
+
+        async def lookup(needed: CredentialNeeded) -> AuthCredential | CredentialNeeded:
+            found = await self._credential(ctx, needed.auth_config)
+            return needed if found is None else found
+
+        again = caller(
+            tool, call, default_timeout=self._tool_timeout, callbacks=self._callbacks, scopes=scopes
+        )
+        settled: Outcome = await settle(
+            first,
+            resume=again,
+            confirm=_handed_back,
+            lookup=_handed_back if credential is not None else lookup,
+            confirmation=confirmation,
+            credential=credential,
+        )
+        return settled
 
     async def _credential(
         self, ctx: RunContext[AgentDepsT], config: AuthConfig
     ) -> AuthCredential | None:
         return await lookup_credential(self._credentials, config, ctx)
 
-    def _answer(self, outcome: Outcome, invocation: Invocation, approved: bool) -> Any:
+    def _answer(self, outcome: Outcome, call: ToolContext, approved: bool) -> Any:
         """What pydantic-ai gets for an outcome: a result, or the exception that stands
-        for it."""
-        actions = outcome.actions
-        if actions is not None and actions.state_delta:
-            state = invocation.state
-            if isinstance(state, MutableMapping):
-                state.update(actions.state_delta)
+        for it. What the call wrote to the state is kept first (`keep_state`)."""
+        keep_state(call)
         if type(outcome) is Done:
             result = outcome.result
             if type(result) is not dict:  # most results: as they are
@@ -582,13 +586,14 @@ class PydanticAIToolset(AbstractToolset[AgentDepsT], Generic[AgentDepsT]):
             return ToolFailed(gone.for_model())
         confirmation = ToolConfirmation(confirmed=True) if approved else None
         args = call.args_as_dict() if deferred is None else deferred.args
+        context = ToolContext(invocation, function_call_id=call.tool_call_id)
         outcome = await self._invoke(
-            tool, args, ctx, invocation, confirmation, credential, resumed=deferred is not None
+            tool, args, ctx, context, confirmation, credential, resumed=deferred is not None
         )
         if not isinstance(outcome, CredentialNeeded):  # it ran, or asks for more: used up
             self._deferred.pop(call.tool_call_id, None)
         try:
-            return self._answer(outcome, invocation, approved)
+            return self._answer(outcome, context, approved)
         except ModelRetry as retry:
             return retry
         except (ApprovalRequired, CallDeferred):

@@ -43,7 +43,7 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -74,7 +74,8 @@ from toolsets._invoke import (
 )
 from toolsets._json import JsonValue, to_json_value
 from toolsets._names import NameRule
-from toolsets._results import error_result, is_error_result
+from toolsets._results import is_error_result
+from toolsets._settle import NEEDS_APPROVAL, keep_state, settle
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._validation import ArgumentChecker
@@ -101,16 +102,7 @@ CLOSE_TIMEOUT = 10.0
 _GRACE = 5.0
 """Seconds a call may overrun its deadline (the call path enforces the deadline itself;
 this only bounds the wait for an event loop that stopped answering)."""
-_MAX_ROUNDS = 4
-"""Answers (confirmation, credential, and what a tool asks while running) one call may
-need before it is given up."""
-
-NEEDS_APPROVAL = (
-    "This call needs the user's approval, and no one could be asked, so it did not run. "
-    "Tell the user what you wanted to do."
-)
-"""What the model is told about a call that needs approval when the adapter has no
-``confirm=`` callback."""
+_T = TypeVar("_T")
 
 Errors: TypeAlias = Literal["auto", "raise", "return"]
 """What a tool's ``{"error": ...}`` result becomes in smolagents: ``"return"``ed as the
@@ -408,12 +400,12 @@ class _AdaptedTool(smolagents.Tool):  # type: ignore[misc]
         return f"<smolagents tool {self.name!r} for {self._entry.tool.name!r}>"
 
 
-def _now(call: Coroutine[Any, Any, Outcome]) -> Outcome:
+def _now(call: Coroutine[Any, Any, _T]) -> _T:
     """The outcome of a call path run that never waits (see `_is_fast`), run here."""
     try:
         call.send(None)
     except StopIteration as finished:
-        outcome: Outcome = finished.value
+        outcome: _T = finished.value
         return outcome
     call.close()
     raise RuntimeError("a call expected to finish at once waited for the event loop")
@@ -440,7 +432,8 @@ class SmolagentsAdapter:
       ``confirm`` it is refused with `NEEDS_APPROVAL`, and a declined call does not run;
     - a credential a tool needs comes from ``credentials`` (by security scheme name, or
       a function of the `AuthConfig`); without one the call is refused naming it;
-    - what a tool writes to ``ctx.state`` is applied to `state`, which later calls see.
+    - what a tool writes to ``ctx.state`` is applied to `state`, which later calls see
+      (but ``temp:`` keys, which live for the call only).
     """
 
     def __init__(
@@ -624,34 +617,33 @@ class SmolagentsAdapter:
         outcome = self._invoke(entry, call_args, ctx, None, None, False)
         if type(outcome) is Done and outcome.actions is None:  # most calls
             return self._give(entry, observed, outcome.result)
-        confirmation: ToolConfirmation | None = None
-        credential: AuthCredential | None = None
-        for _ in range(_MAX_ROUNDS):
-            if isinstance(outcome, ConfirmationNeeded):
-                if self._confirm is None:
-                    return self._give(
-                        entry, observed, error_result(NEEDS_APPROVAL, hint=outcome.hint)
-                    )
-                approved = bool(self._confirm(outcome.hint, dict(outcome.args)))
-                confirmation = ToolConfirmation(hint=outcome.hint, confirmed=approved)
-            elif isinstance(outcome, CredentialNeeded):
-                credential = self._credential(outcome.auth_config)
-                if credential is None:
-                    return self._give(entry, observed, _no_credential(outcome.auth_config))
-            else:
-                break
-            # The answers so far go with each new round: the gates ask again otherwise.
-            outcome = self._invoke(entry, outcome.args, ctx, confirmation, credential, True)
-        else:
-            stopped = error_result("The call kept asking for the user's answers; it was stopped.")
-            return self._give(entry, observed, stopped)
-        if outcome.actions is not None and outcome.actions.state_delta:
-            with self._lock:
-                self.state.update(outcome.actions.state_delta)
-        if isinstance(outcome, LongRunning):
-            return self._give(entry, observed, outcome.interim)
-        assert isinstance(outcome, Done)
-        return self._give(entry, observed, outcome.result)
+
+        # smolagents' thread runs no event loop: the pauses are settled here, in the
+        # agent's thread (``confirm`` may block on ``input()``), each step done at once
+        # (a round blocks on the adapter's loop), so the settling never waits for one.
+        async def resume(
+            args: dict[str, Any],
+            confirmation: ToolConfirmation | None,
+            credential: AuthCredential | None,
+        ) -> Outcome:
+            return self._invoke(entry, args, ctx, confirmation, credential, True)
+
+        settled = _now(settle(outcome, resume=resume, confirm=self._asked, lookup=self._lookup))
+        with self._lock:
+            keep_state(ctx)
+        if isinstance(settled, LongRunning):
+            return self._give(entry, observed, settled.interim)
+        return self._give(entry, observed, settled.result)
+
+    async def _asked(self, needed: ConfirmationNeeded) -> ToolConfirmation | None:
+        """The ``confirm=`` callback's answer (None: there is none)."""
+        if self._confirm is None:
+            return None
+        approved = bool(self._confirm(needed.hint, dict(needed.args)))
+        return ToolConfirmation(hint=needed.hint, confirmed=approved)
+
+    async def _lookup(self, needed: CredentialNeeded) -> AuthCredential | None:
+        return self._credential(needed.auth_config)
 
     def _invoke(
         self,
@@ -720,14 +712,6 @@ class SmolagentsAdapter:
             if mode == "raise" or (mode == "auto" and not observed):
                 raise SmolagentsToolError(result, tool_name=entry.name)
         return result
-
-
-def _no_credential(config: AuthConfig) -> dict[str, JsonValue]:
-    return error_result(
-        f"This call needs a credential ({config.scheme_name!r}) that this agent was not "
-        "given, so it did not run.",
-        credential=config.scheme_name,
-    )
 
 
 def to_smolagents(

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolsets.cli._needs import missing_cli
+from toolsets.cli._errors import CommandError, missing_cli
 
 try:
     import click
@@ -19,7 +19,6 @@ except ImportError as exc:
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._install import install_line
 from toolsets._toolset import StaticToolset, Toolset
-from toolsets.cli._app import CommandError
 from toolsets.code import code_mode
 from toolsets.search import searchable
 

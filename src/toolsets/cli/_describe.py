@@ -27,6 +27,7 @@ __all__ = [
     "SHORT",
     "Hints",
     "broken",
+    "counted",
     "described",
     "first_line",
     "hints_of",
@@ -205,3 +206,8 @@ def broken(tool: Tool) -> SpecError | None:
     except SpecError as error:
         return error
     return None
+
+
+def counted(number: int, thing: str) -> str:
+    """``1 tool``, ``2 tools``."""
+    return f"{number} {thing}{'' if number == 1 else 's'}"

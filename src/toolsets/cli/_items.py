@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolsets.cli._needs import missing_cli
+from toolsets.cli._errors import CommandError, missing_cli
 
 try:
     import click
@@ -27,14 +27,13 @@ import mcp.types as mt
 from mcp import Client, MCPError
 
 from toolsets._errors import ToolCallError
-from toolsets.cli._app import (
-    CommandError,
+from toolsets.cli._describe import SHORT
+from toolsets.cli._options import (
     debug_option,
     json_option,
     mcp_server_options,
     run_async,
 )
-from toolsets.cli._describe import SHORT
 from toolsets.cli._sources import (
     ServedToolset,
     SourceError,

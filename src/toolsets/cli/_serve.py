@@ -14,12 +14,12 @@ import socket
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolsets.cli._needs import missing_cli
+from toolsets.cli._errors import CommandError, missing_cli
 
 try:
     import click
@@ -33,8 +33,8 @@ from toolsets._gc import collector_paused
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
-from toolsets.cli._app import (
-    CommandError,
+from toolsets.cli._catalog import Catalog, catalog_of, catalog_options, check_extras, offered
+from toolsets.cli._options import (
     SourceCommand,
     json_option,
     opened,
@@ -44,7 +44,6 @@ from toolsets.cli._app import (
     source_words,
     tool_timeout_option,
 )
-from toolsets.cli._catalog import Catalog, catalog_of, catalog_options, check_extras, offered
 from toolsets.cli._sources import (
     DEFAULT_CONFIRM,
     ServedToolset,
@@ -146,31 +145,13 @@ def client_config(
     if params["base_url"]:
         args.append(f"--base-url={params['base_url']}")
     python = any(kind_of(source) == "python" for source in sources)
-    secrets: list[str] = []
-    env: dict[str, JsonValue] = {}
-    for item in params["credentials"]:
-        variable = credential_env_name(item.partition("=")[0].strip())
-        env[variable] = PLACEHOLDER
-        secrets.append(variable)
-    for scheme in sorted(schemes):
-        variable = credential_env_name(scheme)
-        if variable not in env:
-            env[variable] = f"<your {scheme}>"
-            secrets.append(variable)
+    env, secrets = _credential_env(params["credentials"], schemes)
     for option, key in (("--header", "headers"), ("--mcp-header", "mcp_headers")):
         for item in params[key]:
             header = item.partition("=")[0].strip()
             args.append(f"{option}={header}={PLACEHOLDER}")
             secrets.append(f"{option} {header}")
-    for option, key in (("--tag", "tags"), ("--method", "methods"), ("--path", "paths")):
-        args += [f"{option}={value}" for value in params[key]]
-    args += [f"--name={value}" for value in params["names"]]
-    if params["confirm"].lower() != DEFAULT_CONFIRM:
-        args.append(f"--confirm={params['confirm'].lower()}")
-    if tool_timeout != DEFAULT_TOOL_TIMEOUT:
-        args.append(f"--tool-timeout={tool_timeout:g}")
-    if catalog is not None:
-        args += catalog.options
+    args += _selection_words(params, tool_timeout, catalog)
     command = _command()
     entry: dict[str, JsonValue] = {"command": command[0], "args": [*command[1:], *args]}
     if env:
@@ -180,6 +161,43 @@ def client_config(
         # command may name files relative to it.
         entry["cwd"] = os.getcwd()
     return {"mcpServers": {name: entry}}, secrets
+
+
+def _credential_env(
+    given: Sequence[str], schemes: Iterable[str]
+) -> tuple[dict[str, JsonValue], list[str]]:
+    """The entry's ``env``: the variable of each ``--credential`` (``given``) holding
+    `PLACEHOLDER`, every other scheme's holding ``<your SCHEME>``; and their names."""
+    secrets: list[str] = []
+    env: dict[str, JsonValue] = {}
+    for item in given:
+        variable = credential_env_name(item.partition("=")[0].strip())
+        env[variable] = PLACEHOLDER
+        secrets.append(variable)
+    for scheme in sorted(schemes):
+        variable = credential_env_name(scheme)
+        if variable not in env:
+            env[variable] = f"<your {scheme}>"
+            secrets.append(variable)
+    return env, secrets
+
+
+def _selection_words(
+    params: Mapping[str, Any], tool_timeout: float, catalog: Catalog | None
+) -> list[str]:
+    """The options giving the same selection, ``--confirm`` and ``--tool-timeout`` (when
+    not the defaults), and catalogue again."""
+    args: list[str] = []
+    for option, key in (("--tag", "tags"), ("--method", "methods"), ("--path", "paths")):
+        args += [f"{option}={value}" for value in params[key]]
+    args += [f"--name={value}" for value in params["names"]]
+    if params["confirm"].lower() != DEFAULT_CONFIRM:
+        args.append(f"--confirm={params['confirm'].lower()}")
+    if tool_timeout != DEFAULT_TOOL_TIMEOUT:
+        args.append(f"--tool-timeout={tool_timeout:g}")
+    if catalog is not None:
+        args += catalog.options
+    return args
 
 
 _LIMIT_FLAGS = {
@@ -337,6 +355,58 @@ def serve_command(
     limits = {key: params.pop(key) for key in _LIMIT_FLAGS}
     http = listen_address(listen) if listen is not None else None
     catalog = catalog_of(params)
+    _refuse_misuse(
+        http,
+        as_json=as_json,
+        print_config=print_config,
+        stateless=stateless,
+        workers=workers,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        max_body=max_body,
+        limits=limits,
+    )
+    name = server_name or _server_name(sources)
+    terminal = Terminal()
+    server = ServerOptions(name=name, tool_timeout=params["tool_timeout"], catalog=catalog)
+    if print_config:
+        _print_config(terminal, sources, params, server, http)
+        return
+    check_extras(catalog)
+    if http is None:
+        _serve_stdio(terminal, sources, params, server)
+        return
+    options: dict[str, Any] = {}
+    if stateless:
+        options["stateless"] = True
+    if allowed_hosts:
+        options["allowed_hosts"] = list(allowed_hosts)
+    if allowed_origins:
+        options["allowed_origins"] = list(allowed_origins)
+    if max_body is not None:
+        options["max_body_bytes"] = max_body
+    options.update((key, value) for key, value in limits.items() if value is not None)
+    _serve_http(
+        terminal, sources, params, server, http, workers=workers, as_json=as_json, **options
+    )
+
+
+def _refuse_misuse(
+    http: tuple[str, int] | None,
+    *,
+    as_json: bool,
+    print_config: bool,
+    stateless: bool,
+    workers: int,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    max_body: int | None,
+    limits: Mapping[str, Any],
+) -> None:
+    """Raises:
+    click.UsageError: options that cannot work together (``--json`` over stdio, an
+        HTTP option without ``--http``, ``--workers`` without ``--stateless``), or
+        serving beyond this machine with no ``--allowed-host``."""
     if as_json and http is None and not print_config:
         raise click.UsageError(
             "--json is for --http or --print-config: over stdio, stdout carries the protocol"
@@ -356,73 +426,87 @@ def serve_command(
             "with --allowed-host (e.g. 'mcp.example.com:*'), or every request is refused"
         )
     _check_patterns(allowed_hosts, allowed_origins)
-    name = server_name or _server_name(sources)
-    tool_timeout: float = params["tool_timeout"]
-    terminal = Terminal()
-    if print_config:
-        schemes: set[str] = set()
-        if http is None:
-            headers = pairs(params["headers"], "--header")
-            for source in sources:
-                if kind_of(source) == "spec":
-                    document, _ = run_async(functools.partial(read_spec, source, headers))
-                    schemes |= security_scheme_names(document)
-        config, secrets = client_config(
-            name,
-            sources,
-            params,
-            http=http,
-            schemes=schemes,
-            tool_timeout=tool_timeout,
-            prefixes=options_of(params).prefixes,
-            catalog=catalog,
-        )
-        terminal.result(config)
-        if secrets:
-            terminal.note(f"fill in: {', '.join(secrets)}")
-        return
-    check_extras(catalog)
-    loading = options_of(params)
-    server = ServerOptions(name=name, tool_timeout=tool_timeout, catalog=catalog)
+
+
+def _print_config(
+    terminal: Terminal,
+    sources: Sequence[str],
+    params: Mapping[str, Any],
+    server: ServerOptions,
+    http: tuple[str, int] | None,
+) -> None:
+    """``--print-config``: the ``mcpServers`` entry on stdout, and the secrets to fill
+    in on stderr."""
+    schemes: set[str] = set()
     if http is None:
-        with _stdout_for_the_protocol_only() as wire:
+        headers = pairs(params["headers"], "--header")
+        for source in sources:
+            if kind_of(source) == "spec":
+                document, _ = run_async(functools.partial(read_spec, source, headers))
+                schemes |= security_scheme_names(document)
+    config, secrets = client_config(
+        server.name,
+        sources,
+        params,
+        http=http,
+        schemes=schemes,
+        tool_timeout=server.tool_timeout,
+        prefixes=options_of(params).prefixes,
+        catalog=server.catalog,
+    )
+    terminal.result(config)
+    if secrets:
+        terminal.note(f"fill in: {', '.join(secrets)}")
 
-            async def serve_stdio() -> None:
-                # No collector passes while the sources load (the SDK's import takes a
-                # fifth less time); then what is loaded (a big spec: a million objects)
-                # is spared them while the tool list is answered.
-                with collector_paused() as loaded:
-                    async with opened(terminal, sources, params) as (toolset, _):
-                        made = _server(toolset, server, loading)
-                        loaded()
-                        if terminal.interactive:
-                            # A person ran it: nothing would say what it waits for.
-                            terminal.note(
-                                f"serving {name} over stdio: waiting for an MCP client on "
-                                "stdin (clients such as Claude Desktop start this command "
-                                "themselves: see --print-config); Ctrl-C stops it"
-                            )
-                        with contextlib.redirect_stdout(wire):
-                            await made.run_stdio()
 
-            run_async(serve_stdio)
-        return
+def _serve_stdio(
+    terminal: Terminal, sources: Sequence[str], params: Mapping[str, Any], server: ServerOptions
+) -> None:
+    """Serve over stdio until the client ends the input."""
+    loading = options_of(params)
+    with _stdout_for_the_protocol_only() as wire:
+
+        async def serve_stdio() -> None:
+            # No collector passes while the sources load (the SDK's import takes a
+            # fifth less time); then what is loaded (a big spec: a million objects)
+            # is spared them while the tool list is answered.
+            with collector_paused() as loaded:
+                async with opened(terminal, sources, params) as (toolset, _):
+                    made = _server(toolset, server, loading)
+                    loaded()
+                    if terminal.interactive:
+                        # A person ran it: nothing would say what it waits for.
+                        terminal.note(
+                            f"serving {server.name} over stdio: waiting for an MCP client "
+                            "on stdin (clients such as Claude Desktop start this command "
+                            "themselves: see --print-config); Ctrl-C stops it"
+                        )
+                    with contextlib.redirect_stdout(wire):
+                        await made.run_stdio()
+
+        run_async(serve_stdio)
+
+
+def _serve_http(
+    terminal: Terminal,
+    sources: Sequence[str],
+    params: Mapping[str, Any],
+    server: ServerOptions,
+    http: tuple[str, int],
+    *,
+    workers: int,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """Serve streamable HTTP on ``http`` (``options``: `McpServer.serve_http`'s), in
+    this process or in ``workers`` processes, until stopped."""
+    loading = options_of(params)
     host, port = http
     # Bound now, before the sources load: a port in use is one line and nothing is
     # served; the socket is handed to uvicorn, so no one takes the port in between.
     # It listens once the sources are loaded (a client connecting meanwhile is refused,
     # not kept waiting).
     sock = _bound(host, port)
-    options: dict[str, Any] = {}
-    if stateless:
-        options["stateless"] = True
-    if allowed_hosts:
-        options["allowed_hosts"] = list(allowed_hosts)
-    if allowed_origins:
-        options["allowed_origins"] = list(allowed_origins)
-    if max_body is not None:
-        options["max_body_bytes"] = max_body
-    options.update((key, value) for key, value in limits.items() if value is not None)
     where = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
 
     def serving(workers_said: str = "") -> None:
@@ -430,9 +514,9 @@ def serve_command(
         # started (its connection waits in the queue), so this is no claim ahead of time.
         sock.listen(_BACKLOG)
         if as_json:  # one line: a script reads it as soon as it comes
-            terminal.line(json.dumps({"server": name, "url": where}))
+            terminal.line(json.dumps({"server": server.name, "url": where}))
         else:
-            terminal.note(f"serving {name} on {where}{workers_said}")
+            terminal.note(f"serving {server.name} on {where}{workers_said}")
 
     with sock:
         if workers == 1:
@@ -450,25 +534,43 @@ def serve_command(
             run_async(serve_http)
             return
 
-        async def check() -> Toolset:
-            async with opened(terminal, sources, params) as (toolset, _):
-                return toolset
+        _serve_workers(terminal, sources, params, server, http, sock, workers, serving, **options)
 
-        # Each worker process builds its own server (`worker_server`), so the sources
-        # are checked here first (a broken spec or an unreachable server fails now, in
-        # one line), then read anew in every worker.
-        toolset = run_async(check)
-        with _worker_config(name, sources, loading, server):
-            made = _server(toolset, server, loading)
-            serving(f" ({workers} workers)")
-            made.run_http(
-                host,
-                port,
-                workers=workers,
-                factory=f"{__name__}:worker_server",
-                sock=sock,
-                **options,
-            )
+
+def _serve_workers(
+    terminal: Terminal,
+    sources: Sequence[str],
+    params: Mapping[str, Any],
+    server: ServerOptions,
+    http: tuple[str, int],
+    sock: socket.socket,
+    workers: int,
+    serving: Callable[[str], None],
+    **options: Any,
+) -> None:
+    """Serve on ``http`` (bound to ``sock``) in ``workers`` processes, each building its
+    own server (`worker_server`): the sources are checked here first (a broken spec or
+    an unreachable server fails now, in one line), then read anew in every worker.
+    ``serving`` says so once they are."""
+    loading = options_of(params)
+
+    async def check() -> Toolset:
+        async with opened(terminal, sources, params) as (toolset, _):
+            return toolset
+
+    toolset = run_async(check)
+    host, port = http
+    with _worker_config(server.name, sources, loading, server):
+        made = _server(toolset, server, loading)
+        serving(f" ({workers} workers)")
+        made.run_http(
+            host,
+            port,
+            workers=workers,
+            factory=f"{__name__}:worker_server",
+            sock=sock,
+            **options,
+        )
 
 
 _BACKLOG = 2048

@@ -1,7 +1,7 @@
 """What the command line's SOURCE arguments name, as one toolset: OpenAPI specs, MCP
 config files, MCP servers over stdio or HTTP, and Python toolsets, tools or functions.
 
-Nothing here prints: the commands (`toolsets.cli._app`) show progress and errors.
+Nothing here prints: the commands (`toolsets.cli._list`...) show progress and errors.
 """
 
 from __future__ import annotations
@@ -216,10 +216,9 @@ def python_toolset(source: str) -> Toolset:
     items = list(found) if isinstance(found, list | tuple) else [found]
     toolsets: list[Toolset] = []
     tools: list[Tool | Callable[..., Any]] = []
-    server_type = getattr(sys.modules.get("toolsets.mcp._server"), "McpServer", ())
     for item in items:
-        if isinstance(item, server_type):
-            toolsets.append(ServedToolset(item))
+        if (server := _mcp_server(item)) is not None:
+            toolsets.append(ServedToolset(server))
         elif isinstance(item, Toolset):
             toolsets.append(item)
         elif isinstance(item, Tool) or callable(item):
@@ -236,6 +235,16 @@ def python_toolset(source: str) -> Toolset:
         except ToolsetError as exc:
             raise SourceError(f"{source}: {exc}", source=source) from exc
     return toolsets[0] if len(toolsets) == 1 else combined(*toolsets)
+
+
+def _mcp_server(item: object) -> McpServer | None:
+    """``item`` if it is an `McpServer` (none was made unless the module imported
+    `toolsets.mcp`: it is not imported for this)."""
+    if "toolsets.mcp" not in sys.modules:
+        return None
+    from toolsets.mcp import McpServer
+
+    return item if isinstance(item, McpServer) else None
 
 
 class ServedToolset(WrapperToolset):
@@ -432,18 +441,43 @@ class Sources:
                 add(load_mcp_config(source, **self._mcp_options), "source", index, source)
             else:
                 add(python_toolset(source), "source", index, source, python=True)
-        if options.stdio or options.http:
-            from toolsets.mcp import McpToolset, StreamableHttp
+        for server, kind, index, label in self._servers():
+            add(server, kind, index, label)
+        self.parts = tuple(parts)
+        self._check_credentials(used)
+        toolset = parts[0] if len(parts) == 1 else combined(*parts)
+        self._unnamed = toolset
+        if options.names:
+            toolset = filtered(toolset, _name_matches(options.names))
+        return toolset
+
+    def _servers(self) -> list[tuple[Toolset, str, int, str]]:
+        """The MCP servers of ``--stdio`` and ``--http``: each server's toolset, its
+        option's name, its place among that option's values, and how it was given."""
+        options = self.options
+        if not (options.stdio or options.http):
+            return []
+        from toolsets.mcp import McpToolset, StreamableHttp
+
+        found: list[tuple[Toolset, str, int, str]] = []
         for index, command in enumerate(options.stdio):
             server = McpToolset(stdio_transport(command, debug=options.debug), **self._mcp_options)
-            add(server, "stdio", index, f"--stdio {shlex.quote(command)}")
+            found.append((server, "stdio", index, f"--stdio {shlex.quote(command)}"))
         for index, url in enumerate(options.http):
             try:
                 transport = StreamableHttp(url=url, headers=dict(options.mcp_headers))
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
-            add(McpToolset(transport, **self._mcp_options), "http", index, f"--http {url}")
-        self.parts = tuple(parts)
+            found.append(
+                (McpToolset(transport, **self._mcp_options), "http", index, f"--http {url}")
+            )
+        return found
+
+    def _check_credentials(self, used: set[str]) -> None:
+        """Raises:
+        SourceError: the sources are all specs, and a ``--credential`` names a scheme
+            none of them defines (``used``: the schemes they define)."""
+        options = self.options
         unknown = sorted(set(options.credentials) - used)
         only_specs = set(self.kinds) == {"spec"} and not (options.stdio or options.http)
         if unknown and only_specs:
@@ -453,11 +487,6 @@ class Sources:
                 f"--credential for {', '.join(unknown)}, a security scheme no spec defines",
                 source="--credential",
             )
-        toolset = parts[0] if len(parts) == 1 else combined(*parts)
-        self._unnamed = toolset
-        if options.names:
-            toolset = filtered(toolset, _name_matches(options.names))
-        return toolset
 
     def _confirmed(self, part: Toolset, *, python: bool) -> Toolset:
         """``part`` under ``--confirm``: one policy, one layer over each source (each made

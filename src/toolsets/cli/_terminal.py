@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from toolsets.cli._needs import missing_cli
+from toolsets.cli._errors import missing_cli
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID

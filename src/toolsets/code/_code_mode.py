@@ -35,10 +35,11 @@ from toolsets._invoke import (
     ConfirmationNeeded,
     CredentialNeeded,
     LongRunning,
-    invoke,
+    Outcome,
 )
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result
+from toolsets._settle import caller, settle
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import Toolset
 from toolsets._wrappers import WrapperToolset
@@ -362,31 +363,24 @@ async def _answer(
             f"wait for, so it was not called: call the tool {tool.name!r} directly, not "
             "from run_code.",
         )
-    outcome = await invoke(
+
+    async def lookup(needed: CredentialNeeded) -> AuthCredential | CredentialNeeded:
+        # Asked before the call or while it ran: the one given is the answer, and the
+        # call runs (again) with it, as the agent loop resumes it; none, the pause is
+        # the program's answer.
+        found = await lookup_credential(owner.credentials, needed.auth_config, ctx)
+        return needed if found is None else found
+
+    again = caller(
         tool,
-        plain,
         ctx,
         default_timeout=path.default_timeout,
         callbacks=path.callbacks,
         scopes=path.scopes,
     )
-    _keep(outcome.actions, outer)
-    if isinstance(outcome, CredentialNeeded):
-        # Asked before the call or while it ran: the one given is the answer, and the
-        # call runs (again) with it, as the agent loop resumes it.
-        credential = await lookup_credential(owner.credentials, outcome.auth_config, ctx)
-        if credential is not None:
-            outcome = await invoke(
-                tool,
-                outcome.args,
-                ctx,
-                default_timeout=path.default_timeout,
-                callbacks=path.callbacks,
-                scopes=path.scopes,
-                credential=credential,
-                resumed=True,
-            )
-            _keep(outcome.actions, outer)
+    first = await again(plain, None, None, resumed=False)
+    outcome: Outcome = await settle(first, resume=again, confirm=_unasked, lookup=lookup)
+    _keep(ctx.actions_set, outer)
     # Asked before the call, the tool did not run; asked while running, it says so (a
     # tool asking then runs again, with the answer, when called directly).
     ran = " (it asked while running)" if outcome.actions is not None else ""
@@ -409,6 +403,11 @@ async def _answer(
         text = json.dumps(result, ensure_ascii=False, default=str)
         return _raise(RuntimeError, f"{called} failed: {clip(text, 2000)}")
     return {"return_value": result}
+
+
+async def _unasked(needed: ConfirmationNeeded) -> ConfirmationNeeded:
+    """A program cannot ask the user: the pause is its answer."""
+    return needed
 
 
 def _keep(actions: EventActions | None, outer: ToolContext) -> None:

@@ -75,8 +75,6 @@ from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
     NO_CALLBACKS,
     Callbacks,
-    ConfirmationNeeded,
-    CredentialNeeded,
     Done,
     Outcome,
 )
@@ -852,41 +850,26 @@ class McpServer(CallsTools):
         call: ToolContext,
         channel: McpChannel,
     ) -> mt.CallToolResult:
-        credential: AuthCredential | None = None
-        confirmation: ToolConfirmation | None = None
         outcome: Outcome
         if channel.args is None:
             outcome = await self._first_round(tool, params.arguments or {}, call, channel)
         else:  # a later round of a call that asked (2026-07-28): before_tool ran in the first
             outcome = await self.invoke(tool, channel.args, call, resumed=True)
-        for _ in range(MAX_PAUSES):
-            if isinstance(outcome, ConfirmationNeeded):
-                if confirmation is not None:  # asked again once answered
-                    return result_to_mcp(
-                        error_result("The tool kept asking for confirmation; given up.")
-                    )
-                asked = await self._confirm(channel, tool.name, outcome.hint, outcome.args)
-                if not isinstance(asked, ToolConfirmation):
-                    return asked
-                confirmation = asked
-            elif isinstance(outcome, CredentialNeeded):
-                config = outcome.auth_config
-                credential = await lookup_credential(self._credentials, config, request)
-                if credential is None:
-                    return result_to_mcp(_no_credential(tool.name, config))
-            else:
-                break
-            outcome = await self.invoke(
-                tool,
-                outcome.args,
-                call,
-                confirmation=confirmation,
-                credential=credential,
-                resumed=True,
-            )
+        if type(outcome) is Done:  # most calls: nothing to settle
+            result = outcome.result
         else:
-            return result_to_mcp(error_result("The tool kept pausing for the user; given up."))
-        result = outcome.result if isinstance(outcome, Done) else outcome.interim
+            settled = await self.settle(
+                tool,
+                outcome,
+                call,
+                confirm=lambda needed: self._confirm(channel, tool.name, needed.hint, needed.args),
+                lookup=lambda needed: lookup_credential(
+                    self._credentials, needed.auth_config, request
+                ),
+            )
+            if isinstance(settled, mt.CallToolResult):
+                return settled
+            result = settled.result if isinstance(settled, Done) else settled.interim
         if channel.missing is not None and is_error_result(result) and channel.modern:
             # The tool asked what the client did not declare it can answer: the
             # client's to know (2026-07-28), and the tool did not get round to an answer.

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from toolsets.cli._needs import missing_cli
+from toolsets.cli._errors import CommandError, missing_cli
 
 try:
     import click
@@ -26,8 +26,8 @@ from toolsets.agent import (
     LlmAgent,
     Runner,
 )
-from toolsets.cli._app import (
-    CommandError,
+from toolsets.cli._catalog import catalog_of, catalog_options, check_extras, offered
+from toolsets.cli._options import (
     SourceCommand,
     json_option,
     opened,
@@ -35,7 +35,6 @@ from toolsets.cli._app import (
     source_options,
     tool_timeout_option,
 )
-from toolsets.cli._catalog import catalog_of, catalog_options, check_extras, offered
 from toolsets.cli._sources import pairs
 from toolsets.cli._terminal import Terminal, credential_for, no_credential
 from toolsets.models import OpenAIChatModel

@@ -1,13 +1,20 @@
-"""What the command line needs beyond the plain install, and the error that says so."""
+"""The command line's own errors: what a command refuses to do, and what the command
+line needs beyond the plain install (the error that says so). Imported before click
+and rich are: it needs neither."""
 
 from __future__ import annotations
 
+from toolsets._errors import ToolsetError
 from toolsets._install import install_line
 
-__all__ = ["NEEDED", "missing_cli"]
+__all__ = ["NEEDED", "CommandError", "missing_cli"]
 
 NEEDED = ("click", "rich")
 """The modules the command line needs beyond the plain install (the ``cli`` extra)."""
+
+
+class CommandError(ToolsetError):
+    """What a command refuses to do, said in one line (exit status 1)."""
 
 
 def missing_cli(cause: ImportError) -> ImportError:
