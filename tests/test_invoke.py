@@ -542,12 +542,16 @@ def shortcuts(source: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", ["_invoke", "_tool", "_forwarding", "agent._session"])
+@pytest.mark.parametrize(
+    "module",
+    ["_invoke", "_tool", "_forwarding", "agent._session", "agent._background", "search._index"],
+)
 def test_the_call_path_makes_its_values_with_their_constructors_and_probes_no_member(
     module: str,
 ) -> None:
     """What the call path reads is declared, and what it makes is made by the
-    constructor (so that a field added to a value cannot be left unset)."""
+    constructor (so that a field added to a value cannot be left unset); what looks
+    through the library's wrappers knows them by their types."""
     source = inspect.getsource(importlib.import_module(f"toolsets.{module}"))
     assert shortcuts(source) == []
 

@@ -24,7 +24,7 @@ from toolsets._json import JsonValue
 from toolsets._results import error_result, is_error_result
 from toolsets._tool import Tool
 from toolsets._toolset import StaticToolset, Toolset, as_tool
-from toolsets._wrappers import WrapperToolset
+from toolsets._wrappers import ManyToolsets, WrapperToolset
 
 __all__ = [
     "BackgroundCalls",
@@ -193,10 +193,8 @@ def may_run_in_background(items: Iterable[object]) -> bool:
             stack.append(item.wrapped)
         elif isinstance(item, StaticToolset):
             stack.extend(item._tools.values())
-        else:
-            inner = getattr(item, "toolsets", None)  # combined(), phased()
-            if isinstance(inner, tuple | list):
-                stack.extend(inner)
+        elif isinstance(item, ManyToolsets):  # combined(), phased()
+            stack.extend(item.toolsets)
     return False
 
 

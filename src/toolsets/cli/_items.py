@@ -49,8 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["prompts_group", "resources_group"]
 
-METHOD_NOT_FOUND = -32601
-"""The JSON-RPC error of a server that offers no resources (or no prompts)."""
 _PAGES = 1000
 """Pages of a list read at most from one server (a server that keeps giving cursors)."""
 
@@ -206,7 +204,7 @@ async def _each(
         try:
             found.append((server, list(await ask(server))))
         except (ToolCallError, MCPError) as exc:
-            if _code(exc) == METHOD_NOT_FOUND:
+            if _code(exc) == mt.METHOD_NOT_FOUND:
                 found.append((server, []))  # it offers no such things
                 continue
             raise _failed(server, what, exc) from exc

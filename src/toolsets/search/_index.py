@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolsets._forwarding import ForwardingTool
 from toolsets._tool import Tool
 from toolsets.search._lexicon import INTENTS, NOUNS_TOO, RELATED, STOPWORDS
 from toolsets.search._meaning import embedding, search_extra_missing
@@ -145,9 +146,9 @@ class IndexEntry:
 
         inner: object = tool
         for _ in range(_MAX_WRAPPERS):
-            if isinstance(inner, RestApiTool) or inner is None:
+            if not isinstance(inner, ForwardingTool):
                 break
-            inner = getattr(inner, "tool", None)  # a wrapper's (`ForwardingTool`) tool
+            inner = inner.tool
         if not isinstance(inner, RestApiTool):
             return cls(name=tool.name, description=tool.description)
         op = inner.operation

@@ -1,6 +1,7 @@
-"""The docstrings of `src/toolsets` sit where readers and tools look for them: an
-attribute's docstring is the string right under that attribute, so two strings in a row
-mean one of them describes the wrong attribute (or none)."""
+"""What the source of `src/toolsets` says, and where: an attribute's docstring is the
+string right under that attribute (two strings in a row mean one describes the wrong
+attribute, or none); comments give reasons, not figures that age; protocol constants
+come from the protocol's own package, not from local copies."""
 
 from __future__ import annotations
 
@@ -116,3 +117,32 @@ def test_the_timing_pattern_finds_what_a_measurement_says() -> None:
         "Seconds one value may take to match one pattern",
     ]:
         assert not TIMING.search(reason), reason
+
+
+JSON_RPC_RESERVED = range(-32768, -32000 + 1)
+"""The error codes JSON-RPC 2.0 reserves (its own and the implementation-defined ones)."""
+
+
+def json_rpc_codes(path: Path) -> Iterator[str]:
+    """``file:line`` of each integer in the JSON-RPC reserved range in ``path``'s code."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+            and type(node.operand.value) is int
+            and -node.operand.value in JSON_RPC_RESERVED
+        ):
+            yield f"{path.relative_to(SRC)}:{node.lineno}"
+
+
+def test_json_rpc_error_codes_come_from_the_mcp_sdk_not_local_copies() -> None:
+    """``mcp.types`` names them (``METHOD_NOT_FOUND``, ``INVALID_PARAMS``, ...). (Not
+    yet in ``mcp/``, whose re-layer of issue 26 replaces its copies.)"""
+    found = [
+        where
+        for path in sorted(SRC.rglob("*.py"))
+        if path.relative_to(SRC).parts[0] != "mcp"
+        for where in json_rpc_codes(path)
+    ]
+    assert found == []
