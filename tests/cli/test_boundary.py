@@ -194,6 +194,10 @@ def test_a_command_imports_what_it_needs_and_no_other_commands_module(
         assert imported & COMMAND_MODULES == needed, args[0]
 
 
+ENDING_TIMEOUT = 3 * TIMEOUT
+"""How long an interrupted ``toolsets`` process may take to end."""
+
+
 def test_an_interrupt_during_a_call_is_one_line_and_exit_status_130() -> None:
     # Stderr is a terminal, so the call's progress says when the call is under way.
     controller, terminal = os.openpty()
@@ -209,7 +213,9 @@ def test_an_interrupt_during_a_call_is_one_line_and_exit_status_130() -> None:
         try:
             _shown_until(controller, b"slow: ")
             process.send_signal(signal.SIGINT)
-            stdout, _ = process.communicate(timeout=TIMEOUT)
+            # Ending takes bounded steps (the server's stop, coverage's data written):
+            # seconds each on a busy machine, so a bound of its own.
+            stdout, _ = process.communicate(timeout=ENDING_TIMEOUT)
         finally:
             process.kill()
         shown = all_shown(controller)
