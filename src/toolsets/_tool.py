@@ -26,7 +26,6 @@ __all__ = [
     "LlmRequest",
     "ServerTool",
     "Tool",
-    "call_declaration",
 ]
 
 R = TypeVar("R")
@@ -332,12 +331,6 @@ class BaseTool(abc.ABC):
     def __repr__(self) -> str:
         # getattr: repr must work on a tool whose __init__ failed part-way (tracebacks).
         return f"{type(self).__name__}(name={getattr(self, '_name', None)!r})"
-
-
-def call_declaration(tool: Tool) -> ToolDeclaration | None:
-    """``tool.call_declaration()``: kept while the MCP server, which the issue-26
-    re-layer rewrites, still calls it; new code calls the member."""
-    return tool.call_declaration()
 
 
 class FirstTime:

@@ -21,7 +21,7 @@ from mcp.shared.inbound import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolsets._declaration import ToolDeclaration
-from toolsets._tool import FirstTime, Tool, call_declaration
+from toolsets._tool import FirstTime, Tool
 from toolsets._validation import ArgumentChecker
 from toolsets.mcp._convert import tool_to_mcp
 from toolsets.mcp.server._request import Context, headers_of
@@ -82,7 +82,7 @@ class Listings:
         (`HiddenTool`, one a `searchable` search has not loaded) is too."""
         declaration = tool.declaration()
         if declaration is None and called:
-            declaration = call_declaration(tool)
+            declaration = tool.call_declaration()
         if declaration is None:
             return None
         try:
