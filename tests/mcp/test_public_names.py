@@ -122,3 +122,13 @@ def test_each_class_and_function_is_the_very_object_its_module_defines() -> None
 
 if __name__ == "__main__":
     PINS.write_text(json.dumps(public_names(), indent=1, sort_keys=True) + "\n")
+
+
+def test_the_names_the_face_gives_on_first_use_are_the_server_packages_own() -> None:
+    """The face keeps its own list of the server's names (reading the server package's
+    would import it): the two lists are one."""
+    import toolsets.mcp.server
+
+    assert set(toolsets.mcp.server.__all__) == toolsets.mcp._SERVER
+    for name in toolsets.mcp.server.__all__:
+        assert getattr(toolsets.mcp, name) is getattr(toolsets.mcp.server, name)
