@@ -7,27 +7,19 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
 from tests.cli.helpers import (
     BROKEN_REF,
-    FIXTURE_STDIO,
     SCRIPT,
     SRC,
     TIMEOUT,
-    all_shown,
-    entry_point,
-    environment,
     error_line,
-    read_terminal,
     stdout_json,
     toolsets_command,
     toolsets_process,
@@ -192,50 +184,3 @@ def test_a_command_imports_what_it_needs_and_no_other_commands_module(
         assert done.returncode == 0, done.stderr
         imported = set(written.read_text(encoding="utf-8").split())
         assert imported & COMMAND_MODULES == needed, args[0]
-
-
-ENDING_TIMEOUT = 3 * TIMEOUT
-"""How long an interrupted ``toolsets`` process may take to end."""
-
-
-def test_an_interrupt_during_a_call_is_one_line_and_exit_status_130() -> None:
-    # Stderr is a terminal, so the call's progress says when the call is under way.
-    controller, terminal = os.openpty()
-    try:
-        process = subprocess.Popen(
-            [*entry_point(), "call", "--stdio", FIXTURE_STDIO, "slow", "seconds=60", "--yes"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=terminal,
-            env=environment(),
-        )
-        os.close(terminal)
-        try:
-            _shown_until(controller, b"slow: ")
-            process.send_signal(signal.SIGINT)
-            # Ending takes bounded steps (the server's stop, coverage's data written):
-            # seconds each on a busy machine, so a bound of its own.
-            stdout, _ = process.communicate(timeout=ENDING_TIMEOUT)
-        finally:
-            process.kill()
-        shown = all_shown(controller)
-    finally:
-        os.close(controller)
-    assert process.returncode == 130
-    assert stdout == b""
-    assert shown.decode().strip().splitlines()[-1] == "toolsets: aborted"
-
-
-def _shown_until(fd: int, text: bytes) -> bytes:
-    """What the terminal ``fd`` shows until ``text`` (at most `TIMEOUT` seconds)."""
-    shown = b""
-    deadline = time.monotonic() + TIMEOUT
-    while text not in shown:
-        left = deadline - time.monotonic()
-        assert left > 0, shown
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
-            chunk = read_terminal(fd)
-            assert chunk, shown  # the process ended first
-            shown += chunk
-    return shown
