@@ -39,7 +39,9 @@ class Asking:
         spent: Where the request states taken are remembered.
     """
 
-    def __init__(self, server: Server[Any], audience: str, logging: Logging, spent: SpentStates):
+    def __init__(
+        self, server: Server[Any], audience: str, logging: Logging, spent: SpentStates
+    ) -> None:
         self._server = server
         self._audience = audience
         self._logging = logging

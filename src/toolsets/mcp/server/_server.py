@@ -177,26 +177,29 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self._catalog.add_prompts(prompts)
         logging = Logging()
         self._asking = Asking(self.server, name, logging, self.spent_states)
-        self._resources = self._compose(requests, logging, credentials)
+        gateway = Gateway(self.toolset)
+        self._resources = Resources(
+            self._catalog, gateway, requests, self._asking, self._changes, self, page_size
+        )
+        self._register(requests, gateway, logging, credentials)
         self.server.middleware.append(self._changes.track_connection)
         shared = os.environ.get(STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
 
-    def _compose(
+    def _register(
         self,
         requests: Requests,
+        gateway: Gateway,
         logging: Logging,
         credentials: Mapping[str, AuthCredential | str] | CredentialsFor | None,
-    ) -> Resources:
-        """Register each feature's requests on the SDK's server (which advertises the
-        capabilities they make); the resources feature is returned, for
-        `resource_updated`."""
+    ) -> None:
+        """Register the requests each feature answers on the SDK's server (which
+        advertises the capabilities they make). A new feature is a module, and a line
+        here."""
         asking, changes, catalog, size = self._asking, self._changes, self._catalog, self.page_size
-        gateway = Gateway(self.toolset)
-        resources = Resources(catalog, gateway, requests, asking, changes, self, size)
         features: tuple[Feature, ...] = (
             Tools(self, self.toolset, requests, asking, changes, credentials, size),
-            resources,
+            self._resources,
             Prompts(catalog, gateway, requests, asking, self, size),
             Completion(catalog, gateway, requests, self),
             logging,
@@ -205,7 +208,6 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         for feature in features:
             for method, params, handler in feature.handlers():
                 self.server.add_request_handler(method, params, handler)
-        return resources
 
     @property
     def tool_timeout(self) -> float:
