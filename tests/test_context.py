@@ -8,6 +8,7 @@ from toolsets import (
     AuthCredential,
     Cancellation,
     Content,
+    Identity,
     InMemoryArtifactService,
     InMemoryMemoryService,
     Invocation,
@@ -31,11 +32,28 @@ def test_a_standalone_context_needs_no_agent() -> None:
     assert ctx.agent_name is None
     assert ctx.user_content is None
     assert ctx.scopes == frozenset()
+    assert ctx.identity is None
     assert ctx.function_call_id is None
     assert dict(ctx.state) == {}
     assert ctx.auth_credential is None
     assert ctx.tool_confirmation is None
     assert not ctx.cancellation.cancelled
+
+
+def test_a_served_call_sees_who_is_calling_and_the_identity_cannot_be_changed() -> None:
+    ann = Identity(
+        subject="ann",
+        issuer="https://id.example.com",
+        client_id="desk",
+        scopes=frozenset({"orders:read"}),
+        claims={"groups": ["sales"]},
+        expires_at=1_900_000_000,
+    )
+    ctx = ToolContext(Invocation(identity=ann))
+    assert ctx.identity is ann
+    assert ctx.for_call("call-1").identity is ann
+    with pytest.raises(AttributeError):
+        ann.subject = "bob"  # type: ignore[misc]
 
 
 def test_the_invocation_view_is_read_only() -> None:

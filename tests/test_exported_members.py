@@ -41,6 +41,7 @@ EXPECTED = {
     "FunctionCall",
     "FunctionResponse",
     "FunctionTool",
+    "Identity",
     "InMemoryArtifactService",
     "InMemoryMemoryService",
     "Invocation",

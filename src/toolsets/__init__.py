@@ -34,6 +34,7 @@ from toolsets._content import (
 from toolsets._context import (
     Cancellation,
     EventActions,
+    Identity,
     Invocation,
     State,
     ToolConfirmation,
@@ -113,6 +114,7 @@ __all__ = [
     "FunctionCall",
     "FunctionResponse",
     "FunctionTool",
+    "Identity",
     "InMemoryArtifactService",
     "InMemoryMemoryService",
     "Invocation",

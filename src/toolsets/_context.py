@@ -212,6 +212,26 @@ class State(Mapping[str, Any]):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Identity:
+    """Who is calling a served tool, as the server's authorization validated it from the
+    client's access token (the token itself is not kept here, and is never sent upstream).
+    """
+
+    subject: str
+    """The token's ``sub``: the user (or, for a client-credentials token, the client)."""
+    issuer: str
+    """The authorization server that issued the token (its ``iss``)."""
+    client_id: str | None = None
+    """The OAuth client the user called through (``client_id`` or ``azp``), if said."""
+    scopes: frozenset[str] = frozenset()
+    """The scopes the token grants."""
+    claims: Mapping[str, Any] = field(default_factory=dict)
+    """The token's other claims the server was told to keep (roles, groups, email...)."""
+    expires_at: int | None = None
+    """When the token expires (seconds since the epoch), if it says."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Invocation:
     """One run of an agent for one user message, as tools may see it (read-only)."""
 
@@ -231,6 +251,9 @@ class Invocation:
     """The session state before this call's own writes."""
     scopes: frozenset[str] = frozenset()
     """What the caller is allowed to do; checked against tools' ``required_scopes``."""
+    identity: Identity | None = None
+    """Who is calling, when a served tool's client was authorized by an access token
+    (None: no authorization, e.g. over stdio or in a local agent)."""
     artifact_service: ArtifactService | None = None
     """Where artifacts are stored, if configured."""
     memory_service: MemoryService | None = None
@@ -363,6 +386,12 @@ class ToolContext:
     def scopes(self) -> frozenset[str]:
         """What the caller is allowed to do."""
         return self.invocation.scopes
+
+    @property
+    def identity(self) -> Identity | None:
+        """Who is calling, as the server's authorization validated it (None: no
+        authorization)."""
+        return self.invocation.identity
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
