@@ -20,6 +20,8 @@ EXPECTED = {
     "Elicit",
     "ClientRequest",
     "ClientChannel",
+    "AccessPolicy",
+    "AccessRule",
     "Answer",
     "AuthConfig",
     "AuthCredential",
@@ -80,6 +82,7 @@ EXPECTED = {
     "phased",
     "prefixed",
     "renamed",
+    "restricted",
     "searchable",
     "tool",
 }

@@ -5,6 +5,7 @@ Everything is a `Tool`, and tools come from a `Toolset`. See the README for a to
 
 from typing import TYPE_CHECKING
 
+from toolsets._access import AccessPolicy, AccessRule, restricted
 from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
 from toolsets._client_channel import (
     Answer,
@@ -87,6 +88,8 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "LONG_RUNNING_NOTE",
+    "AccessPolicy",
+    "AccessRule",
     "Answer",
     "ArtifactService",
     "AuthConfig",
@@ -159,6 +162,7 @@ __all__ = [
     "phased",
     "prefixed",
     "renamed",
+    "restricted",
     "searchable",
     "tool",
 ]
