@@ -2,7 +2,8 @@
 
 It implements what `toolsets.openapi` speaks to — OpenID Connect discovery, the token
 endpoint (client credentials with basic or form client authentication, authorization code
-with PKCE S256, refresh token), the authorization endpoint (redirects back with a code) —
+with PKCE S256, refresh token, and RFC 8693 token exchange for the subjects' tokens it
+knows), the authorization endpoint (redirects back with a code) —
 and an API that accepts only the tokens it issued and has not revoked. Everything it
 receives is recorded, so tests can check what was sent where.
 """
@@ -48,6 +49,9 @@ class OAuthServer:
     tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)  # token → scopes
     refresh_tokens: dict[str, tuple[str, ...]] = field(default_factory=dict)
     codes: dict[str, tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
+    subjects: dict[str, str] = field(default_factory=dict)  # a user's access token → subject
+    audiences: tuple[str, ...] = ("https://api.example",)  # what token exchange issues for
+    exchanged: dict[str, tuple[str, str]] = field(default_factory=dict)  # token → (sub, aud)
     _counter: Iterator[int] = field(default_factory=itertools.count)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -58,9 +62,9 @@ class OAuthServer:
         with self.lock:
             self.tokens.clear()
 
-    def _issue(self, scopes: tuple[str, ...], refresh: bool) -> dict[str, Any]:
+    def _issue(self, scopes: tuple[str, ...], refresh: bool, prefix: str = "at") -> dict[str, Any]:
         with self.lock:
-            token = f"at-{next(self._counter)}"
+            token = f"{prefix}-{next(self._counter)}"
             self.tokens[token] = scopes
             body: dict[str, Any] = {"access_token": token, "token_type": "Bearer"}
             if self.expires_in is not None:
@@ -141,7 +145,26 @@ class OAuthServer:
                 return 400, {}, {"error": "invalid_grant"}
             body = self._issue(granted, refresh=False)
             return 200, {}, body
+        if grant == "urn:ietf:params:oauth:grant-type:token-exchange":
+            return self.exchange(form, scopes)
         return 400, {}, {"error": "unsupported_grant_type"}
+
+    def exchange(
+        self, form: dict[str, str], scopes: tuple[str, ...]
+    ) -> tuple[int, dict[str, str], Any]:
+        """RFC 8693: a token for ``audience`` for the user whose access token came."""
+        subject = self.subjects.get(form.get("subject_token", ""))
+        if form.get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token":
+            return 400, {}, {"error": "invalid_request", "error_description": "token type"}
+        if subject is None:
+            return 400, {}, {"error": "invalid_grant", "error_description": "unknown subject token"}
+        audience = form.get("audience", "")
+        if audience not in self.audiences:
+            return 400, {}, {"error": "invalid_target", "error_description": "unknown audience"}
+        body = self._issue(scopes, refresh=False, prefix=f"xt-{subject}")
+        body["issued_token_type"] = "urn:ietf:params:oauth:token-type:access_token"
+        self.exchanged[body["access_token"]] = (subject, audience)
+        return 200, {}, body
 
     def authorize(self, seen: Seen) -> tuple[int, dict[str, str], Any]:
         query = {k: v[0] for k, v in seen.query.items()}

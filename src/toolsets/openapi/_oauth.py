@@ -247,6 +247,10 @@ async def discover(client: httpx2.AsyncClient, url: str, scheme_name: str) -> Ma
     return metadata
 
 
+_SECRET_FIELDS = ("refresh_token", "code", "code_verifier", "subject_token", "actor_token")
+"""The fields of a token request that hold secrets (RFC 6749, RFC 8693 token exchange)."""
+
+
 async def request_token(
     client: httpx2.AsyncClient,
     url: str,
@@ -275,7 +279,7 @@ async def request_token(
             form["client_secret"] = client_secret
     # A server may quote what it was sent: the secrets are masked, whole (before the
     # text is cut, so no part of one survives).
-    sent = [client_secret, *(form.get(k) for k in ("refresh_token", "code", "code_verifier"))]
+    sent = [client_secret, *(form.get(k) for k in _SECRET_FIELDS)]
     with map_http_errors("the token endpoint", url, secrets=sent):
         response = await client.post(
             url, content=urlencode(form).encode(), headers=headers, follow_redirects=False

@@ -1,7 +1,8 @@
 """Any toolset served as an MCP server: `McpServer` (stdio and streamable HTTP, both
 protocol eras), with resources, resource templates and prompts of its own (`Resource`,
 `ResourceTemplate`, `Prompt` and the decorators), resumable event streams
-(`SessionEventStore`) and the store of the request states taken (`SpentStates`).
+(`SessionEventStore`), the store of the request states taken (`SpentStates`), and each
+calling user's own upstream credential (`UserCredentials`, `TokenExchange`).
 
 The names are re-exported by `toolsets.mcp`, which is where users import them from
 (importing them from there loads this package on first use only)."""
@@ -28,12 +29,20 @@ from toolsets.mcp.server._server import (
     McpServer,
 )
 from toolsets.mcp.server._spent import MemorySpentStates, SpentStates
+from toolsets.mcp.server._upstream import (
+    TOKEN_EXCHANGE_TIMEOUT,
+    CredentialResolver,
+    TokenExchange,
+    UserCredentials,
+)
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "MAX_SESSION_STATES",
     "SESSION_STATE_TTL",
+    "TOKEN_EXCHANGE_TIMEOUT",
     "Completer",
+    "CredentialResolver",
     "CredentialsFor",
     "IncomingRequest",
     "InvocationFor",
@@ -46,6 +55,8 @@ __all__ = [
     "ResourceTemplate",
     "SessionEventStore",
     "SpentStates",
+    "TokenExchange",
+    "UserCredentials",
     "prompt",
     "resource",
     "resource_template",

@@ -20,7 +20,7 @@ from toolsets._consumers import CallsTools, check_credentials, lookup_credential
 from toolsets._context import Invocation, ToolConfirmation, ToolContext, state_writes
 from toolsets._errors import MissingClientCapabilityError, ToolCallError, ToolsetError
 from toolsets._ids import new_id
-from toolsets._invoke import Done, Outcome
+from toolsets._invoke import CredentialNeeded, Done, Outcome
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result, is_error_result
 from toolsets._tool import Tool
@@ -42,6 +42,7 @@ from toolsets.mcp.server._listing import (
 )
 from toolsets.mcp.server._request import Context, CredentialsFor, IncomingRequest
 from toolsets.mcp.server._state import Requests
+from toolsets.mcp.server._upstream import UserCredentials, user_credential_result
 
 __all__ = ["CONFIRMATION_TIMEOUT", "Tools"]
 
@@ -50,7 +51,7 @@ logger = logging.getLogger("toolsets.mcp.server")
 CONFIRMATION_TIMEOUT = ASK_TIMEOUT
 """Seconds the user has to answer a confirmation asked mid-request (2025-11-25)."""
 
-Credentials = Mapping[str, AuthCredential | str] | CredentialsFor | None
+Credentials = Mapping[str, AuthCredential | str] | CredentialsFor | UserCredentials | None
 """The server's ``credentials`` (see `McpServer`)."""
 
 
@@ -70,7 +71,8 @@ class Tools:
     _by_name: ByName = field(default_factory=ByName, init=False)
 
     def __post_init__(self) -> None:
-        check_credentials(self.credentials)
+        if not isinstance(self.credentials, UserCredentials):
+            check_credentials(self.credentials)
 
     def handlers(self) -> Iterator[Registration]:
         yield "tools/list", mt.PaginatedRequestParams, self.list
@@ -184,9 +186,7 @@ class Tools:
                 outcome,
                 call,
                 confirm=lambda needed: self._confirm(channel, tool.name, needed.hint, needed.args),
-                lookup=lambda needed: lookup_credential(
-                    self.credentials, needed.auth_config, request
-                ),
+                lookup=lambda needed: self._credential(needed, request, call),
             )
             if isinstance(settled, mt.CallToolResult):
                 return settled
@@ -216,6 +216,16 @@ class Tools:
             return self.calls.invoke(tool, args, call)
         kept = replace(callbacks, before_tool=(*callbacks.before_tool, channel.keep_args))
         return self.calls.invoke(tool, args, call, callbacks=kept)
+
+    async def _credential(
+        self, needed: CredentialNeeded, request: IncomingRequest, call: ToolContext
+    ) -> AuthCredential | mt.CallToolResult | None:
+        """The credential the server's ``credentials`` give for what the call needs: the
+        calling user's own (`UserCredentials`: an error result when there is none), or
+        the one given for the scheme or found for the request."""
+        if isinstance(self.credentials, UserCredentials):
+            return await user_credential_result(self.credentials, needed, call)
+        return await lookup_credential(self.credentials, needed.auth_config, request)
 
     async def _confirm(
         self, channel: McpChannel, tool_name: str, hint: str, args: Mapping[str, Any]
