@@ -9,12 +9,17 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import toolsets
 from toolsets import (
+    AuthConfig,
+    Identity,
     Invocation,
     ToolContext,
 )
 from toolsets.mcp import (
+    IncomingRequest,
     McpServer,
+    McpToolset,
     Prompt,
     PromptArgument,
     prompt,
@@ -101,3 +106,29 @@ def make_server(**options: Any) -> McpServer:
         invocation=Invocation(user_id="ada"),
         **options,
     )
+
+
+# --- who calls a served tool, as a resource server would tell (tests of issue 27) --------
+
+TOKENS = {"alice-at": "alice", "bob-at": "bob", "mallory-at": "mallory"}
+"""The access tokens the clients send, and whose they are."""
+KEY_SCHEME = {"type": "apiKey", "in": "header", "name": "X-Key"}
+KEY = AuthConfig(scheme_name="key", scheme=KEY_SCHEME)
+
+
+def identify(request: IncomingRequest) -> Invocation:
+    """The identity a resource server would validate from the request's token (set
+    directly here: the token is looked up, not checked)."""
+    subject = TOKENS.get(request.bearer_token or "")
+    if subject is None:
+        return Invocation()
+    identity = Identity(subject=subject, issuer="https://id.example", client_id="agent")
+    return Invocation(identity=identity, user_id=subject)
+
+
+async def call_as(url: str, token: str | None, args: dict[str, Any] | None = None) -> Any:
+    """``get_thing`` called through the served server by a client sending ``token``."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with McpToolset(toolsets.mcp.StreamableHttp(url=url, headers=headers)) as served:
+        thing = await served.get_tool("get_thing")
+        return await thing.run(args or {"id": "7"}, toolsets.ToolContext())

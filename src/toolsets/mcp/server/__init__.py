@@ -19,6 +19,7 @@ from toolsets.mcp.server._catalog import (
     resource_template,
 )
 from toolsets.mcp.server._events import SessionEventStore
+from toolsets.mcp.server._exchange import TOKEN_EXCHANGE_TIMEOUT, TokenExchange
 from toolsets.mcp.server._server import (
     DEFAULT_PAGE_SIZE,
     MAX_SESSION_STATES,
@@ -29,12 +30,7 @@ from toolsets.mcp.server._server import (
     McpServer,
 )
 from toolsets.mcp.server._spent import MemorySpentStates, SpentStates
-from toolsets.mcp.server._upstream import (
-    TOKEN_EXCHANGE_TIMEOUT,
-    CredentialResolver,
-    TokenExchange,
-    UserCredentials,
-)
+from toolsets.mcp.server._upstream import CredentialResolver, UserCredentials
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
