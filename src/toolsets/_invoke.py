@@ -499,7 +499,8 @@ def _gates(
         return Done(
             result=error_result(
                 f"Not permitted: calling {tool.name!r} needs the scopes "
-                f"{', '.join(sorted(missing))}, which this user does not have."
+                f"{', '.join(sorted(missing))}, which this user does not have.",
+                missing_scopes=list[JsonValue](sorted(missing)),
             ),
             args=args,
         )

@@ -309,6 +309,7 @@ async def test_a_tool_whose_scopes_the_caller_lacks_is_not_run_and_the_model_is_
     refusal = response_of(events, "drop_table")
     assert isinstance(refusal, dict)
     assert "admin" in str(refusal["error"])
+    assert refusal["missing_scopes"] == ["admin"]  # for a client, and the audit, to read
 
 
 async def test_a_caller_with_the_scopes_may_run_the_tool() -> None:

@@ -33,10 +33,13 @@ from toolsets.mcp.client import (
 
 if TYPE_CHECKING:  # what `__getattr__` gives, for the type checker
     from toolsets.mcp.server import (
+        AUDIT_LOGGER,
         DEFAULT_PAGE_SIZE,
         MAX_SESSION_STATES,
         SESSION_STATE_TTL,
         TOKEN_EXCHANGE_TIMEOUT,
+        AuditOutcome,
+        AuditRecord,
         Completer,
         CredentialResolver,
         CredentialsFor,
@@ -72,10 +75,13 @@ def __getattr__(name: str) -> object:
 
 _SERVER = frozenset(
     {
+        "AUDIT_LOGGER",
         "DEFAULT_PAGE_SIZE",
         "MAX_SESSION_STATES",
         "SESSION_STATE_TTL",
         "TOKEN_EXCHANGE_TIMEOUT",
+        "AuditOutcome",
+        "AuditRecord",
         "Completer",
         "CredentialResolver",
         "CredentialsFor",
@@ -99,7 +105,10 @@ _SERVER = frozenset(
 )
 
 __all__ = [
+    "AUDIT_LOGGER",
     "AssertionSource",
+    "AuditOutcome",
+    "AuditRecord",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",

@@ -80,11 +80,8 @@ async def test_token_exchange_sends_the_callers_token_to_the_issuer_only_and_kee
     issuer.seen.clear()
     config = AuthConfig(scheme_name="oauth", scheme=OAUTH_SCHEME, scopes=("pets:read",))
     credentials = exchange(issuer)("alice-at")
-    try:
-        first = await credentials.credential(user("alice"), config)
-        again = await credentials.credential(user("alice"), config)
-    finally:
-        await credentials.aclose()
+    first = await credentials.credential(user("alice"), config)
+    again = await credentials.credential(user("alice"), config)
     assert again is first
     assert issuer.exchanged[first.secret] == ("alice", API)
     (sent,) = issuer.requests_to("/token")
@@ -111,15 +108,12 @@ async def test_token_exchange_keeps_one_token_per_user_and_asks_once_for_many_ca
     async def get() -> None:
         found.append(await credentials.credential(user("alice"), KEY))
 
-    try:
-        async with anyio.create_task_group() as tg:
-            for _ in range(5):
-                tg.start_soon(get)
-        assert len({c.secret for c in found}) == 1
-        made("bob-at")  # the caller's token is bob's now, for the same TokenExchange
-        bobs = await credentials.credential(user("bob"), KEY)
-    finally:
-        await credentials.aclose()
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(get)
+    assert len({c.secret for c in found}) == 1
+    made("bob-at")  # the caller's token is bob's now, for the same TokenExchange
+    bobs = await credentials.credential(user("bob"), KEY)
     assert bobs.secret != found[0].secret
     assert issuer.exchanged[bobs.secret][0] == "bob"
     assert len(issuer.requests_to("/token")) == 2
@@ -144,7 +138,6 @@ async def test_an_exchanged_token_is_not_used_past_its_expiry_nor_past_the_calle
         fifth = await credentials.credential(ending, other)
     finally:
         issuer.expires_in = 3600
-        await credentials.aclose()
     assert second.secret != first.secret
     assert third is second
     assert fifth.secret != fourth.secret
@@ -160,16 +153,12 @@ async def test_an_exchange_the_issuer_refuses_is_an_error_saying_why_never_a_fal
         audience="https://elsewhere.example",
         subject_token=lambda: "alice-at",
     )
-    try:
-        with pytest.raises(AuthError) as raised:
-            await credentials.credential(user("mallory"), KEY)
-        assert "invalid_grant" in str(raised.value)
-        assert "mallory-unknown-at" not in str(raised.value)
-        with pytest.raises(AuthError, match="invalid_target"):
-            await wrong_audience.credential(user("alice"), KEY)
-    finally:
-        await credentials.aclose()
-        await wrong_audience.aclose()
+    with pytest.raises(AuthError) as raised:
+        await credentials.credential(user("mallory"), KEY)
+    assert "invalid_grant" in str(raised.value)
+    assert "mallory-unknown-at" not in str(raised.value)
+    with pytest.raises(AuthError, match="invalid_target"):
+        await wrong_audience.credential(user("alice"), KEY)
 
 
 async def test_an_exchange_without_the_callers_token_or_against_a_dead_issuer_is_an_error(
@@ -181,11 +170,8 @@ async def test_an_exchange_without_the_callers_token_or_against_a_dead_issuer_is
     async with recording_server() as gone:
         url = gone.url
     dead = exchanging(url + "/token", subject_token=lambda: "alice-at")
-    try:
-        with pytest.raises(AuthError, match="could not be obtained by token exchange"):
-            await dead.credential(user("alice"), KEY)
-    finally:
-        await dead.aclose()
+    with pytest.raises(AuthError, match="could not be obtained by token exchange"):
+        await dead.credential(user("alice"), KEY)
 
 
 class Silent:
@@ -203,11 +189,8 @@ async def test_an_exchange_that_gets_no_answer_gives_up_after_its_timeout() -> N
         slow = exchanging(
             f"http://127.0.0.1:{silent.port}/token", subject_token=lambda: "alice-at", timeout=0.2
         )
-        try:
-            with anyio.fail_after(10), pytest.raises(AuthError, match=r"no answer within 0\.2 s"):
-                await slow.credential(user("alice"), KEY)
-        finally:
-            await slow.aclose()
+        with anyio.fail_after(10), pytest.raises(AuthError, match=r"no answer within 0\.2 s"):
+            await slow.credential(user("alice"), KEY)
 
 
 async def test_the_token_endpoint_is_discovered_from_the_issuer(issuer: OAuthServer) -> None:
@@ -220,10 +203,7 @@ async def test_the_token_endpoint_is_discovered_from_the_issuer(issuer: OAuthSer
             subject_token=lambda: "bob-at",
         )
     )
-    try:
-        token = await credentials.credential(user("bob"), KEY)
-    finally:
-        await credentials.aclose()
+    token = await credentials.credential(user("bob"), KEY)
     assert issuer.exchanged[token.secret] == ("bob", API)
 
 
@@ -251,7 +231,6 @@ async def test_token_exchange_reads_the_callers_token_the_sdk_validated_by_defau
         token = await credentials.credential(user("bob"), KEY)
     finally:
         auth_context_var.reset(reset)
-        await credentials.aclose()
     assert issuer.exchanged[token.secret] == ("bob", API)
 
 

@@ -2,11 +2,13 @@
 protocol eras), with resources, resource templates and prompts of its own (`Resource`,
 `ResourceTemplate`, `Prompt` and the decorators), resumable event streams
 (`SessionEventStore`), the store of the request states taken (`SpentStates`), and each
-calling user's own upstream credential (`UserCredentials`, `TokenExchange`).
+calling user's own upstream credential (`UserCredentials`, `TokenExchange`); each call's
+audit record (`AuditRecord`) goes to the logger `AUDIT_LOGGER`.
 
 The names are re-exported by `toolsets.mcp`, which is where users import them from
 (importing them from there loads this package on first use only)."""
 
+from toolsets.mcp.server._audit import AUDIT_LOGGER, AuditOutcome, AuditRecord
 from toolsets.mcp.server._catalog import (
     Completer,
     Prompt,
@@ -33,10 +35,13 @@ from toolsets.mcp.server._spent import MemorySpentStates, SpentStates
 from toolsets.mcp.server._upstream import CredentialResolver, UserCredentials
 
 __all__ = [
+    "AUDIT_LOGGER",
     "DEFAULT_PAGE_SIZE",
     "MAX_SESSION_STATES",
     "SESSION_STATE_TTL",
     "TOKEN_EXCHANGE_TIMEOUT",
+    "AuditOutcome",
+    "AuditRecord",
     "Completer",
     "CredentialResolver",
     "CredentialsFor",

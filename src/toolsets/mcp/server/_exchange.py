@@ -7,10 +7,11 @@ before they (or the caller's own) expire; every wait is bounded."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -84,8 +85,8 @@ class TokenExchange:
             issuer wants one.
         auth_method: How this server authenticates to the token endpoint.
         timeout: Seconds an exchange (discovery included) may take in all.
-        client: The HTTP client to use (yours to close); by default one of its own,
-            closed by `aclose` (the server does it when it stops).
+        client: The HTTP client to use (yours to close); by default one made for each
+            exchange (a user's token is exchanged once in its lifetime).
         subject_token: Gives the caller's access token; by default the one the `mcp`
             SDK's authorization validated for the request being served.
 
@@ -131,7 +132,6 @@ class TokenExchange:
         self._auth_method = auth_method
         self._timeout = timeout
         self._client = client
-        self._own_client: httpx2.AsyncClient | None = None
         self._subject_token = subject_token or _callers_token
         self._tokens: OrderedDict[_Key, tuple[AuthCredential, float]] = OrderedDict()
         """By key: the token, and when it stops being used (monotonic seconds)."""
@@ -226,8 +226,9 @@ class TokenExchange:
             form["scope"] = " ".join(scopes)
         try:
             with anyio.fail_after(self._timeout):
-                endpoint = await self._endpoint(name)
-                token = await self._request(endpoint, form, name, scopes)
+                async with self._session() as client:
+                    endpoint = await self._endpoint(client, name)
+                    token = await self._request(client, endpoint, form, name, scopes)
         except TimeoutError:
             raise self._failed(name, f"no answer within {self._timeout:g} s") from None
         except ConnectionError as exc:
@@ -252,29 +253,31 @@ class TokenExchange:
             scheme_name=name,
         )
 
-    async def _http(self) -> httpx2.AsyncClient:
+    @contextlib.asynccontextmanager
+    async def _session(self) -> AsyncIterator[httpx2.AsyncClient]:
+        """The client given, or one for this exchange: a user's token is exchanged once
+        in its lifetime (an hour, often), so no connection is kept open between."""
         if self._client is not None:
-            return self._client
-        if self._own_client is None:
-            import httpx2
+            yield self._client
+            return
+        import httpx2
 
-            self._own_client = httpx2.AsyncClient(timeout=self._timeout, trust_env=False)
-        return self._own_client
+        async with httpx2.AsyncClient(timeout=self._timeout, trust_env=False) as client:
+            yield client
 
-    async def _endpoint(self, scheme_name: str) -> str:
+    async def _endpoint(self, client: httpx2.AsyncClient, scheme_name: str) -> str:
         """The token endpoint: given, or discovered from the issuer's metadata (once)."""
         if self._token_endpoint is not None:
             return self._token_endpoint
         assert self._issuer is not None
         async with self._lock("discovery"):
             if self._token_endpoint is None:
-                self._token_endpoint = await self._discover(self._issuer, scheme_name)
+                self._token_endpoint = await self._discover(client, self._issuer, scheme_name)
         return self._token_endpoint
 
-    async def _discover(self, issuer: str, scheme_name: str) -> str:
+    async def _discover(self, client: httpx2.AsyncClient, issuer: str, scheme_name: str) -> str:
         from toolsets.openapi._oauth import OIDC_SUFFIX, discover
 
-        client = await self._http()
         base = issuer.rstrip("/")
         try:
             metadata = await discover(client, base + OIDC_SUFFIX, scheme_name)
@@ -289,12 +292,17 @@ class TokenExchange:
         return endpoint
 
     async def _request(
-        self, endpoint: str, form: dict[str, str], scheme_name: str, scopes: tuple[str, ...]
+        self,
+        client: httpx2.AsyncClient,
+        endpoint: str,
+        form: dict[str, str],
+        scheme_name: str,
+        scopes: tuple[str, ...],
     ) -> AuthCredential:
         from toolsets.openapi._oauth import request_token
 
         token = await request_token(
-            await self._http(),
+            client,
             endpoint,
             form,
             scheme_name=scheme_name,
@@ -305,14 +313,6 @@ class TokenExchange:
         )
         check_credential_text(token.secret, scheme_name=scheme_name, in_header=True)
         return token
-
-    async def aclose(self) -> None:
-        """Close the HTTP client of its own (a given one is left open); the tokens kept
-        are dropped."""
-        self._tokens.clear()
-        client, self._own_client = self._own_client, None
-        if client is not None:
-            await client.aclose()
 
 
 def _check_secure(url: str) -> None:

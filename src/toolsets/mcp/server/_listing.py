@@ -47,6 +47,12 @@ class Listing:
     """Checks results against the ``outputSchema`` (None: the tool lists none)."""
 
     @functools.cached_property
+    def parameter_names(self) -> frozenset[str]:
+        """The names of the tool's parameters (its ``inputSchema``'s properties)."""
+        properties = self.tool.input_schema.get("properties")
+        return frozenset(properties) if isinstance(properties, dict) else frozenset()
+
+    @functools.cached_property
     def routed(self) -> bool:
         """Whether arguments of the tool are mirrored in ``Mcp-Param-*`` headers (its
         ``inputSchema`` marks properties ``x-mcp-header``, validly: a client drops a

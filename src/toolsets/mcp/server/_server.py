@@ -15,7 +15,6 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import anyio
 from mcp.server.lowlevel.server import Server
 
 from toolsets._auth import AuthCredential
@@ -40,7 +39,7 @@ from toolsets.mcp.server._resources import Resources
 from toolsets.mcp.server._spent import MemorySpentStates, SpentStates
 from toolsets.mcp.server._state import MAX_SESSION_STATES, SESSION_STATE_TTL, Requests
 from toolsets.mcp.server._stdio import ServesStdio
-from toolsets.mcp.server._tools import CONFIRMATION_TIMEOUT, Tools
+from toolsets.mcp.server._tools import CONFIRMATION_TIMEOUT, Credentials, Tools
 from toolsets.mcp.server._upstream import UserCredentials
 
 __all__ = [
@@ -53,10 +52,6 @@ __all__ = [
     "InvocationFor",
     "McpServer",
 ]
-
-CLOSE_TIMEOUT = 5.0
-"""Seconds what the server's `UserCredentials` hold may take to be released when it
-stops."""
 
 
 class McpServer(CallsTools, ServesStdio, ServesHttp):
@@ -112,10 +107,9 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         credentials: The credential for each security scheme (by name; an
             `AuthCredential`, or the key or token as a string), or a function of the
             `IncomingRequest` and the tool's `AuthConfig` answering one per request
-            (e.g. the API key of the user whose bearer token came in), or
-            `UserCredentials` giving each calling user their own (a resolver of yours,
-            a mapping by subject, or `TokenExchange`). The client's own
-            ``Authorization`` header is never passed on.
+            (e.g. an API key for the bearer token that came in), or `UserCredentials`
+            (each calling user's own). The client's own ``Authorization`` header is
+            never passed on.
         invocation: The `Invocation` tools run in (user, scopes, services), or a
             function of the `IncomingRequest` making one per request (by default, a
             new one per request, in the MCP session's id when there is one). Its
@@ -192,7 +186,6 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self._resources = Resources(
             self._catalog, gateway, requests, self._asking, self._changes, self, page_size
         )
-        self._credentials = credentials
         self._register(requests, gateway, logging, credentials)
         self.server.middleware.append(self._changes.track_connection)
         shared = os.environ.get(STATE_KEY_VARIABLE)
@@ -203,7 +196,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         requests: Requests,
         gateway: Gateway,
         logging: Logging,
-        credentials: Mapping[str, AuthCredential | str] | CredentialsFor | UserCredentials | None,
+        credentials: Credentials,
     ) -> None:
         """Register the requests each feature answers on the SDK's server (which
         advertises the capabilities they make). A new feature is a module, and a line
@@ -238,15 +231,9 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
     @contextlib.asynccontextmanager
     async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         """While serving: the toolset is entered (its sessions open), and changes of
-        its tools (and of the resources and prompts) are announced; then what the
-        `UserCredentials` hold (an HTTP client) is released."""
-        try:
-            async with self.toolset, self._changes.announcing():
-                yield {}
-        finally:
-            if isinstance(self._credentials, UserCredentials):
-                with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
-                    await self._credentials.aclose()
+        its tools (and of the resources and prompts) are announced."""
+        async with self.toolset, self._changes.announcing():
+            yield {}
 
     def add_resources(self, *items: Resource | ResourceTemplate) -> None:
         """Serve more resources and templates; clients hear that the list changed.

@@ -1,8 +1,9 @@
 """Tools: ``tools/list`` (the requesting client's tools, page by page) and ``tools/call``
 (through the one call path, `invoke`: arguments checked, scopes, confirmation asked
 through elicitation, the credential the server's ``credentials`` give, the deadline, the
-callbacks, errors as results); what a call writes to ``ctx.state`` kept for its client,
-which is told when that changes the tools it is offered."""
+callbacks, errors as results; each call audited, see `_audit`); what a call writes to
+``ctx.state`` kept for its client, which is told when that changes the tools it is
+offered."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from toolsets._toolset import Toolset
 from toolsets.mcp._convert import result_to_mcp
 from toolsets.mcp._relay import TOOLS_CHANGED_META, confirmation_meta
 from toolsets.mcp.server._asking import Asking, answering
+from toolsets.mcp.server._audit import Audited, audited
 from toolsets.mcp.server._changes import Changes
 from toolsets.mcp.server._channel import ASK_TIMEOUT, McpChannel
 from toolsets.mcp.server._feature import Registration, page
@@ -104,12 +106,26 @@ class Tools:
         self, ctx: Context, params: mt.CallToolRequestParams
     ) -> mt.CallToolResult | mt.InputRequiredResult:
         request, invocation = await self.requests.context(ctx)
+        with audited(params.name, invocation, ctx.request_id) as audit:
+            audit.answer = await self._call(ctx, params, request, invocation, audit)
+            return audit.answer
+
+    async def _call(
+        self,
+        ctx: Context,
+        params: mt.CallToolRequestParams,
+        request: IncomingRequest,
+        invocation: Invocation,
+        audit: Audited,
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
         tools = await self._tools(ToolContext(invocation))
         tool = self._by_name.find(tools, params.name)
         listing = self._listings.of(tool, called=True) if tool is not None else None
         if tool is None or listing is None:
             await self._listings.make(tools)  # the names offered: each declaration made
             return result_to_mcp(_unknown(params.name, tools))
+        audit.declared = listing.parameter_names
+        audit.arguments = params.arguments or {}
         check_param_headers(ctx, params, listing)
         call = ToolContext(invocation, function_call_id=new_id())
         channel = await self.asking.channel(ctx, params, tool.name)

@@ -221,13 +221,6 @@ class UserCredentials:
             _check(found, config)
         return found
 
-    async def aclose(self) -> None:
-        """Release what the resolver holds (a `TokenExchange`'s HTTP client): the server
-        does it when it stops."""
-        close = getattr(self._resolve_with, "aclose", None)
-        if callable(close):
-            await close()
-
     def __repr__(self) -> str:
         fallback = ", with a fallback" if self._fallback is not None else ""
         return f"UserCredentials({self._resolve_with!r}{fallback})"
