@@ -1,11 +1,13 @@
 """Any toolset served as an MCP server: `McpServer` (stdio and streamable HTTP, both
-protocol eras), with resources, resource templates and prompts of its own (`Resource`,
+protocol eras; over HTTP an OAuth 2.1 resource server with `OAuthResourceServer` and
+`Introspection`), with resources, resource templates and prompts of its own (`Resource`,
 `ResourceTemplate`, `Prompt` and the decorators), resumable event streams
 (`SessionEventStore`) and the store of the request states taken (`SpentStates`).
 
 The names are re-exported by `toolsets.mcp`, which is where users import them from
 (importing them from there loads this package on first use only)."""
 
+from toolsets.mcp.server._auth import Introspection, OAuthResourceServer
 from toolsets.mcp.server._catalog import (
     Completer,
     Prompt,
@@ -36,9 +38,11 @@ __all__ = [
     "Completer",
     "CredentialsFor",
     "IncomingRequest",
+    "Introspection",
     "InvocationFor",
     "McpServer",
     "MemorySpentStates",
+    "OAuthResourceServer",
     "Prompt",
     "PromptArgument",
     "PromptMessages",

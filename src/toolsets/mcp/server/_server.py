@@ -25,6 +25,7 @@ from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, Callbacks
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.mcp.server._asking import Asking
+from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth
 from toolsets.mcp.server._catalog import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp.server._changes import AnnouncingServer, Changes
 from toolsets.mcp.server._completion import Completion
@@ -125,6 +126,13 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
             one; each is taken once, so answers sent twice run nothing twice): by
             default this process's memory (`MemorySpentStates`). Processes that
             serve the same clients should share one, as they share the state key.
+        auth: Who may call over HTTP: an `OAuthResourceServer` makes the server an
+            OAuth 2.1 resource server (every request needs a bearer token its issuer
+            issued for this server; the caller's `Identity` is ``ctx.identity``, and by
+            default the `Invocation`'s ``user_id`` and ``scopes``); ``"none"``: anyone,
+            said on purpose; None (the default): anyone, and so `serve_http` and
+            `run_http` serve on this machine only (a loopback address). Over stdio
+            there is no authorization (the client started the server).
 
     Raises:
         ToolDefinitionError: two resources at one URI (or two templates alike), two
@@ -148,6 +156,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         max_session_states: int = MAX_SESSION_STATES,
         session_state_ttl: float = SESSION_STATE_TTL,
         spent_states: SpentStates | None = None,
+        auth: ServerAuth = None,
     ) -> None:
         self.toolset = toolset_of(toolset)
         """What is served."""
@@ -155,6 +164,10 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self.default_timeout = check_timeout(tool_timeout, "tool_timeout")
         """Seconds a call may take, unless the tool says otherwise."""
         self.callbacks = callbacks if callbacks is not None else NO_CALLBACKS
+        if auth is not None and auth != "none" and not isinstance(auth, OAuthResourceServer):
+            raise TypeError(f"auth must be an OAuthResourceServer, 'none' or None, not {auth!r}")
+        self.auth: ServerAuth = auth
+        """Who may call over HTTP (see ``auth``)."""
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.page_size = page_size
