@@ -240,4 +240,3 @@ class _Refusal:
         ]
         await self.send({"type": "http.response.start", "status": status, "headers": headers})
         await self.send({"type": "http.response.body", "body": content})
-
