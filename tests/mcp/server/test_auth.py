@@ -6,11 +6,9 @@ and the safe default (no serving beyond this machine without authorization)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -19,107 +17,25 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import serve_app
-from tests.mcp.server.oidc import CLAIMS, SECRETS, OpenIdProvider
-from toolsets import Identity, Invocation, ToolContext, tool
-from toolsets.mcp import Introspection, McpServer, McpToolset, OAuthResourceServer, StreamableHttp
+from tests.mcp.server.auth_helpers import (
+    Served,
+    assert_nothing_secret_logged,
+    call,
+    challenge,
+    result_of,
+    serving,
+)
+from tests.mcp.server.oidc import CLAIMS, OpenIdProvider
+from toolsets import Identity, ToolContext
+from toolsets.mcp import McpServer, McpToolset, StreamableHttp
 
 pytestmark = pytest.mark.anyio
-
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-MODERN = "2026-07-28"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-KEPT_CLAIMS = ("email", "groups", "roles")
-
-
-@dataclass
-class Served:
-    """A protected server on 127.0.0.1 and what its tool saw."""
-
-    url: str
-    config: OAuthResourceServer
-    ran: list[Invocation] = field(default_factory=list)
-
-    @property
-    def metadata_url(self) -> str:
-        return self.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
-
-
-def protected(provider: OpenIdProvider, ran: list[Invocation], **options: Any) -> McpServer:
-    @tool
-    def whoami(ctx: ToolContext) -> dict[str, Any]:
-        """Who is calling, as the server knows."""
-        ran.append(ctx.invocation)
-        identity = ctx.identity
-        assert identity is not None
-        return {"subject": identity.subject, "client": identity.client_id}
-
-    config = {
-        "issuer": provider.issuer,
-        "required_scopes": ["tools:call"],
-        "claims": KEPT_CLAIMS,
-        "refresh_interval": 0,
-        "introspection": Introspection(
-            client_id="resource-server", client_secret=SECRETS["resource-server"]
-        ),
-        **options,
-    }
-    return McpServer([whoami], name="guarded", auth=OAuthResourceServer(**config))
 
 
 @pytest.fixture(scope="module")
 def served(openid_provider: OpenIdProvider) -> Iterator[Served]:
-    ran: list[Invocation] = []
-    server = protected(openid_provider, ran)
-    assert isinstance(server.auth, OAuthResourceServer)
-    with serve_app(server.http_app, factory=True) as port:
-        yield Served(f"http://127.0.0.1:{port}/mcp", server.auth, ran)
-
-
-def modern_call(name: str = "whoami") -> tuple[dict[str, Any], dict[str, str]]:
-    """A 2026-07-28 ``tools/call`` (one POST): its body and headers."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": {}, "_meta": ENVELOPE},
-    }
-    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": name}
-    return body, {**ACCEPT, **headers}
-
-
-async def call(
-    url: str, token: str | None = None, headers: Mapping[str, str] | None = None
-) -> httpx2.Response:
-    """POST a ``whoami`` call to ``url`` with ``token`` as the bearer, if any."""
-    body, sent = modern_call()
-    if token is not None:
-        sent["Authorization"] = f"Bearer {token}"
-    with anyio.fail_after(20):
-        async with httpx2.AsyncClient() as http:
-            return await http.post(url, json=body, headers={**sent, **(headers or {})})
-
-
-def challenge(response: httpx2.Response) -> dict[str, str]:
-    """The parameters of a ``WWW-Authenticate: Bearer ...`` answer."""
-    scheme, _, rest = response.headers["www-authenticate"].partition(" ")
-    assert scheme == "Bearer"
-    parameters = {}
-    for part in rest.split('", '):
-        name, _, value = part.partition("=")
-        parameters[name.strip()] = value.strip().strip('"')
-    return parameters
-
-
-def result_of(response: httpx2.Response) -> Any:
-    """A JSON-RPC answer's result (JSON or the last event of a stream)."""
-    if response.headers["content-type"].startswith("text/event-stream"):
-        data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
-        return json.loads([each for each in data if each.strip()][-1])["result"]
-    return response.json()["result"]
+    with serving(openid_provider) as served:
+        yield served
 
 
 # --- a good token ----------------------------------------------------------------------
@@ -279,6 +195,4 @@ async def test_nothing_about_the_token_is_logged_when_a_good_one_is_used(
     with caplog.at_level(logging.DEBUG):
         response = await call(served.url, token)
     assert response.status_code == 200
-    logged = "\n".join(record.getMessage() for record in caplog.records)
-    assert token not in logged
-    assert token.rsplit(".", 1)[1] not in logged
+    assert_nothing_secret_logged(caplog, token)

@@ -222,7 +222,10 @@ class Issuer:
                 raise IssuerUnavailable(self._failure or "")
             return (await self._refresh(generation, stale_ok=False)).find(kid, algorithm)
         if now - self._fetched_at >= self.config.keys_ttl and not failing:
-            keys = await self._refresh(generation, stale_ok=True)
+            found = (await self._refresh(generation, stale_ok=True)).find(kid, algorithm)
+            if found or self._failure is None:  # fetched just now: no other key to find
+                return found
+            raise IssuerUnavailable(self._failure)  # the old keys do not fit; cannot ask
         found = keys.find(kid, algorithm)
         if found:
             return found
