@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.mcp.helpers import HttpServer
+from tests.mcp.server.oidc import OpenIdProvider
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -20,3 +21,14 @@ def http_server() -> Iterator[HttpServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def openid_provider() -> Iterator[OpenIdProvider]:
+    """A real OpenID provider (npm oidc-provider), one process per test session."""
+    provider = OpenIdProvider()
+    provider.start()
+    try:
+        yield provider
+    finally:
+        provider.stop()

@@ -44,6 +44,7 @@ __all__ = [
     "TEMP_PREFIX",
     "Cancellation",
     "EventActions",
+    "Identity",
     "Invocation",
     "ProgressReporter",
     "State",

@@ -101,6 +101,7 @@ def test_a_server_keeps_its_public_attributes() -> None:
     server = toolsets.mcp.McpServer([])
     public = sorted(name for name in vars(server) if not name.startswith("_"))
     assert public == [
+        "auth",
         "callbacks",
         "default_timeout",
         "name",

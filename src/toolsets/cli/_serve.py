@@ -44,6 +44,7 @@ from toolsets.cli._options import (
     source_words,
     tool_timeout_option,
 )
+from toolsets.cli._serve_auth import Settings, auth_note, auth_options, auth_settings, server_auth
 from toolsets.cli._sources import (
     DEFAULT_CONFIRM,
     ServedToolset,
@@ -263,7 +264,10 @@ over HTTP are given with --mcp-url (their headers with --mcp-header). Beyond thi
 machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clients use:
 requests with another Host header are refused (against DNS rebinding). Every wait on a
 client is bounded (--header-timeout, --body-timeout, --keep-alive-timeout), and
-connections past --max-connections are answered 503 at once.
+connections past --max-connections are answered 503 at once. Beyond this machine, the
+server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
+2.1 authorization server issued for it: clients discover it from the server's metadata)
+or, to serve without authorization on purpose, --no-auth.
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
@@ -291,7 +295,8 @@ Examples:
   toolsets serve petstore.yaml --print-config
   toolsets serve petstore.yaml --credential api_key=KEY
   toolsets serve claude_desktop_config.json --http 127.0.0.1:8000 --confirm never
-  toolsets serve openapi.json --http 0.0.0.0:8000 --allowed-host 'mcp.example.com:*'
+  toolsets serve openapi.json --http 0.0.0.0:8000 --allowed-host 'mcp.example.com:*' \\
+      --auth-issuer https://login.example.com --required-scope tools
   toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
   toolsets serve github.json --search --code-mode --print-config
 """,
@@ -327,6 +332,7 @@ Examples:
     metavar="BYTES",
     help="Over HTTP: the largest request body (default 4 MiB).",
 )
+@auth_options
 @_limit_options
 @tool_timeout_option
 @catalog_options
@@ -366,9 +372,13 @@ def serve_command(
         max_body=max_body,
         limits=limits,
     )
+    own = any(kind_of(source) == "python" for source in sources)
+    auth = auth_settings(params, http, sources, own_servers=own)
     name = server_name or _server_name(sources)
     terminal = Terminal()
-    server = ServerOptions(name=name, tool_timeout=params["tool_timeout"], catalog=catalog)
+    server = ServerOptions(
+        name=name, tool_timeout=params["tool_timeout"], catalog=catalog, auth=auth
+    )
     if print_config:
         _print_config(terminal, sources, params, server, http)
         return
@@ -457,6 +467,10 @@ def _print_config(
     terminal.result(config)
     if secrets:
         terminal.note(f"fill in: {', '.join(secrets)}")
+    if http is not None:
+        note = auth_note(server.auth, _url(http))
+        if note is not None:
+            terminal.note(note)
 
 
 def _serve_stdio(
@@ -507,7 +521,7 @@ def _serve_http(
     # It listens once the sources are loaded (a client connecting meanwhile is refused,
     # not kept waiting).
     sock = _bound(host, port)
-    where = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+    where = _url(http)
 
     def serving(workers_said: str = "") -> None:
         # Listening from now on: a client that connects is answered once uvicorn has
@@ -528,6 +542,7 @@ def _serve_http(
                     async with opened(terminal, sources, params) as (toolset, _):
                         made = _server(toolset, server, loading)
                         loaded()
+                        _check_exposure(made, host)
                         serving()
                         await made.serve_http(host, port, sock=sock, **options)
 
@@ -562,6 +577,7 @@ def _serve_workers(
     host, port = http
     with _worker_config(server.name, sources, loading, server):
         made = _server(toolset, server, loading)
+        _check_exposure(made, host)
         serving(f" ({workers} workers)")
         made.run_http(
             host,
@@ -571,6 +587,24 @@ def _serve_workers(
             sock=sock,
             **options,
         )
+
+
+def _check_exposure(made: McpServer, host: str) -> None:
+    """Raises:
+    CommandError: an McpServer of a module, without authorization, would be served
+        beyond this machine."""
+    from toolsets.mcp.server._auth import check_exposure
+
+    try:
+        check_exposure(made.auth, host)
+    except ValueError as exc:
+        raise CommandError(f"{exc} (on the command line: --auth-issuer URL or --no-auth)") from exc
+
+
+def _url(http: tuple[str, int]) -> str:
+    """The MCP endpoint's URL when served on ``http``."""
+    host, port = http
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
 
 
 _BACKLOG = 2048
@@ -659,6 +693,8 @@ class ServerOptions:
     """Seconds a call may take, unless the tool says otherwise."""
     catalog: Catalog = field(default_factory=Catalog)
     """``--search`` and ``--code-mode``."""
+    auth: Settings = None
+    """``--auth-issuer`` and its options, or ``--no-auth`` (`auth_settings`)."""
 
     def plain(self) -> dict[str, Any]:
         """As JSON values (for the workers: `from_plain` reads them back)."""
@@ -679,8 +715,18 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
     from toolsets.mcp import McpServer
 
     wraps = server.catalog.wraps
+    auth = server_auth(server.auth, os.environ)
     if isinstance(toolset, ServedToolset) and wraps is None:
-        return toolset.server  # module:attribute naming an McpServer: as it is
+        # module:attribute naming an McpServer: as it is, with its own authorization
+        # unless the command line gives one.
+        if auth is not None:
+            if toolset.server.auth is not None:
+                raise CommandError(
+                    "--auth-issuer and --no-auth cannot apply to an McpServer "
+                    "(module:attribute) that has its own auth"
+                )
+            toolset.server.auth = auth
+        return toolset.server
     if _holds_served(toolset):
         raise CommandError(
             f"{wraps or _wrapping(options)} cannot apply to an McpServer (module:attribute): "
@@ -699,6 +745,7 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
         name=server.name,
         credentials=credentials,
         tool_timeout=server.tool_timeout,
+        auth=auth,
     )
 
 

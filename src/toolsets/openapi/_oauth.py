@@ -36,11 +36,15 @@ from toolsets._http import map_http_errors
 from toolsets._urls import is_loopback, safe_url
 
 __all__ = [
+    "OIDC_SUFFIX",
     "AuthorizationCodeFlow",
     "ClientAuthMethod",
     "ClientCredentials",
     "OAuth",
+    "check_secure",
+    "discover",
     "is_expired",
+    "request_token",
 ]
 
 ClientAuthMethod = Literal["client_secret_basic", "client_secret_post"]

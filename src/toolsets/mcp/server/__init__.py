@@ -1,5 +1,6 @@
 """Any toolset served as an MCP server: `McpServer` (stdio and streamable HTTP, both
-protocol eras), with resources, resource templates and prompts of its own (`Resource`,
+protocol eras; over HTTP an OAuth 2.1 resource server with `OAuthResourceServer` and
+`Introspection`), with resources, resource templates and prompts of its own (`Resource`,
 `ResourceTemplate`, `Prompt` and the decorators), resumable event streams
 (`SessionEventStore`), the store of the request states taken (`SpentStates`), and each
 calling user's own upstream credential (`UserCredentials`, `TokenExchange`); each call's
@@ -9,6 +10,7 @@ The names are re-exported by `toolsets.mcp`, which is where users import them fr
 (importing them from there loads this package on first use only)."""
 
 from toolsets.mcp.server._audit import AUDIT_LOGGER, AuditOutcome, AuditRecord
+from toolsets.mcp.server._auth import Introspection, OAuthResourceServer
 from toolsets.mcp.server._catalog import (
     Completer,
     Prompt,
@@ -32,7 +34,7 @@ from toolsets.mcp.server._server import (
     McpServer,
 )
 from toolsets.mcp.server._spent import MemorySpentStates, SpentStates
-from toolsets.mcp.server._upstream import CredentialResolver, UserCredentials
+from toolsets.mcp.server._upstream import CredentialResolver, ServerCredentials, UserCredentials
 
 __all__ = [
     "AUDIT_LOGGER",
@@ -46,14 +48,17 @@ __all__ = [
     "CredentialResolver",
     "CredentialsFor",
     "IncomingRequest",
+    "Introspection",
     "InvocationFor",
     "McpServer",
     "MemorySpentStates",
+    "OAuthResourceServer",
     "Prompt",
     "PromptArgument",
     "PromptMessages",
     "Resource",
     "ResourceTemplate",
+    "ServerCredentials",
     "SessionEventStore",
     "SpentStates",
     "TokenExchange",

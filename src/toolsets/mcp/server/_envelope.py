@@ -38,7 +38,7 @@ from toolsets._results import clip
 from toolsets.mcp.server._checks import replaying
 from toolsets.schema._restore import json_kind
 
-__all__ = ["EnvelopeChecks"]
+__all__ = ["EnvelopeChecks", "header", "route_path"]
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.encode("ascii")
 _SESSION_HEADER = MCP_SESSION_ID_HEADER.encode("ascii")
@@ -67,10 +67,10 @@ class EnvelopeChecks:
         self._read = RequestBodyLimitMiddleware(self._check, max_body_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or _route(scope) != self.path:
+        if scope["type"] != "http" or scope["method"] != "POST" or route_path(scope) != self.path:
             await self.app(scope, receive, send)
             return
-        version = _header(scope, _VERSION_HEADER)
+        version = header(scope, _VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await self.app(scope, receive, send)  # the SDK's 2026-07-28 entry checks it all
             return
@@ -115,7 +115,7 @@ class EnvelopeChecks:
         shape = _shape_problem(message)
         if shape is not None:
             return INVALID_REQUEST, f"Invalid Request: {shape}", known_id
-        version = _header(scope, _VERSION_HEADER)
+        version = header(scope, _VERSION_HEADER)
         said = _meta_version(message)
         if said is not None and said in MODERN_PROTOCOL_VERSIONS and version != said:
             wrong = "is missing" if version is None else f"says {clip(version, 40)!r}"
@@ -130,7 +130,7 @@ class EnvelopeChecks:
             self.stateful
             and "method" in message
             and message["method"] != "initialize"
-            and _header(scope, _SESSION_HEADER) is None
+            and header(scope, _SESSION_HEADER) is None
         ):
             return (
                 INVALID_REQUEST,
@@ -175,7 +175,7 @@ def _meta_version(message: dict[str, Any]) -> str | None:
     return said if isinstance(said, str) else None
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+def header(scope: Scope, name: bytes) -> str | None:
     """The first value of the header ``name`` (lower case), None without one."""
     for key, value in scope["headers"]:
         if key == name:
@@ -184,7 +184,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _route(scope: Scope) -> str:
+def route_path(scope: Scope) -> str:
     """The request's path within the app (as Starlette routes it, under a mount)."""
     path: str = scope["path"]
     root: str = scope.get("root_path", "")

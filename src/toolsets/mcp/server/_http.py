@@ -33,6 +33,7 @@ from starlette.applications import Starlette
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
+from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth, check_exposure
 from toolsets.mcp.server._checks import RequestChecks
 from toolsets.mcp.server._envelope import EnvelopeChecks
 from toolsets.mcp.server._events import SessionEventStore
@@ -82,6 +83,7 @@ class ServesHttp(abc.ABC):
     waiting call's state."""
 
     server: Server[Any]
+    auth: ServerAuth
 
     @abc.abstractmethod
     def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None:
@@ -142,7 +144,7 @@ class ServesHttp(abc.ABC):
             event_store=event_store,
             retry_interval=retry_interval,
         )
-        return options.made(self.server, path)
+        return options.made(self.server, path, self.auth)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
@@ -150,6 +152,7 @@ class ServesHttp(abc.ABC):
         of `run_http`, and ``sock``: a socket bound already, served instead of binding
         ``host``:``port``."""
         sock: socket.socket | None = options.pop("sock", None)
+        check_exposure(self.auth, _bound(host, sock))
         sockets = [sock] if sock is not None else None
         await uvicorn.Server(_config(self, host, port, options)).serve(sockets=sockets)
 
@@ -192,6 +195,7 @@ class ServesHttp(abc.ABC):
         if workers < 1:
             raise ValueError("workers must be at least 1")
         sock: socket.socket | None = options.pop("sock", None)
+        check_exposure(self.auth, _bound(host, sock))
         if workers == 1:
             served = uvicorn.Server(_config(self, host, port, options))
             with contextlib.suppress(KeyboardInterrupt):
@@ -241,8 +245,9 @@ class _AppOptions:
             "max_body_bytes": self.max_body,
         }
 
-    def made(self, server: Server[Any], path: str) -> Starlette:
-        """The app serving ``server`` at ``path``."""
+    def made(self, server: Server[Any], path: str, auth: ServerAuth = None) -> Starlette:
+        """The app serving ``server`` at ``path`` (a resource server when ``auth`` is
+        `OAuthResourceServer`)."""
         store: EventStore | None = None
         if not self.stateless and self.event_store is not None:
             store = SessionEventStore() if self.event_store == "memory" else self.event_store
@@ -264,10 +269,22 @@ class _AppOptions:
         app.add_middleware(
             EnvelopeChecks, path=path, stateful=stateful, max_body_bytes=self.max_body
         )
+        if isinstance(auth, OAuthResourceServer):
+            # Imported here: serving without authorization never loads PyJWT.
+            from toolsets.mcp.server._auth._app import protect
+
+            protect(app, auth, path, server.name)
         app.add_middleware(RequestChecks, **self._checks())
         if isinstance(store, SessionEventStore):
             store.bind(server.session_manager)
         return app
+
+
+def _bound(host: str, sock: socket.socket | None) -> str:
+    """The address served: the socket's when one is given, else ``host``."""
+    if sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return host
+    return str(sock.getsockname()[0])
 
 
 async def _nothing(scope: Any, receive: Any, send: Any) -> None:

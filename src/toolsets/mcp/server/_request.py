@@ -13,7 +13,7 @@ from mcp.server.context import ServerRequestContext
 from starlette.requests import Request
 
 from toolsets._auth import AuthConfig
-from toolsets._context import Invocation
+from toolsets._context import Identity, Invocation
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
@@ -25,6 +25,7 @@ __all__ = [
     "InvocationFor",
     "connection",
     "headers_of",
+    "identity_of",
     "incoming",
 ]
 
@@ -49,6 +50,9 @@ class IncomingRequest:
     session_id: str | None = None
     """The MCP session, as the server made it (stateful streamable HTTP only; None
     over stdio and stateless HTTP, whatever ``Mcp-Session-Id`` header came)."""
+    identity: Identity | None = None
+    """Who is calling, as the server's authorization validated the request's access
+    token (None: the server has none, e.g. over stdio)."""
 
     @property
     def bearer_token(self) -> str | None:
@@ -86,7 +90,18 @@ def incoming(ctx: Context) -> IncomingRequest:
         # The session the SDK's transport made and checked the request against; never
         # the header itself (a client sends any it likes to a stateless server).
         session_id=connection(ctx).session_id,
+        identity=identity_of(ctx),
     )
+
+
+def identity_of(ctx: Context) -> Identity | None:
+    """Who sent the request of ``ctx``, as the server's `AuthGuard` validated its token
+    (the SDK's authenticated user on the HTTP request carries it), None without one."""
+    http = ctx.request
+    if not isinstance(http, Request):
+        return None
+    identity = getattr(http.scope.get("user"), "caller", None)
+    return identity if isinstance(identity, Identity) else None
 
 
 def connection(ctx: Context) -> Connection:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 from mcp.server.lowlevel.server import Server
 
-from toolsets._auth import AuthCredential
 from toolsets._concurrency import check_timeout
 from toolsets._consumers import CallsTools, toolset_of
 from toolsets._context import Invocation
@@ -25,6 +24,7 @@ from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, Callbacks
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.mcp.server._asking import Asking
+from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth
 from toolsets.mcp.server._catalog import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp.server._changes import AnnouncingServer, Changes
 from toolsets.mcp.server._completion import Completion
@@ -39,8 +39,8 @@ from toolsets.mcp.server._resources import Resources
 from toolsets.mcp.server._spent import MemorySpentStates, SpentStates
 from toolsets.mcp.server._state import MAX_SESSION_STATES, SESSION_STATE_TTL, Requests
 from toolsets.mcp.server._stdio import ServesStdio
-from toolsets.mcp.server._tools import CONFIRMATION_TIMEOUT, Credentials, Tools
-from toolsets.mcp.server._upstream import UserCredentials
+from toolsets.mcp.server._tools import CONFIRMATION_TIMEOUT, Tools
+from toolsets.mcp.server._upstream import ServerCredentials
 
 __all__ = [
     "CONFIRMATION_TIMEOUT",
@@ -127,6 +127,13 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
             one; each is taken once, so answers sent twice run nothing twice): by
             default this process's memory (`MemorySpentStates`). Processes that
             serve the same clients should share one, as they share the state key.
+        auth: Who may call over HTTP: an `OAuthResourceServer` makes the server an
+            OAuth 2.1 resource server (every request needs a bearer token its issuer
+            issued for this server; the caller's `Identity` is ``ctx.identity``, and by
+            default the `Invocation`'s ``user_id`` and ``scopes``); ``"none"``: anyone,
+            said on purpose; None (the default): anyone, and so `serve_http` and
+            `run_http` serve on this machine only (a loopback address). Over stdio
+            there is no authorization (the client started the server).
 
     Raises:
         ToolDefinitionError: two resources at one URI (or two templates alike), two
@@ -142,10 +149,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         instructions: str | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         callbacks: Callbacks | None = None,
-        credentials: Mapping[str, AuthCredential | str]
-        | CredentialsFor
-        | UserCredentials
-        | None = None,
+        credentials: ServerCredentials = None,
         invocation: Invocation | InvocationFor | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
         resources: Iterable[Resource | ResourceTemplate] = (),
@@ -153,6 +157,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         max_session_states: int = MAX_SESSION_STATES,
         session_state_ttl: float = SESSION_STATE_TTL,
         spent_states: SpentStates | None = None,
+        auth: ServerAuth = None,
     ) -> None:
         self.toolset = toolset_of(toolset)
         """What is served."""
@@ -160,6 +165,10 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self.default_timeout = check_timeout(tool_timeout, "tool_timeout")
         """Seconds a call may take, unless the tool says otherwise."""
         self.callbacks = callbacks if callbacks is not None else NO_CALLBACKS
+        if auth is not None and auth != "none" and not isinstance(auth, OAuthResourceServer):
+            raise TypeError(f"auth must be an OAuthResourceServer, 'none' or None, not {auth!r}")
+        self.auth: ServerAuth = auth
+        """Who may call over HTTP (see ``auth``)."""
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.page_size = page_size
@@ -196,7 +205,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         requests: Requests,
         gateway: Gateway,
         logging: Logging,
-        credentials: Credentials,
+        credentials: ServerCredentials,
     ) -> None:
         """Register the requests each feature answers on the SDK's server (which
         advertises the capabilities they make). A new feature is a module, and a line

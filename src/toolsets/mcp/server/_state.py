@@ -78,19 +78,24 @@ class Requests:
         """What the request of ``ctx`` says, and the `Invocation` it runs in, its
         client's kept state over the invocation's own."""
         request = incoming(ctx)
-        given = self._invocation
+        given, identity = self._invocation, request.identity
         made: Invocation
         if given is None:  # each request its own run, in the client's session if any
+            caller: dict[str, Any] = {}
+            if identity is not None:  # the token says who calls, and what they may do
+                caller = {"user_id": identity.subject, "scopes": identity.scopes}
             session = request.session_id
             if session is None:
-                made = Invocation(app_name=self._app_name)
+                made = Invocation(app_name=self._app_name, **caller)
             else:
-                made = Invocation(app_name=self._app_name, session_id=session)
+                made = Invocation(app_name=self._app_name, session_id=session, **caller)
         elif isinstance(given, Invocation):
             made = given
         else:
             # A sync function may block (a database, a token lookup): in a worker thread.
             made = await ask(given, request)
+        if identity is not None and made.identity != identity:
+            made = replace(made, identity=identity)
         kept = self._kept(self.client(ctx, made))
         if kept:  # what the client's calls wrote, over the invocation's own state
             made = replace(made, state={**made.state, **kept})

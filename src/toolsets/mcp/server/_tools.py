@@ -42,9 +42,13 @@ from toolsets.mcp.server._listing import (
     offered,
     same_offer,
 )
-from toolsets.mcp.server._request import Context, CredentialsFor, IncomingRequest
+from toolsets.mcp.server._request import Context, IncomingRequest
 from toolsets.mcp.server._state import Requests
-from toolsets.mcp.server._upstream import UserCredentials, user_credential_result
+from toolsets.mcp.server._upstream import (
+    ServerCredentials,
+    UserCredentials,
+    user_credential_result,
+)
 
 __all__ = ["CONFIRMATION_TIMEOUT", "Tools"]
 
@@ -52,9 +56,6 @@ logger = logging.getLogger("toolsets.mcp.server")
 
 CONFIRMATION_TIMEOUT = ASK_TIMEOUT
 """Seconds the user has to answer a confirmation asked mid-request (2025-11-25)."""
-
-Credentials = Mapping[str, AuthCredential | str] | CredentialsFor | UserCredentials | None
-"""The server's ``credentials`` (see `McpServer`)."""
 
 
 @dataclass(eq=False)
@@ -67,7 +68,7 @@ class Tools:
     requests: Requests
     asking: Asking
     changes: Changes
-    credentials: Credentials
+    credentials: ServerCredentials
     page_size: int
     _listings: Listings = field(default_factory=Listings, init=False)
     _by_name: ByName = field(default_factory=ByName, init=False)

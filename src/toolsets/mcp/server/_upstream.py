@@ -30,6 +30,7 @@ from toolsets._context import Identity, ToolContext
 from toolsets._errors import AuthError, SpecError
 from toolsets._invoke import CredentialNeeded
 from toolsets._results import error_result
+from toolsets.mcp.server._request import CredentialsFor
 
 if TYPE_CHECKING:
     import mcp.types as mt
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "USER_CREDENTIALS_ENV",
     "CredentialResolver",
+    "ServerCredentials",
     "UserCredentials",
     "user_credential_result",
 ]
@@ -224,6 +226,14 @@ class UserCredentials:
     def __repr__(self) -> str:
         fallback = ", with a fallback" if self._fallback is not None else ""
         return f"UserCredentials({self._resolve_with!r}{fallback})"
+
+
+ServerCredentials: TypeAlias = (
+    Mapping[str, AuthCredential | str] | CredentialsFor | UserCredentials | None
+)
+"""What `McpServer` takes as ``credentials``: one credential for each security scheme
+(by name), a function of the request finding one (`CredentialsFor`), or each calling
+user's own (`UserCredentials`); None: none."""
 
 
 def _is_async(fn: object) -> bool:

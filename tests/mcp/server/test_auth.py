@@ -1,0 +1,198 @@
+"""`McpServer` as an OAuth 2.1 resource server, against a real OpenID provider (npm
+``oidc-provider``, `tests.mcp.server.oidc`): tokens by client credentials (JWTs checked
+against the issuer's keys, opaque ones introspected), the protected resource metadata
+(RFC 9728), the ``401``/``403`` challenges, the caller's `Identity` on the tool's context,
+and the safe default (no serving beyond this machine without authorization)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.mcp.server.auth_helpers import (
+    Served,
+    assert_nothing_secret_logged,
+    call,
+    challenge,
+    result_of,
+    serving,
+)
+from tests.mcp.server.oidc import CLAIMS, OpenIdProvider
+from toolsets import Identity, ToolContext
+from toolsets.mcp import McpServer, McpToolset, StreamableHttp
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def served(openid_provider: OpenIdProvider) -> Iterator[Served]:
+    with serving(openid_provider) as served:
+        yield served
+
+
+# --- a good token ----------------------------------------------------------------------
+
+
+async def test_a_client_credentials_token_calls_a_tool_which_sees_who_calls(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    token = await openid_provider.token(served.url)
+    before = len(served.ran)
+    response = await call(served.url, token)
+    assert response.status_code == 200, response.text
+    assert result_of(response)["structuredContent"] == {"subject": "service", "client": "service"}
+    [invocation] = served.ran[before:]
+    identity = invocation.identity
+    assert identity is not None
+    assert identity.expires_at is not None
+    assert identity == Identity(
+        subject="service",
+        issuer=openid_provider.issuer,
+        client_id="service",
+        scopes=frozenset({"tools:read", "tools:call", "admin"}),
+        claims={name: CLAIMS["service"][name] for name in ("email", "roles")},
+        expires_at=identity.expires_at,
+    )
+    # The default invocation is the caller's: its user, and the scopes the token grants.
+    assert invocation.user_id == "service"
+    assert invocation.scopes == identity.scopes
+    assert token not in repr(invocation)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_sdk_client_with_a_bearer_token_lists_and_calls_in_both_eras(
+    served: Served, openid_provider: OpenIdProvider, mode: str
+) -> None:
+    token = await openid_provider.token(served.url)
+    headers = {"Authorization": f"Bearer {token}"}
+    with anyio.fail_after(20):
+        async with httpx2.AsyncClient(headers=headers) as http:
+            transport = streamable_http_client(served.url, http_client=http)
+            async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+                listed = await client.list_tools()
+                called = await client.call_tool("whoami", {})
+    assert [each.name for each in listed.tools] == ["whoami"]
+    assert called.structured_content == {"subject": "service", "client": "service"}
+
+
+async def test_an_mcp_toolset_with_a_bearer_header_calls_the_protected_server(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    token = await openid_provider.token(served.url)
+    transport = StreamableHttp(url=served.url, headers={"Authorization": f"Bearer {token}"})
+    with anyio.fail_after(20):
+        async with McpToolset(transport) as toolset:
+            [whoami] = await toolset.list_tools(ToolContext())
+            answer = await whoami.run({}, ToolContext())
+    assert answer == {"subject": "service", "client": "service"}
+
+
+async def test_an_opaque_token_is_introspected_once_then_its_answer_is_kept(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    token = await openid_provider.token(served.url, client="opaque-service")
+    assert token.count(".") != 2
+    before = (await openid_provider.state())["introspection_requests"]
+    first, second = await call(served.url, token), await call(served.url, token)
+    assert (first.status_code, second.status_code) == (200, 200)
+    assert result_of(second)["structuredContent"]["client"] == "opaque-service"
+    assert (await openid_provider.state())["introspection_requests"] == before + 1
+
+
+# --- the metadata and the challenges ---------------------------------------------------
+
+
+async def test_the_protected_resource_metadata_names_the_resource_issuer_and_scopes(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    root = served.url.removesuffix("/mcp")
+    async with httpx2.AsyncClient(timeout=20) as http:
+        for url in (served.metadata_url, f"{root}/.well-known/oauth-protected-resource"):
+            response = await http.get(url)
+            assert response.status_code == 200
+            assert response.json() == {
+                "resource": served.url,
+                "authorization_servers": [openid_provider.issuer],
+                "scopes_supported": ["tools:call"],
+                "bearer_methods_supported": ["header"],
+                "resource_name": "guarded",
+            }
+
+
+async def test_a_request_without_a_token_is_answered_401_naming_the_metadata(
+    served: Served,
+) -> None:
+    before = len(served.ran)
+    response = await call(served.url)
+    assert response.status_code == 401
+    parameters = challenge(response)
+    assert parameters["resource_metadata"] == served.metadata_url
+    assert parameters["scope"] == "tools:call"
+    assert "error" not in parameters  # RFC 6750: no error code when no token came
+    assert response.json()["error_description"].startswith("this server needs an access token")
+    assert served.ran[before:] == []
+
+
+async def test_a_token_without_a_required_scope_is_answered_403_insufficient_scope(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    token = await openid_provider.token(served.url, scope="tools:read")
+    before = len(served.ran)
+    response = await call(served.url, token)
+    assert response.status_code == 403
+    parameters = challenge(response)
+    assert parameters["error"] == "insufficient_scope"
+    assert parameters["scope"] == "tools:call"
+    assert "tools:call" in response.json()["error_description"]
+    assert served.ran[before:] == []
+
+
+# --- the safe default --------------------------------------------------------------------
+
+
+def unprotected(auth: Any = None) -> McpServer:
+    return McpServer([], auth=auth)
+
+
+async def test_serving_beyond_this_machine_without_authorization_is_refused() -> None:
+    with pytest.raises(ValueError, match="without authorization") as raised:
+        await unprotected().serve_http("0.0.0.0", 0)
+    assert "auth=OAuthResourceServer" in str(raised.value)
+    assert "auth='none'" in str(raised.value)
+    with pytest.raises(ValueError, match="without authorization"):
+        unprotected().run_http("::", 0)
+
+
+async def test_a_socket_bound_beyond_this_machine_counts_as_the_address_served() -> None:
+    with socket.socket() as sock:
+        sock.bind(("0.0.0.0", 0))
+        with pytest.raises(ValueError, match="without authorization"):
+            await unprotected().serve_http(sock=sock)
+
+
+def test_auth_none_serves_beyond_this_machine_on_purpose_and_loopback_needs_nothing() -> None:
+    from toolsets.mcp.server._auth import check_exposure
+
+    check_exposure("none", "0.0.0.0")
+    for host in ("127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"):
+        check_exposure(None, host)
+    with pytest.raises(TypeError, match="auth must be"):
+        unprotected(auth="open")
+
+
+async def test_nothing_about_the_token_is_logged_when_a_good_one_is_used(
+    served: Served, openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = await openid_provider.token(served.url)
+    with caplog.at_level(logging.DEBUG):
+        response = await call(served.url, token)
+    assert response.status_code == 200
+    assert_nothing_secret_logged(caplog, token)
