@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from starlette.applications import Starlette
 
 from toolsets.mcp.server._auth._config import OAuthResourceServer
@@ -42,10 +43,14 @@ class _Client:
 def protect(app: Starlette, config: OAuthResourceServer, path: str, name: str) -> TokenValidator:
     """Make ``app`` (serving MCP at ``path``) a resource server as ``config`` says: add
     the metadata routes, and `AuthGuard` as the next middleware (inside those added
-    after it); its lifespan closes the client it opened. The `TokenValidator` it uses."""
+    after it), with the SDK's ``AuthContextMiddleware`` inside it; its lifespan closes
+    the client it opened. The `TokenValidator` it uses."""
     client = _Client(config.http_client)
     validator = TokenValidator(config, client)
     app.router.routes.extend(metadata_routes(config, path, name))
+    # Inside the guard: the SDK's get_access_token() gives a request's validated token
+    # (token exchange reads it there, and nowhere else).
+    app.add_middleware(AuthContextMiddleware)
     app.add_middleware(AuthGuard, config=config, validator=validator, path=path)
     inner = app.router.lifespan_context
 
