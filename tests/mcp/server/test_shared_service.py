@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.helpers import serve_app
 from tests.mcp.server.oidc import SECRETS, OpenIdProvider, public_jwk
 from tests.openapi.helpers import RecordingServer, recording_server
-from toolsets import AccessPolicy, AccessRule, restricted, tool
+from toolsets import AccessPolicy, AccessRule, Invocation, restricted, tool
 from toolsets.mcp import (
     McpServer,
     OAuthResourceServer,
@@ -271,3 +271,13 @@ async def test_a_served_tool_reads_the_callers_validated_token_where_the_sdk_kee
         token = await openid_provider.token(url)
         await calls(url, token, ("peek", {}))
     assert seen == [token]
+
+
+async def test_a_server_given_an_invocation_of_its_own_still_grants_the_tokens_scopes(
+    openid_provider: OpenIdProvider,
+) -> None:
+    async with shared(openid_provider, invocation=Invocation(app_name="things")) as service:
+        bob = service.user_token("bob", "tools:call admin")
+        offered, results = await calls(service.url, bob, ("delete_thing", {"id": "4"}))
+    assert offered == ["delete_thing", "get_thing"]
+    assert results == [{"ok": True}]

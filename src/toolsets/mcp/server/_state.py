@@ -94,8 +94,12 @@ class Requests:
         else:
             # A sync function may block (a database, a token lookup): in a worker thread.
             made = await ask(given, request)
-        if identity is not None and made.identity != identity:
-            made = replace(made, identity=identity)
+        if identity is not None and not (
+            made.identity == identity and identity.scopes <= made.scopes
+        ):
+            # Who calls is the token's to say, and it grants its scopes whatever
+            # invocation the server was given (its own scopes are added to them).
+            made = replace(made, identity=identity, scopes=made.scopes | identity.scopes)
         kept = self._kept(self.client(ctx, made))
         if kept:  # what the client's calls wrote, over the invocation's own state
             made = replace(made, state={**made.state, **kept})
