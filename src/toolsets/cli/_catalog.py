@@ -184,11 +184,14 @@ def offered(
     toolset: Toolset,
     catalog: Catalog,
     credential: Callable[[AuthConfig], AuthCredential | None],
+    *,
+    callers: Callable[[Any, AuthConfig], Any] | None = None,
 ) -> Toolset:
     """``toolset`` as ``catalog`` offers it: ``code_mode(searchable(toolset))`` with both
     (the program searches, then calls what it found). A tool called from a program that
     needs a credential gets the one ``credential`` finds (``--credential`` or the
-    environment), never another."""
+    environment), never another; or, given ``callers`` (a function of the call's context
+    and the tool's `AuthConfig`), the one of the program's caller."""
     if catalog.search:
         toolset = searchable(toolset, pinned=catalog.pinned, max_loaded=catalog.max_loaded)
     if catalog.code_mode:
@@ -200,6 +203,6 @@ def offered(
             toolset,
             timeout=catalog.code_timeout,
             max_tool_calls=catalog.max_tool_calls,
-            credentials=credentials,
+            credentials=callers or credentials,
         )
     return toolset

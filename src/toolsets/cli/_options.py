@@ -287,6 +287,7 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         debug=_debugging(),
         confirm=params["confirm"].lower(),
         prefixes=given_prefixes(),
+        spec_credentials=params.get("spec_credentials", True),
     )
 
 

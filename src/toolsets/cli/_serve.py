@@ -44,6 +44,15 @@ from toolsets.cli._options import (
     source_words,
     tool_timeout_option,
 )
+from toolsets.cli._serve_access import (
+    Access,
+    access_options,
+    access_settings,
+    audit_to,
+    for_programs,
+    restricted_by,
+    user_credentials,
+)
 from toolsets.cli._serve_auth import Settings, auth_note, auth_options, auth_settings, server_auth
 from toolsets.cli._sources import (
     DEFAULT_CONFIRM,
@@ -267,7 +276,12 @@ client is bounded (--header-timeout, --body-timeout, --keep-alive-timeout), and
 connections past --max-connections are answered 503 at once. Beyond this machine, the
 server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
 2.1 authorization server issued for it: clients discover it from the server's metadata)
-or, to serve without authorization on purpose, --no-auth.
+or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a shared
+service: --access-policy FILE says which tools each caller may see and call (by its
+token's scopes, roles, groups); each caller's own credential goes upstream, never the
+client's token (--user-credentials FILE by subject, or --token-exchange AUDIENCE at the
+issuer; --credential then serves only those with none, given --credential-fallback);
+--audit-log PATH writes a JSON line per call.
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
@@ -297,6 +311,9 @@ Examples:
   toolsets serve claude_desktop_config.json --http 127.0.0.1:8000 --confirm never
   toolsets serve openapi.json --http 0.0.0.0:8000 --allowed-host 'mcp.example.com:*' \\
       --auth-issuer https://login.example.com --required-scope tools
+  toolsets serve openapi.json --http :8000 --auth-issuer https://login.example.com \\
+      --access-policy policy.yaml --token-exchange https://api.example.com \\
+      --token-exchange-client mcp-gateway --audit-log audit.jsonl
   toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
   toolsets serve github.json --search --code-mode --print-config
 """,
@@ -333,6 +350,7 @@ Examples:
     help="Over HTTP: the largest request body (default 4 MiB).",
 )
 @auth_options
+@access_options
 @_limit_options
 @tool_timeout_option
 @catalog_options
@@ -374,10 +392,11 @@ def serve_command(
     )
     own = any(kind_of(source) == "python" for source in sources)
     auth = auth_settings(params, http, sources, own_servers=own)
+    access = access_settings(params, issuer=auth.get("issuer") if isinstance(auth, dict) else None)
     name = server_name or _server_name(sources)
     terminal = Terminal()
     server = ServerOptions(
-        name=name, tool_timeout=params["tool_timeout"], catalog=catalog, auth=auth
+        name=name, tool_timeout=params["tool_timeout"], catalog=catalog, auth=auth, access=access
     )
     if print_config:
         _print_config(terminal, sources, params, server, http)
@@ -695,6 +714,8 @@ class ServerOptions:
     """``--search`` and ``--code-mode``."""
     auth: Settings = None
     """``--auth-issuer`` and its options, or ``--no-auth`` (`auth_settings`)."""
+    access: Access = field(default_factory=dict)
+    """``--access-policy``, each user's credentials, ``--audit-log`` (`access_settings`)."""
 
     def plain(self) -> dict[str, Any]:
         """As JSON values (for the workers: `from_plain` reads them back)."""
@@ -716,6 +737,14 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
 
     wraps = server.catalog.wraps
     auth = server_auth(server.auth, os.environ)
+    audit_to(server.access)
+    if isinstance(toolset, ServedToolset) and (
+        {"policy", "users", "exchange"} & server.access.keys()
+    ):
+        raise CommandError(
+            "--access-policy, --user-credentials and --token-exchange cannot apply to an "
+            "McpServer (module:attribute): it is served with its own toolset and credentials"
+        )
     if isinstance(toolset, ServedToolset) and wraps is None:
         # module:attribute naming an McpServer: as it is, with its own authorization
         # unless the command line gives one.
@@ -740,10 +769,15 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
     def credentials(request: object, config: AuthConfig) -> AuthCredential | None:
         return credential(config)
 
+    # Each user's own credentials, when given: the specs asked for none (see access).
+    users = user_credentials(server.access, given, os.environ, credential_for)
+    guarded = restricted_by(server.access, toolset)
+    assert guarded is not None
+    callers = for_programs(users) if users is not None else None
     return McpServer(
-        offered(toolset, server.catalog, credential),
+        offered(guarded, server.catalog, credential, callers=callers),
         name=server.name,
-        credentials=credentials,
+        credentials=users if users is not None else credentials,
         tool_timeout=server.tool_timeout,
         auth=auth,
     )

@@ -157,6 +157,10 @@ class SourceOptions:
     confirm: str = DEFAULT_CONFIRM
     """When calls ask the user first (``never``, ``destructive``, ``always``): applied
     once, over every source (see `Sources.open`)."""
+    spec_credentials: bool = True
+    """Give the specs ``--credential`` and ``TOOLSETS_CREDENTIAL_*`` when they are read;
+    False: every secured operation asks for its caller's own (``toolsets serve
+    --user-credentials`` or ``--token-exchange``)."""
 
 
 def kind_of(source: str) -> str:
@@ -538,6 +542,8 @@ class Sources:
             schemes = security_scheme_names(document)
         credentials = {**credentials_from_env(schemes, options.environ)}
         credentials.update({k: v for k, v in options.credentials.items() if k in schemes})
+        if not options.spec_credentials:  # each caller's own, asked for by every call
+            credentials = {}
         toolset = OpenApiToolset(
             text,
             spec_url=uri,

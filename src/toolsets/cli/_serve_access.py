@@ -1,0 +1,306 @@
+"""``toolsets serve``'s options for a shared service, beside ``--auth-issuer``: who may
+call which tool (``--access-policy FILE``), as whom upstream (each user's own credential:
+``--user-credentials FILE`` or ``env:VARIABLE``, or ``--token-exchange AUDIENCE``), and
+an audit line per call (``--audit-log PATH``).
+
+Each user's own credential: the specs are read without ``--credential`` (every secured
+operation asks for its caller's), and ``--credential`` (with ``TOOLSETS_CREDENTIAL_*``)
+serves only users with none of their own, and only with ``--credential-fallback``: the
+server's credential is never anyone's by default."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._context import ToolContext
+from toolsets._errors import AuthError, SpecError
+from toolsets._toolset import Toolset
+from toolsets.cli._errors import CommandError
+
+if TYPE_CHECKING:
+    from toolsets.mcp import UserCredentials
+
+__all__ = [
+    "ACCESS_PARAMS",
+    "TOKEN_EXCHANGE_SECRET_ENV",
+    "Access",
+    "access_options",
+    "access_settings",
+    "audit_to",
+    "for_programs",
+    "restricted_by",
+    "user_credentials",
+]
+
+TOKEN_EXCHANGE_SECRET_ENV = "TOOLSETS_TOKEN_EXCHANGE_SECRET"
+"""The environment variable holding ``--token-exchange-client``'s secret (never an
+option: a command line is seen by every user of the machine)."""
+ACCESS_PARAMS = (
+    "access_policy",
+    "user_credentials",
+    "token_exchange",
+    "token_exchange_client",
+    "token_endpoint",
+    "credential_fallback",
+    "audit_log",
+)
+"""The parameters the options add (`access_settings` takes them out)."""
+
+Access = dict[str, Any]
+"""The options as plain values (handed to worker processes as JSON): ``policy`` (a
+path), ``users`` (a path or ``env:VARIABLE``), ``exchange`` (`TokenExchange`'s keyword
+arguments but the secret), ``fallback`` (bool), ``audit`` (a path or ``-``); empty: none
+given."""
+
+
+def access_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the shared service's options to a command."""
+    decorators = [
+        click.option(
+            "--access-policy",
+            metavar="FILE",
+            help="With --auth-issuer: which tools each caller may see and call, from its "
+            "token's scopes, roles and groups (a YAML, JSON or TOML policy file).",
+        ),
+        click.option(
+            "--user-credentials",
+            metavar="FILE|env:VAR",
+            help="With --auth-issuer: each user's own credential for the APIs, by token "
+            "subject then security scheme (a YAML, JSON or TOML file, or a variable "
+            "holding that JSON).",
+        ),
+        click.option(
+            "--token-exchange",
+            metavar="AUDIENCE",
+            help="With --auth-issuer: each user's own credential for the APIs is a token "
+            "the issuer exchanges theirs for (RFC 8693), for AUDIENCE.",
+        ),
+        click.option(
+            "--token-exchange-client",
+            metavar="CLIENT_ID",
+            help="With --token-exchange: this server's client at the issuer (its secret "
+            f"in ${TOKEN_EXCHANGE_SECRET_ENV}).",
+        ),
+        click.option(
+            "--token-endpoint",
+            metavar="URL",
+            help="With --token-exchange: the issuer's token endpoint (default: from its metadata).",
+        ),
+        click.option(
+            "--credential-fallback",
+            is_flag=True,
+            help="With --user-credentials or --token-exchange: --credential (and "
+            "TOOLSETS_CREDENTIAL_*) serve callers who have none of their own.",
+        ),
+        click.option(
+            "--audit-log",
+            metavar="PATH",
+            help="Write a JSON line per tool call (who, which tool, outcome, duration; no "
+            "argument values) to PATH ('-': stderr).",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
+    """Take the shared service's options out of ``params``: the settings, checked (the
+    policy and the users' credentials read now, so a mistake is one line before
+    anything is served). Each user's own credentials make the specs read without
+    ``--credential`` (``params["spec_credentials"]`` is False).
+
+    Args:
+        params: The command's parameters.
+        issuer: ``--auth-issuer`` (None: none).
+
+    Raises:
+        click.UsageError: an option without the one it needs, two that exclude each
+            other, ``--credential`` with each user's own credentials but no
+            ``--credential-fallback``, a missing secret, or a file that is not right
+            (naming its key and line).
+    """
+    given = {name: params.pop(name) for name in ACCESS_PARAMS}
+    policy, users, audience = (
+        given["access_policy"],
+        given["user_credentials"],
+        given["token_exchange"],
+    )
+    needing = [
+        flag
+        for flag, name in (
+            ("--access-policy", "access_policy"),
+            ("--user-credentials", "user_credentials"),
+            ("--token-exchange", "token_exchange"),
+        )
+        if given[name] and issuer is None
+    ]
+    if needing:
+        raise click.UsageError(
+            f"{', '.join(needing)}: for --auth-issuer (without it no caller is identified)"
+        )
+    if users and audience:
+        raise click.UsageError("--user-credentials and --token-exchange cannot go together")
+    for flag, name in (
+        ("--token-exchange-client", "token_exchange_client"),
+        ("--token-endpoint", "token_endpoint"),
+    ):
+        if given[name] and not audience:
+            raise click.UsageError(f"{flag}: for --token-exchange")
+    per_user = bool(users or audience)
+    if given["credential_fallback"] and not per_user:
+        raise click.UsageError("--credential-fallback: for --user-credentials or --token-exchange")
+    if per_user and params.get("credentials") and not given["credential_fallback"]:
+        raise click.UsageError(
+            "--credential gives every caller the same credential, and --user-credentials or "
+            "--token-exchange each their own: add --credential-fallback to use it for "
+            "callers who have none of their own"
+        )
+    access: Access = {}
+    if policy:
+        access["policy"] = policy
+    if users:
+        access["users"] = users
+    if audience:
+        if not given["token_exchange_client"]:
+            raise click.UsageError("--token-exchange needs --token-exchange-client CLIENT_ID")
+        exchange: dict[str, Any] = {
+            "audience": audience,
+            "client_id": given["token_exchange_client"],
+        }
+        if given["token_endpoint"]:
+            exchange["token_endpoint"] = given["token_endpoint"]
+        else:
+            exchange["issuer"] = issuer
+        access["exchange"] = exchange
+    if per_user:
+        access["fallback"] = bool(given["credential_fallback"])
+        params["spec_credentials"] = False
+    if given["audit_log"]:
+        access["audit"] = given["audit_log"]
+    restricted_by(access, None)  # read now: a mistake is one line, before serving
+    user_credentials(access, {}, os.environ)
+    return access
+
+
+def restricted_by(access: Access, toolset: Toolset | None) -> Toolset | None:
+    """``toolset`` under ``--access-policy`` (as it is without one).
+
+    Raises:
+        click.UsageError: the policy file is not right (its key and line named).
+    """
+    path = access.get("policy")
+    if path is None:
+        return toolset
+    from toolsets import AccessPolicy, restricted
+
+    try:
+        policy = AccessPolicy.from_file(path)
+    except SpecError as exc:
+        raise click.UsageError(f"--access-policy {exc}") from exc
+    return None if toolset is None else restricted(toolset, policy)
+
+
+def user_credentials(
+    access: Access,
+    given: Mapping[str, str],
+    environ: Mapping[str, str],
+    credential_for: Callable[[AuthConfig, Mapping[str, str]], AuthCredential | None] | None = None,
+) -> UserCredentials | None:
+    """Each user's own credentials, as ``--user-credentials`` or ``--token-exchange``
+    say (None: neither given), ``--credential`` (``given``, found by ``credential_for``)
+    as their fallback with ``--credential-fallback``.
+
+    Raises:
+        click.UsageError: the file or variable is not right, or the token exchange's
+            secret is not in `TOKEN_EXCHANGE_SECRET_ENV`, or its URL is not https.
+    """
+    from toolsets.mcp import TokenExchange, UserCredentials
+
+    fallback = None
+    if access.get("fallback") and credential_for is not None:
+
+        def fallback(config: AuthConfig) -> AuthCredential | None:
+            return credential_for(config, given)
+
+    users = access.get("users")
+    try:
+        if users is not None:
+            if users.startswith("env:"):
+                return UserCredentials.from_env(users[4:], fallback=fallback)
+            return UserCredentials.from_file(users, fallback=fallback)
+        exchange = access.get("exchange")
+        if exchange is None:
+            return None
+        secret = environ.get(TOKEN_EXCHANGE_SECRET_ENV)
+        if not secret:
+            raise click.UsageError(
+                f"--token-exchange-client needs its secret in ${TOKEN_EXCHANGE_SECRET_ENV}"
+            )
+        return UserCredentials(TokenExchange(**exchange, client_secret=secret), fallback=fallback)
+    except SpecError as exc:
+        raise click.UsageError(f"--user-credentials {exc}") from exc
+    except ValueError as exc:
+        raise click.UsageError(f"--token-exchange: {exc}") from exc
+
+
+def for_programs(credentials: UserCredentials) -> Callable[[ToolContext, AuthConfig], Any]:
+    """What `code_mode` takes as ``credentials``: a program's call gets its caller's own
+    credential too (None when there is none: the call's result says it was not given)."""
+
+    async def credential(ctx: ToolContext, config: AuthConfig) -> AuthCredential | None:
+        try:
+            return await credentials.credential(ctx.identity, config)
+        except AuthError:
+            return None
+
+    return credential
+
+
+class _JsonLines(logging.Formatter):
+    """An audit record as one JSON line: its time, then its fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        audit = getattr(record, "audit", None)
+        fields = asdict(audit) if audit is not None else {"message": record.getMessage()}
+        return json.dumps({"time": self.formatTime(record), **fields}, default=str)
+
+
+def audit_to(access: Access) -> None:
+    """Send the audit records to ``--audit-log`` (once per process; nothing without it).
+
+    Raises:
+        CommandError: the file cannot be opened for appending.
+    """
+    where = access.get("audit")
+    if where is None:
+        return
+    from toolsets.mcp import AUDIT_LOGGER
+
+    logger = logging.getLogger(AUDIT_LOGGER)
+    name = f"toolsets-audit-log:{where}"
+    if any(each.get_name() == name for each in logger.handlers):
+        return
+    handler: logging.Handler
+    if where == "-":
+        handler = logging.StreamHandler(sys.stderr)
+    else:
+        try:
+            handler = logging.FileHandler(Path(where), encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"--audit-log {where}: {exc.strerror or exc}") from exc
+    handler.set_name(name)
+    handler.setFormatter(_JsonLines())
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # its lines go there, not among the command's warnings

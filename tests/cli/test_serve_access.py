@@ -1,0 +1,209 @@
+"""``toolsets serve`` as a shared service: ``--access-policy`` (which tools each caller
+may see and call), each user's own credential upstream (``--user-credentials``,
+``--token-exchange``; ``--credential`` only as the ``--credential-fallback``), and
+``--audit-log``; against the real OpenID provider and a real HTTP server as the API.
+Options that cannot work are refused in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.helpers import entry_point, environment, error_line, toolsets_command
+from tests.cli.test_serve import Served
+from tests.mcp.server.oidc import SECRETS, OpenIdProvider
+from tests.mcp.server.test_shared_service import SPEC, calls
+from tests.openapi.helpers import recording_server
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # the served command, a process of its own, is under test, not this loop
+
+
+POLICY = "rules:\n  - methods: [DELETE]\n    scopes: [admin]\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    spec = tmp_path / "things.json"
+    spec.write_text(json.dumps(SPEC), encoding="utf-8")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY, encoding="utf-8")
+    users = tmp_path / "users.yaml"
+    users.write_text("alice:\n  things_auth: alice-api-token\n", encoding="utf-8")
+    return {"spec": spec, "policy": policy, "users": users, "audit": tmp_path / "audit.log"}
+
+
+ISSUER = ("--auth-issuer", "https://login.example.com")
+LOCAL = ("--http", "127.0.0.1:1")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ((*LOCAL, "--access-policy", "{policy}"), "--access-policy: for --auth-issuer"),
+        ((*LOCAL, "--user-credentials", "{users}"), "--user-credentials: for --auth-issuer"),
+        (
+            (*LOCAL, *ISSUER, "--user-credentials", "{users}", "--token-exchange", "https://a"),
+            "cannot go together",
+        ),
+        (
+            (*LOCAL, *ISSUER, "--token-endpoint", "https://t"),
+            "--token-endpoint: for --token-exchange",
+        ),
+        (
+            (*LOCAL, *ISSUER, "--credential-fallback"),
+            "--credential-fallback: for --user-credentials",
+        ),
+        (
+            (*LOCAL, *ISSUER, "--user-credentials", "{users}", "--credential", "things_auth=k"),
+            "add --credential-fallback",
+        ),
+        ((*LOCAL, *ISSUER, "--token-exchange", "https://api"), "needs --token-exchange-client"),
+        (
+            (*LOCAL, *ISSUER, "--token-exchange", "https://api", "--token-exchange-client", "x"),
+            "TOOLSETS_TOKEN_EXCHANGE_SECRET",
+        ),
+        ((*LOCAL, *ISSUER, "--user-credentials", "env:NO_SUCH_VARIABLE"), "not set"),
+    ],
+)
+def test_shared_service_options_that_cannot_work_are_refused_in_one_line(
+    files: dict[str, Path], args: tuple[str, ...], said: str
+) -> None:
+    given = [arg.format(**{k: str(v) for k, v in files.items()}) for arg in args]
+    assert said in error_line(toolsets_command("serve", str(files["spec"]), *given))
+
+
+def test_a_policy_file_with_a_mistake_is_one_line_naming_its_key_and_line(
+    files: dict[str, Path],
+) -> None:
+    files["policy"].write_text("rules:\n  - method: [DELETE]\n", encoding="utf-8")
+    line = error_line(
+        toolsets_command(
+            "serve", str(files["spec"]), *LOCAL, *ISSUER, "--access-policy", str(files["policy"])
+        )
+    )
+    assert "line 2" in line
+    assert "rules.0.method" in line
+    assert "did you mean 'methods'?" in line
+
+
+class ServedWith(Served):
+    """`Served`, with more in its environment."""
+
+    def __init__(self, *args: str, cwd: Path, env: dict[str, str]) -> None:
+        super().__init__(*args, cwd=cwd)
+        self.env = env
+
+    def command(self) -> tuple[list[str], dict[str, str]]:
+        listen = f"127.0.0.1:{self.port}"
+        return [*entry_point(), "serve", *self.args, "--http", listen], environment(self.env)
+
+
+def serve_things(
+    files: dict[str, Path], api_url: str, issuer: str, *more: str, env: dict[str, str]
+) -> ServedWith:
+    """``toolsets serve`` of the things spec for the API at ``api_url``, protected by
+    ``issuer``, with ``more`` options, started."""
+    served = ServedWith(
+        str(files["spec"]),
+        "--base-url",
+        api_url,
+        "--confirm",
+        "never",
+        "--auth-issuer",
+        issuer,
+        *more,
+        cwd=files["spec"].parent,
+        env=env,
+    )
+    served.start()
+    return served
+
+
+def user_token(provider: OpenIdProvider, url: str, subject: str, scope: str) -> str:
+    return provider.sign({"sub": subject, "aud": url, "scope": scope, "client_id": "agent"})
+
+
+@pytest.mark.anyio
+async def test_a_served_spec_with_a_policy_and_token_exchange_sends_each_user_as_themselves(
+    files: dict[str, Path], openid_provider: OpenIdProvider
+) -> None:
+    async with recording_server() as api:
+        served = serve_things(
+            files,
+            api.url,
+            openid_provider.issuer,
+            "--access-policy",
+            str(files["policy"]),
+            "--token-exchange",
+            api.url,
+            "--token-exchange-client",
+            "exchanger",
+            "--audit-log",
+            str(files["audit"]),
+            env={"TOOLSETS_TOKEN_EXCHANGE_SECRET": SECRETS["exchanger"]},
+        )
+        try:
+            alice = user_token(openid_provider, served.url, "alice", "tools:call")
+            bob = user_token(openid_provider, served.url, "bob", "tools:call admin")
+            alice_offered, alice_results = await calls(
+                served.url, alice, ("delete_thing", {"id": "1"})
+            )
+            bob_offered, bob_results = await calls(served.url, bob, ("delete_thing", {"id": "2"}))
+        finally:
+            served.stop()
+    assert alice_offered == ["get_thing"]
+    assert alice_results[0]["missing_scopes"] == ["admin"]
+    assert bob_offered == ["delete_thing", "get_thing"]
+    assert bob_results == [{"ok": True}]
+    [request] = api.requests
+    assert request.path == "/things/2"
+    sent = request.headers["authorization"]
+    assert sent.startswith("Bearer ")
+    assert bob not in sent
+    assert bob.encode() not in request.head + request.body
+    audit = [json.loads(line) for line in files["audit"].read_text().splitlines()]
+    assert [(a["subject"], a["tool"], a["outcome"]) for a in audit] == [
+        ("alice", "delete_thing", "refused"),
+        ("bob", "delete_thing", "ok"),
+    ]
+    assert all("time" in a and a["duration_ms"] >= 0 for a in audit)
+
+
+@pytest.mark.anyio
+async def test_user_credentials_from_a_file_and_the_fallback_given_on_purpose(
+    files: dict[str, Path], openid_provider: OpenIdProvider
+) -> None:
+    async with recording_server() as api:
+        results: dict[str, Any] = {}
+        for label, more in (
+            ("without", ()),
+            ("with", ("--credential", "things_auth=shared-token", "--credential-fallback")),
+        ):
+            served = serve_things(
+                files,
+                api.url,
+                openid_provider.issuer,
+                "--user-credentials",
+                str(files["users"]),
+                *more,
+                env={},
+            )
+            try:
+                for subject in ("alice", "mallory"):
+                    token = user_token(openid_provider, served.url, subject, "tools:call")
+                    _, [result] = await calls(served.url, token, ("get_thing", {"id": "1"}))
+                    results[f"{label} {subject}"] = result
+            finally:
+                served.stop()
+    assert results["without alice"] == {"ok": True}
+    assert results["without mallory"]["credential"] == "things_auth"
+    assert results["with alice"] == {"ok": True}
+    assert results["with mallory"] == {"ok": True}
+    sent = [r.headers["authorization"] for r in api.requests]
+    assert sent == ["Bearer alice-api-token", "Bearer alice-api-token", "Bearer shared-token"]
