@@ -211,6 +211,10 @@ async def test_one_grants_listing_is_made_once_and_given_again() -> None:
     other = await toolset.list_tools(caller({"pets:read", "pets:write"}))
     assert other is not first
     assert other[0] is first[0]  # the same guard of the same tool
+    toolset.wrapped.push(tool(name="list_owners")(lambda: []))
+    grown = await toolset.list_tools(caller({"pets:read"}))
+    assert [t.name for t in grown] == ["list_pets", "delete_pet", "audit_log", "list_owners"]
+    assert grown[:3] == first
 
 
 SPEC: dict[str, Any] = {

@@ -533,10 +533,10 @@ class _Restricted(WrapperToolset):
         self._guards: weakref.WeakKeyDictionary[Tool, dict[bool, _GuardedTool]] = (
             weakref.WeakKeyDictionary()
         )
-        self._listings: OrderedDict[_Grant, tuple[Sequence[Tool] | None, tuple[Tool, ...]]] = (
+        self._listings: OrderedDict[_Grant, tuple[tuple[Tool, ...], tuple[Tool, ...]]] = (
             OrderedDict()
         )
-        """Per grant: the wrapped listing, and what was made of it for that grant."""
+        """Per grant: the wrapped listing's tools, and what was made of them for it."""
 
     def _guarded(self, tool: Tool, offered: bool) -> _GuardedTool:
         """The same guard of ``tool`` from one listing to the next (so what keeps a
@@ -556,16 +556,16 @@ class _Restricted(WrapperToolset):
         tools = await self.wrapped.list_tools(ctx)
         grant = self.policy.grant(ctx if ctx is not None else ToolContext())
         kept = self._listings.get(grant)
-        if kept is not None and kept[0] is tools:  # the same listing for the same grant
+        if kept is not None and (kept[0] is tools or _same(tools, kept[0])):
+            # The same tools for the same grant: what was made is given back as it was
+            # (what indexes a listing by identity, as the server does, indexes it once).
             self._listings.move_to_end(grant)
             return kept[1]
         made: tuple[Tool, ...] = tuple(
             self._guarded(t, self.policy.allows(t, grant)) for t in tools
         )
-        if kept is not None and _same(made, kept[1]):
-            made = kept[1]  # given back as it was: what indexes a listing indexes it once
-        # A list may change in place: it is never taken as the same listing again.
-        self._listings[grant] = (tools if isinstance(tools, tuple) else None, made)
+        # A copy of a list's items: a list may change in place.
+        self._listings[grant] = (tools if isinstance(tools, tuple) else tuple(tools), made)
         self._listings.move_to_end(grant)
         while len(self._listings) > MAX_GRANTS:
             self._listings.popitem(last=False)
@@ -575,8 +575,10 @@ class _Restricted(WrapperToolset):
         return f"restricted({self.wrapped!r}, {self.policy!r})"
 
 
-def _same(made: tuple[Tool, ...], kept: tuple[Tool, ...]) -> bool:
-    return len(made) == len(kept) and all(a is b for a, b in zip(made, kept, strict=True))
+def _same(tools: Sequence[Tool], kept: tuple[Tool, ...]) -> bool:
+    """Whether ``tools`` are the very tools of ``kept``, in order (a toolset may list
+    the same tools in a new tuple each time)."""
+    return len(tools) == len(kept) and all(a is b for a, b in zip(tools, kept, strict=True))
 
 
 def restricted(toolset: Toolset, policy: AccessPolicy) -> BaseToolset:
