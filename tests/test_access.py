@@ -364,3 +364,38 @@ def test_a_policy_file_that_is_not_there_or_not_parsable_is_a_spec_error(tmp_pat
         AccessPolicy.from_file(write(tmp_path, "bad.toml", "rules = [\n"))
     with pytest.raises(SpecError, match="empty"):
         AccessPolicy.from_file(write(tmp_path, "empty.yaml", "# nothing\n"))
+
+
+async def test_beneath_a_search_a_caller_finds_only_its_tools_and_one_called_by_name_refuses() -> (
+    None
+):
+    from toolsets import searchable
+
+    ran.clear()
+    toolset = searchable(pets(POLICY))
+    ctx = caller({"pets:read"})
+    search = {t.name: t for t in await toolset.list_tools(ctx)}["search_tools"]
+    ctx.function_call_id = "search-1"
+    found = await invoke(
+        search, {"query": "delete a pet"}, ctx, default_timeout=DEFAULT_TOOL_TIMEOUT
+    )
+    assert isinstance(found, Done)
+    assert "delete_pet" not in str(found.result)
+    refused = await call(toolset, "delete_pet", caller({"pets:read"}), name="rex")
+    assert refused["missing_scopes"] == ["pets:write"]
+    assert ran == []
+
+
+async def test_beneath_code_mode_a_program_cannot_call_a_tool_its_caller_may_not_use() -> None:
+    from toolsets import code_mode
+
+    ran.clear()
+    toolset = code_mode(pets(POLICY))
+    result = await call(
+        toolset, "run_code", caller({"pets:read"}), code="await tools.delete_pet(name='rex')"
+    )
+    assert "needs the scope pets:write" in result["error"]  # the refusal, in the program
+    assert ran == []
+    listed = await call(toolset, "run_code", caller({"pets:read"}), code="await tools.list_pets()")
+    assert "rex" in str(listed)
+    assert ran == ["list_pets"]
