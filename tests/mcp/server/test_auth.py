@@ -13,10 +13,15 @@ from typing import Any
 
 import anyio
 import httpx2
+import jwt
 import pytest
 from mcp import Client
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientMetadata
+from pydantic import AnyUrl
 
+from tests.mcp.client.conformance_client import MemoryStorage
 from tests.mcp.server.auth_helpers import (
     Served,
     assert_nothing_secret_logged,
@@ -25,7 +30,7 @@ from tests.mcp.server.auth_helpers import (
     result_of,
     serving,
 )
-from tests.mcp.server.oidc import CLAIMS, OpenIdProvider
+from tests.mcp.server.oidc import CLAIMS, Login, OpenIdProvider
 from toolsets import Identity, ToolContext
 from toolsets.mcp import McpServer, McpToolset, StreamableHttp
 
@@ -105,6 +110,46 @@ async def test_an_opaque_token_is_introspected_once_then_its_answer_is_kept(
     assert (first.status_code, second.status_code) == (200, 200)
     assert result_of(second)["structuredContent"]["client"] == "opaque-service"
     assert (await openid_provider.state())["introspection_requests"] == before + 1
+
+
+REDIRECT_URI = "http://127.0.0.1:9/callback"
+"""Where the provider sends the browser back (nothing serves it: `Login` reads the code)."""
+
+
+async def test_the_sdk_oauth_client_discovers_the_issuer_and_logs_in_with_pkce(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    login = Login(REDIRECT_URI, user="alice")
+    storage = MemoryStorage()
+    oauth = OAuthClientProvider(
+        server_url=served.url,
+        client_metadata=OAuthClientMetadata(
+            client_name="toolsets tests",
+            redirect_uris=[AnyUrl(REDIRECT_URI)],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage=storage,
+        redirect_handler=login.open,
+        callback_handler=login.callback,
+    )
+    before = len(served.ran)
+    with anyio.fail_after(30):
+        async with McpToolset(StreamableHttp(url=served.url, auth=oauth)) as toolset:
+            [whoami] = await toolset.list_tools(ToolContext())
+            answer = await whoami.run({}, ToolContext())
+    # Discovery (the 401's metadata URL, then the issuer's), dynamic registration, the
+    # user's login and consent, the code exchanged with PKCE for a token for this server.
+    assert login.pages == ["login", "consent"]
+    assert storage.client_info is not None
+    assert answer == {"subject": "alice", "client": storage.client_info.client_id}
+    identity = served.ran[before].identity
+    assert identity is not None
+    assert identity.claims == CLAIMS["alice"]
+    assert "tools:call" in identity.scopes
+    assert storage.tokens is not None
+    claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
+    assert claims["aud"] == served.url
 
 
 # --- the metadata and the challenges ---------------------------------------------------
