@@ -290,6 +290,22 @@ async def test_a_key_rotated_in_is_found_with_one_fetch_of_the_keys(
     assert after == before + 1
 
 
+async def test_a_token_kept_as_good_is_refused_once_the_issuer_withdraws_its_key(
+    served: Served, openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    withdrawn = private_jwk(f"withdrawn-{time.monotonic_ns()}")
+    await openid_provider.state(extra_jwks=[public_jwk(withdrawn)])
+    try:
+        token = openid_provider.sign({"aud": served.url}, key=withdrawn)
+        assert (await call(served.url, token)).status_code == 200
+        assert (await call(served.url, token)).status_code == 200  # kept: no verification
+    finally:
+        await openid_provider.state(extra_jwks=[])
+    # A token naming a key not known has the keys fetched again: the withdrawn one is gone.
+    await refused(served, openid_provider.sign({"aud": served.url}, key=private_jwk("u")), caplog)
+    assert "not signed by a key" in await refused(served, token, caplog)
+
+
 async def test_an_unknown_key_id_costs_one_fetch_of_the_keys_then_401(
     served: Served, openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
 ) -> None:
