@@ -27,12 +27,14 @@ from tests.mcp.server.auth_helpers import (
     assert_nothing_secret_logged,
     call,
     challenge,
+    modern_call,
+    protected,
     result_of,
     serving,
 )
 from tests.mcp.server.oidc import CLAIMS, Login, OpenIdProvider
-from toolsets import Identity, ToolContext
-from toolsets.mcp import McpServer, McpToolset, StreamableHttp
+from toolsets import Identity, Invocation, ToolContext
+from toolsets.mcp import IncomingRequest, McpServer, McpToolset, StreamableHttp
 
 pytestmark = pytest.mark.anyio
 
@@ -150,6 +152,48 @@ async def test_the_sdk_oauth_client_discovers_the_issuer_and_logs_in_with_pkce(
     assert storage.tokens is not None
     claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
     assert claims["aud"] == served.url
+
+
+async def test_an_invocation_function_gets_the_identity_and_cannot_replace_it(
+    openid_provider: OpenIdProvider,
+) -> None:
+    seen: list[Identity | None] = []
+
+    def invocation(request: IncomingRequest) -> Invocation:
+        seen.append(request.identity)
+        spoofed = Identity(subject="root", issuer="http://127.0.0.1:1")
+        return Invocation(user_id=f"user-{request.identity.subject}", identity=spoofed)  # type: ignore[union-attr]
+
+    ran: list[Invocation] = []
+    server = protected(openid_provider, ran)
+    server = McpServer(server.toolset, auth=server.auth, invocation=invocation)
+    app = server.http_app(stateless=True)
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        url = "http://127.0.0.1:8000/mcp"
+        token = await openid_provider.token(url)
+        body, headers = modern_call()
+        headers["Authorization"] = f"Bearer {token}"
+        async with httpx2.AsyncClient(transport=transport) as http:
+            response = await http.post(url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    [identity] = seen
+    assert identity is not None
+    assert identity.subject == "service"
+    [invocation_made] = ran
+    assert invocation_made.user_id == "user-service"
+    assert invocation_made.identity == identity  # the token's, not the function's
+
+
+async def test_over_stdio_or_in_process_there_is_no_authorization(
+    openid_provider: OpenIdProvider,
+) -> None:
+    ran: list[Invocation] = []
+    server = protected(openid_provider, ran)
+    async with Client(server.server) as client:  # the SDK's client in process, as over stdio
+        called = await client.call_tool("whoami", {})
+    assert called.is_error  # the tool asserts an identity: there is none
+    assert ran[0].identity is None
 
 
 # --- the metadata and the challenges ---------------------------------------------------
