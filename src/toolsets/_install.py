@@ -1,4 +1,5 @@
-"""The line that installs an extra of this library, as this copy was installed.
+"""The line that installs an extra of this library, as this copy was installed, and the
+error that says an extra is missing.
 
 The distribution (``toolsets-ai``) is installed from a clone of its repository, not
 from PyPI (where ``toolsets`` is an unrelated project): the line names that clone.
@@ -12,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-__all__ = ["DISTRIBUTION", "install_line"]
+__all__ = ["DISTRIBUTION", "PACKAGES", "install_line", "missing_extra"]
 
 DISTRIBUTION = "toolsets-ai"
 """The distribution's name (``pyproject.toml``'s ``project.name``)."""
@@ -55,4 +56,36 @@ def install_line(extra: str) -> str:
     return (
         f"pip install '.[{extra}]' in your clone of {DISTRIBUTION} (it is not on PyPI, "
         "where toolsets is another project)"
+    )
+
+
+PACKAGES = {
+    "pydantic-ai": "pydantic-ai-slim",
+    "langchain": "langchain-core",
+    "langgraph": "langgraph",
+    "openai-agents": "openai-agents",
+    "adk": "google-adk",
+    "smolagents": "smolagents",
+    "search": "bm25s",
+    "code": "pydantic-monty",
+}
+"""The framework each extra installs, as the user knows it."""
+
+
+def missing_extra(module: str, extra: str, cause: ImportError) -> ImportError:
+    """An ImportError saying that ``module`` needs ``extra`` and the line that installs it
+    (`install_line`: the distribution is installed from a clone, not from PyPI).
+
+    Raise it ``from`` the original error, at the top of the module that needs it::
+
+        try:
+            import pydantic_ai
+        except ImportError as exc:
+            raise missing_extra(__name__, "pydantic-ai", exc) from exc
+    """
+    package = PACKAGES.get(extra, extra)
+    missing = f"no module named {cause.name!r}" if cause.name else str(cause)
+    return ImportError(
+        f"{module} needs {package}, which is not installed ({missing}): {install_line(extra)}",
+        name=cause.name,
     )

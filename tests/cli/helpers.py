@@ -101,8 +101,8 @@ def toolsets_command(
     ARGS`` would run in a new process: ``stdin`` its input, stdout and stderr captured
     (file descriptors 1 and 2 too: what a server it starts writes there), ``env`` added
     to the environment (which has no ``TOOLSETS_CREDENTIAL_*``), in ``cwd``. What the
-    command changes in this process is put back after (`_as_a_new_process`)."""
-    with _as_a_new_process(args, env, cwd), _captured(stdin) as output:
+    command changes in this process is put back after (`as_a_new_process`)."""
+    with as_a_new_process(args, env, cwd), _captured(stdin) as output:
         try:
             main(list(args))
         except SystemExit as exc:
@@ -114,7 +114,7 @@ def toolsets_command(
 
 
 @contextlib.contextmanager
-def _as_a_new_process(
+def as_a_new_process(
     args: Sequence[str], env: Mapping[str, str] | None, cwd: Path | None
 ) -> Iterator[None]:
     """This process made to look new to the command (no logging configured, the

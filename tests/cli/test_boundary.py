@@ -9,17 +9,23 @@ import logging
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
 from tests.cli.helpers import (
     BROKEN_REF,
+    FIXTURE_STDIO,
     SCRIPT,
     SRC,
     TIMEOUT,
+    entry_point,
+    environment,
     error_line,
+    read_terminal,
     stdout_json,
     toolsets_command,
     toolsets_process,
@@ -184,3 +190,88 @@ def test_a_command_imports_what_it_needs_and_no_other_commands_module(
         assert done.returncode == 0, done.stderr
         imported = set(written.read_text(encoding="utf-8").split())
         assert imported & COMMAND_MODULES == needed, args[0]
+
+
+ENDING_TIMEOUT = 3 * TIMEOUT
+"""How long an interrupted ``toolsets`` process may take to end (bounded steps: the
+server's stop, coverage's data written; seconds each on a busy machine)."""
+
+
+def test_an_interrupt_during_a_call_is_one_line_and_exit_status_130() -> None:
+    # Stderr is a terminal, so the call's progress says when the call is under way.
+    controller, terminal = os.openpty()
+    process = subprocess.Popen(
+        [*entry_point(), "call", "--stdio", FIXTURE_STDIO, "slow", "seconds=60", "--yes"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        # On SIGABRT the process shows where each of its threads waits.
+        env=environment({"PYTHONFAULTHANDLER": "1"}),
+        # Ctrl-C's disposition as at a terminal's prompt: a suite started in the
+        # background has SIGINT ignored, which its children inherit (and rightly keep).
+        preexec_fn=_interruptible,
+    )
+    os.close(terminal)
+    shown = _Shown(controller)
+    try:
+        assert shown.reached(b"slow: ", TIMEOUT), shown.text()
+        process.send_signal(signal.SIGINT)
+        try:
+            stdout, _ = process.communicate(timeout=ENDING_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            process.communicate(timeout=TIMEOUT)
+            raise AssertionError(
+                f"not ended {ENDING_TIMEOUT} s after SIGINT:\n{shown.text()}"
+            ) from None
+    finally:
+        process.kill()
+        process.wait(TIMEOUT)
+        shown.close()
+    assert process.returncode == 130, shown.text()
+    assert stdout == b""
+    assert shown.text().strip().splitlines()[-1] == "toolsets: aborted"
+
+
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+class _Shown:
+    """What a terminal shows, read from its controlling end ``fd`` all along by a thread
+    of its own: a terminal nobody reads fills, and the process writing to it then waits
+    (its progress line is redrawn several times a second)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._shown = b""
+        self._ended = False
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while chunk := read_terminal(self._fd):
+            with self._changed:
+                self._shown += chunk
+                self._changed.notify_all()
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    def reached(self, text: bytes, timeout: float) -> bool:
+        """Whether ``text`` is shown within ``timeout`` seconds (False at once if the
+        terminal's other end closes first)."""
+        with self._changed:
+            self._changed.wait_for(lambda: text in self._shown or self._ended, timeout)
+            return text in self._shown
+
+    def text(self) -> str:
+        """All shown so far."""
+        with self._changed:
+            return self._shown.decode(errors="replace")
+
+    def close(self) -> None:
+        """Read what is left (the process has ended) and close the terminal."""
+        self._reader.join(TIMEOUT)
+        os.close(self._fd)

@@ -37,6 +37,7 @@ from pydantic_ai import Agent as PaiAgent
 from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied
 
 from tests.adapters.fakes import Call, Scripted, calling, returned, run, scripted
+from tests.cli.helpers import as_a_new_process
 from tests.code.helpers import run_code
 from tests.mcp.server_helpers import connected, texts
 from toolsets import AuthConfig, Invocation, JsonValue, StaticToolset, ToolContext, code_mode, tool
@@ -291,7 +292,9 @@ class CliConsumer(Consumer):
         stdin = _Typed("n\n") if self.answer is False else io.StringIO()
 
         def command() -> tuple[int, str, str]:
-            with _console(stdin) as (out, err):
+            # What the command changes in this process (the objects its loading froze
+            # for the garbage collector among them) is put back after.
+            with as_a_new_process(argv, None, None), _console(stdin) as (out, err):
                 try:
                     main(argv)
                 except SystemExit as exit:

@@ -44,6 +44,7 @@ from toolsets._consumers import toolset_of
 from toolsets._content import Blob, Content, FileData, Part
 from toolsets._context import EventActions, Invocation, ToolConfirmation, ToolContext
 from toolsets._errors import AuthError, ToolDefinitionError
+from toolsets._install import missing_extra
 from toolsets._invoke import (
     DEFAULT_TOOL_TIMEOUT,
     ConfirmationNeeded,
@@ -57,7 +58,6 @@ from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset, Toolset
 from toolsets._validation import ArgumentChecker
-from toolsets.adapters._extras import missing_extra
 from toolsets.schema import DialectSchema, ToolCallMap, to_gemini_declarations
 
 try:

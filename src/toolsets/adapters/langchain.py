@@ -59,7 +59,7 @@ try:
     from langchain_core.tools import ToolException
     from langchain_core.utils.function_calling import convert_to_openai_tool
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess
-    from toolsets.adapters._extras import missing_extra
+    from toolsets._install import missing_extra
 
     raise missing_extra(__name__, "langchain", exc) from exc
 

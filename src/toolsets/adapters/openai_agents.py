@@ -62,7 +62,7 @@ try:
     from agents import RunContextWrapper, ToolOutputImage, ToolOutputText
     from agents.tool_context import ToolContext as AgentsToolContext
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess
-    from toolsets.adapters._extras import missing_extra
+    from toolsets._install import missing_extra
 
     raise missing_extra(__name__, "openai-agents", exc) from exc
 

@@ -43,7 +43,7 @@ from typing import Any, Generic, TypeAlias, TypeVar, cast
 import anyio
 
 from toolsets._consumers import check_credentials, lookup_credential, toolset_of
-from toolsets.adapters._extras import missing_extra
+from toolsets._install import missing_extra
 from toolsets.adapters._shared import Media, media_blocks
 
 try:

@@ -28,7 +28,7 @@ try:
     import smolagents  # type: ignore[import-untyped]
     from smolagents.tools import AUTHORIZED_TYPES  # type: ignore[import-untyped]
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    from toolsets.adapters._extras import missing_extra
+    from toolsets._install import missing_extra
 
     raise missing_extra(__name__, "smolagents", exc) from exc
 

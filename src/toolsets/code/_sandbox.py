@@ -24,7 +24,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from toolsets._concurrency import call_soon, gather
-from toolsets._install import install_line
+from toolsets._install import missing_extra
 from toolsets._json import JsonValue
 from toolsets._results import clip, error_result
 from toolsets.code._limits import Limits
@@ -32,11 +32,7 @@ from toolsets.code._limits import Limits
 try:
     import pydantic_monty as monty
 except ImportError as exc:  # pragma: no cover - the extra is installed for the tests
-    raise ImportError(
-        f"toolsets.code needs pydantic-monty, which is not installed "
-        f"(no module named {exc.name!r}): {install_line('code')}",
-        name=exc.name,
-    ) from exc
+    raise missing_extra("toolsets.code", "code", exc) from exc
 
 __all__ = ["Answer", "Limits", "Sandbox"]
 

@@ -75,7 +75,7 @@ def _require_bm25s() -> None:
         importlib.import_module("bm25s")  # untyped: imported by name; the index uses it
         importlib.import_module("Stemmer")
     except ImportError as exc:
-        from toolsets.adapters._extras import missing_extra
+        from toolsets._install import missing_extra
 
         raise missing_extra("toolsets.search", "search", exc) from exc
 

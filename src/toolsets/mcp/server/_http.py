@@ -8,7 +8,7 @@ name this machine unless told otherwise, compared exactly), a bound on request b
 a client leaving mid-body dropped quietly; then a JSON-RPC error for a request it cannot
 read, and (stateful) resumable event streams. uvicorn serves it with every wait bounded
 and a connection limit that keeps file descriptors to answer 503 with
-(`_uvicorn`).
+(`_limits` says the bounds, `_uvicorn` enforces them).
 """
 
 from __future__ import annotations
@@ -37,10 +37,9 @@ from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth, check_exp
 from toolsets.mcp.server._checks import RequestChecks
 from toolsets.mcp.server._envelope import EnvelopeChecks
 from toolsets.mcp.server._events import SessionEventStore
+from toolsets.mcp.server._limits import LIMIT_OPTIONS, ConnectionLimits
 from toolsets.mcp.server._uvicorn import (
-    LIMIT_OPTIONS,
     BoundedConfig,
-    ConnectionLimits,
     summarise_accept_failures,
     uvicorn_options,
     worker_environment,

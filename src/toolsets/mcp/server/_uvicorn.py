@@ -1,4 +1,5 @@
-"""uvicorn serving `McpServer`'s app with every wait bounded and the file descriptors kept.
+"""uvicorn serving `McpServer`'s app with every wait bounded and the file descriptors kept,
+under the `ConnectionLimits` of ``_limits``.
 
 What uvicorn offers is used: ``timeout_keep_alive`` (an idle connection between two
 requests), h11's ``max_incomplete_event_size`` (the size of a request head; past it, 431)
@@ -39,7 +40,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-from toolsets._concurrency import check_timeout
+from toolsets.mcp.server._limits import ConnectionLimits, default_max_connections, open_file_limit
 
 if TYPE_CHECKING:
     # uvicorn runs on asyncio only: its protocols are asyncio protocols. Types only.
@@ -48,17 +49,9 @@ if TYPE_CHECKING:
 __all__ = [
     "ACCEPT_FAILURE_INTERVAL",
     "CLOSE_LINGER",
-    "DEFAULT_BODY_TIMEOUT",
-    "DEFAULT_HEADER_TIMEOUT",
-    "DEFAULT_KEEP_ALIVE_TIMEOUT",
-    "DEFAULT_MAX_CONNECTIONS",
-    "DEFAULT_MAX_HEADER_BYTES",
     "LIMITS_VARIABLE",
-    "LIMIT_OPTIONS",
     "BoundedConfig",
     "BoundedProtocol",
-    "ConnectionLimits",
-    "default_max_connections",
     "summarise_accept_failures",
     "uvicorn_options",
     "worker_environment",
@@ -66,88 +59,12 @@ __all__ = [
 
 logger = logging.getLogger("toolsets.mcp.server")
 
-DEFAULT_HEADER_TIMEOUT = 10.0
-"""Seconds a client has to send a request's head, from when the connection opens (or its
-previous response ends); then it is closed (with 408 if part of a head came)."""
-DEFAULT_BODY_TIMEOUT = 60.0
-"""Seconds a client has to send a request's body, from the end of its head."""
-DEFAULT_KEEP_ALIVE_TIMEOUT = 5.0
-"""Seconds an idle connection is kept open after a response for a next request."""
-DEFAULT_MAX_HEADER_BYTES = 16 * 1024
-"""The largest request head (request line and headers); past it, 431."""
-DEFAULT_MAX_CONNECTIONS = 10_000
-"""Connections served at once when the open-file limit allows as many; fewer when not
-(`default_max_connections`)."""
 CLOSE_LINGER = 1.0
 """Seconds an error answer's connection stays half-open for the client to read it."""
 ACCEPT_FAILURE_INTERVAL = 10.0
 """Seconds between two log lines about refused or failed connections."""
 LIMITS_VARIABLE = "TOOLSETS_MCP_LIMITS"
 """The environment variable carrying the limits to uvicorn's worker processes (JSON)."""
-LIMIT_OPTIONS = (
-    "header_timeout",
-    "body_timeout",
-    "keep_alive_timeout",
-    "max_connections",
-    "max_header_bytes",
-)
-"""The serving options that are `ConnectionLimits` fields."""
-
-_RESERVED_MIN = 64
-"""File descriptors kept beyond the served connections, at the least: the listening
-socket, the event loop's, log files, upstream connections and processes, tools' files."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConnectionLimits:
-    """How long and how many: the connection-level bounds of serving over HTTP."""
-
-    header_timeout: float = DEFAULT_HEADER_TIMEOUT
-    """Seconds to send a request's head (`DEFAULT_HEADER_TIMEOUT`)."""
-    body_timeout: float = DEFAULT_BODY_TIMEOUT
-    """Seconds to send a request's body after its head (`DEFAULT_BODY_TIMEOUT`)."""
-    keep_alive_timeout: float = DEFAULT_KEEP_ALIVE_TIMEOUT
-    """Seconds an idle connection waits for a next request (`DEFAULT_KEEP_ALIVE_TIMEOUT`)."""
-    max_connections: int | None = None
-    """Connections served at once; the next ones are answered 503 at once. None: as many
-    as the open-file limit leaves room for (`default_max_connections`)."""
-    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
-    """The largest request head (`DEFAULT_MAX_HEADER_BYTES`); past it, 431."""
-
-    def __post_init__(self) -> None:
-        for name in ("header_timeout", "body_timeout", "keep_alive_timeout"):
-            value = getattr(self, name)
-            check_timeout(value, name)
-        for name in ("max_connections", "max_header_bytes"):
-            value = getattr(self, name)
-            if value is None and name == "max_connections":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive whole number, not {value!r}")
-
-
-def _file_limit() -> int | None:
-    """This process's open-file limit (the soft one), None when unlimited or unknown."""
-    if sys.platform == "win32":
-        return None
-    import resource
-
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return None if soft == resource.RLIM_INFINITY else soft
-
-
-def default_max_connections(file_limit: int | None = None) -> int:
-    """The connections served at once by default: `DEFAULT_MAX_CONNECTIONS`, or fewer so
-    that a quarter of the open-file limit (at least 64 descriptors) stays free for
-    everything else the process opens, and for answering 503 past the limit.
-
-    Args:
-        file_limit: The open-file limit (default: this process's soft limit).
-    """
-    limit = _file_limit() if file_limit is None else file_limit
-    if limit is None:
-        return DEFAULT_MAX_CONNECTIONS
-    return max(1, min(DEFAULT_MAX_CONNECTIONS, limit - max(_RESERVED_MIN, limit // 4)))
 
 
 class _Summary:
@@ -183,7 +100,7 @@ class _Bounds:
 
     @classmethod
     def of(cls, limits: ConnectionLimits) -> _Bounds:
-        file_limit = _file_limit()
+        file_limit = open_file_limit()
         connections = limits.max_connections or default_max_connections(file_limit)
         spare = (file_limit if file_limit is not None else connections * 2) - connections
         return cls(limits=limits, max_connections=connections, linger_budget=max(0, spare // 4))
