@@ -34,7 +34,7 @@ from tests.mcp.server.auth_helpers import (
 )
 from tests.mcp.server.oidc import CLAIMS, Login, OpenIdProvider
 from toolsets import Identity, Invocation, ToolContext
-from toolsets.mcp import IncomingRequest, McpServer, McpToolset, StreamableHttp
+from toolsets.mcp import IncomingRequest, McpServer, McpToolset, OAuthResourceServer, StreamableHttp
 
 pytestmark = pytest.mark.anyio
 
@@ -194,6 +194,34 @@ async def test_over_stdio_or_in_process_there_is_no_authorization(
         called = await client.call_tool("whoami", {})
     assert called.is_error  # the tool asserts an identity: there is none
     assert ran[0].identity is None
+
+
+async def test_the_token_check_is_the_mcp_sdks_token_verifier(
+    openid_provider: OpenIdProvider,
+) -> None:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from toolsets.mcp.server._auth._tokens import TokenValidator
+
+    resource = "http://127.0.0.1:8000/mcp"
+    config = OAuthResourceServer(issuer=openid_provider.issuer, resource=resource)
+    async with httpx2.AsyncClient() as client:
+
+        async def http() -> httpx2.AsyncClient:
+            return client
+
+        verifier: TokenVerifier = TokenValidator(config, http)
+        token = await openid_provider.token(resource)
+        checked = await verifier.verify_token(token)
+        other = await verifier.verify_token(await openid_provider.token(resource + "/other"))
+    assert checked is not None
+    assert (checked.subject, checked.client_id, checked.resource) == (
+        "service",
+        "service",
+        resource,
+    )
+    assert checked.claims == {"iss": openid_provider.issuer}
+    assert other is None
 
 
 # --- the metadata and the challenges ---------------------------------------------------

@@ -121,6 +121,15 @@ async def test_a_token_not_valid_yet_is_refused(
     assert "not valid yet" in await refused(served, token, caplog)
 
 
+async def test_a_token_without_an_expiry_or_an_audience_is_refused(
+    served: Served, openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = openid_provider.sign({"aud": served.url, "exp": None})
+    assert await refused(served, token, caplog) == "the access token lacks the exp claim"
+    token = openid_provider.sign({})
+    assert await refused(served, token, caplog) == "the access token lacks the aud claim"
+
+
 async def test_a_token_of_another_issuer_is_refused_even_signed_with_the_right_key(
     served: Served, openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
 ) -> None:
