@@ -33,6 +33,7 @@ from tests.mcp.server.auth_helpers import (
     serving,
 )
 from tests.mcp.server.oidc import CLAIMS, Login, OpenIdProvider
+from tests.mcp.server_helpers import INITIALIZE
 from toolsets import Identity, Invocation, ToolContext
 from toolsets.mcp import IncomingRequest, McpServer, McpToolset, OAuthResourceServer, StreamableHttp
 
@@ -222,6 +223,30 @@ async def test_the_token_check_is_the_mcp_sdks_token_verifier(
     )
     assert checked.claims == {"iss": openid_provider.issuer}
     assert other is None
+
+
+async def test_a_session_opened_with_one_token_refuses_another_principals_token(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    owner = await openid_provider.token(served.url)
+    other = await openid_provider.token(served.url, client="opaque-service")
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(timeout=20) as http:
+        opened = await http.post(
+            served.url, json=INITIALIZE, headers={**accept, "Authorization": f"Bearer {owner}"}
+        )
+        session = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        session["MCP-Protocol-Version"] = "2025-11-25"
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+        mine = await http.post(
+            served.url, json=listing, headers={**session, "Authorization": f"Bearer {owner}"}
+        )
+        theirs = await http.post(
+            served.url, json=listing, headers={**session, "Authorization": f"Bearer {other}"}
+        )
+    assert mine.status_code == 200
+    assert theirs.status_code in (403, 404)  # the SDK binds a session to who opened it
+    assert "whoami" not in theirs.text
 
 
 # --- the metadata and the challenges ---------------------------------------------------
