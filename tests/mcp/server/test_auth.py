@@ -32,7 +32,13 @@ from tests.mcp.server.auth_helpers import (
     result_of,
     serving,
 )
-from tests.mcp.server.oidc import CLAIMS, Login, OpenIdProvider
+from tests.mcp.server.oidc import (
+    ACCESS_TOKEN_TYPE,
+    CLAIMS,
+    TOKEN_EXCHANGE,
+    Login,
+    OpenIdProvider,
+)
 from tests.mcp.server_helpers import INITIALIZE
 from toolsets import Identity, Invocation, ToolContext
 from toolsets.mcp import IncomingRequest, McpServer, McpToolset, OAuthResourceServer, StreamableHttp
@@ -247,6 +253,29 @@ async def test_a_session_opened_with_one_token_refuses_another_principals_token(
     assert mine.status_code == 200
     assert theirs.status_code in (403, 404)  # the SDK binds a session to who opened it
     assert "whoami" not in theirs.text
+
+
+async def test_the_provider_exchanges_a_callers_token_for_an_upstream_apis_rfc_8693(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    """What per-user upstream credentials build on: the caller's token exchanged, by the
+    client ``exchanger``, for one of another audience, about the same subject."""
+    token = await openid_provider.token(served.url)
+    upstream = "http://127.0.0.1:9/api"
+    exchanged = await openid_provider.post_token(
+        {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": token,
+            "subject_token_type": ACCESS_TOKEN_TYPE,
+            "resource": upstream,
+            "scope": "tools:read",
+        },
+        "exchanger",
+    )
+    assert exchanged["issued_token_type"] == ACCESS_TOKEN_TYPE
+    claims = jwt.decode(exchanged["access_token"], options={"verify_signature": False})
+    assert (claims["sub"], claims["aud"], claims["scope"]) == ("service", upstream, "tools:read")
+    assert claims["act"] == {"sub": "exchanger"}
 
 
 # --- the metadata and the challenges ---------------------------------------------------
