@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
+from mcp.client.auth import AuthorizationCodeResult
 
 from tests.helpers import NODE, ROOT
 from tests.mcp.helpers import HttpServer
@@ -187,3 +190,53 @@ class OpenIdProvider(HttpServer):
                 response = await http.get(f"{self.issuer}/__test__/state")
         state: dict[str, Any] = response.json()
         return state
+
+
+class Login:
+    """Plays a user's browser at the provider's login and consent pages: follows the
+    authorization URL's redirects, signs in as ``user`` and consents, and keeps the code
+    of the last redirect (to the client's redirect URI, which nothing serves) for the
+    client's callback."""
+
+    def __init__(self, redirect_uri: str, user: str = "alice") -> None:
+        self.redirect_uri = redirect_uri
+        self.user = user
+        self.result: AuthorizationCodeResult | None = None
+        self.pages: list[str] = []
+        """The prompts answered (``login``, ``consent``), in order."""
+
+    async def open(self, authorization_url: str) -> None:
+        async with httpx2.AsyncClient(timeout=REQUEST_TIMEOUT) as browser:
+            response = await browser.get(authorization_url)
+            for _ in range(10):
+                location = response.headers.get("location")
+                if response.is_redirect and location is not None:
+                    target = str(response.url.join(location))
+                    if target.startswith(self.redirect_uri):
+                        self._arrived(target)
+                        return
+                    response = await browser.get(target)
+                    continue
+                prompt = _PROMPT.search(response.text)
+                assert prompt is not None, f"not a login or consent page: {response.text[:300]}"
+                self.pages.append(prompt.group(1))
+                form = {"prompt": prompt.group(1), "login": self.user, "password": "any"}
+                response = await browser.post(str(response.url), data=form)
+        raise AssertionError("the provider's pages did not lead to the redirect URI")
+
+    def _arrived(self, url: str) -> None:
+        query = parse_qs(urlsplit(url).query)
+        assert "code" in query, f"the redirect carries no code: {query}"
+        self.result = AuthorizationCodeResult(
+            code=query["code"][0],
+            state=query.get("state", [None])[0],
+            iss=query.get("iss", [None])[0],
+        )
+
+    async def callback(self) -> AuthorizationCodeResult:
+        result, self.result = self.result, None
+        assert result is not None, "the callback came before the redirect"
+        return result
+
+
+_PROMPT = re.compile(r'name="prompt" value="(login|consent)"')

@@ -13,21 +13,35 @@ from typing import Any
 
 import anyio
 import httpx2
+import jwt
 import pytest
 from mcp import Client
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientMetadata
+from pydantic import AnyUrl
 
+from tests.mcp.client.conformance_client import MemoryStorage
 from tests.mcp.server.auth_helpers import (
     Served,
     assert_nothing_secret_logged,
     call,
     challenge,
+    modern_call,
+    protected,
     result_of,
     serving,
 )
-from tests.mcp.server.oidc import CLAIMS, OpenIdProvider
-from toolsets import Identity, ToolContext
-from toolsets.mcp import McpServer, McpToolset, StreamableHttp
+from tests.mcp.server.oidc import (
+    ACCESS_TOKEN_TYPE,
+    CLAIMS,
+    TOKEN_EXCHANGE,
+    Login,
+    OpenIdProvider,
+)
+from tests.mcp.server_helpers import INITIALIZE
+from toolsets import Identity, Invocation, ToolContext
+from toolsets.mcp import IncomingRequest, McpServer, McpToolset, OAuthResourceServer, StreamableHttp
 
 pytestmark = pytest.mark.anyio
 
@@ -105,6 +119,163 @@ async def test_an_opaque_token_is_introspected_once_then_its_answer_is_kept(
     assert (first.status_code, second.status_code) == (200, 200)
     assert result_of(second)["structuredContent"]["client"] == "opaque-service"
     assert (await openid_provider.state())["introspection_requests"] == before + 1
+
+
+REDIRECT_URI = "http://127.0.0.1:9/callback"
+"""Where the provider sends the browser back (nothing serves it: `Login` reads the code)."""
+
+
+async def test_the_sdk_oauth_client_discovers_the_issuer_and_logs_in_with_pkce(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    login = Login(REDIRECT_URI, user="alice")
+    storage = MemoryStorage()
+    oauth = OAuthClientProvider(
+        server_url=served.url,
+        client_metadata=OAuthClientMetadata(
+            client_name="toolsets tests",
+            redirect_uris=[AnyUrl(REDIRECT_URI)],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage=storage,
+        redirect_handler=login.open,
+        callback_handler=login.callback,
+    )
+    before = len(served.ran)
+    with anyio.fail_after(30):
+        async with McpToolset(StreamableHttp(url=served.url, auth=oauth)) as toolset:
+            [whoami] = await toolset.list_tools(ToolContext())
+            answer = await whoami.run({}, ToolContext())
+    # Discovery (the 401's metadata URL, then the issuer's), dynamic registration, the
+    # user's login and consent, the code exchanged with PKCE for a token for this server.
+    assert login.pages == ["login", "consent"]
+    assert storage.client_info is not None
+    assert answer == {"subject": "alice", "client": storage.client_info.client_id}
+    identity = served.ran[before].identity
+    assert identity is not None
+    assert identity.claims == CLAIMS["alice"]
+    assert "tools:call" in identity.scopes
+    assert storage.tokens is not None
+    claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
+    assert claims["aud"] == served.url
+
+
+async def test_an_invocation_function_gets_the_identity_and_cannot_replace_it(
+    openid_provider: OpenIdProvider,
+) -> None:
+    seen: list[Identity | None] = []
+
+    def invocation(request: IncomingRequest) -> Invocation:
+        seen.append(request.identity)
+        spoofed = Identity(subject="root", issuer="http://127.0.0.1:1")
+        return Invocation(user_id=f"user-{request.identity.subject}", identity=spoofed)  # type: ignore[union-attr]
+
+    ran: list[Invocation] = []
+    server = protected(openid_provider, ran)
+    server = McpServer(server.toolset, auth=server.auth, invocation=invocation)
+    app = server.http_app(stateless=True)
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        url = "http://127.0.0.1:8000/mcp"
+        token = await openid_provider.token(url)
+        body, headers = modern_call()
+        headers["Authorization"] = f"Bearer {token}"
+        async with httpx2.AsyncClient(transport=transport) as http:
+            response = await http.post(url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    [identity] = seen
+    assert identity is not None
+    assert identity.subject == "service"
+    [invocation_made] = ran
+    assert invocation_made.user_id == "user-service"
+    assert invocation_made.identity == identity  # the token's, not the function's
+
+
+async def test_over_stdio_or_in_process_there_is_no_authorization(
+    openid_provider: OpenIdProvider,
+) -> None:
+    ran: list[Invocation] = []
+    server = protected(openid_provider, ran)
+    async with Client(server.server) as client:  # the SDK's client in process, as over stdio
+        called = await client.call_tool("whoami", {})
+    assert called.is_error  # the tool asserts an identity: there is none
+    assert ran[0].identity is None
+
+
+async def test_the_token_check_is_the_mcp_sdks_token_verifier(
+    openid_provider: OpenIdProvider,
+) -> None:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from toolsets.mcp.server._auth._tokens import TokenValidator
+
+    resource = "http://127.0.0.1:8000/mcp"
+    config = OAuthResourceServer(issuer=openid_provider.issuer, resource=resource)
+    async with httpx2.AsyncClient() as client:
+
+        async def http() -> httpx2.AsyncClient:
+            return client
+
+        verifier: TokenVerifier = TokenValidator(config, http)
+        token = await openid_provider.token(resource)
+        checked = await verifier.verify_token(token)
+        other = await verifier.verify_token(await openid_provider.token(resource + "/other"))
+    assert checked is not None
+    assert (checked.subject, checked.client_id, checked.resource) == (
+        "service",
+        "service",
+        resource,
+    )
+    assert checked.claims == {"iss": openid_provider.issuer}
+    assert other is None
+
+
+async def test_a_session_opened_with_one_token_refuses_another_principals_token(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    owner = await openid_provider.token(served.url)
+    other = await openid_provider.token(served.url, client="opaque-service")
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(timeout=20) as http:
+        opened = await http.post(
+            served.url, json=INITIALIZE, headers={**accept, "Authorization": f"Bearer {owner}"}
+        )
+        session = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        session["MCP-Protocol-Version"] = "2025-11-25"
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+        mine = await http.post(
+            served.url, json=listing, headers={**session, "Authorization": f"Bearer {owner}"}
+        )
+        theirs = await http.post(
+            served.url, json=listing, headers={**session, "Authorization": f"Bearer {other}"}
+        )
+    assert mine.status_code == 200
+    assert theirs.status_code in (403, 404)  # the SDK binds a session to who opened it
+    assert "whoami" not in theirs.text
+
+
+async def test_the_provider_exchanges_a_callers_token_for_an_upstream_apis_rfc_8693(
+    served: Served, openid_provider: OpenIdProvider
+) -> None:
+    """What per-user upstream credentials build on: the caller's token exchanged, by the
+    client ``exchanger``, for one of another audience, about the same subject."""
+    token = await openid_provider.token(served.url)
+    upstream = "http://127.0.0.1:9/api"
+    exchanged = await openid_provider.post_token(
+        {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": token,
+            "subject_token_type": ACCESS_TOKEN_TYPE,
+            "resource": upstream,
+            "scope": "tools:read",
+        },
+        "exchanger",
+    )
+    assert exchanged["issued_token_type"] == ACCESS_TOKEN_TYPE
+    claims = jwt.decode(exchanged["access_token"], options={"verify_signature": False})
+    assert (claims["sub"], claims["aud"], claims["scope"]) == ("service", upstream, "tools:read")
+    assert claims["act"] == {"sub": "exchanger"}
 
 
 # --- the metadata and the challenges ---------------------------------------------------

@@ -121,6 +121,15 @@ async def test_a_token_not_valid_yet_is_refused(
     assert "not valid yet" in await refused(served, token, caplog)
 
 
+async def test_a_token_without_an_expiry_or_an_audience_is_refused(
+    served: Served, openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = openid_provider.sign({"aud": served.url, "exp": None})
+    assert await refused(served, token, caplog) == "the access token lacks the exp claim"
+    token = openid_provider.sign({})
+    assert await refused(served, token, caplog) == "the access token lacks the aud claim"
+
+
 async def test_a_token_of_another_issuer_is_refused_even_signed_with_the_right_key(
     served: Served, openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -288,6 +297,22 @@ async def test_a_key_rotated_in_is_found_with_one_fetch_of_the_keys(
         await openid_provider.state(extra_jwks=[])
     assert (first.status_code, again.status_code) == (200, 200)
     assert after == before + 1
+
+
+async def test_a_token_kept_as_good_is_refused_once_the_issuer_withdraws_its_key(
+    served: Served, openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    withdrawn = private_jwk(f"withdrawn-{time.monotonic_ns()}")
+    await openid_provider.state(extra_jwks=[public_jwk(withdrawn)])
+    try:
+        token = openid_provider.sign({"aud": served.url}, key=withdrawn)
+        assert (await call(served.url, token)).status_code == 200
+        assert (await call(served.url, token)).status_code == 200  # kept: no verification
+    finally:
+        await openid_provider.state(extra_jwks=[])
+    # A token naming a key not known has the keys fetched again: the withdrawn one is gone.
+    await refused(served, openid_provider.sign({"aud": served.url}, key=private_jwk("u")), caplog)
+    assert "not signed by a key" in await refused(served, token, caplog)
 
 
 async def test_an_unknown_key_id_costs_one_fetch_of_the_keys_then_401(

@@ -11,10 +11,13 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.helpers import NODE, PEERS, ROOT
 from tests.mcp.helpers import HttpServer
+from tests.mcp.server.auth_helpers import serving
+from tests.mcp.server.oidc import OpenIdProvider
 from tests.mcp.server_helpers import SERVED, SRC
 
 INSPECTOR = PEERS / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build"
@@ -96,3 +99,31 @@ def test_the_inspector_lists_and_calls_over_streamable_http(http_url: str) -> No
     status, added, stderr = inspect(*over_http, *call, "--tool-arg", "a=2", "--tool-arg", "b=3")
     assert status == 0, stderr
     assert added["content"] == [{"type": "text", "text": "5"}]
+
+
+# --- a protected server ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def protected_url(openid_provider: OpenIdProvider) -> Iterator[str]:
+    """A server needing a token from the real OpenID provider, served in a thread."""
+    with serving(openid_provider) as served:
+        yield served.url
+
+
+@pytest.mark.anyio
+async def test_the_inspector_calls_a_protected_tool_with_a_bearer_token(
+    protected_url: str, openid_provider: OpenIdProvider
+) -> None:
+    token = await openid_provider.token(protected_url)
+    args = ("--transport", "http", "--server-url", protected_url, "--method", "tools/call")
+    call = (*args, "--tool-name", "whoami", "--header", f"Authorization: Bearer {token}")
+    status, output, stderr = await anyio.to_thread.run_sync(lambda: inspect(*call))
+    assert status == 0, stderr
+    assert output["structuredContent"] == {"subject": "service", "client": "service"}
+    status, _, stderr = await anyio.to_thread.run_sync(
+        lambda: inspect(*args, "--tool-name", "whoami")
+    )
+    # Without one, the 401 sends the Inspector to log in (OAuth), which needs a person.
+    assert status != 0
+    assert '"auth_required"' in stderr

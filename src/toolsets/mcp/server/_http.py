@@ -108,6 +108,11 @@ class ServesHttp(abc.ABC):
         lifespan: enter it from the outer app's own, ``async with
         mcp_app.router.lifespan_context(mcp_app): yield``.
 
+        With the server's ``auth`` an `OAuthResourceServer`, every request needs a
+        bearer token, and the protected resource metadata is served at
+        ``/.well-known/oauth-protected-resource`` (and that path followed by ``path``);
+        an app served beyond this machine without it is on you.
+
         Args:
             path: Where the MCP endpoint is.
             stateless: Keep no session between requests (2025-11-25 clients; 2026-07-28
@@ -150,7 +155,12 @@ class ServesHttp(abc.ABC):
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
         stopped; ``options`` as for `http_app`, ``log_level``, the connection limits
         of `run_http`, and ``sock``: a socket bound already, served instead of binding
-        ``host``:``port``."""
+        ``host``:``port``.
+
+        Raises:
+            ValueError: serving beyond this machine (an address not loopback) without
+                ``auth`` (see `McpServer`: ``auth="none"`` to do so on purpose).
+        """
         sock: socket.socket | None = options.pop("sock", None)
         check_exposure(self.auth, _bound(host, sock))
         sockets = [sock] if sock is not None else None
@@ -189,7 +199,9 @@ class ServesHttp(abc.ABC):
                 ``host``:``port`` (inherited by the workers).
 
         Raises:
-            ValueError: several workers without a ``factory``, or not stateless.
+            ValueError: several workers without a ``factory``, or not stateless; or
+                serving beyond this machine (an address not loopback) without ``auth``
+                (see `McpServer`: ``auth="none"`` to do so on purpose).
             ImportError: ``factory`` names nothing importable.
         """
         if workers < 1:

@@ -16,6 +16,7 @@ implies (or those configured that its type allows).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -129,6 +130,13 @@ class KeySet:
     def __len__(self) -> int:
         return sum(len(keys) for keys in self.by_kid.values())
 
+    @property
+    def identities(self) -> frozenset[str]:
+        """What tells the keys apart: each one's id and public numbers."""
+        return frozenset(
+            json.dumps(key.jwk, sort_keys=True) for keys in self.by_kid.values() for key in keys
+        )
+
     def find(self, kid: str | None, algorithm: str) -> list[PyJWK]:
         """The keys a token with this ``kid`` and ``alg`` may be verified with: the key of
         that id, or (for a token naming none) every key that takes the algorithm."""
@@ -193,6 +201,9 @@ class Issuer:
         self._lock: anyio.Lock | None = None
         self._failure: str | None = None
         """Why the last fetch failed (None: it did not)."""
+        self.keys_version = 0
+        """Changes when a fetch brings keys other than those had (tokens verified with
+        the old ones are verified again)."""
 
     @property
     def lock(self) -> anyio.Lock:
@@ -259,6 +270,8 @@ class Issuer:
                     raise
                 return self._keys
             self._fetched_at = _clock()
+            if self._keys is None or keys.identities != self._keys.identities:
+                self.keys_version += 1
             if self._failure is not None:
                 logger.warning("the authorization server's keys can be fetched again")
                 self._failure = None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -35,7 +34,7 @@ __all__ = ["MAX_CACHED_TOKENS", "InvalidToken", "TokenValidator", "Verified"]
 logger = logging.getLogger("toolsets.mcp.server.auth")
 
 MAX_CACHED_TOKENS = 10_000
-"""How many introspected tokens' answers are kept (the least recently used go first)."""
+"""How many tokens found good are kept (the least recently used go first)."""
 _TYPES = frozenset({"jwt", "at+jwt", "application/at+jwt"})
 """The ``typ`` headers of an access token (RFC 9068's, or the plain one many issuers use)."""
 _REQUIRED = ["exp", "iss", "aud"]
@@ -76,7 +75,9 @@ class TokenValidator:
         self.config = config
         self.issuer = Issuer(config, http)
         self._http = http
-        self._introspected: OrderedDict[bytes, tuple[float, Verified]] = OrderedDict()
+        self._known: OrderedDict[bytes, tuple[float, int, Verified]] = OrderedDict()
+        """Tokens found good, by digest (and resource): until when (this clock), and the
+        version of the issuer's keys a JWT was verified with (-1: introspected)."""
 
     def audiences(self, resource: str | None) -> frozenset[str]:
         """What a token's ``aud`` must hold one of, compared as `canonical_url` makes them."""
@@ -101,18 +102,41 @@ class TokenValidator:
         """Who ``token`` names, if it is good for ``resource`` (this server's URL as the
         request reached it; the configured one wins).
 
+        A token found good is kept (by its digest) until it expires, at most
+        ``keys_ttl`` seconds for a JWT (and while the issuer's keys are those it was
+        verified with), ``cache_ttl`` for an introspected one: a client's later
+        requests with the same token cost a lookup, not a verification.
+
         Raises:
             InvalidToken: the token is not good for this server.
             IssuerUnavailable: the authorization server could not be asked.
         """
+        key = hashlib.sha256(token.encode()).digest() + (resource or "").encode()
+        kept = self._known.get(key)
+        if kept is not None:
+            until, version, verified = kept
+            if _clock() < until and version in (-1, self.issuer.keys_version):
+                self._known.move_to_end(key)
+                return verified
+            del self._known[key]
         audiences = self.audiences(resource)
         if token.count(".") == 2:
             payload = await self._verify_jwt(token, audiences)
+            verified = self._verified(token, payload, audiences)
+            lifetime, version = self.config.keys_ttl, self.issuer.keys_version
         elif self.config.introspection is not None:
-            return await self._introspected_identity(token, audiences)
+            verified, lifetime = await self._introspected(token, audiences)
+            version = -1
         else:
             raise InvalidToken("the access token is not a JWT (this server does not introspect)")
-        return self._verified(token, payload, audiences)
+        expires = verified.identity.expires_at
+        if expires is not None:
+            lifetime = min(lifetime, expires + self.config.leeway - time.time())
+        if lifetime > 0:
+            self._known[key] = (_clock() + lifetime, version, verified)
+            while len(self._known) > MAX_CACHED_TOKENS:
+                self._known.popitem(last=False)
+        return verified
 
     async def _verify_jwt(self, token: str, audiences: frozenset[str]) -> dict[str, Any]:
         try:
@@ -190,17 +214,9 @@ class TokenValidator:
         )
         return Verified(identity, access_token)
 
-    async def _introspected_identity(self, token: str, audiences: frozenset[str]) -> Verified:
-        """An opaque token, as the authorization server's introspection answers (kept
-        until the token expires, at most ``cache_ttl`` seconds)."""
-        key = hashlib.sha256(token.encode()).digest() + repr(sorted(audiences)).encode()
-        kept = self._introspected.get(key)
-        if kept is not None:
-            until, verified = kept
-            if _clock() < until:
-                self._introspected.move_to_end(key)
-                return verified
-            del self._introspected[key]
+    async def _introspected(self, token: str, audiences: frozenset[str]) -> tuple[Verified, float]:
+        """An opaque token, as the authorization server's introspection answers; and
+        how long that answer may be kept (``cache_ttl``)."""
         answer = await self._introspect(token)
         if answer.get("active") is not True:
             raise InvalidToken("the authorization server says the access token is not active")
@@ -219,14 +235,7 @@ class TokenValidator:
         verified = self._verified(token, {**answer, "iss": self.config.issuer}, audiences)
         introspection = self.config.introspection
         assert introspection is not None
-        lifetime = introspection.cache_ttl
-        if isinstance(expires, int | float):
-            lifetime = min(lifetime, expires - now)
-        if lifetime > 0 and math.isfinite(lifetime):
-            self._introspected[key] = (_clock() + lifetime, verified)
-            while len(self._introspected) > MAX_CACHED_TOKENS:
-                self._introspected.popitem(last=False)
-        return verified
+        return verified, introspection.cache_ttl
 
     async def _introspect(self, token: str) -> dict[str, Any]:
         """The introspection endpoint's answer about ``token``.
