@@ -279,6 +279,26 @@ async def test_two_authorization_headers_are_refused(
     assert response.json()["error_description"] == "send one Authorization header, not several"
 
 
+async def test_a_request_without_a_token_is_refused_before_its_body_is_read(
+    served: Served,
+) -> None:
+    # Headers promising a body of the largest size served, and none of it sent: the 401
+    # comes at once (an unauthorized client cannot make the server take megabytes).
+    url = httpx2.URL(served.url)
+    assert url.port is not None
+    head = (
+        f"POST {url.path} HTTP/1.1\r\nHost: 127.0.0.1:{url.port}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        f"Content-Length: {4 * 1024 * 1024}\r\n\r\n"
+    )
+    with anyio.fail_after(20):
+        async with await anyio.connect_tcp("127.0.0.1", url.port) as stream:
+            await stream.send(head.encode())
+            answer = await stream.receive()
+    assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+    assert b"www-authenticate: Bearer" in answer.lower().replace(b"bearer", b"Bearer")
+
+
 # --- the issuer's keys -----------------------------------------------------------------
 
 

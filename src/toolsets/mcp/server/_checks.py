@@ -29,6 +29,7 @@ __all__ = [
     "Authority",
     "Pattern",
     "RequestChecks",
+    "WholeBody",
     "parse_authority",
     "parse_origin",
     "replaying",
@@ -153,11 +154,11 @@ class Pattern:
 
 
 class RequestChecks:
-    """An ASGI middleware: a request whose ``Host`` or ``Origin`` is not allowed is
-    refused (400 when malformed or repeated, else 421 for a host, 403 for an origin); a
-    body over ``max_body_bytes`` is refused with 413; a request whose client leaves
-    before its body is whole is dropped with one debug line. Others reach ``app`` with
-    their body read."""
+    """An ASGI middleware checking a request's headers: one whose ``Host`` or ``Origin``
+    is not allowed is refused (400 when malformed or repeated, else 421 for a host, 403
+    for an origin); one declaring a body over ``max_body_bytes`` is refused with 413.
+    Nothing of the body is read here (`WholeBody` reads it, after what else looks only
+    at headers: authorization)."""
 
     def __init__(
         self,
@@ -187,29 +188,7 @@ class RequestChecks:
         if declared.isascii() and declared.isdigit() and int(declared) > self.max_body_bytes:
             await PlainTextResponse("Request body too large", status_code=413)(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                logger.debug(
-                    "%s left before its request body was whole (%d bytes came)",
-                    _client(scope),
-                    size,
-                )
-                return
-            body = message.get("body", b"")
-            size += len(body)
-            if size > self.max_body_bytes:
-                await PlainTextResponse("Request body too large", status_code=413)(
-                    scope, receive, send
-                )
-                return
-            chunks.append(body)
-            if not message.get("more_body", False):
-                break
-        whole: Message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-        await self.app(scope, replaying(whole, receive), send)
+        await self.app(scope, receive, send)
 
     def _refusal(self, scope: Scope) -> tuple[int, str] | None:
         """The status and text refusing the request for its Host or Origin, if any."""
@@ -244,6 +223,45 @@ class RequestChecks:
             _refused("Origin %r: not among allowed_origins", origin_text[:_SHOWN])
             return 403, "Invalid Origin header"
         return None
+
+
+class WholeBody:
+    """An ASGI middleware reading a request's body whole before ``app`` sees it: over
+    ``max_body_bytes`` it is refused with 413; a request whose client leaves before its
+    body is whole is dropped with one debug line. Others reach ``app`` with their body
+    as one message."""
+
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                logger.debug(
+                    "%s left before its request body was whole (%d bytes came)",
+                    _client(scope),
+                    size,
+                )
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.max_body_bytes:
+                await PlainTextResponse("Request body too large", status_code=413)(
+                    scope, receive, send
+                )
+                return
+            chunks.append(body)
+            if not message.get("more_body", False):
+                break
+        whole: Message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+        await self.app(scope, replaying(whole, receive), send)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

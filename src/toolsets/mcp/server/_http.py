@@ -4,10 +4,11 @@ several).
 The app is the SDK's streamable HTTP transport (both protocol eras: a 2026-07-28 request
 is one POST; a 2025-11-25 client opens a session, or none in stateless mode), behind
 `RequestChecks`: DNS rebinding protection on by default (the Host and Origin headers must
-name this machine unless told otherwise, compared exactly), a bound on request bodies, and
-a client leaving mid-body dropped quietly; then a JSON-RPC error for a request it cannot
-read, and (stateful) resumable event streams. uvicorn serves it with every wait bounded
-and a connection limit that keeps file descriptors to answer 503 with
+name this machine unless told otherwise, compared exactly); then, for a resource server,
+the bearer token checked; then `WholeBody`: a bound on request bodies, and a client
+leaving mid-body dropped quietly; then a JSON-RPC error for a request it cannot read,
+and (stateful) resumable event streams. uvicorn serves it with every wait bounded and a
+connection limit that keeps file descriptors to answer 503 with
 (`_limits` says the bounds, `_uvicorn` enforces them).
 """
 
@@ -34,7 +35,7 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
 from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth, check_exposure
-from toolsets.mcp.server._checks import RequestChecks
+from toolsets.mcp.server._checks import RequestChecks, WholeBody
 from toolsets.mcp.server._envelope import EnvelopeChecks
 from toolsets.mcp.server._events import SessionEventStore
 from toolsets.mcp.server._limits import LIMIT_OPTIONS, ConnectionLimits
@@ -275,12 +276,15 @@ class _AppOptions:
             event_store=store,
             retry_interval=None if retry is None else round(retry * 1000),
         )
-        # Added first, so it runs inside every middleware added after it (Host and Origin
-        # checks, authentication): it reads the body of requests those let through.
+        # Each middleware added runs before those added earlier: Host and Origin first,
+        # then authorization (headers only: a client without a token is refused before
+        # it can make the server take a body), then the body read whole, then the
+        # envelope checks that read it.
         stateful = not self.stateless
         app.add_middleware(
             EnvelopeChecks, path=path, stateful=stateful, max_body_bytes=self.max_body
         )
+        app.add_middleware(WholeBody, max_body_bytes=self.max_body)
         if isinstance(auth, OAuthResourceServer):
             # Imported here: serving without authorization never loads PyJWT.
             from toolsets.mcp.server._auth._app import protect
