@@ -207,3 +207,18 @@ async def test_user_credentials_from_a_file_and_the_fallback_given_on_purpose(
     assert results["with mallory"] == {"ok": True}
     sent = [r.headers["authorization"] for r in api.requests]
     assert sent == ["Bearer alice-api-token", "Bearer alice-api-token", "Bearer shared-token"]
+
+
+def test_the_shared_service_settings_reach_worker_processes_as_they_were_given(
+    files: dict[str, Path],
+) -> None:
+    from toolsets.cli._serve import ServerOptions
+
+    access = {
+        "policy": str(files["policy"]),
+        "users": str(files["users"]),
+        "fallback": True,
+        "audit": "-",
+    }
+    server = ServerOptions(name="things", access=access)
+    assert ServerOptions.from_plain(json.loads(json.dumps(server.plain()))) == server
