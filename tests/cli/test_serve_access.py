@@ -222,3 +222,23 @@ def test_the_shared_service_settings_reach_worker_processes_as_they_were_given(
     }
     server = ServerOptions(name="things", access=access)
     assert ServerOptions.from_plain(json.loads(json.dumps(server.plain()))) == server
+
+
+@pytest.mark.anyio
+async def test_the_claims_a_policy_reads_are_kept_without_naming_them_again(
+    files: dict[str, Path], openid_provider: OpenIdProvider
+) -> None:
+    files["policy"].write_text(
+        "rules:\n  - {tools: [get_*], roles: [reader]}\n  - {tools: [delete_*], groups: [ops]}\n",
+        encoding="utf-8",
+    )
+    async with recording_server() as api:
+        served = serve_things(
+            files, api.url, openid_provider.issuer, "--access-policy", str(files["policy"]), env={}
+        )
+        try:
+            token = await openid_provider.token(served.url)  # the client "service": roles reader
+            offered, _ = await calls(served.url, token)
+        finally:
+            served.stop()
+    assert offered == ["get_thing"]

@@ -50,6 +50,7 @@ from toolsets.cli._serve_access import (
     access_settings,
     audit_to,
     for_programs,
+    keep_policy_claims,
     restricted_by,
     user_credentials,
 )
@@ -393,6 +394,7 @@ def serve_command(
     own = any(kind_of(source) == "python" for source in sources)
     auth = auth_settings(params, http, sources, own_servers=own)
     access = access_settings(params, issuer=auth.get("issuer") if isinstance(auth, dict) else None)
+    keep_policy_claims(access, auth)
     name = server_name or _server_name(sources)
     terminal = Terminal()
     server = ServerOptions(
@@ -772,7 +774,6 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
     # Each user's own credentials, when given: the specs asked for none (see access).
     users = user_credentials(server.access, given, os.environ, credential_for)
     guarded = restricted_by(server.access, toolset)
-    assert guarded is not None
     callers = for_programs(users) if users is not None else None
     return McpServer(
         offered(guarded, server.catalog, credential, callers=callers),

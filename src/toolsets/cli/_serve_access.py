@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import click
 
@@ -28,6 +28,7 @@ from toolsets._toolset import Toolset
 from toolsets.cli._errors import CommandError
 
 if TYPE_CHECKING:
+    from toolsets import AccessPolicy
     from toolsets.mcp import UserCredentials
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "access_settings",
     "audit_to",
     "for_programs",
+    "keep_policy_claims",
     "restricted_by",
     "user_credentials",
 ]
@@ -188,13 +190,29 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
         params["spec_credentials"] = False
     if given["audit_log"]:
         access["audit"] = given["audit_log"]
-    restricted_by(access, None)  # read now: a mistake is one line, before serving
+    restricted_by(access, None, policy=True)  # read now: a mistake is one line, before serving
     user_credentials(access, {}, os.environ)
     return access
 
 
-def restricted_by(access: Access, toolset: Toolset | None) -> Toolset | None:
-    """``toolset`` under ``--access-policy`` (as it is without one).
+def keep_policy_claims(access: Access, auth: Any) -> None:
+    """Have the resource server's settings (``auth``, `auth_settings`'s) keep the claims
+    ``--access-policy`` reads (its roles and groups), beside ``--auth-claim``'s: without
+    them on the caller's `Identity`, every rule needing a role would refuse."""
+    found = restricted_by(access, None, policy=True)
+    if isinstance(auth, dict) and found is not None:
+        auth["claims"] = sorted({*auth.get("claims", ()), *found.claims})
+
+
+@overload
+def restricted_by(access: Access, toolset: Toolset) -> Toolset: ...
+@overload
+def restricted_by(access: Access, toolset: None, *, policy: bool) -> AccessPolicy | None: ...
+def restricted_by(
+    access: Access, toolset: Toolset | None, *, policy: bool = False
+) -> Toolset | AccessPolicy | None:
+    """``toolset`` under ``--access-policy`` (as it is without one); with ``policy``, the
+    policy itself (None without one).
 
     Raises:
         click.UsageError: the policy file is not right (its key and line named).
@@ -205,10 +223,10 @@ def restricted_by(access: Access, toolset: Toolset | None) -> Toolset | None:
     from toolsets import AccessPolicy, restricted
 
     try:
-        policy = AccessPolicy.from_file(path)
+        read = AccessPolicy.from_file(path)
     except SpecError as exc:
         raise click.UsageError(f"--access-policy {exc}") from exc
-    return None if toolset is None else restricted(toolset, policy)
+    return read if toolset is None else restricted(toolset, read)
 
 
 def user_credentials(
