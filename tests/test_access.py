@@ -399,3 +399,12 @@ async def test_beneath_code_mode_a_program_cannot_call_a_tool_its_caller_may_not
     listed = await call(toolset, "run_code", caller({"pets:read"}), code="await tools.list_pets()")
     assert "rex" in str(listed)
     assert ran == ["list_pets"]
+
+
+def test_a_policy_is_made_from_its_plain_form_and_a_wrong_one_names_the_key() -> None:
+    policy = AccessPolicy.from_dict({"default": "deny", "rules": [{"tools": "list_*"}]})
+    assert policy.rules == (AccessRule(tools=["list_*"]),)
+    with pytest.raises(SpecError) as raised:
+        AccessPolicy.from_dict({"rules": [{"tools": ["a"], "roles": ""}]}, source="settings")
+    assert raised.value.pointer == "/rules/0/roles"
+    assert raised.value.source == "settings"
