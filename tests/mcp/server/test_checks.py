@@ -12,8 +12,8 @@ import pytest
 from starlette.types import Message
 
 from tests.mcp.server_helpers import ACCEPT, INITIALIZE, http_client, served
+from toolsets.mcp.server._app import LOCAL_HOSTS, LOCAL_ORIGINS
 from toolsets.mcp.server._checks import Pattern, RequestChecks, parse_authority
-from toolsets.mcp.server._http import LOCAL_HOSTS, LOCAL_ORIGINS
 
 # --- Host and Origin, exactly -----------------------------------------------------------
 

@@ -138,42 +138,12 @@ class AuthGuard:
             return
         resource = resource_url(scope, self.config, self.path)
         refuse = _Refusal(send, metadata_url(resource), self._scope_parameter)
-        if _QUERY_TOKEN.search(scope.get("query_string", b"")):
-            logger.info("refused a request with an access token in its URL (not logged)")
-            await refuse(
-                400,
-                "invalid_request",
-                "send the access token in the Authorization header, never in the URL",
-            )
-            return
-        given = [value for name, value in scope["headers"] if name == b"authorization"]
-        if not given:
-            await refuse(401, None, "this server needs an access token (Authorization: Bearer)")
-            return
-        if len(given) > 1:
-            await refuse(400, "invalid_request", "send one Authorization header, not several")
-            return
-        if len(given[0]) > MAX_TOKEN_LENGTH + 16:
-            await refuse(
-                401,
-                "invalid_token",
-                f"the access token is longer than {MAX_TOKEN_LENGTH} characters",
-            )
-            return
-        header = given[0].decode("latin-1")
-        matched = _BEARER.fullmatch(header)
-        if matched is None:
-            if header.split(" ", 1)[0].lower() != "bearer":
-                await refuse(
-                    401, None, "this server takes bearer access tokens (Authorization: Bearer)"
-                )
-            else:
-                await refuse(
-                    400, "invalid_request", "the Authorization header is not 'Bearer <token>'"
-                )
+        token = _token_of(scope)
+        if isinstance(token, tuple):
+            await refuse(*token)
             return
         try:
-            verified = await self.validator.validate(matched.group(1), resource)
+            verified = await self.validator.validate(token, resource)
         except InvalidToken as exc:
             logger.info("refused an access token: %s", exc.description)
             await refuse(401, "invalid_token", exc.description)
@@ -201,6 +171,36 @@ class AuthGuard:
         scope["user"] = Caller(verified.access_token, identity)
         scope["auth"] = AuthCredentials(sorted(identity.scopes))
         await self.app(scope, receive, send)
+
+
+def _token_of(scope: Scope) -> str | tuple[int, str | None, str]:
+    """The bearer token a request sends, or why it is refused: its status, error code
+    (None: no error code, a request that sent no token) and description."""
+    if _QUERY_TOKEN.search(scope.get("query_string", b"")):
+        logger.info("refused a request with an access token in its URL (not logged)")
+        return (
+            400,
+            "invalid_request",
+            "send the access token in the Authorization header, never in the URL",
+        )
+    given = [value for name, value in scope["headers"] if name == b"authorization"]
+    if not given:
+        return 401, None, "this server needs an access token (Authorization: Bearer)"
+    if len(given) > 1:
+        return 400, "invalid_request", "send one Authorization header, not several"
+    if len(given[0]) > MAX_TOKEN_LENGTH + 16:
+        return (
+            401,
+            "invalid_token",
+            f"the access token is longer than {MAX_TOKEN_LENGTH} characters",
+        )
+    header = given[0].decode("latin-1")
+    matched = _BEARER.fullmatch(header)
+    if matched is not None:
+        return matched.group(1)
+    if header.split(" ", 1)[0].lower() != "bearer":
+        return 401, None, "this server takes bearer access tokens (Authorization: Bearer)"
+    return 400, "invalid_request", "the Authorization header is not 'Bearer <token>'"
 
 
 class _Refusal:
