@@ -18,7 +18,7 @@ from toolsets._errors import ToolCallError
 from toolsets._function_tool import FunctionTool
 from toolsets._json import JsonValue
 from toolsets._tool import Tool
-from toolsets.mcp.client._connection import Host
+from toolsets.mcp.client._host import Host
 from toolsets.mcp.client._sessions import Sessions
 from toolsets.mcp.client._tasks import list_tasks_page
 

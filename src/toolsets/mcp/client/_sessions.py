@@ -40,11 +40,11 @@ from toolsets.mcp.client._callbacks import (
 )
 from toolsets.mcp.client._connection import (
     ConnectionOptions,
-    Host,
     SessionRefusedError,
     StaleConnectionError,
     is_connection_lost,
 )
+from toolsets.mcp.client._host import Host
 from toolsets.mcp.client._transports import StreamableHttp, Transport
 from toolsets.models import Llm
 
