@@ -502,9 +502,10 @@ def _serve_stdio(
     with _stdout_for_the_protocol_only() as wire:
 
         async def serve_stdio() -> None:
-            # No collector passes while the sources load (the SDK's import takes a
-            # fifth less time); then what is loaded (a big spec: a million objects)
-            # is spared them while the tool list is answered.
+            # No collector passes while the sources load (the SDK's import makes many
+            # long-lived objects, and each pass over them is wasted); then what is
+            # loaded (a big spec: a million objects) is spared them while the tool
+            # list is answered.
             with collector_paused() as loaded:
                 async with opened(terminal, sources, params) as (toolset, _):
                     made = _server(toolset, server, loading)

@@ -422,7 +422,7 @@ class Sources:
             ConnectionError: a spec's URL cannot be fetched.
         """
         # Imported here: the command starts sooner without what it does not use (the
-        # MCP SDK alone takes a third of a second to import).
+        # MCP SDK is the heaviest import of a command's start).
         options = self.options
         parts: list[Toolset] = []
         used: set[str] = set()

@@ -179,8 +179,8 @@ class Terminal:
         """Columns on stdout, the first in bold on a terminal. A few hundred rows are a
         rich table (the last column wrapped to the terminal's width); more are written
         line by line, each cut at the terminal's width (a rich table measures and lays
-        out every cell: 10 s for Microsoft Graph's 11,422 tools). Piped, the lines are
-        whole either way."""
+        out every cell before it prints the first, a long wait on a catalogue of
+        thousands of tools). Piped, the lines are whole either way."""
         if len(rows) <= _RICH_TABLE_ROWS:
             from rich.table import Table
 

@@ -1,5 +1,6 @@
-"""The server's own resources, templates and prompts (`toolsets.mcp.server._catalog`):
-what the decorators and the hand-made items refuse (two at one URI or name, a template
+"""The server's own resources, templates and prompts (`toolsets.mcp.server._catalog`, the
+decorators of `_decorators` and the functions behind them, `_functions`): what the
+decorators and the hand-made items refuse (two at one URI or name, a template
 or function that cannot work, an item of the wrong kind), and hand-made items served."""
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ the ``{"mcpServers": {...}}`` config files. Nothing here imports `toolsets.mcp.s
 The names are re-exported by `toolsets.mcp`, which is where users import them from."""
 
 from toolsets.mcp.client._callbacks import ElicitationHandler, RootsSource, SamplingHandler
+from toolsets.mcp.client._calls import ProgressHandler
 from toolsets.mcp.client._config import InputValues, load_mcp_config, read_mcp_config
 from toolsets.mcp.client._stdio import KILL_GRACE
 from toolsets.mcp.client._toolset import (
@@ -12,7 +13,6 @@ from toolsets.mcp.client._toolset import (
     DEFAULT_CONNECT_TIMEOUT,
     McpTool,
     McpToolset,
-    ProgressHandler,
 )
 from toolsets.mcp.client._transports import (
     HeaderProvider,

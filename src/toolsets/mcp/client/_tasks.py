@@ -35,6 +35,7 @@ __all__ = [
     "MIN_POLL_INTERVAL",
     "TaskCall",
     "call_as_task",
+    "callable_tools",
     "list_tasks_page",
     "server_runs_tool_tasks",
     "task_support",
@@ -78,6 +79,31 @@ def server_runs_tool_tasks(client: Client) -> bool:
     requests = tasks.requests if tasks is not None else None
     tools = requests.tools if requests is not None else None
     return tools is not None and tools.call is not None
+
+
+def callable_tools(
+    listed: list[mt.Tool], client: Client | None, support: dict[str, str], *, server: str
+) -> list[mt.Tool]:
+    """The tools of ``listed`` a session can call: all, but those it may call only as a
+    task when ``server`` does not accept tasks (named in one log line). How each tool
+    may be called goes into ``support``, by its MCP name."""
+    runs_tasks = client is not None and server_runs_tool_tasks(client)
+    usable: list[mt.Tool] = []
+    unusable: list[str] = []
+    for tool in listed:
+        kind = support[tool.name] = task_support(tool)
+        if kind == "required" and not runs_tasks:
+            unusable.append(tool.name)
+        else:
+            usable.append(tool)
+    if unusable:
+        logger.info(
+            "MCP tools of %s not offered: %s (they can only be called as tasks, which "
+            "the server does not accept)",
+            server,
+            ", ".join(repr(name) for name in unusable),
+        )
+    return usable
 
 
 @dataclass(frozen=True, kw_only=True)

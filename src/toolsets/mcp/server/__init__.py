@@ -18,10 +18,8 @@ from toolsets.mcp.server._catalog import (
     PromptMessages,
     Resource,
     ResourceTemplate,
-    prompt,
-    resource,
-    resource_template,
 )
+from toolsets.mcp.server._decorators import prompt, resource, resource_template
 from toolsets.mcp.server._events import SessionEventStore
 from toolsets.mcp.server._exchange import TOKEN_EXCHANGE_TIMEOUT, TokenExchange
 from toolsets.mcp.server._server import (

@@ -11,16 +11,15 @@ short-lived), and an id of its own: the server takes each state once (`McpServer
 `toolsets.mcp.server._spent`). The tool runs again from the top and, this time, its ``ask``
 returns. An answer counts only for a question that was asked: one under a key the state
 does not name, or with no state at all (sent before anything was asked), is ignored,
-and the question is asked.
+and the question is asked. (The questions and answers in MCP's words: `_questions`.)
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import secrets
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any
 
 import mcp.types as mt
 import pydantic
@@ -36,20 +35,14 @@ from toolsets._client_channel import (
     Capability,
     ClientRequest,
     Elicit,
-    Elicitation,
-    ListRoots,
     LogLevel,
-    Root,
-    Sample,
-    Sampled,
     check_keys,
 )
-from toolsets._content import Content
 from toolsets._errors import MissingClientCapabilityError, ToolCallError
 from toolsets._json import JsonValue, copy_json
 from toolsets._results import clip
-from toolsets._validation import ArgumentChecker
 from toolsets.mcp._relay import CONFIRM_KEY
+from toolsets.mcp.server._questions import ANSWER_TYPES, answer_from_mcp, request_to_mcp
 
 __all__ = ["ASK_TIMEOUT", "McpChannel", "InputRequired"]
 
@@ -57,18 +50,10 @@ ASK_TIMEOUT = 300.0
 """Seconds a 2025-11-25 client has to answer a question asked mid-call (a user may
 take a while to fill in a form)."""
 
-_NOTHING_ASKED: dict[str, Any] = {"type": "object", "properties": {}}
-"""The form of a question that asks for nothing but the answer itself."""
 _ANSWERS = "answers"
 _ASKED = "asked"
 _ARGS = "args"
 _ID = "id"
-
-_ANSWER_TYPES: dict[type[ClientRequest], tuple[type[pydantic.BaseModel], ...]] = {
-    Elicit: (mt.ElicitResult,),
-    Sample: (mt.CreateMessageResult, mt.CreateMessageResultWithTools),
-    ListRoots: (mt.ListRootsResult,),
-}
 
 
 class InputRequired(BaseException):
@@ -248,7 +233,7 @@ class McpChannel:
         for key, request in requests.items():
             answer = self._carried(key, request)
             if answer is None:
-                pending[key] = _to_mcp(request)
+                pending[key] = request_to_mcp(request)
             else:
                 answers[key] = answer
         if pending:
@@ -259,12 +244,12 @@ class McpChannel:
         """The answer to ``request`` from an earlier round, or else from this one's
         responses when the last round asked it (kept for the rounds to come); None when
         there is none that fits."""
-        kinds = _ANSWER_TYPES[type(request)]
+        kinds = ANSWER_TYPES[type(request)]
         carried = self.answers.get(key)
         if carried is not None:
             for kind in kinds:
                 try:
-                    answer = _from_mcp(request, kind.model_validate(carried))
+                    answer = answer_from_mcp(request, kind.model_validate(carried))
                 except pydantic.ValidationError:
                     continue
                 if answer is not None:
@@ -274,14 +259,14 @@ class McpChannel:
         given = self._responses.get(key)
         if not isinstance(given, kinds):
             return None
-        answer = _from_mcp(request, given)
+        answer = answer_from_mcp(request, given)
         if answer is not None:
             self.answers[key] = given.model_dump(mode="json", by_alias=True, exclude_none=True)
         return answer
 
     async def _send(self, key: str, request: ClientRequest) -> Answer:
-        asked = _to_mcp(request)
-        kind = _ANSWER_TYPES[type(request)][0]
+        asked = request_to_mcp(request)
+        kind = ANSWER_TYPES[type(request)][0]
         tool_name = self._tool_name
         try:
             got = await self._ctx.session.send_request(
@@ -301,7 +286,7 @@ class McpChannel:
                 f"the client's answer to {asked.method} ({key!r}) is not one",
                 tool_name=tool_name,
             ) from exc
-        answer = _from_mcp(request, got)
+        answer = answer_from_mcp(request, got)
         if answer is None:
             raise ToolCallError(
                 f"the client's answer to {asked.method} ({key!r}) does not fit the form asked",
@@ -347,73 +332,3 @@ def _state(sealed: str | None) -> dict[str, Any]:
     except ValueError:
         return {}
     return state if isinstance(state, dict) else {}
-
-
-def _to_mcp(request: ClientRequest) -> mt.InputRequest:
-    if isinstance(request, Elicit):
-        schema = dict(request.schema) if request.schema else _NOTHING_ASKED
-        return mt.ElicitRequest(
-            params=mt.ElicitRequestFormParams(
-                message=request.message,
-                requested_schema=schema,
-                meta=cast("mt.RequestParamsMeta", dict(request.meta)) if request.meta else None,
-            )
-        )
-    if isinstance(request, Sample):
-        return mt.CreateMessageRequest(
-            params=mt.CreateMessageRequestParams(
-                messages=_sampling_messages(request.messages),
-                max_tokens=request.max_tokens,
-                system_prompt=request.system_prompt,
-                temperature=request.temperature,
-            )
-        )
-    return mt.ListRootsRequest()
-
-
-def _sampling_messages(messages: str | Sequence[Content]) -> list[mt.SamplingMessage]:
-    if isinstance(messages, str):
-        return [mt.SamplingMessage(role="user", content=mt.TextContent(type="text", text=messages))]
-    made: list[mt.SamplingMessage] = []
-    for turn in messages:
-        if turn.role not in ("user", "model"):
-            raise ValueError(
-                f"a sampling message is the user's or the model's, not {turn.role!r}'s"
-            )
-        role = "user" if turn.role == "user" else "assistant"
-        for part in turn.parts:
-            content: mt.TextContent | mt.ImageContent | mt.AudioContent
-            if part.text is not None:
-                content = mt.TextContent(type="text", text=part.text)
-            elif part.inline_data is not None and part.inline_data.mime_type.startswith(
-                ("image/", "audio/")
-            ):
-                blob = part.inline_data
-                data = base64.b64encode(blob.data).decode("ascii")
-                if blob.mime_type.startswith("image/"):
-                    content = mt.ImageContent(type="image", data=data, mime_type=blob.mime_type)
-                else:
-                    content = mt.AudioContent(type="audio", data=data, mime_type=blob.mime_type)
-            else:
-                raise ValueError("a sampling message holds text, images and audio only")
-            made.append(mt.SamplingMessage(role=role, content=content))
-    return made
-
-
-def _from_mcp(request: ClientRequest, got: pydantic.BaseModel) -> Answer | None:
-    """``got`` as the answer to ``request``; None when it is not one (an accepted form
-    whose values do not fit the form asked)."""
-    if isinstance(got, mt.ElicitResult):
-        content = cast("dict[str, JsonValue]", dict(got.content or {}))
-        if got.action == "accept" and isinstance(request, Elicit) and request.schema:
-            checker = ArgumentChecker(request.schema, tool_name="elicitation", checks="answers")
-            if checker.first_problem(content) is not None:
-                return None
-        return Elicitation(got.action, content)
-    if isinstance(got, mt.CreateMessageResult | mt.CreateMessageResultWithTools):
-        blocks = got.content if isinstance(got.content, list) else [got.content]
-        text = "".join(b.text for b in blocks if isinstance(b, mt.TextContent))
-        return Sampled(text, model=got.model, stop_reason=got.stop_reason)
-    if isinstance(got, mt.ListRootsResult):
-        return [Root(str(root.uri), root.name) for root in got.roots]
-    return None
