@@ -44,7 +44,7 @@ def test_no_docstring_follows_another_so_each_describes_the_attribute_above_it()
 TIMING = re.compile(
     r"""
     \b[\d.,]+\s*(?:ms|µs|ns)\b
-    | \b(?:milli|micro|nano)seconds?\b
+    | \b(?:[\d.,]+|an?|few)\s*(?:milli|micro|nano)seconds?\b
     | \b(?:about|around|nearly|roughly)\s+[\d.,]+\s*s\b
     | \bin\s+(?:a\s+second\s+or\s+two|half\s+the\s+time)
     | \b(?:twice|half|a\s+third|a\s+fifth|a\s+quarter|ten\s+times|several\s+times|
@@ -113,6 +113,7 @@ def test_the_timing_pattern_finds_what_a_measurement_says() -> None:
         "waits 10 s for the server's answer",
         'a protobuf Duration in JSON (``"37s"``) in seconds',
         "a loop: all() of a generator is slower",
+        "Milliseconds from the request's arrival to its answer.",
         "Seconds one value may take to match one pattern",
     ]:
         assert not TIMING.search(reason), reason
