@@ -208,3 +208,23 @@ async def test_nothing_is_made_when_no_one_listens_to_the_audit_logger(
         result = await client.call_tool("read_note", {"title": "t"})
     assert not result.is_error
     assert [r for r in caplog.records if r.name == "toolsets.audit"] == []
+
+
+async def test_a_line_a_tool_logs_names_the_caller_its_invocation_gives(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # No authorization here: the identity comes from the server's `invocation`.
+    @tool
+    def noisy() -> str:
+        """Logs on toolsets' server logger."""
+        logging.getLogger("toolsets.mcp.server").warning("noisy ran")
+        return "done"
+
+    caplog.set_level(logging.WARNING, logger="toolsets.mcp.server")
+    served = McpServer([noisy], invocation=Invocation(identity=ALICE, scopes=ALICE.scopes))
+    async with connected(served, "legacy") as client:
+        await client.call_tool("noisy", {})
+    record = only([r for r in caplog.records if r.name == "toolsets.mcp.server"])
+    fields: Any = record
+    assert (fields.subject, fields.client_id) == ("alice", "agent-app")
+    assert record.getMessage() == "noisy ran [caller alice, client agent-app]"
