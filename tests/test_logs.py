@@ -114,7 +114,8 @@ def test_every_logger_of_the_libraries_gets_one_filter_however_often_it_is_guard
     assert TOKEN not in shown
     assert "page=2" in shown
     assert "api.example/x" in shown
-    assert len(made_later.filters) == 1
+    assert len(made_later.filters) == 2  # the masking, and the caller's (`calling_as`)
+    assert len(logging.getLogger("toolsets.mcp.server").filters) == 1  # the caller's only
     assert not logging.getLogger("someone.else").filters
 
 

@@ -16,21 +16,41 @@ client, an MCP connection, a model's client): a program that configures logging 
 to do nothing. The loggers httpcore2 makes only when its first connection opens
 (`MADE_LATER`) are made, and guarded, then; another logger those libraries make later
 is guarded at the next connection.
+
+While a served call runs, every record those libraries and toolsets' own loggers
+(``toolsets`` and its children) emit says who calls: the server sets the caller for the
+request (`calling_as`, from the `Identity` its authorization validated), and a second
+filter puts it on each record as ``record.subject`` and ``record.client_id`` (for a
+structured handler) and at the end of its message, `` [caller alice, client agent-app]``.
+Only those two names: never the token, nor another claim. Like the masking filter it runs
+only for a record a logger lets through; a record outside a call is left as it is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 from toolsets._auth import MASK, redact
 
-__all__ = ["LIBRARIES", "MADE_LATER", "guard_library_logs", "hide_in_logs"]
+__all__ = [
+    "LIBRARIES",
+    "MADE_LATER",
+    "OWN",
+    "calling_as",
+    "guard_library_logs",
+    "hide_in_logs",
+]
 
 LIBRARIES = ("mcp", "httpx2", "httpcore2")
 """The loggers (and their children) guarded: the libraries toolsets drives."""
+OWN = "toolsets"
+"""toolsets' own logger: it and its children say who calls, as the libraries' do."""
 MADE_LATER = (
     "httpcore2.connection",
     "httpcore2.http11",
@@ -89,6 +109,46 @@ class _Redact(logging.Filter):
 
 _filter = _Redact()
 
+_caller: ContextVar[tuple[str, str | None] | None] = ContextVar("toolsets_caller", default=None)
+"""Who the request being served comes from (subject, client id), None outside one."""
+
+
+@contextlib.contextmanager
+def calling_as(subject: str | None, client_id: str | None = None) -> Iterator[None]:
+    """While the block runs (in this task, and the tasks it starts), the records of
+    toolsets' and the libraries' loggers name ``subject`` and ``client_id`` as the caller
+    (see the module's docs); ``subject`` None: no caller (nothing is changed)."""
+    if subject is None:
+        yield
+        return
+    guard_library_logs()  # a logger made since the last walk gets the filters too
+    reset = _caller.set((subject, client_id))
+    try:
+        yield
+    finally:
+        _caller.reset(reset)
+
+
+class _Caller(logging.Filter):
+    """Names the caller of the request being served on each record it sees."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        caller = _caller.get()
+        if caller is None or hasattr(record, "subject"):  # none, or the record says (audit)
+            return True
+        subject, client_id = caller
+        record.subject, record.client_id = subject, client_id
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a record its own library formats wrongly
+            return True
+        said = f"caller {subject}, client {client_id}" if client_id else f"caller {subject}"
+        record.msg, record.args = f"{message} [{said}]", None
+        return True
+
+
+_caller_filter = _Caller()
+
 
 class _Guard:
     """Which loggers have the filter: the logger registry only grows, so a walk is
@@ -104,17 +164,22 @@ class _Guard:
             return
         with self.lock:
             # dict.copy() is atomic: another thread may make a logger meanwhile.
-            for name in [*LIBRARIES, *MADE_LATER, *loggers.copy()]:
-                if name.split(".", 1)[0] in LIBRARIES:
+            for name in [OWN, *LIBRARIES, *MADE_LATER, *loggers.copy()]:
+                top = name.split(".", 1)[0]
+                if top in LIBRARIES or top == OWN:
                     logger = logging.getLogger(name)
-                    if _filter not in logger.filters:
+                    if top != OWN and _filter not in logger.filters:
                         logger.addFilter(_filter)
+                    # after the masking: the caller is said of the masked message
+                    if _caller_filter not in logger.filters:
+                        logger.addFilter(_caller_filter)
             self.walked = len(loggers)
 
 
 guard_library_logs = _Guard()
-"""Put the masking filter on every logger of `LIBRARIES` that has none yet (once each;
-nothing to do when no logger was made since the last call)."""
+"""Put the masking filter on every logger of `LIBRARIES` that has none yet, and the
+caller's on those and toolsets' own (once each; nothing to do when no logger was made
+since the last call)."""
 
 
 def hide_in_logs(secret: str) -> None:

@@ -5,7 +5,8 @@ Each call the program makes goes through the one call path (`toolsets._invoke.in
 as the ``run_code`` call itself was made: the same default timeout, callbacks and scopes.
 What cannot happen inside a program is refused with an error naming what to do instead:
 a tool that needs the user's confirmation (call it directly), a credential nobody gave,
-a long-running tool (refused before it runs).
+a long-running tool (refused before it runs). Whoever watches the ``run_code`` call sees
+each of them (`toolsets._nested`): a served ``run_code`` has an audit record per call.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from toolsets._invoke import (
     Outcome,
 )
 from toolsets._json import JsonValue
+from toolsets._nested import nested_call
 from toolsets._results import clip, error_result
 from toolsets._settle import caller, settle
 from toolsets._tool import BaseTool, Tool
@@ -378,8 +380,11 @@ async def _answer(
         callbacks=path.callbacks,
         scopes=path.scopes,
     )
-    first = await again(plain, None, None, resumed=False)
-    outcome: Outcome = await settle(first, resume=again, confirm=_unasked, lookup=lookup)
+    with nested_call(tool, ctx) as seen:  # the outer call's caller may watch (audit) it
+        seen.arguments = frozenset(plain)
+        first = await again(plain, None, None, resumed=False)
+        outcome: Outcome = await settle(first, resume=again, confirm=_unasked, lookup=lookup)
+        seen.outcome = outcome
     _keep(ctx.actions_set, outer)
     # Asked before the call, the tool did not run; asked while running, it says so (a
     # tool asking then runs again, with the answer, when called directly).

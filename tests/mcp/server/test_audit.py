@@ -21,7 +21,9 @@ from toolsets import (
     Identity,
     Invocation,
     StaticToolset,
+    code_mode,
     restricted,
+    searchable,
     tool,
 )
 from toolsets.mcp import McpServer, UserCredentials
@@ -208,3 +210,65 @@ async def test_nothing_is_made_when_no_one_listens_to_the_audit_logger(
         result = await client.call_tool("read_note", {"title": "t"})
     assert not result.is_error
     assert [r for r in caplog.records if r.name == "toolsets.audit"] == []
+
+
+async def test_a_line_a_tool_logs_names_the_caller_its_invocation_gives(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # No authorization here: the identity comes from the server's `invocation`.
+    @tool
+    def noisy() -> str:
+        """Logs on toolsets' server logger."""
+        logging.getLogger("toolsets.mcp.server").warning("noisy ran")
+        return "done"
+
+    caplog.set_level(logging.WARNING, logger="toolsets.mcp.server")
+    served = McpServer([noisy], invocation=Invocation(identity=ALICE, scopes=ALICE.scopes))
+    async with connected(served, "legacy") as client:
+        await client.call_tool("noisy", {})
+    record = only([r for r in caplog.records if r.name == "toolsets.mcp.server"])
+    fields: Any = record
+    assert (fields.subject, fields.client_id) == ("alice", "agent-app")
+    assert record.getMessage() == "noisy ran [caller alice, client agent-app]"
+
+
+async def test_each_call_a_served_program_makes_has_its_own_record_within_run_code(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolsets.audit")
+    tools = code_mode(searchable(StaticToolset([read_note, broken, sync_notes])))
+    served = McpServer(tools, invocation=Invocation(identity=ALICE, scopes=ALICE.scopes))
+    program = (
+        "await tools.search_tools(query='read a note')\n"
+        "note = await tools.read_note(title='todo', password='hunter2')\n"
+        "for each in (tools.broken, tools.sync_notes):\n"
+        "    try:\n"
+        "        await each()\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "note"
+    )
+    async with connected(served, "2026-07-28") as client:
+        answer = await client.call_tool("run_code", {"code": program})
+    assert not answer.is_error, answer
+    records: list[Any] = [r for r in caplog.records if r.name == "toolsets.audit"]
+    seen = [(r.tool, r.parent, r.outcome) for r in records]
+    assert seen == [
+        ("search_tools", "run_code", "ok"),
+        ("read_note", "run_code", "ok"),
+        ("broken", "run_code", "error"),
+        ("sync_notes", "run_code", "refused"),
+        ("run_code", None, "ok"),
+    ]
+    for record in records:
+        assert (record.subject, record.client_id) == ("alice", "agent-app")
+        assert record.session_id == records[-1].session_id
+        assert record.request_id == records[-1].request_id
+    assert records[1].arguments == ("password", "title")
+    assert "'notes_key'" in records[3].reason
+    assert (
+        records[1]
+        .getMessage()
+        .startswith("tools/call 'read_note' within 'run_code' by alice (client agent-app): ok in ")
+    )
+    assert all("hunter2" not in repr(vars(r)) and "todo" not in r.getMessage() for r in records)

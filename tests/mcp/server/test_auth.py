@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -40,7 +41,7 @@ from tests.mcp.server.oidc import (
     OpenIdProvider,
 )
 from tests.mcp.server_helpers import INITIALIZE
-from toolsets import Identity, Invocation, ToolContext
+from toolsets import Identity, Invocation, ToolContext, tool
 from toolsets.mcp import IncomingRequest, McpServer, McpToolset, OAuthResourceServer, StreamableHttp
 
 pytestmark = pytest.mark.anyio
@@ -367,3 +368,107 @@ async def test_nothing_about_the_token_is_logged_when_a_good_one_is_used(
         response = await call(served.url, token)
     assert response.status_code == 200
     assert_nothing_secret_logged(caplog, token)
+
+
+# --- the caller in every log line about a call -----------------------------------------
+
+SERVER_LOGGER = logging.getLogger("toolsets.mcp.server")
+
+
+def logging_server(provider: OpenIdProvider) -> McpServer:
+    """A protected server whose tool logs on toolsets' own logger and calls an upstream
+    API with httpx2 (the network edge mocked), which logs the request."""
+
+    async def upstream(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json={"ok": True})
+
+    @tool
+    async def fetch_notes() -> str:
+        """Fetch the notes upstream."""
+        SERVER_LOGGER.debug("fetching %s", "the notes")
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(upstream)) as http:
+            await http.get("https://api.example/notes")
+        return "notes"
+
+    auth = OAuthResourceServer(issuer=provider.issuer, required_scopes=["tools:call"])
+    return McpServer([fetch_notes], name="logged", auth=auth)
+
+
+IN_PROCESS = "http://127.0.0.1/mcp"
+
+
+@asynccontextmanager
+async def in_process(provider: OpenIdProvider) -> AsyncIterator[httpx2.AsyncClient]:
+    """A client of a `logging_server` served in this process, on the test's backend
+    (httpx2's ASGI transport), sending a bearer token for `IN_PROCESS`."""
+    app = logging_server(provider).http_app()
+    token = await provider.token(IN_PROCESS)
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app), headers={"Authorization": f"Bearer {token}"}
+        ) as http,
+    ):
+        yield http
+
+
+async def test_every_log_line_about_a_protected_call_names_the_caller_never_the_token(
+    openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    body, headers = modern_call("fetch_notes")
+    caplog.set_level(logging.DEBUG)
+    with anyio.fail_after(20):
+        async with in_process(openid_provider) as http:
+            caplog.clear()
+            response = await http.post(IN_PROCESS, json=body, headers=headers)
+    token = http.headers["authorization"].removeprefix("Bearer ")
+    assert response.status_code == 200, response.text
+    assert result_of(response)["content"][0]["text"] == "notes"
+    records = [r for r in caplog.records if r.name.split(".")[0] in {"toolsets", "mcp", "httpx2"}]
+    authorized = next(i for i, r in enumerate(records) if r.getMessage().startswith("authorized"))
+    answered = next(i for i, r in enumerate(records) if r.name == "toolsets.audit")
+    during = records[authorized + 1 : answered + 1]
+    said = {r.name: r.getMessage() for r in during}
+    assert said["toolsets.mcp.server"] == "fetching the notes [caller service, client service]"
+    assert said["httpx2"].startswith("HTTP Request: GET https://api.example/notes")
+    assert said["httpx2"].endswith(" [caller service, client service]")
+    audit = during[-1]
+    assert "by service (client service): ok" in audit.getMessage()
+    assert not audit.getMessage().endswith("]")  # the audit line names the caller itself
+    for record in during:
+        fields: Any = record
+        assert (fields.subject, fields.client_id) == ("service", "service"), record.name
+    # the test's own client's line about its POST: not in the call, left as it is
+    posted = next(r for r in records[answered:] if r.getMessage().startswith("HTTP Request: POST"))
+    assert not hasattr(posted, "subject")
+    assert posted.getMessage().endswith('"HTTP/1.1 200 OK"')
+    assert_nothing_secret_logged(caplog, token)
+    assert all(token not in repr(vars(r)) for r in caplog.records)
+
+
+async def test_a_line_logged_outside_a_served_call_is_left_as_it_is(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolsets.mcp.server")
+    SERVER_LOGGER.debug("between calls")
+    (record,) = [r for r in caplog.records if r.name == "toolsets.mcp.server"]
+    assert record.getMessage() == "between calls"
+    assert not hasattr(record, "subject")
+
+
+async def test_in_a_session_the_lines_of_a_call_name_the_caller_who_opened_it(
+    openid_provider: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    # 2025-11-25: the call is answered in a task of the session, not of its HTTP request.
+    caplog.set_level(logging.DEBUG, logger="toolsets.mcp.server")
+    with anyio.fail_after(20):
+        async with (
+            in_process(openid_provider) as http,
+            Client(streamable_http_client(IN_PROCESS, http_client=http), mode="legacy") as client,  # type: ignore[arg-type]
+        ):
+            called = await client.call_tool("fetch_notes", {})
+    assert not called.is_error
+    (record,) = [r for r in caplog.records if r.name == "toolsets.mcp.server"]
+    fields: Any = record
+    assert (fields.subject, fields.client_id) == ("service", "service")
+    assert record.getMessage() == "fetching the notes [caller service, client service]"

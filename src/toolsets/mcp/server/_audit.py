@@ -6,7 +6,7 @@ handler of its own, a file, a log shipper), at INFO.
 Each record is one readable line, and its fields are on the log record (``extra``) for a
 structured handler: ``audit`` (the `AuditRecord` itself) and each of its fields by name
 (``tool``, ``outcome``, ``subject``, ``issuer``, ``client_id``, ``duration_ms``,
-``reason``, ``request_id``, ``session_id``, ``arguments``).
+``reason``, ``request_id``, ``session_id``, ``arguments``, ``parent``).
 
 What is never in a record: an argument's value (a value may be a secret, or a person's
 data, and the record goes wherever logs go). The arguments are named, and only those the
@@ -14,6 +14,12 @@ tool declares: a name a client made up could itself carry a secret, or forge a l
 Nor is the reason an error happened, which may quote a value: only a refusal's (the
 scopes, roles or groups the caller lacks, the credential it has none of), which never
 does.
+
+A call a served tool makes from inside its run — each call of the program a code mode
+``run_code`` runs (``search_tools`` and the tools of a `searchable` catalogue among
+them) — has a record of its own: the same caller, session and request, the tool it
+called, its outcome and duration, and ``parent``, the tool the client called; the outer
+call's record comes after them.
 
 Outcomes: ``ok``; ``error`` (an error result, or a protocol error); ``refused`` (the call
 did not run: the caller lacks access, or a credential); ``input_required`` (on
@@ -26,15 +32,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, TypeAlias
 
 import mcp.types as mt
 
 from toolsets._access import ACCESS_REFUSAL_KEYS
-from toolsets._context import Invocation
-from toolsets._results import clip
+from toolsets._context import Invocation, ToolContext
+from toolsets._invoke import ConfirmationNeeded, CredentialNeeded, LongRunning, Outcome
+from toolsets._nested import NestedCall, watching_nested
+from toolsets._results import clip, is_error_result
+from toolsets._tool import Tool
 
 __all__ = ["AUDIT_LOGGER", "AuditOutcome", "AuditRecord", "Audited", "audited"]
 
@@ -79,6 +88,9 @@ class AuditRecord:
     """The names of the arguments given that the tool declares (never their values)."""
     reason: str | None = None
     """Why the call was refused (None for any other outcome)."""
+    parent: str | None = None
+    """The tool whose run made this call (``run_code``, for a call of its program); None
+    for a call the client made."""
 
     def message(self) -> str:
         """The record as one line."""
@@ -86,8 +98,10 @@ class AuditRecord:
         if self.client_id:
             who += f" (client {self.client_id})"
         said = f": {self.reason}" if self.reason else ""
+        within = f" within {self.parent!r}" if self.parent is not None else ""
         return (
-            f"tools/call {self.tool!r} by {who}: {self.outcome} in {self.duration_ms:.1f} ms{said}"
+            f"tools/call {self.tool!r}{within} by {who}: {self.outcome} in "
+            f"{self.duration_ms:.1f} ms{said}"
         )
 
 
@@ -107,10 +121,22 @@ class Audited:
 
     def record(self, duration_ms: float, failed: BaseException | None) -> AuditRecord:
         outcome, reason = _outcome(self.answer, failed)
+        names = (name for name in self.arguments if name in self.declared)
+        return self._record(self.tool, names, outcome, reason, duration_ms)
+
+    def _record(
+        self,
+        tool: str,
+        names: Iterable[str],
+        outcome: AuditOutcome,
+        reason: str | None,
+        duration_ms: float,
+        parent: str | None = None,
+    ) -> AuditRecord:
+        """The record of a call of ``tool`` (``names``: the declared arguments given)."""
         identity = self.invocation.identity
-        names = sorted(name for name in self.arguments if name in self.declared)
         return AuditRecord(
-            tool=clip(self.tool, 200),
+            tool=clip(tool, 200),
             outcome=outcome,
             duration_ms=round(duration_ms, 3),
             subject=identity.subject if identity is not None else None,
@@ -118,9 +144,60 @@ class Audited:
             client_id=identity.client_id if identity is not None else None,
             session_id=self.invocation.session_id,
             request_id=self.request_id,
-            arguments=tuple(names[:_SHOWN_NAMES]),
+            arguments=tuple(sorted(names)[:_SHOWN_NAMES]),
             reason=reason,
+            parent=None if parent is None else clip(parent, 200),
         )
+
+    @contextlib.contextmanager
+    def nested(self, tool: Tool, ctx: ToolContext) -> Iterator[NestedCall]:
+        """Audit a call of ``tool`` the called tool makes from inside its run (a
+        `NestedWatch`): a record of its own, the same caller's, naming this call's tool
+        as its ``parent``."""
+        seen = NestedCall()
+        started = time.perf_counter()
+        failed: BaseException | None = None
+        try:
+            yield seen
+        except BaseException as exc:  # recorded, and raised on as it is
+            failed = exc
+            raise
+        finally:
+            outcome, reason = _nested_outcome(seen.outcome, failed)
+            declared = _declared(tool)
+            names = (name for name in seen.arguments if name in declared)
+            duration_ms = (time.perf_counter() - started) * 1000
+            record = self._record(tool.name, names, outcome, reason, duration_ms, self.tool)
+            logger.info(record.message(), extra={"audit": record, **asdict(record)})
+
+
+def _declared(tool: Tool) -> frozenset[str]:
+    """The names of the parameters ``tool`` is called under (a `searchable` catalogue's
+    tool not loaded has them too)."""
+    declaration = tool.call_declaration()
+    properties = declaration.parameters.get("properties") if declaration is not None else None
+    return frozenset(properties) if isinstance(properties, Mapping) else frozenset()
+
+
+def _nested_outcome(
+    outcome: Outcome | None, failed: BaseException | None
+) -> tuple[AuditOutcome, str | None]:
+    if failed is not None and not isinstance(failed, Exception):
+        return "cancelled", None
+    if failed is not None or outcome is None:
+        return "error", None
+    if isinstance(outcome, ConfirmationNeeded):
+        return "refused", "it needs the user's confirmation, which a program cannot ask for"
+    if isinstance(outcome, CredentialNeeded):
+        return "refused", f"no credential for {outcome.auth_config.scheme_name!r} was given"
+    result = outcome.interim if isinstance(outcome, LongRunning) else outcome.result
+    if not is_error_result(result):
+        return "ok", None
+    assert isinstance(result, Mapping)
+    if REFUSAL_KEYS.isdisjoint(result):
+        return "error", None
+    message = result.get("error")
+    return "refused", clip(str(message), _SHOWN_REASON) if message else None
 
 
 def _outcome(
@@ -153,7 +230,8 @@ def audited(tool: str, invocation: Invocation, request_id: object) -> Iterator[A
     started = time.perf_counter()
     failed: BaseException | None = None
     try:
-        yield call
+        with watching_nested(call.nested):
+            yield call
     except BaseException as exc:  # recorded, and raised on as it is
         failed = exc
         raise

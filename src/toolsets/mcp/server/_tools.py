@@ -7,6 +7,7 @@ offered."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from toolsets._errors import MissingClientCapabilityError, ToolCallError, Toolse
 from toolsets._ids import new_id
 from toolsets._invoke import CredentialNeeded, Done, Outcome
 from toolsets._json import JsonValue
+from toolsets._logs import calling_as
 from toolsets._results import clip, error_result, is_error_result
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
@@ -107,7 +109,11 @@ class Tools:
         self, ctx: Context, params: mt.CallToolRequestParams
     ) -> mt.CallToolResult | mt.InputRequiredResult:
         request, invocation = await self.requests.context(ctx)
-        with audited(params.name, invocation, ctx.request_id) as audit:
+        who = invocation.identity  # the token's, or an `invocation` function's
+        with (
+            calling_as(who.subject, who.client_id) if who else contextlib.nullcontext(),
+            audited(params.name, invocation, ctx.request_id) as audit,
+        ):
             audit.answer = await self._call(ctx, params, request, invocation, audit)
             return audit.answer
 

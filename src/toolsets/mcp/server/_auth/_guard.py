@@ -37,6 +37,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolsets._context import Identity
+from toolsets._logs import calling_as
 from toolsets.mcp.server._auth._config import MAX_TOKEN_LENGTH, OAuthResourceServer
 from toolsets.mcp.server._auth._issuer import IssuerUnavailable
 from toolsets.mcp.server._auth._tokens import InvalidToken, TokenValidator
@@ -170,7 +171,8 @@ class AuthGuard:
         logger.debug("authorized %s (client %s)", identity.subject, identity.client_id)
         scope["user"] = Caller(verified.access_token, identity)
         scope["auth"] = AuthCredentials(sorted(identity.scopes))
-        await self.app(scope, receive, send)
+        with calling_as(identity.subject, identity.client_id):  # named in each log line
+            await self.app(scope, receive, send)
 
 
 def _token_of(scope: Scope) -> str | tuple[int, str | None, str]:
