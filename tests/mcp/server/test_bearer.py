@@ -1,0 +1,201 @@
+"""Each user's own bearer token for an upstream MCP server behind a served gateway
+(`UserBearer`), end to end against the real OpenID provider (npm ``oidc-provider``): a
+protected `McpServer` in front of a real MCP server over streamable HTTP on 127.0.0.1
+that records the ``Authorization`` header of every request it receives; each user's
+token obtained by RFC 8693 token exchange for the upstream's audience."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx2
+import jwt
+import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.helpers import serve_app
+from tests.mcp.server.oidc import SECRETS, OpenIdProvider, public_jwk
+from toolsets import AuthConfig, Identity, StaticToolset, tool
+from toolsets.mcp import (
+    McpServer,
+    McpToolset,
+    OAuthResourceServer,
+    StreamableHttp,
+    TokenExchange,
+    UserBearer,
+    UserCredentials,
+    prompt,
+    resource,
+)
+
+pytestmark = pytest.mark.anyio
+
+NOBODY = "carol"
+"""The user the gateway has no upstream credential for."""
+
+
+@tool
+def whoami() -> str:
+    """Say hello."""
+    return "hello"
+
+
+@resource("note://today")
+def today() -> str:
+    return "a note"
+
+
+@prompt
+def greet() -> str:
+    """A greeting."""
+    return "say hello"
+
+
+@dataclass
+class Recorder:
+    """An ASGI app recording the ``Authorization`` header of each HTTP request before
+    handing it to ``app`` (the upstream MCP server)."""
+
+    app: Any
+    seen: list[str | None] = field(default_factory=list)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            found = headers.get(b"authorization")
+            self.seen.append(None if found is None else found.decode())
+        await self.app(scope, receive, send)
+
+
+@dataclass
+class Gateway:
+    url: str
+    """The protected gateway's MCP endpoint."""
+    upstream_url: str
+    recorder: Recorder
+    provider: OpenIdProvider
+
+    def user_token(self, subject: str) -> str:
+        return self.provider.sign(
+            {"sub": subject, "aud": self.url, "scope": "tools:call", "client_id": "agent-app"}
+        )
+
+    def upstream_subjects(self) -> list[str]:
+        """The subject of the bearer token each upstream request carried, verified with
+        the provider's key for the upstream's audience (every request carried one)."""
+        key = jwt.algorithms.RSAAlgorithm.from_jwk(json.dumps(public_jwk(self.provider.key)))
+        subjects = []
+        for header in self.recorder.seen:
+            assert header is not None
+            scheme, _, token = header.partition(" ")
+            assert scheme == "Bearer"
+            claims = jwt.decode(token, key, algorithms=["RS256"], audience=self.upstream_url)  # type: ignore[arg-type]
+            assert claims["act"] == {"sub": "exchanger"}
+            subjects.append(claims["sub"])
+        return subjects
+
+
+@pytest.fixture(scope="module")
+def gateway(openid_provider: OpenIdProvider) -> Iterator[Gateway]:
+    """The upstream MCP server and the gateway in front of it, shared by the module's
+    tests (each clears what the upstream saw)."""
+    upstream = McpServer(
+        StaticToolset([whoami]), name="upstream", resources=[today], prompts=[greet]
+    )
+    recorder = Recorder(None)
+
+    def make_upstream() -> Any:
+        recorder.app = upstream.http_app()
+        return recorder
+
+    with serve_app(make_upstream, factory=True) as upstream_port:
+        upstream_url = f"http://127.0.0.1:{upstream_port}/mcp"
+        exchange = TokenExchange(
+            issuer=openid_provider.issuer,
+            audience={"upstream": upstream_url},
+            client_id="exchanger",
+            client_secret=SECRETS["exchanger"],
+        )
+
+        async def resolve(identity: Identity, config: AuthConfig) -> Any:
+            if identity.subject == NOBODY:
+                return None
+            return await exchange(identity, config)
+
+        users = UserCredentials(resolve)
+
+        def make() -> Any:
+            bearer = UserBearer(users, name="upstream")
+            source = McpToolset(
+                StreamableHttp(url=upstream_url, header_provider=bearer),
+                confirm="never",
+                max_sessions=2,
+            )
+            return McpServer(
+                source,
+                name="gateway",
+                auth=OAuthResourceServer(issuer=openid_provider.issuer),
+                credentials=users,
+            ).http_app()
+
+        with serve_app(make, factory=True) as port:
+            yield Gateway(f"http://127.0.0.1:{port}/mcp", upstream_url, recorder, openid_provider)
+
+
+@asynccontextmanager
+async def client(url: str, token: str) -> AsyncIterator[Client]:
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport) as connected:  # type: ignore[arg-type]
+                yield connected
+
+
+async def test_each_users_requests_reach_the_upstream_with_their_own_exchanged_token(
+    gateway: Gateway,
+) -> None:
+    """Calls, listings, resources and prompts: every request upstream carries it."""
+    gateway.recorder.seen.clear()
+    tokens = {who: gateway.user_token(who) for who in ("alice", "bob")}
+    for who in ("alice", "bob", "alice"):
+        async with client(gateway.url, tokens[who]) as connected:
+            tools = [t.name for t in (await connected.list_tools()).tools]
+            called = await connected.call_tool("whoami", {})
+            read = await connected.read_resource("note://today")
+            prompts = [p.name for p in (await connected.list_prompts()).prompts]
+        assert tools == ["whoami"]
+        assert not called.is_error
+        assert read.contents
+        assert prompts == ["greet"]
+        subjects = gateway.upstream_subjects()
+        assert subjects
+        assert set(subjects) == {who}
+        # Never the client's own token, nor any part of it.
+        for header in gateway.recorder.seen:
+            assert header is not None
+            assert tokens[who] not in header
+            assert tokens[who].rsplit(".", 1)[-1] not in header
+        gateway.recorder.seen.clear()
+
+
+async def test_a_user_without_a_credential_gets_an_error_result_naming_it_and_nothing_is_sent(
+    gateway: Gateway,
+) -> None:
+    gateway.recorder.seen.clear()
+    async with client(gateway.url, gateway.user_token(NOBODY)) as connected:
+        called = await connected.call_tool("whoami", {})
+        with pytest.raises(MCPError) as listing:
+            await connected.list_prompts()
+    assert called.is_error
+    assert called.structured_content is not None
+    assert called.structured_content["credential"] == "upstream"
+    assert "no credential" not in called.structured_content["error"]  # says what, plainly
+    assert "upstream" in called.structured_content["error"]
+    assert "upstream" in listing.value.error.message
+    assert gateway.recorder.seen == []
