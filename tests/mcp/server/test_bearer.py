@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,10 +101,10 @@ class Gateway:
         return subjects
 
 
-@pytest.fixture(scope="module")
-def gateway(openid_provider: OpenIdProvider) -> Iterator[Gateway]:
-    """The upstream MCP server and the gateway in front of it, shared by the module's
-    tests (each clears what the upstream saw)."""
+@contextmanager
+def recorded_upstream() -> Iterator[tuple[str, Recorder]]:
+    """A real MCP server (a tool, a resource, a prompt) over streamable HTTP on
+    127.0.0.1: its URL, and what records the ``Authorization`` header of each request."""
     upstream = McpServer(
         StaticToolset([whoami]), name="upstream", resources=[today], prompts=[greet]
     )
@@ -115,7 +115,14 @@ def gateway(openid_provider: OpenIdProvider) -> Iterator[Gateway]:
         return recorder
 
     with serve_app(make_upstream, factory=True) as upstream_port:
-        upstream_url = f"http://127.0.0.1:{upstream_port}/mcp"
+        yield f"http://127.0.0.1:{upstream_port}/mcp", recorder
+
+
+@pytest.fixture(scope="module")
+def gateway(openid_provider: OpenIdProvider) -> Iterator[Gateway]:
+    """The upstream MCP server and the gateway in front of it, shared by the module's
+    tests (each clears what the upstream saw)."""
+    with recorded_upstream() as (upstream_url, recorder):
         exchange = TokenExchange(
             issuer=openid_provider.issuer,
             audience={"upstream": upstream_url},
