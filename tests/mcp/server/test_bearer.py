@@ -7,6 +7,7 @@ token obtained by RFC 8693 token exchange for the upstream's audience."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +39,9 @@ pytestmark = pytest.mark.anyio
 
 NOBODY = "carol"
 """The user the gateway has no upstream credential for."""
+REVOKED = "erin-"
+"""Users (named so) whose upstream credential is found once, then no more (revoked
+between the listing a call starts with and the call itself)."""
 
 
 @tool
@@ -64,13 +68,28 @@ class Recorder:
 
     app: Any
     seen: list[str | None] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)
+
+    rpc: list[str] = field(default_factory=list)
+    """The JSON-RPC method of each POST."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = dict(scope["headers"])
-            found = headers.get(b"authorization")
-            self.seen.append(None if found is None else found.decode())
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        found = dict(scope["headers"]).get(b"authorization")
+        self.seen.append(None if found is None else found.decode())
+        self.methods.append(scope["method"])
+        body = bytearray()
+
+        async def recorded() -> Any:
+            message = await receive()
+            body.extend(message.get("body", b""))
+            return message
+
+        await self.app(scope, recorded, send)
+        if body:
+            self.rpc.append(json.loads(body).get("method", "(an answer)"))
 
 
 @dataclass
@@ -118,21 +137,28 @@ def recorded_upstream() -> Iterator[tuple[str, Recorder]]:
         yield f"http://127.0.0.1:{upstream_port}/mcp", recorder
 
 
-@pytest.fixture(scope="module")
-def gateway(openid_provider: OpenIdProvider) -> Iterator[Gateway]:
-    """The upstream MCP server and the gateway in front of it, shared by the module's
-    tests (each clears what the upstream saw)."""
+@contextmanager
+def served_gateway(
+    provider: OpenIdProvider, mode: str, *, max_sessions: int = 64
+) -> Iterator[Gateway]:
+    """A recorded upstream MCP server, and a gateway in front of it (served with
+    authorization by ``provider``) that reaches it in protocol era ``mode`` with each
+    caller's own token, exchanged for the upstream's audience (none for `NOBODY`)."""
     with recorded_upstream() as (upstream_url, recorder):
         exchange = TokenExchange(
-            issuer=openid_provider.issuer,
+            issuer=provider.issuer,
             audience={"upstream": upstream_url},
             client_id="exchanger",
             client_secret=SECRETS["exchanger"],
         )
 
+        found: set[str] = set()
+
         async def resolve(identity: Identity, config: AuthConfig) -> Any:
-            if identity.subject == NOBODY:
+            if identity.subject == NOBODY or identity.subject in found:
                 return None
+            if identity.subject.startswith(REVOKED):
+                found.add(identity.subject)
             return await exchange(identity, config)
 
         users = UserCredentials(resolve)
@@ -142,17 +168,26 @@ def gateway(openid_provider: OpenIdProvider) -> Iterator[Gateway]:
             source = McpToolset(
                 StreamableHttp(url=upstream_url, header_provider=bearer),
                 confirm="never",
-                max_sessions=2,
+                max_sessions=max_sessions,
+                mode=mode,  # type: ignore[arg-type]
             )
             return McpServer(
                 source,
                 name="gateway",
-                auth=OAuthResourceServer(issuer=openid_provider.issuer),
+                auth=OAuthResourceServer(issuer=provider.issuer),
                 credentials=users,
             ).http_app()
 
         with serve_app(make, factory=True) as port:
-            yield Gateway(f"http://127.0.0.1:{port}/mcp", upstream_url, recorder, openid_provider)
+            yield Gateway(f"http://127.0.0.1:{port}/mcp", upstream_url, recorder, provider)
+
+
+@pytest.fixture(scope="module", params=["2026-07-28", "legacy"])
+def gateway(openid_provider: OpenIdProvider, request: pytest.FixtureRequest) -> Iterator[Gateway]:
+    """A gateway (in each protocol era towards the upstream) shared by the module's tests
+    (each clears what the upstream saw)."""
+    with served_gateway(openid_provider, request.param) as made:
+        yield made
 
 
 @asynccontextmanager
@@ -206,3 +241,36 @@ async def test_a_user_without_a_credential_gets_an_error_result_naming_it_and_no
     assert "upstream" in called.structured_content["error"]
     assert "upstream" in listing.value.error.message
     assert gateway.recorder.seen == []
+
+
+async def test_a_credential_gone_between_the_listing_and_the_call_is_an_error_result(
+    gateway: Gateway,
+) -> None:
+    erin = f"{REVOKED}{uuid.uuid4().hex}"
+    async with client(gateway.url, gateway.user_token(erin)) as connected:
+        gateway.recorder.seen.clear()
+        gateway.recorder.rpc.clear()
+        called = await connected.call_tool("whoami", {})
+    assert called.is_error
+    assert called.structured_content is not None
+    assert called.structured_content["credential"] == "upstream"
+    # The listing the call began with went upstream as Erin; the call itself did not.
+    assert set(gateway.upstream_subjects()) == {erin}
+    assert "tools/list" in gateway.recorder.rpc
+    assert "tools/call" not in gateway.recorder.rpc
+
+
+async def test_the_sessions_per_user_are_bounded_and_the_one_dropped_is_closed_as_its_user(
+    openid_provider: OpenIdProvider,
+) -> None:
+    with served_gateway(openid_provider, "legacy", max_sessions=2) as gateway:
+        for who in ("alice", "bob", "dave"):
+            async with client(gateway.url, gateway.user_token(who)) as connected:
+                await connected.call_tool("whoami", {})
+        said = list(zip(gateway.recorder.methods, gateway.upstream_subjects(), strict=True))
+    # Dave's session would make three: Alice's, the least recently used, was ended (a
+    # DELETE of its session, with her own token); Bob's and Dave's stay open.
+    assert [each for each in said if each[0] == "DELETE"] == [("DELETE", "alice")]
+    last_of_bob = max(i for i, (_, who) in enumerate(said) if who == "bob")
+    assert said.index(("DELETE", "alice")) > last_of_bob  # when Dave came
+    assert {who for _, who in said} == {"alice", "bob", "dave"}
