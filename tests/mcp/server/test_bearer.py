@@ -77,8 +77,9 @@ class Recorder:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        found = dict(scope["headers"]).get(b"authorization")
-        self.seen.append(None if found is None else found.decode())
+        found = [value.decode() for name, value in scope["headers"] if name == b"authorization"]
+        assert len(found) <= 1, "two Authorization headers in one request"
+        self.seen.append(found[0] if found else None)
         self.methods.append(scope["method"])
         body = bytearray()
 
@@ -139,11 +140,16 @@ def recorded_upstream() -> Iterator[tuple[str, Recorder]]:
 
 @contextmanager
 def served_gateway(
-    provider: OpenIdProvider, mode: str, *, max_sessions: int = 64
+    provider: OpenIdProvider,
+    mode: str,
+    *,
+    max_sessions: int = 64,
+    headers: dict[str, str] | None = None,
 ) -> Iterator[Gateway]:
     """A recorded upstream MCP server, and a gateway in front of it (served with
     authorization by ``provider``) that reaches it in protocol era ``mode`` with each
-    caller's own token, exchanged for the upstream's audience (none for `NOBODY`)."""
+    caller's own token, exchanged for the upstream's audience (none for `NOBODY`), and
+    ``headers`` besides."""
     with recorded_upstream() as (upstream_url, recorder):
         exchange = TokenExchange(
             issuer=provider.issuer,
@@ -166,7 +172,7 @@ def served_gateway(
         def make() -> Any:
             bearer = UserBearer(users, name="upstream")
             source = McpToolset(
-                StreamableHttp(url=upstream_url, header_provider=bearer),
+                StreamableHttp(url=upstream_url, headers=headers or {}, header_provider=bearer),
                 confirm="never",
                 max_sessions=max_sessions,
                 mode=mode,  # type: ignore[arg-type]
@@ -274,3 +280,20 @@ async def test_the_sessions_per_user_are_bounded_and_the_one_dropped_is_closed_a
     last_of_bob = max(i for i, (_, who) in enumerate(said) if who == "bob")
     assert said.index(("DELETE", "alice")) > last_of_bob  # when Dave came
     assert {who for _, who in said} == {"alice", "bob", "dave"}
+
+
+async def test_the_servers_own_authorization_header_is_replaced_by_the_callers_never_sent_beside(
+    openid_provider: OpenIdProvider,
+) -> None:
+    server_default = "Bearer the-servers-own-token-0123456789"
+    headers = {"authorization": server_default}  # named in another case than the user's
+    with served_gateway(openid_provider, "2026-07-28", headers=headers) as gateway:
+        async with client(gateway.url, gateway.user_token("alice")) as connected:
+            called = await connected.call_tool("whoami", {})
+        nobody_at_all = gateway.user_token(NOBODY)
+        async with client(gateway.url, nobody_at_all) as connected:
+            refused = await connected.call_tool("whoami", {})
+        assert not called.is_error
+        assert refused.is_error
+        assert set(gateway.upstream_subjects()) == {"alice"}  # one Authorization each
+        assert server_default not in gateway.recorder.seen
