@@ -219,8 +219,9 @@ async def test_user_credentials_from_a_file_and_the_fallback_given_on_purpose(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("workers", [(), ("--workers", "2", "--stateless")])
 async def test_a_served_gateway_with_user_bearer_calls_the_upstream_mcp_server_as_each_user(
-    files: dict[str, Path], openid_provider: OpenIdProvider
+    files: dict[str, Path], openid_provider: OpenIdProvider, workers: tuple[str, ...]
 ) -> None:
     with recorded_upstream() as (upstream_url, recorder):
         served = ServedWith(
@@ -236,6 +237,7 @@ async def test_a_served_gateway_with_user_bearer_calls_the_upstream_mcp_server_a
             "upstream",
             "--confirm",
             "never",
+            *workers,
             cwd=files["spec"].parent,
             env={"TOOLSETS_TOKEN_EXCHANGE_SECRET": SECRETS["exchanger"]},
         )
