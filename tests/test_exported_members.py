@@ -255,6 +255,7 @@ MCP = {
     "ServerCredentials",
     "TOKEN_EXCHANGE_TIMEOUT",
     "TokenExchange",
+    "UserBearer",
     "UserCredentials",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",

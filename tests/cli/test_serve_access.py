@@ -15,6 +15,7 @@ import pytest
 from tests.cli.helpers import entry_point, environment, error_line, toolsets_command
 from tests.cli.test_serve import Served
 from tests.mcp.server.oidc import SECRETS, OpenIdProvider
+from tests.mcp.server.test_bearer import Gateway, recorded_upstream
 from tests.mcp.server.test_shared_service import SPEC, calls
 from tests.openapi.helpers import recording_server
 
@@ -69,6 +70,14 @@ LOCAL = ("--http", "127.0.0.1:1")
             "TOOLSETS_TOKEN_EXCHANGE_SECRET",
         ),
         ((*LOCAL, *ISSUER, "--user-credentials", "env:NO_SUCH_VARIABLE"), "not set"),
+        (
+            (*LOCAL, *ISSUER, "--mcp-url", "http://127.0.0.1:1/mcp", "--user-bearer", "up"),
+            "--user-bearer: for --user-credentials or --token-exchange",
+        ),
+        (
+            (*LOCAL, *ISSUER, "--user-credentials", "{users}", "--user-bearer", "up"),
+            "--user-bearer: for the MCP servers of --mcp-url",
+        ),
     ],
 )
 def test_shared_service_options_that_cannot_work_are_refused_in_one_line(
@@ -207,6 +216,49 @@ async def test_user_credentials_from_a_file_and_the_fallback_given_on_purpose(
     assert results["with mallory"] == {"ok": True}
     sent = [r.headers["authorization"] for r in api.requests]
     assert sent == ["Bearer alice-api-token", "Bearer alice-api-token", "Bearer shared-token"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("workers", [(), ("--workers", "2", "--stateless")])
+async def test_a_served_gateway_with_user_bearer_calls_the_upstream_mcp_server_as_each_user(
+    files: dict[str, Path], openid_provider: OpenIdProvider, workers: tuple[str, ...]
+) -> None:
+    with recorded_upstream() as (upstream_url, recorder):
+        served = ServedWith(
+            "--mcp-url",
+            upstream_url,
+            "--auth-issuer",
+            openid_provider.issuer,
+            "--token-exchange",
+            upstream_url,
+            "--token-exchange-client",
+            "exchanger",
+            "--user-bearer",
+            "upstream",
+            "--confirm",
+            "never",
+            *workers,
+            cwd=files["spec"].parent,
+            env={"TOOLSETS_TOKEN_EXCHANGE_SECRET": SECRETS["exchanger"]},
+        )
+        served.start()
+        try:
+            gateway = Gateway(served.url, upstream_url, recorder, openid_provider)
+            seen = {}
+            for subject in ("alice", "bob"):
+                recorder.seen.clear()
+                token = user_token(openid_provider, served.url, subject, "tools:call")
+                offered, [result] = await calls(served.url, token, ("whoami", {}))
+                assert offered == ["whoami"]
+                assert result is None  # answered "hello", as text (not an error object)
+                seen[subject] = gateway.upstream_subjects()
+                assert not any(token in str(header) for header in recorder.seen)
+        finally:
+            served.stop()
+    assert {subject: set(subjects) for subject, subjects in seen.items()} == {
+        "alice": {"alice"},
+        "bob": {"bob"},
+    }
 
 
 def test_the_shared_service_settings_reach_worker_processes_as_they_were_given(

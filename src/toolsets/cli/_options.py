@@ -288,6 +288,7 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         confirm=params["confirm"].lower(),
         prefixes=given_prefixes(),
         spec_credentials=params.get("spec_credentials", True),
+        user_bearer=params.get("user_bearer"),
     )
 
 
@@ -331,6 +332,10 @@ async def _open(
         with anyio.CancelScope(shield=True):
             await loading.shutdown_specs()
         raise
+    if loading.options.user_bearer is not None:
+        # `serve --user-bearer`: the --mcp-url servers answer each caller with their own
+        # token, and nobody's is here to list them with now (the first caller does).
+        return toolset, ()
     try:
         try:
             tools = await toolset.list_tools(ToolContext())

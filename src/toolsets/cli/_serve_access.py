@@ -1,7 +1,8 @@
 """``toolsets serve``'s options for a shared service, beside ``--auth-issuer``: who may
 call which tool (``--access-policy FILE``), as whom upstream (each user's own credential:
-``--user-credentials FILE`` or ``env:VARIABLE``, or ``--token-exchange AUDIENCE``), and
-an audit line per call (``--audit-log PATH``).
+``--user-credentials FILE`` or ``env:VARIABLE``, or ``--token-exchange AUDIENCE``; for
+the ``--mcp-url`` MCP servers behind the gateway, ``--user-bearer NAME``), and an audit line
+per call (``--audit-log PATH``).
 
 Each user's own credential: the specs are read without ``--credential`` (every secured
 operation asks for its caller's), and ``--credential`` (with ``TOOLSETS_CREDENTIAL_*``)
@@ -53,6 +54,7 @@ ACCESS_PARAMS = (
     "token_exchange",
     "token_exchange_client",
     "token_endpoint",
+    "user_bearer",
     "credential_fallback",
     "audit_log",
 )
@@ -62,7 +64,8 @@ Access = dict[str, Any]
 """The options as plain values (handed to worker processes as JSON): ``policy`` (a
 path), ``users`` (a path or ``env:VARIABLE``), ``exchange`` (`TokenExchange`'s keyword
 arguments but the secret), ``fallback`` (bool), ``audit`` (a path or ``-``); empty: none
-given."""
+given. ``--user-bearer`` goes to the sources instead (``params["user_bearer"]``: its
+name and the settings of each user's credentials)."""
 
 
 def access_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -97,6 +100,14 @@ def access_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--token-endpoint",
             metavar="URL",
             help="With --token-exchange: the issuer's token endpoint (default: from its metadata).",
+        ),
+        click.option(
+            "--user-bearer",
+            metavar="NAME",
+            help="With --user-credentials or --token-exchange: each --mcp-url MCP server is "
+            "called with each caller's own bearer token, their credential NAME (a token "
+            "exchanged for AUDIENCE, or the one under NAME in the file), in a session of "
+            "their own; a caller without one gets an error result.",
         ),
         click.option(
             "--credential-fallback",
@@ -160,6 +171,11 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
         if given[name] and not audience:
             raise click.UsageError(f"{flag}: for --token-exchange")
     per_user = bool(users or audience)
+    bearer = given["user_bearer"]
+    if bearer and not per_user:
+        raise click.UsageError("--user-bearer: for --user-credentials or --token-exchange")
+    if bearer and not params.get("http"):
+        raise click.UsageError("--user-bearer: for the MCP servers of --mcp-url (none given)")
     if given["credential_fallback"] and not per_user:
         raise click.UsageError("--credential-fallback: for --user-credentials or --token-exchange")
     if per_user and params.get("credentials") and not given["credential_fallback"]:
@@ -192,6 +208,9 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
         access["audit"] = given["audit_log"]
     restricted_by(access, None, policy=True)  # read now: a mistake is one line, before serving
     user_credentials(access, {}, os.environ)
+    if bearer:
+        kept = {key: access[key] for key in ("users", "exchange", "fallback") if key in access}
+        params["user_bearer"] = {"name": bearer, "access": kept}
     return access
 
 

@@ -30,7 +30,7 @@ from toolsets._toolset import StaticToolset, Toolset
 from toolsets._wrappers import WrapperToolset, combined, filtered, prefixed
 
 if TYPE_CHECKING:
-    from toolsets.mcp import McpServer, Stdio
+    from toolsets.mcp import McpServer, Stdio, UserBearer
     from toolsets.openapi import OpenApiToolset
 
 __all__ = [
@@ -161,6 +161,11 @@ class SourceOptions:
     """Give the specs ``--credential`` and ``TOOLSETS_CREDENTIAL_*`` when they are read;
     False: every secured operation asks for its caller's own (``toolsets serve
     --user-credentials`` or ``--token-exchange``)."""
+    user_bearer: Mapping[str, Any] | None = None
+    """``toolsets serve --user-bearer``: ``name``, the credential each caller's bearer
+    token for an ``--mcp-url`` MCP server is, and ``access``, where each user's credentials
+    are found (`user_credentials`'s settings); None: the servers get ``--mcp-header``
+    only."""
 
 
 def kind_of(source: str) -> str:
@@ -467,15 +472,34 @@ class Sources:
         for index, command in enumerate(options.stdio):
             server = McpToolset(stdio_transport(command, debug=options.debug), **self._mcp_options)
             found.append((server, "stdio", index, f"--stdio {shlex.quote(command)}"))
+        bearer = self._user_bearer()
         for index, url in enumerate(options.http):
             try:
-                transport = StreamableHttp(url=url, headers=dict(options.mcp_headers))
+                transport = StreamableHttp(
+                    url=url, headers=dict(options.mcp_headers), header_provider=bearer
+                )
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
             found.append(
                 (McpToolset(transport, **self._mcp_options), "http", index, f"--http {url}")
             )
         return found
+
+    def _user_bearer(self) -> UserBearer | None:
+        """Each caller's own bearer token for the ``--mcp-url`` servers (``--user-bearer``),
+        ``--credential NAME=...`` serving callers without one with
+        ``--credential-fallback``; None without ``--user-bearer``."""
+        given = self.options.user_bearer
+        if given is None:
+            return None
+        from toolsets.cli._serve_access import user_credentials
+        from toolsets.cli._terminal import credential_for
+        from toolsets.mcp import UserBearer
+
+        credentials = dict(self.options.credentials)
+        users = user_credentials(given["access"], credentials, os.environ, credential_for)
+        assert users is not None  # `access_settings` made sure
+        return UserBearer(users, name=given["name"])
 
     def _check_credentials(self, used: set[str]) -> None:
         """Raises:

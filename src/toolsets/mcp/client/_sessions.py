@@ -213,8 +213,12 @@ class Sessions:
         """The transport of a session with ``extra_headers`` (a header provider's)."""
         transport = self.transport
         if extra_headers and isinstance(transport, StreamableHttp):
+            # A per-call header replaces the transport's of the same name in any case
+            # (a caller's own Authorization, never sent beside the server's).
+            replaced = {name.lower() for name in extra_headers}
+            kept = {k: v for k, v in transport.headers.items() if k.lower() not in replaced}
             transport = dataclasses.replace(
-                transport, headers={**transport.headers, **extra_headers}, header_provider=None
+                transport, headers={**kept, **extra_headers}, header_provider=None
             )
         return transport
 

@@ -19,8 +19,10 @@ from toolsets._concurrency import check_timeout
 from toolsets._confirmed import ConfirmPolicy, confirm_rule, may_be_destructive
 from toolsets._context import ToolContext
 from toolsets._declaration import ToolAnnotations
+from toolsets._errors import AuthError
 from toolsets._json import JsonValue
 from toolsets._names import MCP_TOOL_NAMES
+from toolsets._results import error_result
 from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset
 from toolsets._validation import ArgumentChecker
@@ -112,7 +114,9 @@ class McpTool(BaseTool):
         ``null`` for an optional parameter that does not take null means "not given"
         (as hosts in strict mode send it) and is left out. A secret the session carries
         (a credential header, a secret environment variable: the transport's
-        ``secrets``) is masked wherever the server quotes it back.
+        ``secrets``) is masked wherever the server quotes it back. A credential the
+        transport's ``header_provider`` cannot find for the caller (`AuthError`) is
+        ``{"error": ..., "credential": <its name>}``, and nothing is sent.
         """
         if isinstance(args, Mapping):
             args = self._checker.without_null_options(args)
@@ -120,7 +124,14 @@ class McpTool(BaseTool):
         if invalid is not None:
             return invalid
         toolset = self.toolset
-        result, secrets = await toolset._call_tool(self.mcp_name, dict(args), ctx, toolset.timeout)
+        try:
+            result, secrets = await toolset._call_tool(
+                self.mcp_name, dict(args), ctx, toolset.timeout
+            )
+        except AuthError as exc:
+            # No credential for this caller (a header provider's, e.g. `UserBearer`):
+            # nothing was sent, and the model is told which one is missing.
+            return error_result(str(exc), credential=exc.scheme_name)
         return redact_json(convert_result(result), secrets)
 
 

@@ -3,7 +3,8 @@ protocol eras; over HTTP an OAuth 2.1 resource server with `OAuthResourceServer`
 `Introspection`), with resources, resource templates and prompts of its own (`Resource`,
 `ResourceTemplate`, `Prompt` and the decorators), resumable event streams
 (`SessionEventStore`), the store of the request states taken (`SpentStates`), and each
-calling user's own upstream credential (`UserCredentials`, `TokenExchange`); each call's
+calling user's own upstream credential (`UserCredentials`, `TokenExchange`; for an
+upstream MCP server behind a gateway, `UserBearer`); each call's
 audit record (`AuditRecord`) goes to the logger `AUDIT_LOGGER`.
 
 The names are re-exported by `toolsets.mcp`, which is where users import them from
@@ -11,6 +12,7 @@ The names are re-exported by `toolsets.mcp`, which is where users import them fr
 
 from toolsets.mcp.server._audit import AUDIT_LOGGER, AuditOutcome, AuditRecord
 from toolsets.mcp.server._auth import Introspection, OAuthResourceServer
+from toolsets.mcp.server._bearer import UserBearer
 from toolsets.mcp.server._catalog import (
     Completer,
     Prompt,
@@ -60,6 +62,7 @@ __all__ = [
     "SessionEventStore",
     "SpentStates",
     "TokenExchange",
+    "UserBearer",
     "UserCredentials",
     "prompt",
     "resource",

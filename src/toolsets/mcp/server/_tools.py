@@ -20,7 +20,12 @@ from toolsets._auth import AuthCredential
 from toolsets._client_channel import Elicitation
 from toolsets._consumers import CallsTools, check_credentials, lookup_credential
 from toolsets._context import Invocation, ToolConfirmation, ToolContext, state_writes
-from toolsets._errors import MissingClientCapabilityError, ToolCallError, ToolsetError
+from toolsets._errors import (
+    AuthError,
+    MissingClientCapabilityError,
+    ToolCallError,
+    ToolsetError,
+)
 from toolsets._ids import new_id
 from toolsets._invoke import CredentialNeeded, Done, Outcome
 from toolsets._json import JsonValue
@@ -125,7 +130,14 @@ class Tools:
         invocation: Invocation,
         audit: Audited,
     ) -> mt.CallToolResult | mt.InputRequiredResult:
-        tools = await self._tools(ToolContext(invocation))
+        try:
+            tools = await self.toolset.list_tools(ToolContext(invocation))
+        except AuthError as exc:
+            # The caller has no credential of their own for an upstream server (a
+            # `UserBearer`'s): the model is told which, and nothing was sent.
+            return result_to_mcp(error_result(str(exc), credential=exc.scheme_name))
+        except (ToolsetError, TimeoutError) as exc:
+            raise protocol_error("listing the tools", exc) from exc
         tool = self._by_name.find(tools, params.name)
         listing = self._listings.of(tool, called=True) if tool is not None else None
         if tool is None or listing is None:
