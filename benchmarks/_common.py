@@ -23,6 +23,7 @@ import functools
 import json
 import math
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -47,6 +48,8 @@ SERVER_START_TIMEOUT = 20.0
 SERVER_STOP_TIMEOUT = 5.0
 COUNT_TIMEOUT = 900.0
 """A bound on one counted process (callgrind runs a process about 50 times slower)."""
+CONTROL_TIMEOUT = 120.0
+"""A bound on one command to a process counted while it runs (`RunningCount`)."""
 ROUND_TIMEOUT = 3600.0
 """A bound on one process of a before/after round."""
 
@@ -65,7 +68,6 @@ def tail(text: str) -> str:
 
 
 def _run(command: Sequence[str], what: str) -> None:
-    """Run a set-up command; raises RuntimeError with what it said if it fails."""
     """Run a set-up command; raises RuntimeError with what it said if it fails."""
     try:
         subprocess.run(command, check=True, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
@@ -144,10 +146,15 @@ async def server_process(command: Sequence[str], *, port: int | None = None) -> 
 
 @contextlib.asynccontextmanager
 async def started_server(
-    command: Sequence[str], *, port: int | None, env: dict[str, str] | None
+    command: Sequence[str],
+    *,
+    port: int | None,
+    env: dict[str, str] | None,
+    start_timeout: float = SERVER_START_TIMEOUT,
 ) -> AsyncIterator[tuple[int, int]]:
-    """As `server_process` (with the environment ``env``, None: this one's), yielding
-    the port and the process id (to read the server's own CPU time, `cpu_seconds`)."""
+    """As `server_process` (with the environment ``env``, None: this one's; ready within
+    ``start_timeout`` seconds), yielding the port and the process id (to read the
+    server's own CPU time, `cpu_seconds`)."""
     with tempfile.TemporaryFile() as errors:
 
         def exited() -> RuntimeError:
@@ -162,7 +169,7 @@ async def started_server(
             env=env,
         )
         try:
-            with anyio.fail_after(SERVER_START_TIMEOUT):
+            with anyio.fail_after(start_timeout):
                 if port is None:
                     assert process.stdout is not None
                     line = b""
@@ -394,6 +401,86 @@ def instruction_counter() -> InstructionCounter | str:
         return InstructionCounter("valgrind --tool=callgrind", callgrind, "--log-file=")
     why.append("valgrind is not installed")
     return "; ".join(why)
+
+
+class RunningCount:
+    """The instructions of a process that keeps running (a server), counted over windows
+    of its life by valgrind's callgrind: run the process as ``[*prefix, *command]``, then
+    `mark` the start of a window and read what the process ran since with `counted`
+    (from its start if nothing was marked). Every thread of the process is counted;
+    nothing outside it (its clients, its children). Made by `running_count`.
+
+    With ``instrumented=False`` the process starts uninstrumented (about ten times faster
+    than counted) and counts from the first `mark` on.
+    """
+
+    def __init__(self, folder: Path, valgrind: str, *, instrumented: bool) -> None:
+        self._folder = folder
+        self._instrumented = instrumented
+        self._dumps = 0
+        self.prefix: list[str] = [
+            valgrind,
+            "--tool=callgrind",
+            f"--log-file={folder / 'log.%p'}",
+            f"--callgrind-out-file={folder / 'out.%p'}",
+            f"--instr-atstart={'yes' if instrumented else 'no'}",
+        ]
+
+    def pid(self) -> int:
+        """The counted process's id: of the logs valgrind opened (one per process, a
+        child it forks included), the one whose parent is none of the others."""
+        parents = {}
+        for log in self._folder.glob("log.*"):
+            said = re.search(r"Parent PID: (\d+)", log.read_text(errors="replace"))
+            parents[int(log.suffix.removeprefix("."))] = int(said[1]) if said else None
+        first = [pid for pid, parent in parents.items() if parent not in parents]
+        if len(first) != 1:
+            raise RuntimeError(f"no one process counted: callgrind's logs {sorted(parents)}")
+        return first[0]
+
+    async def _control(self, *options: str) -> None:
+        command = ["callgrind_control", *options, str(self.pid())]
+        with anyio.fail_after(CONTROL_TIMEOUT):
+            done = await anyio.run_process(command, check=False)
+        if done.returncode != 0:
+            said = tail(done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace"))
+            raise RuntimeError(f"callgrind_control {' '.join(options)} failed: {said}")
+
+    async def mark(self) -> None:
+        """Count from now on (the counters zeroed)."""
+        if not self._instrumented:
+            await self._control("--instr=on")
+            self._instrumented = True
+        await self._control("--zero")
+
+    async def counted(self) -> int:
+        """The instructions run since the last `mark` or `counted` (since the start if
+        neither); the counters are zeroed."""
+        if not self._instrumented:
+            raise RuntimeError("nothing counted yet: mark() starts the count")
+        await self._control("--dump")
+        self._dumps += 1
+        dump = self._folder / f"out.{self.pid()}.{self._dumps}"
+        try:
+            report = dump.read_text(errors="replace")
+        except OSError as exc:
+            raise RuntimeError(f"callgrind wrote no dump: {exc}") from exc
+        for line in report.splitlines():
+            if line.startswith("totals:"):  # "summary:" leaves some out; "totals:" is all
+                return int(line.split()[1])
+        raise RuntimeError(f"callgrind's dump has no totals: {dump}")
+
+
+@contextlib.contextmanager
+def running_count(*, instrumented: bool = True) -> Iterator[RunningCount | str]:
+    """A `RunningCount` for one process (its files removed afterwards); or why the
+    instructions of a running process cannot be counted here."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None or shutil.which("callgrind_control") is None:
+        yield "valgrind (with callgrind_control) is not installed"
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-running-") as folder:
+        yield RunningCount(Path(folder), valgrind, instrumented=instrumented)
 
 
 # --- verdicts --------------------------------------------------------------------------------

@@ -40,7 +40,13 @@ converts the result into JSON for the model):
                    thousands, of a process of each side's alone making 50 and then 300
                    calls (the difference over 250), counted as ``_common`` counts them
                    (perf, else callgrind; the table says which); the server is not
-                   counted. Unlike time, it does not move with other load.
+                   counted. Unlike time, it does not move with other load. What the
+                   process made before its calls (imports, the session) is frozen out
+                   of the collector's reach first (``gc.freeze``, as ``toolsets serve``
+                   does once loaded): otherwise a full collection, which walks every
+                   object the imports made, falls among the counted calls or not as
+                   the allocations since the start have it, and one more module
+                   imported moves a side's count by a few percent.
 ``ours/raw`` and ``run/raw`` are the ratios of those medians, with the targets
 (sequential ≤ 1.10x raw, concurrent throughput ≥ 0.95x raw) and whether ``ours`` meets
 them. Timings on a small shared machine swing by a third between runs: run the script
@@ -59,6 +65,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gc
 import statistics
 import sys
 import time
@@ -218,6 +225,8 @@ async def count_calls(options: argparse.Namespace) -> None:
     side, transport, count = options.count
     async with sides(transport, options.url if transport == "http" else None) as (_, calls):
         call = calls[side]
+        gc.collect()
+        gc.freeze()  # see "instructions k" in the module's docstring
         for _ in range(int(count)):
             await call()
 

@@ -4,7 +4,8 @@ and ``toolsets serve --http`` in both protocol eras.
 
 Run: python benchmarks/serve.py [--spec PATH] [--starts R] [--calls N] [--warmup W]
      [--http-calls H] [--http-only] [--in-process-only] [--auth-rounds A]
-     [--auth-requests B] [--before-src PATH] [--check]
+     [--auth-requests B] [--before REF | --before-src PATH]
+     [--instructions [--counted-calls C]] [--check]
 
 Each contender serves the spec over stdio in a process of its own, its base URL pointed at
 a local REST server on 127.0.0.1 (a process of its own) that answers
@@ -32,8 +33,9 @@ way to the client, without loading any spec; its call, the SDK's round trip over
 ``sdk+run`` is that server listing only ``repos/get`` and calling it with
 `RestApiTool.run`, returning its result as MCP asks (structured content and JSON text),
 nothing of toolsets' server in between.
-``--before-src PATH`` adds ``before``: ``toolsets serve`` importing toolsets from PATH
-(another checkout's ``src``), measured side by side with ours.
+``--before REF`` adds ``before``: ``toolsets serve`` importing ``src/`` of git commit REF
+(exported to a temporary folder), measured side by side with ours; ``--before-src PATH``
+the same with toolsets from PATH (another checkout's ``src``).
 
 Over streamable HTTP (rows ``ours 2025-11-25`` and ``ours 2026-07-28``, and ``before``'s):
 ``toolsets serve SPEC --http`` in a process of its own, called by a plain HTTP client
@@ -70,9 +72,24 @@ by side, the median over the rounds of each round's difference to ``none``: what
 auth layer adds to a request, paired in time so the machine's drift cancels. Target: the
 reused token's within `AUTH_TARGET_MS`. ``--in-process-only`` runs these rows alone.
 
+``--instructions`` adds what the machine's load cannot move: the user-space instructions
+of the serving process (ours, and ``before``'s when given), counted by valgrind's
+callgrind over windows of its life (`_common.RunningCount`), one process per row, one
+after another (the client's work is not counted):
+
+  start          from the process's start to the last page of ``tools/list`` over stdio
+                 (``initialize`` and the listing included), in millions;
+  stdio call     per call of ``repos/get`` over stdio: C calls (``--counted-calls``)
+                 after a few warm-up calls, over C;
+  http <era>     the same over streamable HTTP, per protocol era, in one process serving
+                 both (started uninstrumented, counted from the first window on).
+
+With ``before``, each row's ours/before, held to 1.03x (issue 26: a change that moves
+code should not make it work more).
+
 Targets (issue 14): ours ready in ≤ 1 s and ≥ 10x sooner than fastmcp; our list ≤ 2 MB;
 our served call ≤ 1.3x the direct `RestApiTool.run`, and faster than fastmcp's served call.
-``--check`` makes a missed target exit 1.
+``--check`` makes a missed target exit 1 (the instruction ratios' among them).
 """
 
 from __future__ import annotations
@@ -88,22 +105,26 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 from _common import (
+    COUNT_TIMEOUT,
     REPO,
+    RunningCount,
     cpu_seconds,
     free_port,
     npm_package,
     outcome,
     peer_python,
     rotated,
+    running_count,
     sequential,
     server_process,
+    source_at,
     started_server,
     tail,
     verdict,
@@ -122,6 +143,10 @@ READY_TARGET_S = 1.0
 SPEEDUP_TARGET = 10.0
 LIST_TARGET_MB = 2.0
 CALL_TARGET = 1.3
+INSTRUCTIONS_TARGET = 1.03
+"""Ours may run at most this many times ``before``'s instructions on a row (issue 26)."""
+COUNTED_WARMUP = 5
+"""Calls before a counted window (the first calls fill caches)."""
 
 
 def github_spec() -> Path:
@@ -189,6 +214,11 @@ class Contender:
     """Where the server imports toolsets from (None: wherever its Python finds it)."""
 
 
+def stdio_command(spec: Path, base_url: str) -> list[str]:
+    """``toolsets serve SPEC`` over stdio (with the toolsets its ``PYTHONPATH`` finds)."""
+    return [sys.executable, "-m", "toolsets.cli", "serve", str(spec), "--base-url", base_url]
+
+
 def contenders(
     spec: Path, base_url: str, before: Path | None, listing: Path
 ) -> dict[str, Contender]:
@@ -197,7 +227,7 @@ def contenders(
     import toolsets
 
     ours = Path(str(toolsets.__file__)).resolve().parent.parent
-    cli = [sys.executable, "-m", "toolsets.cli", "serve", str(spec), "--base-url", base_url]
+    cli = stdio_command(spec, base_url)
 
     def peer(python: Path, name: str) -> list[str]:
         return [str(python), str(CHILD), name, str(spec), base_url]
@@ -215,24 +245,31 @@ def contenders(
 
 
 @contextlib.asynccontextmanager
-async def connected(name: str, contender: Contender) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
-    """A client session with ``contender``, and the figures of its start: ``ready_s``,
-    ``tools``, ``list_mb`` and ``call`` (the name of the tool to call there)."""
+async def connected(
+    name: str,
+    contender: Contender,
+    *,
+    read_timeout: float = 120.0,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[tuple[Any, dict[str, Any]]]:
+    """A client session with ``contender`` (each request answered within ``read_timeout``
+    seconds; ``env`` added to the server's environment), and the figures of its start:
+    ``ready_s``, ``tools``, ``list_mb`` and ``call`` (the name of the tool to call there)."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
     from mcp.client.stdio import get_default_environment
     from mcp.types import PaginatedRequestParams
 
-    env = get_default_environment()
+    environment = {**get_default_environment(), **(env or {})}
     if contender.src is not None:
-        env["PYTHONPATH"] = str(contender.src)
+        environment["PYTHONPATH"] = str(contender.src)
     command, *args = contender.command
-    params = StdioServerParameters(command=command, args=args, cwd=str(REPO), env=env)
+    params = StdioServerParameters(command=command, args=args, cwd=str(REPO), env=environment)
     with tempfile.TemporaryFile("w+") as errors:
         started = time.perf_counter()
         try:
             async with (
                 stdio_client(params, errlog=errors) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=120.0) as session,
+                ClientSession(read, write, read_timeout_seconds=read_timeout) as session,
             ):
                 await session.initialize()
                 pages, cursor = [], None
@@ -274,6 +311,19 @@ async def starts(sides: dict[str, Contender], count: int) -> dict[str, list[dict
     return figures
 
 
+def served_call(session: Any, tool: str) -> Callable[[], Awaitable[object]]:
+    """A call of ``tool`` with `ARGUMENTS` in the client ``session``, which raises
+    RuntimeError if the tool answers with an error."""
+
+    async def served() -> object:
+        result = await session.call_tool(tool, ARGUMENTS)
+        if result.is_error:
+            raise RuntimeError(f"the served call failed: {result.content}")
+        return result
+
+    return served
+
+
 async def calls(
     sides: dict[str, Contender], spec: Path, base_url: str, count: int, warmup: int
 ) -> dict[str, list[float]]:
@@ -286,14 +336,7 @@ async def calls(
         made: dict[str, Any] = {}
         for name, contender in sides.items():
             session, started = await stack.enter_async_context(connected(name, contender))
-
-            async def served(session: Any = session, tool: str = started["call"]) -> object:
-                result = await session.call_tool(tool, ARGUMENTS)
-                if result.is_error:
-                    raise RuntimeError(f"the served call failed: {result.content}")
-                return result
-
-            made[name] = served
+            made[name] = served_call(session, started["call"])
         toolset = await stack.enter_async_context(OpenApiToolset(spec, base_url=base_url))
         tool = next(t for t in await toolset.list_tools() if _name(t.name) == OPERATION)
 
@@ -312,6 +355,7 @@ SESSION_ERA, MODERN_ERA = ERAS
 HTTP_BLOCK = 20
 """Calls per era in a row before the other era's turn."""
 HTTP_TARGET = 1.2
+"""A 2026-07-28 call's server CPU at most this times a 2025-11-25 session's (issue 25)."""
 AUTH_TARGET_MS = 0.2
 """Server CPU an authorized call may cost over an unauthenticated one (issue 27)."""
 AUTH = "ours+auth"
@@ -397,6 +441,9 @@ class EraClient:
             raise RuntimeError(f"the served call failed ({self.era}): {result['content']}")
 
 
+EraCall = Callable[[], Awaitable[None]]
+
+
 @dataclass(frozen=True)
 class Served:
     """One ``toolsets serve --http`` of `http_eras`: the toolsets it imports, its extra
@@ -409,6 +456,34 @@ class Served:
     eras: tuple[str, ...] = ERAS
 
 
+def http_command(spec: Path, base_url: str, port: int, options: tuple[str, ...] = ()) -> list[str]:
+    """``toolsets serve SPEC --http`` on ``port`` of 127.0.0.1, with ``options``."""
+    command = [sys.executable, "-m", "toolsets.cli", "serve", str(spec)]
+    return [*command, "--base-url", base_url, "--http", f"127.0.0.1:{port}", *options]
+
+
+async def era_calls(
+    http: Any, port: int, tokens: Iterator[str] | None = None, eras: tuple[str, ...] = ERAS
+) -> dict[str, EraCall]:
+    """A call of ``repos/get`` per protocol era of ``eras`` on the server at ``port`` (a
+    2025-11-25 session opened for it, its tool's name found in its list), each request
+    with the next of ``tokens`` as its bearer token, if given."""
+    url = f"http://127.0.0.1:{port}/mcp"
+    session = EraClient(http, url, SESSION_ERA, tokens)
+    await session.open()
+    listed = await session.request("tools/list", {})
+    tool = next(t["name"] for t in listed["tools"] if _name(t["name"]) == OPERATION)
+    calls: dict[str, EraCall] = {}
+    for era in eras:
+        client = session if era == SESSION_ERA else EraClient(http, url, era, tokens)
+
+        async def call(client: EraClient = client) -> None:
+            await client.call(tool, ARGUMENTS)
+
+        calls[era] = call
+    return calls
+
+
 async def http_eras(
     spec: Path, base_url: str, served: dict[str, Served], count: int, warmup: int
 ) -> dict[str, dict[str, float]]:
@@ -419,27 +494,16 @@ async def http_eras(
     import httpx2
 
     async with contextlib.AsyncExitStack() as stack:
-        calls: dict[str, tuple[int, Any]] = {}
+        calls: dict[str, tuple[int, EraCall]] = {}
         for name, each in served.items():
             port = free_port()
-            command = [sys.executable, "-m", "toolsets.cli", "serve", str(spec)]
-            command += ["--base-url", base_url, "--http", f"127.0.0.1:{port}", *each.options]
+            command = http_command(spec, base_url, port, each.options)
             env = {**os.environ, "PYTHONPATH": str(each.src)}
-            started = started_server(command, port=port, env=env)
-            _, pid = await stack.enter_async_context(started)
+            _, pid = await stack.enter_async_context(started_server(command, port=port, env=env))
             http = await stack.enter_async_context(httpx2.AsyncClient(timeout=120.0))
             url = f"http://127.0.0.1:{port}/mcp"
             tokens = each.tokens(url) if each.tokens is not None else None
-            session = EraClient(http, url, SESSION_ERA, tokens)
-            await session.open()
-            listed = await session.request("tools/list", {})
-            tool = next(t["name"] for t in listed["tools"] if _name(t["name"]) == OPERATION)
-            for era in each.eras:
-                client = session if era == SESSION_ERA else EraClient(http, url, era, tokens)
-
-                async def call(client: EraClient = client, tool: str = tool) -> None:
-                    await client.call(tool, ARGUMENTS)
-
+            for era, call in (await era_calls(http, port, tokens, each.eras)).items():
                 calls[f"{name} {era}"] = (pid, call)
         rows = list(calls)
         for row in rows:
@@ -464,6 +528,17 @@ async def http_eras(
         }
         for row in rows
     }
+
+
+def http_sources(before: Path | None) -> dict[str, Path]:
+    """Where each HTTP server imports toolsets from: ours (what this process imports) and
+    ``before`` when given."""
+    import toolsets
+
+    sources = {"ours": Path(str(toolsets.__file__)).resolve().parent.parent}
+    if before is not None:
+        sources["before"] = before.resolve()
+    return sources
 
 
 @dataclass(frozen=True)
@@ -682,41 +757,133 @@ def print_http(figures: dict[str, dict[str, float]], count: int, warmup: int) ->
     return met
 
 
-async def run(options: argparse.Namespace) -> int:
-    spec = Path(options.spec) if options.spec else github_spec()
-    port = free_port()
-    rest = [sys.executable, __file__, "--rest", str(spec), str(port)]
-    before = Path(options.before_src) if options.before_src else None
-    if options.in_process_only:
-        async with issuer() as provider:
-            layer = await in_process_auth(provider, options.auth_rounds, options.auth_requests)
-        met = print_in_process(layer, options.auth_rounds, options.auth_requests)
-        return 1 if options.check and not met else 0
-    async with server_process(rest, port=port), issuer() as provider:
-        layer = await in_process_auth(provider, options.auth_rounds, options.auth_requests)
-        base_url = f"http://127.0.0.1:{port}"
-        servers = http_served(before, provider, options.http_calls + options.warmup)
-        http = await http_eras(spec, base_url, servers, options.http_calls, options.warmup)
-        if options.http_only:
-            print(f"Serving {spec.name}")
-            http_met = print_http(http, options.http_calls, options.warmup)
-            layer_met = print_in_process(layer, options.auth_rounds, options.auth_requests)
-            return 1 if options.check and not (http_met and layer_met) else 0
-        with tempfile.TemporaryDirectory() as folder:
-            listing = Path(folder) / "tools.json"
-            sides = contenders(spec, base_url, before, listing)
-            async with connected("ours", sides["ours"]) as (_, first):  # the list sdk serves
-                pages = [
-                    [
-                        tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-                        for tool in page.tools
-                    ]
-                    for page in first["pages"]
-                ]
-            listing.write_text(json.dumps(pages), encoding="utf-8")
-            started = await starts(sides, options.starts)
-            latency = await calls(sides, spec, base_url, options.calls, options.warmup)
+# --- instructions of the serving process -------------------------------------------------
 
+HASH_SEED = {"PYTHONHASHSEED": "0"}
+"""The counted server's environment adds this: the same run, the same count."""
+Counted = dict[str, dict[str, float]] | str
+"""Instructions by source (``ours``, ``before``) and row; or why they were not counted."""
+
+
+async def per_call(count: RunningCount, call: Callable[[], Awaitable[object]], calls: int) -> float:
+    """The counted process's instructions per call of ``call``, over ``calls`` calls after
+    `COUNTED_WARMUP`."""
+    for _ in range(COUNTED_WARMUP):
+        await call()
+    await count.mark()
+    for _ in range(calls):
+        await call()
+    return await count.counted() / calls
+
+
+async def counted_stdio(spec: Path, base_url: str, src: Path, calls: int) -> dict[str, float]:
+    """``start`` and ``stdio call`` of ``toolsets serve`` importing toolsets from ``src``,
+    in one counted process; raises RuntimeError if it cannot be counted."""
+    with running_count() as count:
+        if isinstance(count, str):
+            raise RuntimeError(count)
+        contender = Contender([*count.prefix, *stdio_command(spec, base_url)], src=src)
+        counted = connected("counted", contender, read_timeout=COUNT_TIMEOUT, env=HASH_SEED)
+        async with counted as (session, started):
+            start = await count.counted()
+            call = await per_call(count, served_call(session, started["call"]), calls)
+    return {"start": start, "stdio call": call}
+
+
+async def counted_http(spec: Path, base_url: str, src: Path, calls: int) -> dict[str, float]:
+    """``http <era>`` of ``toolsets serve --http`` importing toolsets from ``src``, both
+    eras in one counted process; raises RuntimeError if it cannot be counted."""
+    import httpx2
+
+    with running_count(instrumented=False) as count:
+        if isinstance(count, str):
+            raise RuntimeError(count)
+        port = free_port()
+        command = [*count.prefix, *http_command(spec, base_url, port)]
+        env = {**os.environ, "PYTHONPATH": str(src), **HASH_SEED}
+        async with (
+            started_server(command, port=port, env=env, start_timeout=COUNT_TIMEOUT),
+            httpx2.AsyncClient(timeout=COUNT_TIMEOUT) as http,
+        ):
+            made = await era_calls(http, port)
+            return {f"http {era}": await per_call(count, made[era], calls) for era in ERAS}
+
+
+async def instructions(
+    spec: Path, base_url: str, sources: dict[str, Path], calls: int, *, http_only: bool
+) -> Counted:
+    """Each source's rows, counted one process after another (the HTTP rows alone when
+    ``http_only``)."""
+    counted: dict[str, dict[str, float]] = {}
+    try:
+        for name, src in sources.items():
+            print(f"counting instructions: {name}", file=sys.stderr, flush=True)
+            stdio = {} if http_only else await counted_stdio(spec, base_url, src, calls)
+            counted[name] = {**stdio, **await counted_http(spec, base_url, src, calls)}
+    except RuntimeError as exc:
+        return str(exc)
+    return counted
+
+
+def print_instructions(counted: Counted, calls: int) -> bool:
+    """The instruction rows; whether ours met `INSTRUCTIONS_TARGET` against ``before``."""
+    if isinstance(counted, str):
+        print(f"instructions not counted: {counted}")
+        return True
+    print("Instructions of the serving process (valgrind --tool=callgrind), millions")
+    print(f"(start: to the last page of tools/list; calls: over {calls} after {COUNTED_WARMUP})")
+    names = list(counted)
+    print(
+        f"{'':<22}"
+        + "".join(f"{name:>12}" for name in names)
+        + ("  ours/before" * (len(names) > 1))
+    )
+    met = True
+    for row in counted["ours"]:
+        shown = "".join(f"{counted[name][row] / 1e6:>12,.2f}" for name in names)
+        if "before" in counted:
+            ratio = counted["ours"][row] / counted["before"][row]
+            shown += f"{ratio:>12.3f}x {verdict(ratio, at_most=INSTRUCTIONS_TARGET)}"
+            met = met and ratio <= INSTRUCTIONS_TARGET
+        print(f"{row:<22}{shown}")
+    return met
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stdio:
+    """The stdio contenders' figures: each start's, and each call's latency by side."""
+
+    started: dict[str, list[dict[str, Any]]]
+    latency: dict[str, list[float]]
+
+
+async def stdio(
+    spec: Path, base_url: str, before: Path | None, options: argparse.Namespace
+) -> Stdio:
+    """Starts and calls of the stdio contenders, ``sdk`` listing what ours lists."""
+    with tempfile.TemporaryDirectory() as folder:
+        listing = Path(folder) / "tools.json"
+        sides = contenders(spec, base_url, before, listing)
+        async with connected("ours", sides["ours"]) as (_, first):  # the list sdk serves
+            pages = [
+                [
+                    tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    for tool in page.tools
+                ]
+                for page in first["pages"]
+            ]
+        listing.write_text(json.dumps(pages), encoding="utf-8")
+        started = await starts(sides, options.starts)
+        latency = await calls(sides, spec, base_url, options.calls, options.warmup)
+    return Stdio(started, latency)
+
+
+def print_stdio(figures: Stdio, spec: Path, options: argparse.Namespace) -> bool:
+    """The stdio rows; whether ours met its targets."""
+    started, latency = figures.started, figures.latency
     ready = {name: statistics.median(f["ready_s"] for f in runs) for name, runs in started.items()}
     call_ms = {name: statistics.median(times) * 1e3 for name, times in latency.items()}
     print(f"Serving {spec.name} over stdio: toolsets serve vs fastmcp {FASTMCP.split('==')[1]}")
@@ -769,11 +936,47 @@ async def run(options: argparse.Namespace) -> int:
             f"  before → ours: ready {ready['before']:.2f} → {ready['ours']:.2f} s, "
             f"call {call_ms['before']:.2f} → {call_ms['ours']:.2f} ms"
         )
-    http_met = print_http(http, options.http_calls, options.warmup)
-    layer_met = print_in_process(layer, options.auth_rounds, options.auth_requests)
-    missed = not all(met for _, met, _ in checks) or served > CALL_TARGET or not faster
-    missed = missed or not http_met or not layer_met
-    return 1 if options.check and missed else 0
+    return all(met for _, met, _ in checks) and served <= CALL_TARGET and faster
+
+
+async def run(options: argparse.Namespace) -> int:
+    if options.in_process_only:
+        async with issuer() as provider:
+            layer = await in_process_auth(provider, options.auth_rounds, options.auth_requests)
+        met = print_in_process(layer, options.auth_rounds, options.auth_requests)
+        return 1 if options.check and not met else 0
+    spec = Path(options.spec) if options.spec else github_spec()
+    port = free_port()
+    rest = [sys.executable, __file__, "--rest", str(spec), str(port)]
+    said_before = f"before: src/ of {options.before_src}" if options.before_src else None
+    with contextlib.ExitStack() as stack:
+        before = Path(options.before_src) if options.before_src else None
+        if options.before:
+            commit, before = stack.enter_context(source_at(options.before))
+            said_before = f"before: src/ of {options.before} ({commit})"
+        async with server_process(rest, port=port), issuer() as provider:
+            layer = await in_process_auth(provider, options.auth_rounds, options.auth_requests)
+            base_url = f"http://127.0.0.1:{port}"
+            servers = http_served(before, provider, options.http_calls + options.warmup)
+            http = await http_eras(spec, base_url, servers, options.http_calls, options.warmup)
+            served = None if options.http_only else await stdio(spec, base_url, before, options)
+            counted = None
+            if options.instructions:
+                calls = options.counted_calls
+                http_only = options.http_only
+                sources = http_sources(before)
+                counted = await instructions(spec, base_url, sources, calls, http_only=http_only)
+
+    if said_before is not None:
+        print(said_before)
+    if served is None:
+        print(f"Serving {spec.name}")
+    met = served is None or print_stdio(served, spec, options)
+    met = print_http(http, options.http_calls, options.warmup) and met
+    met = print_in_process(layer, options.auth_rounds, options.auth_requests) and met
+    if counted is not None:
+        met = print_instructions(counted, options.counted_calls) and met
+    return 1 if options.check and not met else 0
 
 
 def main() -> None:
@@ -785,7 +988,11 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=3, help="server starts per side")
     parser.add_argument("--calls", type=int, default=200, help="calls per side")
     parser.add_argument("--warmup", type=int, default=20, help="warm-up calls per side")
-    parser.add_argument(
+    before = parser.add_mutually_exclusive_group()
+    before.add_argument(
+        "--before", metavar="REF", help="also serve with toolsets from src/ of git commit REF"
+    )
+    before.add_argument(
         "--before-src", metavar="PATH", help="also serve with toolsets from PATH (a src folder)"
     )
     parser.add_argument(
@@ -802,6 +1009,14 @@ def main() -> None:
     )
     parser.add_argument(
         "--auth-requests", type=int, default=50, help="requests per round in process"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count the serving process's instructions (valgrind's callgrind)",
+    )
+    parser.add_argument(
+        "--counted-calls", type=int, default=100, help="calls per counted row (--instructions)"
     )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     started = time.perf_counter()

@@ -144,6 +144,52 @@ async def test_a_command_that_fails_is_no_count() -> None:
     assert counter.name in caught.value.args[0]
 
 
+WORKS_PER_LINE = """
+while read n; do
+    child=$(echo forked)
+    i=0
+    while [ "$i" -lt "$n" ]; do i=$((i + 1)); done
+    echo "$child $n"
+done
+"""
+"""A process that keeps running: for each line ``N`` it reads, forks a child and counts to
+N, then answers."""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("instrumented", [True, False])
+async def test_a_running_process_is_counted_over_the_windows_marked(instrumented: bool) -> None:
+    with common.running_count(instrumented=instrumented) as count:
+        if isinstance(count, str):
+            pytest.skip(f"no running count here: {count}")
+        command = [*count.prefix, "sh", "-c", WORKS_PER_LINE]
+        with anyio.fail_after(120):
+            async with await anyio.open_process(command) as process:
+                stdin, stdout = process.stdin, process.stdout
+                assert stdin is not None
+                assert stdout is not None
+
+                async def work(n: int) -> None:
+                    await stdin.send(f"{n}\n".encode())
+                    assert await stdout.receive() == f"forked {n}\n".encode()
+
+                await work(10)
+                if instrumented:
+                    assert await count.counted() > 0  # from the start
+                else:
+                    with pytest.raises(RuntimeError, match="mark"):
+                        await count.counted()
+                windows = []
+                for n in (200, 2000, 200):
+                    await count.mark()
+                    await work(n)
+                    windows.append(await count.counted())
+                await stdin.aclose()
+    little, more, again = windows
+    assert more > 5 * little
+    assert abs(again - little) <= little * 0.05
+
+
 def test_the_source_at_a_commit_is_its_src_folder_and_goes_away() -> None:
     shown = subprocess.run(
         ["git", "-C", str(ROOT), "show", "HEAD:src/toolsets/__init__.py"],
