@@ -41,8 +41,8 @@ from toolsets.cli._options import (
     split_tool,
     tool_timeout_option,
 )
-from toolsets.cli._sources import pairs
-from toolsets.cli._terminal import Terminal, credential_for, no_credential
+from toolsets.cli._sources import credential_for, no_credential, pairs
+from toolsets.cli._terminal import Terminal
 
 __all__ = ["call_command"]
 

@@ -35,8 +35,8 @@ from toolsets.cli._options import (
     source_options,
     tool_timeout_option,
 )
-from toolsets.cli._sources import pairs
-from toolsets.cli._terminal import Terminal, credential_for, no_credential
+from toolsets.cli._sources import credential_for, no_credential, pairs
+from toolsets.cli._terminal import Terminal
 from toolsets.models import OpenAIChatModel
 
 __all__ = ["run_command"]

@@ -61,12 +61,13 @@ from toolsets.cli._sources import (
     SourceOptions,
     Sources,
     credential_env_name,
+    credential_for,
     kind_of,
     pairs,
     read_spec,
     security_scheme_names,
 )
-from toolsets.cli._terminal import Terminal, credential_for
+from toolsets.cli._terminal import Terminal
 
 if TYPE_CHECKING:
     from toolsets.mcp import McpServer

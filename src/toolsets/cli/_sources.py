@@ -22,7 +22,9 @@ from urllib.parse import urljoin
 import anyio
 import anyio.to_thread
 
+from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._confirmed import ConfirmPolicy, confirmed
+from toolsets._consumers import given_credential
 from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._tool import Tool
@@ -44,8 +46,10 @@ __all__ = [
     "SourceOptions",
     "Sources",
     "credential_env_name",
+    "credential_for",
     "credentials_from_env",
     "kind_of",
+    "no_credential",
     "pairs",
     "python_toolset",
     "read_spec",
@@ -493,7 +497,6 @@ class Sources:
         if given is None:
             return None
         from toolsets.cli._serve_access import user_credentials
-        from toolsets.cli._terminal import credential_for
         from toolsets.mcp import UserBearer
 
         credentials = dict(self.options.credentials)
@@ -684,3 +687,26 @@ class Sources:
     async def shutdown_specs(self) -> None:
         for spec in self._specs:
             await spec.shutdown()
+
+
+def credential_for(config: AuthConfig, given: Mapping[str, str]) -> AuthCredential | None:
+    """The credential ``--credential`` or the environment holds for ``config`` (a
+    ``user:password`` string for HTTP basic), or None."""
+    known = {**credentials_from_env([config.scheme_name]), **given}
+    value = known.get(config.key) or known.get(config.scheme_name)
+    if value is None:
+        return None
+    kind = str(config.scheme.get("type", "")).lower()
+    if kind == "http" and str(config.scheme.get("scheme", "")).lower() == "basic":
+        user, _, password = value.partition(":")
+        return AuthCredential.basic(user, password)
+    return given_credential({config.scheme_name: value}, config)
+
+
+def no_credential(tool_name: str, config: AuthConfig) -> str:
+    """Why a call could not be made: the credential it needs, and the two ways to give it."""
+    name = config.scheme_name
+    return (
+        f"{tool_name} needs the credential {name!r}: give --credential {name}=VALUE or set "
+        f"{credential_env_name(name)}"
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -23,18 +23,13 @@ try:
 except ImportError as exc:
     raise missing_cli(exc) from exc
 
-from toolsets._auth import AuthConfig, AuthCredential
-from toolsets._consumers import given_credential
 from toolsets._context import ProgressReporter
 from toolsets._json import JsonValue
-from toolsets.cli._sources import credential_env_name, credentials_from_env
 
 __all__ = [
     "Bar",
     "Terminal",
-    "credential_for",
     "dumps",
-    "no_credential",
     "progress_text",
 ]
 
@@ -42,29 +37,6 @@ __all__ = [
 def dumps(value: Any) -> str:
     """``value`` as JSON for stdout: indented, non-ASCII kept."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-
-
-def credential_for(config: AuthConfig, given: Mapping[str, str]) -> AuthCredential | None:
-    """The credential ``--credential`` or the environment holds for ``config`` (a
-    ``user:password`` string for HTTP basic), or None."""
-    known = {**credentials_from_env([config.scheme_name]), **given}
-    value = known.get(config.key) or known.get(config.scheme_name)
-    if value is None:
-        return None
-    kind = str(config.scheme.get("type", "")).lower()
-    if kind == "http" and str(config.scheme.get("scheme", "")).lower() == "basic":
-        user, _, password = value.partition(":")
-        return AuthCredential.basic(user, password)
-    return given_credential({config.scheme_name: value}, config)
-
-
-def no_credential(tool_name: str, config: AuthConfig) -> str:
-    """Why a call could not be made: the credential it needs, and the two ways to give it."""
-    name = config.scheme_name
-    return (
-        f"{tool_name} needs the credential {name!r}: give --credential {name}=VALUE or set "
-        f"{credential_env_name(name)}"
-    )
 
 
 def progress_text(name: str, progress: float, total: float | None, message: str | None) -> str:
