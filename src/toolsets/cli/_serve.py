@@ -70,7 +70,7 @@ from toolsets.cli._sources import (
 from toolsets.cli._terminal import Terminal
 
 if TYPE_CHECKING:
-    from toolsets.mcp import McpServer
+    from toolsets.mcp import McpServer, SpentStates
 
 __all__ = [
     "WORKER_ENV",
@@ -332,6 +332,14 @@ Examples:
     help="Over HTTP: worker processes (with --stateless).",
 )
 @click.option(
+    "--redis",
+    "redis_url",
+    metavar="URL",
+    envvar="TOOLSETS_REDIS_URL",
+    help="Over HTTP: the Redis that replicas serving the same clients share (the "
+    "confirmations taken; redis://[:PASSWORD@]HOST:PORT/DB, or TOOLSETS_REDIS_URL).",
+)
+@click.option(
     "--allowed-host",
     "allowed_hosts",
     multiple=True,
@@ -369,6 +377,7 @@ def serve_command(
     listen: str | None,
     stateless: bool,
     workers: int,
+    redis_url: str | None,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     max_body: int | None,
@@ -391,6 +400,7 @@ def serve_command(
         allowed_origins=allowed_origins,
         max_body=max_body,
         limits=limits,
+        redis_url=redis_url,
     )
     own = any(kind_of(source) == "python" for source in sources)
     auth = auth_settings(params, http, sources, own_servers=own)
@@ -399,7 +409,12 @@ def serve_command(
     name = server_name or _server_name(sources)
     terminal = Terminal()
     server = ServerOptions(
-        name=name, tool_timeout=params["tool_timeout"], catalog=catalog, auth=auth, access=access
+        name=name,
+        tool_timeout=params["tool_timeout"],
+        catalog=catalog,
+        auth=auth,
+        access=access,
+        redis=redis_url,
     )
     if print_config:
         _print_config(terminal, sources, params, server, http)
@@ -434,11 +449,14 @@ def _refuse_misuse(
     allowed_origins: tuple[str, ...],
     max_body: int | None,
     limits: Mapping[str, Any],
+    redis_url: str | None,
 ) -> None:
     """Raises:
     click.UsageError: options that cannot work together (``--json`` over stdio, an
         HTTP option without ``--http``, ``--workers`` without ``--stateless``), or
         serving beyond this machine with no ``--allowed-host``."""
+    if http is None and redis_url and not print_config:
+        raise click.UsageError("--redis is for --http (a stdio server has one client)")
     if as_json and http is None and not print_config:
         raise click.UsageError(
             "--json is for --http or --print-config: over stdio, stdout carries the protocol"
@@ -720,6 +738,8 @@ class ServerOptions:
     """``--auth-issuer`` and its options, or ``--no-auth`` (`auth_settings`)."""
     access: Access = field(default_factory=dict)
     """``--access-policy``, each user's credentials, ``--audit-log`` (`access_settings`)."""
+    redis: str | None = None
+    """``--redis``: the URL of the Redis the replicas share."""
 
     def plain(self) -> dict[str, Any]:
         """As JSON values (for the workers: `from_plain` reads them back)."""
@@ -759,6 +779,11 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
                     "(module:attribute) that has its own auth"
                 )
             toolset.server.auth = auth
+        if server.redis:
+            raise CommandError(
+                "--redis cannot apply to an McpServer (module:attribute): make it with "
+                "spent_states=RedisSpentStates(URL)"
+            )
         return toolset.server
     if _holds_served(toolset):
         raise CommandError(
@@ -783,7 +808,24 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
         credentials=users if users is not None else credentials,
         tool_timeout=server.tool_timeout,
         auth=auth,
+        spent_states=_spent_states(server.redis),
     )
+
+
+def _spent_states(url: str | None) -> SpentStates | None:
+    """``--redis``: the request states taken, in the Redis at ``url`` (None: in memory).
+
+    Raises:
+        CommandError: the ``redis`` extra is missing, or ``url`` is not a Redis URL.
+    """
+    if not url:
+        return None
+    from toolsets.mcp import RedisSpentStates
+
+    try:
+        return RedisSpentStates(url)
+    except (ImportError, ValueError) as exc:
+        raise CommandError(f"--redis: {exc}") from exc
 
 
 def _holds_served(toolset: Toolset) -> bool:
