@@ -13,7 +13,7 @@ import redis
 from mcp import MCPError
 
 from tests.mcp.server.redis_helpers import RedisServer
-from tests.mcp.server.test_spent import accept, answered, asked, wiping
+from tests.mcp.server.test_spent import accept, answered, asked, two_replicas, wiping
 from tests.mcp.server_helpers import connected, texts
 from toolsets import ToolsetError
 from toolsets.mcp import RedisSpentStates, SpentStates
@@ -64,15 +64,8 @@ async def test_replicas_sharing_redis_and_a_key_run_a_confirmation_once(
     redis_server: RedisServer, spent: RedisSpentStates
 ) -> None:
     ran: list[str] = []
-    key = secrets.token_hex(32)
     other_store = RedisSpentStates(redis_server.url, prefix=spent.prefix)
-    one, other = wiping(ran, spent_states=spent), wiping(ran, spent_states=other_store)
-    for server in (one, other):
-        server.use_request_state_keys([key])
-    async with (
-        connected(one, "2026-07-28", elicitation_callback=accept) as first,
-        connected(other, "2026-07-28", elicitation_callback=accept) as second,
-    ):
+    async with two_replicas(ran, spent, other_store) as (first, second):
         state = await asked(first, "disk")
         wiped = await answered(second, "disk", state)  # asked by one, answered by the other
         with pytest.raises(MCPError) as replayed:
