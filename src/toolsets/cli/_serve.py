@@ -275,8 +275,10 @@ over HTTP are given with --mcp-url (their headers with --mcp-header). Beyond thi
 machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clients use:
 requests with another Host header are refused (against DNS rebinding). Every wait on a
 client is bounded (--header-timeout, --body-timeout, --keep-alive-timeout), and
-connections past --max-connections are answered 503 at once. Beyond this machine, the
-server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
+connections past --max-connections are answered 503 at once. Replicas behind a load
+balancer share TOOLSETS_MCP_STATE_KEY and --redis URL (each confirmation answered once
+across them); 2025-11-25 sessions need the balancer to keep each on its replica (see the
+README's Deploy). Beyond this machine, the server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
 2.1 authorization server issued for it: clients discover it from the server's metadata)
 or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a shared
 service: --access-policy FILE says which tools each caller may see and call (by its
@@ -317,6 +319,8 @@ Examples:
       --access-policy policy.yaml --token-exchange https://api.example.com \\
       --token-exchange-client mcp-gateway --audit-log audit.jsonl
   toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
+  TOOLSETS_MCP_STATE_KEY=... toolsets serve openapi.json --http :8001 \\
+      --redis redis://127.0.0.1:6379/0    # a replica (examples/deploy)
   toolsets serve github.json --search --code-mode --print-config
 """,
 )
