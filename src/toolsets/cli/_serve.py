@@ -278,9 +278,10 @@ client is bounded (--header-timeout, --body-timeout, --keep-alive-timeout), and
 connections past --max-connections are answered 503 at once. Replicas behind a load
 balancer share TOOLSETS_MCP_STATE_KEY and --redis URL (each confirmation answered once
 across them); 2025-11-25 sessions need the balancer to keep each on its replica (see the
-README's Deploy). Beyond this machine, the server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
-2.1 authorization server issued for it: clients discover it from the server's metadata)
-or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a shared
+README's Deploy). Beyond this machine, the server needs --auth-issuer URL (every request
+then needs a bearer access token that OAuth 2.1 authorization server issued for it:
+clients discover it from the server's metadata) or, to serve without authorization on
+purpose, --no-auth. With --auth-issuer, a shared
 service: --access-policy FILE says which tools each caller may see and call (by its
 token's scopes, roles, groups); each caller's own credential goes upstream, never the
 client's token (--user-credentials FILE by subject, or --token-exchange AUDIENCE at the

@@ -274,6 +274,7 @@ async def test_redis_down_refuses_only_what_needs_it_and_the_stack_recovers_when
     # Calls that need no shared state: on every replica, as before.
     assert set(served) == set(stack.replica_pids())
     assert refused.value.code == -32603
+    assert refused.value.data == {"reason": "request_state_store_unavailable"}
     assert f"Redis at redis://127.0.0.1:{stack.redis_port}/0" in refused.value.error.message
     assert "nothing ran" in refused.value.error.message
     assert not deleted.is_error, texts(deleted)

@@ -100,6 +100,7 @@ async def test_redis_down_refuses_the_answer_clearly_and_it_is_taken_once_redis_
         store.close()
         down.stop()
     assert refused.value.code == -32603
+    assert refused.value.data == {"reason": "request_state_store_unavailable"}
     assert "Redis at redis://127.0.0.1" in refused.value.error.message
     assert "nothing ran" in refused.value.error.message
     assert texts(wiped) == ["wiped disk"]

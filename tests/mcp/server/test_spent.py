@@ -119,5 +119,6 @@ async def test_a_state_the_store_cannot_take_refuses_the_call_and_nothing_runs()
         with pytest.raises(MCPError) as refused:
             await answered(client, "tape", state)
     assert refused.value.code == -32603
+    assert refused.value.data == {"reason": "request_state_store_unavailable"}
     assert "could not be taken now" in refused.value.error.message
     assert ran == ["disk"]
