@@ -1,4 +1,5 @@
-"""The request states taken, shared by replicas through Redis (the ``redis`` extra).
+"""The request states taken, shared by replicas through Redis. Needs the ``redis``
+extra: ``pip install 'toolsets-ai[redis]'``.
 
 Replicas behind a load balancer share the key that seals a waiting call's state
 (``TOOLSETS_MCP_STATE_KEY``), so a confirmation asked by one is answered through any;
