@@ -23,6 +23,7 @@ from toolsets._context import Invocation
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, Callbacks
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
+from toolsets.mcp.server._access import ItemAccess
 from toolsets.mcp.server._asking import Asking
 from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth
 from toolsets.mcp.server._catalog import Catalog, Prompt, Resource, ResourceTemplate
@@ -192,10 +193,11 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         logging = Logging()
         self._asking = Asking(self.server, name, logging, self.spent_states)
         gateway = Gateway(self.toolset)
+        access = ItemAccess(self.toolset)
         self._resources = Resources(
-            self._catalog, gateway, requests, self._asking, self._changes, self, page_size
+            self._catalog, gateway, requests, self._asking, self._changes, self, page_size, access
         )
-        self._register(requests, gateway, logging, credentials)
+        self._register(requests, gateway, access, logging, credentials)
         self.server.middleware.append(self._changes.track_connection)
         shared = os.environ.get(STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
@@ -204,6 +206,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self,
         requests: Requests,
         gateway: Gateway,
+        access: ItemAccess,
         logging: Logging,
         credentials: ServerCredentials,
     ) -> None:
@@ -214,8 +217,8 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         features: tuple[Feature, ...] = (
             Tools(self, self.toolset, requests, asking, changes, credentials, size),
             self._resources,
-            Prompts(catalog, gateway, requests, asking, self, size),
-            Completion(catalog, gateway, requests, self),
+            Prompts(catalog, gateway, requests, asking, self, size, access),
+            Completion(catalog, gateway, requests, self, access),
             logging,
             changes,
         )
