@@ -74,8 +74,10 @@ def access_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--access-policy",
             metavar="FILE",
-            help="With --auth-issuer: which tools each caller may see and call, from its "
-            "token's scopes, roles and groups (a YAML, JSON or TOML policy file).",
+            help="With --auth-issuer: which tools, resources and prompts each caller may see "
+            "and use, from its token's scopes, roles and groups (a YAML, JSON or TOML policy "
+            "file: rules: [{tools|tags|methods|paths|resources|prompts: [...], "
+            "scopes|roles|groups: [...]}]).",
         ),
         click.option(
             "--user-credentials",
