@@ -1,5 +1,5 @@
-"""``toolsets serve`` as a shared service: ``--access-policy`` (which tools each caller
-may see and call), each user's own credential upstream (``--user-credentials``,
+"""``toolsets serve`` as a shared service: ``--access-policy`` (which tools, resources and
+prompts each caller may see and use), each user's own credential upstream (``--user-credentials``,
 ``--token-exchange``; ``--credential`` only as the ``--credential-fallback``), and
 ``--audit-log``; against the real OpenID provider and a real HTTP server as the API.
 Options that cannot work are refused in one line."""
@@ -10,11 +10,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli.helpers import entry_point, environment, error_line, toolsets_command
 from tests.cli.test_serve import Served
 from tests.mcp.server.oidc import SECRETS, OpenIdProvider
+from tests.mcp.server.test_access import ran, upstream
 from tests.mcp.server.test_bearer import Gateway, recorded_upstream
 from tests.mcp.server.test_shared_service import SPEC, calls
 from tests.openapi.helpers import recording_server
@@ -294,3 +298,62 @@ async def test_the_claims_a_policy_reads_are_kept_without_naming_them_again(
         finally:
             served.stop()
     assert offered == ["get_thing"]
+
+
+GATEWAY_POLICY = """\
+rules:
+  - resources: ["file:///reports/*", "users://{id}/profile"]
+    scopes: [reports:read]
+  - prompts: ["admin_*"]
+    roles: [admin]
+"""
+
+
+@pytest.mark.anyio
+async def test_a_policy_files_resource_and_prompt_rules_guard_a_served_gateway(
+    files: dict[str, Path], openid_provider: OpenIdProvider
+) -> None:
+    files["policy"].write_text(GATEWAY_POLICY, encoding="utf-8")
+    ran.clear()
+    async with upstream() as source:
+        served = ServedWith(
+            "--mcp-url",
+            source.transport.url,  # type: ignore[attr-defined]
+            "--auth-issuer",
+            openid_provider.issuer,
+            "--access-policy",
+            str(files["policy"]),
+            cwd=files["spec"].parent,
+            env={},
+        )
+        served.start()
+        try:
+            seen = {}
+            for scope in ("tools:call", "tools:call reports:read"):
+                token = user_token(openid_provider, served.url, "bob", scope)
+                seen[scope] = await listed_as(served.url, token)
+        finally:
+            served.stop()
+    assert seen["tools:call"] == (["file:///readme"], ["hello"], "missing_scopes")
+    assert seen["tools:call reports:read"] == (
+        ["file:///reports/q1", "file:///readme"],
+        ["hello"],  # admin_reset needs the role admin, which bob does not have
+        "q1 figures",
+    )
+    assert ran == ["q1"]  # read once: for the caller holding the scope
+
+
+async def listed_as(url: str, token: str) -> tuple[list[str], list[str], str]:
+    """The resources and prompts the caller of ``token`` is listed, and what reading the
+    first quarter's report gives it (its text, or the refusal's field)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(timeout=30, headers=headers) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport) as client:  # type: ignore[arg-type]
+            resources = [str(r.uri) for r in (await client.list_resources()).resources]
+            prompts = [p.name for p in (await client.list_prompts()).prompts]
+            try:
+                read = await client.read_resource("file:///reports/q1")
+            except MCPError as exc:
+                return resources, prompts, next(k for k in exc.data if k.startswith("missing"))
+    return resources, prompts, read.contents[0].text  # type: ignore[union-attr]

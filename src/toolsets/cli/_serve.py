@@ -280,10 +280,10 @@ server needs --auth-issuer URL (every request then needs a bearer access token t
 2.1 authorization server issued for it: clients discover it from the server's metadata)
 or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a shared
 service: --access-policy FILE says which tools, resources and prompts each caller may
-see and use (by its token's scopes, roles, groups); each caller's own credential goes upstream, never the
-client's token (--user-credentials FILE by subject, or --token-exchange AUDIENCE at the
-issuer; --credential then serves only those with none, given --credential-fallback);
---audit-log PATH writes a JSON line per call.
+see and use (by its token's scopes, roles, groups); each caller's own credential goes
+upstream, never the client's token (--user-credentials FILE by subject, or
+--token-exchange AUDIENCE at the issuer; --credential then serves only those with
+none, given --credential-fallback); --audit-log PATH writes a JSON line per call.
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
