@@ -12,11 +12,12 @@ import mcp.types as mt
 from mcp import MCPError
 
 from toolsets._consumers import CallsTools
-from toolsets._context import ToolContext
+from toolsets._context import Invocation, ToolContext
 from toolsets._results import clip
 from toolsets.mcp.client._toolset import McpToolset
 from toolsets.mcp.server._access import Caller, ItemAccess, prompt_policies
 from toolsets.mcp.server._asking import Asking, answering
+from toolsets.mcp.server._audit import audited_item
 from toolsets.mcp.server._catalog import Catalog
 from toolsets.mcp.server._feature import Registration, bounded, page
 from toolsets.mcp.server._gateway import Gateway
@@ -67,8 +68,17 @@ class Prompts:
     async def get(
         self, ctx: Context, params: mt.GetPromptRequestParams
     ) -> mt.GetPromptResult | mt.InputRequiredResult:
-        name = params.name
+        """``prompts/get``: a prompt of the server's own, else an upstream server's;
+        audited (`_audit`)."""
         _, invocation = await self.requests.context(ctx)
+        with audited_item("prompts/get", params.name, invocation, ctx.request_id) as answer:
+            answer.append(result := await self._get(ctx, params, invocation))
+        return result
+
+    async def _get(
+        self, ctx: Context, params: mt.GetPromptRequestParams, invocation: Invocation
+    ) -> mt.GetPromptResult | mt.InputRequiredResult:
+        name = params.name
         asking = ToolContext(invocation)
         own = self.catalog.prompts.get(name)
         if self.access.active:

@@ -15,11 +15,12 @@ from mcp import MCPError
 from mcp.server.subscriptions import ResourceUpdated
 
 from toolsets._consumers import CallsTools
-from toolsets._context import ToolContext
+from toolsets._context import Invocation, ToolContext
 from toolsets._results import clip
 from toolsets.mcp.client._toolset import McpToolset
 from toolsets.mcp.server._access import Caller, ItemAccess, resource_policies
 from toolsets.mcp.server._asking import Asking, answering
+from toolsets.mcp.server._audit import audited_item
 from toolsets.mcp.server._catalog import Catalog
 from toolsets.mcp.server._changes import Changes
 from toolsets.mcp.server._feature import Registration, bounded, page
@@ -108,9 +109,16 @@ class Resources:
         self, ctx: Context, params: mt.ReadResourceRequestParams
     ) -> mt.ReadResourceResult | mt.InputRequiredResult:
         """``resources/read``: a resource of the server's own (which may ask the client,
-        as a tool does), else an upstream server's."""
+        as a tool does), else an upstream server's; audited (`_audit`)."""
         uri = str(params.uri)
         _, invocation = await self.requests.context(ctx)
+        with audited_item("resources/read", uri, invocation, ctx.request_id) as answer:
+            answer.append(result := await self._read(ctx, params, uri, invocation))
+        return result
+
+    async def _read(
+        self, ctx: Context, params: mt.ReadResourceRequestParams, uri: str, invocation: Invocation
+    ) -> mt.ReadResourceResult | mt.InputRequiredResult:
         reading = ToolContext(invocation)
         if self.access.active and self.catalog.holds(uri):
             self.access.check("resource", uri, self.access.own, reading, "uri")
