@@ -73,6 +73,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
     `ResourceTemplate`, `Prompt`, or functions decorated with `resource`,
     `resource_template`, `prompt`) are served beside any upstream server's, and come
     first: an upstream resource at the same URI, or prompt of the same name, is hidden.
+    A `restricted` policy's rules for resources and prompts govern them too.
     Clients may subscribe to a resource; `resource_updated` tells them it changed. A
     change of the tools (a `StaticToolset` pushed to or removed from, an upstream
     server's announcement) or of the resources and prompts (`add_resources`,
@@ -192,8 +193,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self._catalog.add_prompts(prompts)
         logging = Logging()
         self._asking = Asking(self.server, name, logging, self.spent_states)
-        gateway = Gateway(self.toolset)
-        access = ItemAccess(self.toolset)
+        gateway, access = Gateway(self.toolset), ItemAccess(self.toolset)
         self._resources = Resources(
             self._catalog, gateway, requests, self._asking, self._changes, self, page_size, access
         )
