@@ -150,3 +150,20 @@ def test_metadata_routes_need_a_resource_server_and_paths() -> None:
             server.metadata_routes(mount)
     [route] = server.metadata_routes("/tools", "/rpc")
     assert route.path == "/.well-known/oauth-protected-resource/tools/rpc"
+
+
+async def test_a_mounted_server_with_its_resource_given_names_the_metadata_under_that_url(
+    openid_provider: OpenIdProvider,
+) -> None:
+    resource = "https://tools.example.com/tools/mcp"
+    server = protected(openid_provider, [], resource=resource)
+    mcp_app = server.http_app()
+    app = Starlette(routes=[Mount("/tools", app=mcp_app)])
+    async with mcp_app.router.lifespan_context(mcp_app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            refused = await http.post("/tools/mcp", json={})
+            metadata = await http.get("/tools/.well-known/oauth-protected-resource/mcp")
+    named = challenge(refused)["resource_metadata"]
+    assert named == "https://tools.example.com/tools/.well-known/oauth-protected-resource/mcp"
+    assert metadata.json()["resource"] == resource
