@@ -30,7 +30,7 @@ from toolsets._toolset import Toolset
 from toolsets.mcp.client._toolset import McpToolset
 from toolsets.mcp.server._gateway import Gateway
 
-__all__ = ["Caller", "ItemAccess", "prompt_policies", "resource_policies"]
+__all__ = ["ItemAccess", "Viewer", "prompt_policies", "resource_policies"]
 
 Policies = tuple[AccessPolicy, ...]
 
@@ -97,8 +97,8 @@ class ItemAccess:
                 raise MCPError(mt.INVALID_PARAMS, message, {field: name, **refused})
 
 
-class Caller:
-    """Who lists: what it holds under each policy, worked out once per listing."""
+class Viewer:
+    """Who views a listing: what it holds under each policy, worked out once a listing."""
 
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx

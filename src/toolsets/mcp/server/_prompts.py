@@ -15,7 +15,7 @@ from toolsets._consumers import CallsTools
 from toolsets._context import Invocation, ToolContext
 from toolsets._results import clip
 from toolsets.mcp.client._toolset import McpToolset
-from toolsets.mcp.server._access import Caller, ItemAccess, prompt_policies
+from toolsets.mcp.server._access import ItemAccess, Viewer, prompt_policies
 from toolsets.mcp.server._asking import Asking, answering
 from toolsets.mcp.server._audit import audited_item
 from toolsets.mcp.server._catalog import Catalog
@@ -50,7 +50,7 @@ class Prompts:
     ) -> mt.ListPromptsResult:
         ours = self.catalog.prompts
         listing = ToolContext((await self.requests.context(ctx))[1])
-        caller, access = Caller(listing), self.access
+        caller, access = Viewer(listing), self.access
         prompts = [
             prompt.to_mcp()
             for name, prompt in ours.items()

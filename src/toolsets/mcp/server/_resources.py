@@ -18,7 +18,7 @@ from toolsets._consumers import CallsTools
 from toolsets._context import Invocation, ToolContext
 from toolsets._results import clip
 from toolsets.mcp.client._toolset import McpToolset
-from toolsets.mcp.server._access import Caller, ItemAccess, resource_policies
+from toolsets.mcp.server._access import ItemAccess, Viewer, resource_policies
 from toolsets.mcp.server._asking import Asking, answering
 from toolsets.mcp.server._audit import audited_item
 from toolsets.mcp.server._catalog import Catalog
@@ -65,7 +65,7 @@ class Resources:
     ) -> mt.ListResourcesResult:
         ours = self.catalog.resources
         listing = ToolContext((await self.requests.context(ctx))[1])
-        caller, access = Caller(listing), self.access
+        caller, access = Viewer(listing), self.access
         resources = [
             resource.to_mcp()
             for uri, resource in ours.items()
@@ -86,7 +86,7 @@ class Resources:
     ) -> mt.ListResourceTemplatesResult:
         ours = self.catalog.templates
         listing = ToolContext((await self.requests.context(ctx))[1])
-        caller, access = Caller(listing), self.access
+        caller, access = Viewer(listing), self.access
         templates = [
             template.to_mcp()
             for uri, template in ours.items()
