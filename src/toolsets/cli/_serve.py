@@ -282,8 +282,12 @@ or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a 
 service: --access-policy FILE says which tools each caller may see and call (by its
 token's scopes, roles, groups); each caller's own credential goes upstream, never the
 client's token (--user-credentials FILE by subject, or --token-exchange AUDIENCE at the
-issuer; --credential then serves only those with none, given --credential-fallback);
---audit-log PATH writes a JSON line per call.
+issuer, --token-exchange-audience NAME=AUDIENCE for the credential NAME; --credential then
+serves only those with none, given --credential-fallback); --user-bearer NAME calls the
+HTTP MCP server NAME of an mcpServers file (its key there), or else every --mcp-url
+server, with each caller's own bearer token, their credential NAME (repeatable; a caller
+without it is offered none of that server's tools); --audit-log PATH writes a JSON line
+per call.
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
