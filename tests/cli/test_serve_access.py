@@ -146,6 +146,19 @@ LOCAL = ("--http", "127.0.0.1:1")
             "--token-exchange-audience: for --auth-issuer",
         ),
         (
+            (
+                *LOCAL,
+                *ISSUER,
+                "--token-exchange-audience",
+                "a=https://a",
+                "--user-bearer",
+                "b",
+                "--token-exchange-client",
+                "gw",
+            ),
+            "--user-bearer b: no audience to exchange each caller's token for",
+        ),
+        (
             (*LOCAL, *ISSUER, "--token-exchange-audience", "notes"),
             "--token-exchange-audience takes NAME=AUDIENCE",
         ),
@@ -395,6 +408,26 @@ async def test_user_bearer_names_servers_of_an_mcpservers_file_each_exchanged_fo
     for each in up.values():
         for header in each.recorder.seen:
             assert not any(token in str(header) for token in tokens.values())
+
+
+def test_print_config_tells_where_each_callers_token_for_each_user_bearer_server_comes_from(
+    files: dict[str, Path],
+) -> None:
+    done = toolsets_command(
+        "serve",
+        str(files["servers"]),
+        *(*LOCAL, *ISSUER, "--token-exchange", "https://default", "--print-config"),
+        *("--token-exchange-client", "gw", "--user-bearer", "notes", "--user-bearer", "other"),
+        *("--token-exchange-audience", "notes=https://notes.example.com/mcp"),
+        env={"TOOLSETS_TOKEN_EXCHANGE_SECRET": "s3cret-not-printed"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mcpServers"]  # what the client needs, as before
+    assert (
+        "upstream, each caller's own bearer token: notes (exchanged for the audience "
+        "https://notes.example.com/mcp); other (exchanged for the audience https://default)"
+    ) in done.stderr
+    assert "s3cret" not in done.stdout + done.stderr
 
 
 def test_the_shared_service_settings_reach_worker_processes_as_they_were_given(

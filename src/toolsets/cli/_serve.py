@@ -49,6 +49,7 @@ from toolsets.cli._serve_access import (
     access_options,
     access_settings,
     audit_to,
+    bearer_note,
     for_programs,
     keep_policy_claims,
     restricted_by,
@@ -494,9 +495,9 @@ def _print_config(
     if secrets:
         terminal.note(f"fill in: {', '.join(secrets)}")
     if http is not None:
-        note = auth_note(server.auth, _url(http))
-        if note is not None:
-            terminal.note(note)
+        for note in (auth_note(server.auth, _url(http)), bearer_note(params.get("user_bearer"))):
+            if note is not None:
+                terminal.note(note)
 
 
 def _serve_stdio(

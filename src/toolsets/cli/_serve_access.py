@@ -41,6 +41,7 @@ __all__ = [
     "access_options",
     "access_settings",
     "audit_to",
+    "bearer_note",
     "for_programs",
     "keep_policy_claims",
     "restricted_by",
@@ -191,6 +192,12 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
     bearer = given["user_bearer"]
     if bearer and not per_user:
         raise click.UsageError("--user-bearer: for --user-credentials or --token-exchange")
+    without = [name for name in bearer if exchanging and not audiences.get(name, audience)]
+    if without:
+        raise click.UsageError(
+            f"--user-bearer {without[0]}: no audience to exchange each caller's token for "
+            f"(add --token-exchange-audience {without[0]}=AUDIENCE)"
+        )
     if given["credential_fallback"] and not per_user:
         raise click.UsageError("--credential-fallback: for --user-credentials or --token-exchange")
     if per_user and params.get("credentials") and not given["credential_fallback"]:
@@ -229,6 +236,23 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
         kept = {key: access[key] for key in ("users", "exchange", "fallback") if key in access}
         params["user_bearer"] = {"names": list(dict.fromkeys(bearer)), "access": kept}
     return access
+
+
+def bearer_note(given: Mapping[str, Any] | None) -> str | None:
+    """What ``--print-config`` tells of ``--user-bearer`` (``params["user_bearer"]``):
+    each name, and where each caller's token for it comes from (None: not given)."""
+    if not given:
+        return None
+    exchange = given["access"].get("exchange")
+    told = []
+    for name in given["names"]:
+        if exchange is None:
+            how = f"the one under {name!r} in --user-credentials"
+        else:
+            audience = exchange.get("audiences", {}).get(name, exchange["audience"])
+            how = f"exchanged for the audience {audience}"
+        told.append(f"{name} ({how})")
+    return "upstream, each caller's own bearer token: " + "; ".join(told)
 
 
 def _audiences(given: tuple[str, ...]) -> dict[str, str]:
