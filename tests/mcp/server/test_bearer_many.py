@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -17,6 +18,7 @@ from typing import Any
 import jwt
 import pytest
 from mcp import MCPError
+from mcp.types import INTERNAL_ERROR
 
 from tests.helpers import serve_app
 from tests.mcp.server.oidc import SECRETS, OpenIdProvider, public_jwk
@@ -226,3 +228,49 @@ async def test_reading_the_other_upstreams_resource_or_prompt_is_refused_naming_
         assert refused.error.data == {"credential": "b"}
         assert "'b'" in refused.error.message
     assert two.upstreams["b"].recorder.seen == []
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_an_upstream_that_is_down_fails_the_listing_as_ever_unless_it_offers_nothing(
+    openid_provider: OpenIdProvider,
+) -> None:
+    """Down is not withheld: a caller who has a credential for it gets the listing's
+    protocol error (as a gateway over one server down did before); one who has none is
+    offered the others' tools, since nothing would be sent to it."""
+    down = f"http://127.0.0.1:{closed_port()}/mcp"
+    with recorded("a") as up:
+        users = UserCredentials.from_mapping(
+            {"alice": {"a": "alice-a", "b": "alice-b"}, "bob-only-a": {"a": "bob-a"}}
+        )
+
+        def make() -> Any:
+            sources = [
+                McpToolset(
+                    StreamableHttp(url=url, header_provider=UserBearer(users, name=name)),
+                    confirm="never",
+                    connect_timeout=5,
+                )
+                for name, url in (("a", up.url), ("b", down))
+            ]
+            return McpServer(
+                combined(*sources),
+                auth=OAuthResourceServer(issuer=openid_provider.issuer),
+                credentials=users,
+            ).http_app()
+
+        with serve_app(make, factory=True) as port:
+            url = f"http://127.0.0.1:{port}/mcp"
+            gateway = TwoGateway(url, {"a": up}, openid_provider)
+            async with client(url, gateway.user_token("alice")) as connected:
+                with pytest.raises(MCPError) as failed:
+                    await connected.list_tools()
+            async with client(url, gateway.user_token("bob-only-a")) as connected:
+                tools = [t.name for t in (await connected.list_tools()).tools]
+    assert failed.value.error.code == INTERNAL_ERROR
+    assert "listing the tools failed" in failed.value.error.message
+    assert tools == ["a_whoami"]
