@@ -49,6 +49,7 @@ from toolsets.cli._serve_access import (
     access_options,
     access_settings,
     audit_to,
+    bearer_note,
     for_programs,
     keep_policy_claims,
     restricted_by,
@@ -282,8 +283,12 @@ or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a 
 service: --access-policy FILE says which tools, resources and prompts each caller may
 see and use (by its token's scopes, roles, groups); each caller's own credential goes
 upstream, never the client's token (--user-credentials FILE by subject, or
---token-exchange AUDIENCE at the issuer; --credential then serves only those with
-none, given --credential-fallback); --audit-log PATH writes a JSON line per call.
+--token-exchange AUDIENCE at the issuer, --token-exchange-audience NAME=AUDIENCE for the
+credential NAME; --credential then serves only those with none, given
+--credential-fallback); --user-bearer NAME calls the HTTP MCP server NAME of an
+mcpServers file (its key there), or else every --mcp-url server, with each caller's own
+bearer token, their credential NAME (repeatable; a caller without it is offered none of
+that server's tools); --audit-log PATH writes a JSON line per call.
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
@@ -490,9 +495,9 @@ def _print_config(
     if secrets:
         terminal.note(f"fill in: {', '.join(secrets)}")
     if http is not None:
-        note = auth_note(server.auth, _url(http))
-        if note is not None:
-            terminal.note(note)
+        for note in (auth_note(server.auth, _url(http)), bearer_note(params.get("user_bearer"))):
+            if note is not None:
+                terminal.note(note)
 
 
 def _serve_stdio(

@@ -215,7 +215,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         here."""
         asking, changes, catalog, size = self._asking, self._changes, self._catalog, self.page_size
         features: tuple[Feature, ...] = (
-            Tools(self, self.toolset, requests, asking, changes, credentials, size),
+            Tools(self, self.toolset, requests, asking, changes, credentials, size, gateway),
             self._resources,
             Prompts(catalog, gateway, requests, asking, self, size, access),
             Completion(catalog, gateway, requests, self, access),
