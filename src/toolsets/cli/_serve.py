@@ -49,6 +49,7 @@ from toolsets.cli._serve_access import (
     access_options,
     access_settings,
     audit_to,
+    bearer_note,
     for_programs,
     keep_policy_claims,
     restricted_by,
@@ -275,18 +276,24 @@ over HTTP are given with --mcp-url (their headers with --mcp-header). Beyond thi
 machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clients use:
 requests with another Host header are refused (against DNS rebinding). Every wait on a
 client is bounded (--header-timeout, --body-timeout, --keep-alive-timeout), and
-connections past --max-connections are answered 503 at once. Replicas behind a load
-balancer share TOOLSETS_MCP_STATE_KEY and --redis URL (each confirmation answered once
-across them); 2025-11-25 sessions need the balancer to keep each on its replica (see the
-README's Deploy). Beyond this machine, the server needs --auth-issuer URL (every request
-then needs a bearer access token that OAuth 2.1 authorization server issued for it:
-clients discover it from the server's metadata) or, to serve without authorization on
-purpose, --no-auth. With --auth-issuer, a shared
-service: --access-policy FILE says which tools each caller may see and call (by its
-token's scopes, roles, groups); each caller's own credential goes upstream, never the
-client's token (--user-credentials FILE by subject, or --token-exchange AUDIENCE at the
-issuer; --credential then serves only those with none, given --credential-fallback);
---audit-log PATH writes a JSON line per call.
+connections past --max-connections are answered 503 at once. Beyond this machine, the
+server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
+2.1 authorization server issued for it: clients discover it from the server's metadata)
+or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a shared
+service: --access-policy FILE says which tools, resources and prompts each caller may
+see and use (by its token's scopes, roles, groups); each caller's own credential goes
+upstream, never the client's token (--user-credentials FILE by subject, or
+--token-exchange AUDIENCE at the issuer, --token-exchange-audience NAME=AUDIENCE for the
+credential NAME; --credential then serves only those with none, given
+--credential-fallback); --user-bearer NAME calls the HTTP MCP server NAME of an
+mcpServers file (its key there), or else every --mcp-url server, with each caller's own
+bearer token, their credential NAME (repeatable; a caller without it is offered none of
+that server's tools); --audit-log PATH writes a JSON line per call.
+
+\b
+Replicas behind a load balancer share TOOLSETS_MCP_STATE_KEY and --redis URL (each
+confirmation answered once across them); 2025-11-25 sessions need the balancer to keep
+each on its replica (see the README's Deploy, and examples/deploy).
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
@@ -513,9 +520,9 @@ def _print_config(
     if secrets:
         terminal.note(f"fill in: {', '.join(secrets)}")
     if http is not None:
-        note = auth_note(server.auth, _url(http))
-        if note is not None:
-            terminal.note(note)
+        for note in (auth_note(server.auth, _url(http)), bearer_note(params.get("user_bearer"))):
+            if note is not None:
+                terminal.note(note)
 
 
 def _serve_stdio(
