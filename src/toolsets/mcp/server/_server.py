@@ -128,8 +128,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
             call that asked its client, a confirmation above all, comes back with
             one; each is taken once, so answers sent twice run nothing twice): by
             default this process's memory (`MemorySpentStates`). Processes that
-            serve the same clients should share one, as they share the state key
-            (`RedisSpentStates`).
+            serve the same clients share one (`RedisSpentStates`) and the state key.
         auth: Who may call over HTTP: an `OAuthResourceServer` makes the server an
             OAuth 2.1 resource server (every request needs a bearer token its issuer
             issued for this server; the caller's `Identity` is ``ctx.identity``, and by
