@@ -48,6 +48,8 @@ class Guard:
     scoped: dict[str, str] = field(default_factory=lambda: {"purge": "admin"})
     passed: list[str] = field(default_factory=list)
     refused: int = 0
+    challenge: str = 'Bearer error="invalid_token"'
+    """The ``WWW-Authenticate`` of a 401."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -58,7 +60,7 @@ class Guard:
         rpc = json.loads(body) if body else {}
         challenge = None
         if given not in self.accepted:
-            status, challenge = 401, 'Bearer error="invalid_token"'
+            status, challenge = 401, self.challenge
         elif rpc.get("method") == "tools/call" and rpc["params"]["name"] in self.scoped:
             needed = self.scoped[rpc["params"]["name"]]
             status, challenge = 403, f'Bearer error="insufficient_scope", scope="{needed}"'
@@ -90,11 +92,11 @@ def served() -> Iterator[Served]:
 
 @pytest.fixture
 def guard(served: Served) -> Iterator[Guard]:
-    served.guard.accepted = {GOOD}
     served.guard.passed.clear()
     served.guard.refused = 0
     yield served.guard
     served.guard.accepted = {GOOD}
+    served.guard.challenge = Guard.challenge
 
 
 def toolset(served: Served, authorization: str, **options: Any) -> McpToolset:
@@ -159,3 +161,14 @@ async def test_a_call_lacking_a_scope_names_it_and_the_session_serves_the_next_c
     assert guard.passed.count("initialize") == 1
     assert "tools/call" in guard.passed  # the echo, not the purge
     assert guard.passed.count("tools/call") == 1
+
+
+async def test_a_challenge_quoting_the_credential_back_is_masked_in_the_error(
+    served: Served, guard: Guard
+) -> None:
+    secret = BAD.split()[1]
+    guard.challenge = f'Bearer error="{secret}", scope="{secret}"'
+    with anyio.fail_after(20), pytest.raises(AuthError) as info:
+        await toolset(served, BAD).list_tools()
+    assert "HTTP 401" in str(info.value)
+    assert secret not in str(info.value)
