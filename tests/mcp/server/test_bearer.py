@@ -96,19 +96,27 @@ class Recorder:
         assert len(found) <= 1, "two Authorization headers in one request"
         self.seen.append(found[0] if found else None)
         self.methods.append(scope["method"])
-        body, replay = await buffered(receive)
-        what = json.loads(body).get("method", "(an answer)") if body else scope["method"]
         token = found[0].removeprefix("Bearer ") if found else ""
         subject = self._subject(token)
         refusal = self.revoked.get(token)
         if refusal is not None:
-            self.refused.append((what, subject))
+            body, _ = await buffered(receive)
+            self.refused.append((_method(body, scope), subject))
             await refuse(send, *refusal)
             return
-        self.passed.append((what, subject))
-        await self.app(scope, replay, send)
+        # Handed on as it comes (what the app reads is recorded on the way).
+        body = bytearray()
+
+        async def recorded() -> Any:
+            message = await receive()
+            body.extend(message.get("body", b""))
+            if message["type"] == "http.request" and not message.get("more_body"):
+                self.passed.append((_method(bytes(body), scope), subject))
+            return message
+
+        await self.app(scope, recorded, send)
         if body:
-            self.rpc.append(what)
+            self.rpc.append(_method(bytes(body), scope))
 
     def _subject(self, token: str) -> str:
         """The token's subject (unchecked: the upstream's check is not under test); a
@@ -122,6 +130,11 @@ class Recorder:
             if subject in self.revoke_next:
                 self.revoked[token] = self.revoke_next.pop(subject)
         return subject
+
+
+def _method(body: bytes, scope: Any) -> str:
+    """A request's JSON-RPC method (its HTTP method, without a body)."""
+    return str(json.loads(body).get("method", "(an answer)")) if body else scope["method"]
 
 
 class Resolver:
