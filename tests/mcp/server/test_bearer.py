@@ -119,11 +119,14 @@ class Recorder:
             self.rpc.append(_method(bytes(body), scope))
 
     def _subject(self, token: str) -> str:
-        """The token's subject (unchecked: the upstream's check is not under test); a
-        new token of a subject in ``revoke_next`` is revoked."""
+        """The token's subject (unchecked: the upstream's check is not under test; an
+        opaque token stands for itself); a new token of a subject in ``revoke_next`` is revoked."""
         if not token:
             return ""
-        subject = str(jwt.decode(token, options={"verify_signature": False})["sub"])
+        try:
+            subject = str(jwt.decode(token, options={"verify_signature": False})["sub"])
+        except jwt.DecodeError:  # an opaque token (a mapping's): its own subject
+            subject = token
         mine = self.tokens.setdefault(subject, [])
         if token not in mine:
             mine.append(token)
