@@ -49,7 +49,7 @@ from toolsets._forwarding import ForwardingTool
 from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets._tool import LlmRequest, Tool
-from toolsets._toolset import BaseToolset, Toolset
+from toolsets._toolset import BaseToolset, ListingVaries, Toolset
 from toolsets._wrappers import WrapperToolset
 
 if TYPE_CHECKING:  # yaml and tomllib are imported when a file is read
@@ -520,6 +520,7 @@ class _GuardedTool(ForwardingTool):
 
 class _Restricted(WrapperToolset):
     keeps_names = True
+    listing_varies: ListingVaries = "caller"  # by the caller's scopes and claims
 
     def __init__(self, toolset: Toolset, policy: AccessPolicy) -> None:
         super().__init__(toolset)

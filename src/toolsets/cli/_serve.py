@@ -351,6 +351,13 @@ Examples:
     metavar="BYTES",
     help="Over HTTP: the largest request body (default 4 MiB).",
 )
+@click.option(
+    "--list-ttl",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="How long clients may cache a list every caller is offered alike (default "
+    "3600; a gateway's at most 10, a list filtered per caller is private; 0: none).",
+)
 @auth_options
 @access_options
 @_limit_options
@@ -372,6 +379,7 @@ def serve_command(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     max_body: int | None,
+    list_ttl: float | None,
     server_name: str | None,
     print_config: bool,
     as_json: bool,
@@ -399,7 +407,12 @@ def serve_command(
     name = server_name or _server_name(sources)
     terminal = Terminal()
     server = ServerOptions(
-        name=name, tool_timeout=params["tool_timeout"], catalog=catalog, auth=auth, access=access
+        name=name,
+        tool_timeout=params["tool_timeout"],
+        catalog=catalog,
+        auth=auth,
+        access=access,
+        list_ttl=list_ttl,
     )
     if print_config:
         _print_config(terminal, sources, params, server, http)
@@ -720,6 +733,9 @@ class ServerOptions:
     """``--auth-issuer`` and its options, or ``--no-auth`` (`auth_settings`)."""
     access: Access = field(default_factory=dict)
     """``--access-policy``, each user's credentials, ``--audit-log`` (`access_settings`)."""
+    list_ttl: float | None = None
+    """``--list-ttl``: seconds a client may keep a list every caller is offered alike
+    (None: `McpServer`'s default)."""
 
     def plain(self) -> dict[str, Any]:
         """As JSON values (for the workers: `from_plain` reads them back)."""
@@ -737,7 +753,7 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
     say): a tool that asks for a credential (beyond the specs', given when they were
     read) gets the one ``--credential`` or ``TOOLSETS_CREDENTIAL_<SCHEME>`` gives, never
     the client's own token."""
-    from toolsets.mcp import McpServer
+    from toolsets.mcp import LIST_TTL, McpServer
 
     wraps = server.catalog.wraps
     auth = server_auth(server.auth, os.environ)
@@ -783,6 +799,7 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
         credentials=users if users is not None else credentials,
         tool_timeout=server.tool_timeout,
         auth=auth,
+        list_ttl=LIST_TTL if server.list_ttl is None else server.list_ttl,
     )
 
 

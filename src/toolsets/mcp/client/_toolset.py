@@ -210,6 +210,9 @@ class McpToolset(ServerAccess, BaseToolset):
         if not isinstance(transport, Stdio | StreamableHttp | Sse):
             raise TypeError(f"transport must be Stdio, StreamableHttp or Sse, not {transport!r}")
         self.transport = transport
+        per_caller = isinstance(transport, StreamableHttp) and transport.header_provider
+        self.listing_varies = "caller" if per_caller else "never"  # a session per caller
+        self.list_hints = {}
         self.timeout = check_timeout(timeout, "timeout")
         self.connect_timeout = check_timeout(connect_timeout, "connect_timeout")
         self._confirm = confirm

@@ -26,6 +26,7 @@ from uvicorn.supervisors import Multiprocess
 
 from toolsets.mcp.server._app import DEFAULT_RETRY_INTERVAL, AppOptions
 from toolsets.mcp.server._auth import ServerAuth, check_exposure
+from toolsets.mcp.server._keys import STATE_KEY_VARIABLE, state_keys_from
 from toolsets.mcp.server._limits import LIMIT_OPTIONS, ConnectionLimits
 from toolsets.mcp.server._uvicorn import (
     BoundedConfig,
@@ -38,10 +39,6 @@ __all__ = ["STATE_KEY_VARIABLE", "ServesHttp", "worker_app"]
 
 _WORKER = "TOOLSETS_MCP_WORKER"
 """The environment variable carrying a worker's options (JSON)."""
-STATE_KEY_VARIABLE = "TOOLSETS_MCP_STATE_KEY"
-"""The environment variable holding the key (at least 32 characters) that servers
-sharing their clients seal a waiting call's state with (`McpServer` reads it; `run_http`
-sets one for its workers)."""
 
 
 class ServesHttp(abc.ABC):
@@ -249,7 +246,7 @@ def _run_workers(
     os.environ.update(worker_environment(limits))
     # The workers share the key that seals a call's state while it waits for the
     # user (2026-07-28): the answer may come back to another worker.
-    given_key = os.environ.get(STATE_KEY_VARIABLE)
+    given_key = state_keys_from(os.environ) is not None  # malformed: refused now, once
     if not given_key:
         os.environ[STATE_KEY_VARIABLE] = secrets.token_hex(32)
     try:
@@ -303,5 +300,5 @@ def worker_app() -> Starlette:
     summarise_accept_failures()
     options = json.loads(os.environ[_WORKER])
     server = _load(options["factory"])
-    server.use_request_state_keys([os.environ[STATE_KEY_VARIABLE]])
+    server.use_request_state_keys(state_keys_from(os.environ))
     return server.http_app(**options["app"])
