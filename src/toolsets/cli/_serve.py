@@ -358,6 +358,13 @@ Examples:
     help="How long clients may cache a list every caller is offered alike (default "
     "3600; a gateway's at most 10, a list filtered per caller is private; 0: none).",
 )
+@click.option(
+    "--state-key-file",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="PATH",
+    help="Over HTTP: the keys sealing a waiting call's state, one a line, the first sealing "
+    "(replicas share them; or TOOLSETS_MCP_STATE_KEY, see the README's Deploy).",
+)
 @auth_options
 @access_options
 @_limit_options
@@ -380,6 +387,7 @@ def serve_command(
     allowed_origins: tuple[str, ...],
     max_body: int | None,
     list_ttl: float | None,
+    state_key_file: str | None,
     server_name: str | None,
     print_config: bool,
     as_json: bool,
@@ -418,6 +426,10 @@ def serve_command(
         _print_config(terminal, sources, params, server, http)
         return
     check_extras(catalog)
+    if http is None and state_key_file is not None:
+        raise click.UsageError("--state-key-file is for --http")
+    if http is not None:
+        _check_state_keys(state_key_file)
     if http is None:
         _serve_stdio(terminal, sources, params, server)
         return
@@ -434,6 +446,23 @@ def serve_command(
     _serve_http(
         terminal, sources, params, server, http, workers=workers, as_json=as_json, **options
     )
+
+
+def _check_state_keys(state_key_file: str | None) -> None:
+    """The keys sealing a waiting call's state, from ``--state-key-file`` or the
+    environment, checked now (each `McpServer` made reads them, in workers too).
+
+    Raises:
+        click.UsageError: a malformed key, or both the file and the variable.
+    """
+    from toolsets.mcp.server._keys import STATE_KEY_FILE_VARIABLE, state_keys_from
+
+    if state_key_file is not None:
+        os.environ[STATE_KEY_FILE_VARIABLE] = state_key_file
+    try:
+        state_keys_from(os.environ)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 def _refuse_misuse(
