@@ -5,11 +5,14 @@ forged, stale or unknown-key state is refused and nothing runs."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
+import signal
+import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.request_state import AESGCMRequestStateCodec
 
 from tests.cli.helpers import entry_point, environment, error_line, toolsets_process
-from tests.mcp.helpers import HttpServer
+from tests.mcp.helpers import HttpServer, eventually
+from tests.mcp.server.test_http import modern_call, post
 from toolsets._ids import new_id
 
 pytestmark = pytest.mark.anyio
@@ -49,13 +53,28 @@ def wipe(target: str) -> str:
     return f"wiped {target}"
 
 
-tools = [wipe]
+async def slow(seconds: float, label: str) -> str:
+    """Take a while.
+
+    Args:
+        seconds: How long.
+        label: What to call this run.
+    """
+    import anyio
+
+    with RUNS.open("a") as runs:
+        runs.write(f"slow {label} started\\n")
+    await anyio.sleep(seconds)
+    return f"slept {seconds}"
+
+
+tools = [wipe, slow]
 '''
 
 
 class Replica(HttpServer):
-    """``toolsets serve tools:tools --http 127.0.0.1:PORT --confirm always ARGS`` with
-    ``env`` added to its environment, its output in a file."""
+    """``toolsets serve tools:tools --http 127.0.0.1:PORT ARGS`` with ``env`` added to
+    its environment, its output in a file."""
 
     def __init__(self, folder: Path, env: dict[str, str], *args: str) -> None:
         super().__init__()
@@ -64,7 +83,7 @@ class Replica(HttpServer):
 
     def command(self) -> tuple[list[str], dict[str, str]]:
         listen = f"127.0.0.1:{self.port}"
-        args = ["serve", "tools:tools", "--http", listen, "--confirm", "always", *self.args]
+        args = ["serve", "tools:tools", "--http", listen, *self.args]
         return [*entry_point(), *args], environment(self.env)
 
     def spawn(self) -> subprocess.Popen[bytes]:
@@ -88,12 +107,15 @@ def replicas(folder: Path) -> Iterator[dict[str, Replica]]:
     """Three replicas mid-rotation: ``old`` seals with the old key; ``rotated`` seals
     with the new one and still accepts the old; ``new`` knows the new key only (from a
     file)."""
+    confirm = ("--confirm", "always")
     made = {
-        "old": Replica(folder, {"TOOLSETS_MCP_STATE_KEY": OLD}),
+        "old": Replica(folder, {"TOOLSETS_MCP_STATE_KEY": OLD}, *confirm),
         "rotated": Replica(
-            folder, {"TOOLSETS_MCP_STATE_KEY": NEW, "TOOLSETS_MCP_STATE_KEY_PREVIOUS": OLD}
+            folder,
+            {"TOOLSETS_MCP_STATE_KEY": NEW, "TOOLSETS_MCP_STATE_KEY_PREVIOUS": OLD},
+            *confirm,
         ),
-        "new": Replica(folder, {}, "--state-key-file", str(folder / "new.key")),
+        "new": Replica(folder, {}, *confirm, "--state-key-file", str(folder / "new.key")),
     }
     try:
         for replica in made.values():
@@ -152,28 +174,18 @@ async def answering(url: str, target: str, state: str | None) -> mt.CallToolResu
     return done
 
 
-class _client:
+@contextlib.asynccontextmanager
+async def _client(url: str) -> AsyncIterator[Client]:
     """An SDK client on 2026-07-28 at ``url`` that can ask its user, for at most 20 s."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
+    async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        return ACCEPT
 
-    async def __aenter__(self) -> Client:
-        async def elicit(ctx: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
-            return ACCEPT
-
-        self._scope = anyio.fail_after(20)
-        self._scope.__enter__()
-        self._http = httpx2.AsyncClient()
-        await self._http.__aenter__()
-        transport = streamable_http_client(self.url, http_client=self._http)
-        self._client = Client(transport, mode=MODERN, elicitation_callback=elicit)  # type: ignore[arg-type]
-        return await self._client.__aenter__()
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self._client.__aexit__(*exc)
-        await self._http.__aexit__(*exc)
-        self._scope.__exit__(*exc)
+    with anyio.fail_after(20):
+        async with httpx2.AsyncClient() as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, mode=MODERN, elicitation_callback=elicit) as client:  # type: ignore[arg-type]
+                yield client
 
 
 async def test_a_confirmation_asked_by_one_replica_is_answered_to_another(
@@ -246,3 +258,80 @@ def test_a_malformed_state_key_is_one_line_before_serving(
     assert done.returncode == 2
     assert said in error_line(done)
     assert NEW not in done.stderr
+
+
+# --- graceful shutdown ------------------------------------------------------------------
+
+
+async def slow_call(url: str, seconds: float, label: str) -> str:
+    """``slow(seconds)`` called at ``url`` (one 2026-07-28 request): its text, or the
+    error's."""
+    body, headers = modern_call("slow", {"seconds": seconds, "label": label})
+    try:
+        status, answer = await post(url, body, headers)
+    except (httpx2.HTTPError, ValueError) as exc:  # cut off: no (whole) answer
+        return f"error: {exc!r}"
+    if status != 200 or "result" not in answer:
+        return f"error: {status} {answer}"
+    return " ".join(block["text"] for block in answer["result"]["content"])
+
+
+async def started(folder: Path, label: str) -> None:
+    async def running() -> bool:
+        return f"slow {label} started" in runs(folder)
+
+    await eventually(running, within=20)
+
+
+def refuses_connections(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return False
+    except OSError:
+        return True
+
+
+async def stopped_mid_call(folder: Path, deadline: float, seconds: float) -> tuple[str, int]:
+    """A replica serving with ``--shutdown-timeout deadline``, told to stop (SIGTERM)
+    while a ``slow(seconds)`` call is in flight: the call's answer and the process's
+    exit status, once new connections are refused and it has exited."""
+    replica = Replica(folder, {}, "--shutdown-timeout", str(deadline))
+    replica.start()
+    try:
+        label = new_id()
+        answers: list[str] = []
+        async with anyio.create_task_group() as tasks:
+
+            async def call() -> None:
+                answers.append(await slow_call(replica.url, seconds, label))
+
+            tasks.start_soon(call)
+            await started(folder, label)
+            assert replica.process is not None
+            replica.process.send_signal(signal.SIGTERM)
+
+            async def refused() -> bool:
+                return refuses_connections(replica.port)
+
+            await eventually(refused, within=10)
+            code = await anyio.to_thread.run_sync(replica.process.wait, 30)
+        return answers[0], code
+    finally:
+        replica.stop()
+
+
+async def test_on_sigterm_a_call_in_flight_completes_new_connections_are_refused_and_it_exits(
+    folder: Path,
+) -> None:
+    answer, code = await stopped_mid_call(folder, deadline=20, seconds=1.5)
+    assert answer == "slept 1.5"
+    assert code == -signal.SIGTERM  # done, it ends as the signal says (as uvicorn does)
+
+
+async def test_a_call_past_the_shutdown_timeout_is_cancelled_and_the_process_exits(
+    folder: Path,
+) -> None:
+    # Well before the call's two minutes (process.wait gives it 30 s): the deadline ends it.
+    answer, code = await stopped_mid_call(folder, deadline=1, seconds=120)
+    assert not answer.startswith("slept")
+    assert code == -signal.SIGTERM

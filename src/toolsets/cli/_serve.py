@@ -218,6 +218,7 @@ _LIMIT_FLAGS = {
     "keep_alive_timeout": "--keep-alive-timeout",
     "max_connections": "--max-connections",
     "max_header_bytes": "--max-header-bytes",
+    "shutdown_timeout": "--shutdown-timeout",
 }
 """The options bounding connections over HTTP (`McpServer.serve_http`'s), by flag."""
 
@@ -259,6 +260,15 @@ def _limit_options(function: Any) -> Any:
             help="Over HTTP: the largest request head, past it 431 (default 16 KiB).",
         ),
     ]
+    decorators.append(
+        click.option(
+            "--shutdown-timeout",
+            type=seconds,
+            metavar="SECONDS",
+            help="Over HTTP: on SIGTERM, seconds the calls in flight have to finish "
+            "(default 30; /readyz says 503 and new connections are refused meanwhile).",
+        )
+    )
     for decorator in reversed(decorators):
         function = decorator(function)
     return function
@@ -275,7 +285,9 @@ over HTTP are given with --mcp-url (their headers with --mcp-header). Beyond thi
 machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clients use:
 requests with another Host header are refused (against DNS rebinding). Every wait on a
 client is bounded (--header-timeout, --body-timeout, --keep-alive-timeout), and
-connections past --max-connections are answered 503 at once. Beyond this machine, the
+connections past --max-connections are answered 503 at once. GET /healthz answers 200
+while serving, /readyz 200 once the sources are loaded and until SIGTERM, which lets the
+calls in flight finish (--shutdown-timeout) before closing. Beyond this machine, the
 server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
 2.1 authorization server issued for it: clients discover it from the server's metadata)
 or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a shared

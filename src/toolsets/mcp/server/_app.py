@@ -20,6 +20,7 @@ from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth
 from toolsets.mcp.server._checks import RequestChecks, WholeBody
 from toolsets.mcp.server._envelope import EnvelopeChecks
 from toolsets.mcp.server._events import SessionEventStore
+from toolsets.mcp.server._health import Health, Readiness
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -104,7 +105,7 @@ class AppOptions:
         # Each middleware added runs before those added earlier: Host and Origin first,
         # then authorization (headers only: a client without a token is refused before
         # it can make the server take a body), then the body read whole, then the
-        # envelope checks that read it.
+        # envelope checks that read it; and before all, health and readiness (`_health`).
         stateful = not self.stateless
         app.add_middleware(
             EnvelopeChecks, path=path, stateful=stateful, max_body_bytes=self.max_body
@@ -116,6 +117,9 @@ class AppOptions:
 
             protect(app, auth, path, server.name)
         app.add_middleware(RequestChecks, **self._checks())
+        # Health and readiness first of all: a load balancer's checks carry no token.
+        app.state.readiness = Readiness()
+        app.add_middleware(Health, readiness=app.state.readiness)
         if isinstance(store, SessionEventStore):
             store.bind(server.session_manager)
         return app

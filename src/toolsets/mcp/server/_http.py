@@ -30,6 +30,7 @@ from toolsets.mcp.server._keys import STATE_KEY_VARIABLE, state_keys_from
 from toolsets.mcp.server._limits import LIMIT_OPTIONS, ConnectionLimits
 from toolsets.mcp.server._uvicorn import (
     BoundedConfig,
+    DrainingServer,
     summarise_accept_failures,
     uvicorn_options,
     worker_environment,
@@ -44,7 +45,11 @@ _WORKER = "TOOLSETS_MCP_WORKER"
 class ServesHttp(abc.ABC):
     """What serves `McpServer` over streamable HTTP (its methods ``http_app``,
     ``serve_http`` and ``run_http``): the SDK's ``server``, and the keys that seal a
-    waiting call's state."""
+    waiting call's state.
+
+    Every app answers ``GET /healthz`` with 200 while it serves, and ``GET /readyz``
+    with 200 once its lifespan has started (the toolset entered) and until it is told
+    to stop, else 503; neither needs a token nor an allowed Host (see `_health`)."""
 
     server: Server[Any]
     auth: ServerAuth
@@ -127,7 +132,7 @@ class ServesHttp(abc.ABC):
         sock: socket.socket | None = options.pop("sock", None)
         check_exposure(self.auth, _bound(host, sock))
         sockets = [sock] if sock is not None else None
-        await uvicorn.Server(_config(self, host, port, options)).serve(sockets=sockets)
+        await _server(_config(self, host, port, options)).serve(sockets=sockets)
 
     def run_http(
         self,
@@ -157,7 +162,10 @@ class ServesHttp(abc.ABC):
                 idle connection waits for a next request; 5), ``max_connections``
                 (served at once, the next answered 503 at once; default 10,000 or
                 fewer, leaving a quarter of the open-file limit free) and
-                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB);
+                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB),
+                ``shutdown_timeout`` (on SIGTERM, seconds the calls in flight have to
+                finish, new connections refused meanwhile, then the toolset is closed;
+                30);
                 and ``sock``, a socket bound already, served instead of binding
                 ``host``:``port`` (inherited by the workers).
 
@@ -172,7 +180,7 @@ class ServesHttp(abc.ABC):
         sock: socket.socket | None = options.pop("sock", None)
         check_exposure(self.auth, _bound(host, sock))
         if workers == 1:
-            served = uvicorn.Server(_config(self, host, port, options))
+            served = _server(_config(self, host, port, options))
             with contextlib.suppress(KeyboardInterrupt):
                 served.run(sockets=[sock] if sock is not None else None)
             if not served.started:  # as uvicorn.run does: the port was taken, or start-up failed
@@ -217,6 +225,12 @@ def _config(server: ServesHttp, host: str, port: int, options: dict[str, Any]) -
     app_options, limits, others = _split(options)
     app = server.http_app(**app_options)
     return BoundedConfig(app, limits=limits, host=host, port=port, lifespan="on", **others)
+
+
+def _server(config: BoundedConfig) -> DrainingServer:
+    """The uvicorn server of ``config``, its app's readiness drained when told to stop."""
+    state = getattr(config.app, "state", None)  # the Starlette app's
+    return DrainingServer(config, getattr(state, "readiness", None))
 
 
 def _run_workers(
