@@ -27,6 +27,8 @@ from mcp.server.request_state import AESGCMRequestStateCodec
 from tests.cli.helpers import entry_point, environment, error_line, toolsets_process
 from tests.mcp.helpers import HttpServer, eventually
 from tests.mcp.server.test_http import modern_call, post
+from tests.mcp.server_helpers import ACCEPT as HEADERS
+from tests.mcp.server_helpers import INITIALIZE
 from toolsets._ids import new_id
 
 pytestmark = pytest.mark.anyio
@@ -335,3 +337,18 @@ async def test_a_call_past_the_shutdown_timeout_is_cancelled_and_the_process_exi
     answer, code = await stopped_mid_call(folder, deadline=1, seconds=120)
     assert not answer.startswith("slept")
     assert code == -signal.SIGTERM
+
+
+async def test_sessions_per_client_are_bounded_by_the_command_line(folder: Path) -> None:
+    replica = Replica(folder, {}, "--max-sessions-per-client", "1")
+    replica.start()
+    try:
+        with anyio.fail_after(20):
+            async with httpx2.AsyncClient() as http:
+                statuses = [
+                    (await http.post(replica.url, json=INITIALIZE, headers=HEADERS)).status_code
+                    for _ in range(2)
+                ]
+    finally:
+        replica.stop()
+    assert statuses == [200, 429]

@@ -364,6 +364,13 @@ Examples:
     help="Over HTTP: the largest request body (default 4 MiB).",
 )
 @click.option(
+    "--max-sessions-per-client",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Over HTTP with sessions: how many one client (its token's subject, else its "
+    "address) may hold at once (default 100; a new one past it gets 429).",
+)
+@click.option(
     "--list-ttl",
     type=click.FloatRange(min=0),
     metavar="SECONDS",
@@ -398,6 +405,7 @@ def serve_command(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     max_body: int | None,
+    max_sessions_per_client: int | None,
     list_ttl: float | None,
     state_key_file: str | None,
     server_name: str | None,
@@ -438,8 +446,8 @@ def serve_command(
         _print_config(terminal, sources, params, server, http)
         return
     check_extras(catalog)
-    if http is None and state_key_file is not None:
-        raise click.UsageError("--state-key-file is for --http")
+    if http is None and (state_key_file is not None or max_sessions_per_client is not None):
+        raise click.UsageError("--state-key-file and --max-sessions-per-client are for --http")
     if http is not None:
         _check_state_keys(state_key_file)
     if http is None:
@@ -454,6 +462,10 @@ def serve_command(
         options["allowed_origins"] = list(allowed_origins)
     if max_body is not None:
         options["max_body_bytes"] = max_body
+    if max_sessions_per_client is not None:
+        if stateless:
+            raise click.UsageError("--max-sessions-per-client is for sessions (not --stateless)")
+        options["max_sessions_per_client"] = max_sessions_per_client
     options.update((key, value) for key, value in limits.items() if value is not None)
     _serve_http(
         terminal, sources, params, server, http, workers=workers, as_json=as_json, **options

@@ -28,6 +28,7 @@ from toolsets.mcp.server._app import DEFAULT_RETRY_INTERVAL, AppOptions
 from toolsets.mcp.server._auth import ServerAuth, check_exposure
 from toolsets.mcp.server._keys import STATE_KEY_VARIABLE, state_keys_from
 from toolsets.mcp.server._limits import LIMIT_OPTIONS, ConnectionLimits
+from toolsets.mcp.server._quota import DEFAULT_MAX_SESSIONS_PER_CLIENT
 from toolsets.mcp.server._uvicorn import (
     BoundedConfig,
     DrainingServer,
@@ -69,6 +70,7 @@ class ServesHttp(abc.ABC):
         max_body_bytes: int | None = None,
         event_store: EventStore | Literal["memory"] | None = "memory",
         retry_interval: float | None = DEFAULT_RETRY_INTERVAL,
+        max_sessions_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT,
     ) -> Starlette:
         """The server as an ASGI (Starlette) app speaking streamable HTTP at ``path``.
 
@@ -87,8 +89,7 @@ class ServesHttp(abc.ABC):
                 ones never have one), so that any number of processes can serve the
                 same clients behind a load balancer. A 2025-11-25 client then cannot be
                 asked for confirmation mid-call, nor hear of list changes.
-            json_response: Answer with JSON rather than an event stream where the
-                protocol allows it.
+            json_response: Answer with JSON, not an event stream, where the protocol allows.
             allowed_hosts: ``Host`` headers accepted (against DNS rebinding): ``name``
                 (on its scheme's default port), ``name:PORT`` or ``name:*`` (any port),
                 name and port compared exactly; by default this machine's names only
@@ -97,8 +98,7 @@ class ServesHttp(abc.ABC):
             allowed_origins: ``Origin`` headers accepted (``scheme://name[:PORT|:*]``,
                 or ``null``); by default this machine's (`LOCAL_ORIGINS`). A request
                 without one (not from a browser page) is accepted.
-            max_body_bytes: The largest request body (default 4 MiB); a bigger one is
-                refused with 413.
+            max_body_bytes: The largest request body (default 4 MiB; past it, 413).
             event_store: Where each request stream's events are kept (stateful mode), so
                 that a client whose stream broke, or that a tool closed
                 (`ToolContext.close_stream`), reconnects with ``Last-Event-ID`` and gets the
@@ -107,8 +107,9 @@ class ServesHttp(abc.ABC):
                 keep them apart itself); or None, no resumable streams. Stateless: none.
             retry_interval: Seconds a client is told to wait before reconnecting to a
                 closed stream (None: the client's default).
+            max_sessions_per_client: Sessions a client may hold (`SessionQuota`; 429 past).
         """
-        options = AppOptions(
+        return AppOptions(
             stateless=stateless,
             json_response=json_response,
             allowed_hosts=allowed_hosts,
@@ -116,8 +117,8 @@ class ServesHttp(abc.ABC):
             max_body_bytes=max_body_bytes,
             event_store=event_store,
             retry_interval=retry_interval,
-        )
-        return options.made(self.server, path, self.auth)
+            max_sessions_per_client=max_sessions_per_client,
+        ).made(self.server, path, self.auth)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until
@@ -205,6 +206,7 @@ _APP_OPTIONS = (
     "max_body_bytes",
     "event_store",
     "retry_interval",
+    "max_sessions_per_client",
 )
 
 
