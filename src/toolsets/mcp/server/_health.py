@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolsets.mcp.server._envelope import route_path
+
 __all__ = ["HEALTH_PATH", "READY_PATH", "Health", "Readiness"]
 
 HEALTH_PATH = "/healthz"
@@ -55,7 +57,7 @@ class Health:
     async def __call__(self, scope: _Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(scope, receive, send)
-        elif scope["type"] == "http" and scope["path"] in (HEALTH_PATH, READY_PATH):
+        elif scope["type"] == "http" and route_path(scope) in (HEALTH_PATH, READY_PATH):
             await self._answer(scope, send)
         else:
             await self.app(scope, receive, send)
@@ -79,7 +81,7 @@ class Health:
     async def _answer(self, scope: _Scope, send: Any) -> None:
         if scope["method"] not in ("GET", "HEAD"):
             status, text, extra = 405, "use GET", [(b"allow", b"GET, HEAD")]
-        elif scope["path"] == HEALTH_PATH:
+        elif route_path(scope) == HEALTH_PATH:
             status, text, extra = 200, "ok", []
         else:
             state = self.readiness.state
