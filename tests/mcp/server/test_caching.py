@@ -13,7 +13,14 @@ import toolsets
 from tests.mcp.server.helpers import make_server
 from tests.mcp.server_helpers import connected, served, uvicorn_thread
 from toolsets import AccessPolicy, AccessRule, StaticToolset, ToolContext
-from toolsets.mcp import GATEWAY_LIST_TTL, LIST_TTL, McpServer, McpToolset, StreamableHttp
+from toolsets.mcp import (
+    GATEWAY_LIST_TTL,
+    LIST_TTL,
+    McpServer,
+    McpToolset,
+    StreamableHttp,
+    UserCredentials,
+)
 from toolsets.search import searchable
 
 pytestmark = pytest.mark.anyio
@@ -105,3 +112,13 @@ async def test_an_upstream_private_list_stays_private_through_a_gateway() -> Non
 def test_a_bad_list_ttl_is_refused(ttl: Any) -> None:
     with pytest.raises(ValueError, match="list_ttl"):
         McpServer([served.add], list_ttl=ttl)
+
+
+async def test_a_server_giving_each_caller_their_own_credentials_lists_privately() -> None:
+    async def nobody(identity: Any, scheme: str) -> None:
+        return None
+
+    server = McpServer(StaticToolset([served.add]), credentials=UserCredentials(nobody))
+    found = await hints(server)
+    assert found["tools"] == (round(LIST_TTL * 1000), "private")
+    assert found["resources"] == (round(LIST_TTL * 1000), "private")
