@@ -79,7 +79,7 @@ class ListCaching:
         ttl = check_list_ttl(ttl)
         per_caller = isinstance(credentials, UserCredentials)
         parts = composition(toolset)
-        varies = {getattr(each, "listing_varies", "request") for each in parts}
+        varies = {_varies(each) for each in parts}
         self._sources = [each for each in parts if isinstance(each, McpToolset)]
         self._long = round(ttl * 1000)
         self._short = min(self._long, round(GATEWAY_LIST_TTL * 1000))
@@ -90,9 +90,7 @@ class ListCaching:
             self._tools = _Hint(self._long, "private" if caller else "public")
         # Resources and prompts are the server's own and its upstream servers': per
         # caller only when those are reached with each caller's credentials.
-        upstream_per_caller = per_caller or any(
-            each.listing_varies == "caller" for each in self._sources
-        )
+        upstream_per_caller = per_caller or any(_varies(each) == "caller" for each in self._sources)
         self._others = _Hint(self._long, "private" if upstream_per_caller else "public")
 
     def on(self, method: str, handler: Handler) -> Handler:
@@ -120,6 +118,15 @@ class ListCaching:
                 scope = "private" if said == "private" else scope
         result.ttl_ms = ttl
         result.cache_scope = scope
+
+
+def _varies(toolset: object) -> str:
+    """What ``toolset``'s listing depends on (`BaseToolset.listing_varies`): for an MCP
+    server's, the caller when each has a session of their own (a ``header_provider``)."""
+    if isinstance(toolset, McpToolset):
+        per_caller = getattr(toolset.transport, "header_provider", None) is not None
+        return "caller" if per_caller else "never"
+    return str(getattr(toolset, "listing_varies", "request"))
 
 
 def _upstream(sources: Sequence[McpToolset], kind: _Kind) -> list[tuple[int, Scope]]:

@@ -22,6 +22,7 @@ from toolsets._context import Invocation
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, Callbacks
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
+from toolsets.mcp.server._access import ItemAccess
 from toolsets.mcp.server._asking import Asking
 from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth
 from toolsets.mcp.server._caching import LIST_TTL, ListCaching
@@ -72,6 +73,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
     `ResourceTemplate`, `Prompt`, or functions decorated with `resource`,
     `resource_template`, `prompt`) are served beside any upstream server's, and come
     first: an upstream resource at the same URI, or prompt of the same name, is hidden.
+    A `restricted` policy's rules for resources and prompts govern them too.
     Clients may subscribe to a resource; `resource_updated` tells them it changed. A
     change of the tools (a `StaticToolset` pushed to or removed from, an upstream
     server's announcement) or of the resources and prompts (`add_resources`,
@@ -126,7 +128,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
             call that asked its client, a confirmation above all, comes back with
             one; each is taken once, so answers sent twice run nothing twice): by
             default this process's memory (`MemorySpentStates`). Processes that
-            serve the same clients should share one, as they share the state key.
+            serve the same clients share one (`RedisSpentStates`) and the state key.
         auth: Who may call over HTTP: an `OAuthResourceServer` makes the server an
             OAuth 2.1 resource server (every request needs a bearer token its issuer
             issued for this server; the caller's `Identity` is ``ctx.identity``, and by
@@ -134,9 +136,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
             said on purpose; None (the default): anyone, and so `serve_http` and
             `run_http` serve on this machine only (a loopback address). Over stdio
             there is no authorization (the client started the server).
-        list_ttl: Seconds a client may cache a list every caller is offered alike
-            (``ttlMs``; a gateway's is shorter, one filtered per caller private: see
-            `_caching`).
+        list_ttl: Seconds a client may cache a list all callers get alike (`_caching`).
 
     Raises:
         ToolDefinitionError: two resources at one URI (or two templates alike), two
@@ -197,16 +197,17 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self._catalog.add_prompts(prompts)
         logging = Logging()
         self._asking = Asking(self.server, name, logging, self.spent_states)
-        gateway = Gateway(self.toolset)
+        gateway, access = Gateway(self.toolset), ItemAccess(self.toolset)
         self._resources = Resources(
-            self._catalog, gateway, requests, self._asking, self._changes, self, page_size
+            self._catalog, gateway, requests, self._asking, self._changes, self, page_size, access
         )
-        self._register(requests, gateway, logging, credentials)
+        self._register(requests, gateway, access, logging, credentials)
 
     def _register(
         self,
         requests: Requests,
         gateway: Gateway,
+        access: ItemAccess,
         logging: Logging,
         credentials: ServerCredentials,
     ) -> None:
@@ -215,10 +216,10 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         here."""
         asking, changes, catalog, size = self._asking, self._changes, self._catalog, self.page_size
         features: tuple[Feature, ...] = (
-            Tools(self, self.toolset, requests, asking, changes, credentials, size),
+            Tools(self, self.toolset, requests, asking, changes, credentials, size, gateway),
             self._resources,
-            Prompts(catalog, gateway, requests, asking, self, size),
-            Completion(catalog, gateway, requests, self),
+            Prompts(catalog, gateway, requests, asking, self, size, access),
+            Completion(catalog, gateway, requests, self, access),
             logging,
             changes,
         )
@@ -234,10 +235,9 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
     def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None:
         """Seal the state of a call that asks for confirmation (protocol 2026-07-28)
         under ``keys`` (each at least 32 bytes; the first seals, all unseal): processes
-        that serve the same clients must share them, since the answer may reach another
-        one (rotation: new key first, old after it, see the README's "Deploy"). None: a
-        key of this process only. By default: the environment's (`_keys`).
-        A malformed key raises ValueError (naming its place, never showing it)."""
+        that serve the same clients share them (the answer may reach another; rotation:
+        new key first, old after it). None: a key of this process only; by default the
+        environment's (`_keys`). A malformed key raises ValueError (never shown)."""
         self._asking.seal_with(keys)
 
     @contextlib.asynccontextmanager
