@@ -10,16 +10,20 @@ with no closure built for it (`call_sender` says None).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import mcp.types as mt
 from mcp import Client, MCPError
 from mcp.shared.dispatcher import ProgressFnT
 
+from toolsets import _telemetry
 from toolsets._context import ToolContext
 from toolsets.mcp.client._relay import ConfirmationRelay
 from toolsets.mcp.client._sessions import result_of_invalid_params
 from toolsets.mcp.client._tasks import TaskCall, call_as_task
+
+if TYPE_CHECKING:
+    from toolsets.telemetry._spans import Telemetry
 
 __all__ = ["ProgressHandler", "call_sender"]
 
@@ -71,9 +75,28 @@ def call_sender(
     given = ctx.tool_confirmation if ctx is not None else None
     if given is None or not given.confirmed:
         relay = None
-    if relay is None and as_task is None and on_progress is None and request_meta is None:
+    telemetry = _telemetry.current
+    plain = relay is None and as_task is None and on_progress is None and request_meta is None
+    if plain and telemetry is None:
         return None
-    return _sender(name, args, on_progress, request_meta, as_task, relay)
+    sender = _sender(name, args, on_progress, request_meta, as_task, relay)
+    return sender if telemetry is None else _traced(telemetry, name, sender)
+
+
+def _traced(
+    telemetry: Telemetry, name: str, sender: Callable[[Client], Awaitable[mt.CallToolResult]]
+) -> Callable[[Client], Awaitable[mt.CallToolResult]]:
+    """``sender`` as a CLIENT span ``tools/call {name}`` (the SDK's request under it
+    puts its ``traceparent`` in ``_meta``); a result with ``isError`` is a ``tool_error``."""
+
+    async def call(client: Client) -> mt.CallToolResult:
+        with telemetry.mcp_call(name) as span:
+            result = await sender(client)
+            if result.is_error:
+                span.failed("tool_error")
+            return result
+
+    return call
 
 
 async def _notify(

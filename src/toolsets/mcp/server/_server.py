@@ -39,6 +39,7 @@ from toolsets.mcp.server._resources import Resources
 from toolsets.mcp.server._spent import MemorySpentStates, SpentStates
 from toolsets.mcp.server._state import MAX_SESSION_STATES, SESSION_STATE_TTL, Requests
 from toolsets.mcp.server._stdio import ServesStdio
+from toolsets.mcp.server._telemetry import trace_requests
 from toolsets.mcp.server._tools import CONFIRMATION_TIMEOUT, Tools
 from toolsets.mcp.server._upstream import ServerCredentials
 
@@ -197,6 +198,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         )
         self._register(requests, gateway, logging, credentials)
         self.server.middleware.append(self._changes.track_connection)
+        trace_requests(self.server)
         shared = os.environ.get(STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
 
