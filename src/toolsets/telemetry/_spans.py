@@ -11,12 +11,13 @@ names, kind, ids and outcome: never an argument value, a result, a header value 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Mapping
 from contextvars import ContextVar
 from time import perf_counter
-from typing import TYPE_CHECKING
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
 
+from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, StatusCode
@@ -84,14 +85,41 @@ def parent_of(*carriers: Mapping[str, object] | None) -> Context | None:
 
 
 class Operation:
-    """One span being recorded and its duration: `failed` marks what went wrong."""
+    """One span, current while its ``with`` block runs, and its duration recorded when
+    it ends. An exception leaving the block sets ``error.type`` to its class (unless
+    `failed` said already); its message is never recorded."""
 
-    __slots__ = ("attributes", "span")
+    __slots__ = ("_histogram", "_start", "_token", "attributes", "span")
 
-    def __init__(self, span: trace.Span, attributes: Attributes) -> None:
+    def __init__(
+        self,
+        span: trace.Span,
+        attributes: Attributes,
+        histogram: metrics.Histogram,
+    ) -> None:
         self.span = span
         self.attributes = attributes
         """The span's attributes so far (what its duration is recorded with)."""
+        self._histogram = histogram
+        self._start = perf_counter()
+        self._token: object = None
+
+    def __enter__(self) -> Self:
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if error is not None and "error.type" not in self.attributes:
+            self.failed(error_type(error))
+        otel_context.detach(self._token)  # type: ignore[arg-type]
+        self.span.end()
+        kept = {k: v for k, v in self.attributes.items() if k in _METRIC_KEYS}
+        self._histogram.record(perf_counter() - self._start, kept)
 
     def set(self, key: str, value: AttributeValue) -> None:
         """Set an attribute of the span (and of its duration, if low-cardinality)."""
@@ -103,6 +131,26 @@ class Operation:
         error code, ``tool_error``), the status an error without a description."""
         self.set("error.type", kind)
         self.span.set_status(StatusCode.ERROR)
+
+
+class _ToolCall(Operation):
+    """An ``execute_tool`` span: the one `Telemetry.tool_failed` marks while it runs."""
+
+    __slots__ = ("_current",)
+
+    def __enter__(self) -> Self:
+        super().__enter__()
+        self._current = _TOOL_CALL.set(self)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        _TOOL_CALL.reset(self._current)
+        super().__exit__(kind, error, traceback)
 
 
 _TOOL_CALL: ContextVar[Operation | None] = ContextVar("toolsets_tool_call", default=None)
@@ -147,7 +195,6 @@ class Telemetry:
             explicit_bucket_boundaries_advisory=_HTTP_BUCKETS,
         )
 
-    @contextmanager
     def operation(
         self,
         name: str,
@@ -155,32 +202,22 @@ class Telemetry:
         attributes: Attributes,
         histogram: metrics.Histogram,
         context: Context | None = None,
-    ) -> Iterator[Operation]:
-        """A span ``name`` current while the block runs, and its duration recorded in
-        ``histogram``. An exception leaving the block sets ``error.type`` to its class
-        (unless `Operation.failed` said already); its message is never recorded."""
-        start = perf_counter()
-        with self.tracer.start_as_current_span(
+        *,
+        made: type[Operation] = Operation,
+    ) -> Operation:
+        """A span ``name`` (of ``made``, an `Operation`), to run a ``with`` block in,
+        its duration recorded in ``histogram``."""
+        span = self.tracer.start_span(
             name,
-            context=context,
-            kind=kind,
-            attributes=attributes,
+            context,
+            kind,
+            attributes,
             record_exception=False,
             set_status_on_exception=False,
-        ) as span:
-            operation = Operation(span, attributes)
-            try:
-                yield operation
-            except BaseException as error:
-                if "error.type" not in attributes:
-                    operation.failed(error_type(error))
-                raise
-            finally:
-                kept = {k: v for k, v in attributes.items() if k in _METRIC_KEYS}
-                histogram.record(perf_counter() - start, kept)
+        )
+        return made(span, attributes, histogram)
 
-    @contextmanager
-    def tool_call(self, tool_name: str, call_id: str | None) -> Iterator[Operation]:
+    def tool_call(self, tool_name: str, call_id: str | None) -> Operation:
         """The ``execute_tool {tool_name}`` span of one call (GenAI conventions)."""
         attributes: Attributes = {
             "gen_ai.operation.name": "execute_tool",
@@ -189,13 +226,13 @@ class Telemetry:
         }
         if call_id:
             attributes["gen_ai.tool.call.id"] = call_id
-        name = f"execute_tool {tool_name}"
-        with self.operation(name, SpanKind.INTERNAL, attributes, self.tool_duration) as call:
-            token = _TOOL_CALL.set(call)
-            try:
-                yield call
-            finally:
-                _TOOL_CALL.reset(token)
+        return self.operation(
+            f"execute_tool {tool_name}",
+            SpanKind.INTERNAL,
+            attributes,
+            self.tool_duration,
+            made=_ToolCall,
+        )
 
     def tool_failed(self, error: BaseException) -> None:
         """The tool of the call running raised ``error`` (or timed out): its class is
@@ -204,7 +241,7 @@ class Telemetry:
         if call is not None:
             call.failed(error_type(error))
 
-    def mcp_call(self, tool_name: str) -> AbstractContextManager[Operation]:
+    def mcp_call(self, tool_name: str) -> Operation:
         """The CLIENT span ``tools/call {tool_name}`` of a call to an MCP server's tool;
         the SDK puts its ``traceparent`` in the request's ``_meta``."""
         attributes: Attributes = {
