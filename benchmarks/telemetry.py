@@ -1,5 +1,6 @@
 """What telemetry costs a call, side by side in one run: an in-process `invoke` of a
-function tool, and a served ``tools/call`` (the `mcp` SDK's client in process, 2026-07-28),
+function tool, and a served ``tools/call`` (the `mcp` SDK's client in process, and over
+streamable HTTP to uvicorn in a thread of the same process; 2026-07-28),
 with telemetry off and on (the OpenTelemetry SDK recording every span to its in-memory
 exporter, synchronously, and every duration to an in-memory metric reader). The sides
 take turns round by round (the machine is shared and noisy); the table gives each side's
@@ -20,8 +21,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from _common import add_before_option, before_after, emit, rotated, verdict
+import anyio.to_thread
+import httpx2
+from _common import add_before_option, app_in_thread, before_after, emit, rotated, verdict
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from toolsets import FunctionTool, ToolContext
 from toolsets._invoke import invoke
@@ -73,10 +77,23 @@ async def measure(
     options: argparse.Namespace, sides: list[str]
 ) -> dict[tuple[str, str], list[float]]:
     """Each operation's µs per call on each side, one figure per round."""
-    tool = FunctionTool(add)
     server = McpServer([add])
+    # Over HTTP: uvicorn in a thread of this process (its CPU time is the call's too).
+    with app_in_thread(server.http_app, factory=True) as port:
+        return await _measure(options, sides, server, f"http://127.0.0.1:{port}/mcp")
+
+
+async def _measure(
+    options: argparse.Namespace, sides: list[str], server: McpServer, url: str
+) -> dict[tuple[str, str], list[float]]:
+    """`measure`, ``server`` served at ``url`` too."""
+    tool = FunctionTool(add)
     found: dict[tuple[str, str], list[float]] = {}
-    async with Client(server.server, mode="2026-07-28") as client:
+    async with (
+        Client(server.server, mode="2026-07-28") as client,
+        httpx2.AsyncClient(timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as remote,
+    ):
 
         async def invoked() -> object:
             return await invoke(tool, {"a": 1, "b": 2}, ToolContext(), default_timeout=5)
@@ -84,9 +101,13 @@ async def measure(
         async def served() -> object:
             return await client.call_tool("add", {"a": 1, "b": 2})
 
+        async def over_http() -> object:
+            return await remote.call_tool("add", {"a": 1, "b": 2})
+
         operations: dict[str, tuple[Run, int]] = {
             "invoke": (invoked, options.calls * 10),
             "served tools/call": (served, options.calls),
+            "served over HTTP": (over_http, max(1, options.calls // 4)),
         }
         for turn in range(options.rounds + 1):  # the first round warms up
             for side in rotated(sides, turn):
@@ -122,7 +143,7 @@ def main() -> None:
     for operation in dict.fromkeys(op for op, _ in found):
         off = statistics.median(found[(operation, "off")])
         on = statistics.median(found[(operation, "on")])
-        target = verdict(on / off, at_most=1.10) if operation == "served tools/call" else ""
+        target = verdict(on / off, at_most=1.10) if operation != "invoke" else ""
         print(f"{operation:<22}{off:>10.1f}{on:>10.1f}{on / off:>9.3f}x  {target}")
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = ["disable", "enable", "is_enabled"]
+__all__ = ["disable", "enable", "enable_from_environment", "is_enabled"]
 
 logger = logging.getLogger("toolsets.telemetry")
 
