@@ -10,14 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.trace import SpanKind, StatusCode
 
+from tests.agent.helpers import one_call, response_of
 from tests.mcp.helpers import HttpServer
-from tests.mcp.server_helpers import connected
+from tests.mcp.server_helpers import connected, uvicorn_thread
 from tests.openapi.helpers import ONE_GET, RecordingServer, recording_server, secured
 from tests.telemetry.helpers import Recorded, parent_id, recorded, span_id, trace_id
-from toolsets import FunctionTool, ToolContext, is_error_result, telemetry
+from toolsets import FunctionCall, FunctionTool, ToolContext, is_error_result, telemetry
 from toolsets._invoke import Done, invoke
 from toolsets.mcp import McpServer, McpToolset, StreamableHttp
 from toolsets.openapi import OpenApiToolset
@@ -210,3 +214,34 @@ async def test_a_call_to_an_mcp_tool_is_a_client_span_whose_traceparent_goes_in_
     traceparent = seen["traceparent"] if isinstance(seen, dict) else str(seen)
     assert f"-{trace_id(sent):032x}-" in traceparent
     assert recorded.histogram("mcp.client.operation.duration")
+
+
+async def test_a_session_over_http_continues_the_traceparent_header(recorded: Recorded) -> None:
+    server = McpServer([shout])
+    async with (
+        uvicorn_thread(server.http_app) as url,
+        httpx2.AsyncClient(headers={"traceparent": TRACEPARENT}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+    ):
+        result = await client.call_tool("shout", {"text": SECRET})
+    assert not result.is_error
+    served = recorded.span("tools/call shout")
+    attributes = dict(served.attributes or {})
+    assert f"{trace_id(served):032x}" == TRACE
+    assert f"{parent_id(served):016x}" == PARENT
+    assert attributes["network.transport"] == "tcp"
+    assert attributes["mcp.protocol.version"] == "2025-11-25"
+    assert len(str(attributes["mcp.session.id"])) >= 16
+    assert parent_id(recorded.span("execute_tool shout")) == span_id(served)
+    assert SECRET not in recorded.everything()
+
+
+async def test_the_agent_loop_calls_are_execute_tool_spans_with_their_call_ids(
+    recorded: Recorded,
+) -> None:
+    request = FunctionCall(name="shout", args={"text": SECRET}, id="call-7")
+    _, _, events = await one_call(FunctionTool(shout), request, "done")
+    assert response_of(events, "shout") == SECRET.upper()
+    span = recorded.span("execute_tool shout")
+    assert (span.attributes or {})["gen_ai.tool.call.id"] == "call-7"
+    assert SECRET not in recorded.everything()
