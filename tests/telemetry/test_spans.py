@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.trace import SpanKind, StatusCode
 
 from tests.agent.helpers import one_call, response_of
-from tests.mcp.helpers import HttpServer
+from tests.mcp.helpers import HttpServer, stdio_toolset
 from tests.mcp.server_helpers import connected, uvicorn_thread
 from tests.openapi.helpers import ONE_GET, RecordingServer, recording_server, secured
 from tests.telemetry.helpers import Recorded, parent_id, recorded, span_id, trace_id
@@ -210,6 +210,9 @@ async def test_a_call_to_an_mcp_tool_is_a_client_span_whose_traceparent_goes_in_
         "mcp.method.name": "tools/call",
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "meta",
+        "network.transport": "tcp",
+        "server.address": "127.0.0.1",
+        "server.port": http_server.port,
     }
     traceparent = seen["traceparent"] if isinstance(seen, dict) else str(seen)
     assert f"-{trace_id(sent):032x}-" in traceparent
@@ -244,4 +247,20 @@ async def test_the_agent_loop_calls_are_execute_tool_spans_with_their_call_ids(
     assert response_of(events, "shout") == SECRET.upper()
     span = recorded.span("execute_tool shout")
     assert (span.attributes or {})["gen_ai.tool.call.id"] == "call-7"
+    assert SECRET not in recorded.everything()
+
+
+async def test_an_mcp_tools_error_is_a_tool_error_and_stdio_is_a_pipe(recorded: Recorded) -> None:
+    async with stdio_toolset(confirm="never") as toolset:
+        tools = {tool.name: tool for tool in await toolset.list_tools(ToolContext())}
+        with anyio.fail_after(20):
+            await invoke(tools["fail"], {"message": SECRET}, ToolContext(), default_timeout=10)
+    sent = recorded.span("tools/call fail")
+    attributes = dict(sent.attributes or {})
+    assert attributes["network.transport"] == "pipe"
+    assert attributes["error.type"] == "tool_error"
+    assert sent.status.status_code is StatusCode.ERROR
+    assert (recorded.span("execute_tool fail").attributes or {})["error.type"] == "tool_error"
+    (point,) = recorded.histogram("mcp.client.operation.duration")
+    assert point.attributes["error.type"] == "tool_error"
     assert SECRET not in recorded.everything()

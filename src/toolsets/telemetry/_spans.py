@@ -241,13 +241,15 @@ class Telemetry:
         if call is not None:
             call.failed(error_type(error))
 
-    def mcp_call(self, tool_name: str) -> Operation:
-        """The CLIENT span ``tools/call {tool_name}`` of a call to an MCP server's tool;
-        the SDK puts its ``traceparent`` in the request's ``_meta``."""
+    def mcp_call(self, tool_name: str, peer: Attributes) -> Operation:
+        """The CLIENT span ``tools/call {tool_name}`` of a call to an MCP server's tool
+        (``peer``: the server's ``network.transport``, ``server.address``...); the SDK
+        puts its ``traceparent`` in the request's ``_meta``."""
         attributes: Attributes = {
             "mcp.method.name": "tools/call",
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool_name,
+            **peer,
         }
         return self.operation(
             f"tools/call {tool_name}", SpanKind.CLIENT, attributes, self.client_duration

@@ -366,6 +366,7 @@ class McpToolset(ServerAccess, BaseToolset):
         call = call_sender(
             name, args, ctx, bound, report=progress or self._progress, meta=meta,
             task=task, relay=self._relay, server=self.name, answers_input=sessions.answers_input,
+            transport=self.transport,
         )  # fmt: skip
         what = f"the call to {name!r}"
         if call is None:
