@@ -267,3 +267,15 @@ async def test_serve_exports_its_spans_over_otlp_http_configured_by_the_environm
     assert server_span["attributes"]["network.transport"] == 'string_value: "tcp"\n'
     assert tool_span["parent"] == server_span["id"]
     assert SECRET not in json.dumps(receiver.spans)
+
+
+def test_reading_the_environment_at_import_loads_nothing_else() -> None:
+    """``import toolsets`` reads ``OTEL_*`` without loading what only an enabled telemetry
+    or a missing extra's message needs (the install helpers, importlib.metadata)."""
+    code = (
+        "import sys\nimport toolsets\n"
+        "print(sorted(m for m in ('toolsets._install', 'toolsets.telemetry._spans', "
+        "'importlib.metadata', 'tomllib') if m in sys.modules))"
+    )
+    done = run_python(code, {})
+    assert done.stdout.strip() == "[]", done.stderr

@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import logging
 import os
-from importlib import metadata
 from typing import TYPE_CHECKING
 
 from toolsets import _telemetry
-from toolsets._install import DISTRIBUTION
 from toolsets.telemetry._environment import exporters_wanted, providers
 
 if TYPE_CHECKING:
@@ -56,6 +54,9 @@ def enable(
             (``opentelemetry.trace.set_tracer_provider``), even one set later.
         meter_provider: Where the durations go; None: the global one.
     """
+    from importlib import metadata
+
+    from toolsets._install import DISTRIBUTION
     from toolsets.telemetry._spans import Telemetry
 
     try:

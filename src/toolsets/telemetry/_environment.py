@@ -22,8 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolsets._install import missing_extra
-
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import MetricExporter
@@ -94,7 +92,7 @@ def providers(wanted: Exporters) -> tuple[TracerProvider | None, MeterProvider |
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.trace import TracerProvider
     except ImportError as exc:
-        raise missing_extra("toolsets.telemetry", "otel", exc) from exc
+        raise _missing(exc) from exc
     resource = _resource()
     tracer_provider = None
     if wanted.traces:
@@ -131,7 +129,7 @@ def _span_exporter(name: str) -> SpanExporter:
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:
-        raise missing_extra("toolsets.telemetry", "otel", exc) from exc
+        raise _missing(exc) from exc
     return OTLPSpanExporter()
 
 
@@ -143,5 +141,13 @@ def _metric_exporter(name: str) -> MetricExporter:
     try:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     except ImportError as exc:
-        raise missing_extra("toolsets.telemetry", "otel", exc) from exc
+        raise _missing(exc) from exc
     return OTLPMetricExporter()
+
+
+def _missing(cause: ImportError) -> ImportError:
+    """The error naming the ``[otel]`` extra (`toolsets._install` is imported only then:
+    ``import toolsets`` reads the environment without it)."""
+    from toolsets._install import missing_extra
+
+    return missing_extra("toolsets.telemetry", "otel", cause)
