@@ -69,6 +69,7 @@ PACKAGES = {
     "search": "bm25s",
     "code": "pydantic-monty",
     "otel": "opentelemetry-sdk",
+    "redis": "redis",
 }
 """The framework each extra installs, as the user knows it."""
 
