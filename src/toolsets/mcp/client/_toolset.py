@@ -363,11 +363,11 @@ class McpToolset(ServerAccess, BaseToolset):
         host = sessions.shared_host()
         if host is None:
             _, host = await sessions.host_for(ctx)
-        if task is None:
-            task = self._task_support.get(name) == "required"
+        task = self._task_support.get(name) == "required" if task is None else task
         call = call_sender(
             name, args, ctx, bound, report=progress or self._progress, meta=meta,
             task=task, relay=self._relay, server=self.name, answers_input=sessions.answers_input,
+            transport=self.transport,
         )  # fmt: skip
         what = f"the call to {name!r}"
         if call is None:
