@@ -543,7 +543,7 @@ def _serve_http(
     # served; the socket is handed to uvicorn, so no one takes the port in between.
     # It listens once the sources are loaded (a client connecting meanwhile is refused,
     # not kept waiting).
-    sock = _bound(host, port)
+    sock = _bound(host, port, shared=workers > 1)
     where = _url(http)
 
     def serving(workers_said: str = "") -> None:
@@ -634,22 +634,32 @@ _BACKLOG = 2048
 """Connections waiting to be accepted at most (uvicorn's default)."""
 
 
-def _bound(host: str, port: int) -> socket.socket:
+def _bound(host: str, port: int, *, shared: bool = False) -> socket.socket:
     """A TCP socket bound to ``host``:``port`` (not listening yet), as uvicorn binds
     its own (``SO_REUSEADDR``: a port left in TIME_WAIT by the last run can be taken
-    again, one another process listens on cannot).
+    again, one another process listens on cannot); ``shared``: the first of the
+    workers' sockets, which the others bind beside (``SO_REUSEPORT``, where the kernel
+    spreads connections over them).
 
     Raises:
         CommandError: the port is in use, the address is not this machine's, or the
             host name cannot be resolved (one line, nothing served).
     """
+    from toolsets.mcp.server._workers import can_spread, reuse_port_socket
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
+        if shared and can_spread():
+            sock = reuse_port_socket(host, port)
+        else:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                raise
     except OSError as exc:
-        sock.close()
         shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         if exc.errno == errno.EADDRINUSE:
             why = "the port is in use (another server listens there)"
