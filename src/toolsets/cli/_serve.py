@@ -29,6 +29,7 @@ except ImportError as exc:
 import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._context import ToolContext
 from toolsets._gc import collector_paused
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
@@ -871,7 +872,10 @@ def worker_server() -> McpServer:
 
     async def read() -> Toolset:
         with anyio.fail_after(WORKER_LOAD_TIMEOUT):
-            return await loading.open()
+            toolset = await loading.open()
+            if options.user_bearer is None:  # as `opened` does: nobody's to list with
+                await toolset.list_tools(ToolContext())
+            return toolset
 
     # Read in a thread with its own event loop: uvicorn calls this inside its loop.
     made: list[Toolset] = []
@@ -883,9 +887,16 @@ def worker_server() -> McpServer:
         except BaseException as exc:  # handed to the waiting thread, which raises it
             failed.append(exc)
 
-    thread = threading.Thread(target=run, name="toolsets-serve-worker", daemon=True)
-    thread.start()
-    thread.join(WORKER_LOAD_TIMEOUT + 5)
+    # Loaded and listed as one process does it (`opened`): the collector paused, then
+    # what was made frozen, so that no pass of the collector goes over it again while
+    # the worker serves (a big spec is a million objects: each pass cost every call).
+    with collector_paused() as loaded:
+        thread = threading.Thread(target=run, name="toolsets-serve-worker", daemon=True)
+        thread.start()
+        thread.join(WORKER_LOAD_TIMEOUT + 5)
+        if made:
+            served = _server(made[0], server, options)
+            loaded()
     if failed:
         raise CommandError(
             f"a worker could not read the sources of {server.name}: {failed[0]}"
@@ -894,4 +905,4 @@ def worker_server() -> McpServer:
         raise CommandError(
             f"a worker did not read the sources of {server.name} within {WORKER_LOAD_TIMEOUT:g} s"
         )
-    return _server(made[0], server, options)
+    return served
