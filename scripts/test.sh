@@ -15,6 +15,20 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 npm ci --prefix peers --no-audit --no-fund --loglevel=error
 
+echo "== HAProxy and Redis (the deployment tests' load balancer and shared store)"
+# Debian's packages, installed once: a run with both on PATH skips this at once.
+if ! command -v haproxy >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "the tests need haproxy and redis-server on PATH (Debian: apt-get install haproxy redis-server)" >&2
+        exit 1
+    fi
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        haproxy redis-server >/dev/null
+fi
+
 echo "== ruff"
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .

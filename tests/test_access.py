@@ -408,3 +408,74 @@ def test_a_policy_is_made_from_its_plain_form_and_a_wrong_one_names_the_key() ->
         AccessPolicy.from_dict({"rules": [{"tools": ["a"], "roles": ""}]}, source="settings")
     assert raised.value.pointer == "/rules/0/roles"
     assert raised.value.source == "settings"
+
+
+@tool
+def echo() -> str:
+    """Echo."""
+    return ""
+
+
+def test_resource_and_prompt_rules_select_by_uri_glob_template_and_name_never_a_tool() -> None:
+    rule = AccessRule(resources=["file:///reports/*", "users://{id}/profile"], scopes=["r"])
+    assert rule.selects_resource("file:///reports/2024/q1")
+    assert rule.selects_resource("users://{id}/profile")  # the template, as listed
+    assert rule.selects_resource("users://42/profile")  # a URI read through it
+    assert not rule.selects_resource("users://42/settings")
+    assert not rule.selects(echo)
+    prompts = AccessRule(prompts=["admin_*"], roles=["admin"])
+    assert prompts.selects_prompt("admin_reset")
+    assert not prompts.selects_prompt("hello")
+    assert not prompts.selects_resource("admin_reset")
+    # A rule with no selector of any kind selects every tool (as before), no resource.
+    assert AccessRule(scopes=["s"]).selects_tools
+    assert not AccessRule(scopes=["s"]).selects_resource("file:///a")
+
+
+def test_a_policy_governs_resources_and_prompts_only_when_a_rule_selects_some() -> None:
+    grant = (frozenset[str](), frozenset[str](), frozenset[str]())
+    tools_only = AccessPolicy([AccessRule(tools=["a"], scopes=["s"])], default="deny")
+    assert tools_only.allows_item("resource", "file:///a", grant)
+    assert tools_only.allows_item("prompt", "p", grant)
+    with_resources = AccessPolicy([AccessRule(resources=["file:///a"])], default="deny")
+    assert with_resources.allows_item("resource", "file:///a", grant)
+    assert not with_resources.allows_item("resource", "file:///b", grant)
+    assert with_resources.allows_item("prompt", "p", grant)  # no prompt rule
+    refused = with_resources.item_refusal("resource", "file:///b", ToolContext())
+    assert refused is not None
+    assert refused["denied_by_default"] is True
+
+
+def test_a_policy_file_has_resources_and_prompts_rules(tmp_path: Path) -> None:
+    text = (
+        "rules:\n"
+        "  - resources: ['file:///reports/*', 'users://{id}/profile']\n"
+        "    scopes: [reports:read]\n"
+        "  - prompts: admin_*\n"
+        "    roles: [admin]\n"
+    )
+    from_yaml = AccessPolicy.from_file(write(tmp_path, "p.yaml", text))
+    toml = '[[rules]]\nresources = ["file:///reports/*", "users://{id}/profile"]\n'
+    toml += 'scopes = ["reports:read"]\n[[rules]]\nprompts = ["admin_*"]\nroles = ["admin"]\n'
+    from_toml = AccessPolicy.from_file(write(tmp_path, "p.toml", toml))
+    expected = (
+        AccessRule(
+            resources=["file:///reports/*", "users://{id}/profile"], scopes=["reports:read"]
+        ),
+        AccessRule(prompts=["admin_*"], roles=["admin"]),
+    )
+    assert from_yaml.rules == from_toml.rules == expected
+    with pytest.raises(SpecError) as raised:
+        AccessPolicy.from_file(write(tmp_path, "typo.yaml", "rules:\n  - resource: [a]\n"))
+    assert raised.value.pointer == "/rules/0/resource"
+    assert "line 2" in str(raised.value)
+    assert "did you mean 'resources'?" in str(raised.value)
+
+
+def test_the_readmes_policy_file_is_a_policy(tmp_path: Path) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    text = readme.split("a policy file such as\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    policy = AccessPolicy.from_file(write(tmp_path, "policy.yaml", text))
+    assert policy.governs_resources
+    assert policy.governs_prompts
+    assert len(policy.rules) == 4

@@ -280,6 +280,7 @@ MCP = {
     "Prompt",
     "PromptArgument",
     "PromptMessages",
+    "RedisSpentStates",
     "Resource",
     "ResourceTemplate",
     "RootsSource",

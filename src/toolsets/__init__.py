@@ -5,7 +5,7 @@ Everything is a `Tool`, and tools come from a `Toolset`. See the README for a to
 
 from typing import TYPE_CHECKING
 
-from toolsets._access import AccessPolicy, AccessRule, restricted
+from toolsets._access import AccessPolicy, AccessRule
 from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
 from toolsets._client_channel import (
     Answer,
@@ -57,6 +57,7 @@ from toolsets._function_tool import FunctionTool, tool
 from toolsets._invoke import Callbacks, intercept
 from toolsets._json import JsonObject, JsonValue
 from toolsets._phased import phased
+from toolsets._restricted import restricted
 from toolsets._results import error_result, invalid_arguments_result, is_error_result
 from toolsets._services import (
     ArtifactService,

@@ -624,6 +624,18 @@ def test_serve_options_that_cannot_work_are_one_line_usage_errors() -> None:
     assert "'host:port' is not HOST:PORT" in line
 
 
+def test_serve_redis_is_for_http_and_a_wrong_url_is_one_line_without_its_password() -> None:
+    spec = str(ROOT / "fixtures" / "openapi" / "bookshop.yaml")
+    line = error_line(toolsets_command("serve", spec, "--redis", "redis://127.0.0.1:1"))
+    assert "--redis is for --http" in line
+    listen = f"127.0.0.1:{free_port()}"
+    wrong = "http://:sekrit-pw@127.0.0.1:1/0"
+    done = toolsets_command("serve", spec, "--http", listen, "--redis", wrong)
+    assert done.returncode == 1
+    assert "--redis: not a Redis URL" in error_line(done)
+    assert "sekrit" not in done.stderr + done.stdout
+
+
 def test_the_printed_config_serves_the_spec_to_an_mcp_client(
     sources: dict[str, Path], tmp_path: Path, api: NotesApi
 ) -> None:

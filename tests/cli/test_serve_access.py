@@ -1,5 +1,5 @@
-"""``toolsets serve`` as a shared service: ``--access-policy`` (which tools each caller
-may see and call), each user's own credential upstream (``--user-credentials``,
+"""``toolsets serve`` as a shared service: ``--access-policy`` (which tools, resources and
+prompts each caller may see and use), each user's own credential upstream (``--user-credentials``,
 ``--token-exchange``; ``--credential`` only as the ``--credential-fallback``), and
 ``--audit-log``; against the real OpenID provider and a real HTTP server as the API.
 Options that cannot work are refused in one line."""
@@ -7,15 +7,21 @@ Options that cannot work are refused in one line."""
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli.helpers import entry_point, environment, error_line, toolsets_command
 from tests.cli.test_serve import Served
 from tests.mcp.server.oidc import SECRETS, OpenIdProvider
+from tests.mcp.server.test_access import ran, upstream
 from tests.mcp.server.test_bearer import Gateway, recorded_upstream
+from tests.mcp.server.test_bearer_many import TwoGateway, recorded
 from tests.mcp.server.test_shared_service import SPEC, calls
 from tests.openapi.helpers import recording_server
 
@@ -36,7 +42,24 @@ def files(tmp_path: Path) -> dict[str, Path]:
     policy.write_text(POLICY, encoding="utf-8")
     users = tmp_path / "users.yaml"
     users.write_text("alice:\n  things_auth: alice-api-token\n", encoding="utf-8")
-    return {"spec": spec, "policy": policy, "users": users, "audit": tmp_path / "audit.log"}
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": CONFIG_SERVERS}), encoding="utf-8")
+    return {
+        "spec": spec,
+        "policy": policy,
+        "users": users,
+        "audit": tmp_path / "audit.log",
+        "servers": servers,
+    }
+
+
+CONFIG_SERVERS = {
+    "local": {"command": "python", "args": ["-c", "pass"]},
+    "old": {"url": "http://127.0.0.1:1/sse"},
+    "notes": {"url": "http://127.0.0.1:1/mcp"},
+}
+"""An mcpServers file's servers: one started as a process, one over HTTP+SSE, one over
+streamable HTTP (none is reached: the command line is refused first)."""
 
 
 ISSUER = ("--auth-issuer", "https://login.example.com")
@@ -76,7 +99,94 @@ LOCAL = ("--http", "127.0.0.1:1")
         ),
         (
             (*LOCAL, *ISSUER, "--user-credentials", "{users}", "--user-bearer", "up"),
-            "--user-bearer: for the MCP servers of --mcp-url",
+            "--user-bearer up: no HTTP server of an mcpServers file is called so, and no "
+            "--mcp-url is given",
+        ),
+        (
+            (
+                "{servers}",
+                *LOCAL,
+                *ISSUER,
+                "--user-credentials",
+                "{users}",
+                "--user-bearer",
+                "notez",
+            ),
+            "--user-bearer notez: no HTTP server of an mcpServers file is called so",
+        ),
+        (
+            (
+                "{servers}",
+                *LOCAL,
+                *ISSUER,
+                "--user-credentials",
+                "{users}",
+                "--user-bearer",
+                "local",
+            ),
+            "--user-bearer local: the server 'local' of",
+        ),
+        (
+            ("{servers}", *LOCAL, *ISSUER, "--user-credentials", "{users}", "--user-bearer", "old"),
+            "is reached over HTTP+SSE",
+        ),
+        (
+            (
+                *LOCAL,
+                *ISSUER,
+                "--user-credentials",
+                "{users}",
+                "--mcp-url",
+                "http://127.0.0.1:1/m",
+                "--user-bearer",
+                "a",
+                "--user-bearer",
+                "b",
+            ),
+            "--user-bearer a and b: the --mcp-url servers take one credential name",
+        ),
+        (
+            (*LOCAL, "--token-exchange-audience", "notes=https://n"),
+            "--token-exchange-audience: for --auth-issuer",
+        ),
+        (
+            (
+                *LOCAL,
+                *ISSUER,
+                "--token-exchange-audience",
+                "a=https://a",
+                "--user-bearer",
+                "b",
+                "--token-exchange-client",
+                "gw",
+            ),
+            "--user-bearer b: no audience to exchange each caller's token for",
+        ),
+        (
+            (*LOCAL, *ISSUER, "--token-exchange-audience", "notes"),
+            "--token-exchange-audience takes NAME=AUDIENCE",
+        ),
+        (
+            (
+                *LOCAL,
+                *ISSUER,
+                "--token-exchange-audience",
+                "a=https://a",
+                "--token-exchange-audience",
+                "a=https://b",
+            ),
+            "--token-exchange-audience names 'a' twice",
+        ),
+        (
+            (
+                *LOCAL,
+                *ISSUER,
+                "--user-credentials",
+                "{users}",
+                "--token-exchange-audience",
+                "a=https://a",
+            ),
+            "cannot go together",
         ),
     ],
 )
@@ -261,6 +371,69 @@ async def test_a_served_gateway_with_user_bearer_calls_the_upstream_mcp_server_a
     }
 
 
+@pytest.mark.anyio
+async def test_user_bearer_names_servers_of_an_mcpservers_file_each_exchanged_for_its_audience(
+    files: dict[str, Path], openid_provider: OpenIdProvider
+) -> None:
+    static = "Bearer the-servers-own-token-for-c-0123456789"
+    with ExitStack() as stack:
+        up = {name: stack.enter_context(recorded(name)) for name in ("a", "b", "c")}
+        config = {name: {"url": each.url} for name, each in up.items()}
+        config["c"]["headers"] = {"Authorization": static}
+        files["servers"].write_text(json.dumps({"mcpServers": config}), encoding="utf-8")
+        served = ServedWith(
+            str(files["servers"]),
+            *("--auth-issuer", openid_provider.issuer, "--token-exchange-client", "exchanger"),
+            *("--token-exchange-audience", f"a={up['a'].url}"),
+            *("--token-exchange-audience", f"b={up['b'].url}"),
+            *("--user-bearer", "a", "--user-bearer", "b", "--confirm", "never"),
+            cwd=files["spec"].parent,
+            env={"TOOLSETS_TOKEN_EXCHANGE_SECRET": SECRETS["exchanger"]},
+        )
+        served.start()
+        try:
+            tokens = {
+                who: user_token(openid_provider, served.url, who, "tools:call")
+                for who in ("alice", "bob")
+            }
+            for token in tokens.values():
+                called = [(f"{name}_{name}_whoami", {}) for name in up]
+                offered, results = await calls(served.url, token, *called)
+                assert offered == ["a_a_whoami", "b_b_whoami", "c_c_whoami"]
+                assert results == [None, None, None]  # each answered its text
+        finally:
+            served.stop()
+        gateway = TwoGateway(served.url, up, openid_provider)
+        seen = {name: set(gateway.audiences(name)) for name in ("a", "b")}
+    # a and b: each user's own token, exchanged for that server's audience; c: its own
+    # header from the file. Never a client's token.
+    assert seen == {name: {("alice", up[name].url), ("bob", up[name].url)} for name in ("a", "b")}
+    assert set(up["c"].recorder.seen) == {static}
+    for each in up.values():
+        for header in each.recorder.seen:
+            assert not any(token in str(header) for token in tokens.values())
+
+
+def test_print_config_tells_where_each_callers_token_for_each_user_bearer_server_comes_from(
+    files: dict[str, Path],
+) -> None:
+    done = toolsets_command(
+        "serve",
+        str(files["servers"]),
+        *(*LOCAL, *ISSUER, "--token-exchange", "https://default", "--print-config"),
+        *("--token-exchange-client", "gw", "--user-bearer", "notes", "--user-bearer", "other"),
+        *("--token-exchange-audience", "notes=https://notes.example.com/mcp"),
+        env={"TOOLSETS_TOKEN_EXCHANGE_SECRET": "s3cret-not-printed"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mcpServers"]  # what the client needs, as before
+    assert (
+        "upstream, each caller's own bearer token: notes (exchanged for the audience "
+        "https://notes.example.com/mcp); other (exchanged for the audience https://default)"
+    ) in done.stderr
+    assert "s3cret" not in done.stdout + done.stderr
+
+
 def test_the_shared_service_settings_reach_worker_processes_as_they_were_given(
     files: dict[str, Path],
 ) -> None:
@@ -294,3 +467,62 @@ async def test_the_claims_a_policy_reads_are_kept_without_naming_them_again(
         finally:
             served.stop()
     assert offered == ["get_thing"]
+
+
+GATEWAY_POLICY = """\
+rules:
+  - resources: ["file:///reports/*", "users://{id}/profile"]
+    scopes: [reports:read]
+  - prompts: ["admin_*"]
+    roles: [admin]
+"""
+
+
+@pytest.mark.anyio
+async def test_a_policy_files_resource_and_prompt_rules_guard_a_served_gateway(
+    files: dict[str, Path], openid_provider: OpenIdProvider
+) -> None:
+    files["policy"].write_text(GATEWAY_POLICY, encoding="utf-8")
+    ran.clear()
+    async with upstream() as source:
+        served = ServedWith(
+            "--mcp-url",
+            source.transport.url,  # type: ignore[attr-defined]
+            "--auth-issuer",
+            openid_provider.issuer,
+            "--access-policy",
+            str(files["policy"]),
+            cwd=files["spec"].parent,
+            env={},
+        )
+        served.start()
+        try:
+            seen = {}
+            for scope in ("tools:call", "tools:call reports:read"):
+                token = user_token(openid_provider, served.url, "bob", scope)
+                seen[scope] = await listed_as(served.url, token)
+        finally:
+            served.stop()
+    assert seen["tools:call"] == (["file:///readme"], ["hello"], "missing_scopes")
+    assert seen["tools:call reports:read"] == (
+        ["file:///reports/q1", "file:///readme"],
+        ["hello"],  # admin_reset needs the role admin, which bob does not have
+        "q1 figures",
+    )
+    assert ran == ["q1"]  # read once: for the caller holding the scope
+
+
+async def listed_as(url: str, token: str) -> tuple[list[str], list[str], str]:
+    """The resources and prompts the caller of ``token`` is listed, and what reading the
+    first quarter's report gives it (its text, or the refusal's field)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(timeout=30, headers=headers) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport) as client:  # type: ignore[arg-type]
+            resources = [str(r.uri) for r in (await client.list_resources()).resources]
+            prompts = [p.name for p in (await client.list_prompts()).prompts]
+            try:
+                read = await client.read_resource("file:///reports/q1")
+            except MCPError as exc:
+                return resources, prompts, next(k for k in exc.data if k.startswith("missing"))
+    return resources, prompts, read.contents[0].text  # type: ignore[union-attr]

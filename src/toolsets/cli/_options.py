@@ -333,7 +333,7 @@ async def _open(
             await loading.shutdown_specs()
         raise
     if loading.options.user_bearer is not None:
-        # `serve --user-bearer`: the --mcp-url servers answer each caller with their own
+        # `serve --user-bearer`: the servers it names answer each caller with their own
         # token, and nobody's is here to list them with now (the first caller does).
         return toolset, ()
     try:

@@ -50,6 +50,7 @@ from toolsets.cli._serve_access import (
     access_options,
     access_settings,
     audit_to,
+    bearer_note,
     for_programs,
     keep_policy_claims,
     restricted_by,
@@ -71,7 +72,7 @@ from toolsets.cli._sources import (
 from toolsets.cli._terminal import Terminal
 
 if TYPE_CHECKING:
-    from toolsets.mcp import McpServer
+    from toolsets.mcp import McpServer, SpentStates
 
 __all__ = [
     "WORKER_ENV",
@@ -280,11 +281,20 @@ connections past --max-connections are answered 503 at once. Beyond this machine
 server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
 2.1 authorization server issued for it: clients discover it from the server's metadata)
 or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a shared
-service: --access-policy FILE says which tools each caller may see and call (by its
-token's scopes, roles, groups); each caller's own credential goes upstream, never the
-client's token (--user-credentials FILE by subject, or --token-exchange AUDIENCE at the
-issuer; --credential then serves only those with none, given --credential-fallback);
---audit-log PATH writes a JSON line per call.
+service: --access-policy FILE says which tools, resources and prompts each caller may
+see and use (by its token's scopes, roles, groups); each caller's own credential goes
+upstream, never the client's token (--user-credentials FILE by subject, or
+--token-exchange AUDIENCE at the issuer, --token-exchange-audience NAME=AUDIENCE for the
+credential NAME; --credential then serves only those with none, given
+--credential-fallback); --user-bearer NAME calls the HTTP MCP server NAME of an
+mcpServers file (its key there), or else every --mcp-url server, with each caller's own
+bearer token, their credential NAME (repeatable; a caller without it is offered none of
+that server's tools); --audit-log PATH writes a JSON line per call.
+
+\b
+Replicas behind a load balancer share TOOLSETS_MCP_STATE_KEY and --redis URL (each
+confirmation answered once across them); 2025-11-25 sessions need the balancer to keep
+each on its replica (see the README's Deploy, and examples/deploy).
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
@@ -318,6 +328,8 @@ Examples:
       --access-policy policy.yaml --token-exchange https://api.example.com \\
       --token-exchange-client mcp-gateway --audit-log audit.jsonl
   toolsets serve https://example.com/openapi.json --http :8000 --stateless --workers 4
+  TOOLSETS_MCP_STATE_KEY=... toolsets serve openapi.json --http :8001 \\
+      --redis redis://127.0.0.1:6379/0    # a replica (examples/deploy)
   toolsets serve github.json --search --code-mode --print-config
 """,
 )
@@ -331,6 +343,14 @@ Examples:
     default=1,
     show_default=True,
     help="Over HTTP: worker processes (with --stateless).",
+)
+@click.option(
+    "--redis",
+    "redis_url",
+    metavar="URL",
+    envvar="TOOLSETS_REDIS_URL",
+    help="Over HTTP: the Redis that replicas serving the same clients share (the "
+    "confirmations taken; redis://[:PASSWORD@]HOST:PORT/DB, or TOOLSETS_REDIS_URL).",
 )
 @click.option(
     "--allowed-host",
@@ -370,6 +390,7 @@ def serve_command(
     listen: str | None,
     stateless: bool,
     workers: int,
+    redis_url: str | None,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     max_body: int | None,
@@ -392,6 +413,7 @@ def serve_command(
         allowed_origins=allowed_origins,
         max_body=max_body,
         limits=limits,
+        redis_url=redis_url,
     )
     own = any(kind_of(source) == "python" for source in sources)
     auth = auth_settings(params, http, sources, own_servers=own)
@@ -400,7 +422,12 @@ def serve_command(
     name = server_name or _server_name(sources)
     terminal = Terminal()
     server = ServerOptions(
-        name=name, tool_timeout=params["tool_timeout"], catalog=catalog, auth=auth, access=access
+        name=name,
+        tool_timeout=params["tool_timeout"],
+        catalog=catalog,
+        auth=auth,
+        access=access,
+        redis=redis_url,
     )
     if print_config:
         _print_config(terminal, sources, params, server, http)
@@ -435,11 +462,14 @@ def _refuse_misuse(
     allowed_origins: tuple[str, ...],
     max_body: int | None,
     limits: Mapping[str, Any],
+    redis_url: str | None,
 ) -> None:
     """Raises:
     click.UsageError: options that cannot work together (``--json`` over stdio, an
         HTTP option without ``--http``, ``--workers`` without ``--stateless``), or
         serving beyond this machine with no ``--allowed-host``."""
+    if http is None and redis_url and not print_config:
+        raise click.UsageError("--redis is for --http (a stdio server has one client)")
     if as_json and http is None and not print_config:
         raise click.UsageError(
             "--json is for --http or --print-config: over stdio, stdout carries the protocol"
@@ -491,9 +521,9 @@ def _print_config(
     if secrets:
         terminal.note(f"fill in: {', '.join(secrets)}")
     if http is not None:
-        note = auth_note(server.auth, _url(http))
-        if note is not None:
-            terminal.note(note)
+        for note in (auth_note(server.auth, _url(http)), bearer_note(params.get("user_bearer"))):
+            if note is not None:
+                terminal.note(note)
 
 
 def _serve_stdio(
@@ -731,6 +761,8 @@ class ServerOptions:
     """``--auth-issuer`` and its options, or ``--no-auth`` (`auth_settings`)."""
     access: Access = field(default_factory=dict)
     """``--access-policy``, each user's credentials, ``--audit-log`` (`access_settings`)."""
+    redis: str | None = None
+    """``--redis``: the URL of the Redis the replicas share."""
 
     def plain(self) -> dict[str, Any]:
         """As JSON values (for the workers: `from_plain` reads them back)."""
@@ -770,6 +802,11 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
                     "(module:attribute) that has its own auth"
                 )
             toolset.server.auth = auth
+        if server.redis:
+            raise CommandError(
+                "--redis cannot apply to an McpServer (module:attribute): make it with "
+                "spent_states=RedisSpentStates(URL)"
+            )
         return toolset.server
     if _holds_served(toolset):
         raise CommandError(
@@ -794,7 +831,24 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
         credentials=users if users is not None else credentials,
         tool_timeout=server.tool_timeout,
         auth=auth,
+        spent_states=_spent_states(server.redis),
     )
+
+
+def _spent_states(url: str | None) -> SpentStates | None:
+    """``--redis``: the request states taken, in the Redis at ``url`` (None: in memory).
+
+    Raises:
+        CommandError: the ``redis`` extra is missing, or ``url`` is not a Redis URL.
+    """
+    if not url:
+        return None
+    from toolsets.mcp import RedisSpentStates
+
+    try:
+        return RedisSpentStates(url)
+    except (ImportError, ValueError) as exc:
+        raise CommandError(f"--redis: {exc}") from exc
 
 
 def _holds_served(toolset: Toolset) -> bool:

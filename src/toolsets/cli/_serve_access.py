@@ -1,8 +1,9 @@
 """``toolsets serve``'s options for a shared service, beside ``--auth-issuer``: who may
 call which tool (``--access-policy FILE``), as whom upstream (each user's own credential:
-``--user-credentials FILE`` or ``env:VARIABLE``, or ``--token-exchange AUDIENCE``; for
-the ``--mcp-url`` MCP servers behind the gateway, ``--user-bearer NAME``), and an audit line
-per call (``--audit-log PATH``).
+``--user-credentials FILE`` or ``env:VARIABLE``, or ``--token-exchange AUDIENCE`` and
+``--token-exchange-audience NAME=AUDIENCE`` per credential; for the MCP servers behind
+the gateway, ``--user-bearer NAME``: the HTTP server ``NAME`` of an ``mcpServers`` file,
+or every ``--mcp-url`` server), and an audit line per call (``--audit-log PATH``).
 
 Each user's own credential: the specs are read without ``--credential`` (every secured
 operation asks for its caller's), and ``--credential`` (with ``TOOLSETS_CREDENTIAL_*``)
@@ -15,7 +16,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -36,9 +37,11 @@ __all__ = [
     "ACCESS_PARAMS",
     "TOKEN_EXCHANGE_SECRET_ENV",
     "Access",
+    "Audiences",
     "access_options",
     "access_settings",
     "audit_to",
+    "bearer_note",
     "for_programs",
     "keep_policy_claims",
     "restricted_by",
@@ -52,6 +55,7 @@ ACCESS_PARAMS = (
     "access_policy",
     "user_credentials",
     "token_exchange",
+    "token_exchange_audience",
     "token_exchange_client",
     "token_endpoint",
     "user_bearer",
@@ -63,9 +67,10 @@ ACCESS_PARAMS = (
 Access = dict[str, Any]
 """The options as plain values (handed to worker processes as JSON): ``policy`` (a
 path), ``users`` (a path or ``env:VARIABLE``), ``exchange`` (`TokenExchange`'s keyword
-arguments but the secret), ``fallback`` (bool), ``audit`` (a path or ``-``); empty: none
-given. ``--user-bearer`` goes to the sources instead (``params["user_bearer"]``: its
-name and the settings of each user's credentials)."""
+arguments but the secret, and ``audiences``: ``--token-exchange-audience``'s by name),
+``fallback`` (bool), ``audit`` (a path or ``-``); empty: none given. ``--user-bearer``
+goes to the sources instead (``params["user_bearer"]``: its ``names`` and the settings of
+each user's credentials)."""
 
 
 def access_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -74,8 +79,10 @@ def access_options(function: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--access-policy",
             metavar="FILE",
-            help="With --auth-issuer: which tools each caller may see and call, from its "
-            "token's scopes, roles and groups (a YAML, JSON or TOML policy file).",
+            help="With --auth-issuer: which tools, resources and prompts each caller may see "
+            "and use, from its token's scopes, roles and groups (a YAML, JSON or TOML policy "
+            "file: rules: [{tools|tags|methods|paths|resources|prompts: [...], "
+            "scopes|roles|groups: [...]}]).",
         ),
         click.option(
             "--user-credentials",
@@ -91,23 +98,33 @@ def access_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "the issuer exchanges theirs for (RFC 8693), for AUDIENCE.",
         ),
         click.option(
+            "--token-exchange-audience",
+            metavar="NAME=AUDIENCE",
+            multiple=True,
+            help="Token exchange (RFC 8693) for the credential NAME (a --user-bearer "
+            "server's, or a security scheme's) is for AUDIENCE; the others' for "
+            "--token-exchange's, or none (repeatable; implies token exchange).",
+        ),
+        click.option(
             "--token-exchange-client",
             metavar="CLIENT_ID",
-            help="With --token-exchange: this server's client at the issuer (its secret "
+            help="For token exchange: this server's client at the issuer (its secret "
             f"in ${TOKEN_EXCHANGE_SECRET_ENV}).",
         ),
         click.option(
             "--token-endpoint",
             metavar="URL",
-            help="With --token-exchange: the issuer's token endpoint (default: from its metadata).",
+            help="For token exchange: the issuer's token endpoint (default: from its metadata).",
         ),
         click.option(
             "--user-bearer",
             metavar="NAME",
-            help="With --user-credentials or --token-exchange: each --mcp-url MCP server is "
-            "called with each caller's own bearer token, their credential NAME (a token "
-            "exchanged for AUDIENCE, or the one under NAME in the file), in a session of "
-            "their own; a caller without one gets an error result.",
+            multiple=True,
+            help="With --user-credentials or token exchange: the HTTP MCP server NAME of an "
+            "mcpServers file (its key there), or else every --mcp-url server, is called "
+            "with each caller's own bearer token, their credential NAME (a token exchanged "
+            "for NAME's audience, or the one under NAME in the file), in a session of their "
+            "own; a caller without one is offered none of its tools (repeatable).",
         ),
         click.option(
             "--credential-fallback",
@@ -149,12 +166,15 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
         given["user_credentials"],
         given["token_exchange"],
     )
+    audiences = _audiences(given["token_exchange_audience"])
+    exchanging = bool(audience or audiences)
     needing = [
         flag
         for flag, name in (
             ("--access-policy", "access_policy"),
             ("--user-credentials", "user_credentials"),
             ("--token-exchange", "token_exchange"),
+            ("--token-exchange-audience", "token_exchange_audience"),
         )
         if given[name] and issuer is None
     ]
@@ -162,20 +182,24 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
         raise click.UsageError(
             f"{', '.join(needing)}: for --auth-issuer (without it no caller is identified)"
         )
-    if users and audience:
+    if users and exchanging:
         raise click.UsageError("--user-credentials and --token-exchange cannot go together")
     for flag, name in (
         ("--token-exchange-client", "token_exchange_client"),
         ("--token-endpoint", "token_endpoint"),
     ):
-        if given[name] and not audience:
+        if given[name] and not exchanging:
             raise click.UsageError(f"{flag}: for --token-exchange")
-    per_user = bool(users or audience)
+    per_user = bool(users or exchanging)
     bearer = given["user_bearer"]
     if bearer and not per_user:
         raise click.UsageError("--user-bearer: for --user-credentials or --token-exchange")
-    if bearer and not params.get("http"):
-        raise click.UsageError("--user-bearer: for the MCP servers of --mcp-url (none given)")
+    without = [name for name in bearer if exchanging and not audiences.get(name, audience)]
+    if without:
+        raise click.UsageError(
+            f"--user-bearer {without[0]}: no audience to exchange each caller's token for "
+            f"(add --token-exchange-audience {without[0]}=AUDIENCE)"
+        )
     if given["credential_fallback"] and not per_user:
         raise click.UsageError("--credential-fallback: for --user-credentials or --token-exchange")
     if per_user and params.get("credentials") and not given["credential_fallback"]:
@@ -189,13 +213,15 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
         access["policy"] = policy
     if users:
         access["users"] = users
-    if audience:
+    if exchanging:
         if not given["token_exchange_client"]:
             raise click.UsageError("--token-exchange needs --token-exchange-client CLIENT_ID")
         exchange: dict[str, Any] = {
             "audience": audience,
             "client_id": given["token_exchange_client"],
         }
+        if audiences:
+            exchange["audiences"] = audiences
         if given["token_endpoint"]:
             exchange["token_endpoint"] = given["token_endpoint"]
         else:
@@ -210,8 +236,69 @@ def access_settings(params: dict[str, Any], *, issuer: str | None) -> Access:
     user_credentials(access, {}, os.environ)
     if bearer:
         kept = {key: access[key] for key in ("users", "exchange", "fallback") if key in access}
-        params["user_bearer"] = {"name": bearer, "access": kept}
+        params["user_bearer"] = {"names": list(dict.fromkeys(bearer)), "access": kept}
     return access
+
+
+def bearer_note(given: Mapping[str, Any] | None) -> str | None:
+    """What ``--print-config`` tells of ``--user-bearer`` (``params["user_bearer"]``):
+    each name, and where each caller's token for it comes from (None: not given)."""
+    if not given:
+        return None
+    exchange = given["access"].get("exchange")
+    told = []
+    for name in given["names"]:
+        if exchange is None:
+            how = f"the one under {name!r} in --user-credentials"
+        else:
+            audience = exchange.get("audiences", {}).get(name, exchange["audience"])
+            how = f"exchanged for the audience {audience}"
+        told.append(f"{name} ({how})")
+    return "upstream, each caller's own bearer token: " + "; ".join(told)
+
+
+def _audiences(given: tuple[str, ...]) -> dict[str, str]:
+    """``--token-exchange-audience NAME=AUDIENCE`` values by name.
+
+    Raises:
+        click.UsageError: one is not NAME=AUDIENCE, or names a credential twice.
+    """
+    found: dict[str, str] = {}
+    for item in given:
+        name, sep, audience = (part.strip() for part in item.partition("="))
+        if not sep or not name or not audience:
+            raise click.UsageError(
+                f"--token-exchange-audience takes NAME=AUDIENCE, not {item[:80]!r}"
+            )
+        if name in found:
+            raise click.UsageError(f"--token-exchange-audience names {name!r} twice")
+        found[name] = audience
+    return found
+
+
+class Audiences(Mapping[str, str]):
+    """`TokenExchange`'s ``audience`` from the command line: each credential's own
+    (``--token-exchange-audience``), else ``--token-exchange``'s (None: a credential
+    named in neither gets an error result)."""
+
+    def __init__(self, named: Mapping[str, str], default: str | None) -> None:
+        self.named = dict(named)
+        self.default = default
+
+    def __getitem__(self, name: str) -> str:
+        found = self.named.get(name, self.default)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.named)
+
+    def __len__(self) -> int:
+        return len(self.named)
+
+    def __repr__(self) -> str:
+        return f"Audiences({self.named!r}, default={self.default!r})"
 
 
 def keep_policy_claims(access: Access, auth: Any) -> None:
@@ -284,7 +371,12 @@ def user_credentials(
             raise click.UsageError(
                 f"--token-exchange-client needs its secret in ${TOKEN_EXCHANGE_SECRET_ENV}"
             )
-        return UserCredentials(TokenExchange(**exchange, client_secret=secret), fallback=fallback)
+        given_exchange = {key: value for key, value in exchange.items() if key != "audiences"}
+        if "audiences" in exchange:
+            given_exchange["audience"] = Audiences(exchange["audiences"], exchange["audience"])
+        return UserCredentials(
+            TokenExchange(**given_exchange, client_secret=secret), fallback=fallback
+        )
     except SpecError as exc:
         raise click.UsageError(f"--user-credentials {exc}") from exc
     except ValueError as exc:

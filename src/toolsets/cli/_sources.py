@@ -13,7 +13,7 @@ import re
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -27,12 +27,13 @@ from toolsets._confirmed import ConfirmPolicy, confirmed
 from toolsets._consumers import given_credential
 from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
+from toolsets._names import PREFIX_NAMES
 from toolsets._tool import Tool
 from toolsets._toolset import StaticToolset, Toolset
 from toolsets._wrappers import WrapperToolset, combined, filtered, prefixed
 
 if TYPE_CHECKING:
-    from toolsets.mcp import McpServer, Stdio, UserBearer
+    from toolsets.mcp import McpServer, Stdio, UserBearer, UserCredentials
     from toolsets.openapi import OpenApiToolset
 
 __all__ = [
@@ -166,10 +167,11 @@ class SourceOptions:
     False: every secured operation asks for its caller's own (``toolsets serve
     --user-credentials`` or ``--token-exchange``)."""
     user_bearer: Mapping[str, Any] | None = None
-    """``toolsets serve --user-bearer``: ``name``, the credential each caller's bearer
-    token for an ``--mcp-url`` MCP server is, and ``access``, where each user's credentials
-    are found (`user_credentials`'s settings); None: the servers get ``--mcp-header``
-    only."""
+    """``toolsets serve --user-bearer``: ``names``, each the credential each caller's
+    bearer token is for the HTTP server of that name in an ``mcpServers`` file, or (one
+    naming none of those) for every ``--mcp-url`` MCP server; and ``access``, where each
+    user's credentials are found (`user_credentials`'s settings). None: the servers get
+    their own headers (``--mcp-header``, the file's) only."""
 
 
 def kind_of(source: str) -> str:
@@ -408,6 +410,8 @@ class Sources:
                     source="--prefix",
                 )
             self._prefix[kind, index] = name
+        self._users: UserCredentials | None = None
+        """Each user's credentials, for ``--user-bearer`` (made once, on first use)."""
         self.empty: list[str] = []
         """The specs with no operation at all (``paths`` empty: webhooks only, say)."""
         self.parts: tuple[Toolset, ...] = ()
@@ -435,6 +439,7 @@ class Sources:
         options = self.options
         parts: list[Toolset] = []
         used: set[str] = set()
+        claimed: set[str] = set()  # the --user-bearer names of mcpServers files' servers
         self.labels = []
 
         def add(part: Toolset, kind: str, index: int, label: str, *, python: bool = False) -> None:
@@ -449,12 +454,10 @@ class Sources:
                 used |= schemes
                 add(self._selected(spec), "source", index, source)
             elif kind == "config":
-                from toolsets.mcp import load_mcp_config
-
-                add(load_mcp_config(source, **self._mcp_options), "source", index, source)
+                add(self._config(source, claimed), "source", index, source)
             else:
                 add(python_toolset(source), "source", index, source, python=True)
-        for server, kind, index, label in self._servers():
+        for server, kind, index, label in self._servers(claimed):
             add(server, kind, index, label)
         self.parts = tuple(parts)
         self._check_credentials(used)
@@ -464,10 +467,65 @@ class Sources:
             toolset = filtered(toolset, _name_matches(options.names))
         return toolset
 
-    def _servers(self) -> list[tuple[Toolset, str, int, str]]:
+    def _config(self, source: str, claimed: set[str]) -> Toolset:
+        """The servers of the ``mcpServers`` file ``source``, as `load_mcp_config` makes
+        them (each prefixed with its name); the HTTP ones ``--user-bearer`` names called
+        with each caller's own bearer token (their names added to ``claimed``).
+
+        Raises:
+            SourceError: ``--user-bearer`` names a server of the file that cannot carry
+                a bearer token (started as a process, or over HTTP+SSE).
+        """
+        from toolsets.mcp import McpToolset, Stdio, StreamableHttp, read_mcp_config
+
+        wanted = self._bearer_names()
+        transports = read_mcp_config(source)
+        for name, transport in transports.items():
+            if name not in wanted:
+                continue
+            if not isinstance(transport, StreamableHttp):
+                how = (
+                    "is started as a process (stdio): no HTTP header carries a token to it"
+                    if isinstance(transport, Stdio)
+                    else "is reached over HTTP+SSE, which sends no per-caller headers (give "
+                    'it "type": "http", streamable HTTP)'
+                )
+                raise SourceError(
+                    f"--user-bearer {name}: the server {name!r} of {source} {how}",
+                    source="--user-bearer",
+                )
+            transports[name] = replace(transport, header_provider=self._bearer(name))
+            claimed.add(name)
+        parts = [
+            prefixed(
+                McpToolset(transport, name=name, **self._mcp_options), PREFIX_NAMES.legal(name)
+            )
+            for name, transport in transports.items()
+        ]
+        return combined(*parts)
+
+    def _servers(self, claimed: set[str]) -> list[tuple[Toolset, str, int, str]]:
         """The MCP servers of ``--stdio`` and ``--http``: each server's toolset, its
-        option's name, its place among that option's values, and how it was given."""
+        option's name, its place among that option's values, and how it was given.
+
+        Raises:
+            SourceError: a ``--user-bearer`` name is not ``claimed`` by a server of an
+                ``mcpServers`` file and there is no ``--mcp-url``, or two such are.
+        """
         options = self.options
+        unclaimed = [name for name in self._bearer_names() if name not in claimed]
+        if unclaimed and not options.http:
+            raise SourceError(
+                f"--user-bearer {unclaimed[0]}: no HTTP server of an mcpServers file is "
+                "called so, and no --mcp-url is given",
+                source="--user-bearer",
+            )
+        if len(unclaimed) > 1:
+            raise SourceError(
+                f"--user-bearer {' and '.join(unclaimed)}: the --mcp-url servers take one "
+                "credential name (the others are no server of an mcpServers file)",
+                source="--user-bearer",
+            )
         if not (options.stdio or options.http):
             return []
         from toolsets.mcp import McpToolset, StreamableHttp
@@ -476,7 +534,7 @@ class Sources:
         for index, command in enumerate(options.stdio):
             server = McpToolset(stdio_transport(command, debug=options.debug), **self._mcp_options)
             found.append((server, "stdio", index, f"--stdio {shlex.quote(command)}"))
-        bearer = self._user_bearer()
+        bearer = self._bearer(unclaimed[0]) if unclaimed else None
         for index, url in enumerate(options.http):
             try:
                 transport = StreamableHttp(
@@ -489,20 +547,27 @@ class Sources:
             )
         return found
 
-    def _user_bearer(self) -> UserBearer | None:
-        """Each caller's own bearer token for the ``--mcp-url`` servers (``--user-bearer``),
-        ``--credential NAME=...`` serving callers without one with
-        ``--credential-fallback``; None without ``--user-bearer``."""
+    def _bearer_names(self) -> list[str]:
+        """The ``--user-bearer`` names (none without it)."""
         given = self.options.user_bearer
-        if given is None:
-            return None
-        from toolsets.cli._serve_access import user_credentials
+        return list(given["names"]) if given is not None else []
+
+    def _bearer(self, name: str) -> UserBearer:
+        """Each caller's own bearer token, their credential ``name`` (``--user-bearer``),
+        ``--credential NAME=...`` serving callers without one with
+        ``--credential-fallback``. Every server's is found by the same users'
+        credentials (one token exchange, one file)."""
         from toolsets.mcp import UserBearer
 
-        credentials = dict(self.options.credentials)
-        users = user_credentials(given["access"], credentials, os.environ, credential_for)
-        assert users is not None  # `access_settings` made sure
-        return UserBearer(users, name=given["name"])
+        if self._users is None:
+            from toolsets.cli._serve_access import user_credentials
+
+            given = self.options.user_bearer
+            assert given is not None  # a name was given
+            credentials = dict(self.options.credentials)
+            self._users = user_credentials(given["access"], credentials, os.environ, credential_for)
+            assert self._users is not None  # `access_settings` made sure
+        return UserBearer(self._users, name=name)
 
     def _check_credentials(self, used: set[str]) -> None:
         """Raises:

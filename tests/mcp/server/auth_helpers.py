@@ -13,9 +13,12 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.shared.auth import OAuthClientMetadata
+from pydantic import AnyUrl
 
 from tests.helpers import serve_app
-from tests.mcp.server.oidc import SECRETS, OpenIdProvider
+from tests.mcp.server.oidc import SECRETS, Login, OpenIdProvider
 from toolsets import Invocation, ToolContext, tool
 from toolsets.mcp import Introspection, McpServer, OAuthResourceServer
 
@@ -72,6 +75,27 @@ def serving(provider: OpenIdProvider, **options: Any) -> Iterator[Served]:
     assert isinstance(server.auth, OAuthResourceServer)
     with serve_app(server.http_app, factory=True) as port:
         yield Served(f"http://127.0.0.1:{port}/mcp", server.auth, ran)
+
+
+REDIRECT_URI = "http://127.0.0.1:9/callback"
+"""Where the provider sends the browser back (nothing serves it: `Login` reads the code)."""
+
+
+def sdk_oauth(url: str, login: Login, storage: TokenStorage) -> OAuthClientProvider:
+    """The `mcp` SDK's OAuth client for the server at ``url``: it discovers the issuer,
+    registers itself and logs ``login``'s user in (authorization code with PKCE)."""
+    return OAuthClientProvider(
+        server_url=url,
+        client_metadata=OAuthClientMetadata(
+            client_name="toolsets tests",
+            redirect_uris=[AnyUrl(REDIRECT_URI)],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage=storage,
+        redirect_handler=login.open,
+        callback_handler=login.callback,
+    )
 
 
 def modern_call(name: str = "whoami") -> tuple[dict[str, Any], dict[str, str]]:

@@ -272,3 +272,28 @@ async def test_each_call_a_served_program_makes_has_its_own_record_within_run_co
         .startswith("tools/call 'read_note' within 'run_code' by alice (client agent-app): ok in ")
     )
     assert all("hunter2" not in repr(vars(r)) and "todo" not in r.getMessage() for r in records)
+
+
+async def test_resource_reads_and_prompt_gets_are_recorded_refusals_with_their_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from mcp import MCPError
+
+    from tests.mcp.server.test_access import caller, own_server
+
+    caplog.set_level(logging.INFO, logger="toolsets.audit")
+    async with connected(own_server(caller({"reports:read"})), "2026-07-28") as client:
+        await client.read_resource("file:///reports/q1")
+        with pytest.raises(MCPError):
+            await client.get_prompt("admin_reset", {"target": "cache"})
+        with pytest.raises(MCPError):
+            await client.read_resource("nowhere://at/all")
+    records: list[Any] = [r for r in caplog.records if r.name == "toolsets.audit"]
+    assert [(r.method, r.tool, r.outcome, r.subject) for r in records] == [
+        ("resources/read", "file:///reports/q1", "ok", "bob"),
+        ("prompts/get", "admin_reset", "refused", "bob"),
+        ("resources/read", "nowhere://at/all", "error", "bob"),
+    ]
+    assert "needs the role admin" in records[1].reason
+    assert records[1].getMessage().startswith("prompts/get 'admin_reset' by bob: refused in ")
+    assert all(r.request_id is not None for r in records)

@@ -17,13 +17,11 @@ import httpx2
 import jwt
 import pytest
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
-from pydantic import AnyUrl
 
 from tests.mcp.client.conformance_client import MemoryStorage
 from tests.mcp.server.auth_helpers import (
+    REDIRECT_URI,
     Served,
     assert_nothing_secret_logged,
     call,
@@ -31,6 +29,7 @@ from tests.mcp.server.auth_helpers import (
     modern_call,
     protected,
     result_of,
+    sdk_oauth,
     serving,
 )
 from tests.mcp.server.oidc import (
@@ -122,27 +121,12 @@ async def test_an_opaque_token_is_introspected_once_then_its_answer_is_kept(
     assert (await openid_provider.state())["introspection_requests"] == before + 1
 
 
-REDIRECT_URI = "http://127.0.0.1:9/callback"
-"""Where the provider sends the browser back (nothing serves it: `Login` reads the code)."""
-
-
 async def test_the_sdk_oauth_client_discovers_the_issuer_and_logs_in_with_pkce(
     served: Served, openid_provider: OpenIdProvider
 ) -> None:
     login = Login(REDIRECT_URI, user="alice")
     storage = MemoryStorage()
-    oauth = OAuthClientProvider(
-        server_url=served.url,
-        client_metadata=OAuthClientMetadata(
-            client_name="toolsets tests",
-            redirect_uris=[AnyUrl(REDIRECT_URI)],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-        ),
-        storage=storage,
-        redirect_handler=login.open,
-        callback_handler=login.callback,
-    )
+    oauth = sdk_oauth(served.url, login, storage)
     before = len(served.ran)
     with anyio.fail_after(30):
         async with McpToolset(StreamableHttp(url=served.url, auth=oauth)) as toolset:

@@ -238,14 +238,21 @@ async def test_a_user_without_a_credential_gets_an_error_result_naming_it_and_no
     gateway.recorder.seen.clear()
     async with client(gateway.url, gateway.user_token(NOBODY)) as connected:
         called = await connected.call_tool("whoami", {})
-        with pytest.raises(MCPError) as listing:
-            await connected.list_prompts()
+        tools = (await connected.list_tools()).tools
+        prompts = (await connected.list_prompts()).prompts
+        with pytest.raises(MCPError) as read:
+            await connected.read_resource("note://today")
+    # The upstream offers them nothing (its listings are empty, not failed), and what
+    # is asked of it anyway is refused, naming the credential.
+    assert tools == []
+    assert prompts == []
+    assert read.value.error.data == {"credential": "upstream"}
     assert called.is_error
     assert called.structured_content is not None
     assert called.structured_content["credential"] == "upstream"
     assert "no credential" not in called.structured_content["error"]  # says what, plainly
     assert "upstream" in called.structured_content["error"]
-    assert "upstream" in listing.value.error.message
+    assert "upstream" in read.value.error.message
     assert gateway.recorder.seen == []
 
 

@@ -144,7 +144,9 @@ async def calls(url: str, token: str, *called: tuple[str, dict[str, Any]]) -> An
     """What ``token``'s client is offered, and what each of ``called`` answers it (the
     structured content: an error result's whole object), through the SDK's client."""
     with anyio.fail_after(30):
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, timeout=30
+        ) as http:
             transport = streamable_http_client(url, http_client=http)
             async with Client(transport) as client:  # type: ignore[arg-type]
                 offered = sorted(t.name for t in (await client.list_tools()).tools)

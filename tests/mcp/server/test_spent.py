@@ -4,6 +4,8 @@ and servers that share it."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import mcp.types as mt
@@ -78,17 +80,27 @@ async def answered(client: Client, target: str, state: str) -> mt.CallToolResult
     return result
 
 
+@asynccontextmanager
+async def two_replicas(
+    ran: list[str], one: SpentStates, other: SpentStates
+) -> AsyncIterator[tuple[Client, Client]]:
+    """Two `wiping` servers sharing a state key, taking states in ``one`` and
+    ``other``, and a 2026-07-28 client of each."""
+    key = secrets.token_hex(32)
+    servers = wiping(ran, spent_states=one), wiping(ran, spent_states=other)
+    for server in servers:
+        server.use_request_state_keys([key])
+    async with (
+        connected(servers[0], "2026-07-28", elicitation_callback=accept) as first,
+        connected(servers[1], "2026-07-28", elicitation_callback=accept) as second,
+    ):
+        yield first, second
+
+
 async def test_servers_sharing_a_store_and_a_key_take_a_confirmation_once_between_them() -> None:
     ran: list[str] = []
     spent = MemorySpentStates()  # what a store on Redis would be to two processes
-    key = secrets.token_hex(32)
-    one, other = wiping(ran, spent_states=spent), wiping(ran, spent_states=spent)
-    for server in (one, other):
-        server.use_request_state_keys([key])
-    async with (
-        connected(one, "2026-07-28", elicitation_callback=accept) as first,
-        connected(other, "2026-07-28", elicitation_callback=accept) as second,
-    ):
+    async with two_replicas(ran, spent, spent) as (first, second):
         state = await asked(first, "disk")
         wiped = await answered(first, "disk", state)
         with pytest.raises(MCPError) as replayed:
@@ -107,5 +119,6 @@ async def test_a_state_the_store_cannot_take_refuses_the_call_and_nothing_runs()
         with pytest.raises(MCPError) as refused:
             await answered(client, "tape", state)
     assert refused.value.code == -32603
+    assert refused.value.data == {"reason": "request_state_store_unavailable"}
     assert "could not be taken now" in refused.value.error.message
     assert ran == ["disk"]

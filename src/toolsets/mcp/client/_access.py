@@ -14,13 +14,14 @@ from mcp import Client
 
 from toolsets._auth import redact_json
 from toolsets._context import ToolContext
-from toolsets._errors import ToolCallError
+from toolsets._errors import AuthError, ToolCallError
 from toolsets._function_tool import FunctionTool
 from toolsets._json import JsonValue
 from toolsets._tool import Tool
 from toolsets.mcp.client._host import Host
 from toolsets.mcp.client._sessions import Sessions
 from toolsets.mcp.client._tasks import list_tasks_page
+from toolsets.mcp.client._withheld import Withheld, header_refusal
 
 __all__ = ["ServerAccess", "access_tools"]
 
@@ -44,14 +45,35 @@ class ServerAccess:
     timeout: float
     name: str
     _sessions: Sessions
+    _withheld: Withheld
+
+    async def refusal(self, ctx: ToolContext | None = None) -> AuthError | None:
+        """Why this server offers the caller of ``ctx`` nothing: the `AuthError` with
+        which the transport's ``header_provider`` refuses them (a `UserBearer` finding
+        them no credential of their own), naming the credential; None when it does not
+        (or there is no header provider). Nothing is sent to the server."""
+        return await header_refusal(self._sessions.transport, ctx)
+
+    async def _offering(self, ctx: ToolContext | None) -> tuple[str, Host] | None:
+        """The key and host of the session serving ``ctx``; None when the header provider
+        finds its caller no credential: the server offers them nothing (see `Withheld`)."""
+        try:
+            return await self._sessions.host_for(ctx)
+        except AuthError as exc:
+            self._withheld.tell(ctx, exc)
+            return None
 
     async def _all_pages(
         self, ctx: ToolContext | None, kind: _Kind, host: Host | None = None
     ) -> list[Any]:
         """Every item of a paginated list (``tools``, ``resources``, ``prompts``), from
-        one session (``host``'s, by default the one serving ``ctx``)."""
+        one session (``host``'s, by default the one serving ``ctx``); none for a caller
+        the server offers nothing (`Withheld`)."""
         if host is None:
-            _, host = await self._sessions.host_for(ctx)
+            found = await self._offering(ctx)
+            if found is None:
+                return []
+            host = found[1]
         method, items_of = _PAGES[kind]
         items: list[Any] = []
         cursor: str | None = None

@@ -36,6 +36,7 @@ from toolsets.mcp.client._relay import ConfirmationRelay
 from toolsets.mcp.client._sessions import Sessions, client_kwargs
 from toolsets.mcp.client._tasks import callable_tools
 from toolsets.mcp.client._transports import Sse, Stdio, StreamableHttp, Transport
+from toolsets.mcp.client._withheld import Withheld
 from toolsets.models import Llm
 
 __all__ = [
@@ -234,6 +235,7 @@ class McpToolset(ServerAccess, BaseToolset):
             max_sessions=max_sessions,
             on_list_changed=self._invalidate,
         )
+        self._withheld = Withheld(self.name)
         self._listeners: dict[object, Callable[[], None]] = {}
         self._generation = 0  # bumped by each announced change
         self._extra_tools = access_tools(self, resources_as_tools, prompts_as_tools)
@@ -289,9 +291,11 @@ class McpToolset(ServerAccess, BaseToolset):
         return self._confirm
 
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
-        """Every tool of the server (all pages), cached until the server announces a
-        change or the session is reopened."""
-        key, host = await self._sessions.host_for(ctx)
+        """Every tool of the server (all pages), cached until it announces a change or
+        the session is reopened; none for a caller offered nothing (see `Withheld`)."""
+        if (found := await self._offering(ctx)) is None:
+            return ()
+        key, host = found
         cached = self._sessions.listings.get(key)
         live = host.connection
         if cached is not None and live is not None and cached[0] is live and live.alive:

@@ -2,7 +2,8 @@
 protocol eras; over HTTP an OAuth 2.1 resource server with `OAuthResourceServer` and
 `Introspection`), with resources, resource templates and prompts of its own (`Resource`,
 `ResourceTemplate`, `Prompt` and the decorators), resumable event streams
-(`SessionEventStore`), the store of the request states taken (`SpentStates`), and each
+(`SessionEventStore`), the store of the request states taken (`SpentStates`; shared by
+replicas through Redis, `RedisSpentStates`), and each
 calling user's own upstream credential (`UserCredentials`, `TokenExchange`; for an
 upstream MCP server behind a gateway, `UserBearer`); each call's
 audit record (`AuditRecord`) goes to the logger `AUDIT_LOGGER`.
@@ -24,6 +25,7 @@ from toolsets.mcp.server._catalog import (
 from toolsets.mcp.server._decorators import prompt, resource, resource_template
 from toolsets.mcp.server._events import SessionEventStore
 from toolsets.mcp.server._exchange import TOKEN_EXCHANGE_TIMEOUT, TokenExchange
+from toolsets.mcp.server._redis import RedisSpentStates
 from toolsets.mcp.server._server import (
     DEFAULT_PAGE_SIZE,
     MAX_SESSION_STATES,
@@ -56,6 +58,7 @@ __all__ = [
     "Prompt",
     "PromptArgument",
     "PromptMessages",
+    "RedisSpentStates",
     "Resource",
     "ResourceTemplate",
     "ServerCredentials",

@@ -82,8 +82,9 @@ class Asking:
 
         Raises:
             MCPError: -32602 when the state was taken before (or is one without an
-                id, which this server never issues); -32603 when the store of taken
-                states cannot take it.
+                id, which this server never issues); -32603 with ``data.reason``
+                ``request_state_store_unavailable`` when the store of taken states
+                cannot take it now (full, or Redis down: the request can be sent again).
         """
         if not channel.has_state:
             return
@@ -99,6 +100,8 @@ class Asking:
             raise MCPError(
                 mt.INTERNAL_ERROR,
                 f"The answers to {clip(name, 100)!r} could not be taken now ({exc}); nothing ran.",
+                # The same request may be sent again later: nothing took its state.
+                {"reason": "request_state_store_unavailable"},
             ) from exc
         if not fresh:
             raise MCPError(

@@ -21,6 +21,10 @@ them) — has a record of its own: the same caller, session and request, the too
 called, its outcome and duration, and ``parent``, the tool the client called; the outer
 call's record comes after them.
 
+A resource read (``resources/read``) and a prompt got (``prompts/get``) have a record
+too, its ``method`` saying which and its ``tool`` the resource's URI or the prompt's
+name: refused when an access policy refused the caller the item.
+
 Outcomes: ``ok``; ``error`` (an error result, or a protocol error); ``refused`` (the call
 did not run: the caller lacks access, or a credential); ``input_required`` (on
 2026-07-28, the call ended asking its client, and comes again with the answer: each
@@ -37,6 +41,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, TypeAlias
 
 import mcp.types as mt
+from mcp import MCPError
 
 from toolsets._access import ACCESS_REFUSAL_KEYS
 from toolsets._context import Invocation, ToolContext
@@ -45,7 +50,7 @@ from toolsets._nested import NestedCall, watching_nested
 from toolsets._results import clip, is_error_result
 from toolsets._tool import Tool
 
-__all__ = ["AUDIT_LOGGER", "AuditOutcome", "AuditRecord", "Audited", "audited"]
+__all__ = ["AUDIT_LOGGER", "AuditOutcome", "AuditRecord", "Audited", "audited", "audited_item"]
 
 AUDIT_LOGGER = "toolsets.audit"
 """The name of the logger the audit records go to."""
@@ -91,6 +96,9 @@ class AuditRecord:
     parent: str | None = None
     """The tool whose run made this call (``run_code``, for a call of its program); None
     for a call the client made."""
+    method: str = "tools/call"
+    """The request: ``tools/call``; or ``resources/read`` or ``prompts/get``, whose
+    ``tool`` is the resource's URI or the prompt's name."""
 
     def message(self) -> str:
         """The record as one line."""
@@ -100,7 +108,7 @@ class AuditRecord:
         said = f": {self.reason}" if self.reason else ""
         within = f" within {self.parent!r}" if self.parent is not None else ""
         return (
-            f"tools/call {self.tool!r}{within} by {who}: {self.outcome} in "
+            f"{self.method} {self.tool!r}{within} by {who}: {self.outcome} in "
             f"{self.duration_ms:.1f} ms{said}"
         )
 
@@ -132,6 +140,7 @@ class Audited:
         reason: str | None,
         duration_ms: float,
         parent: str | None = None,
+        method: str = "tools/call",
     ) -> AuditRecord:
         """The record of a call of ``tool`` (``names``: the declared arguments given)."""
         identity = self.invocation.identity
@@ -147,6 +156,7 @@ class Audited:
             arguments=tuple(sorted(names)[:_SHOWN_NAMES]),
             reason=reason,
             parent=None if parent is None else clip(parent, 200),
+            method=method,
         )
 
     @contextlib.contextmanager
@@ -237,4 +247,44 @@ def audited(tool: str, invocation: Invocation, request_id: object) -> Iterator[A
         raise
     finally:
         record = call.record((time.perf_counter() - started) * 1000, failed)
+        logger.info(record.message(), extra={"audit": record, **asdict(record)})
+
+
+@contextlib.contextmanager
+def audited_item(
+    method: str, name: str, invocation: Invocation, request_id: object
+) -> Iterator[list[object]]:
+    """Audit the ``resources/read`` or ``prompts/get`` (``method``) of ``name`` the block
+    answers: the block puts its answer in the list it gets (an ``InputRequiredResult``
+    is ``input_required``); a protocol error naming what the caller lacks is
+    ``refused``, another ``error``."""
+    answer: list[object] = []
+    if not logger.isEnabledFor(logging.INFO):
+        yield answer
+        return
+    started = time.perf_counter()
+    outcome: AuditOutcome = "ok"
+    reason: str | None = None
+    try:
+        yield answer
+    except MCPError as exc:
+        data = exc.error.data
+        refused = isinstance(data, Mapping) and not ACCESS_REFUSAL_KEYS.isdisjoint(data)
+        outcome, reason = (
+            ("refused", clip(exc.error.message, _SHOWN_REASON)) if refused else ("error", None)
+        )
+        raise
+    except Exception:
+        outcome = "error"
+        raise
+    except BaseException:
+        outcome = "cancelled"
+        raise
+    else:
+        if answer and isinstance(answer[0], mt.InputRequiredResult):
+            outcome = "input_required"
+    finally:
+        call = Audited(name, invocation, request_id)
+        duration_ms = (time.perf_counter() - started) * 1000
+        record = call._record(name, (), outcome, reason, duration_ms, method=method)
         logger.info(record.message(), extra={"audit": record, **asdict(record)})

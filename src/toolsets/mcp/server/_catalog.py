@@ -368,6 +368,12 @@ class Catalog:
             raise KeyError(name)
         self._on_change("prompts")
 
+    def holds(self, uri: str) -> bool:
+        """Whether a resource of this catalog's is at ``uri``, or a template it fits."""
+        return uri in self.resources or any(
+            t.match(uri) is not None for t in list(self.templates.values())
+        )
+
     async def read(
         self, uri: str, ctx: ToolContext
     ) -> list[mt.TextResourceContents | mt.BlobResourceContents] | None:

@@ -12,6 +12,7 @@ import mcp.types as mt
 from toolsets._consumers import CallsTools
 from toolsets._context import ToolContext
 from toolsets.mcp.client._toolset import McpToolset
+from toolsets.mcp.server._access import ItemAccess, prompt_policies, resource_policies
 from toolsets.mcp.server._catalog import Catalog
 from toolsets.mcp.server._feature import Registration, bounded
 from toolsets.mcp.server._gateway import Gateway
@@ -33,6 +34,8 @@ class Completion:
     requests: Requests
     calls: CallsTools
     """The server: its ``default_timeout`` bounds a completer of its own."""
+    access: ItemAccess
+    """The access policies over the prompts and templates (see `_access`)."""
 
     def handlers(self) -> Iterator[Registration]:
         yield "completion/complete", mt.CompleteRequestParams, self.complete
@@ -45,6 +48,10 @@ class Completion:
             if isinstance(ref, mt.PromptReference)
             else self.catalog.templates.get(ref.uri)
         )
+        _, invocation = await self.requests.context(ctx)
+        asking = ToolContext(invocation)
+        if self.access.active:
+            self._check(ref, own is not None, asking)
         if own is not None:
             completing = own.completions(params.argument.name, params.argument.value, known or {})
             values = await bounded("completion", completing, self.calls.default_timeout)
@@ -53,8 +60,6 @@ class Completion:
             source = self.gateway.prompt_owner(ref.name)
         else:
             source = self.gateway.owner(ref.uri)
-        _, invocation = await self.requests.context(ctx)
-        asking = ToolContext(invocation)
         argument = {"name": params.argument.name, "value": params.argument.value}
 
         def complete(source: McpToolset) -> Awaitable[mt.CompleteResult]:
@@ -66,6 +71,17 @@ class Completion:
         if found is None:  # nothing known of it: no suggestions
             return mt.CompleteResult(completion=mt.Completion(values=[]))
         return found[1]
+
+    def _check(
+        self, ref: mt.PromptReference | mt.ResourceTemplateReference, own: bool, ctx: ToolContext
+    ) -> None:
+        """Refuse completing for a prompt or template the caller may not use."""
+        if isinstance(ref, mt.PromptReference):
+            policies = prompt_policies(self.access, self.gateway, ref.name, own)
+            self.access.check("prompt", ref.name, policies, ctx, "name")
+        else:
+            policies = resource_policies(self.access, self.gateway, ref.uri, own)
+            self.access.check("resource", ref.uri, policies, ctx, "uri")
 
 
 def _completion(values: Sequence[str]) -> mt.Completion:

@@ -14,7 +14,7 @@ import mcp.types as mt
 from mcp import MCPError
 
 from toolsets._context import ToolContext
-from toolsets._errors import ToolsetError
+from toolsets._errors import AuthError, ToolsetError
 from toolsets._toolset import Toolset
 from toolsets.mcp.client._toolset import McpToolset
 
@@ -77,7 +77,12 @@ def composition(toolset: Toolset) -> list[object]:
 
 def protocol_error(what: str, exc: BaseException) -> MCPError:
     """A fault behind the server (an upstream server, the toolset) as the protocol
-    error the client gets: an upstream server's own code when it sent one."""
+    error the client gets: an upstream server's own code when it sent one. A caller
+    without the credential an upstream server needs (`AuthError`: nothing was sent) is
+    told which, in the error's data (``credential``)."""
+    if isinstance(exc, AuthError):
+        data = {"credential": exc.scheme_name}
+        return MCPError(mt.INVALID_REQUEST, f"{what} was refused: {exc}", data)
     cause = exc.__cause__
     if isinstance(cause, MCPError) and cause.error.code != mt.REQUEST_TIMEOUT:
         return MCPError(cause.error.code, f"{what} failed: {exc}")
@@ -142,6 +147,16 @@ class Gateway:
             except (ToolsetError, TimeoutError) as exc:
                 raise protocol_error(what, exc) from exc
             found.extend((source, item) for item in items)
+        return found
+
+    async def withheld(self, ctx: ToolContext) -> list[AuthError]:
+        """Why each upstream server that offers the caller of ``ctx`` nothing does so:
+        its header provider finds them no credential (see `Withheld`). Nothing is sent."""
+        found: list[AuthError] = []
+        for source in self.sources:
+            refused = await source.refusal(ctx)
+            if refused is not None:
+                found.append(refused)
         return found
 
     def owner(self, uri: str) -> McpToolset | None:

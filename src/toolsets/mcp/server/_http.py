@@ -21,6 +21,7 @@ import uvicorn
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import EventStore
 from starlette.applications import Starlette
+from starlette.routing import Route
 from uvicorn.config import STARTUP_FAILURE
 
 from toolsets.mcp.server._app import DEFAULT_RETRY_INTERVAL, AppOptions
@@ -77,7 +78,7 @@ class ServesHttp(abc.ABC):
 
         With ``auth`` an `OAuthResourceServer`, every request needs a bearer token and
         the resource metadata is at ``/.well-known/oauth-protected-resource`` (and that
-        followed by ``path``); serving the app beyond this machine without it is on you.
+        followed by ``path``; mounted: `metadata_routes`); beyond this machine, on you.
 
         Args:
             path: Where the MCP endpoint is.
@@ -116,6 +117,44 @@ class ServesHttp(abc.ABC):
             retry_interval=retry_interval,
         )
         return options.made(self.server, path, self.auth)
+
+    def metadata_routes(self, mount: str, path: str = "/mcp") -> list[Route]:
+        """The route to add at the root of an app that mounts `http_app` (``path`` as
+        given to it) at ``mount``: the protected resource metadata where RFC 9728 puts
+        it, ``/.well-known/oauth-protected-resource`` followed by ``mount`` and ``path``
+        (a client that finds the server otherwise than by its ``401`` looks there).
+
+        Mounted so, the resource is the URL under the mount (``https://host/tools/mcp``,
+        unless ``auth`` names one), and a ``401`` names the metadata the mounted app
+        answers itself (``/tools/.well-known/oauth-protected-resource/mcp``), so that a
+        client following it needs no route added::
+
+            mcp_app = server.http_app()
+            app = Starlette(
+                routes=[*server.metadata_routes("/tools"), Mount("/tools", app=mcp_app)],
+                lifespan=...,  # entering mcp_app.router.lifespan_context(mcp_app)
+            )
+
+        Raises:
+            ValueError: the server has no ``auth`` (`OAuthResourceServer`), or ``mount``
+                or ``path`` is not a path (``/`` then no trailing ``/``).
+        """
+        from toolsets.mcp.server._auth import OAuthResourceServer
+
+        if not isinstance(self.auth, OAuthResourceServer):
+            raise ValueError(
+                "metadata_routes: the server is not a resource server (give it "
+                "auth=OAuthResourceServer(...)), so it has no metadata"
+            )
+        for name, value in (("mount", mount), ("path", path)):
+            if not isinstance(value, str) or not value.startswith("/") or value.endswith("/"):
+                raise ValueError(
+                    f"metadata_routes: {name} must be a path such as '/tools' (a leading "
+                    f"'/' and no trailing one), not {value!r}"
+                )
+        from toolsets.mcp.server._auth._guard import mounted_metadata_routes
+
+        return mounted_metadata_routes(self.auth, mount, path, self.server.name)
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve streamable HTTP with uvicorn in this event loop (asyncio) until

@@ -12,10 +12,12 @@ import mcp.types as mt
 from mcp import MCPError
 
 from toolsets._consumers import CallsTools
-from toolsets._context import ToolContext
+from toolsets._context import Invocation, ToolContext
 from toolsets._results import clip
 from toolsets.mcp.client._toolset import McpToolset
+from toolsets.mcp.server._access import ItemAccess, Viewer, prompt_policies
 from toolsets.mcp.server._asking import Asking, answering
+from toolsets.mcp.server._audit import audited_item
 from toolsets.mcp.server._catalog import Catalog
 from toolsets.mcp.server._feature import Registration, bounded, page
 from toolsets.mcp.server._gateway import Gateway
@@ -36,6 +38,8 @@ class Prompts:
     calls: CallsTools
     """The server: its ``default_timeout`` bounds rendering a prompt of its own."""
     page_size: int
+    access: ItemAccess
+    """The access policies over the prompts (see `_access`)."""
 
     def handlers(self) -> Iterator[Registration]:
         yield "prompts/list", mt.PaginatedRequestParams, self.list
@@ -45,12 +49,18 @@ class Prompts:
         self, ctx: Context, params: mt.PaginatedRequestParams | None
     ) -> mt.ListPromptsResult:
         ours = self.catalog.prompts
-        prompts = [prompt.to_mcp() for prompt in ours.values()]
         listing = ToolContext((await self.requests.context(ctx))[1])
+        caller, access = Viewer(listing), self.access
+        prompts = [
+            prompt.to_mcp()
+            for name, prompt in ours.items()
+            if caller.may("prompt", name, access.own)
+        ]
         owners = self.gateway.prompts
         found = await self.gateway.each(listing, "listing the prompts", McpToolset.list_prompts)
         for source, prompt in found:
-            if prompt.name not in ours and owners.claim(prompt.name, source):
+            seen = caller.may("prompt", prompt.name, access.of(source))
+            if prompt.name not in ours and owners.claim(prompt.name, source) and seen:
                 prompts.append(prompt)
         shown, next_cursor = page(prompts, params, self.page_size)
         return mt.ListPromptsResult(prompts=shown, next_cursor=next_cursor)
@@ -58,10 +68,22 @@ class Prompts:
     async def get(
         self, ctx: Context, params: mt.GetPromptRequestParams
     ) -> mt.GetPromptResult | mt.InputRequiredResult:
-        name = params.name
+        """``prompts/get``: a prompt of the server's own, else an upstream server's;
+        audited (`_audit`)."""
         _, invocation = await self.requests.context(ctx)
+        with audited_item("prompts/get", params.name, invocation, ctx.request_id) as answer:
+            answer.append(result := await self._get(ctx, params, invocation))
+        return result
+
+    async def _get(
+        self, ctx: Context, params: mt.GetPromptRequestParams, invocation: Invocation
+    ) -> mt.GetPromptResult | mt.InputRequiredResult:
+        name = params.name
         asking = ToolContext(invocation)
         own = self.catalog.prompts.get(name)
+        if self.access.active:
+            policies = prompt_policies(self.access, self.gateway, name, own is not None)
+            self.access.check("prompt", name, policies, asking, "name")
         if own is not None:
             asking.client = channel = await self.asking.channel(ctx, params, name)
             rendering = own.get(params.arguments, asking)

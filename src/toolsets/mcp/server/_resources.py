@@ -15,10 +15,12 @@ from mcp import MCPError
 from mcp.server.subscriptions import ResourceUpdated
 
 from toolsets._consumers import CallsTools
-from toolsets._context import ToolContext
+from toolsets._context import Invocation, ToolContext
 from toolsets._results import clip
 from toolsets.mcp.client._toolset import McpToolset
+from toolsets.mcp.server._access import ItemAccess, Viewer, resource_policies
 from toolsets.mcp.server._asking import Asking, answering
+from toolsets.mcp.server._audit import audited_item
 from toolsets.mcp.server._catalog import Catalog
 from toolsets.mcp.server._changes import Changes
 from toolsets.mcp.server._feature import Registration, bounded, page
@@ -46,6 +48,8 @@ class Resources:
     calls: CallsTools
     """The server: its ``default_timeout`` bounds reading a resource of its own."""
     page_size: int
+    access: ItemAccess
+    """The access policies over the resources (see `_access`)."""
     _subscribers: dict[str, set[Connection]] = field(default_factory=dict, init=False)
     """The 2025-11-25 connections subscribed to each resource URI."""
 
@@ -60,13 +64,19 @@ class Resources:
         self, ctx: Context, params: mt.PaginatedRequestParams | None
     ) -> mt.ListResourcesResult:
         ours = self.catalog.resources
-        resources = [resource.to_mcp() for resource in ours.values()]
         listing = ToolContext((await self.requests.context(ctx))[1])
+        caller, access = Viewer(listing), self.access
+        resources = [
+            resource.to_mcp()
+            for uri, resource in ours.items()
+            if caller.may("resource", uri, access.own)
+        ]
         owners = self.gateway.resources
         found = await self.gateway.each(listing, "listing the resources", McpToolset.list_resources)
         for source, resource in found:
             uri = str(resource.uri)
-            if uri not in ours and owners.claim(uri, source):
+            seen = caller.may("resource", uri, access.of(source))
+            if uri not in ours and owners.claim(uri, source) and seen:
                 resources.append(resource)
         shown, next_cursor = page(resources, params, self.page_size)
         return mt.ListResourcesResult(resources=shown, next_cursor=next_cursor)
@@ -75,8 +85,13 @@ class Resources:
         self, ctx: Context, params: mt.PaginatedRequestParams | None
     ) -> mt.ListResourceTemplatesResult:
         ours = self.catalog.templates
-        templates = [template.to_mcp() for template in ours.values()]
         listing = ToolContext((await self.requests.context(ctx))[1])
+        caller, access = Viewer(listing), self.access
+        templates = [
+            template.to_mcp()
+            for uri, template in ours.items()
+            if caller.may("resource", uri, access.own)
+        ]
         what = "listing the resource templates"
         for source, template in await self.gateway.each(
             listing, what, McpToolset.list_resource_templates
@@ -85,7 +100,8 @@ class Resources:
                 continue
             prefix = template.uri_template.split("{", 1)[0]
             self.gateway.templates.claim(prefix, source)
-            templates.append(template)
+            if caller.may("resource", template.uri_template, access.of(source)):
+                templates.append(template)
         shown, next_cursor = page(templates, params, self.page_size)
         return mt.ListResourceTemplatesResult(resource_templates=shown, next_cursor=next_cursor)
 
@@ -93,10 +109,19 @@ class Resources:
         self, ctx: Context, params: mt.ReadResourceRequestParams
     ) -> mt.ReadResourceResult | mt.InputRequiredResult:
         """``resources/read``: a resource of the server's own (which may ask the client,
-        as a tool does), else an upstream server's."""
+        as a tool does), else an upstream server's; audited (`_audit`)."""
         uri = str(params.uri)
         _, invocation = await self.requests.context(ctx)
+        with audited_item("resources/read", uri, invocation, ctx.request_id) as answer:
+            answer.append(result := await self._read(ctx, params, uri, invocation))
+        return result
+
+    async def _read(
+        self, ctx: Context, params: mt.ReadResourceRequestParams, uri: str, invocation: Invocation
+    ) -> mt.ReadResourceResult | mt.InputRequiredResult:
         reading = ToolContext(invocation)
+        if self.access.active and self.catalog.holds(uri):
+            self.access.check("resource", uri, self.access.own, reading, "uri")
         channel = reading.client = await self.asking.channel(ctx, params, uri)
         timeout = self.calls.default_timeout
         work = bounded(f"reading {uri!r}", self.catalog.read(uri, reading), timeout)
@@ -109,6 +134,9 @@ class Resources:
         def read(source: McpToolset) -> Awaitable[Contents]:
             return source.read_resource(uri, reading)
 
+        if self.access.active:
+            policies = resource_policies(self.access, self.gateway, uri, own=False)
+            self.access.check("resource", uri, policies, reading, "uri")
         found = await self.gateway.routed(f"reading {uri!r}", self.gateway.owner(uri), read)
         if found is None:
             raise MCPError(mt.INVALID_PARAMS, f"Resource not found: {clip(uri, 200)}", {"uri": uri})
@@ -117,9 +145,14 @@ class Resources:
         return mt.ReadResourceResult(contents=contents)
 
     async def subscribe(self, ctx: Context, params: mt.SubscribeRequestParams) -> mt.EmptyResult:
+        """``resources/subscribe`` (refused for a resource the caller may not read)."""
+        uri = str(params.uri)
+        if self.access.active:
+            caller = ToolContext((await self.requests.context(ctx))[1])
+            policies = resource_policies(self.access, self.gateway, uri, self.catalog.holds(uri))
+            self.access.check("resource", uri, policies, caller, "uri")
         on = connection(ctx)
         if on.has_standalone_channel:
-            uri = str(params.uri)
             subscribers = self._subscribers.setdefault(uri, set())
             if on not in subscribers:
                 subscribers.add(on)

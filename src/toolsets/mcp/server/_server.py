@@ -23,6 +23,7 @@ from toolsets._context import Invocation
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT, NO_CALLBACKS, Callbacks
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
+from toolsets.mcp.server._access import ItemAccess
 from toolsets.mcp.server._asking import Asking
 from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth
 from toolsets.mcp.server._catalog import Catalog, Prompt, Resource, ResourceTemplate
@@ -72,6 +73,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
     `ResourceTemplate`, `Prompt`, or functions decorated with `resource`,
     `resource_template`, `prompt`) are served beside any upstream server's, and come
     first: an upstream resource at the same URI, or prompt of the same name, is hidden.
+    A `restricted` policy's rules for resources and prompts govern them too.
     Clients may subscribe to a resource; `resource_updated` tells them it changed. A
     change of the tools (a `StaticToolset` pushed to or removed from, an upstream
     server's announcement) or of the resources and prompts (`add_resources`,
@@ -126,7 +128,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
             call that asked its client, a confirmation above all, comes back with
             one; each is taken once, so answers sent twice run nothing twice): by
             default this process's memory (`MemorySpentStates`). Processes that
-            serve the same clients should share one, as they share the state key.
+            serve the same clients share one (`RedisSpentStates`) and the state key.
         auth: Who may call over HTTP: an `OAuthResourceServer` makes the server an
             OAuth 2.1 resource server (every request needs a bearer token its issuer
             issued for this server; the caller's `Identity` is ``ctx.identity``, and by
@@ -191,11 +193,11 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self._catalog.add_prompts(prompts)
         logging = Logging()
         self._asking = Asking(self.server, name, logging, self.spent_states)
-        gateway = Gateway(self.toolset)
+        gateway, access = Gateway(self.toolset), ItemAccess(self.toolset)
         self._resources = Resources(
-            self._catalog, gateway, requests, self._asking, self._changes, self, page_size
+            self._catalog, gateway, requests, self._asking, self._changes, self, page_size, access
         )
-        self._register(requests, gateway, logging, credentials)
+        self._register(requests, gateway, access, logging, credentials)
         self.server.middleware.append(self._changes.track_connection)
         shared = os.environ.get(STATE_KEY_VARIABLE)
         self.use_request_state_keys([shared] if shared else None)
@@ -204,6 +206,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         self,
         requests: Requests,
         gateway: Gateway,
+        access: ItemAccess,
         logging: Logging,
         credentials: ServerCredentials,
     ) -> None:
@@ -212,10 +215,10 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         here."""
         asking, changes, catalog, size = self._asking, self._changes, self._catalog, self.page_size
         features: tuple[Feature, ...] = (
-            Tools(self, self.toolset, requests, asking, changes, credentials, size),
+            Tools(self, self.toolset, requests, asking, changes, credentials, size, gateway),
             self._resources,
-            Prompts(catalog, gateway, requests, asking, self, size),
-            Completion(catalog, gateway, requests, self),
+            Prompts(catalog, gateway, requests, asking, self, size, access),
+            Completion(catalog, gateway, requests, self, access),
             logging,
             changes,
         )

@@ -11,7 +11,8 @@ the state's lifetime (past it the seal refuses the state anyway).
 
 `MemorySpentStates` (the default) remembers them in this process: processes that serve
 the same clients (workers, replicas behind a load balancer) and share the state key
-should share a store too, such as one on Redis, since a replay may reach another one.
+should share a store too, since a replay may reach another one: `RedisSpentStates`
+(``toolsets.mcp.server._redis``) keeps them in Redis.
 """
 
 from __future__ import annotations

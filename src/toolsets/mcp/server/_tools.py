@@ -40,7 +40,7 @@ from toolsets.mcp.server._audit import Audited, audited
 from toolsets.mcp.server._changes import Changes
 from toolsets.mcp.server._channel import ASK_TIMEOUT, McpChannel
 from toolsets.mcp.server._feature import Registration, page
-from toolsets.mcp.server._gateway import protocol_error
+from toolsets.mcp.server._gateway import Gateway, protocol_error
 from toolsets.mcp.server._listing import (
     ByName,
     Listing,
@@ -77,6 +77,8 @@ class Tools:
     changes: Changes
     credentials: ServerCredentials
     page_size: int
+    gateway: Gateway
+    """The upstream MCP servers behind ``toolset``."""
     _listings: Listings = field(default_factory=Listings, init=False)
     _by_name: ByName = field(default_factory=ByName, init=False)
 
@@ -141,6 +143,9 @@ class Tools:
         tool = self._by_name.find(tools, params.name)
         listing = self._listings.of(tool, called=True) if tool is not None else None
         if tool is None or listing is None:
+            withheld = await self.gateway.withheld(ToolContext(invocation))
+            if withheld:  # maybe a tool of an upstream server that offers them nothing
+                return result_to_mcp(_withheld(params.name, withheld))
             await self._listings.make(tools)  # the names offered: each declaration made
             return result_to_mcp(_unknown(params.name, tools))
         audit.declared = listing.parameter_names
@@ -298,6 +303,19 @@ def _not_as_listed(name: str, problem: tuple[str, str], result: JsonValue) -> Js
         f"{pointer or 'the top'!r}: {clip(what, 200)}); the whole result is under 'result'.",
         pointer=pointer,
         result=result,
+    )
+
+
+def _withheld(name: str, refusals: Sequence[AuthError]) -> JsonValue:
+    """The answer to a call of a tool not offered to its caller, when some upstream
+    servers offer them nothing for want of their own credential: the tool may be one of
+    those servers', so the credential is named (the first, when several are missing)."""
+    names = ", ".join(repr(each.scheme_name) for each in refusals)
+    return error_result(
+        f"No tool {clip(name, 100)!r} is offered to this caller, and the tools of an "
+        f"upstream server that needs their own credential ({names}) are not offered to "
+        f"them: {refusals[0]}",
+        credential=refusals[0].scheme_name,
     )
 
 

@@ -43,7 +43,14 @@ from toolsets.mcp.server._auth._issuer import IssuerUnavailable
 from toolsets.mcp.server._auth._tokens import InvalidToken, TokenValidator
 from toolsets.mcp.server._envelope import header, route_path
 
-__all__ = ["METADATA_PATH", "AuthGuard", "Caller", "metadata_routes", "metadata_url"]
+__all__ = [
+    "METADATA_PATH",
+    "AuthGuard",
+    "Caller",
+    "metadata_routes",
+    "metadata_url",
+    "mounted_metadata_routes",
+]
 
 logger = logging.getLogger("toolsets.mcp.server.auth")
 
@@ -64,14 +71,15 @@ class Caller(AuthenticatedUser):
         """Who calls, as the token says."""
 
 
-def resource_url(scope: Scope, config: OAuthResourceServer, path: str) -> str:
+def resource_url(scope: Scope, config: OAuthResourceServer, path: str, mount: str = "") -> str:
     """This server's resource identifier: as configured, else the URL the request came
     to (its scheme, the ``Host`` header `RequestChecks` let through, the endpoint's path
-    under any mount)."""
+    under any mount: the ``root_path`` the request has, then ``mount``, where the app is
+    mounted in the one answering it)."""
     if config.resource is not None:
         return config.resource
     host = header(scope, b"host") or "{}:{}".format(*scope.get("server") or ("127.0.0.1", 80))
-    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}{path}"
+    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}{mount}{path}"
 
 
 def metadata_url(resource: str) -> str:
@@ -83,13 +91,27 @@ def metadata_url(resource: str) -> str:
     return f"{scheme}://{host}{METADATA_PATH}{path}"
 
 
-def metadata_routes(config: OAuthResourceServer, path: str, name: str) -> list[Route]:
-    """The routes answering the protected resource metadata of the endpoint at ``path``:
-    at ``/.well-known/oauth-protected-resource`` followed by the path (RFC 9728), and
-    without it (clients that look there first)."""
+def answering_metadata_url(scope: Scope, resource: str, path: str) -> str:
+    """The metadata URL a ``401`` names: RFC 9728's form of ``resource``, or, for an app
+    mounted under a prefix (a ``root_path``), the route the app itself answers under
+    that prefix (the host's root answers the RFC form only if the outer app was given
+    `mounted_metadata_routes`; a client follows the URL the ``401`` names first)."""
+    root = scope.get("root_path", "")
+    endpoint = root + path.rstrip("/")
+    if root and resource.rstrip("/").endswith(endpoint):
+        base = resource.rstrip("/").removesuffix(path.rstrip("/"))
+        return f"{base}{METADATA_PATH}{path.rstrip('/')}"
+    return metadata_url(resource)
+
+
+def _metadata_endpoint(
+    config: OAuthResourceServer, path: str, name: str, mount: str = ""
+) -> ASGIApp:
+    """The endpoint answering the metadata of the MCP endpoint at ``path`` (of an app
+    mounted at ``mount`` in the app it answers in)."""
 
     async def metadata(request: Request) -> Response:
-        resource = resource_url(request.scope, config, path)
+        resource = resource_url(request.scope, config, path, mount)
         # Validated by the SDK's model from strings: it keeps an empty path as it is
         # (an issuer is compared exactly, "https://as.example" is not "...example/").
         document = ProtectedResourceMetadata.model_validate(
@@ -103,9 +125,27 @@ def metadata_routes(config: OAuthResourceServer, path: str, name: str) -> list[R
         )
         return PydanticJSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
 
-    endpoint = cors_middleware(metadata, ["GET", "OPTIONS"])
+    return cors_middleware(metadata, ["GET", "OPTIONS"])
+
+
+def metadata_routes(config: OAuthResourceServer, path: str, name: str) -> list[Route]:
+    """The routes answering the protected resource metadata of the endpoint at ``path``:
+    at ``/.well-known/oauth-protected-resource`` followed by the path (RFC 9728), and
+    without it (clients that look there first)."""
+    endpoint = _metadata_endpoint(config, path, name)
     paths = dict.fromkeys([METADATA_PATH + path.rstrip("/"), METADATA_PATH])
     return [Route(each, endpoint=endpoint, methods=["GET", "OPTIONS"]) for each in paths]
+
+
+def mounted_metadata_routes(
+    config: OAuthResourceServer, mount: str, path: str, name: str
+) -> list[Route]:
+    """The route answering, at the root of an app that mounts the server's app at
+    ``mount``, the metadata of its endpoint at ``path``: RFC 9728's
+    ``/.well-known/oauth-protected-resource`` followed by ``mount`` and ``path``."""
+    endpoint = _metadata_endpoint(config, path, name, mount)
+    where = METADATA_PATH + mount + path.rstrip("/")
+    return [Route(where, endpoint=endpoint, methods=["GET", "OPTIONS"])]
 
 
 class AuthGuard:
@@ -138,7 +178,8 @@ class AuthGuard:
             await self.app(scope, receive, send)
             return
         resource = resource_url(scope, self.config, self.path)
-        refuse = _Refusal(send, metadata_url(resource), self._scope_parameter)
+        named = answering_metadata_url(scope, resource, self.path)
+        refuse = _Refusal(send, named, self._scope_parameter)
         token = _token_of(scope)
         if isinstance(token, tuple):
             await refuse(*token)
