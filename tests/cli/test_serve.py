@@ -268,7 +268,7 @@ async def test_over_stdio_a_module_printing_as_it_loads_leaves_stdout_to_the_pro
         async with Client(params) as client:
             tools = await client.list_tools()
             pid = await client.call_tool("pid", {})
-    assert {tool.name for tool in tools.tools} == {"pid", "holding", "handed", "slow"}
+    assert {tool.name for tool in tools.tools} == {"pid", "holding", "handed", "slow", "frozen"}
     assert int(texts(pid)[0]) > 0
 
 
