@@ -204,6 +204,38 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@contextlib.contextmanager
+def app_in_thread(app: Any, *, factory: bool = False) -> Iterator[int]:
+    """An ASGI ``app`` served by uvicorn on 127.0.0.1 in a thread of this process (its
+    own event loop): its port. ``factory``: ``app`` makes the app, in that thread (an app
+    whose locks belong to the loop serving it), its lifespan run."""
+    import threading
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    config = uvicorn.Config(
+        app,
+        factory=factory,
+        lifespan="on" if factory else "off",
+        ws="none",
+        http="h11",
+        log_level="warning",
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield int(sock.getsockname()[1])
+    finally:
+        server.should_exit = True
+        thread.join(timeout=SERVER_STOP_TIMEOUT * 2)
+        sock.close()
+
+
 # --- turn-taking measurements ----------------------------------------------------------------
 
 

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _common import REPO, emit, outcome, verdict
+from _common import REPO, app_in_thread, emit, outcome, verdict
 
 from toolsets import (
     Content,
@@ -139,26 +139,8 @@ def rest_app(count: int) -> Any:
 @contextmanager
 def rest_server(count: int) -> Iterator[str]:
     """The REST server on 127.0.0.1, in a thread of its own: its base URL."""
-    import socket
-    import threading
-
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    config = uvicorn.Config(
-        rest_app(count), lifespan="off", ws="none", log_level="warning", access_log=False
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with app_in_thread(rest_app(count)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 # --- the scripted model ----------------------------------------------------------------------

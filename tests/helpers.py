@@ -1,6 +1,7 @@
 """What every test folder shares: the repository's root, the npm peers (scripts/test.sh
-installs them), a free port on 127.0.0.1, an ASGI app served in a thread, a virtual clock,
-and a tool written against the `Tool` protocol alone."""
+installs them), a free port on 127.0.0.1, an ASGI app served in a thread (and what an
+app in front of another needs: the request's body read and given again, a refusal with a
+challenge), a virtual clock, and a tool written against the `Tool` protocol alone."""
 
 from __future__ import annotations
 
@@ -27,6 +28,34 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+async def buffered(receive: Any) -> tuple[bytes, Any]:
+    """An ASGI request's whole body, read from ``receive``, and a ``receive`` that gives
+    it again to the app behind (then whatever ``receive`` gives next)."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        body.extend(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+    return bytes(body), replay
+
+
+async def refuse(send: Any, status: int, challenge: str) -> None:
+    """Answer an ASGI request ``status`` with ``WWW-Authenticate: challenge``, no body."""
+    headers = [(b"www-authenticate", challenge.encode()), (b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
 
 
 @contextmanager

@@ -262,6 +262,8 @@ MCP = {
     "DEFAULT_PAGE_SIZE",
     "MAX_SESSION_STATES",
     "SESSION_STATE_TTL",
+    "LIST_TTL",
+    "GATEWAY_LIST_TTL",
     "KILL_GRACE",
     "Completer",
     "CredentialsFor",

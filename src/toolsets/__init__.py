@@ -5,6 +5,7 @@ Everything is a `Tool`, and tools come from a `Toolset`. See the README for a to
 
 from typing import TYPE_CHECKING
 
+from toolsets import telemetry as telemetry  # reads the OTEL_* environment, once
 from toolsets._access import AccessPolicy, AccessRule
 from toolsets._auth import AuthConfig, AuthCredential, CredentialKind
 from toolsets._client_channel import (

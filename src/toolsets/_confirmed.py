@@ -15,7 +15,7 @@ from toolsets._context import ToolContext
 from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._tool import Tool
-from toolsets._toolset import BaseToolset, Toolset
+from toolsets._toolset import BaseToolset, ListingVaries, Toolset
 from toolsets._wrappers import LastListing, WrapperToolset
 
 __all__ = ["ConfirmPolicy", "ConfirmedTool", "confirm_rule", "confirmed", "may_be_destructive"]
@@ -110,6 +110,7 @@ class ConfirmedTool(ForwardingTool):
 
 
 class _Confirmed(WrapperToolset):
+    listing_varies: ListingVaries = "never"
     keeps_names = True
 
     def __init__(self, toolset: Toolset, policy: ConfirmPolicy) -> None:

@@ -68,6 +68,7 @@ PACKAGES = {
     "smolagents": "smolagents",
     "search": "bm25s",
     "code": "pydantic-monty",
+    "otel": "opentelemetry-sdk",
     "redis": "redis",
 }
 """The framework each extra installs, as the user knows it."""

@@ -13,21 +13,25 @@ import contextlib
 import inspect
 import json
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence, Set
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import anyio
 
+from toolsets import _telemetry
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._concurrency import Ready, with_deadline
 from toolsets._content import fast_init
 from toolsets._context import EventActions, ToolConfirmation, ToolContext
 from toolsets._json import MAX_JSON_DEPTH, JsonValue, all_atoms, copy_json, deeper_than
-from toolsets._results import INVALID_JSON_KEY, MAX_FIELDS, clip, error_result
+from toolsets._results import INVALID_JSON_KEY, MAX_FIELDS, clip, error_result, is_error_result
 from toolsets._streaming import ToolStream
 from toolsets._tool import Tool
 from toolsets._validation import ArgumentChecker
+
+if TYPE_CHECKING:
+    from toolsets.telemetry._spans import Telemetry
 
 __all__ = [
     "DECLINED",
@@ -204,6 +208,14 @@ class Running:
 Outcome: TypeAlias = Done | ConfirmationNeeded | CredentialNeeded | LongRunning
 """What one call of `invoke` produced (and `Running`, to a caller that asks for it)."""
 
+_OUTCOMES: dict[type, str] = {
+    ConfirmationNeeded: "confirmation_needed",
+    CredentialNeeded: "credential_needed",
+    LongRunning: "long_running",
+    Running: "running",
+}
+"""What a span says of a call that is not over (``toolsets.tool.outcome``)."""
+
 
 def _kind(value: object) -> str:
     """The JSON type of ``value``, as the model would call it."""
@@ -303,7 +315,7 @@ def describe_error(tool_name: str, error: Exception) -> str:
 
 
 @overload
-async def invoke(
+def invoke(
     tool: Tool,
     args: Mapping[str, Any] | None,
     ctx: ToolContext,
@@ -316,11 +328,11 @@ async def invoke(
     resumed: bool = ...,
     streams: Literal[False] = ...,
     defer: Literal[False] = ...,
-) -> Outcome: ...
+) -> Coroutine[Any, Any, Outcome]: ...
 
 
 @overload
-async def invoke(
+def invoke(
     tool: Tool,
     args: Mapping[str, Any] | None,
     ctx: ToolContext,
@@ -333,10 +345,10 @@ async def invoke(
     resumed: bool = ...,
     streams: bool = ...,
     defer: bool = ...,
-) -> Outcome | Running: ...
+) -> Coroutine[Any, Any, Outcome | Running]: ...
 
 
-async def invoke(
+def invoke(
     tool: Tool,
     args: Mapping[str, Any] | None,
     ctx: ToolContext,
@@ -349,7 +361,7 @@ async def invoke(
     resumed: bool = False,
     streams: bool = False,
     defer: bool = False,
-) -> Outcome | Running:
+) -> Coroutine[Any, Any, Outcome | Running]:
     """Call ``tool`` once: the gates, the run under its deadline, the callbacks.
 
     Args:
@@ -378,7 +390,48 @@ async def invoke(
         or `Running`, when the caller asked to run the call itself.
         Arguments that are not a JSON object, or nest deeper than `MAX_JSON_DEPTH`, are
         a `Done` with an error result (and empty ``args``): no tool sees them.
+
+    With telemetry on (`toolsets.telemetry`), the call is an ``execute_tool`` span.
     """
+    # Not a coroutine function itself: the call's coroutine is handed back, one frame
+    # fewer between the caller and the tool.
+    call = _invoke(
+        tool, args, ctx, default_timeout, callbacks, scopes, confirmation, credential,
+        resumed, streams, defer,
+    )  # fmt: skip
+    telemetry = _telemetry.current
+    return call if telemetry is None else _traced(telemetry, tool, ctx, call)
+
+
+async def _traced(
+    telemetry: Telemetry, tool: Tool, ctx: ToolContext, call: Awaitable[Outcome | Running]
+) -> Outcome | Running:
+    """``call`` as its ``execute_tool`` span: what it waits for, and ``error.type`` for
+    a result that tells the model of an error (``tool_error``) or the class of what the
+    tool raised (`_recover`)."""
+    with telemetry.tool_call(tool.name, ctx.function_call_id) as span:
+        outcome = await call
+        if not isinstance(outcome, Done):
+            span.set("toolsets.tool.outcome", _OUTCOMES[type(outcome)])
+        elif "error.type" not in span.attributes and is_error_result(outcome.result):
+            span.failed("tool_error")
+        return outcome
+
+
+async def _invoke(
+    tool: Tool,
+    args: Mapping[str, Any] | None,
+    ctx: ToolContext,
+    default_timeout: float,
+    callbacks: Callbacks,
+    scopes: Set[str],
+    confirmation: ToolConfirmation | None,
+    credential: AuthCredential | None,
+    resumed: bool,
+    streams: bool,
+    defer: bool,
+) -> Outcome | Running:
+    """`invoke`'s call."""
     path = CallPath(default_timeout, callbacks, scopes)
     copied = _admitted(tool, args, ctx, path, confirmation, credential)
     if isinstance(copied, Done):  # not admitted: nothing runs
@@ -563,6 +616,9 @@ async def _first(callbacks: Sequence[Callable[..., Any]], *args: Any) -> JsonVal
 async def _recover(
     callbacks: Callbacks, tool: Tool, args: dict[str, Any], ctx: ToolContext, error: Exception
 ) -> JsonValue:
+    telemetry = _telemetry.current
+    if telemetry is not None:
+        telemetry.tool_failed(error)
     recovered = await _first(callbacks.on_tool_error, tool, args, ctx, error)
     if recovered is not None:
         return recovered

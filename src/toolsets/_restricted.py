@@ -17,7 +17,7 @@ from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._json import JsonValue
 from toolsets._tool import LlmRequest, Tool
-from toolsets._toolset import BaseToolset, Toolset
+from toolsets._toolset import BaseToolset, ListingVaries, Toolset
 from toolsets._wrappers import WrapperToolset
 
 __all__ = ["MAX_GRANTS", "restricted"]
@@ -66,6 +66,7 @@ class _GuardedTool(ForwardingTool):
 
 class _Restricted(WrapperToolset):
     keeps_names = True
+    listing_varies: ListingVaries = "caller"  # by the caller's scopes and claims
 
     def __init__(self, toolset: Toolset, policy: AccessPolicy) -> None:
         super().__init__(toolset)

@@ -6,7 +6,7 @@ import abc
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Literal, Protocol, Self, TypeAlias, runtime_checkable
 
 from toolsets._concurrency import gather
 from toolsets._context import ToolContext
@@ -14,7 +14,12 @@ from toolsets._errors import ToolDefinitionError, ToolNotFoundError
 from toolsets._function_tool import FunctionTool
 from toolsets._tool import Tool
 
-__all__ = ["BaseToolset", "StaticToolset", "Toolset", "as_tool", "list_each"]
+__all__ = ["BaseToolset", "ListingVaries", "StaticToolset", "Toolset", "as_tool", "list_each"]
+
+ListingVaries: TypeAlias = Literal["never", "caller", "request"]
+"""What a toolset's listing depends on, beyond the changes it announces: ``"never"``
+(every caller is offered the same tools), ``"caller"`` (who calls: identity, scopes,
+credentials), ``"request"`` (anything in the context, e.g. the client's state)."""
 
 
 @runtime_checkable
@@ -49,6 +54,12 @@ class Toolset(Protocol):
 
 class BaseToolset(abc.ABC):
     """Defaults for `Toolset`: ``async with`` calls ``shutdown`` on exit."""
+
+    listing_varies: ListingVaries = "request"
+    """What this toolset's listing depends on, beyond the changes it announces (a
+    wrapper: what it adds to the toolset it wraps). An MCP server serving it tells
+    clients how long and how widely they may cache its lists from it (see `McpServer`'s
+    ``list_ttl``); ``"request"``, the default, claims nothing."""
 
     @abc.abstractmethod
     async def list_tools(self, ctx: ToolContext | None = None) -> Sequence[Tool]:
@@ -118,6 +129,8 @@ class StaticToolset(BaseToolset):
 
     Plain functions are wrapped in `FunctionTool`. Names must be unique.
     """
+
+    listing_varies: ListingVaries = "never"
 
     def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}

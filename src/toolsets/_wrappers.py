@@ -21,7 +21,7 @@ from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
 from toolsets._forwarding import ForwardingTool
 from toolsets._tool import Tool
-from toolsets._toolset import BaseToolset, Toolset, list_each
+from toolsets._toolset import BaseToolset, ListingVaries, Toolset, list_each
 
 __all__ = [
     "checked_toolset",
@@ -185,12 +185,15 @@ async def _names_in_any_context(toolset: Toolset, ctx: ToolContext | None) -> se
 
 
 class _Filtered(WrapperToolset):
+    listing_varies: ListingVaries = "never"
+
     def __init__(self, toolset: Toolset, keep: Collection[str] | ToolPredicate) -> None:
         super().__init__(toolset)
         self._names: frozenset[str] | None = None
         self._predicate: ToolPredicate | None = None
         if callable(keep):
             self._predicate = keep
+            self.listing_varies = "request"  # a predicate of the context
         elif isinstance(keep, str):
             raise TypeError("filtered() takes a collection of names, not one string")
         else:
@@ -217,6 +220,8 @@ class _Filtered(WrapperToolset):
 
 class _Renamed(WrapperToolset):
     """Renames by a prefix (a string) or by a mapping of old to new names."""
+
+    listing_varies: ListingVaries = "never"
 
     def __init__(self, toolset: Toolset, rename: str | dict[str, str], label: str) -> None:
         super().__init__(toolset)
@@ -314,6 +319,7 @@ class ManyToolsets(BaseToolset):
 
 class _Combined(ManyToolsets):
     label = "combined"
+    listing_varies: ListingVaries = "never"
 
     def __init__(self, toolsets: Sequence[Toolset]) -> None:
         self.toolsets = tuple(checked_toolset(toolset) for toolset in toolsets)

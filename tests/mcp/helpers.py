@@ -59,6 +59,11 @@ class HttpServer:
 
     def start(self) -> None:
         self.process = self.spawn()
+        self.wait_started()
+
+    def wait_started(self) -> None:
+        """Wait (at most 20 s) until the process spawned accepts connections."""
+        assert self.process is not None
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

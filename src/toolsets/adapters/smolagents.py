@@ -674,7 +674,7 @@ class SmolagentsAdapter:
             raise self._closed_error(entry, "was used after")
         seconds = (entry.tool.timeout or self._timeout) + _GRACE
         try:
-            future = portal.start_task_soon(call)
+            future: concurrent.futures.Future[Outcome] = portal.start_task_soon(call)
         except RuntimeError as exc:  # the loop stopped meanwhile
             raise self._closed_error(entry, "was called as") from exc
         try:

@@ -220,6 +220,7 @@ _LIMIT_FLAGS = {
     "keep_alive_timeout": "--keep-alive-timeout",
     "max_connections": "--max-connections",
     "max_header_bytes": "--max-header-bytes",
+    "shutdown_timeout": "--shutdown-timeout",
 }
 """The options bounding connections over HTTP (`McpServer.serve_http`'s), by flag."""
 
@@ -261,6 +262,15 @@ def _limit_options(function: Any) -> Any:
             help="Over HTTP: the largest request head, past it 431 (default 16 KiB).",
         ),
     ]
+    decorators.append(
+        click.option(
+            "--shutdown-timeout",
+            type=seconds,
+            metavar="SECONDS",
+            help="Over HTTP: on SIGTERM, seconds the calls in flight have to finish "
+            "(default 30; /readyz says 503 and new connections are refused meanwhile).",
+        )
+    )
     for decorator in reversed(decorators):
         function = decorator(function)
     return function
@@ -277,7 +287,9 @@ over HTTP are given with --mcp-url (their headers with --mcp-header). Beyond thi
 machine (e.g. --http 0.0.0.0:8000), --allowed-host must name the host name clients use:
 requests with another Host header are refused (against DNS rebinding). Every wait on a
 client is bounded (--header-timeout, --body-timeout, --keep-alive-timeout), and
-connections past --max-connections are answered 503 at once. Beyond this machine, the
+connections past --max-connections are answered 503 at once. GET /healthz answers 200
+while serving, /readyz 200 once the sources are loaded and until SIGTERM, which lets the
+calls in flight finish (--shutdown-timeout) before closing. Beyond this machine, the
 server needs --auth-issuer URL (every request then needs a bearer access token that OAuth
 2.1 authorization server issued for it: clients discover it from the server's metadata)
 or, to serve without authorization on purpose, --no-auth. With --auth-issuer, a shared
@@ -372,6 +384,27 @@ Examples:
     metavar="BYTES",
     help="Over HTTP: the largest request body (default 4 MiB).",
 )
+@click.option(
+    "--max-sessions-per-client",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Over HTTP with sessions: how many one client (its token's subject, else its "
+    "address) may hold at once (default 100; a new one past it gets 429).",
+)
+@click.option(
+    "--list-ttl",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="How long clients may cache a list every caller is offered alike (default "
+    "3600; a gateway's at most 10, a list filtered per caller is private; 0: none).",
+)
+@click.option(
+    "--state-key-file",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="PATH",
+    help="Over HTTP: the keys sealing a waiting call's state, one a line, the first sealing "
+    "(replicas share them; or TOOLSETS_MCP_STATE_KEY, see the README's Deploy).",
+)
 @auth_options
 @access_options
 @_limit_options
@@ -394,6 +427,9 @@ def serve_command(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     max_body: int | None,
+    max_sessions_per_client: int | None,
+    list_ttl: float | None,
+    state_key_file: str | None,
     server_name: str | None,
     print_config: bool,
     as_json: bool,
@@ -427,12 +463,17 @@ def serve_command(
         catalog=catalog,
         auth=auth,
         access=access,
+        list_ttl=list_ttl,
         redis=redis_url,
     )
     if print_config:
         _print_config(terminal, sources, params, server, http)
         return
     check_extras(catalog)
+    if http is None and (state_key_file is not None or max_sessions_per_client is not None):
+        raise click.UsageError("--state-key-file and --max-sessions-per-client are for --http")
+    if http is not None:
+        _check_state_keys(state_key_file)
     if http is None:
         _serve_stdio(terminal, sources, params, server)
         return
@@ -445,10 +486,31 @@ def serve_command(
         options["allowed_origins"] = list(allowed_origins)
     if max_body is not None:
         options["max_body_bytes"] = max_body
+    if max_sessions_per_client is not None:
+        if stateless:
+            raise click.UsageError("--max-sessions-per-client is for sessions (not --stateless)")
+        options["max_sessions_per_client"] = max_sessions_per_client
     options.update((key, value) for key, value in limits.items() if value is not None)
     _serve_http(
         terminal, sources, params, server, http, workers=workers, as_json=as_json, **options
     )
+
+
+def _check_state_keys(state_key_file: str | None) -> None:
+    """The keys sealing a waiting call's state, from ``--state-key-file`` or the
+    environment, checked now (each `McpServer` made reads them, in workers too).
+
+    Raises:
+        click.UsageError: a malformed key, or both the file and the variable.
+    """
+    from toolsets.mcp.server._keys import STATE_KEY_FILE_VARIABLE, state_keys_from
+
+    if state_key_file is not None:
+        os.environ[STATE_KEY_FILE_VARIABLE] = state_key_file
+    try:
+        state_keys_from(os.environ)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 def _refuse_misuse(
@@ -761,6 +823,9 @@ class ServerOptions:
     """``--auth-issuer`` and its options, or ``--no-auth`` (`auth_settings`)."""
     access: Access = field(default_factory=dict)
     """``--access-policy``, each user's credentials, ``--audit-log`` (`access_settings`)."""
+    list_ttl: float | None = None
+    """``--list-ttl``: seconds a client may keep a list every caller is offered alike
+    (None: `McpServer`'s default)."""
     redis: str | None = None
     """``--redis``: the URL of the Redis the replicas share."""
 
@@ -780,7 +845,7 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
     say): a tool that asks for a credential (beyond the specs', given when they were
     read) gets the one ``--credential`` or ``TOOLSETS_CREDENTIAL_<SCHEME>`` gives, never
     the client's own token."""
-    from toolsets.mcp import McpServer
+    from toolsets.mcp import LIST_TTL, McpServer
 
     wraps = server.catalog.wraps
     auth = server_auth(server.auth, os.environ)
@@ -831,6 +896,7 @@ def _server(toolset: Toolset, server: ServerOptions, options: SourceOptions) -> 
         credentials=users if users is not None else credentials,
         tool_timeout=server.tool_timeout,
         auth=auth,
+        list_ttl=LIST_TTL if server.list_ttl is None else server.list_ttl,
         spent_states=_spent_states(server.redis),
     )
 

@@ -29,7 +29,7 @@ from toolsets._context import ToolContext
 from toolsets._errors import ToolsetError
 from toolsets._names import PREFIX_NAMES
 from toolsets._tool import Tool
-from toolsets._toolset import StaticToolset, Toolset
+from toolsets._toolset import ListingVaries, StaticToolset, Toolset
 from toolsets._wrappers import WrapperToolset, combined, filtered, prefixed
 
 if TYPE_CHECKING:
@@ -267,6 +267,7 @@ class ServedToolset(WrapperToolset):
     serves that server itself: its name, resources and prompts too)."""
 
     keeps_names = True
+    listing_varies: ListingVaries = "never"
 
     def __init__(self, server: McpServer) -> None:
         super().__init__(server.toolset)

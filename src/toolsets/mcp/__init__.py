@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # what `__getattr__` gives, for the type checker
     from toolsets.mcp.server import (
         AUDIT_LOGGER,
         DEFAULT_PAGE_SIZE,
+        GATEWAY_LIST_TTL,
+        LIST_TTL,
         MAX_SESSION_STATES,
         SESSION_STATE_TTL,
         TOKEN_EXCHANGE_TIMEOUT,
@@ -82,6 +84,8 @@ _SERVER = frozenset(
     {
         "AUDIT_LOGGER",
         "DEFAULT_PAGE_SIZE",
+        "GATEWAY_LIST_TTL",
+        "LIST_TTL",
         "MAX_SESSION_STATES",
         "SESSION_STATE_TTL",
         "TOKEN_EXCHANGE_TIMEOUT",
@@ -122,6 +126,8 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
+    "GATEWAY_LIST_TTL",
+    "LIST_TTL",
     "MAX_SESSION_STATES",
     "SESSION_STATE_TTL",
     "TOKEN_EXCHANGE_TIMEOUT",

@@ -1,5 +1,6 @@
 """MCP tool results into the JSON a model reads, and back (one place for every content
-type): `convert_result` for a client, `tool_to_mcp` and `result_to_mcp` for a server."""
+type): `convert_result` (and `parameters_of` a tool) for a client, `tool_to_mcp` and
+`result_to_mcp` for a server."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ from toolsets._json import JsonValue, to_json_value
 from toolsets._results import error_result, is_error_result
 from toolsets._tool import Tool
 
-__all__ = ["block_to_mcp", "convert_block", "convert_result", "result_to_mcp", "tool_to_mcp"]
+__all__ = [
+    "block_to_mcp",
+    "convert_block",
+    "convert_result",
+    "parameters_of",
+    "result_to_mcp",
+    "tool_to_mcp",
+]
 
 
 def _without_none(values: dict[str, Any]) -> dict[str, JsonValue]:
@@ -77,6 +85,16 @@ def convert_result(result: mt.CallToolResult) -> JsonValue:
     if len(blocks) == 1 and blocks[0]["type"] == "text":
         return blocks[0]["text"]
     return {"content": list(blocks)}
+
+
+def parameters_of(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An MCP tool's input schema as an object schema (some servers leave out ``type``
+    or ``properties``)."""
+    out = dict(schema)
+    out.setdefault("type", "object")
+    if out["type"] == "object":
+        out.setdefault("properties", {})
+    return out
 
 
 def tool_to_mcp(tool: Tool, declaration: ToolDeclaration | None = None) -> mt.Tool | None:

@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 import anyio.to_thread
 import httpx2
 
+from toolsets import _telemetry
 from toolsets._auth import AuthCredential, Secret, header_secrets, mask_bytes, secret_forms
 from toolsets._errors import ToolCallError
 from toolsets._http import essence, is_json, is_text, map_http_errors
@@ -272,7 +273,11 @@ class RestApi:
         for _ in range(MAX_REDIRECTS + 1):
             url = request.url
             with map_http_errors(request.method, url, target=target, secrets=secrets):
-                response = await client.send(request, stream=True, follow_redirects=False)
+                telemetry = _telemetry.current
+                if telemetry is None:
+                    response = await client.send(request, stream=True, follow_redirects=False)
+                else:  # a CLIENT span, sending traceparent on
+                    response = await telemetry.send(client, request, op.path)
                 try:
                     if response.is_redirect and "location" in response.headers:
                         request = self._redirected(request, response, op, first)

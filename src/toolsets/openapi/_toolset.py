@@ -26,7 +26,7 @@ from toolsets._errors import SpecError, ToolDefinitionError, ToolNotFoundError
 from toolsets._gc import collector_paused
 from toolsets._http import map_http_errors
 from toolsets._results import clip
-from toolsets._toolset import BaseToolset
+from toolsets._toolset import BaseToolset, ListingVaries
 from toolsets._urls import safe_url
 from toolsets.openapi._api import RestApi
 from toolsets.openapi._budget import DEFAULT_DECLARATION_BUDGET
@@ -176,6 +176,8 @@ class OpenApiToolset(BaseToolset):
         ToolDefinitionError: an option cannot work (``.field`` names it), e.g. a header
             value with a line break.
     """
+
+    listing_varies: ListingVaries = "never"
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import serve_app
+from tests.helpers import buffered, refuse, serve_app
 from tests.mcp.server.oidc import SECRETS, OpenIdProvider, public_jwk
 from toolsets import AuthConfig, Identity, StaticToolset, tool
 from toolsets.mcp import (
@@ -61,17 +61,32 @@ def greet() -> str:
     return "say hello"
 
 
+INVALID = (401, 'Bearer error="invalid_token"')
+LACKING = (403, 'Bearer error="insufficient_scope", scope="notes:write"')
+"""How the upstream refuses a token (status, ``WWW-Authenticate``)."""
+
+
 @dataclass
 class Recorder:
     """An ASGI app recording the ``Authorization`` header of each HTTP request before
-    handing it to ``app`` (the upstream MCP server)."""
+    handing it to ``app`` (the upstream MCP server), or refusing it: a token in
+    ``revoked`` is answered as it says, as is the next new token of a subject in
+    ``revoke_next`` (which goes into ``revoked``)."""
 
     app: Any
     seen: list[str | None] = field(default_factory=list)
     methods: list[str] = field(default_factory=list)
 
     rpc: list[str] = field(default_factory=list)
-    """The JSON-RPC method of each POST."""
+    """The JSON-RPC method of each POST let through."""
+    revoked: dict[str, tuple[int, str]] = field(default_factory=dict)
+    revoke_next: dict[str, tuple[int, str]] = field(default_factory=dict)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    """The JSON-RPC method (or HTTP method) and subject of each request refused."""
+    passed: list[tuple[str, str]] = field(default_factory=list)
+    """The same, of each request let through."""
+    tokens: dict[str, list[str]] = field(default_factory=dict)
+    """Each subject's tokens, in the order first seen."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -81,16 +96,67 @@ class Recorder:
         assert len(found) <= 1, "two Authorization headers in one request"
         self.seen.append(found[0] if found else None)
         self.methods.append(scope["method"])
+        token = found[0].removeprefix("Bearer ") if found else ""
+        subject = self._subject(token)
+        refusal = self.revoked.get(token)
+        if refusal is not None:
+            body, _ = await buffered(receive)
+            self.refused.append((_method(body, scope), subject))
+            await refuse(send, *refusal)
+            return
+        # Handed on as it comes (what the app reads is recorded on the way).
         body = bytearray()
 
         async def recorded() -> Any:
             message = await receive()
             body.extend(message.get("body", b""))
+            if message["type"] == "http.request" and not message.get("more_body"):
+                self.passed.append((_method(bytes(body), scope), subject))
             return message
 
         await self.app(scope, recorded, send)
         if body:
-            self.rpc.append(json.loads(body).get("method", "(an answer)"))
+            self.rpc.append(_method(bytes(body), scope))
+
+    def _subject(self, token: str) -> str:
+        """The token's subject (unchecked: the upstream's check is not under test; an
+        opaque token stands for itself); a new token of a subject in ``revoke_next`` is revoked."""
+        if not token:
+            return ""
+        try:
+            subject = str(jwt.decode(token, options={"verify_signature": False})["sub"])
+        except jwt.DecodeError:  # an opaque token (a mapping's): its own subject
+            subject = token
+        mine = self.tokens.setdefault(subject, [])
+        if token not in mine:
+            mine.append(token)
+            if subject in self.revoke_next:
+                self.revoked[token] = self.revoke_next.pop(subject)
+        return subject
+
+
+def _method(body: bytes, scope: Any) -> str:
+    """A request's JSON-RPC method (its HTTP method, without a body)."""
+    return str(json.loads(body).get("method", "(an answer)")) if body else scope["method"]
+
+
+class Resolver:
+    """Each user's upstream token by token exchange (dropped from its cache when the
+    upstream refuses it), none for `NOBODY`, and one only once for `REVOKED` users."""
+
+    def __init__(self, exchange: TokenExchange) -> None:
+        self.exchange = exchange
+        self.found: set[str] = set()
+
+    async def __call__(self, identity: Identity, config: AuthConfig) -> Any:
+        if identity.subject == NOBODY or identity.subject in self.found:
+            return None
+        if identity.subject.startswith(REVOKED):
+            self.found.add(identity.subject)
+        return await self.exchange(identity, config)
+
+    def forget(self, identity: Identity, config: AuthConfig) -> None:
+        self.exchange.forget(identity, config)
 
 
 @dataclass
@@ -158,16 +224,7 @@ def served_gateway(
             client_secret=SECRETS["exchanger"],
         )
 
-        found: set[str] = set()
-
-        async def resolve(identity: Identity, config: AuthConfig) -> Any:
-            if identity.subject == NOBODY or identity.subject in found:
-                return None
-            if identity.subject.startswith(REVOKED):
-                found.add(identity.subject)
-            return await exchange(identity, config)
-
-        users = UserCredentials(resolve)
+        users = UserCredentials(Resolver(exchange))
 
         def make() -> Any:
             bearer = UserBearer(users, name="upstream")
@@ -304,3 +361,120 @@ async def test_the_servers_own_authorization_header_is_replaced_by_the_callers_n
         assert refused.is_error
         assert set(gateway.upstream_subjects()) == {"alice"}  # one Authorization each
         assert server_default not in gateway.recorder.seen
+
+
+# --- a token the upstream refuses ------------------------------------------------------
+
+
+def _new_user(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:12]}"
+
+
+async def test_a_token_the_upstream_refuses_is_an_error_result_and_the_next_call_exchanges_anew(
+    gateway: Gateway,
+) -> None:
+    frank = _new_user("frank")
+    recorder = gateway.recorder
+    async with client(gateway.url, gateway.user_token(frank)) as connected:
+        first = await connected.call_tool("whoami", {})
+        (token,) = recorder.tokens[frank]
+        recorder.revoked[token] = INVALID  # revoked early, at the upstream
+        before = len(recorder.passed)
+        refused = await connected.call_tool("whoami", {})
+        refused_at = len(recorder.passed)
+        again = await connected.call_tool("whoami", {})
+    assert not first.is_error
+    assert refused.is_error
+    assert refused.structured_content is not None
+    assert refused.structured_content["credential"] == "upstream"
+    error = refused.structured_content["error"]
+    assert "refused the credential 'upstream'" in error
+    assert "HTTP 401 invalid_token" in error
+    assert token not in error
+    # Nothing of the refused call ran upstream; the next went with a new exchanged token.
+    assert ("tools/call", frank) in recorder.refused
+    assert recorder.passed[before:refused_at] == []
+    assert ("tools/call", frank) in recorder.passed[refused_at:]
+    assert len(recorder.tokens[frank]) == 2
+    assert not again.is_error
+    assert frank in gateway.upstream_subjects()
+
+
+async def test_a_token_refused_again_is_an_error_result_again_with_one_exchange_per_call(
+    gateway: Gateway,
+) -> None:
+    grace = _new_user("grace")
+    recorder = gateway.recorder
+    recorder.revoke_next[grace] = INVALID
+    async with client(gateway.url, gateway.user_token(grace)) as connected:
+        refused = [await connected.call_tool("whoami", {})]
+        recorder.revoke_next[grace] = INVALID  # the fresh one is refused too
+        refused.append(await connected.call_tool("whoami", {}))
+        after = await connected.call_tool("whoami", {})
+    # Each refused call met its new session refused (a new user's first token, then a
+    # fresh one): an error result each time, never a loop of exchanges.
+    for each in refused:
+        assert each.is_error
+        assert each.structured_content is not None
+        assert each.structured_content["credential"] == "upstream"
+    assert len(recorder.tokens[grace]) == 3
+    assert [what for what, who in recorder.passed if who == grace].count("tools/call") == 1
+    assert not after.is_error
+
+
+async def test_a_listing_whose_token_the_upstream_refuses_is_a_clear_error_then_recovers(
+    gateway: Gateway,
+) -> None:
+    heidi = _new_user("heidi")
+    gateway.recorder.revoke_next[heidi] = INVALID
+    async with client(gateway.url, gateway.user_token(heidi)) as connected:
+        with pytest.raises(MCPError) as listing:
+            await connected.list_tools()
+        tools = [t.name for t in (await connected.list_tools()).tools]
+    message = listing.value.error.message
+    assert "refused the credential 'upstream'" in message
+    assert "HTTP 401" in message
+    assert "cannot connect" not in message
+    assert tools == ["whoami"]
+    assert len(gateway.recorder.tokens[heidi]) == 2
+
+
+async def test_another_users_session_is_untouched_when_one_users_token_is_refused(
+    gateway: Gateway,
+) -> None:
+    ivan, judy = _new_user("ivan"), _new_user("judy")
+    recorder = gateway.recorder
+    async with (
+        client(gateway.url, gateway.user_token(ivan)) as as_ivan,
+        client(gateway.url, gateway.user_token(judy)) as as_judy,
+    ):
+        await as_ivan.call_tool("whoami", {})
+        await as_judy.call_tool("whoami", {})
+        recorder.revoked[recorder.tokens[judy][0]] = INVALID
+        before = len(recorder.passed)
+        refused = await as_judy.call_tool("whoami", {})
+        called = await as_ivan.call_tool("whoami", {})
+        judy_again = await as_judy.call_tool("whoami", {})
+    assert refused.is_error
+    assert not called.is_error
+    assert not judy_again.is_error
+    # Ivan's call went over his open session, with his one token.
+    assert [each for each in recorder.passed[before:] if each[1] == ivan] == [("tools/call", ivan)]
+    assert len(recorder.tokens[ivan]) == 1
+
+
+async def test_a_token_lacking_a_scope_the_upstream_asks_for_is_an_error_result_naming_it(
+    gateway: Gateway,
+) -> None:
+    mallory = _new_user("mallory")
+    recorder = gateway.recorder
+    async with client(gateway.url, gateway.user_token(mallory)) as connected:
+        await connected.call_tool("whoami", {})
+        recorder.revoked[recorder.tokens[mallory][0]] = LACKING
+        refused = await connected.call_tool("whoami", {})
+    assert refused.is_error
+    assert refused.structured_content is not None
+    assert refused.structured_content["credential"] == "upstream"
+    error = refused.structured_content["error"]
+    assert "HTTP 403 insufficient_scope, which asks for the scope 'notes:write'" in error
+    assert ("tools/call", mallory) in recorder.refused

@@ -47,6 +47,16 @@ class ServerAccess:
     _sessions: Sessions
     _withheld: Withheld
 
+    @property
+    def list_hints(self) -> dict[str, tuple[int, Literal["public", "private"]]]:
+        """The cache hints (``ttlMs``, ``cacheScope``) of the server's latest answer to
+        each list (``"tools"``, ``"resources"``, ...; the shortest and narrowest of its
+        pages), when it gave them (protocol 2026-07-28): a gateway serving the list
+        passes them on."""
+        hints: dict[str, tuple[int, Literal["public", "private"]]]
+        hints = self.__dict__.setdefault("_list_hints", {})
+        return hints
+
     async def refusal(self, ctx: ToolContext | None = None) -> AuthError | None:
         """Why this server offers the caller of ``ctx`` nothing: the `AuthError` with
         which the transport's ``header_provider`` refuses them (a `UserBearer` finding
@@ -77,6 +87,7 @@ class ServerAccess:
         method, items_of = _PAGES[kind]
         items: list[Any] = []
         cursor: str | None = None
+        hints: list[tuple[int, Literal["public", "private"]]] = []
         while True:
             page = await self._sessions.request(
                 ctx,
@@ -86,9 +97,19 @@ class ServerAccess:
                 host=host,
             )
             items.extend(items_of(page))
+            if "ttl_ms" in page.model_fields_set:  # not on 2025-11-25
+                hints.append((page.ttl_ms, page.cache_scope))
             cursor = page.next_cursor
             if not cursor:
-                return items
+                break
+        if hints:
+            scope: Literal["public", "private"] = (
+                "private" if any(s == "private" for _, s in hints) else "public"
+            )
+            self.list_hints[kind] = (min(ttl for ttl, _ in hints), scope)
+        else:
+            self.list_hints.pop(kind, None)
+        return items
 
     # --- resources and prompts --------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""What the client answers when a server asks: sampling, elicitation, roots; and where
-the server's log messages go (internal)."""
+"""What the client answers when a server asks: sampling, elicitation, roots; where
+the server's log messages go; and the SDK client's options made of them (internal)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ __all__ = [
     "ElicitationHandler",
     "RootsSource",
     "SamplingHandler",
+    "client_kwargs",
     "elicitation_callback",
     "logging_callback",
     "roots_callback",
@@ -160,3 +161,38 @@ def logging_callback(
         )
 
     return log
+
+
+def client_kwargs(
+    name: str,
+    on_message: Callable[[Any], Awaitable[None]],
+    mode: Literal["auto", "legacy", "2026-07-28"],
+    log_level: mt.LoggingLevel | None,
+    sampling: SamplingHandler | Llm | None,
+    elicitation: ElicitationHandler | Literal["defaults"] | None,
+    roots: RootsSource | None,
+) -> dict[str, Any]:
+    """The options of the SDK's client for each session of the toolset ``name``."""
+    kwargs: dict[str, Any] = {
+        "mode": mode,
+        "read_timeout_seconds": None,  # each request gets its own bound instead
+        "client_info": mt.Implementation(name="toolsets", version=_version()),
+        "message_handler": on_message,
+        "logging_callback": logging_callback(logging.getLogger("toolsets.mcp.server"), name),
+        "cache": None,  # our own list cache, invalidated by list changes
+    }
+    if log_level is not None:
+        kwargs["log_level"] = log_level
+    if sampling is not None:
+        kwargs["sampling_callback"] = sampling_callback(sampling)
+    if elicitation is not None:
+        kwargs["elicitation_callback"] = elicitation_callback(elicitation)
+    if roots is not None:
+        kwargs["list_roots_callback"] = roots_callback(roots)
+    return kwargs
+
+
+def _version() -> str:
+    from toolsets import __version__
+
+    return __version__

@@ -10,16 +10,22 @@ with no closure built for it (`call_sender` says None).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+import httpx2
 import mcp.types as mt
 from mcp import Client, MCPError
 from mcp.shared.dispatcher import ProgressFnT
 
+from toolsets import _telemetry
 from toolsets._context import ToolContext
 from toolsets.mcp.client._relay import ConfirmationRelay
 from toolsets.mcp.client._sessions import result_of_invalid_params
 from toolsets.mcp.client._tasks import TaskCall, call_as_task
+from toolsets.mcp.client._transports import Stdio, Transport
+
+if TYPE_CHECKING:
+    from toolsets.telemetry._spans import Attributes, Telemetry
 
 __all__ = ["ProgressHandler", "call_sender"]
 
@@ -42,6 +48,7 @@ def call_sender(
     relay: ConfirmationRelay | None,
     server: str,
     answers_input: bool,
+    transport: Transport | None = None,
 ) -> Callable[[Client], Awaitable[mt.CallToolResult]] | None:
     """The request of a call to ``server``'s tool ``name`` within ``bound`` seconds, or
     None for the plain one (``client.call_tool(name, args)``).
@@ -54,6 +61,7 @@ def call_sender(
             context's ``tool_confirmation``), once.
         answers_input: Whether the toolset answers a server's questions (elicitation or
             sampling) while a task runs.
+        transport: How the server is reached (what a telemetry span says of it).
     """
     # A caller listening to the call's progress (our MCP server, for its own client)
     # hears the server's too.
@@ -71,9 +79,44 @@ def call_sender(
     given = ctx.tool_confirmation if ctx is not None else None
     if given is None or not given.confirmed:
         relay = None
-    if relay is None and as_task is None and on_progress is None and request_meta is None:
+    telemetry = _telemetry.current
+    plain = relay is None and as_task is None and on_progress is None and request_meta is None
+    if plain and telemetry is None:
         return None
-    return _sender(name, args, on_progress, request_meta, as_task, relay)
+    sender = _sender(name, args, on_progress, request_meta, as_task, relay)
+    return sender if telemetry is None else _traced(telemetry, name, sender, transport)
+
+
+def _peer(transport: Transport | None) -> Attributes:
+    """What a span says of the server ``transport`` reaches (semantic conventions)."""
+    if isinstance(transport, Stdio):
+        return {"network.transport": "pipe"}
+    if transport is None:
+        return {}
+    url = httpx2.URL(transport.url)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    return {"network.transport": "tcp", "server.address": url.host, "server.port": port}
+
+
+def _traced(
+    telemetry: Telemetry,
+    name: str,
+    sender: Callable[[Client], Awaitable[mt.CallToolResult]],
+    transport: Transport | None,
+) -> Callable[[Client], Awaitable[mt.CallToolResult]]:
+    """``sender`` as a CLIENT span ``tools/call {name}`` (the SDK's request under it
+    puts its ``traceparent`` in ``_meta``); a result with ``isError`` is a ``tool_error``."""
+
+    peer = _peer(transport)
+
+    async def call(client: Client) -> mt.CallToolResult:
+        with telemetry.mcp_call(name, peer) as span:
+            result = await sender(client)
+            if result.is_error:
+                span.failed("tool_error")
+            return result
+
+    return call
 
 
 async def _notify(

@@ -31,7 +31,9 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
+from toolsets._auth import redact
 from toolsets._logs import guard_library_logs
+from toolsets.mcp.client._refusal import CredentialRefusedError, Refusal, refusal_of
 from toolsets.mcp.client._result_type import CompleteByDefault, speaks_result_types
 from toolsets.mcp.client._stderr import ServerStderr
 from toolsets.mcp.client._stdio import StdioTransport
@@ -73,6 +75,9 @@ class _Sent:
 
     answered: bool = False
     refused: bool = False
+    """Its session id was refused."""
+    unauthorized: Refusal | None = None
+    """Its credential was refused (401, or 403 ``insufficient_scope``)."""
 
 
 # The SDK sends each HTTP request in a task that copies the sender's context, so the
@@ -83,7 +88,8 @@ _SENT: contextvars.ContextVar[_Sent | None] = contextvars.ContextVar("_SENT", de
 async def _note_refusal(response: httpx2.Response) -> None:
     """An HTTP response hook: notes a request refused for its session id — 404 once the
     server forgot the session (the spec), or 400 naming the session, as TypeScript
-    servers answer ("Bad Request: No valid session ID provided")."""
+    servers answer ("Bad Request: No valid session ID provided"); and a refusal of the
+    credential (401, or 403 ``insufficient_scope``: see `refusal_of`)."""
     sent = _SENT.get()
     if sent is None or sent.answered:
         return
@@ -91,7 +97,11 @@ async def _note_refusal(response: httpx2.Response) -> None:
     if status < 400:
         # Accepted: a later refusal (of a follow-up) changes nothing. (Every request of
         # the call goes within the one session, if the server keeps sessions at all.)
+        # A refusal an `httpx2.Auth` answered (a new token, sent again) is forgotten.
         sent.answered = True
+        sent.unauthorized = None
+    elif status in (401, 403):
+        sent.unauthorized = refusal_of(response)
     elif status in (400, 404) and _in_session(response.request):
         if status == 404:
             sent.refused = True
@@ -122,8 +132,10 @@ async def call_on(
     try:
         return await fn(client, *args)
     except MCPError as exc:
-        # The SDK makes its own error of an HTTP 400/404 (or takes the one in the body,
-        # with any code): the status the hook saw is what tells.
+        # The SDK makes its own error of an HTTP 400/401/404 (or takes the one in the
+        # body, with any code): the status the hook saw is what tells.
+        if sent.unauthorized is not None:
+            raise connection.refused(sent.unauthorized, "") from exc
         if sent.refused or is_session_expired(exc):
             raise SessionRefusedError(exc.message) from exc
         raise
@@ -186,6 +198,21 @@ class Connection:
         HTTP, a response hook notes refusals)."""
         self.stderr: ServerStderr | None = None
         """A stdio server's stderr (its last lines explain a failed start)."""
+        self.connecting = _Sent()
+        """What the HTTP layer saw of the requests opening the session (the handshake):
+        a refusal of the credential there fails the connect with `refused`'s error."""
+
+    def refused(self, refusal: Refusal, what: str) -> CredentialRefusedError:
+        """The error of the server's ``refusal`` of the session's credential for
+        ``what`` (a request; "" for opening the session); a secret of the session that
+        the server quoted in its challenge is masked."""
+        name = self.options.name or self.target
+        said = f"MCP server {name} refused the credential{f' for {what}' if what else ''}"
+        return CredentialRefusedError(
+            redact(f"{said} ({refusal})", self.options.transport.secrets),
+            scheme_name=name,
+            refusal=refusal,
+        )
 
     @property
     def target(self) -> str:
@@ -251,6 +278,8 @@ class Connection:
 
     async def own(self) -> None:
         """The owner task's body: open, serve until closed or broken, close."""
+        # The SDK sends the handshake's requests in tasks copying this task's context.
+        token = _SENT.set(self.connecting)
         try:
             with anyio.CancelScope() as self._scope:
                 await self._serve()
@@ -259,6 +288,7 @@ class Connection:
             if self.ready.is_set():
                 logger.warning("MCP connection to %s lost: %s", self.target, describe(exc))
         finally:
+            _SENT.reset(token)
             self.alive = False
             self.ready.set()
             self.closed.set()

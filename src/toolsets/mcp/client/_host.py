@@ -123,6 +123,7 @@ class Host:
 
         Raises:
             ConnectionError: the server cannot be reached (or did not answer in time).
+            CredentialRefusedError: the server refused the session's credential.
         """
         live = self._connection
         if live is not None and live.alive:
@@ -163,6 +164,9 @@ class Host:
                 await self._wait_ready(connection, lambda: self._via_portal(connection.ready.wait))
             if connection.error is not None or connection.client is None:
                 error = connection.error or RuntimeError("closed while connecting")
+                refusal = connection.connecting.unauthorized
+                if refusal is not None:
+                    raise connection.refused(refusal, "") from error
                 stderr = connection.stderr.tail() if connection.stderr is not None else ""
                 why = redact(describe(error) + stderr, self.secrets)
                 raise ConnectionError(
@@ -201,6 +205,7 @@ class Host:
         Raises:
             StaleConnectionError: the connection was found dead first; nothing was sent.
             SessionRefusedError: the server refused the request for its session id.
+            CredentialRefusedError: the server refused the session's credential.
         """
         # Not a coroutine itself, and over stdio on our own loop nothing is added to the
         # SDK's: every call, on the way to the SDK, holds fewer frames and objects.

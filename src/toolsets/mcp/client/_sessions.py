@@ -6,8 +6,9 @@ A toolset keeps one session per distinct set of per-call headers (one, without a
 entered the toolset (``async with``), or on a background loop before that (`Host`). A
 request goes over the session serving its caller, is bounded by its own deadline, and is
 sent once more on a new session when the server refused the old one before running it;
-every other failure is mapped into ours, a secret of the session quoted by the server
-masked."""
+a refusal of the session's credential (HTTP 401, or 403 ``insufficient_scope``) is an
+`AuthError`, the header provider that gave it told (see `_refusal`); every other failure
+is mapped into ours, a secret of the session quoted by the server masked."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import mcp.types as mt
@@ -27,28 +28,20 @@ from mcp import MCPError
 
 from toolsets._auth import check_headers, redact
 from toolsets._context import ToolContext
-from toolsets._errors import ConnectionError, ToolCallError
+from toolsets._errors import AuthError, ConnectionError, ToolCallError
 from toolsets._tool import Tool
-from toolsets.mcp.client._callbacks import (
-    ElicitationHandler,
-    RootsSource,
-    SamplingHandler,
-    elicitation_callback,
-    logging_callback,
-    roots_callback,
-    sampling_callback,
-)
 from toolsets.mcp.client._connection import (
+    Connection,
     ConnectionOptions,
     SessionRefusedError,
     StaleConnectionError,
     is_connection_lost,
 )
 from toolsets.mcp.client._host import Host
+from toolsets.mcp.client._refusal import CredentialRefusedError, tell_refused
 from toolsets.mcp.client._transports import StreamableHttp, Transport
-from toolsets.models import Llm
 
-__all__ = ["Sessions", "client_kwargs", "result_of_invalid_params"]
+__all__ = ["Sessions", "result_of_invalid_params"]
 
 logger = logging.getLogger("toolsets.mcp")
 
@@ -256,7 +249,7 @@ class Sessions:
         for attempt in (1, 2):
             connection = host.connection
             if connection is None or not connection.alive:
-                connection = await host.connect()
+                connection = await self._connect(ctx, host, what)
             try:
                 # A bare cancel scope: anyio.fail_after wraps one in another object.
                 with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
@@ -264,6 +257,8 @@ class Sessions:
                 if scope.cancelled_caught:
                     raise TimeoutError(f"{what} got no answer within {limit:g} s")
                 return result
+            except CredentialRefusedError as exc:
+                raise await self._refused(ctx, host, what, exc) from exc
             except StaleConnectionError as exc:
                 if attempt == 2:
                     raise self._failure(exc, what, tool_name, host.secrets) from exc
@@ -288,6 +283,37 @@ class Sessions:
             except pydantic.ValidationError as exc:
                 raise self._failure(exc, what, tool_name, host.secrets) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _connect(self, ctx: ToolContext | None, host: Host, what: str) -> Connection:
+        """``host``'s live connection, opened if needed, for ``what``."""
+        try:
+            return await host.connect()
+        except CredentialRefusedError as exc:
+            raise await self._refused(ctx, host, what, exc) from exc
+
+    async def _refused(
+        self, ctx: ToolContext | None, host: Host, what: str, exc: CredentialRefusedError
+    ) -> AuthError:
+        """The error of the server's refusal of the credential ``host``'s session
+        carries, for ``what``. The header provider that gave it is told (a `UserBearer`
+        drops it: the caller's next request obtains a new one, and nothing is sent
+        again now) and the session closed; without one hearing refusals, the credential
+        is the toolset's own, and its session is closed on a 401 only (a 403 names a
+        scope one request lacks: the session serves others)."""
+        transport = self.transport
+        provider = transport.header_provider if isinstance(transport, StreamableHttp) else None
+        name = await tell_refused(provider, ctx)
+        refusal = exc.refusal
+        if name is not None or refusal.status == 401:
+            for key in [key for key, each in self.hosts.items() if each is host]:
+                del self.hosts[key]
+                self.listings.pop(key, None)
+            await host.close()
+        whose = f"the credential {name!r}" if name else "the credential"
+        after = "; it was dropped, and the next call obtains a new one" if name else ""
+        message = f"MCP server {self.name} refused {whose} for {what} ({refusal})"
+        message += f", so it did not run{after}."
+        return AuthError(redact(message, host.secrets), scheme_name=name or self.name)
 
     def _failure(
         self,
@@ -345,38 +371,3 @@ def result_of_invalid_params(exc: MCPError) -> mt.CallToolResult:
         raise exc
     text = mt.TextContent(type="text", text=exc.message)
     return mt.CallToolResult(content=[text], is_error=True)
-
-
-def client_kwargs(
-    name: str,
-    on_message: Callable[[Any], Awaitable[None]],
-    mode: Literal["auto", "legacy", "2026-07-28"],
-    log_level: mt.LoggingLevel | None,
-    sampling: SamplingHandler | Llm | None,
-    elicitation: ElicitationHandler | Literal["defaults"] | None,
-    roots: RootsSource | None,
-) -> dict[str, Any]:
-    """The options of the SDK's client for each session of the toolset ``name``."""
-    kwargs: dict[str, Any] = {
-        "mode": mode,
-        "read_timeout_seconds": None,  # each request gets its own bound instead
-        "client_info": mt.Implementation(name="toolsets", version=_version()),
-        "message_handler": on_message,
-        "logging_callback": logging_callback(logging.getLogger("toolsets.mcp.server"), name),
-        "cache": None,  # our own list cache, invalidated by list changes
-    }
-    if log_level is not None:
-        kwargs["log_level"] = log_level
-    if sampling is not None:
-        kwargs["sampling_callback"] = sampling_callback(sampling)
-    if elicitation is not None:
-        kwargs["elicitation_callback"] = elicitation_callback(elicitation)
-    if roots is not None:
-        kwargs["list_roots_callback"] = roots_callback(roots)
-    return kwargs
-
-
-def _version() -> str:
-    from toolsets import __version__
-
-    return __version__

@@ -27,13 +27,18 @@ from toolsets._tool import BaseTool, Tool
 from toolsets._toolset import BaseToolset
 from toolsets._validation import ArgumentChecker
 from toolsets._wrappers import RenamedTool
-from toolsets.mcp._convert import convert_result
+from toolsets.mcp._convert import convert_result, parameters_of
 from toolsets.mcp._relay import TOOLS_CHANGED_META
 from toolsets.mcp.client._access import ServerAccess, access_tools
-from toolsets.mcp.client._callbacks import ElicitationHandler, RootsSource, SamplingHandler
+from toolsets.mcp.client._callbacks import (
+    ElicitationHandler,
+    RootsSource,
+    SamplingHandler,
+    client_kwargs,
+)
 from toolsets.mcp.client._calls import ProgressHandler, call_sender
 from toolsets.mcp.client._relay import ConfirmationRelay
-from toolsets.mcp.client._sessions import Sessions, client_kwargs
+from toolsets.mcp.client._sessions import Sessions
 from toolsets.mcp.client._tasks import callable_tools
 from toolsets.mcp.client._transports import Sse, Stdio, StreamableHttp, Transport
 from toolsets.mcp.client._withheld import Withheld
@@ -52,15 +57,6 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take unless the toolset or the call says otherwise."""
 DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds to start a server (or reach it) and finish the handshake."""
-
-
-def _parameters(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """An MCP input schema as an object schema (some servers leave out type/properties)."""
-    out = dict(schema)
-    out.setdefault("type", "object")
-    if out["type"] == "object":
-        out.setdefault("properties", {})
-    return out
 
 
 class McpTool(BaseTool):
@@ -83,7 +79,7 @@ class McpTool(BaseTool):
         super().__init__(
             name or tool.name,
             tool.description or "",
-            parameters=_parameters(tool.input_schema),
+            parameters=parameters_of(tool.input_schema),
             response_schema=tool.output_schema,
             title=tool.title or (hints.title if hints else None),
             annotations=annotations,
@@ -116,8 +112,8 @@ class McpTool(BaseTool):
         (as hosts in strict mode send it) and is left out. A secret the session carries
         (a credential header, a secret environment variable: the transport's
         ``secrets``) is masked wherever the server quotes it back. A credential the
-        transport's ``header_provider`` cannot find for the caller (`AuthError`) is
-        ``{"error": ..., "credential": <its name>}``, and nothing is sent.
+        transport's ``header_provider`` cannot find for the caller, or that the server
+        refuses (`AuthError`), is ``{"error": ..., "credential": <its name>}``.
         """
         if isinstance(args, Mapping):
             args = self._checker.without_null_options(args)
@@ -130,8 +126,8 @@ class McpTool(BaseTool):
                 self.mcp_name, dict(args), ctx, toolset.timeout
             )
         except AuthError as exc:
-            # No credential for this caller (a header provider's, e.g. `UserBearer`):
-            # nothing was sent, and the model is told which one is missing.
+            # No credential for this caller (a header provider's, e.g. `UserBearer`), or
+            # one the server refused: the call did not run, and the model is told which.
             return error_result(str(exc), credential=exc.scheme_name)
         return redact_json(convert_result(result), secrets)
 
@@ -144,7 +140,9 @@ class McpToolset(ServerAccess, BaseToolset):
     a call in flight when a server dies fails (it may have run); a stdio server that
     exits while idle is noticed at once and started again by the next call; a request an
     HTTP server refuses for its session id (404, or 400 naming the session) never ran, so
-    it is sent again, once, on a new session. Tools are listed once, page by page, and
+    it is sent again, once, on a new session. A credential an HTTP server refuses (401,
+    or 403 ``insufficient_scope``) is an `AuthError` saying so (a `UserBearer` drops the
+    caller's: their next request obtains a new one). Tools are listed once, page by page, and
     listed again when the server says they changed. Every wait is bounded:
     ``connect_timeout`` for starting the server and the handshake, ``timeout`` for each
     call (and each listing). A tool the server runs only as a task
@@ -365,11 +363,11 @@ class McpToolset(ServerAccess, BaseToolset):
         host = sessions.shared_host()
         if host is None:
             _, host = await sessions.host_for(ctx)
-        if task is None:
-            task = self._task_support.get(name) == "required"
+        task = self._task_support.get(name) == "required" if task is None else task
         call = call_sender(
             name, args, ctx, bound, report=progress or self._progress, meta=meta,
             task=task, relay=self._relay, server=self.name, answers_input=sessions.answers_input,
+            transport=self.transport,
         )  # fmt: skip
         what = f"the call to {name!r}"
         if call is None:

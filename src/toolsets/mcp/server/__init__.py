@@ -14,6 +14,7 @@ The names are re-exported by `toolsets.mcp`, which is where users import them fr
 from toolsets.mcp.server._audit import AUDIT_LOGGER, AuditOutcome, AuditRecord
 from toolsets.mcp.server._auth import Introspection, OAuthResourceServer
 from toolsets.mcp.server._bearer import UserBearer
+from toolsets.mcp.server._caching import GATEWAY_LIST_TTL, LIST_TTL
 from toolsets.mcp.server._catalog import (
     Completer,
     Prompt,
@@ -41,6 +42,8 @@ from toolsets.mcp.server._upstream import CredentialResolver, ServerCredentials,
 __all__ = [
     "AUDIT_LOGGER",
     "DEFAULT_PAGE_SIZE",
+    "GATEWAY_LIST_TTL",
+    "LIST_TTL",
     "MAX_SESSION_STATES",
     "SESSION_STATE_TTL",
     "TOKEN_EXCHANGE_TIMEOUT",

@@ -1,13 +1,14 @@
 """How `McpServer`'s HTTP app is made: the SDK's streamable HTTP transport behind the
 checks, in the order they run — `RequestChecks` (Host and Origin: DNS rebinding), for a
-resource server the bearer token, `WholeBody` (a bound on request bodies, a client
+resource server the bearer token, stateful, `SessionQuota` (sessions per client),
+`WholeBody` (a bound on request bodies, a client
 leaving mid-body dropped quietly), `EnvelopeChecks` (a JSON-RPC error for a request the
 transport cannot read) — and, stateful, resumable event streams.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,6 +21,8 @@ from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth
 from toolsets.mcp.server._checks import RequestChecks, WholeBody
 from toolsets.mcp.server._envelope import EnvelopeChecks
 from toolsets.mcp.server._events import SessionEventStore
+from toolsets.mcp.server._health import Health, Readiness
+from toolsets.mcp.server._quota import DEFAULT_MAX_SESSIONS_PER_CLIENT, SessionQuota
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -55,6 +58,7 @@ class AppOptions:
     max_body_bytes: int | None
     event_store: EventStore | Literal["memory"] | None
     retry_interval: float | None
+    max_sessions_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT
 
     def __post_init__(self) -> None:
         """Raises:
@@ -64,6 +68,9 @@ class AppOptions:
             raise ValueError(f"retry_interval must not be negative, not {self.retry_interval!r}")
         if self.stateless and self.event_store not in ("memory", None):
             raise ValueError("an event store needs sessions: it cannot serve stateless=True")
+        per_client = self.max_sessions_per_client
+        if per_client is not None and (isinstance(per_client, bool) or per_client < 1):
+            raise ValueError(f"max_sessions_per_client must be positive, not {per_client!r}")
         if self.max_body < 1:
             raise ValueError(f"max_body_bytes must be positive, not {self.max_body!r}")
         # A malformed pattern fails here, not when the first request builds the middleware.
@@ -104,21 +111,47 @@ class AppOptions:
         # Each middleware added runs before those added earlier: Host and Origin first,
         # then authorization (headers only: a client without a token is refused before
         # it can make the server take a body), then the body read whole, then the
-        # envelope checks that read it.
+        # envelope checks that read it; and before all, health and readiness (`_health`).
         stateful = not self.stateless
         app.add_middleware(
             EnvelopeChecks, path=path, stateful=stateful, max_body_bytes=self.max_body
         )
         app.add_middleware(WholeBody, max_body_bytes=self.max_body)
+        if stateful and self.max_sessions_per_client is not None:
+            app.add_middleware(
+                SessionQuota,
+                path=path,
+                limit=self.max_sessions_per_client,
+                open_sessions=_open_sessions(server),
+            )
         if isinstance(auth, OAuthResourceServer):
             # Imported here: serving without authorization never loads PyJWT.
             from toolsets.mcp.server._auth._app import protect
 
             protect(app, auth, path, server.name)
         app.add_middleware(RequestChecks, **self._checks())
+        # Health and readiness first of all: a load balancer's checks carry no token.
+        app.state.readiness = Readiness()
+        app.add_middleware(Health, readiness=app.state.readiness)
         if isinstance(store, SessionEventStore):
             store.bind(server.session_manager)
         return app
+
+
+def _open_sessions(server: Server[Any]) -> Callable[[], Container[str]]:
+    """The ids of the sessions ``server``'s session manager has open now.
+
+    Raises:
+        RuntimeError: this version of the mcp SDK does not say (serve with
+            ``max_sessions_per_client=None``).
+    """
+    manager = server.session_manager
+    if not isinstance(getattr(manager, "_server_instances", None), dict):
+        raise RuntimeError(
+            "this version of the mcp SDK does not say which sessions are open; serve "
+            "with max_sessions_per_client=None"
+        )
+    return lambda: manager._server_instances  # read only
 
 
 async def _nothing(scope: Any, receive: Any, send: Any) -> None:

@@ -5,6 +5,7 @@ once: see `toolsets.mcp.server._spent`), and what a request that asked answers."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from toolsets._errors import MissingClientCapabilityError, ToolsetError
 from toolsets._results import clip
 from toolsets.mcp.server._channel import InputRequired, McpChannel
+from toolsets.mcp.server._keys import STATE_TTL, check_state_keys, state_keys_from
 from toolsets.mcp.server._logging import Logging
 from toolsets.mcp.server._request import Context
 from toolsets.mcp.server._spent import SpentStates
@@ -48,13 +50,19 @@ class Asking:
         self._spent = spent
         self._state_ttl = 0.0
         """Seconds a request state this server seals lives (its security's)."""
+        self.seal_with(state_keys_from(os.environ))
 
     def seal_with(self, keys: Sequence[bytes | str] | None) -> None:
-        """Seal request states under ``keys`` (see `McpServer.use_request_state_keys`)."""
+        """Seal request states under ``keys`` (see `McpServer.use_request_state_keys`;
+        None: a key of this process only; by default the environment's, see `_keys`).
+
+        Raises:
+            ValueError: a malformed key (named by its place, never shown).
+        """
         security = (
-            RequestStateSecurity.ephemeral()
+            RequestStateSecurity.ephemeral(ttl=STATE_TTL)
             if keys is None
-            else RequestStateSecurity(keys=list(keys))
+            else RequestStateSecurity(keys=check_state_keys(keys), ttl=STATE_TTL)
         )
         self._state_ttl = security.ttl
         boundary = RequestStateBoundary(security, default_audience=self._audience)

@@ -7,7 +7,10 @@ requests (calls, listings, resources, prompts) go over a session of their own ca
 their own token; the least recently used sessions beyond its ``max_sessions`` are closed.
 A caller without a credential of their own (and no ``fallback``) gets an error result
 naming the credential that is missing, and nothing is sent upstream: no session is even
-opened. The client's own access token is never sent upstream."""
+opened. A credential the upstream refuses (HTTP 401, or 403 ``insufficient_scope``: revoked
+early, or the upstream's audience check fails) is an error result too: it is dropped from
+the cache (`refused`), so the user's next request obtains a new one; other users' sessions
+are untouched. The client's own access token is never sent upstream."""
 
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ class UserBearer:
     token under ``name``. A caller without one gets an error result naming ``name``
     (``{"error": ..., "credential": name}`` for a call; an error answer for a listing)
     and nothing is sent; the ``fallback`` of ``credentials``, if the operator gave one,
-    serves such callers instead.
+    serves such callers instead. A credential the upstream refuses is such an error as
+    well, and is dropped (`refused`): the caller's next request obtains a new one.
 
     Args:
         credentials: Each user's own credentials (the same object may serve
@@ -78,6 +82,20 @@ class UserBearer:
         identity = ctx.identity if ctx is not None else None
         found = await self.credentials.credential(identity, self.auth_config)
         return {"Authorization": f"Bearer {found.secret}"}
+
+    @property
+    def name(self) -> str:
+        """The credential's name (``scheme_name`` of the errors about it)."""
+        return self.auth_config.scheme_name
+
+    def refused(self, ctx: ToolContext | None) -> None:
+        """The upstream refused the credential given for ``ctx``'s caller: it is dropped
+        from ``credentials``' cache (`UserCredentials.forget`: a `TokenExchange` exchanges
+        again), so that their next request obtains a new one. Called by the upstream's
+        `McpToolset`; nothing is sent again now."""
+        identity = ctx.identity if ctx is not None else None
+        if identity is not None and identity.subject:
+            self.credentials.forget(identity, self.auth_config)
 
     def __repr__(self) -> str:
         return f"UserBearer({self.credentials!r}, name={self.auth_config.scheme_name!r})"

@@ -36,6 +36,7 @@ from toolsets.mcp.server._feature import Registration
 from toolsets.mcp.server._gateway import AnnouncesChanges, composition
 from toolsets.mcp.server._request import Context, connection
 from toolsets.mcp.server._state import Requests
+from toolsets.mcp.server._telemetry import trace_requests
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
@@ -57,7 +58,12 @@ opened, for `ClientBus.subscribe`."""
 
 class AnnouncingServer(Server[Any]):
     """The SDK's low-level server, announcing list changes to 2025-11-25 clients on
-    every transport (the streamable HTTP manager asks for options without saying)."""
+    every transport (the streamable HTTP manager asks for options without saying), its
+    requests toolsets' telemetry spans while that is on (`trace_requests`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        trace_requests(self)
 
     def create_initialization_options(
         self,

@@ -26,9 +26,12 @@ from uvicorn.config import STARTUP_FAILURE
 
 from toolsets.mcp.server._app import DEFAULT_RETRY_INTERVAL, AppOptions
 from toolsets.mcp.server._auth import ServerAuth, check_exposure
+from toolsets.mcp.server._keys import STATE_KEY_VARIABLE, state_keys_from
 from toolsets.mcp.server._limits import LIMIT_OPTIONS, ConnectionLimits
+from toolsets.mcp.server._quota import DEFAULT_MAX_SESSIONS_PER_CLIENT
 from toolsets.mcp.server._uvicorn import (
     BoundedConfig,
+    DrainingServer,
     summarise_accept_failures,
     uvicorn_options,
     worker_environment,
@@ -39,16 +42,16 @@ __all__ = ["STATE_KEY_VARIABLE", "ServesHttp", "worker_app"]
 
 _WORKER = "TOOLSETS_MCP_WORKER"
 """The environment variable carrying a worker's options (JSON)."""
-STATE_KEY_VARIABLE = "TOOLSETS_MCP_STATE_KEY"
-"""The environment variable holding the key (at least 32 characters) that servers
-sharing their clients seal a waiting call's state with (`McpServer` reads it; `run_http`
-sets one for its workers)."""
 
 
 class ServesHttp(abc.ABC):
     """What serves `McpServer` over streamable HTTP (its methods ``http_app``,
     ``serve_http`` and ``run_http``): the SDK's ``server``, and the keys that seal a
-    waiting call's state."""
+    waiting call's state.
+
+    Every app answers ``GET /healthz`` with 200 while it serves, and ``GET /readyz``
+    with 200 once its lifespan has started (the toolset entered) and until it is told
+    to stop, else 503; neither needs a token nor an allowed Host (see `_health`)."""
 
     server: Server[Any]
     auth: ServerAuth
@@ -68,6 +71,7 @@ class ServesHttp(abc.ABC):
         max_body_bytes: int | None = None,
         event_store: EventStore | Literal["memory"] | None = "memory",
         retry_interval: float | None = DEFAULT_RETRY_INTERVAL,
+        max_sessions_per_client: int | None = DEFAULT_MAX_SESSIONS_PER_CLIENT,
     ) -> Starlette:
         """The server as an ASGI (Starlette) app speaking streamable HTTP at ``path``.
 
@@ -86,8 +90,7 @@ class ServesHttp(abc.ABC):
                 ones never have one), so that any number of processes can serve the
                 same clients behind a load balancer. A 2025-11-25 client then cannot be
                 asked for confirmation mid-call, nor hear of list changes.
-            json_response: Answer with JSON rather than an event stream where the
-                protocol allows it.
+            json_response: Answer with JSON, not an event stream, where the protocol allows.
             allowed_hosts: ``Host`` headers accepted (against DNS rebinding): ``name``
                 (on its scheme's default port), ``name:PORT`` or ``name:*`` (any port),
                 name and port compared exactly; by default this machine's names only
@@ -96,8 +99,7 @@ class ServesHttp(abc.ABC):
             allowed_origins: ``Origin`` headers accepted (``scheme://name[:PORT|:*]``,
                 or ``null``); by default this machine's (`LOCAL_ORIGINS`). A request
                 without one (not from a browser page) is accepted.
-            max_body_bytes: The largest request body (default 4 MiB); a bigger one is
-                refused with 413.
+            max_body_bytes: The largest request body (default 4 MiB; past it, 413).
             event_store: Where each request stream's events are kept (stateful mode), so
                 that a client whose stream broke, or that a tool closed
                 (`ToolContext.close_stream`), reconnects with ``Last-Event-ID`` and gets the
@@ -106,8 +108,9 @@ class ServesHttp(abc.ABC):
                 keep them apart itself); or None, no resumable streams. Stateless: none.
             retry_interval: Seconds a client is told to wait before reconnecting to a
                 closed stream (None: the client's default).
+            max_sessions_per_client: Sessions a client may hold (`SessionQuota`; 429 past).
         """
-        options = AppOptions(
+        return AppOptions(
             stateless=stateless,
             json_response=json_response,
             allowed_hosts=allowed_hosts,
@@ -115,8 +118,8 @@ class ServesHttp(abc.ABC):
             max_body_bytes=max_body_bytes,
             event_store=event_store,
             retry_interval=retry_interval,
-        )
-        return options.made(self.server, path, self.auth)
+            max_sessions_per_client=max_sessions_per_client,
+        ).made(self.server, path, self.auth)
 
     def metadata_routes(self, mount: str, path: str = "/mcp") -> list[Route]:
         """The route to add at the root of an app that mounts `http_app` (``path`` as
@@ -169,7 +172,7 @@ class ServesHttp(abc.ABC):
         sock: socket.socket | None = options.pop("sock", None)
         check_exposure(self.auth, _bound(host, sock))
         sockets = [sock] if sock is not None else None
-        await uvicorn.Server(_config(self, host, port, options)).serve(sockets=sockets)
+        await _server(_config(self, host, port, options)).serve(sockets=sockets)
 
     def run_http(
         self,
@@ -199,7 +202,10 @@ class ServesHttp(abc.ABC):
                 idle connection waits for a next request; 5), ``max_connections``
                 (served at once, the next answered 503 at once; default 10,000 or
                 fewer, leaving a quarter of the open-file limit free) and
-                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB);
+                ``max_header_bytes`` (the largest request head, past it 431; 16 KiB),
+                ``shutdown_timeout`` (on SIGTERM, seconds the calls in flight have to
+                finish, new connections refused meanwhile, then the toolset is closed;
+                30);
                 and ``sock``, a socket bound already, served instead of binding
                 ``host``:``port``. Several workers each listen on a socket of their own
                 (bound to one address with ``SO_REUSEPORT``, so that Linux spreads new
@@ -219,7 +225,7 @@ class ServesHttp(abc.ABC):
         sock: socket.socket | None = options.pop("sock", None)
         check_exposure(self.auth, _bound(host, sock))
         if workers == 1:
-            served = uvicorn.Server(_config(self, host, port, options))
+            served = _server(_config(self, host, port, options))
             with contextlib.suppress(KeyboardInterrupt):
                 served.run(sockets=[sock] if sock is not None else None)
             if not served.started:  # as uvicorn.run does: the port was taken, or start-up failed
@@ -244,6 +250,7 @@ _APP_OPTIONS = (
     "max_body_bytes",
     "event_store",
     "retry_interval",
+    "max_sessions_per_client",
 )
 
 
@@ -264,6 +271,12 @@ def _config(server: ServesHttp, host: str, port: int, options: dict[str, Any]) -
     app_options, limits, others = _split(options)
     app = server.http_app(**app_options)
     return BoundedConfig(app, limits=limits, host=host, port=port, lifespan="on", **others)
+
+
+def _server(config: BoundedConfig) -> DrainingServer:
+    """The uvicorn server of ``config``, its app's readiness drained when told to stop."""
+    state = getattr(config.app, "state", None)  # the Starlette app's
+    return DrainingServer(config, getattr(state, "readiness", None))
 
 
 def _run_workers(
@@ -293,7 +306,7 @@ def _run_workers(
     os.environ.update(worker_environment(limits))
     # The workers share the key that seals a call's state while it waits for the
     # user (2026-07-28): the answer may come back to another worker.
-    given_key = os.environ.get(STATE_KEY_VARIABLE)
+    given_key = state_keys_from(os.environ) is not None  # malformed: refused now, once
     if not given_key:
         os.environ[STATE_KEY_VARIABLE] = secrets.token_hex(32)
     try:
@@ -358,5 +371,5 @@ def worker_app() -> Starlette:
     summarise_accept_failures()
     options = json.loads(os.environ[_WORKER])
     server = _load(options["factory"])
-    server.use_request_state_keys([os.environ[STATE_KEY_VARIABLE]])
+    server.use_request_state_keys(state_keys_from(os.environ))
     return server.http_app(**options["app"])

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_KEEP_ALIVE_TIMEOUT",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_HEADER_BYTES",
+    "DEFAULT_SHUTDOWN_TIMEOUT",
     "LIMIT_OPTIONS",
     "ConnectionLimits",
     "default_max_connections",
@@ -35,6 +36,9 @@ DEFAULT_KEEP_ALIVE_TIMEOUT = 5.0
 """Seconds an idle connection is kept open after a response for a next request."""
 DEFAULT_MAX_HEADER_BYTES = 16 * 1024
 """The largest request head (request line and headers); past it, 431."""
+DEFAULT_SHUTDOWN_TIMEOUT = 30.0
+"""Seconds the calls in flight have to finish once shutting down (a SIGTERM): no new
+connection is accepted meanwhile; past it, they are cancelled and the toolset closed."""
 DEFAULT_MAX_CONNECTIONS = 10_000
 """Connections served at once when the open-file limit allows as many; fewer when not
 (`default_max_connections`)."""
@@ -44,6 +48,7 @@ LIMIT_OPTIONS = (
     "keep_alive_timeout",
     "max_connections",
     "max_header_bytes",
+    "shutdown_timeout",
 )
 """The serving options that are `ConnectionLimits` fields."""
 
@@ -67,9 +72,13 @@ class ConnectionLimits:
     as the open-file limit leaves room for (`default_max_connections`)."""
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     """The largest request head (`DEFAULT_MAX_HEADER_BYTES`); past it, 431."""
+    shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
+    """Seconds the calls in flight have to finish once shutting down
+    (`DEFAULT_SHUTDOWN_TIMEOUT`)."""
 
     def __post_init__(self) -> None:
-        for name in ("header_timeout", "body_timeout", "keep_alive_timeout"):
+        names = ("header_timeout", "body_timeout", "keep_alive_timeout", "shutdown_timeout")
+        for name in names:
             value = getattr(self, name)
             check_timeout(value, name)
         for name in ("max_connections", "max_header_bytes"):

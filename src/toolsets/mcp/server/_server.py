@@ -11,7 +11,6 @@ and change announcements (`_changes`); over what they share: the per-request sta
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
@@ -26,12 +25,13 @@ from toolsets._toolset import Toolset
 from toolsets.mcp.server._access import ItemAccess
 from toolsets.mcp.server._asking import Asking
 from toolsets.mcp.server._auth import OAuthResourceServer, ServerAuth
+from toolsets.mcp.server._caching import LIST_TTL, ListCaching
 from toolsets.mcp.server._catalog import Catalog, Prompt, Resource, ResourceTemplate
 from toolsets.mcp.server._changes import AnnouncingServer, Changes
 from toolsets.mcp.server._completion import Completion
 from toolsets.mcp.server._feature import DEFAULT_PAGE_SIZE, Feature
 from toolsets.mcp.server._gateway import Gateway
-from toolsets.mcp.server._http import STATE_KEY_VARIABLE, ServesHttp
+from toolsets.mcp.server._http import ServesHttp
 from toolsets.mcp.server._listing import checked_when_called
 from toolsets.mcp.server._logging import Logging
 from toolsets.mcp.server._prompts import Prompts
@@ -136,6 +136,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
             said on purpose; None (the default): anyone, and so `serve_http` and
             `run_http` serve on this machine only (a loopback address). Over stdio
             there is no authorization (the client started the server).
+        list_ttl: Seconds a client may cache a list all callers get alike (`_caching`).
 
     Raises:
         ToolDefinitionError: two resources at one URI (or two templates alike), two
@@ -160,6 +161,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         session_state_ttl: float = SESSION_STATE_TTL,
         spent_states: SpentStates | None = None,
         auth: ServerAuth = None,
+        list_ttl: float = LIST_TTL,
     ) -> None:
         self.toolset = toolset_of(toolset)
         """What is served."""
@@ -174,6 +176,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.page_size = page_size
+        self._hints = ListCaching(self.toolset, credentials, list_ttl)
         self.spent_states: SpentStates = (
             spent_states if spent_states is not None else MemorySpentStates()
         )
@@ -188,6 +191,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         """The SDK's low-level server (for what this class does not offer)."""
         requests = Requests(name, invocation, max_session_states, session_state_ttl)
         self._changes = Changes(self.toolset, requests)
+        self.server.middleware.append(self._changes.track_connection)  # before the seal's
         self._catalog = Catalog(self._changes.changed)
         self._catalog.add_resources(resources)
         self._catalog.add_prompts(prompts)
@@ -198,9 +202,6 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
             self._catalog, gateway, requests, self._asking, self._changes, self, page_size, access
         )
         self._register(requests, gateway, access, logging, credentials)
-        self.server.middleware.append(self._changes.track_connection)
-        shared = os.environ.get(STATE_KEY_VARIABLE)
-        self.use_request_state_keys([shared] if shared else None)
 
     def _register(
         self,
@@ -224,7 +225,7 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
         )
         for feature in features:
             for method, params, handler in feature.handlers():
-                self.server.add_request_handler(method, params, handler)
+                self.server.add_request_handler(method, params, self._hints.on(method, handler))
 
     @property
     def tool_timeout(self) -> float:
@@ -234,10 +235,9 @@ class McpServer(CallsTools, ServesStdio, ServesHttp):
     def use_request_state_keys(self, keys: Sequence[bytes | str] | None) -> None:
         """Seal the state of a call that asks for confirmation (protocol 2026-07-28)
         under ``keys`` (each at least 32 bytes; the first seals, all unseal): processes
-        that serve the same clients must share them, since the answer may reach another
-        one. None: a key of this process only. By default the key is the environment
-        variable ``TOOLSETS_MCP_STATE_KEY`` when it is set (`run_http` sets it for its
-        workers)."""
+        that serve the same clients share them (the answer may reach another; rotation:
+        new key first, old after it). None: a key of this process only; by default the
+        environment's (`_keys`). A malformed key raises ValueError (never shown)."""
         self._asking.seal_with(keys)
 
     @contextlib.asynccontextmanager

@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
 import h11
@@ -42,6 +43,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from toolsets.mcp.server._health import Readiness
 from toolsets.mcp.server._limits import ConnectionLimits, default_max_connections, open_file_limit
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ __all__ = [
     "LIMITS_VARIABLE",
     "BoundedConfig",
     "BoundedProtocol",
+    "DrainingServer",
     "summarise_accept_failures",
     "uvicorn_options",
     "worker_environment",
@@ -121,6 +124,21 @@ class BoundedConfig(uvicorn.Config):
         super().load()
 
 
+class DrainingServer(uvicorn.Server):
+    """uvicorn's server, whose app says it is not ready (``/readyz``: 503) as soon as
+    it is told to stop, before it stops accepting and lets the calls in flight finish
+    (within ``timeout_graceful_shutdown``)."""
+
+    def __init__(self, config: uvicorn.Config, readiness: Readiness | None) -> None:
+        super().__init__(config)
+        self.readiness = readiness
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.readiness is not None:
+            self.readiness.drain()
+        super().handle_exit(sig, frame)
+
+
 def uvicorn_options(limits: ConnectionLimits, max_connections: int | None = None) -> dict[str, Any]:
     """uvicorn's own settings for ``limits`` (``max_connections``: as derived already)."""
     if max_connections is None:
@@ -133,6 +151,8 @@ def uvicorn_options(limits: ConnectionLimits, max_connections: int | None = None
         # uvicorn's annotation says int; the value only goes to call_later.
         "timeout_keep_alive": limits.keep_alive_timeout,
         "h11_max_incomplete_event_size": limits.max_header_bytes,
+        # Once stopping: the calls in flight finish within it (new connections refused).
+        "timeout_graceful_shutdown": limits.shutdown_timeout,
     }
 
 
