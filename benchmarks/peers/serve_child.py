@@ -1,7 +1,8 @@
 """A server of benchmarks/serve.py over stdio other than ``toolsets serve`` itself.
 
-Run: python serve_child.py CONTENDER SPEC_PATH BASE_URL
-(CONTENDER: ``fastmcp``, the spec served by ``FastMCP.from_openapi``; ``sdk``, the ``mcp``
+Run: python serve_child.py CONTENDER SPEC_PATH BASE_URL [PORT]
+(CONTENDER: ``fastmcp``, the spec served by ``FastMCP.from_openapi``; ``fastmcp-http``,
+the same over streamable HTTP on PORT of 127.0.0.1; ``sdk``, the ``mcp``
 SDK's low-level server listing the pages of tools in the JSON file SPEC_PATH names (as
 another server listed them) and one more tool that answers at once; ``sdk+run``, that
 server listing only the spec's ``repos/get``, called with `RestApiTool.run`: what any
@@ -73,7 +74,9 @@ def sdk(spec_path: str, base_url: str, *, run: bool = False) -> None:
     anyio.run(serve)
 
 
-def fastmcp(spec_path: str, base_url: str) -> None:
+def fastmcp(spec_path: str, base_url: str, port: int | None = None) -> None:
+    """``FastMCP.from_openapi`` over stdio, or over streamable HTTP on ``port`` of
+    127.0.0.1 (benchmarks/serve_load.py)."""
     import httpx2
     import yaml
     from fastmcp import FastMCP
@@ -86,12 +89,19 @@ def fastmcp(spec_path: str, base_url: str) -> None:
         spec = json.loads(text)
     client = httpx2.AsyncClient(base_url=base_url, timeout=30.0)
     server = FastMCP.from_openapi(openapi_spec=spec, client=client)
-    server.run(transport="stdio", show_banner=False)
+    if port is None:
+        server.run(transport="stdio", show_banner=False)
+    else:
+        server.run(
+            transport="http", host="127.0.0.1", port=port, show_banner=False, log_level="warning"
+        )
 
 
 if __name__ == "__main__":
     contender, spec_path, base_url = sys.argv[1:4]
     if contender == "fastmcp":
         fastmcp(spec_path, base_url)
+    elif contender == "fastmcp-http":
+        fastmcp(spec_path, base_url, int(sys.argv[4]))
     else:
         sdk(spec_path, base_url, run=contender == "sdk+run")

@@ -45,9 +45,16 @@ import subprocess
 import threading
 import stat
 
+import gc
+
 import anyio
 
 print("imported: a module printing to stdout as it loads")
+
+
+def frozen() -> int:
+    """How many objects the garbage collector no longer passes over (gc.freeze)."""
+    return gc.get_freeze_count()
 
 
 def pid() -> int:
@@ -82,7 +89,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     paths = write_sources(folder)
     paths["workers"] = folder / "workertools.py"
     paths["workers"].write_text(
-        WORKER_TOOLS + "\ntools = [pid, holding, handed, slow]\n", encoding="utf-8"
+        WORKER_TOOLS + "\ntools = [pid, holding, handed, slow, frozen]\n", encoding="utf-8"
     )
     return paths
 
@@ -153,11 +160,14 @@ async def test_two_workers_both_answer_and_no_secret_is_in_their_environment(
                 if len(pids) == 2:
                     break
             handed = json.loads(texts(await call(served.url, "handed", {}))[0])
+            # Loaded as one process loads: what was made frozen, spared the collector.
+            frozen = int(texts(await call(served.url, "frozen", {}))[0])
             # The spec's tools work in every worker, with the credential of the file.
             created = await call(served.url, "create_note", {"title": "by a worker"})
     finally:
         served.stop()
     assert len(pids) == 2
+    assert frozen > 0
     assert handed["mode"] == 0o600
     assert not await anyio.Path(handed["path"]).exists()  # removed when serving ended
     assert created.is_error is not True
@@ -258,7 +268,7 @@ async def test_over_stdio_a_module_printing_as_it_loads_leaves_stdout_to_the_pro
         async with Client(params) as client:
             tools = await client.list_tools()
             pid = await client.call_tool("pid", {})
-    assert {tool.name for tool in tools.tools} == {"pid", "holding", "handed", "slow"}
+    assert {tool.name for tool in tools.tools} == {"pid", "holding", "handed", "slow", "frozen"}
     assert int(texts(pid)[0]) > 0
 
 

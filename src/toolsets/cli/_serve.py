@@ -29,6 +29,7 @@ except ImportError as exc:
 import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
+from toolsets._context import ToolContext
 from toolsets._gc import collector_paused
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
@@ -635,7 +636,7 @@ def _serve_http(
     # served; the socket is handed to uvicorn, so no one takes the port in between.
     # It listens once the sources are loaded (a client connecting meanwhile is refused,
     # not kept waiting).
-    sock = _bound(host, port)
+    sock = _bound(host, port, shared=workers > 1)
     where = _url(http)
 
     def serving(workers_said: str = "") -> None:
@@ -726,22 +727,32 @@ _BACKLOG = 2048
 """Connections waiting to be accepted at most (uvicorn's default)."""
 
 
-def _bound(host: str, port: int) -> socket.socket:
+def _bound(host: str, port: int, *, shared: bool = False) -> socket.socket:
     """A TCP socket bound to ``host``:``port`` (not listening yet), as uvicorn binds
     its own (``SO_REUSEADDR``: a port left in TIME_WAIT by the last run can be taken
-    again, one another process listens on cannot).
+    again, one another process listens on cannot); ``shared``: the first of the
+    workers' sockets, which the others bind beside (``SO_REUSEPORT``, where the kernel
+    spreads connections over them).
 
     Raises:
         CommandError: the port is in use, the address is not this machine's, or the
             host name cannot be resolved (one line, nothing served).
     """
+    from toolsets.mcp.server._workers import can_spread, reuse_port_socket
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
+        if shared and can_spread():
+            sock = reuse_port_socket(host, port)
+        else:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                raise
     except OSError as exc:
-        sock.close()
         shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         if exc.errno == errno.EADDRINUSE:
             why = "the port is in use (another server listens there)"
@@ -981,7 +992,10 @@ def worker_server() -> McpServer:
 
     async def read() -> Toolset:
         with anyio.fail_after(WORKER_LOAD_TIMEOUT):
-            return await loading.open()
+            toolset = await loading.open()
+            if options.user_bearer is None:  # as `opened` does: nobody's to list with
+                await toolset.list_tools(ToolContext())
+            return toolset
 
     # Read in a thread with its own event loop: uvicorn calls this inside its loop.
     made: list[Toolset] = []
@@ -993,9 +1007,16 @@ def worker_server() -> McpServer:
         except BaseException as exc:  # handed to the waiting thread, which raises it
             failed.append(exc)
 
-    thread = threading.Thread(target=run, name="toolsets-serve-worker", daemon=True)
-    thread.start()
-    thread.join(WORKER_LOAD_TIMEOUT + 5)
+    # Loaded and listed as one process does it (`opened`): the collector paused, then
+    # what was made frozen, so that no pass of the collector goes over it again while
+    # the worker serves (a big spec is a million objects: each pass cost every call).
+    with collector_paused() as loaded:
+        thread = threading.Thread(target=run, name="toolsets-serve-worker", daemon=True)
+        thread.start()
+        thread.join(WORKER_LOAD_TIMEOUT + 5)
+        if made:
+            served = _server(made[0], server, options)
+            loaded()
     if failed:
         raise CommandError(
             f"a worker could not read the sources of {server.name}: {failed[0]}"
@@ -1004,4 +1025,4 @@ def worker_server() -> McpServer:
         raise CommandError(
             f"a worker did not read the sources of {server.name} within {WORKER_LOAD_TIMEOUT:g} s"
         )
-    return _server(made[0], server, options)
+    return served

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import socket
 import sys
 from collections.abc import Iterator, Mapping
@@ -134,6 +136,55 @@ async def test_two_stateless_workers_share_the_calls_and_both_answer_right(
             if len(pids) == 2:
                 break
     assert len(pids) == 2
+
+
+BURST = 64
+"""Connections opened at once: the kernel spreads them over the workers' sockets."""
+
+
+def served_by(port: int) -> set[int]:
+    """The processes that served `BURST` connections, all opened (waiting to be
+    accepted) before any request is sent, each making one 2026-07-28 call of ``pid``. A
+    worker still starting answers its connections once it has."""
+    body, headers = modern_call("pid", {})
+    content = json.dumps(body).encode()
+    head = {**ACCEPT, **headers, "Host": f"127.0.0.1:{port}", "Connection": "close"}
+    lines = [f"{name}: {value}" for name, value in head.items()]
+    request = "\r\n".join(["POST /mcp HTTP/1.1", *lines, f"Content-Length: {len(content)}"])
+    raw = request.encode() + b"\r\n\r\n" + content
+    connections = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(BURST)]
+    answers = []
+    try:
+        for sock in connections:
+            sock.sendall(raw)
+        for sock in connections:
+            received = b""
+            while chunk := sock.recv(65536):  # to the end: the server closes it
+                received += chunk
+            answers.append(received)
+    finally:
+        for sock in connections:
+            sock.close()
+    # The result's text, in one event of the stream (one chunk of the body).
+    return {int(re.search(rb'"text":\s*"(\d+)"', answer)[1]) for answer in answers}  # type: ignore[index]
+
+
+def test_connections_are_spread_over_the_workers_and_reach_a_killed_ones_replacement() -> None:
+    server = TwoWorkers()
+    server.start()  # the port takes connections: the workers may still be starting
+    try:
+        first = served_by(server.port)
+        killed = min(first)
+        os.kill(killed, signal.SIGKILL)
+        # Opened at once, before the supervisor has even noticed: the connections the
+        # kernel hands the dead worker's socket wait there for its replacement.
+        after = served_by(server.port)
+    finally:
+        server.stop()
+    assert len(first) == 2  # a burst on starting workers: each served some
+    assert killed not in after
+    assert len(after) == 2  # the survivor and the replacement
+    assert len(after - first) == 1
 
 
 def test_every_worker_closes_a_connection_that_sends_nothing(two_workers: str) -> None:

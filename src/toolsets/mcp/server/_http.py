@@ -23,7 +23,6 @@ from mcp.server.streamable_http import EventStore
 from starlette.applications import Starlette
 from starlette.routing import Route
 from uvicorn.config import STARTUP_FAILURE
-from uvicorn.supervisors import Multiprocess
 
 from toolsets.mcp.server._app import DEFAULT_RETRY_INTERVAL, AppOptions
 from toolsets.mcp.server._auth import ServerAuth, check_exposure
@@ -37,6 +36,7 @@ from toolsets.mcp.server._uvicorn import (
     uvicorn_options,
     worker_environment,
 )
+from toolsets.mcp.server._workers import SpreadingSupervisor, listening_sockets
 
 __all__ = ["STATE_KEY_VARIABLE", "ServesHttp", "worker_app"]
 
@@ -207,7 +207,12 @@ class ServesHttp(abc.ABC):
                 finish, new connections refused meanwhile, then the toolset is closed;
                 30);
                 and ``sock``, a socket bound already, served instead of binding
-                ``host``:``port`` (inherited by the workers).
+                ``host``:``port``. Several workers each listen on a socket of their own
+                (bound to one address with ``SO_REUSEPORT``, so that Linux spreads new
+                connections over them; a worker that dies is replaced on its socket);
+                a ``sock`` bound without ``SO_REUSEPORT``, or another system than
+                Linux, has them share one socket, and a burst of connections may land
+                on one worker.
 
         Raises:
             ValueError: several workers without a ``factory``, or not stateless; or
@@ -316,7 +321,18 @@ def _run_workers(
             **uvicorn_options(limits),
             **others,
         )
-        Multiprocess(config, sockets=[sock if sock is not None else config.bind_socket()]).run()
+        # A socket of its own for each worker where the kernel spreads connections over
+        # them (`_workers`); the one given is the first.
+        slots, more = listening_sockets(host, port, workers, sock)
+        try:
+            for each in slots:
+                # Listening now: a connection the kernel hands a worker still starting
+                # waits for it in its socket's queue.
+                each.listen(config.backlog)
+            SpreadingSupervisor(config, slots, more).run()
+        finally:
+            for made in {id(each): each for each in slots if each is not sock}.values():
+                made.close()
     finally:
         os.environ.pop(_WORKER, None)
         for variable in worker_environment(limits):
