@@ -16,7 +16,10 @@ branch on data, not on message text::
     ├── ToolCallError              a tool call failed for a reason that is not the
     │                              model's to fix (.tool_name)
     ├── AuthError                  a credential could not be obtained, e.g. an OAuth 2
-    │                              token endpoint refused (.scheme_name)
+    │   │                          token endpoint refused (.scheme_name)
+    │   └── CredentialRefusedError (toolsets.mcp) an MCP server over HTTP refused the
+    │                              credential a session carried: 401, or 403
+    │                              insufficient_scope (.refusal)
     ├── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
     ├── MissingClientCapabilityError
     │                              a tool asked its client for what the client cannot

@@ -78,6 +78,18 @@ async def test_a_protected_server_answers_them_without_a_token(
     assert "www-authenticate" not in live.headers
 
 
+@pytest.fixture
+def sse_status() -> Iterator[None]:
+    """sse-starlette's process-wide "shutting down" flag put back: it patches uvicorn's
+    ``handle_exit`` to set it, and while it is set every SSE answer in this process (the
+    later tests' servers') ends at once, with no response."""
+    from sse_starlette.sse import AppStatus
+
+    yield
+    AppStatus.should_exit = False
+
+
+@pytest.mark.usefixtures("sse_status")
 async def test_told_to_stop_a_server_says_it_is_not_ready_before_anything_else() -> None:
     app = McpServer([served.add]).http_app()
     readiness = app.state.readiness

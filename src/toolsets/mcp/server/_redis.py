@@ -88,8 +88,8 @@ class RedisSpentStates:
         self._lock = threading.Lock()
 
     async def spend(self, state_id: str, ttl: float) -> bool:
-        """Take ``state_id`` for ``ttl`` seconds (at least a millisecond): True when no
-        process sharing this Redis took it before.
+        """Take ``state_id`` for ``ttl`` seconds (Redis keeps it in whole milliseconds,
+        one at least): True when no process sharing this Redis took it before.
 
         Raises:
             ToolsetError: Redis cannot be reached or refused the command (its cause

@@ -197,8 +197,8 @@ def _no_delay(transport: asyncio.BaseTransport) -> None:
     """Send small writes at once (TCP_NODELAY). asyncio sets it only on sockets made
     with ``proto=IPPROTO_TCP``; a socket bound beforehand (``toolsets serve``'s, uvicorn's
     for its workers) has proto 0, and then an answer's body, written after its head,
-    waited for the client's delayed acknowledgement of the head: ~40 ms on each request
-    but a connection's first."""
+    waited for the client's delayed acknowledgement of the head (the kernel's delayed-ACK
+    timer) on each request but a connection's first."""
     sock = transport.get_extra_info("socket")
     if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
         with contextlib.suppress(OSError):  # the peer may be gone already
