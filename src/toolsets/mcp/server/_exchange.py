@@ -3,7 +3,8 @@
 (as the server's authorization validated it) goes to the issuer's token endpoint only,
 with this server's client authentication; the token obtained for the upstream API's
 audience goes upstream. Tokens are kept per caller, audience and scopes until shortly
-before they (or the caller's own) expire; every wait is bounded."""
+before they (or the caller's own) expire; a refusal by the issuer is remembered for a short
+while (`Refusals`); every wait is bounded."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from toolsets._auth import AuthConfig, AuthCredential, Secret, check_credential_
 from toolsets._context import Identity
 from toolsets._errors import AuthError, ConnectionError
 from toolsets._urls import safe_url
+from toolsets.mcp.server._refusals import REFUSAL_PERIOD, Refusals, is_refusal, token_digest
 
 if TYPE_CHECKING:
     import httpx2
@@ -69,7 +71,11 @@ class TokenExchange:
     upstream, never the caller's. A `CredentialResolver`: give it to `UserCredentials`
     (``UserCredentials(TokenExchange(...))``). Tokens are kept per caller (issuer and subject),
     audience and scopes until shortly before they expire (or the caller's own token
-    does), and obtained once however many calls want one at the same time.
+    does), and obtained once however many calls want one at the same time. When the
+    issuer refuses (``invalid_grant``, ``invalid_target``... : say the user may not have
+    the audience), the refusal is the answer for that caller's token, audience and scopes
+    for ``refusal_period`` seconds without asking again (one WARNING per period); an
+    issuer that failed (unreachable, 5xx, no answer) is asked again by the next call.
 
     Args:
         audience: The upstream API's identifier at the issuer (RFC 8693 ``audience``),
@@ -89,10 +95,13 @@ class TokenExchange:
             exchange (a user's token is exchanged once in its lifetime).
         subject_token: Gives the caller's access token; by default the one the `mcp`
             SDK's authorization validated for the request being served.
+        refusal_period: Seconds a refusal is remembered (never past the caller's token's
+            expiry; 0: the issuer is asked every time).
 
     Raises:
         ValueError: neither or both of ``token_endpoint`` and ``issuer``, an endpoint
-            that is not https (or http to a loopback address), an empty id or secret.
+            that is not https (or http to a loopback address), an empty id or secret,
+            a negative ``refusal_period``.
     """
 
     def __init__(
@@ -109,6 +118,7 @@ class TokenExchange:
         timeout: float = TOKEN_EXCHANGE_TIMEOUT,
         client: httpx2.AsyncClient | None = None,
         subject_token: Callable[[], str | None] | None = None,
+        refusal_period: float = REFUSAL_PERIOD,
     ) -> None:
         if (token_endpoint is None) == (issuer is None):
             raise ValueError("give one of token_endpoint and issuer")
@@ -136,6 +146,7 @@ class TokenExchange:
         self._tokens: OrderedDict[_Key, tuple[AuthCredential, float]] = OrderedDict()
         """By key: the token, and when it stops being used (monotonic seconds)."""
         self._locks: dict[_Key | str, anyio.Lock] = {}
+        self._refusals: Refusals[_Key] = Refusals(refusal_period)
 
     def __repr__(self) -> str:
         where = self._token_endpoint or self._issuer or ""
@@ -161,8 +172,11 @@ class TokenExchange:
         return (identity.issuer, identity.subject, audience, tuple(sorted(set(scopes))))
 
     def forget(self, identity: Identity, config: AuthConfig) -> None:
-        """Drop the token kept for ``identity`` and ``config`` (the API refused it)."""
-        self._tokens.pop(self._key(identity, config), None)
+        """Drop the token kept for ``identity`` and ``config`` (the API refused it), or
+        the issuer's refusal remembered for them: the next call asks the issuer."""
+        key = self._key(identity, config)
+        self._tokens.pop(key, None)
+        self._refusals.forget(key)
 
     def _kept(self, key: _Key) -> AuthCredential | None:
         kept = self._tokens.get(key)
@@ -192,26 +206,40 @@ class TokenExchange:
         found = self._kept(key)
         if found is not None:
             return found
+        subject_token = self._subject_token()
+        if not subject_token:
+            raise AuthError(
+                f"This call needs the calling user's own credential for {config.scheme_name!r}, "
+                "obtained for their access token, and the request came without one, so it "
+                "did not run.",
+                scheme_name=config.scheme_name,
+            )
+        digest = token_digest(subject_token)
+        self._check_refused(key, digest, config.scheme_name)
         lock = self._lock(key)
         try:
             async with lock:
                 found = self._kept(key)
                 if found is None:
-                    found = await self._exchanged(identity, config, key)
+                    # Refused while this call waited for the one that asked?
+                    self._check_refused(key, digest, config.scheme_name)
+                    found = await self._exchanged(identity, config, key, subject_token)
         finally:
             if not lock.statistics().tasks_waiting:
                 self._locks.pop(key, None)
         return found
 
-    async def _exchanged(self, identity: Identity, config: AuthConfig, key: _Key) -> AuthCredential:
+    def _check_refused(self, key: _Key, digest: str, name: str) -> None:
+        """Raise the refusal remembered for ``key`` and this subject token, if any."""
+        refused = self._refusals.get(key, digest)
+        if refused is not None:
+            logger.debug("token exchange for security scheme %r: refused lately", name)
+            raise AuthError(refused, scheme_name=name)
+
+    async def _exchanged(
+        self, identity: Identity, config: AuthConfig, key: _Key, subject_token: str
+    ) -> AuthCredential:
         name = config.scheme_name
-        subject_token = self._subject_token()
-        if not subject_token:
-            raise AuthError(
-                f"This call needs the calling user's own credential for {name!r}, obtained "
-                "for their access token, and the request came without one, so it did not run.",
-                scheme_name=name,
-            )
         _, _, audience, scopes = key
         form = {
             "grant_type": TOKEN_EXCHANGE_GRANT,
@@ -234,7 +262,14 @@ class TokenExchange:
         except ConnectionError as exc:
             raise self._failed(name, str(exc)) from exc
         except AuthError as exc:
-            raise self._failed(name, str(exc)) from exc
+            if not is_refusal(exc):
+                raise self._failed(name, str(exc)) from exc
+            failed = self._failed(name, str(exc), log=False)
+            digest = token_digest(subject_token)
+            period = self._refusals.remember(key, digest, str(failed), identity.expires_at)
+            why = "token exchange for security scheme %r refused (the answer for %g s): %s"
+            logger.warning(why, name, period, exc)
+            raise failed from exc
         now = time.time()
         until = token.expires_at if token.expires_at is not None else now + DEFAULT_TOKEN_LIFETIME
         if identity.expires_at is not None:
@@ -245,8 +280,9 @@ class TokenExchange:
         return token
 
     @staticmethod
-    def _failed(name: str, why: str) -> AuthError:
-        logger.warning("token exchange for security scheme %r failed: %s", name, why)
+    def _failed(name: str, why: str, *, log: bool = True) -> AuthError:
+        if log:
+            logger.warning("token exchange for security scheme %r failed: %s", name, why)
         return AuthError(
             f"This user's credential for {name!r} could not be obtained by token exchange "
             f"({why}), so the call did not run.",
