@@ -139,3 +139,23 @@ async def test_an_issuer_that_fails_is_asked_again_by_the_next_call(
     assert isinstance(token, AuthCredential)
     assert await token_requests(openid_provider) == before + 2
     assert len(warnings(caplog)) == 1
+
+
+async def test_calls_waiting_on_an_exchange_that_fails_share_its_error_and_the_next_asks_again(
+    openid_provider: OpenIdProvider,
+) -> None:
+    caller = Caller(openid_provider, HERE)
+    before = await token_requests(openid_provider)
+    await openid_provider.state(token_down=1)
+    answers: list[AuthCredential | AuthError] = []
+
+    async def one() -> None:
+        answers.append(await caller.call())
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(one)
+    assert all(isinstance(each, AuthError) and "HTTP 503" in str(each) for each in answers)
+    assert await token_requests(openid_provider) == before + 1
+    assert isinstance(await caller.call(), AuthCredential)
+    assert await token_requests(openid_provider) == before + 2
