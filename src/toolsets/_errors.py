@@ -16,9 +16,10 @@ branch on data, not on message text::
     ├── ToolCallError              a tool call failed for a reason that is not the
     │                              model's to fix (.tool_name)
     ├── AuthError                  a credential could not be obtained, e.g. an OAuth 2
-    │   │                          token endpoint refused (.scheme_name)
+    │   │                          token endpoint refused (.scheme_name, .status_code,
+    │   │                          .oauth_error)
     │   └── CredentialRefusedError (toolsets.mcp) an MCP server over HTTP refused the
-    │                              credential a session carried: 401, or 403
+    │                              session's credential: 401, or 403
     │                              insufficient_scope (.refusal)
     ├── ServiceNotConfiguredError  the context lacks a service a tool asked for (.service)
     ├── MissingClientCapabilityError
@@ -214,10 +215,22 @@ class AuthError(ToolsetError):
     """A credential could not be obtained: a token endpoint refused or could not be
     read, or a flow's answer did not check out. The message never holds a secret."""
 
-    def __init__(self, message: str, *, scheme_name: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        scheme_name: str,
+        status_code: int | None = None,
+        oauth_error: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.scheme_name = scheme_name
         """The security scheme the credential was for."""
+        self.status_code = status_code
+        """The HTTP status of the token endpoint's refusal (None: it did not answer one)."""
+        self.oauth_error = oauth_error
+        """The OAuth error code the token endpoint answered (RFC 6749 §5.2, e.g.
+        ``invalid_grant``), if it named one."""
 
 
 class ServiceNotConfiguredError(ToolsetError):

@@ -294,14 +294,18 @@ async def request_token(
         body = None
     if response.status_code != 200 or not isinstance(body, dict):
         reason = f"HTTP {response.status_code}"
+        code = None
         if isinstance(body, dict) and isinstance(body.get("error"), str):
-            reason += f", {redact(body['error'], sent)[:100]}"
+            code = redact(body["error"], sent)[:100]
+            reason += f", {code}"
             if isinstance(body.get("error_description"), str):
                 reason += f": {redact(body['error_description'], sent)[:200]}"
         raise AuthError(
             f"the token endpoint {safe_url(url)} refused to issue a token for scheme "
             f"{scheme_name!r} ({reason})",
             scheme_name=scheme_name,
+            status_code=response.status_code,
+            oauth_error=code,
         )
     token = body.get("access_token")
     kind = str(body.get("token_type", "")).lower()

@@ -1,9 +1,9 @@
 """How `McpServer`'s HTTP app is made: the SDK's streamable HTTP transport behind the
 checks, in the order they run — `RequestChecks` (Host and Origin: DNS rebinding), for a
-resource server the bearer token, stateful, `SessionQuota` (sessions per client),
-`WholeBody` (a bound on request bodies, a client
-leaving mid-body dropped quietly), `EnvelopeChecks` (a JSON-RPC error for a request the
-transport cannot read) — and, stateful, resumable event streams.
+resource server the bearer token, stateful, `SessionQuota` (sessions per client) and
+`SessionlessChecks` (no session made for a request that cannot open one), `WholeBody` (a
+bound on request bodies, a client leaving mid-body dropped quietly), `EnvelopeChecks` (a
+JSON-RPC error for a request the transport cannot read) — and, stateful, resumable event streams.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from toolsets.mcp.server._envelope import EnvelopeChecks
 from toolsets.mcp.server._events import SessionEventStore
 from toolsets.mcp.server._health import Health, Readiness
 from toolsets.mcp.server._quota import DEFAULT_MAX_SESSIONS_PER_CLIENT, SessionQuota
+from toolsets.mcp.server._sessionless import SessionlessChecks
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -117,6 +118,8 @@ class AppOptions:
             EnvelopeChecks, path=path, stateful=stateful, max_body_bytes=self.max_body
         )
         app.add_middleware(WholeBody, max_body_bytes=self.max_body)
+        if stateful:
+            app.add_middleware(SessionlessChecks, path=path)
         if stateful and self.max_sessions_per_client is not None:
             app.add_middleware(
                 SessionQuota,

@@ -15,7 +15,10 @@ header with "Missing session ID" (or, stateless, serves it as a 2025-11-25 one).
 - -32020 (header mismatch) for a request whose ``params._meta`` says it speaks 2026-07-28
   but whose ``MCP-Protocol-Version`` header is missing or says otherwise;
 - -32600 naming the ``Mcp-Session-Id`` header for a 2025-11-25 message other than
-  ``initialize`` sent without a session to a server that keeps sessions.
+  ``initialize`` sent without a session to a server that keeps sessions;
+- -32600 for an ``initialize`` notification, -32602 naming the field for an
+  ``initialize`` whose params are not one's: the SDK would open a session for either
+  and keep it (answered 202, or 200 with an error in the stream) until its idle timeout.
 
 Everything else (and a body that is not JSON, which the transport answers -32700) goes on
 to the transport unchanged.
@@ -29,7 +32,7 @@ from typing import Any
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import RequestBodyLimitMiddleware
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types import HEADER_MISMATCH, INVALID_REQUEST, PROTOCOL_VERSION_META_KEY
+from mcp_types import HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, PROTOCOL_VERSION_META_KEY
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -140,7 +143,35 @@ class EnvelopeChecks:
                 "and needs none)",
                 known_id,
             )
+        if (
+            self.stateful
+            and message.get("method") == "initialize"
+            and header(scope, _SESSION_HEADER) is None
+        ):
+            return _initialize_problem(message, known_id)
         return None
+
+
+def _initialize_problem(message: dict[str, Any], request_id: str | int | None) -> _Problem | None:
+    """Why an ``initialize`` cannot open a session, if it cannot: the SDK would make one
+    for it and keep it (until its idle timeout) however it answered."""
+    if "id" not in message:
+        return (
+            INVALID_REQUEST,
+            "Invalid Request: 'initialize' must be a request (with an 'id')",
+            None,
+        )
+    from mcp_types import InitializeRequestParams
+    from pydantic import ValidationError
+
+    try:
+        InitializeRequestParams.model_validate(message.get("params", {}))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "params"
+        text = f"Invalid params: 'initialize' params.{where}: {first['msg']}"
+        return INVALID_PARAMS, clip(text, 300), request_id
+    return None
 
 
 def _shape_problem(message: dict[str, Any]) -> str | None:

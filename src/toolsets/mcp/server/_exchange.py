@@ -3,7 +3,8 @@
 (as the server's authorization validated it) goes to the issuer's token endpoint only,
 with this server's client authentication; the token obtained for the upstream API's
 audience goes upstream. Tokens are kept per caller, audience and scopes until shortly
-before they (or the caller's own) expire; every wait is bounded."""
+before they (or the caller's own) expire; a refusal by the issuer is remembered for a short
+while (`Refusals`); every wait is bounded."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -20,6 +21,8 @@ from toolsets._auth import AuthConfig, AuthCredential, Secret, check_credential_
 from toolsets._context import Identity
 from toolsets._errors import AuthError, ConnectionError
 from toolsets._urls import safe_url
+from toolsets.mcp.server._issuer import check_secure_url, token_endpoint_of
+from toolsets.mcp.server._refusals import REFUSAL_PERIOD, Refusals, is_refusal, token_digest
 
 if TYPE_CHECKING:
     import httpx2
@@ -69,7 +72,12 @@ class TokenExchange:
     upstream, never the caller's. A `CredentialResolver`: give it to `UserCredentials`
     (``UserCredentials(TokenExchange(...))``). Tokens are kept per caller (issuer and subject),
     audience and scopes until shortly before they expire (or the caller's own token
-    does), and obtained once however many calls want one at the same time.
+    does), and obtained once however many calls want one at the same time (which all
+    get its error, if it fails). When the
+    issuer refuses (``invalid_grant``, ``invalid_target``... : say the user may not have
+    the audience), the refusal is the answer for that caller's token, audience and scopes
+    for ``refusal_period`` seconds without asking again (one WARNING per period); an
+    issuer that failed (unreachable, 5xx, no answer) is asked again by the next call.
 
     Args:
         audience: The upstream API's identifier at the issuer (RFC 8693 ``audience``),
@@ -89,10 +97,13 @@ class TokenExchange:
             exchange (a user's token is exchanged once in its lifetime).
         subject_token: Gives the caller's access token; by default the one the `mcp`
             SDK's authorization validated for the request being served.
+        refusal_period: Seconds a refusal is remembered (never past the caller's token's
+            expiry; 0: the issuer is asked every time).
 
     Raises:
         ValueError: neither or both of ``token_endpoint`` and ``issuer``, an endpoint
-            that is not https (or http to a loopback address), an empty id or secret.
+            that is not https (or http to a loopback address), an empty id or secret,
+            a negative ``refusal_period``.
     """
 
     def __init__(
@@ -109,6 +120,7 @@ class TokenExchange:
         timeout: float = TOKEN_EXCHANGE_TIMEOUT,
         client: httpx2.AsyncClient | None = None,
         subject_token: Callable[[], str | None] | None = None,
+        refusal_period: float = REFUSAL_PERIOD,
     ) -> None:
         if (token_endpoint is None) == (issuer is None):
             raise ValueError("give one of token_endpoint and issuer")
@@ -120,7 +132,7 @@ class TokenExchange:
             raise ValueError("audience must not be empty")
         for url in (token_endpoint, issuer):
             if url is not None:
-                _check_secure(url)
+                check_secure_url(url)
         self.audience = audience
         """The upstream API's identifier (or one per security scheme name)."""
         self.client_id = client_id
@@ -136,6 +148,10 @@ class TokenExchange:
         self._tokens: OrderedDict[_Key, tuple[AuthCredential, float]] = OrderedDict()
         """By key: the token, and when it stops being used (monotonic seconds)."""
         self._locks: dict[_Key | str, anyio.Lock] = {}
+        self._refusals: Refusals[_Key] = Refusals(refusal_period)
+        self._failed_at: dict[_Key, tuple[float, str]] = {}
+        """By key being exchanged: when its last exchange failed (monotonic) and the
+        error, the answer of the calls that waited on it (a later call asks again)."""
 
     def __repr__(self) -> str:
         where = self._token_endpoint or self._issuer or ""
@@ -161,8 +177,11 @@ class TokenExchange:
         return (identity.issuer, identity.subject, audience, tuple(sorted(set(scopes))))
 
     def forget(self, identity: Identity, config: AuthConfig) -> None:
-        """Drop the token kept for ``identity`` and ``config`` (the API refused it)."""
-        self._tokens.pop(self._key(identity, config), None)
+        """Drop the token kept for ``identity`` and ``config`` (the API refused it), or
+        the issuer's refusal remembered for them: the next call asks the issuer."""
+        key = self._key(identity, config)
+        self._tokens.pop(key, None)
+        self._refusals.forget(key)
 
     def _kept(self, key: _Key) -> AuthCredential | None:
         kept = self._tokens.get(key)
@@ -192,26 +211,46 @@ class TokenExchange:
         found = self._kept(key)
         if found is not None:
             return found
+        subject_token = self._subject_token()
+        if not subject_token:
+            raise AuthError(
+                f"This call needs the calling user's own credential for {config.scheme_name!r}, "
+                "obtained for their access token, and the request came without one, so it "
+                "did not run.",
+                scheme_name=config.scheme_name,
+            )
+        digest = token_digest(subject_token)
+        self._check_refused(key, digest, config.scheme_name)
+        arrived = time.monotonic()
         lock = self._lock(key)
         try:
             async with lock:
                 found = self._kept(key)
                 if found is None:
-                    found = await self._exchanged(identity, config, key)
+                    # Refused, or failed, while this call waited for the one that asked?
+                    self._check_refused(key, digest, config.scheme_name)
+                    failed = self._failed_at.get(key)
+                    if failed is not None and failed[0] >= arrived:
+                        raise AuthError(failed[1], scheme_name=config.scheme_name)
+                    found = await self._exchanged(identity, config, key, subject_token)
         finally:
-            if not lock.statistics().tasks_waiting:
+            # Not while a waiter holds it: the lock is handed to the next on release.
+            if not lock.locked() and not lock.statistics().tasks_waiting:
                 self._locks.pop(key, None)
+                self._failed_at.pop(key, None)
         return found
 
-    async def _exchanged(self, identity: Identity, config: AuthConfig, key: _Key) -> AuthCredential:
+    def _check_refused(self, key: _Key, digest: str, name: str) -> None:
+        """Raise the refusal remembered for ``key`` and this subject token, if any."""
+        refused = self._refusals.get(key, digest)
+        if refused is not None:
+            logger.debug("token exchange for security scheme %r: refused lately", name)
+            raise AuthError(refused, scheme_name=name)
+
+    async def _exchanged(
+        self, identity: Identity, config: AuthConfig, key: _Key, subject_token: str
+    ) -> AuthCredential:
         name = config.scheme_name
-        subject_token = self._subject_token()
-        if not subject_token:
-            raise AuthError(
-                f"This call needs the calling user's own credential for {name!r}, obtained "
-                "for their access token, and the request came without one, so it did not run.",
-                scheme_name=name,
-            )
         _, _, audience, scopes = key
         form = {
             "grant_type": TOKEN_EXCHANGE_GRANT,
@@ -229,12 +268,8 @@ class TokenExchange:
                 async with self._session() as client:
                     endpoint = await self._endpoint(client, name)
                     token = await self._request(client, endpoint, form, name, scopes)
-        except TimeoutError:
-            raise self._failed(name, f"no answer within {self._timeout:g} s") from None
-        except ConnectionError as exc:
-            raise self._failed(name, str(exc)) from exc
-        except AuthError as exc:
-            raise self._failed(name, str(exc)) from exc
+        except (TimeoutError, ConnectionError, AuthError) as exc:
+            raise self._not_obtained(exc, identity, key, subject_token, name) from exc
         now = time.time()
         until = token.expires_at if token.expires_at is not None else now + DEFAULT_TOKEN_LIFETIME
         if identity.expires_at is not None:
@@ -244,14 +279,26 @@ class TokenExchange:
             self._tokens.popitem(last=False)
         return token
 
-    @staticmethod
-    def _failed(name: str, why: str) -> AuthError:
-        logger.warning("token exchange for security scheme %r failed: %s", name, why)
-        return AuthError(
+    def _not_obtained(
+        self, exc: Exception, identity: Identity, key: _Key, subject_token: str, name: str
+    ) -> AuthError:
+        """The error of an exchange that did not give a token, logged: a refusal is
+        remembered; a failure is the answer of the calls that waited on this one."""
+        why = f"no answer within {self._timeout:g} s" if isinstance(exc, TimeoutError) else str(exc)
+        failed = AuthError(
             f"This user's credential for {name!r} could not be obtained by token exchange "
             f"({why}), so the call did not run.",
             scheme_name=name,
         )
+        if isinstance(exc, AuthError) and is_refusal(exc):
+            digest = token_digest(subject_token)
+            period = self._refusals.remember(key, digest, str(failed), identity.expires_at)
+            text = "token exchange for security scheme %r refused (the answer for %g s): %s"
+            logger.warning(text, name, period, why)
+        else:
+            self._failed_at[key] = (time.monotonic(), str(failed))
+            logger.warning("token exchange for security scheme %r failed: %s", name, why)
+        return failed
 
     @contextlib.asynccontextmanager
     async def _session(self) -> AsyncIterator[httpx2.AsyncClient]:
@@ -272,24 +319,8 @@ class TokenExchange:
         assert self._issuer is not None
         async with self._lock("discovery"):
             if self._token_endpoint is None:
-                self._token_endpoint = await self._discover(client, self._issuer, scheme_name)
+                self._token_endpoint = await token_endpoint_of(client, self._issuer, scheme_name)
         return self._token_endpoint
-
-    async def _discover(self, client: httpx2.AsyncClient, issuer: str, scheme_name: str) -> str:
-        from toolsets.openapi._oauth import OIDC_SUFFIX, discover
-
-        base = issuer.rstrip("/")
-        try:
-            metadata = await discover(client, base + OIDC_SUFFIX, scheme_name)
-        except AuthError:  # not an OpenID provider: RFC 8414's metadata
-            metadata = await _rfc8414(client, base, scheme_name)
-        endpoint = metadata.get("token_endpoint")
-        if not isinstance(endpoint, str) or not endpoint:
-            raise AuthError(
-                f"the issuer {safe_url(issuer)} names no token_endpoint", scheme_name=scheme_name
-            )
-        _check_secure(endpoint)
-        return endpoint
 
     async def _request(
         self,
@@ -313,49 +344,3 @@ class TokenExchange:
         )
         check_credential_text(token.secret, scheme_name=scheme_name, in_header=True)
         return token
-
-
-def _check_secure(url: str) -> None:
-    """Refuse to send secrets to ``url`` unless it is https (or http to a loopback host).
-
-    Raises:
-        ValueError: naming the URL (without what may hide a secret in it).
-    """
-    from toolsets.openapi._oauth import check_secure
-
-    try:
-        check_secure(url, "token exchange", "URL")
-    except AuthError as exc:
-        raise ValueError(str(exc)) from None
-
-
-async def _rfc8414(client: httpx2.AsyncClient, issuer: str, scheme_name: str) -> Mapping[str, Any]:
-    """The issuer's RFC 8414 metadata (the well-known path goes between the host and
-    the issuer's own path), its ``issuer`` checked."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    from toolsets._http import map_http_errors
-
-    parts = urlsplit(issuer)
-    url = urlunsplit(
-        (parts.scheme, parts.netloc, "/.well-known/oauth-authorization-server" + parts.path, "", "")
-    )
-    with map_http_errors("the authorization server metadata at", url):
-        response = await client.get(url, headers={"Accept": "application/json"})
-    try:
-        metadata = response.json() if response.status_code == 200 else None
-    except ValueError:
-        metadata = None
-    if not isinstance(metadata, dict):
-        raise AuthError(
-            f"the issuer {safe_url(issuer)} publishes no OpenID configuration nor "
-            f"authorization server metadata (HTTP {response.status_code})",
-            scheme_name=scheme_name,
-        )
-    if str(metadata.get("issuer", "")).rstrip("/") != issuer.rstrip("/"):
-        raise AuthError(
-            f"the metadata at {safe_url(url)} names the issuer {metadata.get('issuer')!r}, "
-            f"not {issuer!r}: refusing it",
-            scheme_name=scheme_name,
-        )
-    return metadata
