@@ -3,7 +3,7 @@ fastmcp's ``FastMCP.from_openapi`` over streamable HTTP, on GitHub's spec (1,100
 operations), C clients calling at once, side by side in one run.
 
 Run: python benchmarks/serve_load.py [--quick] [--seconds S] [--concurrency 1,64,256]
-     [--workers W] [--sessions N] [--only NAME] [--check] [--json]
+     [--workers W] [--sessions N] [--only NAME[,NAME...]] [--check] [--json]
 
 Each server runs in a process of its own (ours: ``python -m toolsets.cli serve SPEC
 --base-url URL --http``, with the toolsets this process imports; fastmcp in its pinned venv,
@@ -56,7 +56,7 @@ over OTLP/HTTP, batched, to a receiver in this process that counts and drops the
 issue 28). benchmarks/telemetry.py measures the same in one process (the SDK's
 in-memory exporter, synchronous), round by round.
 
-``--only NAME`` runs the rows of the servers whose name starts so.
+``--only NAME[,NAME...]`` runs the rows of the servers whose name starts with one of them.
 
 fastmcp is measured in its 2025-11-25 sessions only (the era its clients speak).
 Ratios ours/fastmcp follow; the targets (issue 28): ours ≥ 2x fastmcp's calls/s at C = 64
@@ -623,7 +623,7 @@ async def run(options: argparse.Namespace) -> int:
         async with server_process(rest, port=rest_port):
             base_url = f"http://127.0.0.1:{rest_port}"
             for server in servers(spec, base_url, options.workers, Path(probes), sink):
-                if options.only and not server.name.startswith(options.only):
+                if options.only and not server.name.startswith(tuple(options.only.split(","))):
                     continue
                 try:
                     results[server.name], memory[server.name] = await measure(
@@ -809,7 +809,11 @@ def main() -> None:
     parser.add_argument(
         "--sessions", type=int, help=f"sessions opened for the memory figure ({SESSIONS})"
     )
-    parser.add_argument("--only", help="the servers whose name starts so (e.g. 'ours 2')")
+    parser.add_argument(
+        "--only",
+        help="the servers whose name starts with one of these, comma-separated "
+        "(e.g. 'ours 1 process,ours 1 telemetry,fastmcp')",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     sys.exit(anyio.run(run, parser.parse_args()))
