@@ -49,11 +49,13 @@ from this one address; its default bound, 100, is for clients, not for a benchma
 ``ours 1 stateless`` is one process with ``--stateless``, as each worker serves: a
 worker's call should cost what it does.
 
-``ours 1 telemetry`` is ``ours 1 process`` with OpenTelemetry on as an operator turns it on,
-by the standard environment (``OTEL_EXPORTER_OTLP_ENDPOINT``: spans and metrics exported
-over OTLP/HTTP, batched, to a receiver in this process that counts and drops them);
-``telemetry on/off`` is its CPU per call over ``ours 1 process``'s (target: at most 1.10,
-issue 28). benchmarks/telemetry.py measures the same in one process (the SDK's
+``ours 1 telemetry`` is ours in one process with OpenTelemetry on as an operator turns it
+on, by the standard environment (``OTEL_EXPORTER_OTLP_ENDPOINT``: spans and metrics
+exported over OTLP/HTTP, batched, to a receiver in this process that counts and drops
+them), and ``ours 1 telemetry off`` the same without: both run at once and their windows
+take turns (3 of each at each C, 2026-07-28; the medians shown), so that the machine's
+load falls on both alike; ``telemetry on/off`` is CPU per call on over off (target: at
+most 1.10, issue 28). benchmarks/telemetry.py measures the same in one process (the SDK's
 in-memory exporter, synchronous), round by round.
 
 ``--only NAME[,NAME...]`` runs the rows of the servers whose name starts with one of them.
@@ -96,6 +98,7 @@ from _common import (
     free_port,
     outcome,
     peer_python,
+    rotated,
     server_process,
     started_server,
 )
@@ -110,7 +113,9 @@ TRACED = HERE / "peers" / "traced.py"
 """Runs a server whose allocations are traced while its sessions are opened."""
 PROBE_TIMEOUT, PROBE_POLL = 60.0, 0.1
 """Seconds a traced server may take to write its figure, and between looks for it."""
-TELEMETRY = "ours 1 telemetry"
+TELEMETRY, TELEMETRY_OFF = "ours 1 telemetry", "ours 1 telemetry off"
+TELEMETRY_ROUNDS, QUICK_TELEMETRY_ROUNDS = 3, 1
+"""Windows of each side of telemetry on/off at each C, taking turns."""
 TELEMETRY_TARGET = 1.10
 """Telemetry on costs at most this many times a call's CPU off (issue 28)."""
 OPEN_TO_ONE_CLIENT = 100_000
@@ -388,6 +393,8 @@ class Server:
     """Added to its environment."""
     probe: Path | None = None
     """Where its traced memory is written (its command runs under `TRACED`)."""
+    paired: Server | None = None
+    """Measured window by window in turns with this one (both running)."""
 
 
 def servers(spec: Path, base_url: str, workers: int, probes: Path, sink: int) -> list[Server]:
@@ -400,7 +407,7 @@ def servers(spec: Path, base_url: str, workers: int, probes: Path, sink: int) ->
         command = [*python, "-m", "toolsets.cli", "serve", str(spec)]
         return [*command, "--base-url", base_url, "--http", f"127.0.0.1:{port}"]
 
-    one, alone, many, peer, traced = (free_port() for _ in range(5))
+    one, alone, many, peer, traced, untraced = (free_port() for _ in range(6))
     mine, theirs = probes / "ours", probes / "fastmcp"
     fastmcp = [str(peer_python(FASTMCP)), str(TRACED), str(theirs), str(CHILD), "fastmcp-http"]
     spread = [*ours(many), "--stateless", "--workers", str(workers)]
@@ -418,7 +425,14 @@ def servers(spec: Path, base_url: str, workers: int, probes: Path, sink: int) ->
             sessions=True,
             probe=mine,
         ),
-        Server(TELEMETRY, ours(traced), traced, (MODERN,), env=tuple(otel.items())),
+        Server(
+            TELEMETRY,
+            ours(traced),
+            traced,
+            (MODERN,),
+            env=tuple(otel.items()),
+            paired=Server(TELEMETRY_OFF, ours(untraced), untraced, (MODERN,)),
+        ),
         Server("ours 1 stateless", [*ours(alone), "--stateless"], alone, (MODERN,)),
         Server(f"ours {workers} workers", spread, many, (MODERN,)),
     ]
@@ -600,6 +614,50 @@ async def measure(
     return by_era, memory
 
 
+ByEra = dict[str, dict[int, dict[str, Any]]]
+"""A server's window figures by era and C."""
+
+
+async def in_turns(
+    one: Server, other: Server, concurrency: tuple[int, ...], seconds: float, rounds: int
+) -> tuple[ByEra, ByEra]:
+    """The figures of two servers running at once, measured window by window in turns
+    (the machine's load falls on both alike): at each C, ``rounds`` windows of each,
+    the median of each figure (2026-07-28)."""
+    found: dict[str, dict[int, list[dict[str, Any]]]] = {one.name: {}, other.name: {}}
+    async with contextlib.AsyncExitStack() as stack:
+        running: dict[str, tuple[int, int, str]] = {}
+        for server in (one, other):
+            print(f"{server.name}: starting", file=sys.stderr, flush=True)
+            env = {**os.environ, "PYTHONPATH": str(REPO / "src"), **dict(server.env)}
+            started = started_server(
+                server.command, port=server.port, env=env, start_timeout=START_TIMEOUT
+            )
+            _, pid = await stack.enter_async_context(started)
+            running[server.name] = (server.port, pid, await tool_name(server.port))
+        for clients in concurrency:
+            for turn in range(rounds):
+                for name in rotated([one.name, other.name], turn):
+                    print(f"{name}: {MODERN} C={clients} ({turn + 1}/{rounds})", file=sys.stderr)
+                    port, pid, tool = running[name]
+                    figures = await window(port, pid, MODERN, tool, clients, seconds)
+                    found[name].setdefault(clients, []).append(figures)
+    on, off = ({MODERN: {c: _median(w) for c, w in found[s.name].items()}} for s in (one, other))
+    return on, off
+
+
+def _median(windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One window's figures standing for several: the median of each measure, the sum
+    of each count."""
+    taken = dict(windows[0])
+    for measure in ("rate", "p50", "p99", "cpu_ms", "load", "wall"):
+        taken[measure] = statistics.median(w[measure] for w in windows)
+    for count in ("calls", "errors", "reconnects"):
+        taken[count] = sum(w[count] for w in windows)
+    taken["first_error"] = next((w["first_error"] for w in windows if w["first_error"]), "")
+    return taken
+
+
 def _ms(value: float) -> str:
     return "-" if value != value else f"{value * 1e3:.1f}"
 
@@ -626,6 +684,11 @@ async def run(options: argparse.Namespace) -> int:
                 if options.only and not server.name.startswith(tuple(options.only.split(","))):
                     continue
                 try:
+                    if server.paired is not None:
+                        rounds = QUICK_TELEMETRY_ROUNDS if options.quick else TELEMETRY_ROUNDS
+                        pair = await in_turns(server, server.paired, concurrency, seconds, rounds)
+                        results[server.name], results[server.paired.name] = pair
+                        continue
                     results[server.name], memory[server.name] = await measure(
                         server, concurrency, seconds, sessions
                     )
@@ -692,7 +755,7 @@ def ratios(
                     met = ok
                     said = f"  (target ≥{SPEEDUP_TARGET:g}x calls/s, p99 ≤1x: {outcome(ok)})"
                 print(
-                    f"  {name:<16}{era:<12}C={clients:<5}calls/s {speed:5.2f}x  "
+                    f"  {name:<22}{era:<12}C={clients:<5}calls/s {speed:5.2f}x  "
                     f"CPU/call {cpu:5.2f}x  p99 {p99:5.2f}x{said}"
                 )
     held, peer_held = memory.get("ours 1 process"), memory.get("fastmcp")
@@ -713,10 +776,13 @@ def _over(mine: float, theirs: float) -> str:
 def telemetry_cost(results: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> None:
     """Print telemetry on over off, CPU per call, by C (2026-07-28)."""
     on = results.get(TELEMETRY, {}).get(MODERN, {})
-    off = results.get("ours 1 process", {}).get(MODERN, {})
+    off = results.get(TELEMETRY_OFF, {}).get(MODERN, {})
     if not on or not off:
         return
-    print("telemetry on/off (ours 1 process, 2026-07-28; OTLP/HTTP export, batched):")
+    print(
+        "telemetry on/off (ours in one process, 2026-07-28; OTLP/HTTP export, batched; "
+        "medians of windows taken in turns):"
+    )
     for clients, with_it in on.items():
         without = off.get(clients)
         if without is None or not with_it["calls"] or not without["calls"]:
