@@ -3,7 +3,7 @@ fastmcp's ``FastMCP.from_openapi`` over streamable HTTP, on GitHub's spec (1,100
 operations), C clients calling at once, side by side in one run.
 
 Run: python benchmarks/serve_load.py [--quick] [--seconds S] [--concurrency 1,64,256]
-     [--workers W] [--sessions N] [--only NAME] [--check] [--json]
+     [--workers W] [--sessions N] [--only NAME[,NAME...]] [--check] [--json]
 
 Each server runs in a process of its own (ours: ``python -m toolsets.cli serve SPEC
 --base-url URL --http``, with the toolsets this process imports; fastmcp in its pinned venv,
@@ -29,14 +29,36 @@ Rows (by server, era and C):
   CPU % by process  how the window's server CPU was shared by its processes (the
                workers), largest first: N workers should each take about 1/N.
 
-``mem KB/session``: the server's resident memory grown by opening N (``--sessions``,
-default 1,000) 2025-11-25 sessions, over N (ours one process against fastmcp), after N
-others were opened (which fill what the allocator kept free after loading the spec).
+Memory per open 2025-11-25 session (ours one process against fastmcp): sessions opened in
+batches of N (``--sessions``, default 1,000), each by ``initialize``,
+``notifications/initialized`` and a ``ping`` (a request in the session), all left open;
+then the first, a middle and the last of the last batch pinged again, to show the server
+kept them (``kept 3/3``). Two figures, each over N:
+
+  RSS KB       the server's resident memory grown by the second batch (the first fills
+               what the allocator kept free after loading the spec): what the machine
+               pays, though an allocator that kept much free grows little;
+  traced KB    the bytes Python still holds, garbage collected, of what it allocated
+               while a third batch was opened (``tracemalloc``, on for that batch only:
+               ``peers/traced.py`` runs each server): what the sessions hold, whatever
+               the allocator had free.
+
+Ours serves with ``--max-sessions-per-client`` lifted (every session of the run comes
+from this one address; its default bound, 100, is for clients, not for a benchmark).
 
 ``ours 1 stateless`` is one process with ``--stateless``, as each worker serves: a
 worker's call should cost what it does.
 
-``--only NAME`` runs the rows of the servers whose name starts so.
+``ours 1 telemetry`` is ours in one process with OpenTelemetry on as an operator turns it
+on, by the standard environment (``OTEL_EXPORTER_OTLP_ENDPOINT``: spans and metrics
+exported over OTLP/HTTP, batched, to a receiver in this process that counts and drops
+them), and ``ours 1 telemetry off`` the same without: both run at once and their windows
+take turns (3 of each at each C, 2026-07-28; the medians shown), so that the machine's
+load falls on both alike; ``telemetry on/off`` is CPU per call on over off (target: at
+most 1.10, issue 28). benchmarks/telemetry.py measures the same in one process (the SDK's
+in-memory exporter, synchronous), round by round.
+
+``--only NAME[,NAME...]`` runs the rows of the servers whose name starts with one of them.
 
 fastmcp is measured in its 2025-11-25 sessions only (the era its clients speak).
 Ratios ours/fastmcp follow; the targets (issue 28): ours ≥ 2x fastmcp's calls/s at C = 64
@@ -56,9 +78,11 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,11 +92,13 @@ import anyio
 import anyio.abc
 from _common import (
     REPO,
+    app_in_thread,
     cpu_seconds,
     emit,
     free_port,
     outcome,
     peer_python,
+    rotated,
     server_process,
     started_server,
 )
@@ -83,6 +109,17 @@ DEPLOY = HERE.parent / "examples" / "deploy" / "run.sh"
 """Redis, three replicas of ``toolsets serve --http`` and HAProxy in front."""
 REPLICAS = "ours 3 replicas"
 CHILD = HERE / "peers" / "serve_child.py"
+TRACED = HERE / "peers" / "traced.py"
+"""Runs a server whose allocations are traced while its sessions are opened."""
+PROBE_TIMEOUT, PROBE_POLL = 60.0, 0.1
+"""Seconds a traced server may take to write its figure, and between looks for it."""
+TELEMETRY, TELEMETRY_OFF = "ours 1 telemetry", "ours 1 telemetry off"
+TELEMETRY_ROUNDS, QUICK_TELEMETRY_ROUNDS = 3, 1
+"""Windows of each side of telemetry on/off at each C, taking turns."""
+TELEMETRY_TARGET = 1.10
+"""Telemetry on costs at most this many times a call's CPU off (issue 28)."""
+OPEN_TO_ONE_CLIENT = 100_000
+"""``--max-sessions-per-client`` of ours: every session of the run comes from here."""
 SERVE = HERE / "serve.py"
 MODERN, SESSION = "2026-07-28", "2025-11-25"
 CONCURRENCY = (1, 64, 256)
@@ -354,20 +391,48 @@ class Server:
     """Whether its memory per 2025-11-25 session is measured."""
     env: tuple[tuple[str, str], ...] = ()
     """Added to its environment."""
+    probe: Path | None = None
+    """Where its traced memory is written (its command runs under `TRACED`)."""
+    paired: Server | None = None
+    """Measured window by window in turns with this one (both running)."""
 
 
-def servers(spec: Path, base_url: str, workers: int) -> list[Server]:
-    """Ours in one process and in ``workers``, and fastmcp's, each on a port of its own."""
+def servers(spec: Path, base_url: str, workers: int, probes: Path, sink: int) -> list[Server]:
+    """Ours in one process (telemetry off, and on exporting to the OTLP receiver on port
+    ``sink``) and in ``workers``, and fastmcp's, each on a port of its own; the memory
+    probes' files in ``probes``."""
 
-    def ours(port: int) -> list[str]:
-        command = [sys.executable, "-m", "toolsets.cli", "serve", str(spec)]
+    def ours(port: int, *, probe: Path | None = None) -> list[str]:
+        python = [sys.executable, str(TRACED), str(probe)] if probe else [sys.executable]
+        command = [*python, "-m", "toolsets.cli", "serve", str(spec)]
         return [*command, "--base-url", base_url, "--http", f"127.0.0.1:{port}"]
 
-    one, alone, many, peer = free_port(), free_port(), free_port(), free_port()
-    fastmcp = [str(peer_python(FASTMCP)), str(CHILD), "fastmcp-http", str(spec), base_url]
+    one, alone, many, peer, traced, untraced = (free_port() for _ in range(6))
+    mine, theirs = probes / "ours", probes / "fastmcp"
+    fastmcp = [str(peer_python(FASTMCP)), str(TRACED), str(theirs), str(CHILD), "fastmcp-http"]
     spread = [*ours(many), "--stateless", "--workers", str(workers)]
+    lifted = ["--max-sessions-per-client", str(OPEN_TO_ONE_CLIENT)]
+    otel = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink}",
+        "OTEL_SERVICE_NAME": "serve-load",
+    }
     found = [
-        Server("ours 1 process", ours(one), one, (MODERN, SESSION), sessions=True),
+        Server(
+            "ours 1 process",
+            [*ours(one, probe=mine), *lifted],
+            one,
+            (MODERN, SESSION),
+            sessions=True,
+            probe=mine,
+        ),
+        Server(
+            TELEMETRY,
+            ours(traced),
+            traced,
+            (MODERN,),
+            env=tuple(otel.items()),
+            paired=Server(TELEMETRY_OFF, ours(untraced), untraced, (MODERN,)),
+        ),
         Server("ours 1 stateless", [*ours(alone), "--stateless"], alone, (MODERN,)),
         Server(f"ours {workers} workers", spread, many, (MODERN,)),
     ]
@@ -381,7 +446,8 @@ def servers(spec: Path, base_url: str, workers: int) -> list[Server]:
         }
         command = ["bash", str(DEPLOY), str(spec), "--base-url", base_url]
         found.append(Server(REPLICAS, command, balancer, (MODERN,), env=tuple(settings.items())))
-    found.append(Server("fastmcp", [*fastmcp, str(peer)], peer, (SESSION,), sessions=True))
+    fastmcp += [str(spec), base_url, str(peer)]
+    found.append(Server("fastmcp", fastmcp, peer, (SESSION,), sessions=True, probe=theirs))
     return found
 
 
@@ -406,21 +472,71 @@ async def tool_name(port: int) -> str:
                 raise RuntimeError("repos/get is not listed")
 
 
-async def session_memory(port: int, pid: int, count: int) -> float:
-    """KiB of the server's resident memory per open 2025-11-25 session: grown by ``count``
-    sessions opened after ``count`` others (those fill what the allocator had free
-    after loading), over ``count``."""
-    before = 0
-    for batch in range(2):
-        if batch == 1:
-            before = tree_rss_kb(pid)
-        opened = 0
-        while opened < count:
-            async with await anyio.connect_tcp("127.0.0.1", port) as stream:
-                for _ in range(min(50, count - opened)):  # the sessions stay open
-                    await RawClient(stream, port, SESSION, "").open()
-                    opened += 1
-    return (tree_rss_kb(pid) - before) / count
+@dataclass(frozen=True)
+class SessionMemory:
+    """What a server holds per open 2025-11-25 session (see the module's docstring)."""
+
+    rss_kb: float
+    traced_kb: float | None
+    """None: the server could not be traced."""
+    kept: int
+    """Of the sessions pinged again after the batch, those the server still knew."""
+    pinged: int
+
+
+async def session_memory(port: int, pid: int, count: int, probe: Path | None) -> SessionMemory:
+    """The memory per open 2025-11-25 session: resident memory grown by ``count`` sessions
+    opened after ``count`` others (those fill what the allocator had free after
+    loading), over ``count``; then (``probe``, the file `TRACED` writes) the bytes held
+    of what was allocated while ``count`` more were opened, over ``count`` (traced
+    apart: tracing's own records are resident memory too)."""
+    await open_sessions(port, count)
+    before = tree_rss_kb(pid)
+    sessions = await open_sessions(port, count)
+    grown = (tree_rss_kb(pid) - before) / count
+    traced = None
+    if probe is not None:
+        os.kill(pid, signal.SIGUSR1)
+        await anyio.sleep(0.2)  # a signal handler runs between two bytecodes
+        sessions = await open_sessions(port, count)
+        os.kill(pid, signal.SIGUSR2)
+        held = int(await _written(anyio.Path(probe)))
+        traced = held / 1024 / count if held >= 0 else None
+    sample = [sessions[0], sessions[len(sessions) // 2], sessions[-1]]
+    kept = 0
+    for session in sample:
+        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+            client = RawClient(stream, port, SESSION, "")
+            client.session = session
+            with contextlib.suppress(RuntimeError):  # 404: the server forgot it
+                await client.request("ping", {})
+                kept += 1
+    return SessionMemory(grown, traced, kept, len(sample))
+
+
+async def open_sessions(port: int, count: int) -> list[str]:
+    """The ids of ``count`` new 2025-11-25 sessions, each opened (``initialize`` and
+    ``notifications/initialized``) and asked one ``ping``, and left open."""
+    sessions: list[str] = []
+    while len(sessions) < count:
+        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+            for _ in range(min(50, count - len(sessions))):
+                client = RawClient(stream, port, SESSION, "")
+                await client.open()
+                await client.request("ping", {})
+                if client.session is None:
+                    raise RuntimeError("initialize: the server gave no Mcp-Session-Id")
+                sessions.append(client.session)
+    return sessions
+
+
+async def _written(path: anyio.Path) -> str:
+    """What a server writes to ``path`` when it gets to it (within `PROBE_TIMEOUT`)."""
+    for _ in range(int(PROBE_TIMEOUT / PROBE_POLL)):
+        if await path.is_file() and (text := await path.read_text()):
+            return text
+        await anyio.sleep(PROBE_POLL)  # the server signals nothing back but the file
+    raise RuntimeError(f"the memory probe wrote nothing to {path} in {PROBE_TIMEOUT:g} s")
 
 
 async def window(
@@ -469,7 +585,7 @@ async def window(
 
 async def measure(
     server: Server, concurrency: tuple[int, ...], seconds: float, sessions: int
-) -> tuple[dict[str, dict[int, dict[str, Any]]], float | None]:
+) -> tuple[dict[str, dict[int, dict[str, Any]]], SessionMemory | None]:
     """Each era's figures by C, and the memory per session (if measured)."""
     port = server.port
     print(f"{server.name}: starting", file=sys.stderr, flush=True)
@@ -488,7 +604,7 @@ async def measure(
                 except (RuntimeError, OSError, anyio.EndOfStream):
                     await anyio.sleep(0.5)  # nothing to wait on but the health checks
         if server.sessions:
-            memory = await session_memory(port, pid, sessions)
+            memory = await session_memory(port, pid, sessions, server.probe)
         for era in server.eras:
             for clients in concurrency:
                 print(f"{server.name}: {era} C={clients}", file=sys.stderr, flush=True)
@@ -496,6 +612,50 @@ async def measure(
                     port, pid, era, tool, clients, seconds
                 )
     return by_era, memory
+
+
+ByEra = dict[str, dict[int, dict[str, Any]]]
+"""A server's window figures by era and C."""
+
+
+async def in_turns(
+    one: Server, other: Server, concurrency: tuple[int, ...], seconds: float, rounds: int
+) -> tuple[ByEra, ByEra]:
+    """The figures of two servers running at once, measured window by window in turns
+    (the machine's load falls on both alike): at each C, ``rounds`` windows of each,
+    the median of each figure (2026-07-28)."""
+    found: dict[str, dict[int, list[dict[str, Any]]]] = {one.name: {}, other.name: {}}
+    async with contextlib.AsyncExitStack() as stack:
+        running: dict[str, tuple[int, int, str]] = {}
+        for server in (one, other):
+            print(f"{server.name}: starting", file=sys.stderr, flush=True)
+            env = {**os.environ, "PYTHONPATH": str(REPO / "src"), **dict(server.env)}
+            started = started_server(
+                server.command, port=server.port, env=env, start_timeout=START_TIMEOUT
+            )
+            _, pid = await stack.enter_async_context(started)
+            running[server.name] = (server.port, pid, await tool_name(server.port))
+        for clients in concurrency:
+            for turn in range(rounds):
+                for name in rotated([one.name, other.name], turn):
+                    print(f"{name}: {MODERN} C={clients} ({turn + 1}/{rounds})", file=sys.stderr)
+                    port, pid, tool = running[name]
+                    figures = await window(port, pid, MODERN, tool, clients, seconds)
+                    found[name].setdefault(clients, []).append(figures)
+    on, off = ({MODERN: {c: _median(w) for c, w in found[s.name].items()}} for s in (one, other))
+    return on, off
+
+
+def _median(windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One window's figures standing for several: the median of each measure, the sum
+    of each count."""
+    taken = dict(windows[0])
+    for measure in ("rate", "p50", "p99", "cpu_ms", "load", "wall"):
+        taken[measure] = statistics.median(w[measure] for w in windows)
+    for count in ("calls", "errors", "reconnects"):
+        taken[count] = sum(w[count] for w in windows)
+    taken["first_error"] = next((w["first_error"] for w in windows if w["first_error"]), "")
+    return taken
 
 
 def _ms(value: float) -> str:
@@ -510,22 +670,59 @@ async def run(options: argparse.Namespace) -> int:
     rest_port = free_port()
     rest = [sys.executable, str(SERVE), "--rest", str(spec), str(rest_port)]
     results: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
-    memory: dict[str, float | None] = {}
+    memory: dict[str, SessionMemory | None] = {}
     failed: dict[str, str] = {}
     loads = [os.getloadavg()[0]]
-    async with server_process(rest, port=rest_port):
-        base_url = f"http://127.0.0.1:{rest_port}"
-        for server in servers(spec, base_url, options.workers):
-            if options.only and not server.name.startswith(options.only):
-                continue
-            try:
-                results[server.name], memory[server.name] = await measure(
-                    server, concurrency, seconds, sessions
-                )
-            except (RuntimeError, OSError, TimeoutError) as exc:
-                failed[server.name] = f"{type(exc).__name__}: {exc}"[:300]
-            loads.append(os.getloadavg()[0])
+    receiver = Receiver()
+    with (
+        tempfile.TemporaryDirectory() as probes,
+        app_in_thread(receiver) as sink,
+    ):
+        async with server_process(rest, port=rest_port):
+            base_url = f"http://127.0.0.1:{rest_port}"
+            for server in servers(spec, base_url, options.workers, Path(probes), sink):
+                if options.only and not server.name.startswith(tuple(options.only.split(","))):
+                    continue
+                try:
+                    if server.paired is not None:
+                        rounds = QUICK_TELEMETRY_ROUNDS if options.quick else TELEMETRY_ROUNDS
+                        pair = await in_turns(server, server.paired, concurrency, seconds, rounds)
+                        results[server.name], results[server.paired.name] = pair
+                        continue
+                    results[server.name], memory[server.name] = await measure(
+                        server, concurrency, seconds, sessions
+                    )
+                except (RuntimeError, OSError, TimeoutError) as exc:
+                    failed[server.name] = f"{type(exc).__name__}: {exc}"[:300]
+                loads.append(os.getloadavg()[0])
+    print(f"OTLP receiver: {receiver.describe()}", file=sys.stderr)
     return report(results, memory, failed, options, concurrency, seconds, sessions, loads, {})
+
+
+class Receiver:
+    """An OTLP/HTTP receiver (an ASGI app): counts what it is sent, by path, and drops it
+    (what a collector does with it is not the served process's cost)."""
+
+    def __init__(self) -> None:
+        self.posts: dict[str, list[int]] = {}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        size, more = 0, True
+        while more:
+            message = await receive()
+            size += len(message.get("body", b""))
+            more = message.get("more_body", False)
+        self.posts.setdefault(scope["path"], []).append(size)
+        headers = [(b"content-type", b"application/x-protobuf"), (b"content-length", b"0")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
+    def describe(self) -> str:
+        """What it was sent: exports and bytes by path."""
+        said = [f"{p} {len(s)} exports, {sum(s)} bytes" for p, s in sorted(self.posts.items())]
+        return "; ".join(said) or "nothing"
 
 
 NOT_RUN = "not run: needs haproxy and redis-server on PATH (examples/deploy/run.sh)"
@@ -533,7 +730,7 @@ NOT_RUN = "not run: needs haproxy and redis-server on PATH (examples/deploy/run.
 
 def ratios(
     results: dict[str, dict[str, dict[int, dict[str, Any]]]],
-    memory: dict[str, float | None],
+    memory: dict[str, SessionMemory | None],
     concurrency: tuple[int, ...],
 ) -> bool:
     """Print ours/fastmcp (fastmcp in its 2025-11-25 sessions) by row and C; whether the
@@ -558,18 +755,49 @@ def ratios(
                     met = ok
                     said = f"  (target ≥{SPEEDUP_TARGET:g}x calls/s, p99 ≤1x: {outcome(ok)})"
                 print(
-                    f"  {name:<16}{era:<12}C={clients:<5}calls/s {speed:5.2f}x  "
+                    f"  {name:<22}{era:<12}C={clients:<5}calls/s {speed:5.2f}x  "
                     f"CPU/call {cpu:5.2f}x  p99 {p99:5.2f}x{said}"
                 )
-    mine_kb, theirs_kb = memory.get("ours 1 process"), memory.get("fastmcp")
-    if mine_kb is not None and theirs_kb:
-        print(f"  memory per open 2025-11-25 session: {mine_kb / theirs_kb:.2f}x")
+    held, peer_held = memory.get("ours 1 process"), memory.get("fastmcp")
+    if held is not None and peer_held is not None:
+        told = [f"RSS {_over(held.rss_kb, peer_held.rss_kb)}"]
+        if held.traced_kb is not None and peer_held.traced_kb is not None:
+            told.append(f"traced {_over(held.traced_kb, peer_held.traced_kb)}")
+        print(f"  memory per open 2025-11-25 session: {', '.join(told)}")
     return met
+
+
+def _over(mine: float, theirs: float) -> str:
+    """``mine`` over ``theirs`` as a ratio, or said why not (a figure at or below zero:
+    the allocator's free memory took the growth)."""
+    return f"{mine / theirs:.2f}x" if theirs > 0 else f"- (fastmcp {theirs:.1f} KB)"
+
+
+def telemetry_cost(results: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> None:
+    """Print telemetry on over off, CPU per call, by C (2026-07-28)."""
+    on = results.get(TELEMETRY, {}).get(MODERN, {})
+    off = results.get(TELEMETRY_OFF, {}).get(MODERN, {})
+    if not on or not off:
+        return
+    print(
+        "telemetry on/off (ours in one process, 2026-07-28; OTLP/HTTP export, batched; "
+        "medians of windows taken in turns):"
+    )
+    for clients, with_it in on.items():
+        without = off.get(clients)
+        if without is None or not with_it["calls"] or not without["calls"]:
+            continue
+        cost = with_it["cpu_ms"] / without["cpu_ms"]
+        print(
+            f"  C={clients:<5}CPU/call {with_it['cpu_ms']:.2f} ms on, {without['cpu_ms']:.2f} "
+            f"ms off: {cost:.3f}x  p99 {with_it['p99'] / without['p99']:.2f}x  (target "
+            f"≤{TELEMETRY_TARGET:.2f}x: {outcome(cost <= TELEMETRY_TARGET)})"
+        )
 
 
 def report(
     results: dict[str, dict[str, dict[int, dict[str, Any]]]],
-    memory: dict[str, float | None],
+    memory: dict[str, SessionMemory | None],
     failed: dict[str, str],
     options: argparse.Namespace,
     concurrency: tuple[int, ...],
@@ -607,11 +835,19 @@ def report(
         print(f"{REPLICAS:<22}{NOT_RUN}")
     for name, why in failed.items():
         print(f"{name:<22}failed: {why}")
-    for name, kb in memory.items():
-        if kb is not None:
-            print(f"{name}: {kb:.1f} KB per open 2025-11-25 session ({sessions} sessions)")
-            figures[f"{name} KB/session"] = kb
+    for name, held in memory.items():
+        if held is None:
+            continue
+        traced = "-" if held.traced_kb is None else f"{held.traced_kb:.1f}"
+        print(
+            f"{name}: per open 2025-11-25 session ({sessions} sessions): RSS "
+            f"{held.rss_kb:.1f} KB, traced {traced} KB; kept {held.kept}/{held.pinged}"
+        )
+        figures[f"{name} KB/session"] = held.rss_kb
+        if held.traced_kb is not None:
+            figures[f"{name} traced KB/session"] = held.traced_kb
     met = ratios(results, memory, concurrency)
+    telemetry_cost(results)
     if options.json:
         emit(figures, [f"load average {min(loads):.1f}-{max(loads):.1f}"])
     return 0 if met or not options.check else 1
@@ -639,7 +875,11 @@ def main() -> None:
     parser.add_argument(
         "--sessions", type=int, help=f"sessions opened for the memory figure ({SESSIONS})"
     )
-    parser.add_argument("--only", help="the servers whose name starts so (e.g. 'ours 2')")
+    parser.add_argument(
+        "--only",
+        help="the servers whose name starts with one of these, comma-separated "
+        "(e.g. 'ours 1 process,ours 1 telemetry,fastmcp')",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     sys.exit(anyio.run(run, parser.parse_args()))

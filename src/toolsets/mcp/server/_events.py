@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 import time
 import weakref
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +48,12 @@ _SWEEP_EVERY = 1.0
 """Seconds between looks for ended sessions (whose events are then dropped)."""
 
 
-@dataclass(frozen=True)
+# Slots, and a list rather than a deque (760 bytes empty) per stream: a session's
+# initialize and each of its requests is a stream of a priming event and an answer, kept
+# for `DEFAULT_EVENT_TTL` (benchmarks/serve_load.py measures the memory per session).
+
+
+@dataclass(frozen=True, slots=True)
 class _Event:
     serial: int
     """Its place among every event of the store (the oldest has the smallest)."""
@@ -60,13 +65,14 @@ class _Event:
     at: float
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Stream:
     session: str
     stream_id: str
     token: str
     """The unguessable part of its events' ids."""
-    events: deque[_Event] = field(default_factory=deque)
+    events: list[_Event] = field(default_factory=list)
+    """Oldest first (at most ``max_events_per_stream``)."""
     next_seq: int = 0
     finished: bool = False
     """Its request was answered: a new request of the same id (or a client resuming it)
@@ -281,7 +287,7 @@ class SessionEventStore(EventStore):
         self._drop_oldest_of(stream, listed=False)
 
     def _drop_oldest_of(self, stream: _Stream, *, listed: bool = True) -> None:
-        event = stream.events.popleft()
+        event = stream.events.pop(0)
         if listed:
             del self._events[event.serial]
         self._bytes -= event.size
