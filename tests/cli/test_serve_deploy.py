@@ -330,6 +330,60 @@ async def test_on_sigterm_a_call_in_flight_completes_new_connections_are_refused
     assert code == -signal.SIGTERM  # done, it ends as the signal says (as uvicorn does)
 
 
+async def session_call_at_sigterm(replica: Replica, folder: Path, seconds: float) -> str:
+    """A 2025-11-25 session, listening on its GET stream, whose ``slow(seconds)`` call
+    (answered over SSE) is in flight when the replica is told to stop (SIGTERM): what
+    the call's answer said (its whole SSE body)."""
+    label = new_id()
+    body = {"seconds": seconds, "label": label}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    call["params"] = {"name": "slow", "arguments": body}
+    answers: list[str] = []
+    async with httpx2.AsyncClient(timeout=30) as http:
+        opened = await http.post(replica.url, json=INITIALIZE, headers=HEADERS)
+        session = {**HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        session["MCP-Protocol-Version"] = "2025-11-25"
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await http.post(replica.url, json=initialized, headers=session)
+
+        async def listen() -> None:
+            listening = {**session, "Accept": "text/event-stream"}
+            with contextlib.suppress(httpx2.HTTPError):
+                async with http.stream("GET", replica.url, headers=listening) as stream:
+                    async for _ in stream.aiter_bytes():
+                        pass
+
+        async def answer() -> None:
+            answers.append((await http.post(replica.url, json=call, headers=session)).text)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(listen)
+            tasks.start_soon(answer)
+            await started(folder, label)
+            assert replica.process is not None
+            replica.process.send_signal(signal.SIGTERM)
+    return answers[0]
+
+
+async def test_on_sigterm_a_call_answered_over_sse_completes_and_listening_holds_nothing(
+    folder: Path,
+) -> None:
+    # sse-starlette ended every SSE answer at the signal (its patch of uvicorn's
+    # handle_exit): the call's answer came back empty. Its listening stream, though,
+    # ends once the answers are done, not at the deadline.
+    replica = Replica(folder, {}, "--shutdown-timeout", "60")
+    replica.start()
+    try:
+        with anyio.fail_after(40):
+            said = await session_call_at_sigterm(replica, folder, 1.5)
+            assert replica.process is not None
+            code = await anyio.to_thread.run_sync(replica.process.wait, 20)
+    finally:
+        replica.stop()
+    assert '"slept 1.5"' in said
+    assert code == -signal.SIGTERM
+
+
 async def test_a_call_past_the_shutdown_timeout_is_cancelled_and_the_process_exits(
     folder: Path,
 ) -> None:

@@ -16,8 +16,9 @@ from tests.mcp.server.auth_helpers import serving
 from tests.mcp.server.oidc import OpenIdProvider
 from tests.mcp.server_helpers import ACCEPT, BASE, INITIALIZE, served
 from toolsets.mcp import McpServer
+from toolsets.mcp.server._draining import DrainingServer
 from toolsets.mcp.server._limits import ConnectionLimits
-from toolsets.mcp.server._uvicorn import BoundedConfig, DrainingServer
+from toolsets.mcp.server._uvicorn import BoundedConfig
 
 pytestmark = pytest.mark.anyio
 
@@ -80,13 +81,15 @@ async def test_a_protected_server_answers_them_without_a_token(
 
 @pytest.fixture
 def sse_status() -> Iterator[None]:
-    """sse-starlette's process-wide "shutting down" flag put back: it patches uvicorn's
-    ``handle_exit`` to set it, and while it is set every SSE answer in this process (the
-    later tests' servers') ends at once, with no response."""
+    """sse-starlette's process-wide shutdown flags put back as they were: told to stop,
+    the server turns its automatic draining off until its shutdown (which this test does
+    not reach), and while it is off or ``should_exit`` set, the SSE answers of the later
+    tests' servers in this process would not end, or end at once."""
     from sse_starlette.sse import AppStatus
 
+    drains, exiting = AppStatus.enable_automatic_graceful_drain, AppStatus.should_exit
     yield
-    AppStatus.should_exit = False
+    AppStatus.enable_automatic_graceful_drain, AppStatus.should_exit = drains, exiting
 
 
 @pytest.mark.usefixtures("sse_status")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from toolsets.mcp.server._envelope import route_path
 
 __all__ = ["HEALTH_PATH", "READY_PATH", "Health", "Readiness"]
@@ -30,10 +32,24 @@ class Readiness:
     def __init__(self) -> None:
         self.started = False
         self.draining = False
+        self.answering = 0
+        """Requests in flight but the listening streams (GETs): what stopping waits for."""
+        self._answered: anyio.Event | None = None
 
     @property
     def ready(self) -> bool:
         return self.started and not self.draining
+
+    async def answered(self) -> None:
+        """Return once no request but the listening streams is in flight."""
+        while self.answering:
+            self._answered = anyio.Event()
+            await self._answered.wait()
+
+    def _done(self) -> None:
+        self.answering -= 1
+        if not self.answering and self._answered is not None:
+            self._answered.set()
 
     def drain(self) -> None:
         """Say not ready from now on (shutting down: a load balancer stops sending)."""
@@ -59,6 +75,12 @@ class Health:
             await self._lifespan(scope, receive, send)
         elif scope["type"] == "http" and route_path(scope) in (HEALTH_PATH, READY_PATH):
             await self._answer(scope, send)
+        elif scope["type"] == "http" and scope["method"] != "GET":
+            self.readiness.answering += 1
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                self.readiness._done()
         else:
             await self.app(scope, receive, send)
 

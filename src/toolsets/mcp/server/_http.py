@@ -26,12 +26,12 @@ from uvicorn.config import STARTUP_FAILURE
 
 from toolsets.mcp.server._app import DEFAULT_RETRY_INTERVAL, AppOptions
 from toolsets.mcp.server._auth import ServerAuth, check_exposure
+from toolsets.mcp.server._draining import DrainingServer
 from toolsets.mcp.server._keys import STATE_KEY_VARIABLE, state_keys_from
 from toolsets.mcp.server._limits import LIMIT_OPTIONS, ConnectionLimits
 from toolsets.mcp.server._quota import DEFAULT_MAX_SESSIONS_PER_CLIENT
 from toolsets.mcp.server._uvicorn import (
     BoundedConfig,
-    DrainingServer,
     summarise_accept_failures,
     uvicorn_options,
     worker_environment,

@@ -35,7 +35,6 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
 import h11
@@ -43,7 +42,6 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-from toolsets.mcp.server._health import Readiness
 from toolsets.mcp.server._limits import ConnectionLimits, default_max_connections, open_file_limit
 
 if TYPE_CHECKING:
@@ -56,7 +54,6 @@ __all__ = [
     "LIMITS_VARIABLE",
     "BoundedConfig",
     "BoundedProtocol",
-    "DrainingServer",
     "summarise_accept_failures",
     "uvicorn_options",
     "worker_environment",
@@ -122,21 +119,6 @@ class BoundedConfig(uvicorn.Config):
     def load(self) -> None:
         summarise_accept_failures()
         super().load()
-
-
-class DrainingServer(uvicorn.Server):
-    """uvicorn's server, whose app says it is not ready (``/readyz``: 503) as soon as
-    it is told to stop, before it stops accepting and lets the calls in flight finish
-    (within ``timeout_graceful_shutdown``)."""
-
-    def __init__(self, config: uvicorn.Config, readiness: Readiness | None) -> None:
-        super().__init__(config)
-        self.readiness = readiness
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        if self.readiness is not None:
-            self.readiness.drain()
-        super().handle_exit(sig, frame)
 
 
 def uvicorn_options(limits: ConnectionLimits, max_connections: int | None = None) -> dict[str, Any]:
