@@ -97,3 +97,48 @@ async def test_by_default_one_client_cannot_take_more_than_a_hundred_sessions() 
                     for _ in range(101)
                 ]
     assert statuses == [200] * 100 + [429]
+
+
+async def test_a_session_whose_answer_has_gone_out_counts_once_while_its_handler_ends() -> None:
+    # The client may ask for its next session as soon as it has read an answer, before
+    # the server's handler of that answer has returned: the session was then counted
+    # twice (held, and still being opened), and a client opening sessions one after
+    # another got 429 one early, as the sessions' own SDK handler ran late under load.
+    from toolsets.mcp.server._quota import SessionQuota
+
+    answered, release = anyio.Event(), anyio.Event()
+    made: list[str] = []
+
+    async def sessions(scope: Any, receive: Any, send: Any) -> None:
+        made.append(f"session-{len(made)}")
+        head = [(b"mcp-session-id", made[-1].encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": b""})
+        if len(made) == 1:
+            answered.set()
+            await release.wait()  # its handler still running
+
+    quota = SessionQuota(sessions, path="/mcp", limit=2, open_sessions=lambda: made)
+    statuses: list[int] = []
+
+    async def post() -> None:
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+        scope["client"] = ("127.0.0.1", 5000)
+
+        async def receive() -> Any:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        await quota(scope, receive, send)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(post)
+            await answered.wait()
+            await post()
+            release.set()
+        await post()  # the third, past the two
+    assert statuses == [200, 200, 429]

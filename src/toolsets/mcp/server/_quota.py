@@ -82,20 +82,30 @@ class SessionQuota:
             return
         self._opening[client] = self._opening.get(client, 0) + 1
         held = self._held.setdefault(client, set())
+        opening = True
+
+        def opened() -> None:
+            # Counted once: held from its answer's head on, no longer being opened (the
+            # client may ask for the next before this request's handler has returned).
+            nonlocal opening
+            if opening:
+                opening = False
+                self._opening[client] -= 1
+                if not self._opening[client]:
+                    del self._opening[client]
 
         async def sending(message: Any) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 for key, value in message.get("headers", ()):
                     if key.lower() == _SESSION_HEADER:
                         held.add(value.decode("latin-1"))
+                        opened()
             await send(message)
 
         try:
             await self.app(scope, receive, sending)
         finally:
-            self._opening[client] -= 1
-            if not self._opening[client]:
-                del self._opening[client]
+            opened()
             if not held and client not in self._opening:
                 self._held.pop(client, None)
 
