@@ -213,7 +213,9 @@ def app_in_thread(app: Any, *, factory: bool = False) -> Iterator[int]:
 
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto named, so that asyncio sends small writes at once (TCP_NODELAY): with proto
+    # 0 an answer's body waited for the client's delayed acknowledgement of its head.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     config = uvicorn.Config(
