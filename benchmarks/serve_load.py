@@ -49,14 +49,19 @@ from this one address; its default bound, 100, is for clients, not for a benchma
 ``ours 1 stateless`` is one process with ``--stateless``, as each worker serves: a
 worker's call should cost what it does.
 
-``ours 1 telemetry`` is ours in one process with OpenTelemetry on as an operator turns it
-on, by the standard environment (``OTEL_EXPORTER_OTLP_ENDPOINT``: spans and metrics
-exported over OTLP/HTTP, batched, to a receiver in this process that counts and drops
-them), and ``ours 1 telemetry off`` the same without: both run at once and their windows
-take turns (3 of each at each C, 2026-07-28; the medians shown), so that the machine's
-load falls on both alike; ``telemetry on/off`` is CPU per call on over off (target: at
-most 1.10, issue 28). benchmarks/telemetry.py measures the same in one process (the SDK's
-in-memory exporter, synchronous), round by round.
+``ours 1 telemetry`` is ours in one process with OpenTelemetry on, recording to memory
+(the issue's measure: ``peers/in_memory_telemetry.py``, every span through the SDK's
+synchronous processor to an exporter that counts and drops it, every duration to the SDK's
+in-memory metric reader), ``ours 1 telemetry OTLP`` with it on as an operator turns it on,
+by the standard environment (``OTEL_EXPORTER_OTLP_ENDPOINT``: spans and metrics exported
+over OTLP/HTTP, batched, to a receiver in this process that counts and drops them), and
+``ours 1 telemetry off`` the same without: the three run at once and their windows take
+turns (3 of each at each C, 2026-07-28; the medians shown), so that the machine's load
+falls on all alike. ``telemetry on/off`` is CPU per call on over off (target, with the
+in-memory recording: at most 1.10, issue 28); the OTLP row shows what exporting every span
+adds (encoding and sending, in the served process: the SDK's exporter's work, which
+sampling, ``OTEL_TRACES_SAMPLER``, divides). benchmarks/telemetry.py measures the same in
+one process, round by round.
 
 ``--only NAME[,NAME...]`` runs the rows of the servers whose name starts with one of them.
 
@@ -114,6 +119,9 @@ TRACED = HERE / "peers" / "traced.py"
 PROBE_TIMEOUT, PROBE_POLL = 60.0, 0.1
 """Seconds a traced server may take to write its figure, and between looks for it."""
 TELEMETRY, TELEMETRY_OFF = "ours 1 telemetry", "ours 1 telemetry off"
+TELEMETRY_OTLP = "ours 1 telemetry OTLP"
+IN_MEMORY = HERE / "peers" / "in_memory_telemetry.py"
+"""Runs ours with telemetry recording to memory."""
 TELEMETRY_ROUNDS, QUICK_TELEMETRY_ROUNDS = 3, 1
 """Windows of each side of telemetry on/off at each C, taking turns."""
 TELEMETRY_TARGET = 1.10
@@ -393,8 +401,8 @@ class Server:
     """Added to its environment."""
     probe: Path | None = None
     """Where its traced memory is written (its command runs under `TRACED`)."""
-    paired: Server | None = None
-    """Measured window by window in turns with this one (both running)."""
+    paired: tuple[Server, ...] = ()
+    """Measured window by window in turns with these (all running)."""
 
 
 def servers(spec: Path, base_url: str, workers: int, probes: Path, sink: int) -> list[Server]:
@@ -402,12 +410,13 @@ def servers(spec: Path, base_url: str, workers: int, probes: Path, sink: int) ->
     ``sink``) and in ``workers``, and fastmcp's, each on a port of its own; the memory
     probes' files in ``probes``."""
 
-    def ours(port: int, *, probe: Path | None = None) -> list[str]:
+    def ours(port: int, *, probe: Path | None = None, recorded: bool = False) -> list[str]:
         python = [sys.executable, str(TRACED), str(probe)] if probe else [sys.executable]
-        command = [*python, "-m", "toolsets.cli", "serve", str(spec)]
+        cli = [str(IN_MEMORY)] if recorded else ["-m", "toolsets.cli"]
+        command = [*python, *cli, "serve", str(spec)]
         return [*command, "--base-url", base_url, "--http", f"127.0.0.1:{port}"]
 
-    one, alone, many, peer, traced, untraced = (free_port() for _ in range(6))
+    one, alone, many, peer, traced, exported, untraced = (free_port() for _ in range(7))
     mine, theirs = probes / "ours", probes / "fastmcp"
     fastmcp = [str(peer_python(FASTMCP)), str(TRACED), str(theirs), str(CHILD), "fastmcp-http"]
     spread = [*ours(many), "--stateless", "--workers", str(workers)]
@@ -427,11 +436,15 @@ def servers(spec: Path, base_url: str, workers: int, probes: Path, sink: int) ->
         ),
         Server(
             TELEMETRY,
-            ours(traced),
+            ours(traced, recorded=True),
             traced,
             (MODERN,),
-            env=tuple(otel.items()),
-            paired=Server(TELEMETRY_OFF, ours(untraced), untraced, (MODERN,)),
+            paired=(
+                Server(TELEMETRY_OFF, ours(untraced), untraced, (MODERN,)),
+                Server(
+                    TELEMETRY_OTLP, ours(exported), exported, (MODERN,), env=tuple(otel.items())
+                ),
+            ),
         ),
         Server("ours 1 stateless", [*ours(alone), "--stateless"], alone, (MODERN,)),
         Server(f"ours {workers} workers", spread, many, (MODERN,)),
@@ -619,15 +632,16 @@ ByEra = dict[str, dict[int, dict[str, Any]]]
 
 
 async def in_turns(
-    one: Server, other: Server, concurrency: tuple[int, ...], seconds: float, rounds: int
-) -> tuple[ByEra, ByEra]:
-    """The figures of two servers running at once, measured window by window in turns
-    (the machine's load falls on both alike): at each C, ``rounds`` windows of each,
+    sides: tuple[Server, ...], concurrency: tuple[int, ...], seconds: float, rounds: int
+) -> dict[str, ByEra]:
+    """The figures of servers running at once, by name, measured window by window in
+    turns (the machine's load falls on all alike): at each C, ``rounds`` windows of each,
     the median of each figure (2026-07-28)."""
-    found: dict[str, dict[int, list[dict[str, Any]]]] = {one.name: {}, other.name: {}}
+    names = [server.name for server in sides]
+    found: dict[str, dict[int, list[dict[str, Any]]]] = {name: {} for name in names}
     async with contextlib.AsyncExitStack() as stack:
         running: dict[str, tuple[int, int, str]] = {}
-        for server in (one, other):
+        for server in sides:
             print(f"{server.name}: starting", file=sys.stderr, flush=True)
             env = {**os.environ, "PYTHONPATH": str(REPO / "src"), **dict(server.env)}
             started = started_server(
@@ -637,13 +651,12 @@ async def in_turns(
             running[server.name] = (server.port, pid, await tool_name(server.port))
         for clients in concurrency:
             for turn in range(rounds):
-                for name in rotated([one.name, other.name], turn):
+                for name in rotated(names, turn):
                     print(f"{name}: {MODERN} C={clients} ({turn + 1}/{rounds})", file=sys.stderr)
                     port, pid, tool = running[name]
                     figures = await window(port, pid, MODERN, tool, clients, seconds)
                     found[name].setdefault(clients, []).append(figures)
-    on, off = ({MODERN: {c: _median(w) for c, w in found[s.name].items()}} for s in (one, other))
-    return on, off
+    return {name: {MODERN: {c: _median(w) for c, w in found[name].items()}} for name in names}
 
 
 def _median(windows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -684,10 +697,10 @@ async def run(options: argparse.Namespace) -> int:
                 if options.only and not server.name.startswith(tuple(options.only.split(","))):
                     continue
                 try:
-                    if server.paired is not None:
+                    if server.paired:
                         rounds = QUICK_TELEMETRY_ROUNDS if options.quick else TELEMETRY_ROUNDS
-                        pair = await in_turns(server, server.paired, concurrency, seconds, rounds)
-                        results[server.name], results[server.paired.name] = pair
+                        sides = (server, *server.paired)
+                        results.update(await in_turns(sides, concurrency, seconds, rounds))
                         continue
                     results[server.name], memory[server.name] = await measure(
                         server, concurrency, seconds, sessions
@@ -774,25 +787,31 @@ def _over(mine: float, theirs: float) -> str:
 
 
 def telemetry_cost(results: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> None:
-    """Print telemetry on over off, CPU per call, by C (2026-07-28)."""
-    on = results.get(TELEMETRY, {}).get(MODERN, {})
+    """Print telemetry on over off, CPU per call, by C (2026-07-28): recorded to memory
+    (the target's measure) and exported over OTLP."""
     off = results.get(TELEMETRY_OFF, {}).get(MODERN, {})
-    if not on or not off:
+    if not off:
         return
     print(
-        "telemetry on/off (ours in one process, 2026-07-28; OTLP/HTTP export, batched; "
-        "medians of windows taken in turns):"
+        "telemetry on/off (ours in one process, 2026-07-28; medians of windows taken in "
+        "turns; on: recorded to memory, and exported over OTLP/HTTP, batched):"
     )
-    for clients, with_it in on.items():
-        without = off.get(clients)
-        if without is None or not with_it["calls"] or not without["calls"]:
-            continue
-        cost = with_it["cpu_ms"] / without["cpu_ms"]
-        print(
-            f"  C={clients:<5}CPU/call {with_it['cpu_ms']:.2f} ms on, {without['cpu_ms']:.2f} "
-            f"ms off: {cost:.3f}x  p99 {with_it['p99'] / without['p99']:.2f}x  (target "
-            f"≤{TELEMETRY_TARGET:.2f}x: {outcome(cost <= TELEMETRY_TARGET)})"
-        )
+    for name, how in ((TELEMETRY, "in memory"), (TELEMETRY_OTLP, "OTLP")):
+        for clients, with_it in results.get(name, {}).get(MODERN, {}).items():
+            without = off.get(clients)
+            if without is None or not with_it["calls"] or not without["calls"]:
+                continue
+            cost = with_it["cpu_ms"] / without["cpu_ms"]
+            target = (
+                f"  (target ≤{TELEMETRY_TARGET:.2f}x: {outcome(cost <= TELEMETRY_TARGET)})"
+                if name == TELEMETRY
+                else ""
+            )
+            print(
+                f"  {how:<10}C={clients:<5}CPU/call {with_it['cpu_ms']:.2f} ms on, "
+                f"{without['cpu_ms']:.2f} ms off: {cost:.3f}x  p99 "
+                f"{with_it['p99'] / without['p99']:.2f}x{target}"
+            )
 
 
 def report(

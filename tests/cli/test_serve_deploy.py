@@ -384,6 +384,35 @@ async def test_on_sigterm_a_call_answered_over_sse_completes_and_listening_holds
     assert code == -signal.SIGTERM
 
 
+async def test_on_sigterm_workers_finish_their_calls_answered_over_sse(folder: Path) -> None:
+    # Each worker served with uvicorn's plain server: sse-starlette ended its SSE answers
+    # at the signal the supervisor passes on, and the call came back with no result.
+    replica = Replica(folder, {}, "--stateless", "--workers", "2", "--shutdown-timeout", "60")
+    replica.start()
+    label = new_id()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    call["params"] = {"name": "slow", "arguments": {"seconds": 1.5, "label": label}}
+    headers = {**HEADERS, "MCP-Protocol-Version": "2025-11-25"}
+    answers: list[httpx2.Response] = []
+    try:
+        with anyio.fail_after(40):
+            async with httpx2.AsyncClient(timeout=30) as http, anyio.create_task_group() as tasks:
+
+                async def answer() -> None:
+                    answers.append(await http.post(replica.url, json=call, headers=headers))
+
+                tasks.start_soon(answer)
+                await started(folder, label)
+                assert replica.process is not None
+                replica.process.send_signal(signal.SIGTERM)
+            code = await anyio.to_thread.run_sync(replica.process.wait, 20)
+    finally:
+        replica.stop()
+    assert answers[0].headers["content-type"].startswith("text/event-stream")
+    assert '"slept 1.5"' in answers[0].text
+    assert code == 0  # the supervisor's own exit, once its workers have
+
+
 async def test_a_call_past_the_shutdown_timeout_is_cancelled_and_the_process_exits(
     folder: Path,
 ) -> None:

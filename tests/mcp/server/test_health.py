@@ -103,3 +103,20 @@ async def test_told_to_stop_a_server_says_it_is_not_ready_before_anything_else()
         ready = await http.get("/readyz")
     assert server.should_exit
     assert (ready.status_code, ready.text) == (503, "shutting down\n")
+
+
+@pytest.mark.usefixtures("sse_status")
+async def test_a_server_not_given_the_readiness_finds_it_under_the_middleware_uvicorn_added() -> (
+    None
+):
+    # A worker process's server is made before its app (built from the factory once the
+    # worker starts): the readiness is the loaded app's, under uvicorn's wrappers.
+    app = McpServer([served.add]).http_app()
+    app.state.readiness.started = True
+    config = BoundedConfig(app, limits=ConnectionLimits(), proxy_headers=True)
+    config.load()
+    assert config.loaded_app is not app  # wrapped (ProxyHeadersMiddleware)
+    server = DrainingServer(config)
+    server.handle_exit(signal.SIGTERM, None)
+    assert server.readiness is app.state.readiness
+    assert app.state.readiness.state == "shutting down"

@@ -25,6 +25,8 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 from uvicorn.supervisors.multiprocess import Process
 
+from toolsets.mcp.server._draining import DrainingServer
+
 __all__ = ["SpreadingSupervisor", "can_spread", "listening_sockets", "reuse_port_socket"]
 
 logger = logging.getLogger("toolsets.mcp.server")
@@ -120,6 +122,17 @@ def listening_sockets(
     return made, lambda: _sibling(first)
 
 
+class _Worker(Process):
+    """A worker process serving with `DrainingServer`: told to stop, it says not ready
+    at once and lets its answers in flight, SSE ones included, finish."""
+
+    @property
+    def server(self) -> uvicorn.Server:
+        if self._server is None:
+            self._server = DrainingServer(self.config)
+        return self._server
+
+
 class SpreadingSupervisor(Multiprocess):
     """uvicorn's supervisor of worker processes, each worker on a socket of its own
     (``slots``, from `listening_sockets`): a worker that dies, or is restarted (SIGHUP),
@@ -137,7 +150,7 @@ class SpreadingSupervisor(Multiprocess):
         self._more = more
 
     def _started(self, slot: int) -> Process:
-        process = Process(self.config, [self.slots[slot]])
+        process = _Worker(self.config, [self.slots[slot]])
         process.start()
         return process
 
