@@ -81,6 +81,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -142,6 +143,8 @@ CALL_TIMEOUT = 30.0
 DRAIN_TIMEOUT = 180.0
 """Seconds the calls in flight at the window's end may take to finish."""
 SPEEDUP_TARGET = 2.0
+SCALE_OUT_TARGET = 2.5
+"""3 replicas give at least this many times one process's calls/s (issue 28)."""
 """Ours at least this many times fastmcp's calls/s at C = 64 (issue 28)."""
 TARGET_C = 64
 
@@ -376,6 +379,20 @@ def spread(before: dict[int, float], after: dict[int, float]) -> str:
     return "/".join(f"{share * 100:.0f}" for share in shares) if len(shares) > 1 else "-"
 
 
+def by_role(before: dict[int, float], after: dict[int, float]) -> dict[str, float]:
+    """The window's CPU seconds by what each process is (its command name): ``haproxy``,
+    ``redis``, ``python`` (a replica, a worker, one process) or ``other`` (a shell)."""
+    found: dict[str, float] = {}
+    for pid, seconds in after.items():
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            name = ""
+        role = next((r for r in ("haproxy", "redis", "python") if name.startswith(r)), "other")
+        found[role] = found.get(role, 0.0) + seconds - before.get(pid, 0.0)
+    return found
+
+
 def tree_rss_kb(pid: int) -> int:
     """The resident memory of ``pid`` and its descendants, in KiB."""
     total = 0
@@ -593,6 +610,10 @@ async def window(
     figures["cpu_ms"] = cpu / calls * 1e3 if calls else float("nan")
     figures["load"] = load
     figures["spread"] = spread(used, ended)
+    figures["roles"] = {
+        role: seconds * 1e3 / calls if calls else float("nan")
+        for role, seconds in by_role(used, ended).items()
+    }
     return figures
 
 
@@ -814,6 +835,40 @@ def telemetry_cost(results: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> 
             )
 
 
+def scale_out(results: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> None:
+    """Print what 3 replicas give over one process, projected from CPU per call: on this
+    machine they share its CPUs, so calls/s cannot show it. Each replica on a core of its
+    own serves 1/(its CPU per call); HAProxy and Redis, on cores of their own, cap the
+    whole at 1/(theirs)."""
+    replicas = results.get(REPLICAS, {}).get(MODERN, {})
+    one = results.get("ours 1 process", {}).get(MODERN, {})
+    if not replicas or not one:
+        return
+    print(
+        "3 replicas over one process, projected from CPU per call (2026-07-28; a core for "
+        "each replica, HAProxy and Redis on cores of their own):"
+    )
+    for clients, figures in replicas.items():
+        alone = one.get(clients)
+        roles = figures.get("roles", {})
+        replica_ms = roles.get("python", float("nan")) + roles.get("other", 0.0)
+        if alone is None or not figures["calls"] or not alone["calls"] or replica_ms <= 0:
+            continue
+        gain = 3 * alone["cpu_ms"] / replica_ms
+        cap = min(
+            (alone["cpu_ms"] / roles[r] for r in ("haproxy", "redis") if roles.get(r, 0) > 0),
+            default=math.inf,
+        )
+        projected = min(gain, cap)
+        parts = ", ".join(f"{role} {ms:.2f}" for role, ms in sorted(roles.items()))
+        print(
+            f"  C={clients:<5}CPU ms/call one process {alone['cpu_ms']:.2f}; deployment "
+            f"{figures['cpu_ms']:.2f} ({parts}): 3 replicas {gain:.2f}x, HAProxy/Redis cap "
+            f"{cap:.1f}x -> {projected:.2f}x (target ≥{SCALE_OUT_TARGET:g}x: "
+            f"{outcome(projected >= SCALE_OUT_TARGET)})"
+        )
+
+
 def report(
     results: dict[str, dict[str, dict[int, dict[str, Any]]]],
     memory: dict[str, SessionMemory | None],
@@ -866,6 +921,7 @@ def report(
         if held.traced_kb is not None:
             figures[f"{name} traced KB/session"] = held.traced_kb
     met = ratios(results, memory, concurrency)
+    scale_out(results)
     telemetry_cost(results)
     if options.json:
         emit(figures, [f"load average {min(loads):.1f}-{max(loads):.1f}"])
