@@ -1,0 +1,397 @@
+"""OAuth logins to MCP servers that last: the `mcp` SDK's OAuth client
+(``mcp.client.auth.OAuthClientProvider``) with a durable token store, a browser (or a
+printed address) for the user's login, and a loopback address receiving the
+authorization server's redirect.
+
+`oauth_login` is for people: against a server that answers 401 it runs the authorization
+code flow with PKCE (the SDK discovers the authorization server, registers the client
+dynamically or names it by its client metadata document, and exchanges the code), keeps
+the tokens (`toolsets.mcp.client._login_store`), and later runs refresh them without a
+browser. `oauth_client_credentials` is for machines (the SDK's client credentials
+provider). `forget_login` drops what a store keeps for a server.
+
+Nothing here implements OAuth: the SDK does all of it; this module gives it somewhere to
+keep tokens, a way to reach the user, and the restored expiry of a kept token.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+import webbrowser
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import h11
+import httpx2
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
+from pydantic import AnyUrl, ValidationError
+
+from toolsets._errors import AuthError
+from toolsets.mcp.client._login_store import (
+    LoginStore,
+    LoginStoreKind,
+    StoredLogin,
+    login_store,
+)
+
+__all__ = [
+    "CALLBACK_PATH",
+    "LOGIN_TIMEOUT",
+    "LoginPrompt",
+    "forget_login",
+    "oauth_client_credentials",
+    "oauth_login",
+]
+
+logger = logging.getLogger("toolsets.mcp.login")
+
+LOGIN_TIMEOUT = 300.0
+"""Seconds the user has to log in (from the authorization address shown to the
+authorization server's redirect back)."""
+CALLBACK_PATH = "/callback"
+"""The path of the loopback redirect URI (``http://127.0.0.1:PORT/callback``)."""
+_REQUEST_TIMEOUT = 10.0
+"""Seconds a connection to the loopback address has to send its request."""
+_MAX_REQUEST = 65536
+"""Bytes of a request to the loopback address read at most."""
+_CLIENT_NAME = "toolsets"
+
+LoginPrompt = Callable[[str, str, bool], None]
+"""Shows the user where to log in: ``(server, authorization_url, opened)``, ``opened``
+saying whether a browser was opened on it."""
+
+
+def _log_prompt(server: str, url: str, opened: bool) -> None:
+    how = "a browser was opened on" if opened else "open this address in a browser:"
+    logger.warning("to log in to %s, %s %s", server, how, url)
+
+
+def _browser_present() -> bool:
+    """Whether a graphical browser can be opened (a console browser would take over the
+    terminal the command runs in: on Linux and other Unixes, a display is needed)."""
+    if sys.platform in ("darwin", "win32") or os.environ.get("BROWSER"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+class _Redirect:
+    """The loopback redirect URI: shows the user the authorization address (`open`),
+    then serves ``http://127.0.0.1:PORT/callback`` until the authorization server's
+    redirect brings the code (`callback`)."""
+
+    def __init__(
+        self, server: str, port: int, *, browser: bool, prompt: LoginPrompt, timeout: float
+    ) -> None:
+        self.server = server
+        self.port = port
+        self.browser = browser
+        self.prompt = prompt
+        self.timeout = timeout
+        self._listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
+        self._result: AuthorizationCodeResult | AuthError | None = None
+        self._arrived = anyio.Event()
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
+
+    async def open(self, authorization_url: str) -> None:
+        """Listen on the redirect URI, then show the authorization address."""
+        self._result, self._arrived = None, anyio.Event()
+        try:
+            self._listener = await anyio.create_tcp_listener(
+                local_host="127.0.0.1", local_port=self.port
+            )
+        except OSError as exc:
+            raise AuthError(
+                f"cannot receive the login's redirect on 127.0.0.1:{self.port} "
+                f"({exc.strerror}): free that port, or forget the login (toolsets logout) "
+                "to register on another",
+                scheme_name="oauth",
+            ) from exc
+        opened = False
+        if self.browser and _browser_present():
+            opened = await anyio.to_thread.run_sync(webbrowser.open, authorization_url)
+        self.prompt(self.server, authorization_url, opened)
+
+    async def callback(self) -> AuthorizationCodeResult:
+        """The code the redirect brought.
+
+        Raises:
+            AuthError: no redirect within the timeout, or it said the login failed.
+        """
+        listener = self._listener
+        assert listener is not None, "the redirect handler listens first"
+        try:
+            with anyio.move_on_after(self.timeout) as waited:
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(listener.serve, self._answer)
+                    await self._arrived.wait()
+                    tasks.cancel_scope.cancel()
+        finally:
+            self._listener = None
+            await listener.aclose()
+        result = self._result
+        if waited.cancelled_caught or result is None:
+            raise AuthError(
+                f"no login to {self.server} within {self.timeout:g} s", scheme_name="oauth"
+            )
+        if isinstance(result, AuthError):
+            raise result
+        return result
+
+    async def _answer(self, stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            try:
+                with anyio.fail_after(_REQUEST_TIMEOUT):
+                    target = await _request_target(stream)
+                    status, page = self._arrival(target)
+                    await _respond(stream, status, page)
+            except (TimeoutError, h11.ProtocolError, anyio.BrokenResourceError, OSError):
+                return  # a connection that said nothing usable (a browser's pre-connect)
+
+    def _arrival(self, target: str) -> tuple[int, str]:
+        """What a request for ``target`` means: its answer's status and page (the result
+        kept when it is the redirect)."""
+        parts = urlsplit(target)
+        if parts.path != CALLBACK_PATH or self._arrived.is_set():
+            return 404, "Nothing here."
+        query = {name: values[0] for name, values in parse_qs(parts.query).items()}
+        if "error" in query:
+            # The authorization server's own words, not a secret: RFC 6749 §4.1.2.1.
+            said = query.get("error_description") or query["error"]
+            self._result = AuthError(
+                f"the login to {self.server} failed: {said}",
+                scheme_name="oauth",
+                oauth_error=query["error"],
+            )
+            page = "The login failed; you may close this page."
+        elif "code" in query:
+            self._result = AuthorizationCodeResult(
+                code=query["code"], state=query.get("state"), iss=query.get("iss")
+            )
+            page = "You are logged in; you may close this page and return to toolsets."
+        else:
+            return 400, "No code and no error."
+        self._arrived.set()
+        return 200, page
+
+
+async def _request_target(stream: anyio.abc.SocketStream) -> str:
+    """The target of the HTTP request on ``stream`` (its path and query)."""
+    connection = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_REQUEST)
+    while True:
+        event = connection.next_event()
+        if event is h11.NEED_DATA:
+            connection.receive_data(await stream.receive())
+            continue
+        if isinstance(event, h11.Request):
+            return bytes(event.target).decode("ascii", errors="replace")
+        raise h11.RemoteProtocolError("not a request")
+
+
+async def _respond(stream: anyio.abc.SocketStream, status: int, page: str) -> None:
+    body = f"<!doctype html><title>toolsets</title><p>{page}</p>\n".encode()
+    head = (
+        f"HTTP/1.1 {status} {'OK' if status == 200 else 'Not found'}\r\n"
+        "Content-Type: text/html; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n"
+    )
+    await stream.send(head.encode() + body)
+
+
+class _LastingLogin(OAuthClientProvider):
+    """The SDK's OAuth client, which on starting reads the stored tokens but not when
+    they expire: here it learns that too (`StoredLogin` gives the time left), so that a
+    later process refreshes an expired token instead of sending it (and being sent to
+    the browser by the 401). It also redirects to the port its kept registration names
+    (another for a new registration)."""
+
+    def __init__(self, redirect: _Redirect, storage: StoredLogin, **options: Any) -> None:
+        super().__init__(storage=storage, **options)
+        self._redirect = redirect
+        self._stored = storage
+        storage.discovered = self._discovered
+
+    def _discovered(self) -> dict[str, Any]:
+        context = self.context
+        found: dict[str, Any] = {"authorization_server_url": context.auth_server_url}
+        for name, metadata in (
+            ("authorization_server", context.oauth_metadata),
+            ("protected_resource", context.protected_resource_metadata),
+        ):
+            if metadata is not None:
+                found[name] = metadata.model_dump(mode="json", exclude_none=True)
+        return found
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        context = self.context
+        tokens = context.current_tokens
+        if tokens is not None and tokens.expires_in is not None:
+            context.update_token_expiry(tokens)
+        if tokens is not None and context.oauth_metadata is None:
+            # The SDK refreshes at the token endpoint it discovered, and discovers only
+            # on a 401: a new process refreshes where the login's tokens came from.
+            kept = await self._stored.get_discovered()
+            try:
+                if "authorization_server" in kept:
+                    context.oauth_metadata = OAuthMetadata.model_validate(
+                        kept["authorization_server"]
+                    )
+                if "protected_resource" in kept:
+                    context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(
+                        kept["protected_resource"]
+                    )
+            except ValidationError:
+                context.oauth_metadata = context.protected_resource_metadata = None
+            if isinstance(kept.get("authorization_server_url"), str):
+                context.auth_server_url = kept["authorization_server_url"]
+        client = self.context.client_info
+        port = _registered_port(client.redirect_uris if client is not None else None)
+        self._redirect.port = port or self._redirect.port or _free_port()
+        self.context.client_metadata.redirect_uris = [AnyUrl(self._redirect.uri)]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _registered_port(uris: Sequence[AnyUrl] | None) -> int | None:
+    """The port of the loopback redirect URI of a kept client registration."""
+    for uri in uris or ():
+        parts = urlsplit(str(uri))
+        if parts.hostname == "127.0.0.1" and parts.path == CALLBACK_PATH and parts.port:
+            return parts.port
+    return None
+
+
+def oauth_login(
+    url: str,
+    *,
+    store: LoginStore | LoginStoreKind = "auto",
+    browser: bool = True,
+    prompt: LoginPrompt | None = None,
+    client_name: str = _CLIENT_NAME,
+    client_metadata_url: str | None = None,
+    timeout: float = LOGIN_TIMEOUT,
+) -> httpx2.Auth:
+    """An ``httpx2.Auth`` logging the user in to the MCP server at ``url`` when it asks
+    (authorization code with PKCE, by the `mcp` SDK), keeping the login in ``store`` so
+    that later runs use it, refreshed without a browser while the refresh token lasts.
+    Give it to `StreamableHttp` (or `Sse`) as ``auth``.
+
+    Args:
+        url: The MCP server's URL (the resource the tokens are for).
+        store: Where logins are kept: a `LoginStore`, or ``"auto"`` (the OS keyring
+            where the ``keyring`` extra finds one, else a file readable by the user
+            alone under their config directory), ``"keyring"`` or ``"file"``.
+        browser: Open the authorization address in a browser (when there is one);
+            it is shown through ``prompt`` either way.
+        prompt: Shows the user the address (default: a warning logged on
+            ``toolsets.mcp.login``).
+        client_name: The name the client registers under.
+        client_metadata_url: An https URL of this client's metadata document: its
+            client id where the authorization server supports client ID metadata
+            documents (else the client registers itself).
+        timeout: Seconds the user has to log in.
+
+    Raises:
+        ImportError: ``store="keyring"`` without the ``keyring`` extra.
+    """
+    chosen = login_store(store) if isinstance(store, str) else store
+    redirect = _Redirect(url, 0, browser=browser, prompt=prompt or _log_prompt, timeout=timeout)
+    metadata = OAuthClientMetadata(
+        client_name=client_name,
+        redirect_uris=[AnyUrl(redirect.uri)],  # its port is set when the login is read
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+    )
+    return _LastingLogin(
+        redirect,
+        StoredLogin(chosen, url),
+        server_url=url,
+        client_metadata=metadata,
+        redirect_handler=redirect.open,
+        callback_handler=redirect.callback,
+        client_metadata_url=client_metadata_url,
+    )
+
+
+def oauth_client_credentials(
+    url: str,
+    *,
+    client_id: str,
+    client_secret: str,
+    issuer: str,
+    scope: str | None = None,
+) -> httpx2.Auth:
+    """An ``httpx2.Auth`` for a machine: the `mcp` SDK's client credentials grant, with a
+    client registered beforehand at ``issuer`` (its tokens are kept in memory only: the
+    secret gets new ones).
+
+    Args:
+        url: The MCP server's URL.
+        client_id: The client's id at the authorization server.
+        client_secret: Its secret (sent to ``issuer``'s token endpoint only).
+        issuer: The authorization server that registered the client: the secret is
+            never sent to any other, whatever the MCP server names.
+        scope: The scopes to ask for (default: those the server names).
+    """
+    return ClientCredentialsOAuthProvider(
+        server_url=url,
+        storage=_Memory(),
+        client_id=client_id,
+        client_secret=client_secret,
+        scope=scope,
+        issuer=issuer,
+    )
+
+
+class _Memory:
+    """A ``TokenStorage`` in memory (a machine's tokens: its secret gets new ones)."""
+
+    def __init__(self) -> None:
+        self._tokens: OAuthToken | None = None
+        self._client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self._tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self._tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self._client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self._client = client_info
+
+
+async def forget_login(url: str, *, store: LoginStore | LoginStoreKind = "auto") -> bool:
+    """Drop the login ``store`` keeps for the MCP server at ``url`` (its tokens and
+    client registration: the next connection logs in anew); whether there was one.
+
+    Raises:
+        ImportError: ``store="keyring"`` without the ``keyring`` extra.
+    """
+    chosen = login_store(store) if isinstance(store, str) else store
+    return await StoredLogin(chosen, url).forget()
