@@ -70,6 +70,7 @@ PACKAGES = {
     "code": "pydantic-monty",
     "otel": "opentelemetry-sdk",
     "redis": "redis",
+    "keyring": "keyring",
 }
 """The framework each extra installs, as the user knows it."""
 

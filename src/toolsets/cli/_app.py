@@ -27,6 +27,8 @@ COMMANDS = {
     "call": "toolsets.cli._call:call_command",
     "inspect": "toolsets.cli._inspect:inspect_command",
     "list": "toolsets.cli._list:list_command",
+    "login": "toolsets.cli._logins:login_command",
+    "logout": "toolsets.cli._logins:logout_command",
     "prompts": "toolsets.cli._items:prompts_group",
     "resources": "toolsets.cli._items:resources_group",
     "run": "toolsets.cli._run:run_command",

@@ -28,6 +28,7 @@ from mcp import Client, MCPError
 
 from toolsets._errors import ToolCallError
 from toolsets.cli._describe import SHORT
+from toolsets.cli._login import authorized, login_prompt, login_settings
 from toolsets.cli._options import (
     debug_option,
     json_option,
@@ -45,7 +46,7 @@ from toolsets.cli._sources import (
 from toolsets.cli._terminal import Terminal
 
 if TYPE_CHECKING:
-    from toolsets.mcp import McpServer
+    from toolsets.mcp import McpServer, McpToolset, Transport
 
 __all__ = ["prompts_group", "resources_group"]
 
@@ -120,14 +121,20 @@ class _InProcess:
         await self._stack.aclose()
 
 
-def _servers(sources: Sequence[str], params: Mapping[str, Any]) -> list[_Server]:
-    """The MCP servers the sources name, not connected yet.
+def _servers(
+    sources: Sequence[str],
+    params: Mapping[str, Any],
+    prompt: Callable[[str, str, bool], None] | None = None,
+) -> list[_Server]:
+    """The MCP servers the sources name, not connected yet (those over HTTP sending no
+    credential of their own logged in to, ``prompt`` showing where: `authorized`).
 
     Raises:
         SourceError: a source is a spec, or Python that is no `McpServer`.
     """
-    from toolsets.mcp import McpToolset, StreamableHttp, read_mcp_config
+    from toolsets.mcp import StreamableHttp, read_mcp_config
 
+    settings = login_settings(params)
     found: list[_Server] = []
     for source in sources:
         kind = kind_of(source)
@@ -139,7 +146,7 @@ def _servers(sources: Sequence[str], params: Mapping[str, Any]) -> list[_Server]
             )
         if kind == "config":
             for name, transport in read_mcp_config(source).items():
-                found.append(McpToolset(transport, name=name))
+                found.append(_made(transport, settings, prompt, name=name))
             continue
         made = python_toolset(source)
         if not isinstance(made, ServedToolset):
@@ -158,7 +165,7 @@ def _servers(sources: Sequence[str], params: Mapping[str, Any]) -> list[_Server]
             transport = StreamableHttp(url=url, headers=headers)
         except ValueError as exc:
             raise SourceError(f"--http {url}: {exc}", source=url) from exc
-        found.append(McpToolset(transport))
+        found.append(_made(transport, settings, prompt))
     if not found:
         raise SourceError(
             "no MCP server given: name an mcpServers file, module:attribute naming an "
@@ -168,13 +175,27 @@ def _servers(sources: Sequence[str], params: Mapping[str, Any]) -> list[_Server]
     return found
 
 
+def _made(
+    transport: Transport,
+    settings: Mapping[str, Any] | None,
+    prompt: Callable[[str, str, bool], None] | None,
+    **options: Any,
+) -> McpToolset:
+    from toolsets.mcp import McpToolset
+
+    transport, connect_timeout = authorized(transport, settings, prompt)
+    if connect_timeout is not None:
+        options["connect_timeout"] = connect_timeout
+    return McpToolset(transport, **options)
+
+
 @contextlib.asynccontextmanager
 async def _connected(
     terminal: Terminal, sources: Sequence[str], params: Mapping[str, Any]
 ) -> AsyncIterator[list[_Server]]:
     """The servers, each shut down when the block ends (their connections are made
     when first asked)."""
-    servers = _servers(sources, params)
+    servers = _servers(sources, params, login_prompt(terminal))
     chosen = params.get("server")
     if chosen is not None:
         servers = _named(servers, chosen)

@@ -26,6 +26,7 @@ from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.cli._describe import counted, unwrapped
+from toolsets.cli._login import login_options, login_prompt, login_settings
 from toolsets.cli._sources import (
     CONFIRM_POLICIES,
     CREDENTIAL_ENV_PREFIX,
@@ -80,7 +81,8 @@ confirmation itself). One policy over every source: a call is confirmed once.
 
 def mcp_server_options(*, http_source: bool = True) -> list[Callable[..., Any]]:
     """The options naming MCP servers: ``--stdio``, ``--mcp-url`` (also ``--http``
-    unless not ``http_source``) and ``--mcp-header``."""
+    unless not ``http_source``) and ``--mcp-header``; and how to log in to those over
+    HTTP (`login_options`)."""
     return [
         click.option(
             "--stdio",
@@ -104,6 +106,7 @@ def mcp_server_options(*, http_source: bool = True) -> list[Callable[..., Any]]:
             metavar="NAME=VALUE",
             help="A header for every request to an MCP server over HTTP (repeatable; never shown).",
         ),
+        *login_options(),
     ]
 
 
@@ -289,6 +292,7 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         prefixes=given_prefixes(),
         spec_credentials=params.get("spec_credentials", True),
         user_bearer=params.get("user_bearer"),
+        oauth=login_settings(params),
     )
 
 
@@ -306,7 +310,7 @@ async def opened(
     when the block ends. ``calls``: the tools are offered for calling (`serve`, `run`),
     so a warning says when operations cannot be (a spec naming no server)."""
     options = options_of(params)
-    loading = Sources(sources, options)
+    loading = Sources(sources, options, login_prompt=login_prompt(terminal))
     what = "Loading the spec" if loading.has_specs else "Connecting"
     # No collector passes while the sources load and are listed (a big spec is a
     # million long-lived objects, and each pass over them is wasted); then what is

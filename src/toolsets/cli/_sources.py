@@ -33,7 +33,7 @@ from toolsets._toolset import ListingVaries, StaticToolset, Toolset
 from toolsets._wrappers import WrapperToolset, combined, filtered, prefixed
 
 if TYPE_CHECKING:
-    from toolsets.mcp import McpServer, Stdio, UserBearer, UserCredentials
+    from toolsets.mcp import McpServer, McpToolset, Stdio, Transport, UserBearer, UserCredentials
     from toolsets.openapi import OpenApiToolset
 
 __all__ = [
@@ -172,6 +172,9 @@ class SourceOptions:
     naming none of those) for every ``--mcp-url`` MCP server; and ``access``, where each
     user's credentials are found (`user_credentials`'s settings). None: the servers get
     their own headers (``--mcp-header``, the file's) only."""
+    oauth: Mapping[str, Any] | None = None
+    """How MCP servers over HTTP sending no credential of their own are logged in to
+    (`toolsets.cli._login.login_settings`); None: they are not (``--no-login``)."""
 
 
 def kind_of(source: str) -> str:
@@ -390,11 +393,20 @@ class Sources:
     Args:
         sources: The positional SOURCE arguments.
         options: The options every such command takes.
+        login_prompt: Shows the user where to log in to a server (default: a warning
+            logged).
     """
 
-    def __init__(self, sources: Sequence[str], options: SourceOptions) -> None:
+    def __init__(
+        self,
+        sources: Sequence[str],
+        options: SourceOptions,
+        *,
+        login_prompt: Callable[[str, str, bool], None] | None = None,
+    ) -> None:
         self.sources = tuple(sources)
         self.options = options
+        self.login_prompt = login_prompt
         self.kinds = [kind_of(source) for source in self.sources]
         if not self.sources and not options.stdio and not options.http:
             raise SourceError(
@@ -477,7 +489,7 @@ class Sources:
             SourceError: ``--user-bearer`` names a server of the file that cannot carry
                 a bearer token (started as a process, or over HTTP+SSE).
         """
-        from toolsets.mcp import McpToolset, Stdio, StreamableHttp, read_mcp_config
+        from toolsets.mcp import Stdio, StreamableHttp, read_mcp_config
 
         wanted = self._bearer_names()
         transports = read_mcp_config(source)
@@ -498,12 +510,22 @@ class Sources:
             transports[name] = replace(transport, header_provider=self._bearer(name))
             claimed.add(name)
         parts = [
-            prefixed(
-                McpToolset(transport, name=name, **self._mcp_options), PREFIX_NAMES.legal(name)
-            )
+            prefixed(self._server(transport, name=name), PREFIX_NAMES.legal(name))
             for name, transport in transports.items()
         ]
         return combined(*parts)
+
+    def _server(self, transport: Transport, **options: Any) -> McpToolset:
+        """The toolset of the server ``transport`` reaches: logging in to it over HTTP
+        when it sends no credential of its own (`authorized`)."""
+        from toolsets.cli._login import authorized
+        from toolsets.mcp import McpToolset
+
+        transport, connect_timeout = authorized(transport, self.options.oauth, self.login_prompt)
+        made = {**self._mcp_options, **options}
+        if connect_timeout is not None:
+            made["connect_timeout"] = connect_timeout
+        return McpToolset(transport, **made)
 
     def _servers(self, claimed: set[str]) -> list[tuple[Toolset, str, int, str]]:
         """The MCP servers of ``--stdio`` and ``--http``: each server's toolset, its
@@ -543,9 +565,7 @@ class Sources:
                 )
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
-            found.append(
-                (McpToolset(transport, **self._mcp_options), "http", index, f"--http {url}")
-            )
+            found.append((self._server(transport), "http", index, f"--http {url}"))
         return found
 
     def _bearer_names(self) -> list[str]:

@@ -20,7 +20,6 @@ import logging
 import os
 import socket
 import sys
-import webbrowser
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -28,10 +27,8 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import anyio.abc
 import anyio.to_thread
-import h11
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -127,6 +124,8 @@ class _Redirect:
             ) from exc
         opened = False
         if self.browser and _browser_present():
+            import webbrowser
+
             opened = await anyio.to_thread.run_sync(webbrowser.open, authorization_url)
         self.prompt(self.server, authorization_url, opened)
 
@@ -157,6 +156,8 @@ class _Redirect:
         return result
 
     async def _answer(self, stream: anyio.abc.SocketStream) -> None:
+        import h11
+
         async with stream:
             try:
                 with anyio.fail_after(_REQUEST_TIMEOUT):
@@ -195,6 +196,8 @@ class _Redirect:
 
 async def _request_target(stream: anyio.abc.SocketStream) -> str:
     """The target of the HTTP request on ``stream`` (its path and query)."""
+    import h11
+
     connection = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_REQUEST)
     while True:
         event = connection.next_event()
@@ -356,6 +359,9 @@ def oauth_client_credentials(
             never sent to any other, whatever the MCP server names.
         scope: The scopes to ask for (default: those the server names).
     """
+    # Imported here: it imports a JOSE library, which nothing else of a client needs.
+    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+
     return ClientCredentialsOAuthProvider(
         server_url=url,
         storage=_Memory(),

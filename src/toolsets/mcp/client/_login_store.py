@@ -1,5 +1,6 @@
 """Where OAuth logins to MCP servers are kept between runs: the OS keyring when there is
-one (the ``keyring`` extra and a working backend), else one file per server, readable by
+one (the ``keyring`` extra, ``pip install 'toolsets-ai[keyring]'``, and a working
+backend), else one file per server, readable by
 its owner alone, under the user's config directory.
 
 What a store keeps for a server is a *login record*: the client the authorization server
@@ -228,13 +229,9 @@ class KeyringLoginStore:
         try:
             import keyring
         except ImportError as exc:
-            from toolsets._install import install_line
+            from toolsets._install import missing_extra
 
-            raise ImportError(
-                f"keeping logins in the OS keyring needs the keyring extra: "
-                f"{install_line('keyring')}",
-                name=exc.name,
-            ) from exc
+            raise missing_extra(__name__, "keyring", exc) from exc
         self._keyring = keyring
 
     @property

@@ -1,0 +1,300 @@
+"""Logins to MCP servers over HTTP from the command line, against a real OpenID provider
+(npm ``oidc-provider``, `tests.mcp.server.oidc`) and an `McpServer` requiring its tokens:
+a command run against the server logs in (authorization code with PKCE, the test
+playing the browser at the printed address), keeps the login (a file readable by the
+user alone), and later processes use it without a browser, refreshed once expired;
+a damaged or foreign login file is said and replaced by a fresh login; ``toolsets
+logout`` forgets it; a machine logs in with client credentials."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+import pytest
+
+from tests.cli.helpers import (
+    TIMEOUT,
+    entry_point,
+    environment,
+    error_line,
+    stdout_json,
+    toolsets_command,
+    toolsets_process,
+)
+from tests.mcp.server.auth_helpers import Served, serving
+from tests.mcp.server.oidc import SECRETS, OpenIdProvider
+from toolsets.mcp.client._login import CALLBACK_PATH
+from toolsets.mcp.client._login_store import REFRESH_AHEAD, FileLoginStore
+
+Done = subprocess.CompletedProcess[str]
+_PROMPT = re.compile(r'name="prompt" value="(login|consent)"')
+SHORT_TTL = int(REFRESH_AHEAD) - 10
+"""Seconds an access token of `short_lived` lasts: a login read back by a later process
+counts as expired at once (`REFRESH_AHEAD`), so that it is refreshed with no wait."""
+
+
+class ShortLivedProvider(OpenIdProvider):
+    """The OpenID provider, its access tokens short-lived."""
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "access_token_ttl": SHORT_TTL}
+
+
+@pytest.fixture(scope="module")
+def served(openid_provider: OpenIdProvider) -> Iterator[Served]:
+    with serving(openid_provider) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def short_lived() -> Iterator[tuple[OpenIdProvider, Served]]:
+    provider = ShortLivedProvider()
+    provider.start()
+    try:
+        with serving(provider) as served:
+            yield provider, served
+    finally:
+        provider.stop()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """The environment of a user whose config directory is new (logins in files)."""
+    return {"XDG_CONFIG_HOME": str(tmp_path / "config"), "TOOLSETS_LOGIN_STORE": "file"}
+
+
+def login_file(home: dict[str, str], url: str) -> Path:
+    return FileLoginStore(Path(home["XDG_CONFIG_HOME"]) / "toolsets" / "logins").path(url)
+
+
+def play_browser(address: str, user: str = "alice") -> list[str]:
+    """What a user's browser does at ``address``: the provider's login and consent
+    pages answered, then its redirect followed to the command's loopback address. The
+    pages answered, in order."""
+    pages: list[str] = []
+    with httpx2.Client(timeout=TIMEOUT) as browser:
+        response = browser.get(address)
+        for _ in range(10):
+            location = response.headers.get("location")
+            if response.is_redirect and location is not None:
+                target = str(response.url.join(location))
+                response = browser.get(target)
+                if urlsplit(target).path == CALLBACK_PATH:
+                    assert response.status_code == 200, response.text
+                    assert "You are logged in" in response.text
+                    return pages
+                continue
+            prompt = _PROMPT.search(response.text)
+            assert prompt is not None, f"not a login or consent page: {response.text[:300]}"
+            pages.append(prompt.group(1))
+            form = {"prompt": prompt.group(1), "login": user, "password": "any"}
+            response = browser.post(str(response.url), data=form)
+    raise AssertionError("the provider's pages did not lead to the command's redirect")
+
+
+def logged_in(
+    *args: str, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """``toolsets ARGS`` in a process of its own, logging in: the address it prints is
+    opened by `play_browser`. What it did, and the pages the user answered."""
+    process = subprocess.Popen(
+        [*entry_point(), *args, "--no-browser"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(env),
+    )
+    assert process.stderr is not None
+    said: list[str] = []
+    try:
+        for line in process.stderr:
+            said.append(line)
+            if line.startswith("  http"):
+                break
+        else:
+            raise AssertionError(f"no address to log in at: {''.join(said)}")
+        assert "open this address in a browser" in said[-2], said
+        pages = play_browser(said[-1].strip())
+        out, err = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    done = subprocess.CompletedProcess(process.args, process.returncode, out, "".join(said) + err)
+    return done, pages
+
+
+def kept(home: dict[str, str], url: str) -> dict[str, Any]:
+    record: dict[str, Any] = json.loads(login_file(home, url).read_text())
+    return record
+
+
+def assert_no_token_shown(record: dict[str, Any], *runs: subprocess.CompletedProcess[str]) -> None:
+    secrets = [record["tokens"]["access_token"], record["tokens"]["refresh_token"]]
+    secrets.append(record["client"]["client_secret"])
+    for run in runs:
+        for secret in secrets:
+            assert secret not in run.stdout
+            assert secret not in run.stderr
+
+
+# --- a login that lasts ----------------------------------------------------------------
+
+
+def test_list_logs_in_at_the_printed_address_and_a_second_process_needs_no_browser(
+    served: Served, home: dict[str, str], openid_provider: OpenIdProvider
+) -> None:
+    first, pages = logged_in("list", "--mcp-url", served.url, "--json", env=home)
+    assert pages == ["login", "consent"]
+    assert [tool["name"] for tool in stdout_json(first)] == ["whoami"]
+    path = login_file(home, served.url)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    record = kept(home, served.url)
+    assert record["tokens"]["refresh_token"]
+
+    # A new process: the kept token, no browser, no token request (it has not expired).
+    before = openid_provider_state(openid_provider)["token_requests"]
+    second = toolsets_process("call", "--mcp-url", served.url, "whoami", "--yes", env=home)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["subject"] == "alice"
+    assert "log in" not in second.stderr
+    assert openid_provider_state(openid_provider)["token_requests"] == before
+    assert_no_token_shown(record, first, second)
+
+
+def test_an_expired_login_is_refreshed_by_a_later_process_without_a_browser(
+    short_lived: tuple[OpenIdProvider, Served], home: dict[str, str]
+) -> None:
+    provider, served = short_lived
+    first, _ = logged_in("list", "--mcp-url", served.url, env=home)
+    assert first.returncode == 0, first.stderr
+    old = kept(home, served.url)
+    before = openid_provider_state(provider)["token_requests"]
+
+    second = toolsets_process("list", "--mcp-url", served.url, "--json", "--debug", env=home)
+    assert [tool["name"] for tool in stdout_json(second)] == ["whoami"]
+    assert "log in" not in second.stderr
+    # One request to the token endpoint: the refresh (no login, no second request).
+    assert openid_provider_state(provider)["token_requests"] == before + 1
+    new = kept(home, served.url)
+    assert new["tokens"]["access_token"] != old["tokens"]["access_token"]
+    assert new["expires_at"] > old["expires_at"]
+    assert_no_token_shown(old, first, second)
+    assert_no_token_shown(new, second)
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ("damaged", "not JSON: a damaged file"),
+        ("foreign", "not a toolsets login record"),
+        ("another server's", "the record of another server"),
+        ("readable by others", "readable by others"),
+    ],
+)
+def test_a_damaged_or_foreign_login_file_is_said_and_a_fresh_login_replaces_it(
+    served: Served, home: dict[str, str], damage: str, said: str
+) -> None:
+    path = login_file(home, served.url)
+    path.parent.mkdir(parents=True, mode=0o700)
+    if damage == "damaged":
+        path.write_bytes(b'{"format": "toolsets-mcp-login/1", "tok\xff')
+    elif damage == "foreign":
+        path.write_text(json.dumps({"access_token": "someone else's"}))
+    elif damage == "another server's":
+        record = {"format": "toolsets-mcp-login/1", "server": "http://127.0.0.1:9/mcp"}
+        path.write_text(json.dumps(record))
+    else:
+        path.write_text(json.dumps({"format": "toolsets-mcp-login/1", "server": served.url}))
+    path.chmod(0o644 if damage == "readable by others" else 0o600)
+
+    done, pages = logged_in("list", "--mcp-url", served.url, "--json", env=home)
+    assert [tool["name"] for tool in stdout_json(done)] == ["whoami"]
+    assert pages == ["login", "consent"]
+    [warning] = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warning.startswith(f"toolsets: warning: ignoring the login kept in {path} ({said}")
+    assert warning.endswith("logging in anew")
+    assert "Traceback" not in done.stderr
+    assert kept(home, served.url)["server"] == served.url
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_logout_forgets_the_login_and_the_server_then_asks_for_one_again(
+    served: Served, home: dict[str, str]
+) -> None:
+    done, _ = logged_in("login", "--mcp-url", served.url, env=home)
+    assert done.returncode == 0, done.stderr
+    path = login_file(home, served.url)
+    assert f"logged in to {served.url} (kept in {path.parent})" in done.stderr
+    forgot = toolsets_command("logout", "--mcp-url", served.url, env=home)
+    assert forgot.returncode == 0, forgot.stderr
+    assert f"forgot the login to {served.url}" in forgot.stderr
+    assert not path.exists()
+    again = toolsets_command("logout", "--mcp-url", served.url, env=home)
+    assert f"no login kept for {served.url}" in again.stderr
+    # Without a login (and told not to log in), the server's refusal is the error.
+    line = error_line(toolsets_command("list", "--mcp-url", served.url, "--no-login", env=home))
+    assert "HTTP 401" in line
+
+
+# --- machines ---------------------------------------------------------------------------
+
+
+def test_a_machine_logs_in_with_client_credentials_its_secret_from_the_environment(
+    served: Served, home: dict[str, str], openid_provider: OpenIdProvider
+) -> None:
+    env = {**home, "TOOLSETS_OAUTH_CLIENT_SECRET": SECRETS["service"]}
+    args = ("--oauth-client", "service", "--oauth-issuer", openid_provider.issuer)
+    done = toolsets_command("call", "--mcp-url", served.url, *args, "whoami", "--yes", env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"subject": "service", "client": "service"}
+    assert SECRETS["service"] not in done.stdout + done.stderr
+    assert not login_file(home, served.url).exists()  # a machine's tokens are not kept
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        (("--oauth-client", "service"), {}, "TOOLSETS_OAUTH_CLIENT_SECRET"),
+        (("--oauth-client", "service"), {"TOOLSETS_OAUTH_CLIENT_SECRET": "s"}, "--oauth-issuer"),
+        (("--oauth-issuer", "http://127.0.0.1:9"), {}, "is for --oauth-client"),
+    ],
+)
+def test_client_credentials_need_a_secret_in_the_environment_and_an_issuer(
+    served: Served, home: dict[str, str], args: tuple[str, ...], env: dict[str, str], said: str
+) -> None:
+    line = error_line(toolsets_command("list", "--mcp-url", served.url, *args, env={**home, **env}))
+    assert said in line
+
+
+def openid_provider_state(provider: OpenIdProvider) -> dict[str, Any]:
+    with httpx2.Client(timeout=TIMEOUT) as http:
+        state: dict[str, Any] = http.get(f"{provider.issuer}/__test__/state").json()
+    return state
+
+
+def test_login_files_are_made_readable_by_their_owner_alone_whatever_the_umask(
+    tmp_path: Path,
+) -> None:
+    # Checked through the store alone: a umask letting everyone read what is made.
+    store = FileLoginStore(tmp_path / "config" / "toolsets" / "logins")
+    old = os.umask(0)
+    try:
+        anyio.run(store.write, "http://127.0.0.1:9/mcp", {"format": "x"})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(store.folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(store.folder.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(store.path("http://127.0.0.1:9/mcp").stat().st_mode) == 0o600
