@@ -69,8 +69,15 @@ def short_lived() -> Iterator[tuple[OpenIdProvider, Served]]:
 
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
-    """The environment of a user whose config directory is new (logins in files)."""
-    return {"XDG_CONFIG_HOME": str(tmp_path / "config"), "TOOLSETS_LOGIN_STORE": "file"}
+    """The environment of a user whose config directory is new (logins in files), with
+    no browser to open (no display)."""
+    return {
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "TOOLSETS_LOGIN_STORE": "file",
+        "DISPLAY": "",
+        "WAYLAND_DISPLAY": "",
+        "BROWSER": "",
+    }
 
 
 def login_file(home: dict[str, str], url: str) -> Path:
@@ -244,9 +251,26 @@ def test_logout_forgets_the_login_and_the_server_then_asks_for_one_again(
     assert not path.exists()
     again = toolsets_command("logout", "--mcp-url", served.url, env=home)
     assert f"no login kept for {served.url}" in again.stderr
-    # Without a login (and told not to log in), the server's refusal is the error.
+    # Told not to log in, the server's refusal is the error.
     line = error_line(toolsets_command("list", "--mcp-url", served.url, "--no-login", env=home))
     assert "HTTP 401" in line
+
+
+def test_with_nobody_to_log_in_and_no_login_kept_the_refusal_comes_at_once(
+    served: Served, home: dict[str, str]
+) -> None:
+    # No terminal, no browser, no --no-browser: a script. It does not wait for a login
+    # nobody can make (nor register a client for it).
+    done = toolsets_command("list", "--mcp-url", served.url, env=home)
+    assert done.returncode == 1
+    warning, error = done.stderr.strip().splitlines()
+    assert warning == (
+        f"toolsets: warning: {served.url} asks for a login, and none is kept: log in "
+        "once where a browser or a terminal is at hand"
+    )
+    assert error.startswith("toolsets: ")
+    assert "HTTP 401" in error
+    assert not login_file(home, served.url).parent.exists()
 
 
 # --- machines ---------------------------------------------------------------------------

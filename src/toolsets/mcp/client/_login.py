@@ -20,7 +20,7 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -51,6 +51,7 @@ __all__ = [
     "CALLBACK_PATH",
     "LOGIN_TIMEOUT",
     "LoginPrompt",
+    "browser_present",
     "forget_login",
     "oauth_client_credentials",
     "oauth_login",
@@ -79,7 +80,7 @@ def _log_prompt(server: str, url: str, opened: bool) -> None:
     logger.warning("to log in to %s, %s %s", server, how, url)
 
 
-def _browser_present() -> bool:
+def browser_present() -> bool:
     """Whether a graphical browser can be opened (a console browser would take over the
     terminal the command runs in: on Linux and other Unixes, a display is needed)."""
     if sys.platform in ("darwin", "win32") or os.environ.get("BROWSER"):
@@ -93,9 +94,17 @@ class _Redirect:
     redirect brings the code (`callback`)."""
 
     def __init__(
-        self, server: str, port: int, *, browser: bool, prompt: LoginPrompt, timeout: float
+        self,
+        server: str,
+        port: int,
+        *,
+        browser: bool,
+        prompt: LoginPrompt,
+        timeout: float,
+        interactive: bool = True,
     ) -> None:
         self.server = server
+        self.interactive = interactive
         self.port = port
         self.browser = browser
         self.prompt = prompt
@@ -109,7 +118,19 @@ class _Redirect:
         return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
 
     async def open(self, authorization_url: str) -> None:
-        """Listen on the redirect URI, then show the authorization address."""
+        """Listen on the redirect URI, then show the authorization address.
+
+        Raises:
+            AuthError: nobody can log in here (not ``interactive``), or the port of the
+                redirect URI is taken.
+        """
+        if not self.interactive:
+            raise AuthError(
+                f"the login to {self.server} has lapsed and a new one needs a person, "
+                "who cannot log in here (no terminal, no browser): log in again where one "
+                "can",
+                scheme_name="oauth",
+            )
         self._result, self._arrived = None, anyio.Event()
         try:
             self._listener = await anyio.create_tcp_listener(
@@ -123,7 +144,7 @@ class _Redirect:
                 scheme_name="oauth",
             ) from exc
         opened = False
-        if self.browser and _browser_present():
+        if self.browser and browser_present():
             import webbrowser
 
             opened = await anyio.to_thread.run_sync(webbrowser.open, authorization_url)
@@ -230,6 +251,7 @@ class _LastingLogin(OAuthClientProvider):
         super().__init__(storage=storage, **options)
         self._redirect = redirect
         self._stored = storage
+        self._said = False
         storage.discovered = self._discovered
 
     def _discovered(self) -> dict[str, Any]:
@@ -242,6 +264,32 @@ class _LastingLogin(OAuthClientProvider):
             if metadata is not None:
                 found[name] = metadata.model_dump(mode="json", exclude_none=True)
         return found
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if not self._redirect.interactive and not await self._stored.kept():
+            # Nobody to log in and no login kept: the request goes as it is (a server
+            # that wants a login refuses it, and says so), registering no client.
+            response = yield request
+            if response.status_code == 401 and not self._said:
+                self._said = True  # once: a client may try again (another protocol era)
+                logger.warning(
+                    "%s asks for a login, and none is kept: log in once where a browser "
+                    "or a terminal is at hand",
+                    self.context.server_url,
+                )
+            return
+        flow = super().async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -296,6 +344,7 @@ def oauth_login(
     client_name: str = _CLIENT_NAME,
     client_metadata_url: str | None = None,
     timeout: float = LOGIN_TIMEOUT,
+    interactive: bool = True,
 ) -> httpx2.Auth:
     """An ``httpx2.Auth`` logging the user in to the MCP server at ``url`` when it asks
     (authorization code with PKCE, by the `mcp` SDK), keeping the login in ``store`` so
@@ -316,12 +365,22 @@ def oauth_login(
             client id where the authorization server supports client ID metadata
             documents (else the client registers itself).
         timeout: Seconds the user has to log in.
+        interactive: Whether a person can log in (False: a kept login is used and
+            refreshed, but none is made; a server asking for one is sent the request
+            as it is, and refuses it).
 
     Raises:
         ImportError: ``store="keyring"`` without the ``keyring`` extra.
     """
     chosen = login_store(store) if isinstance(store, str) else store
-    redirect = _Redirect(url, 0, browser=browser, prompt=prompt or _log_prompt, timeout=timeout)
+    redirect = _Redirect(
+        url,
+        0,
+        browser=browser,
+        prompt=prompt or _log_prompt,
+        timeout=timeout,
+        interactive=interactive,
+    )
     metadata = OAuthClientMetadata(
         client_name=client_name,
         redirect_uris=[AnyUrl(redirect.uri)],  # its port is set when the login is read

@@ -373,6 +373,11 @@ class StoredLogin:
         record.pop("expires_at", None)
         await self.store.write(self.server, record)
 
+    async def kept(self) -> bool:
+        """Whether a login is kept (a client registration or tokens)."""
+        record = await self._current()
+        return "client" in record or "tokens" in record
+
     async def forget(self) -> bool:
         """Drop the login; whether one was kept."""
         self._record, self._read = None, True
