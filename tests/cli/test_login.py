@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -31,13 +29,12 @@ from tests.cli.helpers import (
     toolsets_command,
     toolsets_process,
 )
+from tests.mcp.client.login_helpers import log_in_as
 from tests.mcp.server.auth_helpers import Served, serving
 from tests.mcp.server.oidc import SECRETS, OpenIdProvider
-from toolsets.mcp.client._login import CALLBACK_PATH
 from toolsets.mcp.client._login_store import REFRESH_AHEAD, FileLoginStore
 
 Done = subprocess.CompletedProcess[str]
-_PROMPT = re.compile(r'name="prompt" value="(login|consent)"')
 SHORT_TTL = int(REFRESH_AHEAD) - 10
 """Seconds an access token of `short_lived` lasts: a login read back by a later process
 counts as expired at once (`REFRESH_AHEAD`), so that it is refreshed with no wait."""
@@ -84,36 +81,11 @@ def login_file(home: dict[str, str], url: str) -> Path:
     return FileLoginStore(Path(home["XDG_CONFIG_HOME"]) / "toolsets" / "logins").path(url)
 
 
-def play_browser(address: str, user: str = "alice") -> list[str]:
-    """What a user's browser does at ``address``: the provider's login and consent
-    pages answered, then its redirect followed to the command's loopback address. The
-    pages answered, in order."""
-    pages: list[str] = []
-    with httpx2.Client(timeout=TIMEOUT) as browser:
-        response = browser.get(address)
-        for _ in range(10):
-            location = response.headers.get("location")
-            if response.is_redirect and location is not None:
-                target = str(response.url.join(location))
-                response = browser.get(target)
-                if urlsplit(target).path == CALLBACK_PATH:
-                    assert response.status_code == 200, response.text
-                    assert "You are logged in" in response.text
-                    return pages
-                continue
-            prompt = _PROMPT.search(response.text)
-            assert prompt is not None, f"not a login or consent page: {response.text[:300]}"
-            pages.append(prompt.group(1))
-            form = {"prompt": prompt.group(1), "login": user, "password": "any"}
-            response = browser.post(str(response.url), data=form)
-    raise AssertionError("the provider's pages did not lead to the command's redirect")
-
-
 def logged_in(
     *args: str, env: dict[str, str]
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """``toolsets ARGS`` in a process of its own, logging in: the address it prints is
-    opened by `play_browser`. What it did, and the pages the user answered."""
+    opened by `log_in_as`. What it did, and the pages the user answered."""
     process = subprocess.Popen(
         [*entry_point(), *args, "--no-browser"],
         stdin=subprocess.DEVNULL,
@@ -132,7 +104,7 @@ def logged_in(
         else:
             raise AssertionError(f"no address to log in at: {''.join(said)}")
         assert "open this address in a browser" in said[-2], said
-        pages = play_browser(said[-1].strip())
+        pages = anyio.run(log_in_as, said[-1].strip())
         out, err = process.communicate(timeout=TIMEOUT)
     finally:
         if process.poll() is None:
@@ -245,6 +217,10 @@ def test_logout_forgets_the_login_and_the_server_then_asks_for_one_again(
     assert done.returncode == 0, done.stderr
     path = login_file(home, served.url)
     assert f"logged in to {served.url} (kept in {path.parent})" in done.stderr
+    # The commands of MCP servers' items use it too.
+    prompts = toolsets_command("prompts", "list", "--http", served.url, "--json", env=home)
+    assert stdout_json(prompts) == {"prompts": []}
+    assert "log in" not in prompts.stderr
     forgot = toolsets_command("logout", "--mcp-url", served.url, env=home)
     assert forgot.returncode == 0, forgot.stderr
     assert f"forgot the login to {served.url}" in forgot.stderr

@@ -158,7 +158,7 @@ def _servers(
         found.append(_InProcess(made.server))
     debug = bool((click.get_current_context().find_root().obj or {}).get("debug"))
     for command in params["stdio"]:
-        found.append(McpToolset(stdio_transport(command, debug=debug)))
+        found.append(_made(stdio_transport(command, debug=debug), None, None))
     headers = pairs(params["mcp_headers"], "--mcp-header")
     for url in params["http"]:
         try:
