@@ -249,6 +249,27 @@ def test_with_nobody_to_log_in_and_no_login_kept_the_refusal_comes_at_once(
     assert not login_file(home, served.url).parent.exists()
 
 
+def test_a_kept_login_that_cannot_be_refreshed_with_nobody_to_log_in_is_one_error_line(
+    served: Served, home: dict[str, str]
+) -> None:
+    first, _ = logged_in("list", "--mcp-url", served.url, env=home)
+    assert first.returncode == 0, first.stderr
+    path = login_file(home, served.url)
+    record = kept(home, served.url)
+    record["tokens"]["refresh_token"] = "revoked-or-expired"
+    record["expires_at"] = 0
+    path.write_text(json.dumps(record))
+
+    # A script (no terminal, no browser): the provider refuses the refresh, and nobody
+    # is here to log in. Said in a warning (the SDK's) and the error line, no traceback.
+    done = toolsets_command("list", "--mcp-url", served.url, env=home)
+    assert done.returncode == 1
+    warning, error = done.stderr.strip().splitlines()
+    assert warning == "toolsets: warning: Token refresh failed: 400"
+    assert error.startswith(f"toolsets: cannot connect to MCP server {served.url}: ")
+    assert f"the login to {served.url} has lapsed and a new one needs a person" in error
+
+
 # --- machines ---------------------------------------------------------------------------
 
 

@@ -133,7 +133,6 @@ def login_settings(
     elif issuer:
         raise click.UsageError("--oauth-issuer is for --oauth-client")
     return {
-        "interactive": _person_here(params),
         "browser": not params.get("no_browser", False),
         "store": str(params.get("login_store") or "auto").lower(),
         "client_metadata_url": params.get("oauth_client_metadata_url"),
@@ -142,7 +141,7 @@ def login_settings(
     }
 
 
-def _person_here(params: Mapping[str, Any]) -> bool:
+def _person_here(settings: Mapping[str, Any]) -> bool:
     """Whether a person can log in: the command runs on a terminal, or a browser can be
     opened, or ``--no-browser`` asks for the address to be printed (to open elsewhere).
     Else (a script, a CI job) a server asking for a login is an error at once rather
@@ -151,7 +150,7 @@ def _person_here(params: Mapping[str, Any]) -> bool:
 
     from toolsets.mcp.client._login import browser_present
 
-    if params.get("no_browser") or sys.stdin.isatty() or sys.stderr.isatty():
+    if not settings["browser"] or sys.stdin.isatty() or sys.stderr.isatty():
         return True
     return browser_present()
 
@@ -179,7 +178,7 @@ def server_auth(
         browser=settings["browser"],
         prompt=prompt,
         client_metadata_url=settings.get("client_metadata_url"),
-        interactive=settings.get("interactive", True),
+        interactive=_person_here(settings),
     )
 
 

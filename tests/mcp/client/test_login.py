@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 import anyio
 import httpx2
@@ -54,8 +54,7 @@ async def log_in_as_alice(address: str) -> None:
 
 def redirect_of(address: str) -> str:
     """The redirect URI an authorization address names."""
-    query = dict(part.split("=", 1) for part in urlsplit(address).query.split("&"))
-    return httpx2.URL(f"http://x/?redirect_uri={query['redirect_uri']}").params["redirect_uri"]
+    return httpx2.URL(address).params["redirect_uri"]
 
 
 async def whoami(

@@ -143,12 +143,18 @@ class _Redirect:
                 "to register on another",
                 scheme_name="oauth",
             ) from exc
-        opened = False
-        if self.browser and browser_present():
-            import webbrowser
+        try:
+            opened = False
+            if self.browser and browser_present():
+                import webbrowser
 
-            opened = await anyio.to_thread.run_sync(webbrowser.open, authorization_url)
-        self.prompt(self.server, authorization_url, opened)
+                opened = await anyio.to_thread.run_sync(webbrowser.open, authorization_url)
+            self.prompt(self.server, authorization_url, opened)
+        except BaseException:
+            listener, self._listener = self._listener, None
+            with anyio.CancelScope(shield=True):
+                await listener.aclose()
+            raise
 
     async def callback(self) -> AuthorizationCodeResult:
         """The code the redirect brought.
