@@ -291,13 +291,24 @@ def test_a_machine_logs_in_with_client_credentials_its_secret_from_the_environme
         (("--oauth-client", "service"), {}, "TOOLSETS_OAUTH_CLIENT_SECRET"),
         (("--oauth-client", "service"), {"TOOLSETS_OAUTH_CLIENT_SECRET": "s"}, "--oauth-issuer"),
         (("--oauth-issuer", "http://127.0.0.1:9"), {}, "is for --oauth-client"),
+        (("--oauth-client-metadata-url", "http://x.example/c.json"), {}, "an https URL"),
+        (("--oauth-client-metadata-url", "https://x.example/"), {}, "with a path"),
     ],
 )
-def test_client_credentials_need_a_secret_in_the_environment_and_an_issuer(
+def test_login_options_that_cannot_work_are_one_usage_line(
     served: Served, home: dict[str, str], args: tuple[str, ...], env: dict[str, str], said: str
 ) -> None:
     line = error_line(toolsets_command("list", "--mcp-url", served.url, *args, env={**home, **env}))
     assert said in line
+
+
+def test_the_keyring_asked_for_where_none_works_is_one_error_line(home: dict[str, str]) -> None:
+    env = {**home, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    url = "http://127.0.0.1:9/mcp"
+    done = toolsets_process("logout", "--mcp-url", url, "--login-store", "keyring", env=env)
+    line = error_line(done)
+    assert line.startswith("toolsets: no OS keyring works here (the OS keyring (fail Keyring))")
+    assert line.endswith("keep logins in a file instead")
 
 
 def openid_provider_state(provider: OpenIdProvider) -> dict[str, Any]:

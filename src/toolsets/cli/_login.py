@@ -111,8 +111,9 @@ def login_settings(
     worker gets them as JSON), or None (``--no-login``).
 
     Raises:
-        click.UsageError: ``--oauth-client`` without its secret or its issuer, or
-            ``--oauth-issuer`` without it.
+        click.UsageError: ``--oauth-client`` without its secret or its issuer,
+            ``--oauth-issuer`` without it, or a ``--oauth-client-metadata-url`` that
+            cannot be a client's id.
     """
     env = os.environ if environ is None else environ
     if params.get("no_login"):
@@ -132,13 +133,28 @@ def login_settings(
             )
     elif issuer:
         raise click.UsageError("--oauth-issuer is for --oauth-client")
+    metadata_url = params.get("oauth_client_metadata_url")
+    if metadata_url is not None and not _https_with_a_path(metadata_url):
+        raise click.UsageError(
+            "--oauth-client-metadata-url takes an https URL with a path (the client "
+            "metadata document's, which is the client's id)"
+        )
     return {
         "browser": not params.get("no_browser", False),
         "store": str(params.get("login_store") or "auto").lower(),
-        "client_metadata_url": params.get("oauth_client_metadata_url"),
+        "client_metadata_url": metadata_url,
         "client": client or None,
         "issuer": issuer or None,
     }
+
+
+def _https_with_a_path(url: str) -> bool:
+    """Whether ``url`` can be a client's id as its metadata document (as the SDK checks
+    it: https, a path other than ``/``)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts.scheme == "https" and bool(parts.netloc) and parts.path not in ("", "/")
 
 
 def _person_here(settings: Mapping[str, Any]) -> bool:

@@ -31,6 +31,8 @@ import anyio.to_thread
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import ValidationError
 
+from toolsets._errors import AuthError
+
 __all__ = [
     "KEYRING_SERVICE",
     "REFRESH_AHEAD",
@@ -236,7 +238,8 @@ class KeyringLoginStore:
 
     @property
     def where(self) -> str:
-        return f"the keyring ({type(self._keyring.get_keyring()).__name__})"
+        backend = self._keyring.get_keyring()
+        return f"the OS keyring ({getattr(backend, 'name', type(backend).__name__)})"
 
     async def read(self, server: str) -> dict[str, Any] | None:
         text = await anyio.to_thread.run_sync(self._keyring.get_password, KEYRING_SERVICE, server)
@@ -284,9 +287,19 @@ def login_store(kind: LoginStoreKind = "auto") -> LoginStore:
 
     Raises:
         ImportError: ``"keyring"`` without the ``keyring`` extra installed.
+        AuthError: ``"keyring"``, and no keyring backend that keeps passwords (a
+            machine without a keyring service).
     """
-    if kind == "keyring" or (kind == "auto" and _keyring_works()):
-        return KeyringLoginStore()
+    if kind == "auto":
+        return KeyringLoginStore() if _keyring_works() else FileLoginStore()
+    if kind == "keyring":
+        made = KeyringLoginStore()
+        if not _keyring_works():
+            raise AuthError(
+                f"no OS keyring works here ({made.where}): keep logins in a file instead",
+                scheme_name="oauth",
+            )
+        return made
     return FileLoginStore()
 
 
