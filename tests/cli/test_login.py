@@ -288,18 +288,43 @@ def test_a_machine_logs_in_with_client_credentials_its_secret_from_the_environme
 @pytest.mark.parametrize(
     ("args", "env", "said"),
     [
-        (("--oauth-client", "service"), {}, "TOOLSETS_OAUTH_CLIENT_SECRET"),
+        (
+            ("--oauth-client", "service", "--oauth-issuer", "http://127.0.0.1:9"),
+            {},
+            "needs its secret in the environment variable TOOLSETS_OAUTH_CLIENT_SECRET",
+        ),
         (("--oauth-client", "service"), {"TOOLSETS_OAUTH_CLIENT_SECRET": "s"}, "--oauth-issuer"),
         (("--oauth-issuer", "http://127.0.0.1:9"), {}, "is for --oauth-client"),
         (("--oauth-client-metadata-url", "http://x.example/c.json"), {}, "an https URL"),
         (("--oauth-client-metadata-url", "https://x.example/"), {}, "with a path"),
     ],
 )
-def test_login_options_that_cannot_work_are_one_usage_line(
+def test_login_options_that_cannot_work_are_one_line(
     served: Served, home: dict[str, str], args: tuple[str, ...], env: dict[str, str], said: str
 ) -> None:
     line = error_line(toolsets_command("list", "--mcp-url", served.url, *args, env={**home, **env}))
     assert said in line
+
+
+def test_print_config_carries_the_login_options_and_a_placeholder_for_the_secret() -> None:
+    done = toolsets_command(
+        "serve",
+        "--mcp-url",
+        "http://127.0.0.1:9/mcp",
+        "--login-store",
+        "file",
+        "--oauth-client",
+        "bot",
+        "--oauth-issuer",
+        "http://127.0.0.1:8/",
+        "--print-config",
+        env={"TOOLSETS_OAUTH_CLIENT_SECRET": "sekrit-of-the-bot"},
+    )
+    [entry] = stdout_json(done)["mcpServers"].values()
+    for word in ("--login-store=file", "--oauth-client=bot", "--oauth-issuer=http://127.0.0.1:8/"):
+        assert word in entry["args"]
+    assert entry["env"] == {"TOOLSETS_OAUTH_CLIENT_SECRET": "<fill in>"}
+    assert "sekrit" not in done.stdout + done.stderr
 
 
 def test_the_keyring_asked_for_where_none_works_is_one_error_line(home: dict[str, str]) -> None:

@@ -1,6 +1,6 @@
 """Logins to MCP servers over HTTP from the command line: the options every command that
 reaches such a server takes (``--no-browser``, ``--login-store``, ``--oauth-client``...),
-the auth each server is reached with (`server_auth`: a kept, refreshed login, or a
+the auth each server is reached with (`login_auth`: a kept, refreshed login, or a
 machine's client credentials), and how the terminal shows where to log in (``toolsets
 login`` and ``toolsets logout`` are in `toolsets.cli._logins`).
 
@@ -35,7 +35,8 @@ __all__ = [
     "login_options",
     "login_prompt",
     "login_settings",
-    "server_auth",
+    "login_words",
+    "login_auth",
     "store_option",
 ]
 
@@ -104,28 +105,20 @@ def login_options() -> list[Callable[..., Any]]:
     ]
 
 
-def login_settings(
-    params: Mapping[str, Any], environ: Mapping[str, str] | None = None
-) -> dict[str, Any] | None:
+def login_settings(params: Mapping[str, Any]) -> dict[str, Any] | None:
     """How the command logs in to MCP servers over HTTP (plain values: a ``serve``
     worker gets them as JSON), or None (``--no-login``).
 
     Raises:
-        click.UsageError: ``--oauth-client`` without its secret or its issuer,
-            ``--oauth-issuer`` without it, or a ``--oauth-client-metadata-url`` that
+        click.UsageError: ``--oauth-client`` without its issuer, ``--oauth-issuer``
+            without it, or a ``--oauth-client-metadata-url`` that
             cannot be a client's id.
     """
-    env = os.environ if environ is None else environ
     if params.get("no_login"):
         return None
     client = params.get("oauth_client")
     issuer = params.get("oauth_issuer")
     if client:
-        if not env.get(CLIENT_SECRET_ENV):
-            raise click.UsageError(
-                f"--oauth-client {client} needs its secret in the environment variable "
-                f"{CLIENT_SECRET_ENV}"
-            )
         if not issuer:
             raise click.UsageError(
                 f"--oauth-client needs --oauth-issuer URL (or {ISSUER_ENV}): the "
@@ -171,22 +164,32 @@ def _person_here(settings: Mapping[str, Any]) -> bool:
     return browser_present()
 
 
-def server_auth(
+def login_auth(
     url: str,
     settings: Mapping[str, Any],
     prompt: Callable[[str, str, bool], None] | None,
 ) -> httpx2.Auth:
     """How the server at ``url`` is reached (`login_settings`'s ``settings``): as the
     ``--oauth-client`` (client credentials), or else with the user's kept login,
-    logging in when the server asks (``prompt`` shows where)."""
+    logging in when the server asks (``prompt`` shows where).
+
+    Raises:
+        SourceError: ``--oauth-client`` without its secret in the environment.
+    """
     from toolsets.mcp.client._login import oauth_client_credentials, oauth_login
 
     if settings.get("client"):
+        secret = os.environ.get(CLIENT_SECRET_ENV)
+        if not secret:
+            from toolsets.cli._sources import SourceError
+
+            raise SourceError(
+                f"--oauth-client {settings['client']} needs its secret in the environment "
+                f"variable {CLIENT_SECRET_ENV}",
+                source="--oauth-client",
+            )
         return oauth_client_credentials(
-            url,
-            client_id=settings["client"],
-            client_secret=os.environ[CLIENT_SECRET_ENV],
-            issuer=settings["issuer"],
+            url, client_id=settings["client"], client_secret=secret, issuer=settings["issuer"]
         )
     return oauth_login(
         url,
@@ -203,7 +206,7 @@ def authorized(
     settings: Mapping[str, Any] | None,
     prompt: Callable[[str, str, bool], None] | None,
 ) -> tuple[Transport, float | None]:
-    """``transport`` reaching its server as `server_auth` says, when it is an HTTP one
+    """``transport`` reaching its server as `login_auth` says, when it is an HTTP one
     sending no credential of its own (an ``Authorization`` header, per-caller headers,
     an auth or a client of its own); and the seconds its connection may take (None:
     the default), which a login by a person needs more of.
@@ -224,9 +227,30 @@ def authorized(
         transport.header_provider is not None or transport.http_client is not None
     ):
         return transport, None
-    made = replace(transport, auth=server_auth(transport.url, settings, prompt))
+    made = replace(transport, auth=login_auth(transport.url, settings, prompt))
     by_person = not settings.get("client")
     return made, DEFAULT_CONNECT_TIMEOUT + LOGIN_TIMEOUT if by_person else None
+
+
+def login_words(params: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The login options of a command line given again (``serve --print-config``), and
+    the environment variables it needs holding secrets (the ``--oauth-client``'s)."""
+    words: list[str] = []
+    if params.get("no_login"):
+        words.append("--no-login")
+    if params.get("no_browser"):
+        words.append("--no-browser")
+    store = str(params.get("login_store") or "auto").lower()
+    if store != "auto":
+        words.append(f"--login-store={store}")
+    for option, key in (
+        ("--oauth-client-metadata-url", "oauth_client_metadata_url"),
+        ("--oauth-client", "oauth_client"),
+        ("--oauth-issuer", "oauth_issuer"),
+    ):
+        if params.get(key):
+            words.append(f"{option}={params[key]}")
+    return words, [CLIENT_SECRET_ENV] if params.get("oauth_client") else []
 
 
 def login_prompt(terminal: Terminal) -> Callable[[str, str, bool], None]:
