@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx2
 import pytest
+from mcp import Client, StdioServerParameters
 
 from tests.cli.helpers import (
     TIMEOUT,
@@ -268,6 +270,29 @@ def test_a_kept_login_that_cannot_be_refreshed_with_nobody_to_log_in_is_one_erro
     assert warning == "toolsets: warning: Token refresh failed: 400"
     assert error.startswith(f"toolsets: cannot connect to MCP server {served.url}: ")
     assert f"the login to {served.url} has lapsed and a new one needs a person" in error
+
+
+@pytest.mark.anyio
+async def test_serve_reaches_an_upstream_server_with_the_kept_login(
+    served: Served, home: dict[str, str]
+) -> None:
+    done, _ = await anyio.to_thread.run_sync(
+        lambda: logged_in("login", "--mcp-url", served.url, env=home)
+    )
+    assert done.returncode == 0, done.stderr
+    command = entry_point()
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "serve", "--mcp-url", served.url, "--confirm", "never"],
+        env=environment(home),
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with Client(params) as client:
+            listed = await client.list_tools()
+            called = await client.call_tool("whoami", {})
+    assert [tool.name for tool in listed.tools] == ["whoami"]
+    assert called.structured_content is not None
+    assert called.structured_content["subject"] == "alice"
 
 
 # --- machines ---------------------------------------------------------------------------
