@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import anyio.to_thread
+
 from toolsets.cli._errors import missing_cli
 
 try:
@@ -82,7 +84,7 @@ def login_command(**params: Any) -> None:
     async def go() -> None:
         async with opened(terminal, (), given, calls=False) as _:
             pass
-        where = _store_named(given)
+        where = await anyio.to_thread.run_sync(_store_named, given)
         for url in params["http"]:
             terminal.note(f"logged in to {url} (kept in {where})")
 

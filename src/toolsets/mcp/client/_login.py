@@ -45,7 +45,7 @@ from toolsets.mcp.client._login_store import (
     LoginStore,
     LoginStoreKind,
     StoredLogin,
-    login_store,
+    chosen_store,
 )
 
 __all__ = [
@@ -178,10 +178,11 @@ def oauth_login(
             refreshed, but none is made; a server asking for one is sent the request
             as it is, and refuses it).
 
-    Raises:
-        ImportError: ``store="keyring"`` without the ``keyring`` extra.
+    A store named by its kind is chosen when first used (in a worker thread): then
+    ``"keyring"`` without the ``keyring`` extra raises ImportError, and without a
+    working keyring `AuthError`.
     """
-    chosen = login_store(store) if isinstance(store, str) else store
+    chosen = chosen_store(store)
     redirect = LoopbackRedirect(
         url,
         0,
@@ -263,9 +264,11 @@ class _Memory:
 async def forget_login(url: str, *, store: LoginStore | LoginStoreKind = "auto") -> bool:
     """Drop the login ``store`` keeps for the MCP server at ``url`` (its tokens and
     client registration: the next connection logs in anew); whether there was one.
+    Nothing is revoked at the authorization server.
 
     Raises:
         ImportError: ``store="keyring"`` without the ``keyring`` extra.
+        AuthError: ``store="keyring"`` without a working keyring.
     """
-    chosen = login_store(store) if isinstance(store, str) else store
+    chosen = chosen_store(store)
     return await StoredLogin(chosen, url).forget()

@@ -41,6 +41,7 @@ __all__ = [
     "LoginStore",
     "LoginStoreKind",
     "StoredLogin",
+    "chosen_store",
     "login_store",
     "logins_folder",
 ]
@@ -301,6 +302,39 @@ def login_store(kind: LoginStoreKind = "auto") -> LoginStore:
             )
         return made
     return FileLoginStore()
+
+
+class _Chosen:
+    """The store of a `LoginStoreKind`, chosen when first used, in a worker thread:
+    finding whether a keyring works imports and asks its backends (a tenth of a second
+    or more), which the event loop is not kept waiting for."""
+
+    def __init__(self, kind: LoginStoreKind) -> None:
+        self.kind = kind
+        self._store: LoginStore | None = None
+
+    async def _chosen(self) -> LoginStore:
+        if self._store is None:
+            self._store = await anyio.to_thread.run_sync(login_store, self.kind)
+        return self._store
+
+    @property
+    def where(self) -> str:
+        return self._store.where if self._store is not None else f"the {self.kind} store"
+
+    async def read(self, server: str) -> dict[str, Any] | None:
+        return await (await self._chosen()).read(server)
+
+    async def write(self, server: str, record: dict[str, Any]) -> None:
+        await (await self._chosen()).write(server, record)
+
+    async def forget(self, server: str) -> bool:
+        return await (await self._chosen()).forget(server)
+
+
+def chosen_store(store: LoginStore | LoginStoreKind) -> LoginStore:
+    """``store``, or the store of that kind (`login_store`), chosen when first used."""
+    return _Chosen(store) if isinstance(store, str) else store
 
 
 class StoredLogin:
