@@ -28,7 +28,7 @@ from mcp import Client, MCPError
 
 from toolsets._errors import ToolCallError
 from toolsets.cli._describe import SHORT
-from toolsets.cli._login import authorized, login_prompt, login_settings
+from toolsets.cli._login import logged_in_toolset, login_prompt, login_settings
 from toolsets.cli._options import (
     debug_option,
     json_option,
@@ -46,7 +46,7 @@ from toolsets.cli._sources import (
 from toolsets.cli._terminal import Terminal
 
 if TYPE_CHECKING:
-    from toolsets.mcp import McpServer, McpToolset, Transport
+    from toolsets.mcp import McpServer
 
 __all__ = ["prompts_group", "resources_group"]
 
@@ -146,7 +146,7 @@ def _servers(
             )
         if kind == "config":
             for name, transport in read_mcp_config(source).items():
-                found.append(_made(transport, settings, prompt, name=name))
+                found.append(logged_in_toolset(transport, settings, prompt, name=name))
             continue
         made = python_toolset(source)
         if not isinstance(made, ServedToolset):
@@ -158,14 +158,14 @@ def _servers(
         found.append(_InProcess(made.server))
     debug = bool((click.get_current_context().find_root().obj or {}).get("debug"))
     for command in params["stdio"]:
-        found.append(_made(stdio_transport(command, debug=debug), None, None))
+        found.append(logged_in_toolset(stdio_transport(command, debug=debug), None, None))
     headers = pairs(params["mcp_headers"], "--mcp-header")
     for url in params["http"]:
         try:
             transport = StreamableHttp(url=url, headers=headers)
         except ValueError as exc:
             raise SourceError(f"--http {url}: {exc}", source=url) from exc
-        found.append(_made(transport, settings, prompt))
+        found.append(logged_in_toolset(transport, settings, prompt))
     if not found:
         raise SourceError(
             "no MCP server given: name an mcpServers file, module:attribute naming an "
@@ -173,20 +173,6 @@ def _servers(
             source="",
         )
     return found
-
-
-def _made(
-    transport: Transport,
-    settings: Mapping[str, Any] | None,
-    prompt: Callable[[str, str, bool], None] | None,
-    **options: Any,
-) -> McpToolset:
-    from toolsets.mcp import McpToolset
-
-    transport, connect_timeout = authorized(transport, settings, prompt)
-    if connect_timeout is not None:
-        options["connect_timeout"] = connect_timeout
-    return McpToolset(transport, **options)
 
 
 @contextlib.asynccontextmanager

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from toolsets.cli._terminal import Terminal
-    from toolsets.mcp import Transport
+    from toolsets.mcp import McpToolset, Transport
 
 __all__ = [
     "CLIENT_ID_ENV",
@@ -36,6 +36,7 @@ __all__ = [
     "login_prompt",
     "login_settings",
     "login_words",
+    "logged_in_toolset",
     "login_auth",
     "store_option",
 ]
@@ -230,6 +231,23 @@ def authorized(
     made = replace(transport, auth=login_auth(transport.url, settings, prompt))
     by_person = not settings.get("client")
     return made, DEFAULT_CONNECT_TIMEOUT + LOGIN_TIMEOUT if by_person else None
+
+
+def logged_in_toolset(
+    transport: Transport,
+    settings: Mapping[str, Any] | None,
+    prompt: Callable[[str, str, bool], None] | None,
+    **options: Any,
+) -> McpToolset:
+    """The `McpToolset` (made with ``options``) of the server ``transport`` reaches,
+    logging in to it as `authorized` says, given time for the login if a person may
+    make it."""
+    from toolsets.mcp import McpToolset
+
+    transport, connect_timeout = authorized(transport, settings, prompt)
+    if connect_timeout is not None:
+        options["connect_timeout"] = connect_timeout
+    return McpToolset(transport, **options)
 
 
 def login_words(params: Mapping[str, Any]) -> tuple[list[str], list[str]]:

@@ -518,14 +518,10 @@ class Sources:
     def _server(self, transport: Transport, **options: Any) -> McpToolset:
         """The toolset of the server ``transport`` reaches: logging in to it over HTTP
         when it sends no credential of its own (`authorized`)."""
-        from toolsets.cli._login import authorized
-        from toolsets.mcp import McpToolset
+        from toolsets.cli._login import logged_in_toolset
 
-        transport, connect_timeout = authorized(transport, self.options.oauth, self.login_prompt)
         made = {**self._mcp_options, **options}
-        if connect_timeout is not None:
-            made["connect_timeout"] = connect_timeout
-        return McpToolset(transport, **made)
+        return logged_in_toolset(transport, self.options.oauth, self.login_prompt, **made)
 
     def _servers(self, claimed: set[str]) -> list[tuple[Toolset, str, int, str]]:
         """The MCP servers of ``--stdio`` and ``--http``: each server's toolset, its
