@@ -168,11 +168,15 @@ async def test_a_refusal_at_the_provider_is_an_auth_error_with_its_words(
     assert f"the login to {served.url} failed: the user said no" in str(error)
 
 
-async def test_the_redirect_address_answers_404_elsewhere_and_keeps_waiting(
+async def test_the_redirect_address_outlasts_silent_connections_and_answers_404_elsewhere(
     served: Served, tmp_path: Path
 ) -> None:
     async def wander_then_log_in(address: str) -> None:
         redirect = httpx2.URL(redirect_of(address))
+        assert redirect.port is not None
+        # A connection that sends nothing (a browser's pre-connect), then a stray page.
+        silent = await anyio.connect_tcp("127.0.0.1", redirect.port)
+        await silent.aclose()
         async with httpx2.AsyncClient(timeout=10) as browser:
             wrong = await browser.get(str(redirect.copy_with(path="/favicon.ico")))
             assert wrong.status_code == 404

@@ -113,8 +113,8 @@ class LoopbackRedirect:
         except OSError as exc:
             raise AuthError(
                 f"cannot receive the login's redirect on 127.0.0.1:{self.port} "
-                f"({exc.strerror}): free that port, or forget the login (toolsets logout) "
-                "to register on another",
+                f"({exc.strerror}): free that port, or forget the login (forget_login, "
+                "toolsets logout) to register on another",
                 scheme_name="oauth",
             ) from exc
         try:
@@ -146,7 +146,8 @@ class LoopbackRedirect:
                     tasks.cancel_scope.cancel()
         finally:
             self._listener = None
-            await listener.aclose()
+            with anyio.CancelScope(shield=True):
+                await listener.aclose()
         result = self._result
         if waited.cancelled_caught or result is None:
             raise AuthError(
@@ -165,7 +166,13 @@ class LoopbackRedirect:
                     target = await _request_target(stream)
                     status, page = self._arrival(target)
                     await _respond(stream, status, page)
-            except (TimeoutError, h11.ProtocolError, anyio.BrokenResourceError, OSError):
+            except (
+                TimeoutError,
+                h11.ProtocolError,
+                anyio.EndOfStream,
+                anyio.BrokenResourceError,
+                OSError,
+            ):
                 return  # a connection that said nothing usable (a browser's pre-connect)
 
     def _arrival(self, target: str) -> tuple[int, str]:
