@@ -140,6 +140,42 @@ async def test_an_expired_kept_token_is_refreshed_at_the_issuers_token_endpoint(
     assert refreshed["expires_at"] > time.time()
 
 
+class ReadBeforeAnotherProcessRefreshed:
+    """A store as a process sees it when another refreshes the login meanwhile: its
+    first read gives the login as it was (an expired token, and a refresh token the
+    other's refresh has spent); the store itself holds the other's tokens."""
+
+    def __init__(self, store: FileLoginStore, stale: dict[str, Any]) -> None:
+        self.store = store
+        self.stale: dict[str, Any] | None = stale
+        self.where = store.where
+
+    async def read(self, server: str) -> dict[str, Any] | None:
+        stale, self.stale = self.stale, None
+        return stale if stale is not None else await self.store.read(server)
+
+    async def write(self, server: str, record: dict[str, Any]) -> None:
+        await self.store.write(server, record)
+
+    async def forget(self, server: str) -> bool:
+        return await self.store.forget(server)
+
+
+async def test_a_refresh_refused_after_another_process_refreshed_uses_that_ones_tokens(
+    served: Served, openid_provider: OpenIdProvider, tmp_path: Path
+) -> None:
+    store = FileLoginStore(tmp_path / "logins")
+    await whoami(served.url, store, log_in_as_alice)
+    record = await store.read(served.url)
+    assert record is not None
+    spent = {**record["tokens"], "access_token": "expired", "refresh_token": "spent"}
+    racing = ReadBeforeAnotherProcessRefreshed(store, {**record, "tokens": spent, "expires_at": 0})
+    # Nobody to log in: only the other process's tokens can answer.
+    answer, shown = await whoami(served.url, racing, None, interactive=False)
+    assert (answer["subject"], shown) == ("alice", [])
+    assert await store.read(served.url) == record  # nothing written over the other's
+
+
 async def test_a_lapsed_login_with_nobody_to_log_in_is_an_auth_error_at_once(
     served: Served, tmp_path: Path
 ) -> None:
@@ -189,7 +225,7 @@ async def test_the_redirect_address_outlasts_silent_connections_and_answers_404_
 class MemoryKeyring(keyring.backend.KeyringBackend):
     """A keyring backend of ``keyring``'s own interface, keeping passwords in memory."""
 
-    priority = 10  # type: ignore[assignment]
+    priority = 10
 
     def __init__(self) -> None:
         super().__init__()

@@ -115,6 +115,18 @@ class _LastingLogin(OAuthClientProvider):
         finally:
             await flow.aclose()
 
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        if await super()._handle_refresh_response(response):
+            return True
+        # Refused: if another process (a worker of the same server, a command run
+        # meanwhile) refreshed the login first, its tokens are the login's now.
+        tokens = await self._stored.kept_elsewhere()
+        if tokens is None:
+            return False
+        self.context.current_tokens = tokens
+        self.context.update_token_expiry(tokens)
+        return self.context.is_token_valid()
+
     async def _initialize(self) -> None:
         await super()._initialize()
         context = self.context

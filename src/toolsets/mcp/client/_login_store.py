@@ -385,6 +385,18 @@ class StoredLogin:
             tokens.expires_in = max(int(left), 0)
         return tokens
 
+    async def kept_elsewhere(self) -> OAuthToken | None:
+        """The tokens the store holds now, if another process has put others there
+        since this one last read or wrote them (it refreshed the login first: with an
+        authorization server that rotates refresh tokens, the one this process holds is
+        spent); else None."""
+        seen = (self._record or {}).get("tokens") or {}
+        self._read = False
+        now = await self.get_tokens()
+        if now is None or now.access_token == seen.get("access_token"):
+            return None
+        return now
+
     async def set_tokens(self, tokens: OAuthToken) -> None:
         record = await self._current()
         record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
