@@ -104,6 +104,15 @@ def caused_by_auth(error: BaseException | None) -> bool:
     return caused_by_auth(error.__cause__)
 
 
+async def kept_login(url: str, folder: Path) -> tuple[FileLoginStore, dict[str, Any]]:
+    """A login to ``url`` kept in files under ``folder``: the store, and its record."""
+    store = FileLoginStore(folder / "logins")
+    await whoami(url, store, log_in_as_alice)
+    record = await store.read(url)
+    assert record is not None
+    return store, record
+
+
 async def token_requests(provider: OpenIdProvider) -> int:
     return int((await provider.state())["token_requests"])
 
@@ -125,10 +134,7 @@ async def test_a_login_is_kept_and_a_later_toolset_uses_it_without_a_browser(
 async def test_an_expired_kept_token_is_refreshed_at_the_issuers_token_endpoint(
     served: Served, openid_provider: OpenIdProvider, tmp_path: Path
 ) -> None:
-    store = FileLoginStore(tmp_path / "logins")
-    await whoami(served.url, store, log_in_as_alice)
-    record = await store.read(served.url)
-    assert record is not None
+    store, record = await kept_login(served.url, tmp_path)
     await store.write(served.url, {**record, "expires_at": time.time() - 1})
     before = await token_requests(openid_provider)
     answer, shown = await whoami(served.url, store, None)
@@ -164,10 +170,7 @@ class ReadBeforeAnotherProcessRefreshed:
 async def test_a_refresh_refused_after_another_process_refreshed_uses_that_ones_tokens(
     served: Served, openid_provider: OpenIdProvider, tmp_path: Path
 ) -> None:
-    store = FileLoginStore(tmp_path / "logins")
-    await whoami(served.url, store, log_in_as_alice)
-    record = await store.read(served.url)
-    assert record is not None
+    store, record = await kept_login(served.url, tmp_path)
     spent = {**record["tokens"], "access_token": "expired", "refresh_token": "spent"}
     racing = ReadBeforeAnotherProcessRefreshed(store, {**record, "tokens": spent, "expires_at": 0})
     # Nobody to log in: only the other process's tokens can answer.
@@ -179,10 +182,7 @@ async def test_a_refresh_refused_after_another_process_refreshed_uses_that_ones_
 async def test_a_lapsed_login_with_nobody_to_log_in_is_an_auth_error_at_once(
     served: Served, tmp_path: Path
 ) -> None:
-    store = FileLoginStore(tmp_path / "logins")
-    await whoami(served.url, store, log_in_as_alice)
-    record = await store.read(served.url)
-    assert record is not None
+    store, record = await kept_login(served.url, tmp_path)
     lapsed = {**record["tokens"], "access_token": "lapsed"}
     lapsed.pop("refresh_token")
     await store.write(served.url, {**record, "tokens": lapsed})
