@@ -104,8 +104,10 @@ class HiddenTool(_Counted):
         return None
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
-        """Registers it for dispatch by name, without a declaration."""
-        req.tools.setdefault(self.name, self)
+        """Registers it for dispatch by name, without a declaration, as offered on
+        demand (`LlmRequest.defer_tool`): a model whose provider searches tools itself
+        offers it deferred, for that search to find."""
+        req.defer_tool(self)
 
     def __repr__(self) -> str:
         return f"HiddenTool({self.tool!r})"
@@ -113,6 +115,13 @@ class HiddenTool(_Counted):
 
 class _LoadedTool(_Counted):
     """A loaded tool: the tool itself, whose calls count as use."""
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        """Offers it, and marks it as one a provider's search may find
+        (`LlmRequest.deferred`): a model whose provider searches keeps every tool of
+        the catalogue deferred, loaded or not, so its list of tools stays the same."""
+        await super().process_llm_request(req, ctx)
+        req.deferred.setdefault(self.name, self)
 
     def __repr__(self) -> str:
         return f"loaded({self.tool!r})"
@@ -144,6 +153,12 @@ class _SearchTool(BaseTool):
         )
         self._owner = owner
         self._results = results
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        """Offers it as the request's local search (`LlmRequest.local_search`): a model
+        whose provider searches the deferred tools itself leaves it out."""
+        await super().process_llm_request(req, ctx)
+        req.local_search = self.name
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         query = args.get("query")
