@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +100,9 @@ def found(name: str = "get_weather", called: str | None = None) -> dict[str, Any
 
 ANSWER = message({"type": "text", "text": "It is 18 °C in Paris."}, stop="end_turn")
 
+Answer = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+"""A scripted answer, or a function of the request's body that makes one."""
+
 _REQUEST = TypeAdapter(MessageCreateParamsNonStreaming)
 _STREAM_REQUEST = TypeAdapter(MessageCreateParamsStreaming)
 _EVENT: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
@@ -144,7 +147,7 @@ class FakeApi:
     reference to a tool the request does not send, a search block without the search
     tool."""
 
-    scripts: dict[str, deque[dict[str, Any]]] = field(default_factory=dict)
+    scripts: dict[str, deque[Answer]] = field(default_factory=dict)
     bodies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     async def handle(self, request: Request) -> Response:
@@ -156,7 +159,8 @@ class FakeApi:
         if problem is not None:
             error = {"type": "invalid_request_error", "message": problem}
             return JSONResponse({"type": "error", "error": error}, status_code=400)
-        answer = self.scripts[test].popleft()
+        scripted = self.scripts[test].popleft()
+        answer = scripted(body) if callable(scripted) else scripted
         Message.model_validate(answer)
         if not body.get("stream"):
             return JSONResponse(answer)
@@ -205,8 +209,10 @@ class Wire:
     root: str
     test: str
 
-    def script(self, *answers: dict[str, Any]) -> None:
-        self.fake.scripts[self.test] = deque(copy.deepcopy(a) for a in answers)
+    def script(self, *answers: Answer) -> None:
+        self.fake.scripts[self.test] = deque(
+            a if callable(a) else copy.deepcopy(a) for a in answers
+        )
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
@@ -398,6 +404,79 @@ async def test_a_tool_anthropic_found_is_called_through_the_one_call_path_and_th
     # The tools are the same: the one found is still deferred, and expanded by its
     # reference in the conversation.
     assert second["tools"] == wire.bodies[0]["tools"]
+
+
+async def test_a_tool_named_as_anthropic_refuses_is_found_by_a_legal_name_and_called_by_its_own(
+    wire: Wire,
+) -> None:
+    catalogue = Catalogue()
+
+    @tool(name="weather.now")
+    def weather_now(city: str) -> str:
+        """The weather right now, in a city."""
+        catalogue.ran.append(("weather.now", {"city": city}))
+        return "sunny"
+
+    def finding(body: dict[str, Any]) -> dict[str, Any]:
+        (sent,) = [
+            t["name"]
+            for t in body["tools"]
+            if t.get("description", "").startswith("The weather right")
+        ]
+        return found(sent)
+
+    wire.script(finding, ANSWER)
+
+    async with wire.model() as model:
+        events = await run(model, catalogue.toolset(weather_now))
+
+    assert catalogue.ran == [("weather.now", {"city": "Paris"})]
+    model_turn = events[0]
+    assert model_turn.content is not None
+    assert model_turn.content.function_calls[0].name == "weather.now"
+    assert [p.text for p in model_turn.content.parts if p.thought][1] == "Found tools: weather.now"
+    first, second = wire.bodies
+    legal = next(
+        t["name"]
+        for t in first["tools"]
+        if t.get("description", "").startswith("The weather right")
+    )
+    assert legal != "weather.now"
+    result = second["messages"][1]["content"][2]
+    assert result["content"]["tool_references"] == [{"type": "tool_reference", "tool_name": legal}]
+
+
+async def test_a_failed_search_is_kept_and_sent_back_and_the_model_goes_on(wire: Wire) -> None:
+    failed = {
+        "type": "tool_search_tool_result",
+        "tool_use_id": SEARCH_USE["id"],
+        "content": {"type": "tool_search_tool_result_error", "error_code": "unavailable"},
+    }
+    wire.script(
+        message(
+            SEARCH_USE, failed, {"type": "text", "text": "I cannot search now."}, stop="end_turn"
+        ),
+        ANSWER,
+    )
+    request = await prepared(Catalogue().toolset())
+
+    async with wire.model() as model:
+        (turn,) = await collect(model, request)
+        assert turn.content is not None
+        assert [p.text for p in turn.content.parts if p.thought] == [
+            'Searching the tools: {"query": "current weather in a city"}',
+            "The tool search failed: unavailable",
+        ]
+        request.contents.append(turn.content)
+        request.contents.append(Content.user("Try again."))
+        await collect(model, request, stream=True)
+
+    _, second = wire.bodies
+    assert second["messages"][1]["content"] == [
+        SEARCH_USE,
+        failed,
+        {"type": "text", "text": "I cannot search now."},
+    ]
 
 
 # -- the local search where Anthropic's is not used --------------------------------------
