@@ -32,6 +32,7 @@ from starlette.routing import Route
 from tests.models.scenarios import collect, serve, sse_response
 from tests.models.test_scenarios import run as run_agent
 from toolsets import (
+    BaseTool,
     Content,
     FunctionCall,
     FunctionResponse,
@@ -39,6 +40,7 @@ from toolsets import (
     Part,
     StaticToolset,
     ToolContext,
+    ToolDeclaration,
     ToolDefinitionError,
     tool,
 )
@@ -360,6 +362,36 @@ async def test_a_loaded_tool_stays_deferred_so_the_list_of_tools_does_not_change
 
     first, second = wire.bodies
     assert first["tools"] == second["tools"]
+
+
+class Lookup(BaseTool):
+    """A tool that counts how often its declaration is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__("lookup", "Look a word up.", parameters=weather_schema())
+        self.asked = 0
+
+    def call_declaration(self) -> ToolDeclaration | None:
+        self.asked += 1
+        return super().call_declaration()
+
+    async def run(self, args: Any, ctx: ToolContext) -> Any:
+        return "found"
+
+
+async def test_the_same_catalogue_is_translated_once_for_the_steps_of_a_run(wire: Wire) -> None:
+    wire.script(ANSWER, ANSWER)
+    lookup = Lookup()
+    toolset = Catalogue().toolset(lookup)
+
+    async with wire.model() as model:
+        await collect(model, await prepared(toolset))
+        await collect(model, await prepared(toolset))
+
+    assert lookup.asked == 1
+    first, second = wire.bodies
+    assert first["tools"] == second["tools"]
+    assert next(t for t in first["tools"] if t["name"] == "lookup")["defer_loading"] is True
 
 
 # -- a run -----------------------------------------------------------------------------

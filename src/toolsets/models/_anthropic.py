@@ -15,7 +15,7 @@ from toolsets._content import Content, FunctionCall, Part
 from toolsets._declaration import ToolDeclaration
 from toolsets._errors import ToolDefinitionError
 from toolsets._results import is_error_result
-from toolsets._tool import LlmRequest
+from toolsets._tool import LlmRequest, Tool
 from toolsets.models._http_model import (
     CallIds,
     HttpModel,
@@ -223,6 +223,10 @@ class AnthropicModel(HttpModel[ToolCallMap]):
         )
         self._max_tokens = max_tokens
         self._tool_search: ToolSearch | None = tool_search
+        self._searched: _Searched | None = None
+        """The last tools sent with a tool search: the same catalogue (the same tool
+        objects) is not translated again at every step (1,223 GitHub operations take
+        about 0.1 s)."""
 
     def _auth_headers(self) -> dict[str, str]:
         if self._api_key is None:
@@ -231,28 +235,32 @@ class AnthropicModel(HttpModel[ToolCallMap]):
 
     def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolCallMap]:
         variant = self._search_variant(request)
-        deferred = _deferred_declarations(request) if variant is not None else []
-        if not deferred:
+        if variant is None or not request.deferred:
             tools, calls = to_anthropic_tools(request.declarations.values())
             return self._body(request, tools, calls, searching=None), calls
-        offered = [
+        offered = tuple(
             d
             for name, d in request.declarations.items()
             if name != request.local_search and name not in request.deferred
-        ]
-        tools, calls = to_anthropic_tools([*offered, *deferred])
-        for entry in tools[len(offered) :]:
-            entry["defer_loading"] = True
-        search = {"type": f"tool_search_tool_{variant}_{_SEARCH_VERSION}"}
-        search["name"] = f"tool_search_tool_{variant}"
-        if any(entry["name"] == search["name"] for entry in tools):
-            raise ToolDefinitionError(
-                f"a tool is named {search['name']!r}, the name of Anthropic's tool search "
-                "tool; rename it, or pass tool_search=None",
-                tool_name=calls.from_provider(search["name"]),
-            )
-        sent = frozenset(entry["name"] for entry in tools)
-        return self._body(request, [search, *tools], calls, searching=sent), calls
+        )
+        deferred = tuple(request.deferred.values())
+        cached = self._searched
+        if (
+            cached is not None
+            and cached.variant == variant
+            and cached.offered == offered
+            and _same(cached.deferred, deferred)
+        ):
+            translated = cached
+        else:
+            translated = _translate_searched(request, variant, offered, deferred)
+            self._searched = translated
+        if len(translated.tools) == len(offered) + 1:  # no deferred tool can be offered
+            tools, calls = to_anthropic_tools(request.declarations.values())
+            return self._body(request, tools, calls, searching=None), calls
+        return self._body(
+            request, list(translated.tools), translated.calls, searching=translated.sent
+        ), translated.calls
 
     def _search_variant(self, request: LlmRequest) -> Literal["bm25", "regex"] | None:
         """The tool search to send with this request's deferred tools, if any."""
@@ -325,15 +333,65 @@ def supports_tool_search(model: str) -> bool:
     return False
 
 
-def _deferred_declarations(request: LlmRequest) -> list[ToolDeclaration]:
-    """The declarations of the request's deferred tools: a declared one's as declared,
-    another's call declaration (none of a tool that has none)."""
-    found: list[ToolDeclaration] = []
-    for name, tool in request.deferred.items():
-        declaration = request.declarations.get(name) or tool.call_declaration()
+@dataclass(frozen=True)
+class _Searched:
+    """The tools of a request with a tool search, as translated."""
+
+    variant: str
+    offered: tuple[ToolDeclaration, ...]
+    """The declarations sent as they are (equal ones make the same tools)."""
+    deferred: tuple[Tool, ...]
+    """The deferred tools (the same objects make the same tools: a tool's declaration
+    does not change, and `searchable` wraps a loaded tool in another object)."""
+    tools: tuple[dict[str, Any], ...]
+    """What goes in ``tools``: the search tool first."""
+    calls: ToolCallMap
+    sent: frozenset[str]
+    """The names the tools are sent under."""
+
+
+def _translate_searched(
+    request: LlmRequest,
+    variant: Literal["bm25", "regex"],
+    offered: tuple[ToolDeclaration, ...],
+    deferred: tuple[Tool, ...],
+) -> _Searched:
+    """The tools of ``request`` with Anthropic's tool search ``variant``: the search
+    tool, ``offered`` as they are, and the deferred tools with ``defer_loading`` (a
+    declared one under its declaration, another under its call declaration; one that
+    has none left out).
+
+    Raises:
+        ToolDefinitionError: a tool has the search tool's name.
+    """
+    declarations: list[ToolDeclaration] = []
+    for tool in deferred:
+        declaration = request.declarations.get(tool.name) or tool.call_declaration()
         if declaration is not None:
-            found.append(declaration)
-    return found
+            declarations.append(declaration)
+    tools, calls = to_anthropic_tools([*offered, *declarations])
+    for entry in tools[len(offered) :]:
+        entry["defer_loading"] = True
+    search = {"type": f"tool_search_tool_{variant}_{_SEARCH_VERSION}"}
+    search["name"] = f"tool_search_tool_{variant}"
+    if any(entry["name"] == search["name"] for entry in tools):
+        raise ToolDefinitionError(
+            f"a tool is named {search['name']!r}, the name of Anthropic's tool search "
+            "tool; rename it, or pass tool_search=None",
+            tool_name=calls.from_provider(search["name"]),
+        )
+    return _Searched(
+        variant=variant,
+        offered=offered,
+        deferred=deferred,
+        tools=(search, *tools),
+        calls=calls,
+        sent=frozenset(entry["name"] for entry in tools),
+    )
+
+
+def _same(a: tuple[Tool, ...], b: tuple[Tool, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _with_version(headers: Mapping[str, str]) -> dict[str, str]:
