@@ -210,6 +210,8 @@ MODELS = {
     "ScriptExhaustedError",
     "ScriptedModel",
     "Step",
+    "TOOL_SEARCH_MODELS",
+    "ToolSearch",
     "Usage",
     "built_in_code_execution_tool",
     "google_search_tool",
