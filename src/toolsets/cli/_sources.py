@@ -166,12 +166,33 @@ class SourceOptions:
     """Give the specs ``--credential`` and ``TOOLSETS_CREDENTIAL_*`` when they are read;
     False: every secured operation asks for its caller's own (``toolsets serve
     --user-credentials`` or ``--token-exchange``)."""
+    retries: int = 0
+    """``--retries``: runs of a call beyond the first when the API pushes back (`Retry`)."""
+    rate_limit: tuple[float, float] | None = None
+    """``--rate-limit``: (calls, seconds) to each upstream (`RateLimit`)."""
     user_bearer: Mapping[str, Any] | None = None
     """``toolsets serve --user-bearer``: ``names``, each the credential each caller's
     bearer token is for the HTTP server of that name in an ``mcpServers`` file, or (one
     naming none of those) for every ``--mcp-url`` MCP server; and ``access``, where each
     user's credentials are found (`user_credentials`'s settings). None: the servers get
     their own headers (``--mcp-header``, the file's) only."""
+
+
+def _production(toolset: Toolset, options: SourceOptions) -> Toolset:
+    """``toolset`` with ``--retries`` and ``--rate-limit`` around its calls (each try
+    through the rate limit)."""
+    wrappers: list[Any] = []
+    if options.retries or options.rate_limit is not None:
+        from toolsets.calls import RateLimit, Retry, wrap_calls
+
+        if options.retries:
+            wrappers.append(Retry(tries=options.retries + 1))
+        if options.rate_limit is not None:
+            calls, seconds = options.rate_limit
+            wrappers.append(RateLimit(rate=calls, per=seconds))
+        wrapped: Toolset = wrap_calls(toolset, *wrappers)
+        return wrapped
+    return toolset
 
 
 def kind_of(source: str) -> str:
@@ -466,7 +487,7 @@ class Sources:
         self._unnamed = toolset
         if options.names:
             toolset = filtered(toolset, _name_matches(options.names))
-        return toolset
+        return _production(toolset, options)
 
     def _config(self, source: str, claimed: set[str]) -> Toolset:
         """The servers of the ``mcpServers`` file ``source``, as `load_mcp_config` makes
