@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal
 
+import anyio.to_thread
 import httpx2
 
 from toolsets._content import Content, FunctionCall, Part
@@ -225,33 +226,62 @@ class AnthropicModel(HttpModel[ToolCallMap]):
         self._tool_search: ToolSearch | None = tool_search
         self._searched: _Searched | None = None
         """The last tools sent with a tool search: the same catalogue (the same tool
-        objects) is not translated again at every step (1,223 GitHub operations take
-        about 0.1 s)."""
+        objects) is not translated again at every step (a catalogue of a thousand
+        operations is a noticeable wait: benchmarks/anthropic_tool_search.py)."""
 
     def _auth_headers(self) -> dict[str, str]:
         if self._api_key is None:
             return {}
         return {"x-api-key": str(self._api_key)}
 
-    def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolCallMap]:
+    async def _prepare(self, request: LlmRequest) -> None:
+        # A catalogue not translated yet is, in a worker thread: a thousand operations
+        # would hold the event loop up.
+        searched = self._searching(request)
+        if searched is not None and not self._cached(*searched):
+            variant, offered, deferred = searched
+            self._searched = await anyio.to_thread.run_sync(
+                _translate_searched, request, variant, offered, deferred
+            )
+
+    def _searching(
+        self, request: LlmRequest
+    ) -> tuple[Literal["bm25", "regex"], tuple[ToolDeclaration, ...], tuple[Tool, ...]] | None:
+        """The search variant, the tools offered as they are and the deferred ones, of a
+        request sent with Anthropic's tool search (None: sent without)."""
         variant = self._search_variant(request)
         if variant is None or not request.deferred:
-            tools, calls = to_anthropic_tools(request.declarations.values())
-            return self._body(request, tools, calls, searching=None), calls
+            return None
         offered = tuple(
             d
             for name, d in request.declarations.items()
             if name != request.local_search and name not in request.deferred
         )
-        deferred = tuple(request.deferred.values())
+        return variant, offered, tuple(request.deferred.values())
+
+    def _cached(
+        self,
+        variant: Literal["bm25", "regex"],
+        offered: tuple[ToolDeclaration, ...],
+        deferred: tuple[Tool, ...],
+    ) -> bool:
         cached = self._searched
-        if (
+        return (
             cached is not None
             and cached.variant == variant
             and cached.offered == offered
             and _same(cached.deferred, deferred)
-        ):
-            translated = cached
+        )
+
+    def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolCallMap]:
+        searched = self._searching(request)
+        if searched is None:
+            tools, calls = to_anthropic_tools(request.declarations.values())
+            return self._body(request, tools, calls, searching=None), calls
+        variant, offered, deferred = searched
+        if self._cached(variant, offered, deferred):
+            assert self._searched is not None
+            translated = self._searched
         else:
             translated = _translate_searched(request, variant, offered, deferred)
             self._searched = translated
