@@ -358,10 +358,12 @@ def test_other_missing_names_of_the_agent_package_are_plain_attribute_errors() -
 
 
 CALLS = {
+    "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_RETRY_STATUSES",
     "CallNext",
     "CallWrapper",
     "RateLimit",
+    "ResultLimit",
     "Retry",
     "ToolCall",
     "Try",

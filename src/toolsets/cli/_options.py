@@ -231,7 +231,17 @@ class RateType(click.ParamType):  # type: ignore[type-arg]  # generic from click
 
 
 def calls_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--retries N`` and ``--rate-limit RATE``, of every command that calls tools."""
+    """``--retries N``, ``--rate-limit RATE`` and ``--max-result-bytes N``, of every
+    command that calls tools."""
+    command = click.option(
+        "--max-result-bytes",
+        "max_result_bytes",
+        type=click.IntRange(min=1000),
+        default=None,
+        metavar="N",
+        help="Cut a result over N bytes of JSON to fit (lists keep their first items, "
+        "long texts their beginning), with a note saying how to get the rest.",
+    )(command)
     command = click.option(
         "--rate-limit",
         "rate_limit",
@@ -341,6 +351,7 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         user_bearer=params.get("user_bearer"),
         retries=params.get("retries", 0),
         rate_limit=params.get("rate_limit"),
+        max_result_bytes=params.get("max_result_bytes"),
     )
 
 

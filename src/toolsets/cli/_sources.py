@@ -170,6 +170,8 @@ class SourceOptions:
     """``--retries``: runs of a call beyond the first when the API pushes back (`Retry`)."""
     rate_limit: tuple[float, float] | None = None
     """``--rate-limit``: (calls, seconds) to each upstream (`RateLimit`)."""
+    max_result_bytes: int | None = None
+    """``--max-result-bytes``: the most a result weighs as JSON (`ResultLimit`)."""
     user_bearer: Mapping[str, Any] | None = None
     """``toolsets serve --user-bearer``: ``names``, each the credential each caller's
     bearer token is for the HTTP server of that name in an ``mcpServers`` file, or (one
@@ -179,20 +181,22 @@ class SourceOptions:
 
 
 def _production(toolset: Toolset, options: SourceOptions) -> Toolset:
-    """``toolset`` with ``--retries`` and ``--rate-limit`` around its calls (each try
-    through the rate limit)."""
-    wrappers: list[Any] = []
-    if options.retries or options.rate_limit is not None:
-        from toolsets.calls import RateLimit, Retry, wrap_calls
+    """``toolset`` with ``--max-result-bytes``, ``--retries`` and ``--rate-limit`` around
+    its calls, in that order (each try through the rate limit, the last result cut)."""
+    if not (options.retries or options.rate_limit or options.max_result_bytes):
+        return toolset
+    from toolsets.calls import RateLimit, ResultLimit, Retry, wrap_calls
 
-        if options.retries:
-            wrappers.append(Retry(tries=options.retries + 1))
-        if options.rate_limit is not None:
-            calls, seconds = options.rate_limit
-            wrappers.append(RateLimit(rate=calls, per=seconds))
-        wrapped: Toolset = wrap_calls(toolset, *wrappers)
-        return wrapped
-    return toolset
+    wrappers: list[Any] = []
+    if options.max_result_bytes:
+        wrappers.append(ResultLimit(max_bytes=options.max_result_bytes))
+    if options.retries:
+        wrappers.append(Retry(tries=options.retries + 1))
+    if options.rate_limit is not None:
+        calls, seconds = options.rate_limit
+        wrappers.append(RateLimit(rate=calls, per=seconds))
+    wrapped: Toolset = wrap_calls(toolset, *wrappers)
+    return wrapped
 
 
 def kind_of(source: str) -> str:
