@@ -210,6 +210,8 @@ MODELS = {
     "ScriptExhaustedError",
     "ScriptedModel",
     "Step",
+    "TOOL_SEARCH_MODELS",
+    "ToolSearch",
     "Usage",
     "built_in_code_execution_tool",
     "google_search_tool",
@@ -362,3 +364,28 @@ def test_a_model_name_asked_of_the_agent_package_says_where_it_is(name: str) -> 
 
 def test_other_missing_names_of_the_agent_package_are_plain_attribute_errors() -> None:
     assert not hasattr(toolsets.agent, "no_such_name")
+
+
+CALLS = {
+    "DEFAULT_MAX_RESULT_BYTES",
+    "DEFAULT_RETRY_STATUSES",
+    "CallNext",
+    "CallWrapper",
+    "RateLimit",
+    "ResultLimit",
+    "Retry",
+    "ToolCall",
+    "Try",
+    "WrappedTool",
+    "upstream_of",
+    "wrap_calls",
+}
+
+
+def test_the_calls_package_exports_exactly_the_pinned_names() -> None:
+    import toolsets.calls
+
+    assert set(toolsets.calls.__all__) == CALLS
+    assert len(toolsets.calls.__all__) == len(CALLS)
+    for name in toolsets.calls.__all__:
+        assert getattr(toolsets.calls, name) is not None

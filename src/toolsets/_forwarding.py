@@ -111,12 +111,17 @@ class ForwardingTool:
             system_instruction=req.system_instruction,
             config=dict(req.config),
             server_tools=dict(req.server_tools),
+            local_search=req.local_search,
         )
         await self.tool.process_llm_request(scratch, ctx)
+        local_search = scratch.local_search
         for name, declaration in scratch.declarations.items():
             offered = scratch.tools[name]
             if offered is self.tool:
-                req.add_tool(self, self._offered_as(declaration))
+                own = self._offered_as(declaration)
+                req.add_tool(self, own)
+                if name == local_search:  # the search tool, offered under this name
+                    local_search = own.name
             else:
                 req.add_tool(offered, declaration)
         for name, offered in scratch.tools.items():
@@ -125,6 +130,12 @@ class ForwardingTool:
                     req.tools.setdefault(self.name, self)
                 else:
                     req.tools.setdefault(name, offered)
+        for name, offered in scratch.deferred.items():  # offered on demand (`searchable`)
+            if offered is self.tool:
+                req.deferred.setdefault(self.name, self)
+            else:
+                req.deferred.setdefault(name, offered)
+        req.local_search = local_search
         req.contents = scratch.contents
         req.system_instruction = scratch.system_instruction
         req.config = scratch.config

@@ -14,6 +14,8 @@ Messages never carry what a URL may hide a secret in (user info, query, fragment
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 from collections.abc import Iterable
 from typing import Final
 
@@ -23,7 +25,7 @@ from toolsets._auth import redact
 from toolsets._errors import ConnectionError
 from toolsets._urls import safe_url
 
-__all__ = ["HTTP_ERRORS", "essence", "is_json", "is_text", "map_http_errors"]
+__all__ = ["HTTP_ERRORS", "essence", "is_json", "is_text", "map_http_errors", "retry_after"]
 
 HTTP_ERRORS: Final[tuple[tuple[type[httpx2.RequestError], str], ...]] = (
     (httpx2.ConnectTimeout, "no answer in time (connecting)"),
@@ -128,3 +130,21 @@ class map_http_errors:  # lower case: used as a function, with map_http_errors(.
             f"{self.what} {shown}: {_reason(error)} ({cause})",
             target=self.target if self.target is not None else shown,
         ) from error
+
+
+def retry_after(value: str | None) -> float | None:
+    """The seconds a ``Retry-After`` header asks to wait (RFC 9110 §10.2.3: a number of
+    seconds, or an HTTP date, counted from now and never below zero); None when there is
+    none or it is neither."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(int(text))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is in GMT; one without a zone is taken so
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())

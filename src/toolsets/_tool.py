@@ -417,6 +417,17 @@ class LlmRequest:
     server_tools: dict[str, ServerTool] = field(default_factory=dict)
     """Tools the provider runs itself, by name; a model that cannot send one raises
     `ToolDefinitionError` naming it."""
+    deferred: dict[str, Tool] = field(default_factory=dict)
+    """Tools a search finds, by name: a `searchable` catalogue's, those not loaded
+    (`defer_tool`: in `tools` too, without a declaration) and those loaded (declared
+    too). A model whose provider searches tools itself (``AnthropicModel(tool_search=
+    ...)``) offers all of them marked deferred (the declared ones under their
+    declaration, the others under their call declaration), with the provider's search
+    tool in place of the `local_search` one; any other model offers the declared ones
+    as declared and leaves the others out."""
+    local_search: str | None = None
+    """The name of the declared tool that finds the `deferred` ones here (`searchable`'s
+    ``search_tools``): a model that has its provider search leaves it out."""
 
     def add_tool(self, tool: Tool, declaration: ToolDeclaration | None = None) -> None:
         """Offer ``tool`` to the model under its declaration's name.
@@ -442,6 +453,12 @@ class LlmRequest:
     def add_server_tool(self, tool: ServerTool) -> None:
         """Ask the provider to offer ``tool``; a tool already asked for is asked for once."""
         self.server_tools.setdefault(tool.name, tool)
+
+    def defer_tool(self, tool: Tool) -> None:
+        """Make ``tool`` callable by its name without offering it up front: see
+        `deferred` (a tool already registered under the name is kept)."""
+        self.tools.setdefault(tool.name, tool)
+        self.deferred.setdefault(tool.name, tool)
 
     def append_instructions(self, *texts: str) -> None:
         """Add paragraphs to the system instruction."""

@@ -41,7 +41,7 @@ def test_an_object_is_structured_content_and_its_json_text() -> None:
     sent = result_to_mcp({"a": 1})
     assert sent.structured_content == {"a": 1}
     assert [block.text for block in sent.content if isinstance(block, mt.TextContent)] == [
-        '{"a": 1}'
+        '{"a":1}'  # compact: fewer tokens
     ]
 
 
@@ -66,7 +66,7 @@ def test_an_error_keeps_its_details_and_its_content_blocks() -> None:
     assert isinstance(first, mt.TextContent)
     assert first.text == "bad"
     assert isinstance(details, mt.TextContent)
-    assert details.text == '{"fields": {"x": "missing"}}'
+    assert details.text == '{"fields":{"x":"missing"}}'
     assert isinstance(picture, mt.ImageContent)
 
 

@@ -33,9 +33,11 @@ from toolsets import (
     FunctionCall,
     Invocation,
     JsonValue,
+    LlmRequest,
     StaticToolset,
     ToolContext,
     ToolDefinitionError,
+    renamed,
     searchable,
     tool,
 )
@@ -629,3 +631,54 @@ async def test_a_catalogue_whose_tools_come_and_go_is_listed_as_it_is_now() -> N
 class BaseToolLike(BaseTool):
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         return self.name
+
+
+# -- for a model whose provider searches ------------------------------------------------
+
+
+async def prepared(toolset: Any, ctx: ToolContext) -> LlmRequest:
+    request = LlmRequest()
+    for listed in await toolset.list_tools(ctx):
+        await listed.process_llm_request(request, ctx)
+    return request
+
+
+async def test_a_listing_tells_the_model_which_tools_a_search_finds_and_which_tool_searches() -> (
+    None
+):
+    toolset = searchable(catalogue(), pinned=["get_weather"])
+    ctx = ToolContext()
+    await toolset.list_tools(ctx)
+    toolset.use(ctx, ["send_email"])
+
+    request = await prepared(toolset, ctx)
+
+    assert request.local_search == SEARCH_TOOL_NAME
+    # Every tool but the pinned one, loaded (declared) or not (callable by name only).
+    assert set(request.deferred) == {
+        "send_email",
+        "refund_payment",
+        "star_repository",
+        "translate_text",
+        "delete_file",
+    }
+    assert list(request.declarations) == [SEARCH_TOOL_NAME, "send_email", "get_weather"]
+    assert all(request.tools[name] is t for name, t in request.deferred.items())
+
+
+async def test_a_renamed_catalogue_tells_the_model_its_tools_and_its_search_tool_by_new_names() -> (
+    None
+):
+    toolset = renamed(
+        searchable(catalogue()), {SEARCH_TOOL_NAME: "find_tools", "refund_payment": "refund"}
+    )
+    ctx = ToolContext()
+
+    request = await prepared(toolset, ctx)
+
+    assert request.local_search == "find_tools"
+    assert "refund" in request.deferred
+    assert "refund_payment" not in request.deferred
+    declaration = request.deferred["refund"].call_declaration()
+    assert declaration is not None
+    assert declaration.name == "refund"

@@ -264,3 +264,33 @@ async def test_an_mcp_tools_error_is_a_tool_error_and_stdio_is_a_pipe(recorded: 
     (point,) = recorded.histogram("mcp.client.operation.duration")
     assert point.attributes["error.type"] == "tool_error"
     assert SECRET not in recorded.everything()
+
+
+async def test_off_with_a_tracer_provider_set_up_the_sdks_own_server_span_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Telemetry off (no toolsets span), an OpenTelemetry SDK set up in the process by
+    # someone else: the mcp SDK's middleware records its span, as it did before toolsets
+    # stopped running it when no SDK is set up.
+    from mcp.shared import _otel as mcp_otel
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    telemetry.disable()
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    # The API's global, and the mcp SDK's tracer (made at its import: a proxy would keep
+    # the first provider it met for good), both put back after.
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    monkeypatch.setattr(mcp_otel, "_tracer", provider.get_tracer("mcp-python-sdk"))
+    try:
+        async with connected(McpServer([shout]), "2026-07-28") as client:
+            await client.call_tool("shout", {"text": "a"})
+    finally:
+        provider.shutdown()
+    names = [span.name for span in exporter.get_finished_spans()]
+    assert "tools/call shout" in names
+    assert not any(name.startswith("execute_tool") for name in names)

@@ -34,6 +34,7 @@ from toolsets.cli._describe import parameters_of, unwrapped
 from toolsets.cli._options import (
     SOURCE_HELP,
     SourceCommand,
+    calls_options,
     find_tool,
     opened,
     run_async,
@@ -68,6 +69,7 @@ Examples:
 @click.option("--args", "args_json", metavar="JSON", help="The arguments as one JSON object.")
 @click.option("--yes", "-y", is_flag=True, help="Confirm calls that ask, without asking.")
 @tool_timeout_option
+@calls_options
 @click.option(
     "--json", "as_json", is_flag=True, help="Print JSON, for scripts (the result is JSON always)."
 )

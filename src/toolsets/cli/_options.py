@@ -52,6 +52,7 @@ __all__ = [
     "source_words",
     "split_tool",
     "tool_timeout_option",
+    "calls_options",
 ]
 
 T = TypeVar("T")
@@ -209,6 +210,65 @@ tool_timeout_option = click.option(
 """``--tool-timeout SECONDS``, of every command that calls tools."""
 
 
+_PERIODS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0, "hour": 3600.0}
+
+
+class RateType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.5 only
+    """``--rate-limit``'s value: ``N/s``, ``N/min`` or ``N/h`` (``N`` alone: per second),
+    as ``(calls, seconds)``."""
+
+    name = "rate"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[float, float]:
+        if isinstance(value, tuple):
+            return value
+        count, _, unit = str(value).strip().partition("/")
+        period = _PERIODS.get(unit.strip().lower() or "s")
+        try:
+            calls = float(count)
+        except ValueError:
+            calls = -1.0
+        if period is None or not calls > 0 or calls == float("inf"):
+            self.fail(f"{value!r} is not a rate: say e.g. 10/s, 600/min or 5000/h", param, ctx)
+        return calls, period
+
+
+def calls_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--retries N``, ``--rate-limit RATE`` and ``--max-result-bytes N``, of every
+    command that calls tools."""
+    command = click.option(
+        "--max-result-bytes",
+        "max_result_bytes",
+        type=click.IntRange(min=1000),
+        default=None,
+        metavar="N",
+        help="Cut a result over N bytes of JSON to fit (lists keep their first items, "
+        "long texts their beginning), with a note saying how to get the rest.",
+    )(command)
+    command = click.option(
+        "--rate-limit",
+        "rate_limit",
+        type=RateType(),
+        default=None,
+        metavar="RATE",
+        help="At most RATE calls to each API host or MCP server (10/s, 600/min, 5000/h); "
+        "a call over it waits its turn within its deadline, else is not sent and the "
+        "model is told when to try again.",
+    )(command)
+    return click.option(
+        "--retries",
+        "retries",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        metavar="N",
+        help="Send a call again up to N times when the API answers 429 or 503 (after "
+        "the wait its Retry-After asks) or the connection failed before anything was "
+        "sent; only calls safe to repeat (reads, PUT and DELETE, a POST whose operation "
+        "takes an Idempotency-Key).",
+    )(command)
+
+
 _PREFIXES = "toolsets.prefixes"
 """Where `SourceCommand` leaves the ``--prefix`` of each source (in ``ctx.meta``)."""
 
@@ -293,6 +353,9 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         spec_credentials=params.get("spec_credentials", True),
         user_bearer=params.get("user_bearer"),
         oauth=login_settings(params),
+        retries=params.get("retries", 0),
+        rate_limit=params.get("rate_limit"),
+        max_result_bytes=params.get("max_result_bytes"),
     )
 
 

@@ -29,6 +29,7 @@ from toolsets.agent import (
 from toolsets.cli._catalog import catalog_of, catalog_options, check_extras, offered
 from toolsets.cli._options import (
     SourceCommand,
+    calls_options,
     json_option,
     opened,
     run_async,
@@ -86,6 +87,7 @@ Examples:
 @click.option("--instruction", default="", help="The agent's system instruction.")
 @click.option("--yes", "-y", is_flag=True, help="Confirm every call without asking.")
 @tool_timeout_option
+@calls_options
 @catalog_options
 @json_option
 def run_command(

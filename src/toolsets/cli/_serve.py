@@ -38,6 +38,7 @@ from toolsets.cli._catalog import Catalog, catalog_of, catalog_options, check_ex
 from toolsets.cli._login import login_words
 from toolsets.cli._options import (
     SourceCommand,
+    calls_options,
     json_option,
     opened,
     options_of,
@@ -415,6 +416,7 @@ Examples:
 @access_options
 @_limit_options
 @tool_timeout_option
+@calls_options
 @catalog_options
 @click.option("--server-name", metavar="NAME", help="The server's name (default: the source's).")
 @click.option(

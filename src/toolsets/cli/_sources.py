@@ -166,6 +166,12 @@ class SourceOptions:
     """Give the specs ``--credential`` and ``TOOLSETS_CREDENTIAL_*`` when they are read;
     False: every secured operation asks for its caller's own (``toolsets serve
     --user-credentials`` or ``--token-exchange``)."""
+    retries: int = 0
+    """``--retries``: runs of a call beyond the first when the API pushes back (`Retry`)."""
+    rate_limit: tuple[float, float] | None = None
+    """``--rate-limit``: (calls, seconds) to each upstream (`RateLimit`)."""
+    max_result_bytes: int | None = None
+    """``--max-result-bytes``: the most a result weighs as JSON (`ResultLimit`)."""
     user_bearer: Mapping[str, Any] | None = None
     """``toolsets serve --user-bearer``: ``names``, each the credential each caller's
     bearer token is for the HTTP server of that name in an ``mcpServers`` file, or (one
@@ -175,6 +181,25 @@ class SourceOptions:
     oauth: Mapping[str, Any] | None = None
     """How MCP servers over HTTP sending no credential of their own are logged in to
     (`toolsets.cli._login.login_settings`); None: they are not (``--no-login``)."""
+
+
+def _production(toolset: Toolset, options: SourceOptions) -> Toolset:
+    """``toolset`` with ``--max-result-bytes``, ``--retries`` and ``--rate-limit`` around
+    its calls, in that order (each try through the rate limit, the last result cut)."""
+    if not (options.retries or options.rate_limit or options.max_result_bytes):
+        return toolset
+    from toolsets.calls import RateLimit, ResultLimit, Retry, wrap_calls
+
+    wrappers: list[Any] = []
+    if options.max_result_bytes:
+        wrappers.append(ResultLimit(max_bytes=options.max_result_bytes))
+    if options.retries:
+        wrappers.append(Retry(tries=options.retries + 1))
+    if options.rate_limit is not None:
+        calls, seconds = options.rate_limit
+        wrappers.append(RateLimit(rate=calls, per=seconds))
+    wrapped: Toolset = wrap_calls(toolset, *wrappers)
+    return wrapped
 
 
 def kind_of(source: str) -> str:
@@ -478,7 +503,7 @@ class Sources:
         self._unnamed = toolset
         if options.names:
             toolset = filtered(toolset, _name_matches(options.names))
-        return toolset
+        return _production(toolset, options)
 
     def _config(self, source: str, claimed: set[str]) -> Toolset:
         """The servers of the ``mcpServers`` file ``source``, as `load_mcp_config` makes

@@ -3,7 +3,7 @@ answers, and the models themselves (a scripted one for tests and offline example
 any OpenAI-compatible chat API, Anthropic's Messages API, and Gemini with its server-side
 tools)."""
 
-from toolsets.models._anthropic import AnthropicModel
+from toolsets.models._anthropic import TOOL_SEARCH_MODELS, AnthropicModel, ToolSearch
 from toolsets.models._gemini import GeminiModel
 from toolsets.models._gemini_tools import (
     built_in_code_execution_tool,
@@ -35,6 +35,8 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedModel",
     "Step",
+    "TOOL_SEARCH_MODELS",
+    "ToolSearch",
     "Usage",
     "built_in_code_execution_tool",
     "google_search_tool",

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Literal
 
+import anyio.to_thread
 import httpx2
 
 from toolsets._content import Content, FunctionCall, Part
+from toolsets._declaration import ToolDeclaration
+from toolsets._errors import ToolDefinitionError
 from toolsets._results import is_error_result
-from toolsets._tool import LlmRequest
+from toolsets._tool import LlmRequest, Tool
 from toolsets.models._http_model import (
     CallIds,
     HttpModel,
@@ -24,7 +27,14 @@ from toolsets.models._http_model import (
 from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
 from toolsets.schema import ToolCallMap, to_anthropic_tools
 
-__all__ = ["ANTHROPIC_VERSION", "CONFIG_KEYS", "DEFAULT_BASE_URL", "AnthropicModel"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "CONFIG_KEYS",
+    "DEFAULT_BASE_URL",
+    "TOOL_SEARCH_MODELS",
+    "AnthropicModel",
+    "ToolSearch",
+]
 
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 """Where requests go when neither ``base_url`` nor ``ANTHROPIC_BASE_URL`` says otherwise."""
@@ -62,7 +72,42 @@ _STOP_REASONS: Final[Mapping[str, FinishReason]] = {
     "refusal": "content_filter",
 }
 
+_PROVIDER: Final = "anthropic"
+"""The key of a part's ``provider_data`` this model reads and writes."""
+
 _IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+ToolSearch = Literal["auto", "bm25", "regex"]
+"""Which of Anthropic's tool search tools finds a request's deferred tools: ``"bm25"``
+(natural-language queries), ``"regex"`` (patterns), or ``"auto"``: BM25 for a model
+of `TOOL_SEARCH_MODELS`, else none (the local search)."""
+
+TOOL_SEARCH_MODELS: Final = (
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "claude-opus-4-5",
+    "claude-opus-4-6",
+    "claude-sonnet-4-6",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-haiku-5-5",
+    "claude-sonnet-5",
+    "claude-opus-5",
+    "claude-mythos-",
+    "claude-fable-",
+)
+"""The models ``tool_search="auto"`` lets search on Anthropic's side: those the tool
+search tool's documentation lists, each with its dated snapshots and later point
+releases (``claude-sonnet-4-5`` covers ``claude-sonnet-4-5-20250929``; ``claude-opus-5``
+covers ``claude-opus-5-5``), also under a cloud platform's id
+(``anthropic.claude-sonnet-4-5-20250929-v1:0``, ``claude-sonnet-4-5@20250929``)."""
+
+_SEARCH_VERSION: Final = "20251119"
+"""The version of the tool search tools sent (``tool_search_tool_bm25_20251119``)."""
+
+_SEARCH_BLOCKS: Final = frozenset({"server_tool_use", "tool_search_tool_result"})
+"""The blocks of a provider-side tool search, kept in the conversation and sent back as
+they came (in a part's ``provider_data``)."""
 
 
 class AnthropicModel(HttpModel[ToolCallMap]):
@@ -77,6 +122,19 @@ class AnthropicModel(HttpModel[ToolCallMap]):
     back as ``tool_result`` blocks, with ``is_error`` when the result is an
     ``{"error": ...}``. Several calls in one turn (parallel tool use) come and go
     together. Images (and PDFs, and text documents) travel base64-encoded, or by URL.
+
+    Tool search on Anthropic's side (``tool_search``): when a request has tools a
+    search finds (`LlmRequest.deferred`: a `toolsets.search.searchable` catalogue's, but
+    the pinned ones) and the model can search, every one of them is sent with
+    ``"defer_loading": true`` (loaded or not: the list of tools stays the same from
+    one request to the next), with Anthropic's tool search tool in place of the local
+    one (`LlmRequest.local_search`). The search's ``server_tool_use`` and
+    ``tool_search_tool_result`` blocks are kept in the answer (thought parts carrying
+    the block in ``provider_data["anthropic"]``) and sent back as they came (but for
+    references to tools no longer sent); a ``tool_use`` of a tool it found is a call
+    like any other. Otherwise the request is sent as for any model: the local search
+    tool and the loaded tools declared, the others left out, and the blocks of an
+    earlier search on Anthropic's side left out of the conversation.
 
     Provider errors (an HTTP 4xx or 5xx, 529 when overloaded) are answered as an
     `LlmResponse` with ``error_code`` (``"http_429"``), ``error_message`` and, when the
@@ -116,6 +174,7 @@ class AnthropicModel(HttpModel[ToolCallMap]):
         http_client: httpx2.AsyncClient | None = None,
         timeout: float = 120.0,
         headers: Mapping[str, str] | None = None,
+        tool_search: ToolSearch | None = "auto",
     ) -> None:
         """Configure the model; nothing is sent until `generate`.
 
@@ -134,15 +193,25 @@ class AnthropicModel(HttpModel[ToolCallMap]):
                 opened here (connecting waits at most 10 s).
             headers: Extra headers for every request (``anthropic-beta``, or another
                 ``anthropic-version``).
+            tool_search: Which Anthropic tool search finds the request's deferred
+                tools: ``"bm25"`` or ``"regex"``; ``"auto"`` (the default) BM25 for a
+                model that has it (`TOOL_SEARCH_MODELS`; the request's model when it
+                names one), else none; None: never (the local search tool, as for any
+                model).
 
         Raises:
             ValueError: no model is named, the base URL is not http(s), the timeout
-                is not a positive number, or ``max_tokens`` is not a positive integer.
+                is not a positive number, ``max_tokens`` is not a positive integer,
+                or ``tool_search`` is none of ``"auto"``, ``"bm25"``, ``"regex"``, None.
             AuthError: the API key holds a control character (a trailing newline) or
                 a non-ASCII character, which no header can carry (the key is not shown).
         """
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        if tool_search not in ("auto", "bm25", "regex", None):
+            raise ValueError(
+                f"tool_search must be 'auto', 'bm25', 'regex' or None, got {tool_search!r}"
+            )
         super().__init__(
             model,
             base_url=base_url,
@@ -154,15 +223,80 @@ class AnthropicModel(HttpModel[ToolCallMap]):
             headers=_with_version(headers or {}),
         )
         self._max_tokens = max_tokens
+        self._tool_search: ToolSearch | None = tool_search
+        self._searched: _Searched | None = None
+        """The last tools sent with a tool search: the same catalogue (the same tool
+        objects) is not translated again at every step (a catalogue of a thousand
+        operations is a noticeable wait: benchmarks/anthropic_tool_search.py)."""
 
     def _auth_headers(self) -> dict[str, str]:
         if self._api_key is None:
             return {}
         return {"x-api-key": str(self._api_key)}
 
+    async def _prepare(self, request: LlmRequest) -> None:
+        # A catalogue not translated yet is, in a worker thread: a thousand operations
+        # would hold the event loop up.
+        searched = self._searching(request)
+        if searched is not None and not self._cached(*searched):
+            variant, offered, deferred = searched
+            self._searched = await anyio.to_thread.run_sync(
+                _translate_searched, request, variant, offered, deferred
+            )
+
+    def _searching(
+        self, request: LlmRequest
+    ) -> tuple[Literal["bm25", "regex"], tuple[ToolDeclaration, ...], tuple[Tool, ...]] | None:
+        """The search variant, the tools offered as they are and the deferred ones, of a
+        request sent with Anthropic's tool search (None: sent without)."""
+        variant = self._search_variant(request)
+        if variant is None or not request.deferred:
+            return None
+        offered = tuple(
+            d
+            for name, d in request.declarations.items()
+            if name != request.local_search and name not in request.deferred
+        )
+        return variant, offered, tuple(request.deferred.values())
+
+    def _cached(
+        self,
+        variant: Literal["bm25", "regex"],
+        offered: tuple[ToolDeclaration, ...],
+        deferred: tuple[Tool, ...],
+    ) -> bool:
+        cached = self._searched
+        return (
+            cached is not None
+            and cached.variant == variant
+            and cached.offered == offered
+            and _same(cached.deferred, deferred)
+        )
+
     def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolCallMap]:
-        tools, calls = to_anthropic_tools(request.declarations.values())
-        return self._body(request, tools, calls), calls
+        searched = self._searching(request)
+        if searched is None:
+            tools, calls = to_anthropic_tools(request.declarations.values())
+            return self._body(request, tools, calls, searching=None), calls
+        variant, offered, deferred = searched
+        if self._cached(variant, offered, deferred):
+            assert self._searched is not None
+            translated = self._searched
+        else:
+            translated = _translate_searched(request, variant, offered, deferred)
+            self._searched = translated
+        if len(translated.tools) == len(offered) + 1:  # no deferred tool can be offered
+            tools, calls = to_anthropic_tools(request.declarations.values())
+            return self._body(request, tools, calls, searching=None), calls
+        return self._body(
+            request, list(translated.tools), translated.calls, searching=translated.sent
+        ), translated.calls
+
+    def _search_variant(self, request: LlmRequest) -> Literal["bm25", "regex"] | None:
+        """The tool search to send with this request's deferred tools, if any."""
+        if self._tool_search == "auto":
+            return "bm25" if supports_tool_search(request.model or self._model) else None
+        return self._tool_search
 
     def _stream_state(self, names: ToolCallMap) -> _StreamState:
         return _StreamState(calls=names)
@@ -179,9 +313,14 @@ class AnthropicModel(HttpModel[ToolCallMap]):
     # -- request ---------------------------------------------------------------------
 
     def _body(
-        self, request: LlmRequest, tools: list[dict[str, Any]], calls: ToolCallMap
+        self,
+        request: LlmRequest,
+        tools: list[dict[str, Any]],
+        calls: ToolCallMap,
+        *,
+        searching: frozenset[str] | None,
     ) -> dict[str, Any]:
-        system, messages = _messages(request, calls)
+        system, messages = _messages(request, calls, searching)
         body: dict[str, Any] = {
             "model": request.model or self._model,
             "max_tokens": self._max_tokens,
@@ -209,6 +348,82 @@ class AnthropicModel(HttpModel[ToolCallMap]):
         )
 
 
+def supports_tool_search(model: str) -> bool:
+    """Whether ``model`` is one of `TOOL_SEARCH_MODELS` (a dated snapshot, a later point
+    release or a cloud platform's id of one)."""
+    at = model.find("claude-")
+    if at < 0:
+        return False
+    name = model[at:]
+    for prefix in TOOL_SEARCH_MODELS:
+        if name.startswith(prefix):
+            rest = name[len(prefix) :]
+            if prefix.endswith("-") or not rest or rest[0] in "-@:":
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Searched:
+    """The tools of a request with a tool search, as translated."""
+
+    variant: str
+    offered: tuple[ToolDeclaration, ...]
+    """The declarations sent as they are (equal ones make the same tools)."""
+    deferred: tuple[Tool, ...]
+    """The deferred tools (the same objects make the same tools: a tool's declaration
+    does not change, and `searchable` wraps a loaded tool in another object)."""
+    tools: tuple[dict[str, Any], ...]
+    """What goes in ``tools``: the search tool first."""
+    calls: ToolCallMap
+    sent: frozenset[str]
+    """The names the tools are sent under."""
+
+
+def _translate_searched(
+    request: LlmRequest,
+    variant: Literal["bm25", "regex"],
+    offered: tuple[ToolDeclaration, ...],
+    deferred: tuple[Tool, ...],
+) -> _Searched:
+    """The tools of ``request`` with Anthropic's tool search ``variant``: the search
+    tool, ``offered`` as they are, and the deferred tools with ``defer_loading`` (a
+    declared one under its declaration, another under its call declaration; one that
+    has none left out).
+
+    Raises:
+        ToolDefinitionError: a tool has the search tool's name.
+    """
+    declarations: list[ToolDeclaration] = []
+    for tool in deferred:
+        declaration = request.declarations.get(tool.name) or tool.call_declaration()
+        if declaration is not None:
+            declarations.append(declaration)
+    tools, calls = to_anthropic_tools([*offered, *declarations])
+    for entry in tools[len(offered) :]:
+        entry["defer_loading"] = True
+    search = {"type": f"tool_search_tool_{variant}_{_SEARCH_VERSION}"}
+    search["name"] = f"tool_search_tool_{variant}"
+    if any(entry["name"] == search["name"] for entry in tools):
+        raise ToolDefinitionError(
+            f"a tool is named {search['name']!r}, the name of Anthropic's tool search "
+            "tool; rename it, or pass tool_search=None",
+            tool_name=calls.from_provider(search["name"]),
+        )
+    return _Searched(
+        variant=variant,
+        offered=offered,
+        deferred=deferred,
+        tools=(search, *tools),
+        calls=calls,
+        sent=frozenset(entry["name"] for entry in tools),
+    )
+
+
+def _same(a: tuple[Tool, ...], b: tuple[Tool, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 def _with_version(headers: Mapping[str, str]) -> dict[str, str]:
     # The caller's own anthropic-version (in whatever case) wins over ours.
     if any(name.lower() == "anthropic-version" for name in headers):
@@ -219,36 +434,56 @@ def _with_version(headers: Mapping[str, str]) -> dict[str, str]:
 # -- the conversation, in Messages API messages ------------------------------------------
 
 
-def _messages(request: LlmRequest, calls: ToolCallMap) -> tuple[str, list[dict[str, Any]]]:
+def _messages(
+    request: LlmRequest, calls: ToolCallMap, searching: frozenset[str] | None
+) -> tuple[str, list[dict[str, Any]]]:
     """The system text and the messages: user and assistant taking turns (consecutive
-    turns of one role are joined, tool results first, as the API requires)."""
+    turns of one role are joined, tool results first, as the API requires). The blocks
+    of an earlier tool search on Anthropic's side go back when this request searches
+    too (``searching``: the names of the tools it sends), else they are left out."""
     system = [request.system_instruction] if request.system_instruction else []
     messages: list[dict[str, Any]] = []
     ids = CallIds(prefix="toolu_")
     for content in request.contents:
+        if content.role == "model":
+            role, blocks = "assistant", _assistant_blocks(content.parts, calls, ids, searching)
+            if not blocks:
+                continue
+            _append(messages, role, blocks)
+            continue
         parts = [p for p in content.parts if not p.thought]
         if content.role == "system":
             system.append("".join(p.text or "" for p in parts))
             continue
-        if content.role == "model":
-            role, blocks = "assistant", _assistant_blocks(parts, calls, ids)
         else:
             role, blocks = "user", _user_blocks(parts, ids)
-        if not blocks:
-            continue
-        if messages and messages[-1]["role"] == role:
-            joined = messages[-1]["content"] + blocks
-            # tool_result blocks lead a user message.
-            joined.sort(key=lambda b: b["type"] != "tool_result")
-            messages[-1]["content"] = joined
-        else:
-            messages.append({"role": role, "content": blocks})
+        if blocks:
+            _append(messages, role, blocks)
     return "\n\n".join(s for s in system if s), messages
 
 
-def _assistant_blocks(parts: list[Part], calls: ToolCallMap, ids: CallIds) -> list[dict[str, Any]]:
+def _append(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    if messages and messages[-1]["role"] == role:
+        joined = messages[-1]["content"] + blocks
+        # tool_result blocks lead a user message.
+        joined.sort(key=lambda b: b["type"] != "tool_result")
+        messages[-1]["content"] = joined
+    else:
+        messages.append({"role": role, "content": blocks})
+
+
+def _assistant_blocks(
+    parts: Sequence[Part], calls: ToolCallMap, ids: CallIds, searching: frozenset[str] | None
+) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
+        kept = _search_block(part)
+        if kept is not None:
+            if searching is not None:
+                blocks.append(_resent(kept, searching))
+            continue
+        if part.thought:
+            continue
         if part.text:  # the API refuses empty text blocks
             blocks.append({"type": "text", "text": part.text})
         elif part.function_call is not None:
@@ -262,6 +497,32 @@ def _assistant_blocks(parts: list[Part], calls: ToolCallMap, ids: CallIds) -> li
                 }
             )
     return blocks
+
+
+def _search_block(part: Part) -> Mapping[str, Any] | None:
+    """The tool search block a part keeps, if it keeps one."""
+    data = (part.provider_data or {}).get(_PROVIDER)
+    block = data.get("block") if data is not None else None
+    if isinstance(block, Mapping) and block.get("type") in _SEARCH_BLOCKS:
+        return block
+    return None
+
+
+def _resent(block: Mapping[str, Any], sent: frozenset[str]) -> dict[str, Any]:
+    """A tool search block as it came, but for references to tools this request does
+    not send (the catalogue changed since): the API refuses a reference to a tool it
+    was not given."""
+    out = dict(block)
+    content = block.get("content")
+    if block.get("type") == "tool_search_tool_result" and isinstance(content, Mapping):
+        references = content.get("tool_references")
+        if isinstance(references, list):
+            kept = [
+                r for r in references if not isinstance(r, Mapping) or r.get("tool_name") in sent
+            ]
+            if len(kept) != len(references):
+                out["content"] = {**content, "tool_references": kept}
+    return out
 
 
 def _user_blocks(parts: list[Part], ids: CallIds) -> list[dict[str, Any]]:
@@ -332,7 +593,39 @@ def _part(block: Mapping[str, Any], calls: ToolCallMap) -> list[Part]:
         return [Part(text=block["thinking"], thought=True)]
     if kind == "tool_use":
         return [Part(function_call=_call(block.get("name"), block.get("input"), block, calls))]
-    return []  # redacted thinking, server tools' blocks: nothing the loop acts on
+    if _is_search_block(block):
+        return [_search_part(block, calls)]
+    return []  # redacted thinking, other server tools' blocks: nothing the loop acts on
+
+
+def _is_search_block(block: Mapping[str, Any]) -> bool:
+    kind = block.get("type")
+    if kind == "server_tool_use":
+        return str(block.get("name", "")).startswith("tool_search_tool_")
+    return kind == "tool_search_tool_result"
+
+
+def _search_part(block: Mapping[str, Any], calls: ToolCallMap) -> Part:
+    """A tool search block as a thought part: a line saying what was searched or found
+    (by the tools' own names), and the block as it came, to be sent back."""
+    raw = json.loads(json.dumps(block))  # a JSON value of its own, whatever it holds
+    if block.get("type") == "server_tool_use":
+        query = block.get("input")
+        text = f"Searching the tools: {json.dumps(query, ensure_ascii=False)}"
+    else:
+        content = block.get("content")
+        content = content if isinstance(content, Mapping) else {}
+        references = content.get("tool_references")
+        if isinstance(references, list):
+            names = [
+                calls.from_provider(str(r.get("tool_name")))
+                for r in references
+                if isinstance(r, Mapping)
+            ]
+            text = f"Found tools: {', '.join(names) or 'none'}"
+        else:
+            text = f"The tool search failed: {content.get('error_code', 'unknown error')}"
+    return Part(text=text, thought=True, provider_data={_PROVIDER: {"block": raw}})
 
 
 def _call(name: Any, raw: Any, block: Mapping[str, Any], calls: ToolCallMap) -> FunctionCall:
@@ -441,6 +734,11 @@ class _StreamState:
                 raw = text if block.pieces else block.start.get("input")
                 name = block.start.get("name")
                 parts.append(Part(function_call=_call(name, raw, block.start, calls)))
+            elif _is_search_block(block.start):
+                whole = dict(block.start)
+                if block.pieces:  # a server_tool_use's input, as a tool_use's
+                    whole["input"] = arguments(text)
+                parts.append(_search_part(whole, calls))
         usage = Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
         return LlmResponse(
             content=Content(role="model", parts=tuple(parts)),

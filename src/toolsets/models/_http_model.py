@@ -243,6 +243,7 @@ class HttpModel(Generic[Names]):
         """
         # No provider-run tools of this wire format's own yet: any is another's.
         check_server_tools(request, model=request.model or self._model, provider=None)
+        await self._prepare(request)
         body, names = self._translate(request)
         if not stream:
             response = await self._post(body)
@@ -256,6 +257,10 @@ class HttpModel(Generic[Names]):
             yield answer
 
     # What each wire format says in its own words.
+
+    async def _prepare(self, request: LlmRequest) -> None:
+        """Work `_translate` needs that may take a while (a big catalogue's first
+        translation), done before it off the event loop; by default none."""
 
     def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], Names]:
         """The request's body, and the map of the tools' names (and arguments) back."""

@@ -28,7 +28,7 @@ import httpx2
 from toolsets import _telemetry
 from toolsets._auth import AuthCredential, Secret, header_secrets, mask_bytes, secret_forms
 from toolsets._errors import ToolCallError
-from toolsets._http import essence, is_json, is_text, map_http_errors
+from toolsets._http import essence, is_json, is_text, map_http_errors, retry_after
 from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets.openapi._clients import ApiClients
@@ -341,6 +341,14 @@ class RestApi:
         if checking and not truncated and is_json(content_type) and isinstance(value, dict | list):
             return _Checking(content_type, value)
         if status >= 400:
+            waited = retry_after(response.headers.get("retry-after"))
+            if waited is not None:  # the API says when to try again (429, 503)
+                return error_result(
+                    f"HTTP {status} {response.reason_phrase}".strip(),
+                    status=status,
+                    retry_after=waited,
+                    body=value,
+                )
             return error_result(
                 f"HTTP {status} {response.reason_phrase}".strip(), status=status, body=value
             )

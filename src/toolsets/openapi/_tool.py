@@ -252,6 +252,18 @@ class RestApiTool(BaseTool):
             return self._declared(built.description, whole)
         return self._declared(self.description, whole)
 
+    def idempotency_key_argument(self) -> str | None:
+        """The argument that carries the operation's ``Idempotency-Key`` header, when it
+        declares one (None otherwise, or when its schema is broken): a call given the
+        same key again has no further effect, so a retry may repeat even a POST."""
+        built = self._built_or_broken()
+        if isinstance(built, SpecError):
+            return None
+        for argument, where in built.schema.arguments.items():
+            if where.location == "header" and where.name.lower() == "idempotency-key":
+                return argument
+        return None
+
     def _declared(self, description: str, parameters: Mapping[str, Any]) -> ToolDeclaration:
         return ToolDeclaration(
             name=self.name,

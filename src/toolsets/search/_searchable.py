@@ -18,6 +18,13 @@ other tool; the MCP server calls it, and the call path checks its arguments, by 
 ``call_declaration()``. Calling it loads it (the loop's next request declares it) and
 runs the tool it hides. A name no tool has gets the usual unknown-tool error.
 
+For a model whose provider searches tools itself (`toolsets.models.AnthropicModel`'s
+``tool_search``), the listing says which tools a search finds and which tool searches:
+a hidden tool registers itself with `LlmRequest.defer_tool`, a loaded one is declared
+and marked in `LlmRequest.deferred` too, and ``search_tools`` names itself the
+request's `LlmRequest.local_search`. Such a model sends them all deferred with its
+provider's search tool instead of ``search_tools``; any other model reads none of it.
+
 The index (`toolsets.search.ToolIndex`) is built on the first search, in a worker thread
 (concurrent searches wait for the one build), from each tool's name, description and
 (for OpenAPI tools) operation, never from its declaration; it is built again only when
@@ -104,8 +111,10 @@ class HiddenTool(_Counted):
         return None
 
     async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
-        """Registers it for dispatch by name, without a declaration."""
-        req.tools.setdefault(self.name, self)
+        """Registers it for dispatch by name, without a declaration, as offered on
+        demand (`LlmRequest.defer_tool`): a model whose provider searches tools itself
+        offers it deferred, for that search to find."""
+        req.defer_tool(self)
 
     def __repr__(self) -> str:
         return f"HiddenTool({self.tool!r})"
@@ -113,6 +122,13 @@ class HiddenTool(_Counted):
 
 class _LoadedTool(_Counted):
     """A loaded tool: the tool itself, whose calls count as use."""
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        """Offers it, and marks it as one a provider's search may find
+        (`LlmRequest.deferred`): a model whose provider searches keeps every tool of
+        the catalogue deferred, loaded or not, so its list of tools stays the same."""
+        await super().process_llm_request(req, ctx)
+        req.deferred.setdefault(self.name, self)
 
     def __repr__(self) -> str:
         return f"loaded({self.tool!r})"
@@ -144,6 +160,12 @@ class _SearchTool(BaseTool):
         )
         self._owner = owner
         self._results = results
+
+    async def process_llm_request(self, req: LlmRequest, ctx: ToolContext) -> None:
+        """Offers it as the request's local search (`LlmRequest.local_search`): a model
+        whose provider searches the deferred tools itself leaves it out."""
+        await super().process_llm_request(req, ctx)
+        req.local_search = self.name
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> JsonValue:
         query = args.get("query")
@@ -476,7 +498,9 @@ def searchable(
     session (the agent loop's session; an MCP client's session) keeps its own loaded
     tools in its state, at most ``max_loaded``, the least recently used dropped first (a
     call counts as use). A tool not loaded can still be called by name: the call loads
-    it. Needs the ``search`` extra (bm25s).
+    it. With a model whose provider searches tools itself (`AnthropicModel`'s
+    ``tool_search``), that search is used instead of ``search_tools``: the catalogue's
+    tools but the pinned ones are sent deferred. Needs the ``search`` extra (bm25s).
 
     Wrap the whole catalogue once, outermost: ``searchable(combined(github, stripe))``
     (two would offer two tools named ``search_tools``; under ``prefixed`` the matches

@@ -69,7 +69,7 @@ async def test_results_become_structured_content_text_images_and_resources(mode:
         counted = await client.call_tool("add", {"a": 1, "b": 1})
         pictured = await client.call_tool("pixel", {})
     assert described.structured_content == {"name": "ada", "letters": 3}
-    assert texts(described) == ['{"name": "ada", "letters": 3}']
+    assert texts(described) == ['{"name":"ada","letters":3}']  # compact JSON
     assert counted.structured_content is None
     assert texts(counted) == ["2"]
     text, image, resource = pictured.content
@@ -92,7 +92,7 @@ async def test_an_error_result_an_unknown_tool_and_bad_arguments_are_is_error_re
         unknown = await client.call_tool("nope", {})
         invalid = await client.call_tool("add", {"a": "x", "b": 1})
     assert refused.is_error
-    assert texts(refused) == ["refused: no", '{"code": 7}']
+    assert texts(refused) == ["refused: no", '{"code":7}']
     assert unknown.is_error
     assert "'nope'" in texts(unknown)[0]
     assert invalid.is_error
@@ -291,7 +291,7 @@ async def test_a_result_that_does_not_match_the_output_schema_is_an_error_result
     assert half.structured_content["pointer"] == "/y"
     assert half.structured_content["result"] == {"x": 1}
     assert "output schema" in texts(half)[0]
-    assert '{"x": 1}' in texts(half)[1]  # nothing lost
+    assert '{"x":1}' in texts(half)[1]  # nothing lost
     assert not good.is_error
     assert good.structured_content == {"x": 1, "y": 2}
 

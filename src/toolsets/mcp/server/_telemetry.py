@@ -5,7 +5,9 @@ or the prompt's name) with the method, the protocol version, the JSON-RPC id, th
 (``Mcp-Session-Id``) and the transport; it continues the ``traceparent`` of the request's
 ``params._meta``, else of its HTTP header; its duration goes to
 ``mcp.server.operation.duration``. The ``execute_tool`` span of a ``tools/call`` (the one
-call path's) is its child. Off, the SDK's own middleware runs as it always does.
+call path's) is its child. Off, the SDK's own middleware runs as it always does once an
+OpenTelemetry SDK is set up in the process (a tracer provider set), and not at all
+before.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp_types import INVALID_PARAMS, CallToolResult
+from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 
@@ -45,9 +48,17 @@ class ServerSpans:
         telemetry = _telemetry.current
         if telemetry is not None:
             return await _served(telemetry, ctx, call_next)
-        if self._sdk is not None:
+        if self._sdk is not None and _sdk_recording():
             return await self._sdk(ctx, call_next)
+        # No OpenTelemetry SDK is set up: the SDK's middleware would make a span that
+        # records nothing, a good part of what a small served call costs.
         return await call_next(ctx)
+
+
+def _sdk_recording() -> bool:
+    """Whether a tracer provider is set up (`opentelemetry.trace.set_tracer_provider`):
+    until one is, every span is one that records nothing."""
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def trace_requests(server: Server[Any]) -> None:
