@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from tests.helpers import serve_app
+from tests.mcp.helpers import stdio_toolset
 from toolsets import FunctionTool, ToolContext
 from toolsets._context import Identity, Invocation
 from toolsets._invoke import Done, invoke
@@ -198,3 +199,9 @@ def test_rate_limit_refuses_settings_that_make_no_sense() -> None:
         RateLimit(rate=1, per=float("inf"))
     with pytest.raises(ValueError, match="burst must be at least 1"):
         RateLimit(rate=1, burst=0.5)
+
+
+async def test_the_upstream_of_an_mcp_tool_is_its_server() -> None:
+    async with stdio_toolset(name="fixture") as toolset:
+        tool = (await toolset.list_tools())[0]
+        assert upstream_of(tool) == "mcp:fixture"
