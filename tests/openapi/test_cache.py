@@ -11,11 +11,14 @@ from typing import Any
 import pytest
 
 from tests.helpers import serve_app
+from tests.telemetry.helpers import Recorded, recorded
 from toolsets import AuthCredential, ToolContext, ToolDefinitionError
 from toolsets._invoke import Done, invoke
 from toolsets.openapi import HttpCache, OpenApiToolset
 
 pytestmark = pytest.mark.anyio
+
+__all__ = ["recorded"]  # the fixture, used by name
 
 USERS = {"Bearer alice-token-0001": "alice", "Bearer bob-token-000002": "bob"}
 
@@ -45,6 +48,8 @@ def api(arrivals: Arrivals) -> Any:
             head = {"cache-control": "max-age=0", "etag": '"v1"'}
             if headers.get("if-none-match") == '"v1"':
                 status = 304
+        elif path == "/changing":  # stale, and changed each time it is asked for
+            head = {"cache-control": "max-age=0", "etag": f'"v{n}"'}
         elif path == "/nostore":
             head = {"cache-control": "no-store, max-age=60"}
         elif path == "/vary":
@@ -78,6 +83,7 @@ def spec() -> dict[str, Any]:
             "/fresh": {"get": {"operationId": "fresh", "responses": answer}},
             "/etag": {"get": {"operationId": "etag", "responses": answer}},
             "/nostore": {"get": {"operationId": "nostore", "responses": answer}},
+            "/changing": {"get": {"operationId": "changing", "responses": answer}},
             "/vary": {"get": {"operationId": "vary", "parameters": [lang], "responses": answer}},
             "/big/{name}": {
                 "get": {"operationId": "big", "parameters": [name], "responses": answer}
@@ -148,6 +154,16 @@ async def test_a_stale_response_is_asked_for_with_if_none_match_and_a_304_gives_
     sent = arrivals.seen["GET /etag"]
     assert [h.get("if-none-match") for h in sent] == [None, '"v1"']
     assert (cache.revalidated, cache.misses) == (1, 1)
+
+
+async def test_a_changed_response_replaces_the_one_kept(base_url: str, arrivals: Arrivals) -> None:
+    cache = HttpCache()
+    async with cached(base_url, cache) as toolset:
+        for n in (1, 2, 3):
+            assert await called(toolset, "changing") == {"n": n}
+    sent = arrivals.seen["GET /changing"]
+    assert [h.get("if-none-match") for h in sent] == [None, '"v1"', '"v2"']
+    assert len(cache) == 1
 
 
 async def test_a_no_store_response_is_never_kept(base_url: str, arrivals: Arrivals) -> None:
@@ -252,6 +268,27 @@ async def test_a_post_is_never_cached_and_invalidates_the_cached_get_of_its_url(
         assert await called(toolset, "addItem") == {"created": 2}
         assert await called(toolset, "listItems") == {"n": 2}
     assert (arrivals.count("GET /items"), arrivals.count("POST /items")) == (2, 2)
+
+
+async def test_a_hit_sends_no_request_and_says_so_on_the_calls_span(
+    base_url: str, recorded: Recorded
+) -> None:
+    async with cached(base_url, HttpCache()) as toolset:
+        for name in ("fresh", "fresh", "etag", "etag"):
+            await called(toolset, name)
+    spans = recorded.spans()
+    sent = [
+        (s.name, (s.attributes or {})["http.response.status_code"])
+        for s in spans
+        if s.name.startswith("GET ")
+    ]
+    assert sent == [("GET /fresh", 200), ("GET /etag", 200), ("GET /etag", 304)]
+    calls = [
+        (s.attributes or {}).get("toolsets.http.cache")
+        for s in spans
+        if s.name.startswith("execute_tool")
+    ]
+    assert calls == [None, "hit", None, "revalidated"]
 
 
 def test_a_cache_size_must_be_a_whole_number_of_bytes_above_zero() -> None:

@@ -77,10 +77,8 @@ class HttpCache:
         if max_entry_bytes is None:
             max_entry_bytes = max(1, max_bytes // 4)
         _check_size("max_entry_bytes", max_entry_bytes)
-        try:
-            from toolsets.openapi._cached import Engine
-        except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-            raise ImportError("HttpCache needs hishel: pip install 'toolsets-ai[cache]'") from exc
+        from toolsets.openapi._cached import Engine  # needs the cache extra
+
         self.max_bytes = max_bytes
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
         self._engine: Engine = Engine(max_bytes, self.max_entry_bytes)

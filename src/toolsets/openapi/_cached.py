@@ -20,23 +20,29 @@ from email.utils import formatdate
 from typing import Literal
 
 import httpx2
-from hishel import (
-    AnyState,
-    AsyncBaseStorage,
-    CacheMiss,
-    CacheOptions,
-    CouldNotBeStored,
-    Entry,
-    FromCache,
-    Headers,
-    IdleClient,
-    InvalidateEntries,
-    NeedRevalidation,
-    NeedToBeUpdated,
-    Request,
-    Response,
-    StoreAndUse,
-)
+
+from toolsets._install import missing_extra
+
+try:
+    from hishel import (
+        AnyState,
+        AsyncBaseStorage,
+        CacheMiss,
+        CacheOptions,
+        CouldNotBeStored,
+        Entry,
+        FromCache,
+        Headers,
+        IdleClient,
+        InvalidateEntries,
+        NeedRevalidation,
+        NeedToBeUpdated,
+        Request,
+        Response,
+        StoreAndUse,
+    )
+except ImportError as exc:
+    raise missing_extra(__name__, "cache", exc) from exc
 
 __all__ = ["Engine", "Outcome"]
 
@@ -127,6 +133,11 @@ class _MemoryStore(AsyncBaseStorage):
         if size > self.max_entry_bytes:
             return
         with self._lock:
+            # A newer response replaces the one kept for the same request (the same
+            # values of the headers its Vary names), e.g. a 200 to a conditional request.
+            for older in list(self._by_key.get(key, ())):
+                if self._entries[older].request == request:
+                    self._drop(older)
             self._entries[entry_id] = _Stored(key, request, status, headers, body, size)
             self._by_key.setdefault(key, []).append(entry_id)
             self.size += size
