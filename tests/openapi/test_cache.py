@@ -4,10 +4,12 @@ and counts what arrives: what the cache answers never reaches it."""
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import pytest
 
 from tests.helpers import serve_app
@@ -63,6 +65,8 @@ def api(arrivals: Arrivals) -> Any:
         elif method == "POST":
             status, body = 201, {"created": n}
         data = b"" if status == 304 else repr(body).replace("'", '"').encode()
+        if path == "/gzip":
+            data, head["content-encoding"] = gzip.compress(data), "gzip"
         raw = [(k.encode(), v.encode()) for k, v in head.items()]
         raw += [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data))]
         await send({"type": "http.response.start", "status": status, "headers": raw})
@@ -84,6 +88,7 @@ def spec() -> dict[str, Any]:
             "/etag": {"get": {"operationId": "etag", "responses": answer}},
             "/nostore": {"get": {"operationId": "nostore", "responses": answer}},
             "/changing": {"get": {"operationId": "changing", "responses": answer}},
+            "/gzip": {"get": {"operationId": "gzipped", "responses": answer}},
             "/vary": {"get": {"operationId": "vary", "parameters": [lang], "responses": answer}},
             "/big/{name}": {
                 "get": {"operationId": "big", "parameters": [name], "responses": answer}
@@ -141,6 +146,30 @@ async def test_a_second_get_within_max_age_never_reaches_the_api(
     assert first == second == {"n": 1}
     assert arrivals.count("GET /fresh") == 1
     assert (cache.hits, cache.misses, len(cache)) == (1, 1, 1)
+
+
+async def test_a_compressed_response_is_kept_as_sent_and_given_back_decoded(
+    base_url: str, arrivals: Arrivals
+) -> None:
+    cache = HttpCache()
+    async with cached(base_url, cache) as toolset:
+        assert await called(toolset, "gzipped") == {"n": 1}
+        assert await called(toolset, "gzipped") == {"n": 1}
+    assert arrivals.count("GET /gzip") == 1
+
+
+async def test_a_response_a_given_clients_transport_had_read_already_is_kept() -> None:
+    sent: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request)
+        return httpx2.Response(200, json={"n": len(sent)}, headers={"cache-control": "max-age=60"})
+
+    client = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+    async with client, cached("https://api.example", HttpCache(), client=client) as toolset:
+        assert await called(toolset, "fresh") == {"n": 1}
+        assert await called(toolset, "fresh") == {"n": 1}
+    assert len(sent) == 1
 
 
 async def test_a_stale_response_is_asked_for_with_if_none_match_and_a_304_gives_the_kept_body(
