@@ -210,7 +210,7 @@ class Engine:
     ) -> tuple[httpx2.Response, Outcome]:
         """The response to ``request`` (sent with ``send`` if the cache cannot answer),
         and how it was had. ``identity`` is a digest of the credentials it carries."""
-        url = str(request.url.copy_with(fragment=None))
+        url = str(request.url)  # built from the spec: never a fragment
         key = hashlib.sha256(identity + b" " + url.encode()).hexdigest()
         asked = Request(method=request.method, url=url, headers=_from_httpx2(request.headers))
         store = self.store
