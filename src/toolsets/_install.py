@@ -71,6 +71,7 @@ PACKAGES = {
     "cache": "hishel",
     "otel": "opentelemetry-sdk",
     "redis": "redis",
+    "keyring": "keyring",
 }
 """The framework each extra installs, as the user knows it."""
 

@@ -96,10 +96,11 @@ def test_retries_below_zero_are_refused(spec_file: Path) -> None:
     assert "--retries" in error_line(done)
 
 
-def test_serve_takes_both_options(spec_file: Path) -> None:
+def test_serve_takes_the_calls_options(spec_file: Path) -> None:
     done = toolsets_command("serve", "--help")
     assert "--retries N" in done.stdout
     assert "--rate-limit RATE" in done.stdout
+    assert "--max-result-bytes N" in done.stdout
 
 
 @pytest.mark.anyio

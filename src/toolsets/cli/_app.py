@@ -27,6 +27,8 @@ COMMANDS = {
     "call": "toolsets.cli._call:call_command",
     "inspect": "toolsets.cli._inspect:inspect_command",
     "list": "toolsets.cli._list:list_command",
+    "login": "toolsets.cli._logins:login_command",
+    "logout": "toolsets.cli._logins:logout_command",
     "prompts": "toolsets.cli._items:prompts_group",
     "resources": "toolsets.cli._items:resources_group",
     "run": "toolsets.cli._run:run_command",
@@ -132,6 +134,10 @@ def _status_of(argv: Sequence[str]) -> int:
     return 0
 
 
+_SDK_OAUTH_LOGGER = "mcp.client.auth"
+"""The logger of the mcp SDK's OAuth client (logins to MCP servers)."""
+
+
 class _OneLine(logging.Formatter):
     """A log record as the command's other lines: ``toolsets: warning: …``, one line;
     an MCP server's own log message begins with the server's name instead, as it
@@ -158,11 +164,22 @@ def _warnings_as_lines() -> Iterator[None]:
     handler.setLevel(logging.WARNING)
     handler.setFormatter(_OneLine())
     logger.addHandler(handler)
+    # The mcp SDK's OAuth client says why a kept login could not be refreshed; but a
+    # record with a traceback ("OAuth flow error") is an error the command says in its
+    # own one line (without a handler, Python printed it whole on stderr).
+    oauth = logging.getLogger(_SDK_OAUTH_LOGGER)
+    said = logging.StreamHandler()
+    said.setLevel(logging.WARNING)
+    said.setFormatter(_OneLine())
+    said.addFilter(lambda record: record.exc_info is None)
+    oauth.addHandler(said)
     try:
         yield
     finally:
         logger.removeHandler(handler)
+        oauth.removeHandler(said)
         handler.close()
+        said.close()
 
 
 def _explained(error: BaseException) -> str:

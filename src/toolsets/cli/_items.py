@@ -28,6 +28,7 @@ from mcp import Client, MCPError
 
 from toolsets._errors import ToolCallError
 from toolsets.cli._describe import SHORT
+from toolsets.cli._login import logged_in_toolset, login_prompt, login_settings
 from toolsets.cli._options import (
     debug_option,
     json_option,
@@ -120,14 +121,20 @@ class _InProcess:
         await self._stack.aclose()
 
 
-def _servers(sources: Sequence[str], params: Mapping[str, Any]) -> list[_Server]:
-    """The MCP servers the sources name, not connected yet.
+def _servers(
+    sources: Sequence[str],
+    params: Mapping[str, Any],
+    prompt: Callable[[str, str, bool], None] | None = None,
+) -> list[_Server]:
+    """The MCP servers the sources name, not connected yet (those over HTTP sending no
+    credential of their own logged in to, ``prompt`` showing where: `authorized`).
 
     Raises:
         SourceError: a source is a spec, or Python that is no `McpServer`.
     """
-    from toolsets.mcp import McpToolset, StreamableHttp, read_mcp_config
+    from toolsets.mcp import StreamableHttp, read_mcp_config
 
+    settings = login_settings(params)
     found: list[_Server] = []
     for source in sources:
         kind = kind_of(source)
@@ -139,7 +146,7 @@ def _servers(sources: Sequence[str], params: Mapping[str, Any]) -> list[_Server]
             )
         if kind == "config":
             for name, transport in read_mcp_config(source).items():
-                found.append(McpToolset(transport, name=name))
+                found.append(logged_in_toolset(transport, settings, prompt, name=name))
             continue
         made = python_toolset(source)
         if not isinstance(made, ServedToolset):
@@ -151,14 +158,14 @@ def _servers(sources: Sequence[str], params: Mapping[str, Any]) -> list[_Server]
         found.append(_InProcess(made.server))
     debug = bool((click.get_current_context().find_root().obj or {}).get("debug"))
     for command in params["stdio"]:
-        found.append(McpToolset(stdio_transport(command, debug=debug)))
+        found.append(logged_in_toolset(stdio_transport(command, debug=debug), None, None))
     headers = pairs(params["mcp_headers"], "--mcp-header")
     for url in params["http"]:
         try:
             transport = StreamableHttp(url=url, headers=headers)
         except ValueError as exc:
             raise SourceError(f"--http {url}: {exc}", source=url) from exc
-        found.append(McpToolset(transport))
+        found.append(logged_in_toolset(transport, settings, prompt))
     if not found:
         raise SourceError(
             "no MCP server given: name an mcpServers file, module:attribute naming an "
@@ -174,7 +181,7 @@ async def _connected(
 ) -> AsyncIterator[list[_Server]]:
     """The servers, each shut down when the block ends (their connections are made
     when first asked)."""
-    servers = _servers(sources, params)
+    servers = _servers(sources, params, login_prompt(terminal))
     chosen = params.get("server")
     if chosen is not None:
         servers = _named(servers, chosen)

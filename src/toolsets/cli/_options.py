@@ -26,6 +26,7 @@ from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._tool import Tool
 from toolsets._toolset import Toolset
 from toolsets.cli._describe import counted, unwrapped
+from toolsets.cli._login import login_options, login_prompt, login_settings
 from toolsets.cli._sources import (
     CONFIRM_POLICIES,
     CREDENTIAL_ENV_PREFIX,
@@ -81,7 +82,8 @@ confirmation itself). One policy over every source: a call is confirmed once.
 
 def mcp_server_options(*, http_source: bool = True) -> list[Callable[..., Any]]:
     """The options naming MCP servers: ``--stdio``, ``--mcp-url`` (also ``--http``
-    unless not ``http_source``) and ``--mcp-header``."""
+    unless not ``http_source``) and ``--mcp-header``; and how to log in to those over
+    HTTP (`login_options`)."""
     return [
         click.option(
             "--stdio",
@@ -105,6 +107,7 @@ def mcp_server_options(*, http_source: bool = True) -> list[Callable[..., Any]]:
             metavar="NAME=VALUE",
             help="A header for every request to an MCP server over HTTP (repeatable; never shown).",
         ),
+        *login_options(),
     ]
 
 
@@ -256,8 +259,8 @@ class SizeType(click.ParamType):  # type: ignore[type-arg]  # generic from click
 
 
 def calls_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--retries N``, ``--rate-limit RATE``, ``--cache`` and ``--cache-size SIZE``, of
-    every command that calls tools."""
+    """``--retries N``, ``--rate-limit RATE``, ``--max-result-bytes N``, ``--cache`` and
+    ``--cache-size SIZE``, of every command that calls tools."""
     command = click.option(
         "--cache-size",
         "cache_size",
@@ -274,6 +277,15 @@ def calls_options(command: Callable[..., Any]) -> Callable[..., Any]:
         help="Keep the APIs' responses to GET requests in memory and answer calls from "
         "them as their Cache-Control and ETag allow (a stale one is checked with "
         "If-None-Match), each caller's apart from every other's.",
+    )(command)
+    command = click.option(
+        "--max-result-bytes",
+        "max_result_bytes",
+        type=click.IntRange(min=1000),
+        default=None,
+        metavar="N",
+        help="Cut a result over N bytes of JSON to fit (lists keep their first items, "
+        "long texts their beginning), with a note saying how to get the rest.",
     )(command)
     command = click.option(
         "--rate-limit",
@@ -382,8 +394,10 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         prefixes=given_prefixes(),
         spec_credentials=params.get("spec_credentials", True),
         user_bearer=params.get("user_bearer"),
+        oauth=login_settings(params),
         retries=params.get("retries", 0),
         rate_limit=params.get("rate_limit"),
+        max_result_bytes=params.get("max_result_bytes"),
         cache_bytes=_cache_bytes(params),
     )
 
@@ -414,7 +428,7 @@ async def opened(
     when the block ends. ``calls``: the tools are offered for calling (`serve`, `run`),
     so a warning says when operations cannot be (a spec naming no server)."""
     options = options_of(params)
-    loading = Sources(sources, options)
+    loading = Sources(sources, options, login_prompt=login_prompt(terminal))
     what = "Loading the spec" if loading.has_specs else "Connecting"
     # No collector passes while the sources load and are listed (a big spec is a
     # million long-lived objects, and each pass over them is wasted); then what is

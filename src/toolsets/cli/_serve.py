@@ -35,6 +35,7 @@ from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
 from toolsets.cli._catalog import Catalog, catalog_of, catalog_options, check_extras, offered
+from toolsets.cli._login import login_words
 from toolsets.cli._options import (
     SourceCommand,
     calls_options,
@@ -167,6 +168,11 @@ def client_config(
             args.append(f"{option}={header}={PLACEHOLDER}")
             secrets.append(f"{option} {header}")
     args += _selection_words(params, tool_timeout, catalog)
+    words, variables = login_words(params)
+    args += words
+    for variable in variables:
+        env[variable] = PLACEHOLDER
+        secrets.append(variable)
     command = _command()
     entry: dict[str, JsonValue] = {"command": command[0], "args": [*command[1:], *args]}
     if env:

@@ -33,7 +33,7 @@ from toolsets._toolset import ListingVaries, StaticToolset, Toolset
 from toolsets._wrappers import WrapperToolset, combined, filtered, prefixed
 
 if TYPE_CHECKING:
-    from toolsets.mcp import McpServer, Stdio, UserBearer, UserCredentials
+    from toolsets.mcp import McpServer, McpToolset, Stdio, Transport, UserBearer, UserCredentials
     from toolsets.openapi import HttpCache, OpenApiToolset
 
 __all__ = [
@@ -170,6 +170,8 @@ class SourceOptions:
     """``--retries``: runs of a call beyond the first when the API pushes back (`Retry`)."""
     rate_limit: tuple[float, float] | None = None
     """``--rate-limit``: (calls, seconds) to each upstream (`RateLimit`)."""
+    max_result_bytes: int | None = None
+    """``--max-result-bytes``: the most a result weighs as JSON (`ResultLimit`)."""
     cache_bytes: int | None = None
     """``--cache``/``--cache-size``: the budget of the `HttpCache` every spec shares (None:
     no cache)."""
@@ -179,23 +181,28 @@ class SourceOptions:
     naming none of those) for every ``--mcp-url`` MCP server; and ``access``, where each
     user's credentials are found (`user_credentials`'s settings). None: the servers get
     their own headers (``--mcp-header``, the file's) only."""
+    oauth: Mapping[str, Any] | None = None
+    """How MCP servers over HTTP sending no credential of their own are logged in to
+    (`toolsets.cli._login.login_settings`); None: they are not (``--no-login``)."""
 
 
 def _production(toolset: Toolset, options: SourceOptions) -> Toolset:
-    """``toolset`` with ``--retries`` and ``--rate-limit`` around its calls (each try
-    through the rate limit)."""
-    wrappers: list[Any] = []
-    if options.retries or options.rate_limit is not None:
-        from toolsets.calls import RateLimit, Retry, wrap_calls
+    """``toolset`` with ``--max-result-bytes``, ``--retries`` and ``--rate-limit`` around
+    its calls, in that order (each try through the rate limit, the last result cut)."""
+    if not (options.retries or options.rate_limit or options.max_result_bytes):
+        return toolset
+    from toolsets.calls import RateLimit, ResultLimit, Retry, wrap_calls
 
-        if options.retries:
-            wrappers.append(Retry(tries=options.retries + 1))
-        if options.rate_limit is not None:
-            calls, seconds = options.rate_limit
-            wrappers.append(RateLimit(rate=calls, per=seconds))
-        wrapped: Toolset = wrap_calls(toolset, *wrappers)
-        return wrapped
-    return toolset
+    wrappers: list[Any] = []
+    if options.max_result_bytes:
+        wrappers.append(ResultLimit(max_bytes=options.max_result_bytes))
+    if options.retries:
+        wrappers.append(Retry(tries=options.retries + 1))
+    if options.rate_limit is not None:
+        calls, seconds = options.rate_limit
+        wrappers.append(RateLimit(rate=calls, per=seconds))
+    wrapped: Toolset = wrap_calls(toolset, *wrappers)
+    return wrapped
 
 
 def kind_of(source: str) -> str:
@@ -414,11 +421,20 @@ class Sources:
     Args:
         sources: The positional SOURCE arguments.
         options: The options every such command takes.
+        login_prompt: Shows the user where to log in to a server (default: a warning
+            logged).
     """
 
-    def __init__(self, sources: Sequence[str], options: SourceOptions) -> None:
+    def __init__(
+        self,
+        sources: Sequence[str],
+        options: SourceOptions,
+        *,
+        login_prompt: Callable[[str, str, bool], None] | None = None,
+    ) -> None:
         self.sources = tuple(sources)
         self.options = options
+        self.login_prompt = login_prompt
         self.kinds = [kind_of(source) for source in self.sources]
         if not self.sources and not options.stdio and not options.http:
             raise SourceError(
@@ -503,7 +519,7 @@ class Sources:
             SourceError: ``--user-bearer`` names a server of the file that cannot carry
                 a bearer token (started as a process, or over HTTP+SSE).
         """
-        from toolsets.mcp import McpToolset, Stdio, StreamableHttp, read_mcp_config
+        from toolsets.mcp import Stdio, StreamableHttp, read_mcp_config
 
         wanted = self._bearer_names()
         transports = read_mcp_config(source)
@@ -524,12 +540,18 @@ class Sources:
             transports[name] = replace(transport, header_provider=self._bearer(name))
             claimed.add(name)
         parts = [
-            prefixed(
-                McpToolset(transport, name=name, **self._mcp_options), PREFIX_NAMES.legal(name)
-            )
+            prefixed(self._server(transport, name=name), PREFIX_NAMES.legal(name))
             for name, transport in transports.items()
         ]
         return combined(*parts)
+
+    def _server(self, transport: Transport, **options: Any) -> McpToolset:
+        """The toolset of the server ``transport`` reaches: logging in to it over HTTP
+        when it sends no credential of its own (`authorized`)."""
+        from toolsets.cli._login import logged_in_toolset
+
+        made = {**self._mcp_options, **options}
+        return logged_in_toolset(transport, self.options.oauth, self.login_prompt, **made)
 
     def _servers(self, claimed: set[str]) -> list[tuple[Toolset, str, int, str]]:
         """The MCP servers of ``--stdio`` and ``--http``: each server's toolset, its
@@ -569,9 +591,7 @@ class Sources:
                 )
             except ValueError as exc:
                 raise SourceError(f"--http {url}: {exc}", source=url) from exc
-            found.append(
-                (McpToolset(transport, **self._mcp_options), "http", index, f"--http {url}")
-            )
+            found.append((self._server(transport), "http", index, f"--http {url}"))
         return found
 
     def _bearer_names(self) -> list[str]:

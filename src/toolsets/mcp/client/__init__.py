@@ -1,5 +1,6 @@
 """MCP servers as toolsets: `McpToolset` over `Stdio`, `StreamableHttp` or `Sse`, the
-callbacks a server may call back (sampling, elicitation, roots), workload identity, and
+callbacks a server may call back (sampling, elicitation, roots), workload identity, OAuth
+logins that last (`oauth_login`, kept in a `LoginStore`), and
 the ``{"mcpServers": {...}}`` config files. Nothing here imports `toolsets.mcp.server`.
 
 The names are re-exported by `toolsets.mcp`, which is where users import them from."""
@@ -7,6 +8,19 @@ The names are re-exported by `toolsets.mcp`, which is where users import them fr
 from toolsets.mcp.client._callbacks import ElicitationHandler, RootsSource, SamplingHandler
 from toolsets.mcp.client._calls import ProgressHandler
 from toolsets.mcp.client._config import InputValues, load_mcp_config, read_mcp_config
+from toolsets.mcp.client._login import (
+    LOGIN_TIMEOUT,
+    LoginPrompt,
+    forget_login,
+    oauth_client_credentials,
+    oauth_login,
+)
+from toolsets.mcp.client._login_store import (
+    FileLoginStore,
+    KeyringLoginStore,
+    LoginStore,
+    LoginStoreKind,
+)
 from toolsets.mcp.client._stdio import KILL_GRACE
 from toolsets.mcp.client._toolset import (
     DEFAULT_CALL_TIMEOUT,
@@ -30,8 +44,14 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "KILL_GRACE",
     "ElicitationHandler",
+    "FileLoginStore",
     "HeaderProvider",
     "InputValues",
+    "KeyringLoginStore",
+    "LOGIN_TIMEOUT",
+    "LoginPrompt",
+    "LoginStore",
+    "LoginStoreKind",
     "McpTool",
     "McpToolset",
     "ProgressHandler",
@@ -43,6 +63,9 @@ __all__ = [
     "StreamableHttp",
     "Transport",
     "WorkloadIdentity",
+    "forget_login",
     "load_mcp_config",
+    "oauth_client_credentials",
+    "oauth_login",
     "read_mcp_config",
 ]

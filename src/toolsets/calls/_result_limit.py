@@ -1,0 +1,205 @@
+"""`ResultLimit`: what goes back to the model kept under a size, the rest described.
+
+A result whose compact JSON is over ``max_bytes`` comes back as ``{"result": ...,
+"truncated": "..."}``: the result cut to fit, still the same JSON shape (lists keep their
+first items, long texts their beginning, objects all their keys), and a note saying what
+was cut and how to get the rest: the next page the result itself links to (a ``next``
+URL, ``@odata.nextLink``, ``links.next``, a ``next_cursor`` token...) as the tool's own
+arguments when it takes them, else the tool's paging arguments (``page``, ``limit``,
+``cursor``...) to ask for less at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pydantic_core
+
+from toolsets._json import JsonValue
+from toolsets._results import is_error_result
+from toolsets._tool import Tool
+from toolsets.calls._wrapping import CallNext, ToolCall
+
+__all__ = ["DEFAULT_MAX_RESULT_BYTES", "ResultLimit"]
+
+DEFAULT_MAX_RESULT_BYTES = 100_000
+"""What a result may weigh as compact JSON: about 25,000 tokens."""
+
+_NEXT_LINKS = ("next", "nextLink", "next_link", "@odata.nextLink", "next_url", "nextUrl")
+"""Keys whose value is the URL of the next page (at the top, or under ``links``,
+``_links``, ``paging``, ``pagination``, ``meta``)."""
+_NEXT_TOKENS = {
+    "next_cursor": ("cursor", "next_cursor", "after", "starting_after"),
+    "nextCursor": ("cursor", "nextCursor", "after"),
+    "next_page_token": ("page_token", "pageToken", "next_page_token"),
+    "nextPageToken": ("pageToken", "page_token", "nextPageToken"),
+    "next_page": ("page",),
+    "nextPage": ("page",),
+    "cursor": ("cursor", "after"),
+}
+"""Keys whose value is the next page's token, and the arguments that take it."""
+_CONTAINERS = ("links", "_links", "paging", "pagination", "meta", "response_metadata")
+"""Objects a result's next link may be found in."""
+_PAGING = frozenset(
+    {
+        *("page", "per_page", "perPage", "page_size", "pageSize", "limit", "offset"),
+        *("cursor", "after", "before", "starting_after", "page_token", "pageToken"),
+        *("max_results", "maxResults", "top", "$top", "skip", "$skip", "count", "size"),
+    }
+)
+"""Argument names that page through a result."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultLimit:
+    """A `CallWrapper` keeping a result's compact JSON under ``max_bytes`` (see the
+    module). An error result is never cut.
+
+    Args:
+        max_bytes: The most a result may weigh as compact JSON (UTF-8).
+    """
+
+    max_bytes: int = DEFAULT_MAX_RESULT_BYTES
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 1_000:
+            raise ValueError(f"max_bytes must be at least 1000, not {self.max_bytes}")
+
+    async def __call__(self, call: ToolCall, call_next: CallNext) -> JsonValue:
+        result = await call_next(call)
+        if is_error_result(result):
+            return result
+        size = _size(result)
+        if size <= self.max_bytes:
+            return result
+        room = self.max_bytes - _NOTE_ROOM
+        cut, said = _shrunk(result, room)
+        note = (
+            f"The result was {size:,} bytes of JSON, over the {self.max_bytes:,} this call "
+            f"may return: {said}. {_how_to_get_more(call.tool, result)}"
+        )
+        return {"result": cut, "truncated": note}
+
+
+_NOTE_ROOM = 600
+"""Bytes kept for the note beside the cut result."""
+
+
+def _size(value: JsonValue) -> int:
+    return len(pydantic_core.to_json(value))
+
+
+def _shrunk(value: JsonValue, room: int) -> tuple[JsonValue, str]:
+    """``value`` cut to fit ``room`` bytes, and what was cut."""
+    longest = max(200, room // 8)
+    # The most items any list keeps, found by halving: the largest that fits.
+    low, high = 0, max(1, _longest_list(value))
+    best: tuple[JsonValue, _Cuts] | None = None
+    while low <= high:
+        keep = (low + high) // 2
+        cuts = _Cuts()
+        made = _cut(value, keep, longest, cuts, "")
+        if _size(made) <= room:
+            best, low = (made, cuts), keep + 1
+        else:
+            high = keep - 1
+    if best is None:  # even empty lists do not fit: the beginning of its JSON text
+        text = pydantic_core.to_json(value).decode()
+        return text[: max(0, room - 100)], "only the beginning of its JSON text is shown"
+    made, cuts = best
+    return made, cuts.said()
+
+
+def _longest_list(value: JsonValue) -> int:
+    if isinstance(value, list):
+        return max([len(value), *(_longest_list(item) for item in value[:1000])])
+    if isinstance(value, dict):
+        return max([0, *(_longest_list(item) for item in value.values())])
+    return 0
+
+
+class _Cuts:
+    """What a cut left out: lists by path (shown, total), and texts shortened."""
+
+    def __init__(self) -> None:
+        self.lists: list[tuple[str, int, int]] = []
+        self.texts = 0
+
+    def said(self) -> str:
+        parts = []
+        shown = [f"{path or 'the list'}: {kept:,} of {total:,}" for path, kept, total in self.lists]
+        if shown:
+            more = f" and {len(shown) - 3} more lists" if len(shown) > 3 else ""
+            parts.append(f"lists keep their first items ({'; '.join(shown[:3])}{more})")
+        if self.texts:
+            parts.append(f"{self.texts:,} long text(s) keep their beginning")
+        return ", ".join(parts) or "it was cut"
+
+
+def _cut(value: JsonValue, keep: int, longest: int, cuts: _Cuts, path: str) -> JsonValue:
+    if isinstance(value, str):
+        if len(value) > longest:
+            cuts.texts += 1
+            return value[:longest] + "…"
+        return value
+    if isinstance(value, list):
+        if len(value) > keep:
+            cuts.lists.append((path, keep, len(value)))
+        return [_cut(item, keep, longest, cuts, f"{path}[]") for item in value[:keep]]
+    if isinstance(value, dict):
+        return {
+            k: _cut(v, keep, longest, cuts, f"{path}.{k}" if path else k) for k, v in value.items()
+        }
+    return value
+
+
+def _how_to_get_more(tool: Tool, result: JsonValue) -> str:
+    """How the model gets the rest: the next page's arguments, or the paging ones."""
+    declaration = tool.call_declaration()
+    properties = declaration.parameters.get("properties", {}) if declaration else {}
+    takes = set(properties) if isinstance(properties, Mapping) else set()
+    following = _next_arguments(result, takes)
+    if following:
+        shown = pydantic_core.to_json(following).decode()
+        return f"The next page: call {tool.name} again with {shown} (and the same other arguments)."
+    paging = sorted(takes & _PAGING)
+    if paging:
+        return (
+            f"Ask for less at a time, or page through it, with {tool.name}'s arguments "
+            f"{', '.join(paging)}."
+        )
+    return "Ask for less (narrower arguments) to see all of it."
+
+
+def _next_arguments(result: JsonValue, takes: set[str]) -> dict[str, Any]:
+    """The arguments of the next page ``result`` links to, of those the tool takes."""
+    if not isinstance(result, dict):
+        return {}
+    places: list[Mapping[str, Any]] = [result]
+    for key in _CONTAINERS:
+        inner = result.get(key)
+        if isinstance(inner, dict):
+            places.append(inner)
+    for place in places:
+        for key in _NEXT_LINKS:
+            link = place.get(key)
+            if isinstance(link, dict):  # HAL: {"next": {"href": ...}}
+                link = link.get("href")
+            if isinstance(link, str) and "?" in link:
+                query = dict(parse_qsl(urlsplit(link).query))
+                found = {name: query[name] for name in query if name in takes}
+                if found:
+                    return found
+        for key, arguments in _NEXT_TOKENS.items():
+            token = place.get(key)
+            if isinstance(token, str | int) and not isinstance(token, bool) and token != "":
+                for argument in _taken(arguments, takes):
+                    return {argument: token}
+    return {}
+
+
+def _taken(names: Sequence[str], takes: set[str]) -> list[str]:
+    return [name for name in names if name in takes]
