@@ -52,6 +52,10 @@ def api(arrivals: Arrivals) -> Any:
                 status = 304
         elif path == "/changing":  # stale, and changed each time it is asked for
             head = {"cache-control": "max-age=0", "etag": f'"v{n}"'}
+        elif path == "/modified":  # stale, with a date to ask about
+            head = {"cache-control": "max-age=0", "last-modified": "Mon, 07 Dec 2026 08:00:00 GMT"}
+            if "if-modified-since" in headers:
+                status = 304
         elif path == "/nostore":
             head = {"cache-control": "no-store, max-age=60"}
         elif path == "/vary":
@@ -87,6 +91,7 @@ def spec() -> dict[str, Any]:
             "/fresh": {"get": {"operationId": "fresh", "responses": answer}},
             "/etag": {"get": {"operationId": "etag", "responses": answer}},
             "/nostore": {"get": {"operationId": "nostore", "responses": answer}},
+            "/modified": {"get": {"operationId": "modified", "responses": answer}},
             "/changing": {"get": {"operationId": "changing", "responses": answer}},
             "/gzip": {"get": {"operationId": "gzipped", "responses": answer}},
             "/vary": {"get": {"operationId": "vary", "parameters": [lang], "responses": answer}},
@@ -183,6 +188,19 @@ async def test_a_stale_response_is_asked_for_with_if_none_match_and_a_304_gives_
     sent = arrivals.seen["GET /etag"]
     assert [h.get("if-none-match") for h in sent] == [None, '"v1"']
     assert (cache.revalidated, cache.misses) == (1, 1)
+
+
+async def test_a_stale_response_with_last_modified_is_asked_for_with_if_modified_since(
+    base_url: str, arrivals: Arrivals
+) -> None:
+    cache = HttpCache()
+    async with cached(base_url, cache) as toolset:
+        assert await called(toolset, "modified") == {"n": 1}
+        assert await called(toolset, "modified") == {"n": 1}
+    sent = arrivals.seen["GET /modified"]
+    asked = [h.get("if-modified-since") for h in sent]
+    assert asked == [None, "Mon, 07 Dec 2026 08:00:00 GMT"]
+    assert cache.revalidated == 1
 
 
 async def test_a_changed_response_replaces_the_one_kept(base_url: str, arrivals: Arrivals) -> None:

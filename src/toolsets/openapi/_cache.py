@@ -25,7 +25,9 @@ request carries (those given to the toolset or by the user served, ``headers=``,
 request's own ``Authorization``, ``Cookie`` and key-like headers), so one caller's
 response is never given to another — two users served with their own credentials each
 have their own entries. The credentials are not kept, only their digest (and a request
-header the response varies on).
+header the response varies on). What a ``client=`` of yours adds as it sends (its
+``auth=``) is not seen: toolsets given clients with different ``auth=`` need caches of
+their own.
 
 The cache holds at most ``max_bytes`` (bodies and headers): beyond, the entries least
 recently used go first. A body cut at the toolset's ``max_response_bytes`` is not kept,
