@@ -13,9 +13,11 @@ import httpx2
 import pytest
 
 from tests.helpers import serve_app
+from tests.mcp.server_helpers import connected
 from tests.telemetry.helpers import Recorded, recorded
-from toolsets import AuthCredential, ToolContext, ToolDefinitionError
+from toolsets import AuthCredential, Identity, Invocation, ToolContext, ToolDefinitionError
 from toolsets._invoke import Done, invoke
+from toolsets.mcp import McpServer, UserCredentials
 from toolsets.openapi import HttpCache, OpenApiToolset
 
 pytestmark = pytest.mark.anyio
@@ -235,6 +237,34 @@ async def test_users_served_with_their_own_credentials_never_share_a_cached_resp
         assert await called(toolset, "mine", user=bob) == {"n": 2, "user": "bob"}
     assert arrivals.count("GET /mine") == 2
     assert cache.hits == 2
+
+
+async def test_a_server_giving_each_user_their_own_credentials_keeps_their_responses_apart(
+    base_url: str, arrivals: Arrivals
+) -> None:
+    users = UserCredentials.from_mapping(
+        {"alice": {"token": "alice-token-0001"}, "bob": {"token": "bob-token-000002"}}
+    )
+    cache = HttpCache()
+    toolset = cached(base_url, cache)
+
+    def serving(subject: str) -> McpServer:
+        identity = Identity(subject=subject, issuer="https://id.example", client_id="app")
+        invocation = Invocation(identity=identity, scopes=frozenset(), session_id=subject)
+        return McpServer(toolset, credentials=users, invocation=invocation)
+
+    seen = []
+    async with toolset:
+        for subject in ("alice", "bob", "alice", "bob"):
+            async with connected(serving(subject), "2026-07-28") as client:
+                seen.append((await client.call_tool("mine", {})).structured_content)
+    assert seen == [
+        {"n": 1, "user": "alice"},
+        {"n": 2, "user": "bob"},
+        {"n": 1, "user": "alice"},
+        {"n": 2, "user": "bob"},
+    ]
+    assert arrivals.count("GET /mine") == 2
 
 
 async def test_toolsets_sharing_a_cache_with_other_keys_or_headers_do_not_share_responses(
