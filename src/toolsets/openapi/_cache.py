@@ -48,7 +48,7 @@ from toolsets._auth import SECRET_NAME, AuthCredential
 if TYPE_CHECKING:
     from toolsets.openapi._cached import Engine, Outcome
 
-__all__ = ["DEFAULT_CACHE_BYTES", "HttpCache"]
+__all__ = ["CACHE_ATTRIBUTE", "DEFAULT_CACHE_BYTES", "HttpCache", "identity"]
 
 DEFAULT_CACHE_BYTES = 32 * 1024 * 1024
 """`HttpCache`'s default budget: 32 MiB."""
