@@ -7,7 +7,7 @@ from __future__ import annotations
 from toolsets._errors import ToolsetError
 from toolsets._install import install_line
 
-__all__ = ["NEEDED", "CommandError", "missing_cli"]
+__all__ = ["NEEDED", "CommandError", "SourceError", "missing_cli"]
 
 NEEDED = ("click", "rich")
 """The modules the command line needs beyond the plain install (the ``cli`` extra)."""
@@ -26,3 +26,11 @@ def missing_cli(cause: ImportError) -> ImportError:
         f"the toolsets command needs the cli extra ({missing}): {install_line('cli')}",
         name=cause.name,
     )
+
+
+class SourceError(ToolsetError):
+    """A SOURCE argument names nothing the command line can use (``.source``)."""
+
+    def __init__(self, message: str, *, source: str) -> None:
+        super().__init__(message)
+        self.source = source

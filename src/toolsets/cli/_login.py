@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolsets.cli._errors import missing_cli
+from toolsets.cli._errors import SourceError, missing_cli
 
 try:
     import click
@@ -182,8 +182,6 @@ def login_auth(
     if settings.get("client"):
         secret = os.environ.get(CLIENT_SECRET_ENV)
         if not secret:
-            from toolsets.cli._sources import SourceError
-
             raise SourceError(
                 f"--oauth-client {settings['client']} needs its secret in the environment "
                 f"variable {CLIENT_SECRET_ENV}",

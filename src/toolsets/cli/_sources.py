@@ -31,6 +31,7 @@ from toolsets._names import PREFIX_NAMES
 from toolsets._tool import Tool
 from toolsets._toolset import ListingVaries, StaticToolset, Toolset
 from toolsets._wrappers import WrapperToolset, combined, filtered, prefixed
+from toolsets.cli._errors import SourceError
 
 if TYPE_CHECKING:
     from toolsets.mcp import McpServer, McpToolset, Stdio, Transport, UserBearer, UserCredentials
@@ -78,14 +79,6 @@ _TAGS_SHOWN = 12
 _HEAD = 65536
 """Characters of a file read to tell a spec from an MCP config."""
 _SPEC_KEY = re.compile(r"""^[\s{]*["']?(openapi|swagger)["']?\s*:""", re.M)
-
-
-class SourceError(ToolsetError):
-    """A SOURCE argument names nothing the command line can use (``.source``)."""
-
-    def __init__(self, message: str, *, source: str) -> None:
-        super().__init__(message)
-        self.source = source
 
 
 def credential_env_name(scheme: str) -> str:

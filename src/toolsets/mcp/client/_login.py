@@ -41,12 +41,8 @@ from toolsets.mcp.client._login_redirect import (
     log_prompt,
     registered_port,
 )
-from toolsets.mcp.client._login_store import (
-    LoginStore,
-    LoginStoreKind,
-    StoredLogin,
-    chosen_store,
-)
+from toolsets.mcp.client._login_store import LoginStore, LoginStoreKind, chosen_store
+from toolsets.mcp.client._stored_login import StoredLogin
 
 __all__ = [
     "CALLBACK_PATH",
@@ -194,29 +190,28 @@ def oauth_login(
     ``"keyring"`` without the ``keyring`` extra raises ImportError, and without a
     working keyring `AuthError`.
     """
-    chosen = chosen_store(store)
+    shown = prompt or log_prompt
     redirect = LoopbackRedirect(
-        url,
-        0,
-        browser=browser,
-        prompt=prompt or log_prompt,
-        timeout=timeout,
-        interactive=interactive,
+        url, 0, browser=browser, prompt=shown, timeout=timeout, interactive=interactive
     )
-    metadata = OAuthClientMetadata(
+    return _LastingLogin(
+        redirect,
+        StoredLogin(chosen_store(store), url),
+        server_url=url,
+        client_metadata=_metadata(client_name, redirect),
+        redirect_handler=redirect.open,
+        callback_handler=redirect.callback,
+        client_metadata_url=client_metadata_url,
+    )
+
+
+def _metadata(client_name: str, redirect: LoopbackRedirect) -> OAuthClientMetadata:
+    """What the client registers: a public client redirected to ``redirect``."""
+    return OAuthClientMetadata(
         client_name=client_name,
         redirect_uris=[AnyUrl(redirect.uri)],  # its port is set when the login is read
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
-    )
-    return _LastingLogin(
-        redirect,
-        StoredLogin(chosen, url),
-        server_url=url,
-        client_metadata=metadata,
-        redirect_handler=redirect.open,
-        callback_handler=redirect.callback,
-        client_metadata_url=client_metadata_url,
     )
 
 

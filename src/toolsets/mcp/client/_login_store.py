@@ -6,7 +6,7 @@ its owner alone, under the user's config directory.
 What a store keeps for a server is a *login record*: the client the authorization server
 registered, the tokens it issued, and when the access token expires (an absolute time, so
 that a later process knows whether to refresh it). `StoredLogin` presents one server's
-record as the `mcp` SDK's ``TokenStorage``.
+record as the `mcp` SDK's ``TokenStorage`` (`toolsets.mcp.client._stored_login`).
 
 A record that cannot be read as ours (corrupt, written by another program, for another
 server, owned by another user, or readable by others) is reported once as a warning and
@@ -22,25 +22,21 @@ import logging
 import os
 import stat
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
 
 import anyio.to_thread
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
-from pydantic import ValidationError
 
 from toolsets._errors import AuthError
 
 __all__ = [
     "KEYRING_SERVICE",
+    "LOGIN_FORMAT",
     "REFRESH_AHEAD",
     "FileLoginStore",
     "KeyringLoginStore",
     "LoginStore",
     "LoginStoreKind",
-    "StoredLogin",
     "chosen_store",
     "login_store",
     "logins_folder",
@@ -55,7 +51,7 @@ half-way through a command."""
 KEYRING_SERVICE = "toolsets-mcp-login"
 """The keyring service under which each server's login is kept (the user name is the
 server's URL)."""
-_FORMAT = "toolsets-mcp-login/1"
+LOGIN_FORMAT = "toolsets-mcp-login/1"
 """The ``format`` of a login record: a file without it is not ours."""
 _MAX_RECORD = 1 << 20
 """Bytes of a login file read at most (a record is a few kilobytes)."""
@@ -102,7 +98,7 @@ def logins_folder(environ: dict[str, str] | os._Environ[str] | None = None) -> P
 
 def _checked(server: str, record: object, where: str) -> dict[str, Any] | None:
     """``record`` if it is a login record of ours for ``server``; else None, warned."""
-    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+    if not isinstance(record, dict) or record.get("format") != LOGIN_FORMAT:
         why = "not a toolsets login record"
     elif record.get("server") != server:
         why = "the record of another server"
@@ -306,8 +302,8 @@ def login_store(kind: LoginStoreKind = "auto") -> LoginStore:
 
 class _Chosen:
     """The store of a `LoginStoreKind`, chosen when first used, in a worker thread:
-    finding whether a keyring works imports and asks its backends (a tenth of a second
-    or more), which the event loop is not kept waiting for."""
+    finding whether a keyring works imports and asks its backends (a noticeable wait),
+    which the event loop is not kept waiting for."""
 
     def __init__(self, kind: LoginStoreKind) -> None:
         self.kind = kind
@@ -335,109 +331,3 @@ class _Chosen:
 def chosen_store(store: LoginStore | LoginStoreKind) -> LoginStore:
     """``store``, or the store of that kind (`login_store`), chosen when first used."""
     return _Chosen(store) if isinstance(store, str) else store
-
-
-class StoredLogin:
-    """One server's login in a `LoginStore`, as the `mcp` SDK's ``TokenStorage``.
-
-    Tokens read back carry the time left before their expiry (less `REFRESH_AHEAD`) as
-    their ``expires_in``, so that a later process refreshes an expired access token
-    instead of sending it.
-
-    Args:
-        store: Where the login is kept.
-        server: The MCP server's URL.
-    """
-
-    def __init__(self, store: LoginStore, server: str) -> None:
-        self.store = store
-        self.server = server
-        self.discovered: Callable[[], dict[str, Any]] | None = None
-        """What the OAuth client discovered about the server and its authorization
-        server (their metadata), kept with the tokens: a later process refreshes them
-        at the authorization server's token endpoint without discovering it first."""
-        self._record: dict[str, Any] | None = None
-        self._read = False
-
-    async def _current(self) -> dict[str, Any]:
-        if not self._read:
-            self._record = await self.store.read(self.server)
-            self._read = True
-        if self._record is None:
-            self._record = {"format": _FORMAT, "server": self.server}
-        return self._record
-
-    async def get_tokens(self) -> OAuthToken | None:
-        record = await self._current()
-        kept = record.get("tokens")
-        if kept is None:
-            return None
-        try:
-            tokens = OAuthToken.model_validate(kept)
-        except ValidationError:
-            logger.warning(
-                "ignoring the tokens kept in %s (not tokens): logging in anew", self.store.where
-            )
-            return None
-        expires_at = record.get("expires_at")
-        if isinstance(expires_at, int | float):
-            left = expires_at - time.time() - REFRESH_AHEAD
-            tokens.expires_in = max(int(left), 0)
-        return tokens
-
-    async def kept_elsewhere(self) -> OAuthToken | None:
-        """The tokens the store holds now, if another process has put others there
-        since this one last read or wrote them (it refreshed the login first: with an
-        authorization server that rotates refresh tokens, the one this process holds is
-        spent); else None."""
-        seen = (self._record or {}).get("tokens") or {}
-        self._read = False
-        now = await self.get_tokens()
-        if now is None or now.access_token == seen.get("access_token"):
-            return None
-        return now
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        record = await self._current()
-        record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
-        expires_in = tokens.expires_in
-        record["expires_at"] = time.time() + int(expires_in) if expires_in is not None else None
-        if self.discovered is not None:
-            record["discovered"] = self.discovered()
-        await self.store.write(self.server, record)
-
-    async def get_discovered(self) -> dict[str, Any]:
-        """What `discovered` said when the tokens were kept (empty: nothing)."""
-        kept = (await self._current()).get("discovered")
-        return kept if isinstance(kept, dict) else {}
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        record = await self._current()
-        kept = record.get("client")
-        if kept is None:
-            return None
-        try:
-            return OAuthClientInformationFull.model_validate(kept)
-        except ValidationError:
-            logger.warning(
-                "ignoring the client kept in %s (not a client registration): logging in anew",
-                self.store.where,
-            )
-            return None
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        record = await self._current()
-        record["client"] = client_info.model_dump(mode="json", exclude_none=True)
-        record.pop("tokens", None)  # a new client's login starts afresh
-        record.pop("expires_at", None)
-        await self.store.write(self.server, record)
-
-    async def kept(self) -> bool:
-        """Whether a login is kept (a client registration or tokens)."""
-        record = await self._current()
-        return "client" in record or "tokens" in record
-
-    async def forget(self) -> bool:
-        """Drop the login; whether one was kept."""
-        self._record, self._read = None, True
-        return await self.store.forget(self.server)
