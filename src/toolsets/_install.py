@@ -68,6 +68,7 @@ PACKAGES = {
     "smolagents": "smolagents",
     "search": "bm25s",
     "code": "pydantic-monty",
+    "cache": "hishel",
     "otel": "opentelemetry-sdk",
     "redis": "redis",
     "keyring": "keyring",

@@ -101,3 +101,49 @@ def test_serve_takes_the_calls_options(spec_file: Path) -> None:
     assert "--retries N" in done.stdout
     assert "--rate-limit RATE" in done.stdout
     assert "--max-result-bytes N" in done.stdout
+
+
+@pytest.mark.anyio
+async def test_serve_with_a_cache_answers_a_fresh_get_again_without_reaching_the_api(
+    arrivals: Arrivals, url: str, spec_file: Path
+) -> None:
+    arrivals.plan["/items"] = [(200, {"cache-control": "max-age=60"})]
+    command = entry_point()
+    args = [*command[1:], "serve", str(spec_file), "--base-url", url, "--cache-size", "1M"]
+    params = StdioServerParameters(command=command[0], args=args, env=environment())
+    with anyio.fail_after(30):
+        async with Client(params) as client:
+            first = await client.call_tool("listItems", {})
+            second = await client.call_tool("listItems", {})
+    assert first.structured_content == second.structured_content
+    assert not second.is_error
+    assert arrivals.count("/items") == 1
+
+
+def test_call_with_cache_sends_a_no_store_get_as_usual(
+    arrivals: Arrivals, url: str, spec_file: Path
+) -> None:
+    arrivals.plan["/items"] = [(200, {"cache-control": "no-store"})]
+    done = toolsets_command(
+        "call", str(spec_file), "listItems", "--base-url", url, "--cache", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert stdout_json(done) == {"ok": True}
+    assert arrivals.count("/items") == 1
+
+
+@pytest.mark.parametrize("size", ["big", "0", "-1M", "12X"])
+def test_a_cache_size_that_is_no_size_is_one_line_naming_the_option(
+    spec_file: Path, size: str
+) -> None:
+    done = toolsets_command("call", str(spec_file), "listItems", "--cache-size", size)
+    assert done.returncode == 2
+    assert "--cache-size" in error_line(done)
+    assert "is not a size" in error_line(done)
+
+
+def test_run_and_serve_take_the_cache_options() -> None:
+    for command in ("run", "serve", "call"):
+        done = toolsets_command(command, "--help")
+        assert "--cache " in done.stdout
+        assert "--cache-size SIZE" in done.stdout

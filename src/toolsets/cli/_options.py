@@ -233,9 +233,51 @@ class RateType(click.ParamType):  # type: ignore[type-arg]  # generic from click
         return calls, period
 
 
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2}
+_UNITS |= {"g": 1024**3, "gb": 1024**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+
+
+class SizeType(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.5 only
+    """A size in bytes: ``1048576``, ``512K``, ``64M``, ``1G`` (powers of 1,024)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        digits = text.rstrip("abegikmt")
+        unit = _UNITS.get(text[len(digits) :].strip())
+        try:
+            number = float(digits)
+        except ValueError:
+            number = -1.0
+        size = int(number * unit) if unit is not None and 0 < number < float("inf") else 0
+        if size <= 0:
+            self.fail(f"{value!r} is not a size: say e.g. 64M, 512K or 1G", param, ctx)
+        return size
+
+
 def calls_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--retries N``, ``--rate-limit RATE`` and ``--max-result-bytes N``, of every
-    command that calls tools."""
+    """``--retries N``, ``--rate-limit RATE``, ``--max-result-bytes N``, ``--cache`` and
+    ``--cache-size SIZE``, of every command that calls tools."""
+    command = click.option(
+        "--cache-size",
+        "cache_size",
+        type=SizeType(),
+        default=None,
+        metavar="SIZE",
+        help="With --cache (which it turns on): what the cache holds at most (64M, 512K, "
+        "1G) [default: 32M].",
+    )(command)
+    command = click.option(
+        "--cache",
+        "cache",
+        is_flag=True,
+        help="Keep the APIs' responses to GET requests in memory and answer calls from "
+        "them as their Cache-Control and ETag allow (a stale one is checked with "
+        "If-None-Match), each caller's apart from every other's.",
+    )(command)
     command = click.option(
         "--max-result-bytes",
         "max_result_bytes",
@@ -356,7 +398,20 @@ def options_of(params: Mapping[str, Any]) -> SourceOptions:
         retries=params.get("retries", 0),
         rate_limit=params.get("rate_limit"),
         max_result_bytes=params.get("max_result_bytes"),
+        cache_bytes=_cache_bytes(params),
     )
+
+
+def _cache_bytes(params: Mapping[str, Any]) -> int | None:
+    """``--cache``/``--cache-size``: the cache's budget, None for no cache."""
+    size: int | None = params.get("cache_size")
+    if size is not None:
+        return size
+    if params.get("cache"):
+        from toolsets.openapi._cache import DEFAULT_CACHE_BYTES
+
+        return DEFAULT_CACHE_BYTES
+    return None
 
 
 def _debugging() -> bool:

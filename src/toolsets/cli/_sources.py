@@ -35,7 +35,7 @@ from toolsets.cli._errors import SourceError
 
 if TYPE_CHECKING:
     from toolsets.mcp import McpServer, McpToolset, Stdio, Transport, UserBearer, UserCredentials
-    from toolsets.openapi import OpenApiToolset
+    from toolsets.openapi import HttpCache, OpenApiToolset
 
 __all__ = [
     "CONFIRM_POLICIES",
@@ -165,6 +165,9 @@ class SourceOptions:
     """``--rate-limit``: (calls, seconds) to each upstream (`RateLimit`)."""
     max_result_bytes: int | None = None
     """``--max-result-bytes``: the most a result weighs as JSON (`ResultLimit`)."""
+    cache_bytes: int | None = None
+    """``--cache``/``--cache-size``: the budget of the `HttpCache` every spec shares (None:
+    no cache)."""
     user_bearer: Mapping[str, Any] | None = None
     """``toolsets serve --user-bearer``: ``names``, each the credential each caller's
     bearer token is for the HTTP server of that name in an ``mcpServers`` file, or (one
@@ -441,6 +444,8 @@ class Sources:
                     source="--prefix",
                 )
             self._prefix[kind, index] = name
+        self._cache: HttpCache | None = None
+        """The HTTP cache every spec shares (``--cache``; made with the first spec)."""
         self._users: UserCredentials | None = None
         """Each user's credentials, for ``--user-bearer`` (made once, on first use)."""
         self.empty: list[str] = []
@@ -678,11 +683,23 @@ class Sources:
             headers=dict(options.headers),
             credentials=credentials,
             confirm="never",  # `open` applies --confirm over every source
+            cache=self._http_cache(),
         )
         self._specs.append(toolset)
         if not await toolset.list_tools() and not toolset.problems:
             self.empty.append(source)
         return toolset, schemes
+
+    def _http_cache(self) -> HttpCache | None:
+        """The cache the specs share, made the first time (None: ``--cache`` not given)."""
+        size = self.options.cache_bytes
+        if size is None:
+            return None
+        if self._cache is None:
+            from toolsets.openapi import HttpCache
+
+            self._cache = HttpCache(max_bytes=size)
+        return self._cache
 
     @property
     def _credentials_given(self) -> bool:

@@ -1,6 +1,7 @@
 """OpenAPI specs as tools: `OpenApiToolset` makes one `RestApiTool` per operation of an
 OpenAPI 3.0 / 3.1 or Swagger 2.0 spec, sending requests exactly as the spec says."""
 
+from toolsets.openapi._cache import HttpCache
 from toolsets.openapi._checking import ValidationProgress
 from toolsets.openapi._model import Body, Encoding, MediaType, Operation, Parameter, Server
 from toolsets.openapi._oauth import AuthorizationCodeFlow, ClientAuthMethod, ClientCredentials
@@ -18,6 +19,7 @@ __all__ = [
     "ClientCredentials",
     "Credentials",
     "Encoding",
+    "HttpCache",
     "MediaType",
     "OpenApiToolset",
     "Operation",

@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import urljoin
 
@@ -31,6 +31,7 @@ from toolsets._errors import ToolCallError
 from toolsets._http import essence, is_json, is_text, map_http_errors, retry_after
 from toolsets._json import JsonValue
 from toolsets._results import error_result
+from toolsets.openapi._cache import HttpCache, identity
 from toolsets.openapi._clients import ApiClients
 from toolsets.openapi._document import Resolver
 from toolsets.openapi._model import Operation
@@ -95,6 +96,7 @@ class RestApi:
         max_response_bytes: Responses are cut beyond this size.
         check_responses: Check successful JSON responses against the spec: ``"warn"``
             logs, ``"error"`` also gives the model an error; None does not check.
+        cache: Answers GET requests it may (per identity), and keeps their responses.
     """
 
     def __init__(
@@ -107,6 +109,7 @@ class RestApi:
         headers: Mapping[str, str],
         max_response_bytes: int,
         check_responses: Literal["warn", "error"] | None,
+        cache: HttpCache | None = None,
     ) -> None:
         self.spec = spec
         self.resolver = resolver
@@ -117,6 +120,7 @@ class RestApi:
         """The secrets ``headers`` carry, masked in what the API sends back."""
         self.max_response_bytes = max_response_bytes
         self.check_responses = check_responses
+        self.cache = cache
         self.oauth = OAuth(clients.get)
         self._given: dict[str, _Sending] = {}
         """By operation (its pointer): what it sends with the toolset's own credentials,
@@ -273,11 +277,14 @@ class RestApi:
         for _ in range(MAX_REDIRECTS + 1):
             url = request.url
             with map_http_errors(request.method, url, target=target, secrets=secrets):
-                telemetry = _telemetry.current
-                if telemetry is None:
-                    response = await client.send(request, stream=True, follow_redirects=False)
-                else:  # a CLIENT span, sending traceparent on
-                    response = await telemetry.send(client, request, op.path)
+                if self.cache is not None:
+                    response = await self.cache.send(
+                        request,
+                        identity(request, sending.credentials, self.headers),
+                        partial(_sent, client, op.path),
+                    )
+                else:
+                    response = await _sent(client, op.path, request)
                 try:
                     if response.is_redirect and "location" in response.headers:
                         request = self._redirected(request, response, op, first)
@@ -383,6 +390,15 @@ class RestApi:
             problems=listed[:20],
             body=value,
         )
+
+
+async def _sent(client: httpx2.AsyncClient, path: str, request: httpx2.Request) -> httpx2.Response:
+    """``request`` sent (streamed, no redirect followed); a CLIENT span while telemetry is
+    on, sending traceparent on."""
+    telemetry = _telemetry.current
+    if telemetry is None:
+        return await client.send(request, stream=True, follow_redirects=False)
+    return await telemetry.send(client, request, path)
 
 
 def _content_type(response: httpx2.Response) -> str:

@@ -30,6 +30,7 @@ from toolsets._toolset import BaseToolset, ListingVaries
 from toolsets._urls import safe_url
 from toolsets.openapi._api import RestApi
 from toolsets.openapi._budget import DEFAULT_DECLARATION_BUDGET
+from toolsets.openapi._cache import HttpCache
 from toolsets.openapi._checking import ValidationProgress, count_operations, quicker
 from toolsets.openapi._clients import ApiClients, LoopClients, new_client
 from toolsets.openapi._document import (
@@ -171,6 +172,10 @@ class OpenApiToolset(BaseToolset):
             (each summarized as its type, description and property names), then the
             descriptions of the top-level arguments (which always stay, required or
             not). None sends every declaration whole.
+        cache: Keep the API's responses to GET requests and answer calls from them as
+            HTTP caching allows (``Cache-Control``, ``ETag`` revalidation, ``Vary``),
+            each identity its own entries (see `HttpCache`). None (the default) sends
+            every call.
 
     Raises:
         ToolDefinitionError: an option cannot work (``.field`` names it), e.g. a header
@@ -195,6 +200,7 @@ class OpenApiToolset(BaseToolset):
         headers: Mapping[str, str] | None = None,
         allow_refs: Sequence[str] = (),
         declaration_budget: int | None = DEFAULT_DECLARATION_BUDGET,
+        cache: HttpCache | None = None,
     ) -> None:
         confirm_rule(confirm)  # an invalid policy fails here
         if declaration_budget is not None and (
@@ -243,6 +249,11 @@ class OpenApiToolset(BaseToolset):
                 f"validate_responses must be None, 'warn' or 'error': {validate_responses!r}"
             )
         self._validate_responses: Literal["warn", "error"] | None = validate_responses
+        if cache is not None and not isinstance(cache, HttpCache):
+            raise ToolDefinitionError(
+                f"cache must be an HttpCache or None, not {type(cache).__name__}", field="cache"
+            )
+        self._cache = cache
         self._guard = threading.Lock()  # never held across an await
         self._api: RestApi | None = None
         self._tools: tuple[RestApiTool, ...] = ()
@@ -492,6 +503,7 @@ class OpenApiToolset(BaseToolset):
             headers=self._headers,
             max_response_bytes=self._max_response_bytes,
             check_responses=self._validate_responses,
+            cache=self._cache,
         )
         operations = spec.operations
         names = tool_names(operations)
