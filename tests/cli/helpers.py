@@ -137,6 +137,7 @@ def as_a_new_process(
     handlers = list(root.handlers)
     collecting = gc.isenabled()
     frozen = gc.get_freeze_count()
+    thresholds = gc.get_threshold()
     for name in [name for name in os.environ if name.startswith("TOOLSETS_CREDENTIAL")]:
         del os.environ[name]
     os.environ.update(env or {})
@@ -158,6 +159,7 @@ def as_a_new_process(
             _forget_modules_of(Path(cwd).resolve(), set(sys.modules) - modules)
         if frozen == 0:
             gc.unfreeze()
+        gc.set_threshold(*thresholds)  # `serve` tunes the collector for serving
         left_paused = collecting and not gc.isenabled()
         if left_paused:
             gc.enable()

@@ -29,6 +29,7 @@ from tests.mcp.helpers import HttpServer, eventually
 from tests.mcp.server.test_http import modern_call, post
 from tests.mcp.server_helpers import ACCEPT as HEADERS
 from tests.mcp.server_helpers import INITIALIZE
+from toolsets._gc import SERVING_THRESHOLDS
 from toolsets._ids import new_id
 
 pytestmark = pytest.mark.anyio
@@ -70,7 +71,14 @@ async def slow(seconds: float, label: str) -> str:
     return f"slept {seconds}"
 
 
-tools = [wipe, slow]
+def collector() -> list[int]:
+    """The garbage collector's thresholds in the serving process."""
+    import gc
+
+    return list(gc.get_threshold())
+
+
+tools = [wipe, slow, collector]
 '''
 
 
@@ -420,6 +428,23 @@ async def test_a_call_past_the_shutdown_timeout_is_cancelled_and_the_process_exi
     answer, code = await stopped_mid_call(folder, deadline=1, seconds=120)
     assert not answer.startswith("slept")
     assert code == -signal.SIGTERM
+
+
+async def test_a_served_process_collects_garbage_less_often_than_cpythons_default(
+    folder: Path,
+) -> None:
+    # A served call makes thousands of short-lived objects: at CPython's default the
+    # collector went over the calls in flight again and again.
+    replica = Replica(folder, {})
+    replica.start()
+    try:
+        body, headers = modern_call("collector", {})
+        status, answer = await post(replica.url, body, headers)
+    finally:
+        replica.stop()
+    assert status == 200
+    (text,) = answer["result"]["content"]
+    assert json.loads(text["text"]) == list(SERVING_THRESHOLDS)
 
 
 async def test_sessions_per_client_are_bounded_by_the_command_line(folder: Path) -> None:

@@ -30,7 +30,7 @@ import anyio
 
 from toolsets._auth import AuthConfig, AuthCredential
 from toolsets._context import ToolContext
-from toolsets._gc import collector_paused
+from toolsets._gc import collector_paused, tuned_for_serving
 from toolsets._invoke import DEFAULT_TOOL_TIMEOUT
 from toolsets._json import JsonValue
 from toolsets._toolset import Toolset
@@ -612,6 +612,7 @@ def _serve_stdio(
                 async with opened(terminal, sources, params) as (toolset, _):
                     made = _server(toolset, server, loading)
                     loaded()
+                    tuned_for_serving()
                     if terminal.interactive:
                         # A person ran it: nothing would say what it waits for.
                         terminal.note(
@@ -666,6 +667,7 @@ def _serve_http(
                     async with opened(terminal, sources, params) as (toolset, _):
                         made = _server(toolset, server, loading)
                         loaded()
+                        tuned_for_serving()
                         _check_exposure(made, host)
                         serving()
                         await made.serve_http(host, port, sock=sock, **options)
@@ -1025,6 +1027,7 @@ def worker_server() -> McpServer:
         if made:
             served = _server(made[0], server, options)
             loaded()
+            tuned_for_serving()
     if failed:
         raise CommandError(
             f"a worker could not read the sources of {server.name}: {failed[0]}"
