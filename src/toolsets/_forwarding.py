@@ -16,7 +16,7 @@ from toolsets._declaration import ToolDeclaration
 from toolsets._json import JsonValue
 from toolsets._tool import LlmRequest, Tool
 
-__all__ = ["ForwardingTool"]
+__all__ = ["ForwardingTool", "unwrapped"]
 
 
 class ForwardingTool:
@@ -143,3 +143,10 @@ class ForwardingTool:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.tool!r})"
+
+
+def unwrapped(tool: Tool) -> Tool:
+    """The tool under the wrappers around ``tool`` (each a `ForwardingTool`)."""
+    while isinstance(tool, ForwardingTool):
+        tool = tool.tool
+    return tool

@@ -14,8 +14,8 @@ Messages never carry what a URL may hide a secret in (user info, query, fragment
 
 from __future__ import annotations
 
-import datetime
 import email.utils
+import time
 from collections.abc import Iterable
 from typing import Final
 
@@ -132,19 +132,34 @@ class map_http_errors:  # lower case: used as a function, with map_http_errors(.
         ) from error
 
 
-def retry_after(value: str | None) -> float | None:
-    """The seconds a ``Retry-After`` header asks to wait (RFC 9110 §10.2.3: a number of
-    seconds, or an HTTP date, counted from now and never below zero); None when there is
-    none or it is neither."""
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(int(text))
+_MAX_RETRY_AFTER: Final = 24 * 3600.0
+"""A wait longer than this, asked by a server, is taken as nonsense (ignored)."""
+
+
+def retry_after(headers: httpx2.Headers) -> float | None:
+    """Seconds the server asks to wait: ``retry-after-ms`` (OpenAI), else
+    ``Retry-After`` as seconds or as an HTTP date (RFC 9110 §10.2.3; a date past is no
+    wait); None when absent, unreadable or beyond a day."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            when = _http_date(value)
+            if when is None:
+                continue
+            seconds = when - time.time()
+        if seconds == seconds and 0 <= seconds <= _MAX_RETRY_AFTER:  # not NaN
+            return seconds
+        if seconds < 0:
+            return 0.0
+    return None
+
+
+def _http_date(value: str) -> float | None:
     try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+        return email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
         return None
-    if when.tzinfo is None:  # an HTTP date is in GMT; one without a zone is taken so
-        when = when.replace(tzinfo=datetime.UTC)
-    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from toolsets._forwarding import ForwardingTool
+from toolsets._forwarding import unwrapped
 from toolsets._json import JsonValue
 from toolsets._results import error_result
 from toolsets._tool import Tool
@@ -35,9 +35,7 @@ buckets full again (unused for a while) are dropped."""
 def upstream_of(tool: Tool) -> str:
     """What ``tool`` calls: its OpenAPI operation's host, ``mcp:`` and its MCP server's
     name, or else its own name."""
-    inner: Any = tool
-    while isinstance(inner, ForwardingTool):
-        inner = inner.tool
+    inner: Any = unwrapped(tool)
     base_url = getattr(inner, "base_url", None)
     if isinstance(base_url, str) and base_url:
         host = urlsplit(base_url).hostname
@@ -91,15 +89,14 @@ class RateLimit:
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> JsonValue:
         key = self._key(call)
-        wait = self._reserve(key, call.time_left())
-        if wait is None:
+        taken, wait = self._reserve(key, call.time_left())
+        if not taken:
             upstream, _ = key
-            asked = self._time_to_token(key)
             return error_result(
                 f"Not sent: the rate limit of {self.rate:g} calls per {self.per:g} s to "
                 f"{upstream} is reached, and this call's turn would come after its time "
-                f"is up; try again in {asked:.2f} s.",
-                retry_after=round(asked, 3),
+                f"is up; try again in {wait:.2f} s.",
+                retry_after=round(wait, 3),
             )
         if wait > 0:
             await anyio.sleep(wait)
@@ -123,9 +120,9 @@ class RateLimit:
         """Tokens added a second."""
         return self.rate / self.per
 
-    def _reserve(self, key: tuple[str, str], time_left: float) -> float | None:
-        """Take a token for a call under ``key``: the seconds to wait for it (0: now), or
-        None when it would come later than ``time_left`` (nothing taken)."""
+    def _reserve(self, key: tuple[str, str], time_left: float) -> tuple[bool, float]:
+        """Take a token for a call under ``key`` if its turn comes within ``time_left``:
+        whether it was taken, and the seconds until that turn (0: now)."""
         now = anyio.current_time()
         assert self.burst is not None
         with self._lock:
@@ -137,19 +134,9 @@ class RateLimit:
             tokens = min(self.burst, bucket.tokens + (now - bucket.stamp) * self._refill)
             wait = max(0.0, (1.0 - tokens) / self._refill)
             if wait > time_left:
-                return None
+                return False, wait
             bucket.tokens, bucket.stamp = tokens - 1.0, now  # may go below zero: queued
-            return wait
-
-    def _time_to_token(self, key: tuple[str, str]) -> float:
-        """Seconds until a token is free under ``key``."""
-        now = anyio.current_time()
-        with self._lock:
-            bucket = self._buckets.get(key)
-            if bucket is None:
-                return 0.0
-            tokens = bucket.tokens + (now - bucket.stamp) * self._refill
-            return max(0.0, (1.0 - tokens) / self._refill)
+            return True, wait
 
     def _forget_full(self, now: float) -> None:
         """Drop the buckets full again (lock held)."""

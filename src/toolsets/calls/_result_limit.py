@@ -11,7 +11,7 @@ arguments when it takes them, else the tool's paging arguments (``page``, ``limi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -196,10 +196,7 @@ def _next_arguments(result: JsonValue, takes: set[str]) -> dict[str, Any]:
         for key, arguments in _NEXT_TOKENS.items():
             token = place.get(key)
             if isinstance(token, str | int) and not isinstance(token, bool) and token != "":
-                for argument in _taken(arguments, takes):
-                    return {argument: token}
+                taken = [name for name in arguments if name in takes]
+                if taken:
+                    return {taken[0]: token}
     return {}
-
-
-def _taken(names: Sequence[str], takes: set[str]) -> list[str]:
-    return [name for name in names if name in takes]

@@ -29,13 +29,12 @@ import random
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 import httpx2
 
 from toolsets import _telemetry
-from toolsets._forwarding import ForwardingTool
+from toolsets._forwarding import unwrapped
 from toolsets._json import JsonValue
 from toolsets._results import is_error_result
 from toolsets._tool import Tool
@@ -190,15 +189,9 @@ def _repeatable(call: ToolCall) -> bool:
 def _idempotency_key_argument(tool: Tool) -> str | None:
     """The argument carrying the ``Idempotency-Key`` header of the operation under
     ``tool`` (and its wrappers), if it declares one."""
-    inner: Any = tool
-    while True:
-        found = getattr(inner, "idempotency_key_argument", None)
-        if callable(found):
-            key = found()
-            return key if isinstance(key, str) else None
-        if not isinstance(inner, ForwardingTool):
-            return None
-        inner = inner.tool
+    found = getattr(unwrapped(tool), "idempotency_key_argument", None)
+    key = found() if callable(found) else None
+    return key if isinstance(key, str) else None
 
 
 def _counted(result: JsonValue, call: ToolCall, number: int) -> JsonValue:

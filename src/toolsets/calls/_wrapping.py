@@ -97,6 +97,8 @@ class WrappedTool(ForwardingTool):
         super().__init__(tool)
         self.wrappers: tuple[CallWrapper, ...] = tuple(wrappers)
         """The wrappers, the first outermost."""
+        self._outermost = self._layer(0)
+        """The whole onion, made once: each layer calls the next."""
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> Awaitable[JsonValue]:
         return self._wrapped(dict(args), ctx)
@@ -108,7 +110,7 @@ class WrappedTool(ForwardingTool):
         now = anyio.current_time()
         deadline = now + seconds if seconds is not None else float("inf")
         call = ToolCall(tool=self, args=args, ctx=ctx, deadline=deadline)
-        return await self._layer(0)(call)
+        return await self._outermost(call)
 
     def _layer(self, index: int) -> CallNext:
         """The call from the ``index``-th wrapper inwards."""

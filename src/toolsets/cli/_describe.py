@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolsets._errors import SpecError
-from toolsets._forwarding import ForwardingTool
+from toolsets._forwarding import unwrapped
 from toolsets._json import JsonValue
 from toolsets._tool import Tool
 from toolsets._urls import safe_url
@@ -63,13 +63,6 @@ class Hints:
         if self.asks:
             shown.append("asks")
         return ", ".join(shown)
-
-
-def unwrapped(tool: Tool) -> Tool:
-    """The tool under the wrappers (`ConfirmedTool`, `RenamedTool`) around ``tool``."""
-    while isinstance(tool, ForwardingTool):
-        tool = tool.tool
-    return tool
 
 
 def operation_of(tool: Tool) -> RestApiTool | None:

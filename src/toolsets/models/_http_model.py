@@ -5,10 +5,8 @@ server-sent events of a stream, and the small parsers of what a server sends."""
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -22,7 +20,7 @@ from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._concurrency import check_timeout
 from toolsets._content import FunctionCall
 from toolsets._errors import AuthError
-from toolsets._http import essence, map_http_errors
+from toolsets._http import essence, map_http_errors, retry_after
 from toolsets._logs import guard_library_logs
 from toolsets._tool import LlmRequest
 from toolsets._urls import safe_url
@@ -44,7 +42,6 @@ __all__ = [
 
 _CONNECT_TIMEOUT: Final = 10.0
 _MAX_ERROR_MESSAGE: Final = 1000
-_MAX_RETRY_AFTER: Final = 24 * 3600.0
 """A ``Retry-After`` further away than this is not believed (a clock or a server is off)."""
 
 
@@ -493,31 +490,3 @@ def truncate(text: str) -> str:
 
 def invalid_response(message: str) -> LlmResponse:
     return LlmResponse(finish_reason="error", error_code="invalid_response", error_message=message)
-
-
-def retry_after(headers: httpx2.Headers) -> float | None:
-    """Seconds the server asks to wait: ``retry-after-ms`` (OpenAI), else
-    ``Retry-After`` as seconds or as an HTTP date; None when absent or unreadable."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            when = _http_date(value)
-            if when is None:
-                continue
-            seconds = when - time.time()
-        if seconds == seconds and 0 <= seconds <= _MAX_RETRY_AFTER:  # not NaN
-            return seconds
-        if seconds < 0:
-            return 0.0
-    return None
-
-
-def _http_date(value: str) -> float | None:
-    try:
-        return email.utils.parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return None

@@ -348,7 +348,7 @@ class RestApi:
         if checking and not truncated and is_json(content_type) and isinstance(value, dict | list):
             return _Checking(content_type, value)
         if status >= 400:
-            waited = retry_after(response.headers.get("retry-after"))
+            waited = retry_after(response.headers)
             if waited is not None:  # the API says when to try again (429, 503)
                 return error_result(
                     f"HTTP {status} {response.reason_phrase}".strip(),

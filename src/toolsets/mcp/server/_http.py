@@ -172,7 +172,7 @@ class ServesHttp(abc.ABC):
         sock: socket.socket | None = options.pop("sock", None)
         check_exposure(self.auth, _bound(host, sock))
         sockets = [sock] if sock is not None else None
-        await _server(_config(self, host, port, options)).serve(sockets=sockets)
+        await DrainingServer(_config(self, host, port, options)).serve(sockets=sockets)
 
     def run_http(
         self,
@@ -225,7 +225,7 @@ class ServesHttp(abc.ABC):
         sock: socket.socket | None = options.pop("sock", None)
         check_exposure(self.auth, _bound(host, sock))
         if workers == 1:
-            served = _server(_config(self, host, port, options))
+            served = DrainingServer(_config(self, host, port, options))
             with contextlib.suppress(KeyboardInterrupt):
                 served.run(sockets=[sock] if sock is not None else None)
             if not served.started:  # as uvicorn.run does: the port was taken, or start-up failed
@@ -271,12 +271,6 @@ def _config(server: ServesHttp, host: str, port: int, options: dict[str, Any]) -
     app_options, limits, others = _split(options)
     app = server.http_app(**app_options)
     return BoundedConfig(app, limits=limits, host=host, port=port, lifespan="on", **others)
-
-
-def _server(config: BoundedConfig) -> DrainingServer:
-    """The uvicorn server of ``config``, its app's readiness drained when told to stop."""
-    state = getattr(config.app, "state", None)  # the Starlette app's
-    return DrainingServer(config, getattr(state, "readiness", None))
 
 
 def _run_workers(
