@@ -199,6 +199,8 @@ def test_rate_limit_refuses_settings_that_make_no_sense() -> None:
         RateLimit(rate=1, per=float("inf"))
     with pytest.raises(ValueError, match="burst must be at least 1"):
         RateLimit(rate=1, burst=0.5)
+    with pytest.raises(ValueError, match="by must be 'upstream', 'tool' or a function"):
+        RateLimit(rate=1, by="host")  # type: ignore[arg-type]
 
 
 async def test_the_upstream_of_an_mcp_tool_is_its_server() -> None:

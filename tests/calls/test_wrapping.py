@@ -201,3 +201,13 @@ async def test_a_served_call_runs_through_the_wrappers(mode: str) -> None:
         result = await client.call_tool("add", {"a": 2, "b": 3})
     assert texts(result) == ["5"]
     assert seen == [{"a": 2, "b": 3}]
+
+
+def test_wrap_calls_refuses_what_it_cannot_wrap() -> None:
+    async def through(call: ToolCall, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    with pytest.raises(TypeError, match="wraps a toolset or a tool, not str"):
+        wrap_calls("tools.py", through)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="a call wrapper must be callable, not int"):
+        wrap_calls(Runs().tool(), 3)  # type: ignore[arg-type]

@@ -82,6 +82,10 @@ class RateLimit:
             raise ValueError(f"rate must be a positive number, not {self.rate!r}")
         if not (self.per > 0 and math.isfinite(self.per)):
             raise ValueError(f"per must be a positive number of seconds, not {self.per!r}")
+        if not callable(self.by) and self.by not in ("upstream", "tool"):
+            raise ValueError(
+                f"by must be 'upstream', 'tool' or a function of the call, not {self.by!r}"
+            )
         if self.burst is None:
             self.burst = max(1.0, self.rate)
         elif not self.burst >= 1:

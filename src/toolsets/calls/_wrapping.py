@@ -160,12 +160,19 @@ def wrap_calls(target: Toolset | Tool, *wrappers: CallWrapper) -> Any:
 
     Returns:
         A `WrapperToolset` for a toolset, a `WrappedTool` for a tool.
+
+    Raises:
+        TypeError: ``target`` is neither a toolset nor a tool, or a wrapper is not
+            callable.
     """
-    if not wrappers:
-        return target
+    for wrapper in wrappers:
+        if not callable(wrapper):
+            raise TypeError(f"a call wrapper must be callable, not {type(wrapper).__name__}")
     if isinstance(target, Toolset):
-        return _CallsWrapped(target, wrappers)
-    return WrappedTool(target, wrappers)
+        return _CallsWrapped(target, wrappers) if wrappers else target
+    if isinstance(target, Tool):
+        return WrappedTool(target, wrappers) if wrappers else target
+    raise TypeError(f"wrap_calls wraps a toolset or a tool, not {type(target).__name__}")
 
 
 class _CallsWrapped(WrapperToolset):
