@@ -1,6 +1,7 @@
 """Run what a user runs first, with the Python running this script: import every module
 of the installed toolsets, run every file in examples/ and every python snippet of
-README.md, and check the lines each snippet's ``# → `` comments promise.
+README.md and of the documentation site's pages (docs/), and check the lines each
+snippet's ``# → `` comments promise.
 
     python scripts/run_docs.py
 
@@ -22,9 +23,25 @@ ROOT = Path(__file__).resolve().parent.parent
 PROMISE = re.compile(r"^\s*print\(.*\)\s*# → (.+)$", re.M)
 
 
-def readme_snippets() -> list[str]:
-    """The python code blocks of README.md, in order."""
-    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+def pages() -> list[Path]:
+    """The pages whose snippets run: README.md, then the site's pages in docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def page_snippets(page: Path) -> list[str]:
+    """The python code blocks of one page, in order."""
+    return re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+
+
+def snippets() -> dict[str, str]:
+    """Every python code block of README.md and docs/, each once, by where it first
+    appears (``docs/guides/mcp.md:0``): the README shows a few of the site's own."""
+    found: dict[str, str] = {}
+    for page in pages():
+        for number, code in enumerate(page_snippets(page)):
+            if code not in found.values():
+                found[f"{page.relative_to(ROOT)}:{number}"] = code
+    return found
 
 
 def examples() -> list[Path]:
@@ -130,7 +147,7 @@ def main() -> int:
         print(f"{'ok' if ok else 'FAIL'}  {example.relative_to(ROOT)}", flush=True)
         if not ok:
             failures.append(f"{example.relative_to(ROOT)}:\n{done.stderr}")
-    for number, code in enumerate(readme_snippets()):
+    for number, code in snippets().items():
         done = run_python(["-c", code])
         first = code.strip().splitlines()[0]
         problem = extra_problem(code, done.returncode, done.stderr)
@@ -139,17 +156,17 @@ def main() -> int:
             # said which line installs it, which is what a user must see. The test suite
             # (tests/test_docs.py, every extra installed) runs it for real.
             extras = ", ".join(sorted(declared_extras(code)))
-            print(f"skip  README snippet {number} ({first}): needs [{extras}]", flush=True)
+            print(f"skip  snippet {number} ({first}): needs [{extras}]", flush=True)
             continue
         if problem is not None:
-            print(f"FAIL  README snippet {number} ({first}): {problem}", flush=True)
-            failures.append(f"README snippet {number}: {problem}")
+            print(f"FAIL  snippet {number} ({first}): {problem}", flush=True)
+            failures.append(f"snippet {number}: {problem}")
             continue
         broken = broken_promises(code, done.stdout) if done.returncode == 0 else []
         ok = done.returncode == 0 and not broken
-        print(f"{'ok' if ok else 'FAIL'}  README snippet {number} ({first})", flush=True)
+        print(f"{'ok' if ok else 'FAIL'}  snippet {number} ({first})", flush=True)
         if not ok:
-            failures.append(f"README snippet {number}: {broken}\n{done.stderr}")
+            failures.append(f"snippet {number}: {broken}\n{done.stderr}")
     for failure in failures:
         print(f"\n{failure}", file=sys.stderr)
     return 1 if failures else 0

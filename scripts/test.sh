@@ -15,18 +15,19 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 npm ci --prefix peers --no-audit --no-fund --loglevel=error
 
-echo "== HAProxy and Redis (the deployment tests' load balancer and shared store)"
-# Debian's packages, installed once: a run with both on PATH skips this at once.
-if ! command -v haproxy >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then
+echo "== HAProxy, Redis and Chromium (the deployment tests' load balancer and shared store; the browser that reads the documentation site)"
+# Debian's packages, installed once: a run with all three on PATH skips this at once.
+if ! command -v haproxy >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 ||
+    ! command -v chromium >/dev/null 2>&1; then
     if ! command -v apt-get >/dev/null 2>&1; then
-        echo "the tests need haproxy and redis-server on PATH (Debian: apt-get install haproxy redis-server)" >&2
+        echo "the tests need haproxy, redis-server and chromium on PATH (Debian: apt-get install haproxy redis-server chromium)" >&2
         exit 1
     fi
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-        haproxy redis-server >/dev/null
+        haproxy redis-server chromium >/dev/null
 fi
 
 echo "== ruff"
@@ -34,7 +35,7 @@ echo "== ruff"
 "$VENV/bin/ruff" format --check .
 echo "== mypy --strict"
 "$VENV/bin/mypy"
-echo "== a plain 'pip install .' (no extras): every module, example and README snippet"
+echo "== a plain 'pip install .' (no extras): every module, example and snippet of the README and docs/"
 # A throwaway venv, so only what the plain install declares is there: a dependency that
 # arrives only through the dev extra (as sniffio once did, through trio) fails here.
 PLAIN="$(mktemp -d)"

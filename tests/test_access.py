@@ -472,9 +472,10 @@ def test_a_policy_file_has_resources_and_prompts_rules(tmp_path: Path) -> None:
     assert "did you mean 'resources'?" in str(raised.value)
 
 
-def test_the_readmes_policy_file_is_a_policy(tmp_path: Path) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    text = readme.split("a policy file such as\n\n```yaml\n", 1)[1].split("```", 1)[0]
+def test_the_documented_policy_file_is_a_policy(tmp_path: Path) -> None:
+    page = Path(__file__).parent.parent / "docs" / "serving" / "auth.md"
+    text = page.read_text(encoding="utf-8").split("a policy file such as\n\n```yaml\n", 1)[1]
+    text = text.split("```", 1)[0]
     policy = AccessPolicy.from_file(write(tmp_path, "policy.yaml", text))
     assert policy.governs_resources
     assert policy.governs_prompts

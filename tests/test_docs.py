@@ -1,6 +1,7 @@
-"""Every README snippet and every example runs, as a user would run it (the snippets and
-the promise check come from scripts/run_docs.py, which scripts/test.sh also runs in a
-venv made by a plain `pip install .`)."""
+"""Every snippet of the README and of the documentation site (docs/) and every example
+runs, as a user would run it (the snippets and the promise check come from
+scripts/run_docs.py, which scripts/test.sh also runs in a venv made by a plain
+`pip install .`). tests/test_site.py checks the site itself."""
 
 from __future__ import annotations
 
@@ -14,22 +15,29 @@ from scripts.run_docs import (
     examples,
     extra_problem,
     module_problems,
-    readme_snippets,
+    page_snippets,
     run_python,
+    snippets,
 )
 
-SNIPPETS = readme_snippets()
+SNIPPETS = snippets()
 EXAMPLES = examples()
 
 
-def test_the_readme_has_snippets_and_the_repo_has_examples() -> None:
-    assert len(SNIPPETS) >= 3
-    assert all("# → " in code for code in SNIPPETS), "every snippet promises output"
+def test_the_pages_have_snippets_and_the_repo_has_examples() -> None:
+    assert len(SNIPPETS) >= 34  # the 34 of the README before the site took them over
+    assert all("# → " in code for code in SNIPPETS.values()), "every snippet promises output"
     assert EXAMPLES
 
 
-@pytest.mark.parametrize("code", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
-def test_a_readme_snippet_runs_and_prints_what_its_comments_promise(code: str) -> None:
+def test_the_readme_shows_snippets_the_site_runs() -> None:
+    readme = page_snippets(ROOT / "README.md")
+    assert len(readme) >= 3  # one per job
+    assert [code for code in readme if code not in SNIPPETS.values()] == []
+
+
+@pytest.mark.parametrize("code", SNIPPETS.values(), ids=SNIPPETS.keys())
+def test_a_snippet_runs_and_prints_what_its_comments_promise(code: str) -> None:
     done = run_python(["-c", code])
     assert done.returncode == 0, done.stderr
     assert broken_promises(code, done.stdout) == [], done.stdout
@@ -57,10 +65,11 @@ def test_a_snippet_may_stop_on_an_extra_only_when_it_says_it_needs_it() -> None:
     assert extra_problem("raise ImportError('x')", 1, "ImportError: x") is None  # no extra
 
 
-def test_the_set_up_section_names_every_extra_a_snippet_needs() -> None:
-    readme = (ROOT / "README.md").read_text()
-    set_up = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
-    needed = set().union(*(declared_extras(code) for code in SNIPPETS))
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_the_set_up_section_names_every_extra_a_snippet_needs(page: str) -> None:
+    text = (ROOT / page).read_text()
+    set_up = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    needed = set().union(*(declared_extras(code) for code in SNIPPETS.values()))
     assert {"search", "code", "pydantic-ai", "smolagents"} <= needed
     assert {extra for extra in needed if f"[{extra}]" not in set_up} == set()
     assert "# needs the [...] extra" in set_up

@@ -161,9 +161,16 @@ class FunctionTool(BaseTool, Generic[P, R]):
             right away when ``run`` is called, and the call path (`toolsets._invoke`)
             takes their result without a cancel scope (nothing could interrupt them).
         read_only: The function does not change its environment (annotations shortcut).
-        **options: The other `BaseTool` options (annotations, requires_confirmation,
-            confirmation_hint, is_long_running, is_concurrency_safe, auth_config,
-            required_scopes, title, timeout).
+        title: A human-readable title (the declaration's ``title``).
+        annotations: The behaviour hints (read-only, destructive, idempotent, open-world).
+        is_long_running: The result arrives later, from outside the call.
+        is_concurrency_safe: Calls may run side by side (default: when read-only).
+        requires_confirmation: The user approves each call first, or a function of the
+            arguments that says so per call.
+        confirmation_hint: What the user is asked, or a function of the arguments.
+        auth_config: The credential the tool needs.
+        required_scopes: What the caller must be allowed.
+        timeout: Seconds a call may take (None: the caller's default).
 
     Raises:
         ToolDefinitionError: a parameter or return type cannot be described in JSON
