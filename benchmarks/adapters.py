@@ -2,7 +2,7 @@
 and pydantic-ai running our `McpToolset` against pydantic-ai's own MCP client.
 
 Run: python benchmarks/adapters.py [--calls N] [--warmup W] [--mcp-calls M]
-                                    [--only NAME ...] [--check]
+                                    [--only NAME ...] [--check] [--json]
 
 One file per framework, ``benchmarks/_adapter_<framework>.py``, gives ``pair(stack)``:
 two calls of the same no-op function ``noop(x: int) -> int``, each through the entry point
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from _common import Call, sequential, tail, verdict
+from _common import Call, emit, sequential, tail, verdict
 
 HERE = Path(__file__).resolve().parent
 FRAMEWORKS = ["pydantic_ai", "langchain", "openai_agents", "adk", "smolagents"]
@@ -117,6 +117,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=100, help="warm-up calls per side")
     parser.add_argument("--only", nargs="*", choices=FRAMEWORKS, help="measure these only")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument(
+        "--json", action="store_true", help="end with the figures as one line of JSON"
+    )
     options = parser.parse_args()
     started = time.perf_counter()
     rows, problems = anyio.run(run, options)
@@ -134,6 +137,13 @@ def main() -> None:
     for problem in problems:
         print(problem)
     print(f"whole run {time.perf_counter() - started:.0f} s")
+    if options.json:
+        figures = {}
+        for row in rows:
+            figures[f"{row.name} native µs"] = statistics.median(row.native) * 1e6
+            figures[f"{row.name} ours µs"] = statistics.median(row.ours) * 1e6
+            figures[f"{row.name} ours/native"] = row.ratio
+        emit(figures, problems)
     missed = problems or any(row.target is not None and row.ratio > row.target for row in rows)
     if options.check and missed:
         sys.exit(1)

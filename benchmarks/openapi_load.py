@@ -3,6 +3,7 @@ and fastmcp, each contender in a process of its own.
 
 Run: python benchmarks/openapi_load.py [--spec PATH | --synthetic [N] | --directory NAME]
                                        [--repeats R] [--timeout S] [--memory-gb G] [--no-peers]
+                                       [--json]
 
 The spec is GitHub's REST API (``peers/node_modules/@octokit/openapi/generated/
 api.github.com.json``, 13 MB, installed by ``npm ci`` in ``peers/``) unless ``--spec``
@@ -71,7 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, npm_package, outcome, peer_python, tail
+from _common import REPO, emit, npm_package, outcome, peer_python, tail
 
 sys.path.insert(0, str(REPO))  # the fixtures
 from fixtures.openapi.synthetic import synthetic_spec
@@ -304,6 +305,9 @@ def main() -> None:
         "--memory-gb", type=float, default=MEMORY_LIMIT_GB, help="address-space limit per run"
     )
     parser.add_argument("--no-peers", action="store_true", help="measure ours alone")
+    parser.add_argument(
+        "--json", action="store_true", help="end with the figures as one line of JSON"
+    )
     options = parser.parse_args()
     memory = int(options.memory_gb * 2**30)
 
@@ -361,6 +365,24 @@ def main() -> None:
     print()
     github = options.synthetic is None and options.spec is None and options.directory is None
     print_table(results, github=github)
+    if options.json:
+        emit(*figures(results, what))
+
+
+def figures(results: Sequence[Result], what: str) -> tuple[dict[str, float], list[str]]:
+    """Each contender's median load time, peak memory and tool count (``--json``)."""
+    out: dict[str, float] = {}
+    notes = [f"spec: {what}"]
+    for result in results:
+        if not result.ok:
+            notes.append(f"{result.contender}: {result.error}")
+            continue
+        label = result.contender
+        out[f"{label} seconds"] = statistics.median(result.seconds)
+        out[f"{label} peak MB"] = statistics.median(result.peak_mb)
+        out[f"{label} tools"] = float(result.tools)
+        notes.append(f"{label} {result.version}".strip())
+    return out, notes
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ and ``toolsets serve --http`` in both protocol eras.
 Run: python benchmarks/serve.py [--spec PATH] [--starts R] [--calls N] [--warmup W]
      [--http-calls H] [--http-only] [--in-process-only] [--auth-rounds A]
      [--auth-requests B] [--before REF | --before-src PATH]
-     [--instructions [--counted-calls C]] [--check]
+     [--instructions [--counted-calls C]] [--check] [--json]
 
 Each contender serves the spec over stdio in a process of its own, its base URL pointed at
 a local REST server on 127.0.0.1 (a process of its own) that answers
@@ -116,6 +116,7 @@ from _common import (
     REPO,
     RunningCount,
     cpu_seconds,
+    emit,
     free_port,
     npm_package,
     outcome,
@@ -976,7 +977,21 @@ async def run(options: argparse.Namespace) -> int:
     met = print_in_process(layer, options.auth_rounds, options.auth_requests) and met
     if counted is not None:
         met = print_instructions(counted, options.counted_calls) and met
+    if options.json and served is not None:
+        emit(stdio_figures(served), [f"spec: {spec.name}", FASTMCP])
     return 1 if options.check and not met else 0
+
+
+def stdio_figures(figures: Stdio) -> dict[str, float]:
+    """The stdio rows' medians (``--json``): each contender's ready time and list size,
+    each row's call."""
+    out: dict[str, float] = {}
+    for name, runs in figures.started.items():
+        out[f"{name} ready s"] = statistics.median(f["ready_s"] for f in runs)
+        out[f"{name} list MB"] = float(runs[-1]["list_mb"])
+    for name, times in figures.latency.items():
+        out[f"{name} call ms"] = statistics.median(times) * 1e3
+    return out
 
 
 def main() -> None:
@@ -1019,6 +1034,9 @@ def main() -> None:
         "--counted-calls", type=int, default=100, help="calls per counted row (--instructions)"
     )
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument(
+        "--json", action="store_true", help="print the stdio rows' figures as a line of JSON"
+    )
     started = time.perf_counter()
     status = anyio.run(run, parser.parse_args())
     print(f"whole run {time.perf_counter() - started:.0f} s")

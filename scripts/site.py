@@ -15,6 +15,14 @@ they cannot drift from the code:
 
 Needs the ``docs`` extra (``pip install '.[docs]'``). The build runs no benchmark: the
 benchmarks page shows the charts ``scripts/charts.py`` made and the repository keeps.
+
+Why Zensical (0.1.1, pinned) rather than Material for MkDocs 9.8 + mkdocstrings: Material's
+authors put it in maintenance mode (critical fixes and security updates only, then its
+end) to build Zensical, and MkDocs 1.x under it is unmaintained, with MkDocs 2.0 dropping
+the plugin model Material needs. Zensical reads the same ``mkdocs.yml``, runs
+mkdocstrings-python (griffe) for the API reference, validates every internal link and
+anchor, and fails on any warning with ``--strict``. What it lacks, MkDocs hooks, is why the
+generated pages are written by this script before the build rather than by a hook.
 """
 
 from __future__ import annotations

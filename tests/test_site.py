@@ -211,6 +211,18 @@ def test_the_troubleshooting_page_has_a_section_for_every_error_class() -> None:
         assert "**Fix:**" in section
 
 
+def test_the_benchmarks_page_shows_every_chart_with_its_machine_date_and_command() -> None:
+    from scripts import charts
+
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    shown = re.findall(r"!\[[^\]]+\]\((charts/[\w.]+\.svg)\)", page)
+    assert sorted(shown) == sorted(f"charts/{name}.svg" for name in charts.DRAW)
+    for name in charts.DRAW:
+        svg = (ROOT / "docs" / "charts" / f"{name}.svg").read_text()
+        assert re.search(r"\d+ CPUs .*, \d{4}-\d{2}-\d{2}", svg), name
+        assert f"$ python {charts.BENCHES[name].args[0]}" in svg, name
+
+
 # --- in a real browser -------------------------------------------------------------------
 
 
