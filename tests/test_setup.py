@@ -7,7 +7,7 @@ installs).
 A module needs an extra when it, or the `__init__.py` of a package around it, names the
 install line (`pip install '<distribution>[extra]'`), as STYLE's optional-extras rule has
 every such module do. `scripts/test.sh` checks the same from the outside: a venv with
-`pip install .` alone runs every example and README snippet.
+`pip install .` alone runs every example and every snippet of the README and docs/
 """
 
 from __future__ import annotations

@@ -431,7 +431,8 @@ def delete_item(item_id: int) -> str:
 async def test_renamed_is_silent_about_a_tool_a_per_context_filter_hides(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    # The README's composition example: a non-admin does not see delete_item, an admin does.
+    # The composition example of docs/concepts.md: a non-admin does not see delete_item,
+    # an admin does.
     shop = StaticToolset([shop_search, delete_item])
     toolset = combined(
         prefixed(filtered(shop, ["search"]), "shop"),

@@ -1,6 +1,6 @@
 """toolsets: give LLM agents tools from MCP servers, OpenAPI specs and Python functions.
 
-Everything is a `Tool`, and tools come from a `Toolset`. See the README for a tour.
+Everything is a `Tool`, and tools come from a `Toolset`. See the documentation (docs/) for a tour.
 """
 
 from typing import TYPE_CHECKING

@@ -313,7 +313,7 @@ that server's tools); --audit-log PATH writes a JSON line per call.
 \b
 Replicas behind a load balancer share TOOLSETS_MCP_STATE_KEY and --redis URL (each
 confirmation answered once across them); 2025-11-25 sessions need the balancer to keep
-each on its replica (see the README's Deploy, and examples/deploy).
+each on its replica (see docs/serving/deploy.md, and examples/deploy).
 
 \b
 A call that --confirm says asks first (by default a destructive one: an MCP tool not
@@ -410,7 +410,7 @@ Examples:
     type=click.Path(exists=True, dir_okay=False),
     metavar="PATH",
     help="Over HTTP: the keys sealing a waiting call's state, one a line, the first sealing "
-    "(replicas share them; or TOOLSETS_MCP_STATE_KEY, see the README's Deploy).",
+    "(replicas share them; or TOOLSETS_MCP_STATE_KEY, see docs/serving/deploy.md).",
 )
 @auth_options
 @access_options

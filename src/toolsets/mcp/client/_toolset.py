@@ -330,8 +330,8 @@ class McpToolset(ServerAccess, BaseToolset):
     ) -> mt.CallToolResult:
         """Call a tool by its MCP name and return the server's raw result.
 
-        A tool listed as requiring task augmentation is called as a task (see the
-        README); ``task`` forces the choice (None: as the tool's listing says).
+        A tool listed as requiring task augmentation is called as a task (see
+        docs/guides/mcp.md); ``task`` forces the choice (None: as the tool's listing says).
         A JSON-RPC "invalid params" answer (-32602, how many servers report bad
         arguments) comes back as an error result (``is_error``, the server's message as
         its text), since the model can fix it.
