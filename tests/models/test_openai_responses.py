@@ -153,8 +153,8 @@ _EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
 
 def events_of(answer: dict[str, Any]) -> list[dict[str, Any]]:
     """``answer`` as the stream of events the API sends: each item added, a message's
-    text and a call's arguments in deltas of two pieces, each item done, then the
-    whole response."""
+    text and a call's arguments in deltas of two pieces (a reasoning summary in one),
+    each item done, then the whole response."""
     head = {**answer, "status": "in_progress", "output": [], "usage": None}
     events: list[dict[str, Any]] = [{"type": "response.created", "response": head}]
     for index, item in enumerate(answer["output"]):
@@ -177,6 +177,16 @@ def events_of(answer: dict[str, Any]) -> list[dict[str, Any]]:
             deltas = [
                 {"type": "response.function_call_arguments.delta", "delta": p}
                 for p in (text[:7], text[7:])
+            ]
+        elif item["type"] == "reasoning":
+            opened = {**item, "summary": []}
+            deltas = [
+                {
+                    "type": "response.reasoning_summary_text.delta",
+                    "delta": s["text"],
+                    "summary_index": n,
+                }
+                for n, s in enumerate(item["summary"])
             ]
         else:
             opened, deltas = item, []
@@ -530,6 +540,28 @@ def test_auto_searches_on_openais_side_for_the_documented_models(
     model: str, supported: bool
 ) -> None:
     assert supports_tool_search(model) is supported
+
+
+async def test_a_stream_shows_the_reasoning_summary_and_the_text_as_they_come(
+    wire: Wire,
+) -> None:
+    wire.script(response(REASONING, said("It is 18 °C in Paris.")))
+
+    async with wire.model() as model:
+        *partials, whole = await collect(
+            model, LlmRequest(contents=[Content.user("Weather?")]), stream=True
+        )
+
+    shown = [(p.content.parts[0].text, p.content.parts[0].thought) for p in partials if p.content]
+    assert shown == [
+        ("The user wants the weather.", True),
+        ("It is", False),
+        (" 18 °C in Paris.", False),
+    ]
+    assert whole.content is not None
+    assert whole.content.text == "It is 18 °C in Paris."
+    assert whole.usage is not None
+    assert whole.usage.output_tokens == 97
 
 
 async def test_reasoning_without_a_summary_still_goes_back_before_its_call(wire: Wire) -> None:

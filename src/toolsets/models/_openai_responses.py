@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal
 
@@ -22,7 +22,10 @@ from toolsets.models._http_model import (
     CallIds,
     HttpModel,
     arguments,
+    deferred_declarations,
     invalid_response,
+    same_tools,
+    searched_tools,
     str_or_none,
 )
 from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
@@ -215,20 +218,14 @@ class OpenAIResponsesModel(HttpModel[ToolCallMap]):
             self._tool_search == "auto" and not supports_tool_search(request.model or self._model)
         ):
             return None
-        offered = tuple(
-            d
-            for name, d in request.declarations.items()
-            if name != request.local_search and name not in request.deferred
-        )
-        return offered, tuple(request.deferred.values())
+        return searched_tools(request)
 
     def _cached(self, offered: tuple[ToolDeclaration, ...], deferred: tuple[Tool, ...]) -> bool:
         cached = self._searched
         return (
             cached is not None
             and cached.offered == offered
-            and len(cached.deferred) == len(deferred)
-            and all(a is b for a, b in zip(cached.deferred, deferred, strict=True))
+            and same_tools(cached.deferred, deferred)
         )
 
     # -- request ---------------------------------------------------------------------
@@ -311,7 +308,7 @@ def supports_tool_search(model: str) -> bool:
 
 
 def _function_tools(
-    declarations: Sequence[ToolDeclaration] | Any,
+    declarations: Iterable[ToolDeclaration],
 ) -> tuple[list[dict[str, Any]], ToolCallMap]:
     """Responses API function tools for ``declarations`` (the Chat Completions ones,
     flattened), and the map back."""
@@ -345,11 +342,7 @@ def _translate_searched(
     Raises:
         ToolDefinitionError: a tool is named ``tool_search``.
     """
-    declarations: list[ToolDeclaration] = []
-    for tool in deferred:
-        declaration = request.declarations.get(tool.name) or tool.call_declaration()
-        if declaration is not None:
-            declarations.append(declaration)
+    declarations = deferred_declarations(request, deferred)
     tools, calls = _function_tools([*offered, *declarations])
     for entry in tools[len(offered) :]:
         entry["defer_loading"] = True
