@@ -30,14 +30,18 @@ from tests.models.scenarios import collect
 from tests.models.test_anthropic_tool_search import Catalogue, prepared
 from tests.models.test_scenarios import run as run_agent
 from toolsets import (
+    Blob,
     Content,
+    FileData,
     FunctionCall,
     LlmRequest,
+    Part,
+    StaticToolset,
     ToolDefinitionError,
     tool,
 )
 from toolsets.agent import Event, LlmAgent, Runner
-from toolsets.models import Llm, OpenAIResponsesModel
+from toolsets.models import INVALID_JSON_KEY, Llm, OpenAIResponsesModel
 from toolsets.models._openai_responses import supports_tool_search
 from toolsets.search import SEARCH_TOOL_NAME
 
@@ -358,6 +362,85 @@ async def test_a_failed_response_is_an_error_response_with_its_code(
     assert turn.finish_reason == "error"
     assert turn.error_code == "server_error"
     assert turn.error_message == "The model had a problem."
+
+
+async def test_images_files_and_system_turns_go_as_the_api_types_them(wire: Wire) -> None:
+    wire.script(ANSWER)
+    png = b"\x89PNG\r\n"
+    parts = (
+        Part(text="What is in these?"),
+        Part(inline_data=Blob(mime_type="image/png", data=png)),
+        Part(inline_data=Blob(mime_type="audio/wav", data=b"RIFF")),
+        Part(file_data=FileData(uri="https://example.com/a.pdf", mime_type="application/pdf")),
+        Part(file_data=FileData(uri="https://example.com/b.jpg", mime_type="image/jpeg")),
+        Part(file_data=FileData(uri="https://example.com/c.zip")),
+    )
+    request = LlmRequest(
+        contents=[Content(role="system", parts=(Part(text="Answer in French."),))],
+        system_instruction="Be brief.",
+    )
+    request.contents.append(Content(role="user", parts=parts))
+
+    async with wire.model() as model:
+        await collect(model, request)
+
+    (body,) = wire.bodies  # the SDK's types took it
+    assert body["instructions"] == "Be brief."
+    system, user = body["input"]
+    assert system == {"role": "system", "content": "Answer in French."}
+    assert user["content"] == [
+        {"type": "input_text", "text": "What is in these?"},
+        {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0K", "detail": "auto"},
+        {"type": "input_file", "file_data": "data:audio/wav;base64,UklGRg==", "filename": "file"},
+        {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+        {"type": "input_image", "image_url": "https://example.com/b.jpg", "detail": "auto"},
+        {"type": "input_text", "text": "[file: https://example.com/c.zip]"},
+    ]
+
+
+async def test_a_forced_tool_is_named_as_the_api_knows_it(wire: Wire) -> None:
+    wire.script(ANSWER)
+
+    @tool(name="weather.now")
+    def weather_now(city: str) -> str:
+        """The weather right now."""
+        return "sunny"
+
+    request = await prepared(StaticToolset([weather_now]))
+    request.config["tool_choice"] = {"type": "function", "name": "weather.now"}
+
+    async with wire.model() as model:
+        await collect(model, request)
+
+    (body,) = wire.bodies
+    (sent,) = body["tools"]
+    assert sent["name"] != "weather.now"
+    assert body["tool_choice"] == {"type": "function", "name": sent["name"]}
+
+
+async def test_arguments_that_are_not_json_go_back_as_the_model_sent_them(wire: Wire) -> None:
+    wire.script(response(REASONING, call("get_weather", '{"city": "Par')), ANSWER)
+
+    async with wire.model() as model:
+        events = await run(model, get_weather)
+
+    model_turn, tool_turn, _ = events
+    assert model_turn.content is not None
+    assert model_turn.content.function_calls[0].args == {INVALID_JSON_KEY: '{"city": "Par'}
+    assert "error" in str(tool_turn.function_responses[0].response)
+    _, second = wire.bodies
+    assert second["input"][2]["arguments"] == '{"city": "Par'
+
+
+async def test_an_unknown_config_key_is_refused_before_anything_is_sent(wire: Wire) -> None:
+    request = LlmRequest(contents=[Content.user("Hi")], config={"max_tokens": 5})
+
+    async with wire.model() as model:
+        with pytest.raises(ValueError, match="'max_tokens'") as caught:
+            await collect(model, request)
+
+    assert "max_output_tokens" in str(caught.value)
+    assert wire.bodies == []
 
 
 def test_an_unknown_tool_search_option_is_refused() -> None:
