@@ -349,19 +349,34 @@ async def test_an_answer_cut_short_says_why(wire: Wire) -> None:
     assert turn.content.text == "It is"
 
 
+async def test_a_refusal_is_the_answers_text_and_a_content_filter_stop(wire: Wire) -> None:
+    refusal = {"type": "refusal", "refusal": "I can't help with that."}
+    wire.script(response({**said(""), "content": [refusal]}))
+
+    async with wire.model() as model:
+        (turn,) = await collect(model, LlmRequest(contents=[Content.user("Hi")]))
+
+    assert turn.finish_reason == "content_filter"
+    assert turn.content is not None
+    assert turn.content.text == "I can't help with that."
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize(
+    ("code", "error_code"),
+    [("server_error", "server_error"), ("rate_limit_exceeded", "http_429")],
+)
 async def test_a_failed_response_is_an_error_response_with_its_code(
-    wire: Wire, stream: bool
+    wire: Wire, stream: bool, code: str, error_code: str
 ) -> None:
-    error = {"code": "server_error", "message": "The model had a problem."}
-    wire.script(response(status="failed", error=error))
+    wire.script(response(status="failed", error={"code": code, "message": "It failed."}))
 
     async with wire.model() as model:
         (turn,) = await collect(model, LlmRequest(contents=[Content.user("Hi")]), stream=stream)
 
     assert turn.finish_reason == "error"
-    assert turn.error_code == "server_error"
-    assert turn.error_message == "The model had a problem."
+    assert turn.error_code == error_code  # a rate limit reads as the HTTP one does
+    assert turn.error_message == "It failed."
 
 
 async def test_images_files_and_system_turns_go_as_the_api_types_them(wire: Wire) -> None:

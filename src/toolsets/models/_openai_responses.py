@@ -467,10 +467,11 @@ def _user_content(parts: list[Part]) -> str | list[dict[str, Any]]:
 
 def _answer(response: Mapping[str, Any], output: Sequence[Any], calls: ToolCallMap) -> LlmResponse:
     """The answer of a whole response object with its ``output`` items."""
-    parts = [p for item in output if isinstance(item, Mapping) for p in _parts(item, calls)]
+    items = [item for item in output if isinstance(item, Mapping)]
+    parts = [p for item in items for p in _parts(item, calls)]
     return LlmResponse(
         content=Content(role="model", parts=tuple(parts)),
-        finish_reason=_finish_reason(response, parts),
+        finish_reason="content_filter" if _refused(items) else _finish_reason(response, parts),
         usage=_usage(response.get("usage")),
         model_version=str_or_none(response.get("model")),
     )
@@ -542,6 +543,16 @@ def _call_data(item: Mapping[str, Any]) -> dict[str, Any] | None:
     id (a reasoning item before it names it) and its namespace."""
     data = {key: item[key] for key in ("id", "namespace") if isinstance(item.get(key), str)}
     return {_PROVIDER: data} if data else None
+
+
+def _refused(items: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a message says the model refused (its text is the refusal's)."""
+    return any(
+        isinstance(piece, Mapping) and piece.get("type") == "refusal"
+        for item in items
+        if item.get("type") == "message" and isinstance(item.get("content"), list)
+        for piece in item["content"]
+    )
 
 
 def _finish_reason(response: Mapping[str, Any], parts: Sequence[Part]) -> FinishReason | None:
