@@ -129,7 +129,7 @@ OURS_IN_TURNS, FASTMCP_IN_TURNS = "ours 1 in turns", "fastmcp in turns"
 their windows at `TARGET_C` taking turns: the target's measure."""
 IN_MEMORY = HERE / "peers" / "in_memory_telemetry.py"
 """Runs ours with telemetry recording to memory."""
-TELEMETRY_ROUNDS, QUICK_TELEMETRY_ROUNDS = 3, 1
+TELEMETRY_ROUNDS, QUICK_TELEMETRY_ROUNDS = 5, 1
 """Windows of each side of telemetry on/off at each C, taking turns."""
 TELEMETRY_TARGET = 1.10
 """Telemetry on costs at most this many times a call's CPU off (issue 28)."""

@@ -1,8 +1,9 @@
 """What telemetry costs a call, side by side in one run: an in-process `invoke` of a
 function tool, and a served ``tools/call`` (the `mcp` SDK's client in process, and over
 streamable HTTP to uvicorn in a thread of the same process; 2026-07-28),
-with telemetry off and on (the OpenTelemetry SDK recording every span to its in-memory
-exporter, synchronously, and every duration to an in-memory metric reader). The sides
+with telemetry off and on (the OpenTelemetry SDK's synchronous processor handing every
+span to an exporter that counts and drops it, every duration to its in-memory metric
+reader), the collector tuned as ``toolsets serve`` tunes it. The sides
 take turns round by round (the machine is shared and noisy); the table gives each side's
 median CPU time per call and on/off. Target: on costs at most 10% of a served call.
 
@@ -24,10 +25,12 @@ import anyio
 import anyio.to_thread
 import httpx2
 from _common import add_before_option, app_in_thread, before_after, emit, rotated, verdict
+from _otel_memory import record_in_memory
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from toolsets import FunctionTool, ToolContext
+from toolsets._gc import tuned_for_serving
 from toolsets._invoke import invoke
 from toolsets.mcp import McpServer
 
@@ -49,28 +52,14 @@ async def per_call(run: Run, count: int) -> float:
     return (time.process_time() - start) / count * 1e6
 
 
-def switch(side: str) -> Callable[[], None]:
-    """Telemetry turned on (with the SDK's in-memory exporter) or off: what clears what
-    the on side recorded."""
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
+def switch(side: str) -> None:
+    """Telemetry turned on (recorded to memory: `_otel_memory`) or off."""
     from toolsets import telemetry
 
     if side == "off":
         telemetry.disable()
-        return lambda: None
-    exporter = InMemorySpanExporter()
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-    reader = InMemoryMetricReader()
-    telemetry.enable(
-        tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader])
-    )
-    return exporter.clear
+    else:
+        record_in_memory()
 
 
 async def measure(
@@ -111,10 +100,10 @@ async def _measure(
         }
         for turn in range(options.rounds + 1):  # the first round warms up
             for side in rotated(sides, turn):
-                clear = switch(side) if len(sides) > 1 else (lambda: None)
+                if len(sides) > 1:
+                    switch(side)
                 for name, (run, count) in operations.items():
                     figure = await per_call(run, count)
-                    clear()
                     if turn:
                         found.setdefault((name, side), []).append(figure)
     return found
@@ -134,10 +123,11 @@ def main() -> None:
         title = f"telemetry off, before and after ({options.calls} served calls a round)"
         before_after(__file__, options, ["calls"], title)
         return
+    tuned_for_serving()
     found = anyio.run(measure, options, ["off", "on"])
     print(
         f"In process, 2026-07-28; medians of {options.rounds} rounds; "
-        "on: the SDK's in-memory exporter (synchronous) and metric reader"
+        "on: the SDK's synchronous processor to a counting exporter, in-memory metric reader"
     )
     print(f"{'operation (CPU)':<22}{'off µs':>10}{'on µs':>10}{'on/off':>10}  target")
     for operation in dict.fromkeys(op for op, _ in found):

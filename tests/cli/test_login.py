@@ -176,6 +176,39 @@ def test_an_expired_login_is_refreshed_by_a_later_process_without_a_browser(
     assert_no_token_shown(new, second)
 
 
+def test_processes_refreshing_one_expired_login_at_once_refresh_it_once(
+    served: Served, openid_provider: OpenIdProvider, home: dict[str, str]
+) -> None:
+    first, _ = logged_in("list", "--mcp-url", served.url, env=home)
+    assert first.returncode == 0, first.stderr
+    old = {**kept(home, served.url), "expires_at": 0}
+    login_file(home, served.url).write_text(json.dumps(old))
+    before = openid_provider_state(openid_provider)["token_requests"]
+
+    # Three processes read the expired login and refresh it at once: they take turns,
+    # and the later ones use the first one's tokens (never its spent refresh token).
+    command = [*entry_point(), "list", "--mcp-url", served.url, "--json"]
+    running = [
+        subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(home),
+        )
+        for _ in range(3)
+    ]
+    done = [process.communicate(timeout=TIMEOUT) for process in running]
+    for process, (out, err) in zip(running, done, strict=True):
+        assert process.returncode == 0, err
+        assert [tool["name"] for tool in json.loads(out)] == ["whoami"]
+        assert "log in" not in err
+    assert openid_provider_state(openid_provider)["token_requests"] == before + 1
+    new = kept(home, served.url)
+    assert new["tokens"]["access_token"] != old["tokens"]["access_token"]
+    assert stat.S_IMODE(login_file(home, served.url).with_suffix(".lock").stat().st_mode) == 0o600
+
+
 @pytest.mark.parametrize(
     ("damage", "said"),
     [

@@ -51,7 +51,14 @@ from tests.models.gemini_wire import Turn as GeminiTurn
 from tests.models.gemini_wire import response_body, stream_chunks
 from toolsets import LlmRequest
 from toolsets._names import PROVIDER_TOOL_NAMES, NameRule
-from toolsets.models import AnthropicModel, GeminiModel, Llm, LlmResponse, OpenAIChatModel
+from toolsets.models import (
+    AnthropicModel,
+    GeminiModel,
+    Llm,
+    LlmResponse,
+    OpenAIChatModel,
+    OpenAIResponsesModel,
+)
 from toolsets.schema._gemini import GEMINI_TOOL_NAMES
 
 Stop = Literal["stop", "tool_calls", "length", "content_filter"]
@@ -382,6 +389,141 @@ class OpenAIWire(WireFake):
         )
 
 
+class ResponsesWire(WireFake):
+    """OpenAI's Responses API: ``POST /responses/v1/responses``."""
+
+    name = "openai-responses"
+    prefix = "/responses/v1"
+    endpoint = "/responses"
+    model_class = OpenAIResponsesModel
+    stream_error_code = "server_error"
+    _INCOMPLETE: ClassVar[Mapping[Stop, str]] = {
+        "length": "max_output_tokens",
+        "content_filter": "content_filter",
+    }
+
+    def _items(self, turn: Turn, body: dict[str, Any]) -> list[dict[str, Any]]:
+        tools = [t["name"] for t in body.get("tools", []) if t["type"] == "function"]
+        items: list[dict[str, Any]] = []
+        if turn.text:
+            text = {"type": "output_text", "text": turn.text, "annotations": []}
+            items.append(
+                {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [text],
+                }
+            )
+        items += [
+            {
+                "type": "function_call",
+                "id": f"fc_{c.id}",
+                "call_id": c.id,
+                "name": self.offered(tools, c.tool),
+                "arguments": json.dumps(c.args),
+                "status": "completed",
+            }
+            for c in turn.calls
+        ]
+        return items
+
+    def render(self, turn: Turn, body: dict[str, Any]) -> dict[str, Any]:
+        reason = self._INCOMPLETE.get(turn.stop_reason)
+        return {
+            "id": "resp_1",
+            "object": "response",
+            "created_at": 1767225600,
+            "model": "gpt-test-2025",
+            "status": "completed" if reason is None else "incomplete",
+            "incomplete_details": None if reason is None else {"reason": reason},
+            "error": None,
+            "output": self._items(turn, body),
+            "usage": {
+                "input_tokens": turn.usage[0],
+                "output_tokens": turn.usage[1],
+                "total_tokens": sum(turn.usage),
+            },
+        }
+
+    def render_stream(self, turn: Turn, body: dict[str, Any]) -> list[tuple[str | None, Any]]:
+        whole = self.render(turn, body)
+        head = {**whole, "status": "in_progress", "output": [], "usage": None}
+        events: list[dict[str, Any]] = [{"type": "response.created", "response": head}]
+        for index, item in enumerate(whole["output"]):
+            if item["type"] == "message":
+                opened = {**item, "content": [], "status": "in_progress"}
+                deltas = [
+                    {"type": "response.output_text.delta", "delta": piece}
+                    for piece in words(turn.text)
+                ]
+            else:
+                opened = {**item, "arguments": "", "status": "in_progress"}
+                raw = item["arguments"]
+                deltas = [
+                    {"type": "response.function_call_arguments.delta", "delta": piece}
+                    for piece in (raw[: len(raw) // 2], raw[len(raw) // 2 :])
+                ]
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": opened}
+            )
+            events += [{**d, "output_index": index, "item_id": item["id"]} for d in deltas]
+            events.append(
+                {"type": "response.output_item.done", "output_index": index, "item": item}
+            )
+        done = "response.completed" if whole["status"] == "completed" else "response.incomplete"
+        events.append({"type": done, "response": whole})
+        return [(e["type"], {**e, "sequence_number": n}) for n, e in enumerate(events)]
+
+    def render_error(self, fail: Fail) -> dict[str, Any]:
+        return {"error": {"message": fail.message, "type": fail.kind, "param": None, "code": None}}
+
+    def render_stream_failure(self, fail: Fail) -> list[tuple[str | None, Any]]:
+        events = self.render_stream(Turn(text="Hel"), {})[:3]  # up to the first delta
+        error = {
+            "type": "error",
+            "code": self.stream_error_code,
+            "message": fail.message,
+            "param": None,
+            "sequence_number": 3,
+        }
+        return [*events, ("error", error)]
+
+    def read(self, body: dict[str, Any], headers: Mapping[str, str]) -> Seen:
+        system = [body["instructions"]] if body.get("instructions") else []
+        calls, results, images, texts = [], [], [], []
+        for item in body["input"]:
+            kind = item.get("type", "message")
+            if kind == "function_call":
+                calls.append((item["name"], json.loads(item["arguments"]), item["call_id"]))
+            elif kind == "function_call_output":
+                results.append(Result(item["call_id"], item["output"], None))
+            elif kind == "message" and item["role"] == "system":
+                system.append(item["content"])
+            elif kind == "message" and item["role"] == "user":
+                content = item["content"]
+                for piece in (
+                    [{"type": "input_text", "text": content}]
+                    if isinstance(content, str)
+                    else content
+                ):
+                    if piece["type"] == "input_text":
+                        texts.append(piece["text"])
+                    elif piece["type"] == "input_image":
+                        images.append(_data_url_bytes(piece["image_url"]))
+        auth = headers.get("authorization")
+        return Seen(
+            system="\n\n".join(system) or None,
+            tools=[t["name"] for t in body.get("tools", []) if t["type"] == "function"],
+            calls=calls,
+            results=results,
+            images=images,
+            user_texts=texts,
+            key=auth.removeprefix("Bearer ") if auth else None,
+        )
+
+
 class AnthropicWire(WireFake):
     """The Messages API: ``POST /anthropic/v1/messages``."""
 
@@ -642,5 +784,5 @@ class GeminiWire(WireFake):
         )
 
 
-WIRES: list[WireFake] = [OpenAIWire(), AnthropicWire(), GeminiWire()]
+WIRES: list[WireFake] = [OpenAIWire(), ResponsesWire(), AnthropicWire(), GeminiWire()]
 """Every wire fake; each scenario runs once per entry (add a provider's fake here)."""

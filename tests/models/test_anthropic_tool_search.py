@@ -10,10 +10,8 @@ dev extra)."""
 
 from __future__ import annotations
 
-import copy
 import json
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,12 +22,9 @@ from anthropic.types.message_create_params import (
     MessageCreateParamsStreaming,
 )
 from pydantic import TypeAdapter
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
-from tests.models.scenarios import collect, serve, sse_response
+from tests.models.replay import ReplayedApi, Wire, replayed
+from tests.models.scenarios import collect
 from tests.models.test_scenarios import run as run_agent
 from toolsets import (
     BaseTool,
@@ -102,9 +97,6 @@ def found(name: str = "get_weather", called: str | None = None) -> dict[str, Any
 
 ANSWER = message({"type": "text", "text": "It is 18 °C in Paris."}, stop="end_turn")
 
-Answer = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
-"""A scripted answer, or a function of the request's body that makes one."""
-
 _REQUEST = TypeAdapter(MessageCreateParamsNonStreaming)
 _STREAM_REQUEST = TypeAdapter(MessageCreateParamsStreaming)
 _EVENT: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
@@ -141,37 +133,6 @@ def events_of(answer: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-@dataclass
-class FakeApi:
-    """``POST /v1/messages``: each test's requests (by its ``x-test`` header) kept, and
-    answered with its next scripted answer, as JSON or as events. What the API refuses
-    is refused: a body the SDK's types reject, a deferred tool without a search tool, a
-    reference to a tool the request does not send, a search block without the search
-    tool."""
-
-    scripts: dict[str, deque[Answer]] = field(default_factory=dict)
-    bodies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-
-    async def handle(self, request: Request) -> Response:
-        body = await request.json()
-        test = request.headers["x-test"]
-        self.bodies.setdefault(test, []).append(body)
-        (_STREAM_REQUEST if body.get("stream") else _REQUEST).validate_python(body)
-        problem = refused(body)
-        if problem is not None:
-            error = {"type": "invalid_request_error", "message": problem}
-            return JSONResponse({"type": "error", "error": error}, status_code=400)
-        scripted = self.scripts[test].popleft()
-        answer = scripted(body) if callable(scripted) else scripted
-        Message.model_validate(answer)
-        if not body.get("stream"):
-            return JSONResponse(answer)
-        events = events_of(answer)
-        for event in events:
-            _EVENT.validate_python(event)
-        return sse_response([(e["type"], e) for e in events])
-
-
 def refused(body: dict[str, Any]) -> str | None:
     """Why the API would refuse ``body`` (the documented rules of tool search), if it
     would."""
@@ -196,43 +157,30 @@ def refused(body: dict[str, Any]) -> str | None:
     return None
 
 
+def error(message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+
 @pytest.fixture(scope="module")
-def api() -> Iterator[tuple[FakeApi, str]]:
-    fake = FakeApi()
-    with serve(Starlette(routes=[Route("/v1/messages", fake.handle, methods=["POST"])])) as root:
+def api() -> Iterator[tuple[ReplayedApi, str]]:
+    """``POST /v1/messages`` replayed. What the API refuses is refused: a body the
+    SDK's types reject, a deferred tool without a search tool, a reference to a tool
+    the request does not send, a search block without the search tool."""
+    fake = ReplayedApi(
+        _REQUEST, _STREAM_REQUEST, TypeAdapter(Message), _EVENT, refused, error, events_of
+    )
+    with replayed(fake, "/v1/messages") as root:
         yield fake, root
 
 
-@dataclass
-class Wire:
-    """One test's view of the fake API."""
-
-    fake: FakeApi
-    root: str
-    test: str
-
-    def script(self, *answers: Answer) -> None:
-        self.fake.scripts[self.test] = deque(
-            a if callable(a) else copy.deepcopy(a) for a in answers
-        )
-
-    @property
-    def bodies(self) -> list[dict[str, Any]]:
-        return self.fake.bodies.get(self.test, [])
-
-    def model(self, model: str = MODEL, **options: Any) -> AnthropicModel:
-        return AnthropicModel(
-            model,
-            base_url=self.root,
-            api_key="sk-ant-test",
-            headers={"x-test": self.test},
-            **options,
-        )
-
-
 @pytest.fixture
-def wire(api: tuple[FakeApi, str], request: pytest.FixtureRequest) -> Wire:
-    return Wire(api[0], api[1], request.node.nodeid)
+def wire(api: tuple[ReplayedApi, str], request: pytest.FixtureRequest) -> Wire:
+    fake, root = api
+
+    def make(model: str, **options: Any) -> AnthropicModel:
+        return AnthropicModel(model, base_url=root, api_key="sk-ant-test", **options)
+
+    return Wire(fake, request.node.nodeid, make, MODEL)
 
 
 # -- the catalogue -------------------------------------------------------------------

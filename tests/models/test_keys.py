@@ -12,12 +12,13 @@ import httpx2
 import pytest
 
 from toolsets import AuthError, Content, LlmRequest
-from toolsets.models import AnthropicModel, GeminiModel, OpenAIChatModel
+from toolsets.models import AnthropicModel, GeminiModel, OpenAIChatModel, OpenAIResponsesModel
 
 pytestmark = pytest.mark.anyio
 
 MODELS: dict[str, tuple[type[Any], str, tuple[str, ...]]] = {
     "openai": (OpenAIChatModel, "authorization", ("OPENAI_API_KEY",)),
+    "openai-responses": (OpenAIResponsesModel, "authorization", ("OPENAI_API_KEY",)),
     "anthropic": (AnthropicModel, "x-api-key", ("ANTHROPIC_API_KEY",)),
     "gemini": (GeminiModel, "x-goog-api-key", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
 }

@@ -1,7 +1,7 @@
 """Models: the `Llm` protocol the agent loop and MCP sampling call, what a model
 answers, and the models themselves (a scripted one for tests and offline examples, and
-any OpenAI-compatible chat API, Anthropic's Messages API, and Gemini with its server-side
-tools)."""
+any OpenAI-compatible chat API, OpenAI's Responses API, Anthropic's Messages API, and
+Gemini with its server-side tools)."""
 
 from toolsets.models._anthropic import TOOL_SEARCH_MODELS, AnthropicModel, ToolSearch
 from toolsets.models._gemini import GeminiModel
@@ -20,6 +20,11 @@ from toolsets.models._llm import (
     Usage,
 )
 from toolsets.models._openai import OpenAIChatModel
+from toolsets.models._openai_responses import (
+    OPENAI_TOOL_SEARCH_MODELS,
+    OpenAIResponsesModel,
+    ResponsesToolSearch,
+)
 from toolsets.models._scripted import ScriptedModel, ScriptExhaustedError, Step
 
 __all__ = [
@@ -31,7 +36,10 @@ __all__ = [
     "GroundingSource",
     "Llm",
     "LlmResponse",
+    "OPENAI_TOOL_SEARCH_MODELS",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "ResponsesToolSearch",
     "ScriptExhaustedError",
     "ScriptedModel",
     "Step",

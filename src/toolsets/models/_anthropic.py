@@ -21,7 +21,10 @@ from toolsets.models._http_model import (
     CallIds,
     HttpModel,
     arguments,
+    deferred_declarations,
     invalid_response,
+    same_tools,
+    searched_tools,
     str_or_none,
 )
 from toolsets.models._llm import INVALID_JSON_KEY, FinishReason, LlmResponse, Usage
@@ -227,7 +230,7 @@ class AnthropicModel(HttpModel[ToolCallMap]):
         self._searched: _Searched | None = None
         """The last tools sent with a tool search: the same catalogue (the same tool
         objects) is not translated again at every step (a catalogue of a thousand
-        operations is a noticeable wait: benchmarks/anthropic_tool_search.py)."""
+        operations is a noticeable wait: benchmarks/tool_search.py)."""
 
     def _auth_headers(self) -> dict[str, str]:
         if self._api_key is None:
@@ -252,12 +255,7 @@ class AnthropicModel(HttpModel[ToolCallMap]):
         variant = self._search_variant(request)
         if variant is None or not request.deferred:
             return None
-        offered = tuple(
-            d
-            for name, d in request.declarations.items()
-            if name != request.local_search and name not in request.deferred
-        )
-        return variant, offered, tuple(request.deferred.values())
+        return variant, *searched_tools(request)
 
     def _cached(
         self,
@@ -270,7 +268,7 @@ class AnthropicModel(HttpModel[ToolCallMap]):
             cached is not None
             and cached.variant == variant
             and cached.offered == offered
-            and _same(cached.deferred, deferred)
+            and same_tools(cached.deferred, deferred)
         )
 
     def _translate(self, request: LlmRequest) -> tuple[dict[str, Any], ToolCallMap]:
@@ -394,11 +392,7 @@ def _translate_searched(
     Raises:
         ToolDefinitionError: a tool has the search tool's name.
     """
-    declarations: list[ToolDeclaration] = []
-    for tool in deferred:
-        declaration = request.declarations.get(tool.name) or tool.call_declaration()
-        if declaration is not None:
-            declarations.append(declaration)
+    declarations = deferred_declarations(request, deferred)
     tools, calls = to_anthropic_tools([*offered, *declarations])
     for entry in tools[len(offered) :]:
         entry["defer_loading"] = True
@@ -418,10 +412,6 @@ def _translate_searched(
         calls=calls,
         sent=frozenset(entry["name"] for entry in tools),
     )
-
-
-def _same(a: tuple[Tool, ...], b: tuple[Tool, ...]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _with_version(headers: Mapping[str, str]) -> dict[str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -19,10 +19,11 @@ import httpx2
 from toolsets._auth import Secret, check_credential_text, redact
 from toolsets._concurrency import check_timeout
 from toolsets._content import FunctionCall
+from toolsets._declaration import ToolDeclaration
 from toolsets._errors import AuthError
 from toolsets._http import essence, map_http_errors, retry_after
 from toolsets._logs import guard_library_logs
-from toolsets._tool import LlmRequest
+from toolsets._tool import LlmRequest, Tool
 from toolsets._urls import safe_url
 from toolsets.models._llm import INVALID_JSON_KEY, LlmResponse, check_server_tools
 from toolsets.schema import ToolNameMap
@@ -32,10 +33,13 @@ __all__ = [
     "HttpModel",
     "StreamState",
     "arguments",
+    "deferred_declarations",
     "error_message",
     "invalid_response",
     "json_object",
     "retry_after",
+    "same_tools",
+    "searched_tools",
     "str_or_none",
     "truncate",
 ]
@@ -431,6 +435,39 @@ class CallIds:
             return waiting.popleft()
         self.count += 1
         return f"{self.prefix}{self.count}"
+
+
+# -- the provider's own tool search ---------------------------------------------------
+
+
+def searched_tools(request: LlmRequest) -> tuple[tuple[ToolDeclaration, ...], tuple[Tool, ...]]:
+    """What a request sent with its provider's tool search offers: the declarations
+    sent as they are (all but the local search tool and the deferred tools), and the
+    deferred tools."""
+    offered = tuple(
+        d
+        for name, d in request.declarations.items()
+        if name != request.local_search and name not in request.deferred
+    )
+    return offered, tuple(request.deferred.values())
+
+
+def deferred_declarations(request: LlmRequest, deferred: Sequence[Tool]) -> list[ToolDeclaration]:
+    """The declarations the deferred tools are sent under: a declared one's declaration,
+    another's call declaration; one that has neither is left out."""
+    declarations: list[ToolDeclaration] = []
+    for tool in deferred:
+        declaration = request.declarations.get(tool.name) or tool.call_declaration()
+        if declaration is not None:
+            declarations.append(declaration)
+    return declarations
+
+
+def same_tools(a: Sequence[Tool], b: Sequence[Tool]) -> bool:
+    """Whether two lists hold the same tool objects (which make the same declarations:
+    a tool's declaration does not change, and `searchable` wraps a loaded tool in
+    another object)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 # -- small parsers -------------------------------------------------------------------

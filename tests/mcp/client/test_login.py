@@ -179,6 +179,29 @@ async def test_a_refresh_refused_after_another_process_refreshed_uses_that_ones_
     assert await store.read(served.url) == record  # nothing written over the other's
 
 
+async def test_a_process_refreshing_after_another_did_uses_its_tokens_and_sends_no_refresh(
+    served: Served, openid_provider: OpenIdProvider, tmp_path: Path
+) -> None:
+    store, record = await kept_login(served.url, tmp_path)
+    stale = {**record, "expires_at": 0}
+    await store.write(served.url, stale)
+    before = await token_requests(openid_provider)
+    await whoami(served.url, FileLoginStore(store.folder), None)  # the first process
+    assert await token_requests(openid_provider) == before + 1
+    refreshed = await store.read(served.url)
+    assert refreshed is not None
+
+    # The second read the login before the first refreshed it; its turn to refresh
+    # come, it reads the store again and uses the first one's tokens.
+    racing = ReadBeforeAnotherProcessRefreshed(store, stale)
+    answer, shown = await whoami(served.url, racing, None, interactive=False)
+    assert (answer["subject"], shown) == ("alice", [])
+    assert await token_requests(openid_provider) == before + 1  # its refresh never sent
+    again = await store.read(served.url)
+    assert again is not None
+    assert again["tokens"] == refreshed["tokens"]
+
+
 async def test_a_lapsed_login_with_nobody_to_log_in_is_an_auth_error_at_once(
     served: Served, tmp_path: Path
 ) -> None:

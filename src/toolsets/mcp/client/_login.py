@@ -17,7 +17,7 @@ keep tokens, a way to reach the user, and the restored expiry of a kept token.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import httpx2
@@ -41,7 +41,12 @@ from toolsets.mcp.client._login_redirect import (
     log_prompt,
     registered_port,
 )
-from toolsets.mcp.client._login_store import LoginStore, LoginStoreKind, chosen_store
+from toolsets.mcp.client._login_store import (
+    REFRESH_AHEAD,
+    LoginStore,
+    LoginStoreKind,
+    chosen_store,
+)
 from toolsets.mcp.client._stored_login import StoredLogin
 
 __all__ = [
@@ -72,6 +77,9 @@ class _LastingLogin(OAuthClientProvider):
         self._redirect = redirect
         self._stored = storage
         self._said = False
+        self._release: Callable[[], None] = _nothing
+        self._refresh: httpx2.Request | None = None
+        self._adopted: OAuthToken | None = None
         storage.discovered = self._discovered
 
     def _discovered(self) -> dict[str, Any]:
@@ -104,14 +112,39 @@ class _LastingLogin(OAuthClientProvider):
         try:
             outgoing = await flow.__anext__()
             while True:
-                response = yield outgoing
+                if outgoing is self._refresh and self._adopted is not None:
+                    response = _answered(outgoing, self._adopted)
+                else:
+                    response = yield outgoing
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
         finally:
+            self._release()
             await flow.aclose()
 
+    async def _refresh_token(self) -> httpx2.Request:
+        # Processes refreshing this login take turns; the one whose turn it is reads
+        # the login again first: another may have refreshed it meanwhile.
+        self._release = await self._stored.refreshing()
+        tokens = await self._stored.kept_elsewhere()
+        self._adopted = None
+        if tokens is not None:  # its refresh token, never the spent one
+            self.context.current_tokens = tokens
+            self.context.update_token_expiry(tokens)
+            if self.context.is_token_valid():
+                self._adopted = tokens  # the refresh is answered with them, not sent
+        self._refresh = await super()._refresh_token()
+        return self._refresh
+
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        try:
+            return await self._refreshed(response)
+        finally:
+            self._release()
+            self._release, self._refresh, self._adopted = _nothing, None, None
+
+    async def _refreshed(self, response: httpx2.Response) -> bool:
         if await super()._handle_refresh_response(response):
             return True
         # Refused: if another process (a worker of the same server, a command run
@@ -150,6 +183,19 @@ class _LastingLogin(OAuthClientProvider):
         port = registered_port(client.redirect_uris if client is not None else None)
         self._redirect.port = port or self._redirect.port or free_port()
         self.context.client_metadata.redirect_uris = [AnyUrl(self._redirect.uri)]
+
+
+def _nothing() -> None:
+    """No lock held."""
+
+
+def _answered(refresh: httpx2.Request, tokens: OAuthToken) -> httpx2.Response:
+    """The answer to ``refresh`` that another process's refresh gave already: its
+    tokens, as the token endpoint gave them (their whole lifetime again)."""
+    body = tokens.model_dump(mode="json", exclude_none=True)
+    if tokens.expires_in is not None:
+        body["expires_in"] = tokens.expires_in + int(REFRESH_AHEAD)
+    return httpx2.Response(200, json=body, request=refresh)
 
 
 def oauth_login(

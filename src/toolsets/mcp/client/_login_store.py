@@ -40,6 +40,7 @@ __all__ = [
     "chosen_store",
     "login_store",
     "logins_folder",
+    "lock_path",
 ]
 
 logger = logging.getLogger("toolsets.mcp.login")
@@ -126,8 +127,7 @@ class FileLoginStore:
 
     def path(self, server: str) -> Path:
         """The file of ``server``'s login."""
-        digest = hashlib.sha256(server.encode()).hexdigest()[:32]
-        return self.folder / f"{digest}.json"
+        return self.folder / f"{_digest(server)}.json"
 
     async def read(self, server: str) -> dict[str, Any] | None:
         return await anyio.to_thread.run_sync(self._read, server)
@@ -201,6 +201,20 @@ class FileLoginStore:
                 mode = stat.S_IMODE(folder.stat().st_mode)
                 if mode & 0o077 and folder.stat().st_uid == os.geteuid():
                     folder.chmod(mode & 0o700)
+
+
+def _digest(server: str) -> str:
+    """A server's name in the folder (its login file's, its lock's)."""
+    return hashlib.sha256(server.encode()).hexdigest()[:32]
+
+
+def lock_path(store: LoginStore, server: str) -> Path:
+    """The lock file processes refreshing ``server``'s login in ``store`` take turns
+    with: next to the login files (the file store's folder, else `logins_folder`)."""
+    chosen = store._store if isinstance(store, _Chosen) else store
+    folder = chosen.folder if isinstance(chosen, FileLoginStore) else logins_folder()
+    FileLoginStore(folder)._folder_made()
+    return folder / f"{_digest(server)}.lock"
 
 
 def _not_private(status: os.stat_result) -> str | None:

@@ -8,14 +8,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
+import filelock
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import ValidationError
 
-from toolsets.mcp.client._login_store import LOGIN_FORMAT, REFRESH_AHEAD, LoginStore
+from toolsets.mcp.client._login_store import LOGIN_FORMAT, REFRESH_AHEAD, LoginStore, lock_path
 
-__all__ = ["StoredLogin"]
+__all__ = ["REFRESH_LOCK_TIMEOUT", "StoredLogin"]
 
 logger = logging.getLogger("toolsets.mcp.login")
+
+REFRESH_LOCK_TIMEOUT = 30.0
+"""Seconds a process waits for another refreshing the same login (`StoredLogin.
+refreshing`) before it refreshes anyway, warned."""
 
 
 class StoredLogin:
@@ -78,9 +84,53 @@ class StoredLogin:
             return None
         return now
 
+    async def refreshing(self) -> Callable[[], None]:
+        """Hold the lock that processes refreshing this login take turns with (a file
+        lock next to the login files, `lock_path`); the function that releases it (once,
+        whatever the calls).
+
+        Holding it, a process reads the store again before it refreshes (`kept_elsewhere`):
+        if another refreshed meanwhile, its tokens are used and the spent refresh token
+        is never sent (an authorization server that rotates refresh tokens may take a
+        spent one for a stolen one and revoke the login). After `REFRESH_LOCK_TIMEOUT`
+        seconds the lock is given up on, warned, and the refresh goes ahead.
+        """
+
+        def acquire() -> filelock.FileLock | None:
+            lock = filelock.FileLock(
+                lock_path(self.store, self.server),
+                timeout=REFRESH_LOCK_TIMEOUT,
+                mode=0o600,
+                thread_local=False,  # taken in a worker thread, released in the loop's
+            )
+            try:
+                lock.acquire()
+            except filelock.Timeout:
+                logger.warning(
+                    "another process has been refreshing the login to %s for %g s: "
+                    "refreshing it here too",
+                    self.server,
+                    REFRESH_LOCK_TIMEOUT,
+                )
+                return None
+            return lock
+
+        held = await anyio.to_thread.run_sync(acquire)
+
+        def release() -> None:
+            nonlocal held
+            lock, held = held, None
+            if lock is not None:
+                lock.release()
+
+        return release
+
     async def set_tokens(self, tokens: OAuthToken) -> None:
         record = await self._current()
-        record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+        kept = tokens.model_dump(mode="json", exclude_none=True)
+        if _same(record.get("tokens"), kept):
+            return  # the tokens another process kept (`refreshing`): kept as they are
+        record["tokens"] = kept
         expires_in = tokens.expires_in
         record["expires_at"] = time.time() + int(expires_in) if expires_in is not None else None
         if self.discovered is not None:
@@ -122,3 +172,10 @@ class StoredLogin:
         """Drop the login; whether one was kept."""
         self._record, self._read = None, True
         return await self.store.forget(self.server)
+
+
+def _same(kept: object, tokens: dict[str, Any]) -> bool:
+    """Whether ``kept`` (a record's tokens) are ``tokens`` (their lifetime aside)."""
+    if not isinstance(kept, dict):
+        return False
+    return {**kept, "expires_in": None} == {**tokens, "expires_in": None}

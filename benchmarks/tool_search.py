@@ -1,8 +1,8 @@
-"""Anthropic's tool search against the local one, for a huge catalogue: what
-`AnthropicModel` sends at each step of a run over ``searchable(OpenApiToolset(github))``,
-and how long it takes to make, side by side.
+"""The providers' tool search against the local one, for a huge catalogue: what
+`AnthropicModel` and `OpenAIResponsesModel` send at each step of a run over
+``searchable(OpenApiToolset(github))``, and how long it takes to make, side by side.
 
-Run: python benchmarks/anthropic_tool_search.py [--steps N]
+Run: python benchmarks/tool_search.py [--steps N]
 
 The catalogue is GitHub's REST API (``@octokit/openapi``'s ``api.github.com.json``,
 1,223 operations, installed in ``peers/``). Nothing is sent: each step is the model's
@@ -10,9 +10,11 @@ translation of the request the agent loop prepares (``_translate``), which runs 
 event loop.
 
 Columns:
-  search       ``anthropic``: ``tool_search="bm25"`` (every tool deferred, the search
-               tool sent); ``local``: ``tool_search=None`` (``search_tools`` and the
-               loaded tools, as for any model);
+  search       ``anthropic``: ``AnthropicModel(tool_search="bm25")`` (every tool
+               deferred, the search tool sent); ``openai``:
+               ``OpenAIResponsesModel(tool_search="server")`` (the same, with OpenAI's
+               hosted ``tool_search``); ``…-local``: ``tool_search=None``
+               (``search_tools`` and the loaded tools, as for any model);
   tools        entries in the request's ``tools``;
   body KB      the request body as compact JSON (what the model pays for is the tools
                not deferred, and those a search found);
@@ -33,7 +35,7 @@ from typing import Any
 import anyio
 
 from toolsets import LlmRequest, ToolContext, searchable
-from toolsets.models import AnthropicModel
+from toolsets.models import AnthropicModel, OpenAIResponsesModel
 from toolsets.openapi import OpenApiToolset
 
 GITHUB = (
@@ -52,8 +54,13 @@ async def _request(toolset: Any, ctx: ToolContext) -> LlmRequest:
 async def _measure(search: str, steps: int) -> tuple[int, int, float, float]:
     toolset = searchable(OpenApiToolset(GITHUB))
     ctx = ToolContext()
-    option: Any = "bm25" if search == "anthropic" else None
-    model = AnthropicModel("claude-sonnet-4-5", api_key="unused", tool_search=option)
+    model: AnthropicModel | OpenAIResponsesModel
+    if search.startswith("anthropic"):
+        option: Any = None if search.endswith("-local") else "bm25"
+        model = AnthropicModel("claude-sonnet-4-5", api_key="unused", tool_search=option)
+    else:
+        option = None if search.endswith("-local") else "server"
+        model = OpenAIResponsesModel("gpt-5.4", api_key="unused", tool_search=option)
     times: list[float] = []
     body: dict[str, Any] = {}
     for _ in range(steps):
@@ -67,11 +74,11 @@ async def _measure(search: str, steps: int) -> tuple[int, int, float, float]:
 
 
 async def main(steps: int) -> None:
-    print(f"{'search':<10} {'tools':>6} {'body KB':>8} {'first ms':>9} {'next ms':>8}")
-    for search in ("anthropic", "local"):
+    print(f"{'search':<16} {'tools':>6} {'body KB':>8} {'first ms':>9} {'next ms':>8}")
+    for search in ("anthropic", "anthropic-local", "openai", "openai-local"):
         tools, size, first, later = await _measure(search, steps)
         print(
-            f"{search:<10} {tools:>6} {size / 1024:>8.0f} {first * 1e3:>9.1f} {later * 1e3:>8.2f}"
+            f"{search:<16} {tools:>6} {size / 1024:>8.0f} {first * 1e3:>9.1f} {later * 1e3:>8.2f}"
         )
 
 
