@@ -137,20 +137,25 @@ def reference_pages() -> dict[Path, str]:
     for module, what in MODULES:
         index.append(f"| [`{module}`]({module}.md) | {what} |")
         lines = [f"# `{module}`\n", f"{what}\n"]
+        # Names rendered elsewhere (re-exports) are one table at the end, each row with
+        # the name's anchor here: a search for the name finds its full section first.
+        also = [
+            "## Also here\n",
+            "Exported by this module too, and documented where another module exports them.\n",
+            "| name | documented as |",
+            "| --- | --- |",
+        ]
         for entry in (e for e in entries if e.module == module):
+            anchor = f'<span id="{anchor_of(module, entry.name)}"></span>`{entry.name}`'
             if entry.foreign is not None:
-                lines.append(
-                    f'<h2 id="{anchor_of(module, entry.name)}"><code>{entry.name}</code></h2>\n\n'
-                    f"`{entry.foreign}`, re-exported.\n"
-                )
+                also.append(f"| {anchor} | `{entry.foreign}` (another library's) |")
             elif entry.rendered_in == module:
                 lines.append(f"::: {module}.{entry.name}\n")
             else:
                 target = f"{entry.rendered_in}.md#{anchor_of(entry.rendered_in, entry.name)}"
-                lines.append(
-                    f'<h2 id="{anchor_of(module, entry.name)}"><code>{entry.name}</code></h2>\n\n'
-                    f"The same object as [`{entry.rendered_in}.{entry.name}`]({target}).\n"
-                )
+                also.append(f"| {anchor} | [`{entry.rendered_in}.{entry.name}`]({target}) |")
+        if len(also) > 4:
+            lines.append("\n".join(also) + "\n")
         pages[DOCS / page_of(module)] = "\n".join(lines)
     pages[REFERENCE / "index.md"] = "\n".join(index) + "\n"
     return pages
