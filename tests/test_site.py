@@ -8,6 +8,7 @@ run in tests/test_docs.py. The browser's screenshots go to artifacts/site-screen
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html.parser
 import http.server
@@ -138,8 +139,7 @@ def test_every_link_of_the_readme_resolves_on_the_site(built: Path) -> None:
         if not (ROOT / path).exists():
             broken.append(href)
         elif path.startswith("docs/") and path.endswith(".md") and fragment:
-            page = built / path.removeprefix("docs/").removesuffix(".md")
-            page = page.parent / "index.html" if page.name == "index" else page / "index.html"
+            page = built / path.removeprefix("docs/").replace(".md", ".html")
             if fragment not in parsed(page).ids:
                 broken.append(href)
     assert broken == []
@@ -159,7 +159,7 @@ def test_the_reference_pages_cover_every_public_module() -> None:
 def test_every_public_name_has_its_reference_and_no_private_one_does(built: Path) -> None:
     missing, private = [], []
     for module, _ in site_script.MODULES:
-        page = built / "reference" / module / "index.html"
+        page = built / "reference" / f"{module}.html"
         ids = parsed(page).ids
         for name in importlib.import_module(module).__all__:
             if f"{module}.{name}" not in ids:
@@ -182,7 +182,7 @@ def test_the_command_reference_is_every_commands_own_help(built: Path) -> None:
         assert f"`toolsets {name}`" in text
         first = (command.help or "").strip().splitlines()[0]
         assert " ".join(first.split()[:6]) in " ".join(text.split())
-    assert (built / "cli" / "commands" / "index.html").exists()
+    assert (built / "cli" / "commands.html").exists()
 
 
 def error_classes() -> set[type[BaseException]]:
@@ -260,10 +260,12 @@ def failed(request: Any) -> list[str]:
     return [] if "ERR_ABORTED" in reason else [f"failed: {request.url} ({reason})"]
 
 
-def test_a_browser_reads_the_site_navigates_it_and_finds_a_name_by_search(served: str) -> None:
+@contextlib.contextmanager
+def browser_page() -> Iterator[tuple[Any, list[str]]]:
+    """A page of headless chromium, and the problems it met: console errors, uncaught
+    exceptions, failed requests."""
     from playwright.sync_api import sync_playwright
 
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
     with sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
@@ -276,36 +278,63 @@ def test_a_browser_reads_the_site_navigates_it_and_finds_a_name_by_search(served
             )
             page.on("pageerror", lambda error: problems.append(str(error)))
             page.on("requestfailed", lambda request: problems.extend(failed(request)))
-
-            # The home page renders.
-            page.goto(f"{served}/")
-            assert page.locator("h1").first.inner_text().rstrip("¶") == "toolsets"
-            page.screenshot(path=str(SCREENSHOTS / "home.png"), full_page=False)
-
-            # The navigation leads to a guide.
-            page.get_by_role("link", name="MCP servers to agents").first.click()
-            page.wait_for_url(f"{served}/guides/mcp/")
-            assert page.locator("h1").first.inner_text().rstrip("¶") == "MCP servers to agents"
-            assert page.locator(".highlight pre").count() >= 1  # its example, highlighted
-            page.screenshot(path=str(SCREENSHOTS / "guide.png"))
-
-            # The search box finds a public name's reference page.
-            page.locator("button.md-search__button").first.click()
-            page.get_by_role("combobox", name="Search").fill("OpenApiToolset")
-            found = page.locator("a[role=option][href*='#toolsets.openapi.OpenApiToolset']")
-            found.first.wait_for()
-            page.screenshot(path=str(SCREENSHOTS / "search.png"))
-            found.first.click()
-            page.wait_for_url(re.compile(r".*/reference/toolsets\.openapi/.*"))
-            heading = page.locator("[id='toolsets.openapi.OpenApiToolset']")
-            assert heading.count() == 1
-            assert "OpenApiToolset" in heading.inner_text()
-
-            # A reference page renders its docstrings.
-            page.goto(f"{served}/reference/toolsets/")
-            assert page.locator("[id='toolsets.Tool']").count() == 1
-            assert page.locator(".doc-contents").count() > 50
-            page.screenshot(path=str(SCREENSHOTS / "reference.png"))
+            yield page, problems
         finally:
             browser.close()
+
+
+def heading(page: Any) -> str:
+    return str(page.locator("h1").first.inner_text()).rstrip("¶")
+
+
+def test_a_browser_reads_the_site_navigates_it_and_finds_a_name_by_search(served: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with browser_page() as (page, problems):
+        # The home page renders.
+        page.goto(f"{served}/")
+        assert heading(page) == "toolsets"
+        page.screenshot(path=str(SCREENSHOTS / "home.png"))
+
+        # The navigation leads to a guide.
+        page.get_by_role("link", name="MCP servers to agents").first.click()
+        page.wait_for_url(f"{served}/guides/mcp.html")
+        assert heading(page) == "MCP servers to agents"
+        assert page.locator(".highlight pre").count() >= 1  # its example, highlighted
+        page.screenshot(path=str(SCREENSHOTS / "guide.png"))
+
+        # The search box finds a public name's reference page.
+        page.locator("button.md-search__button").first.click()
+        page.get_by_role("combobox", name="Search").fill("OpenApiToolset")
+        found = page.locator("a[role=option][href*='#toolsets.openapi.OpenApiToolset']")
+        found.first.wait_for()
+        page.screenshot(path=str(SCREENSHOTS / "search.png"))
+        found.first.click()
+        page.wait_for_url(re.compile(r".*/reference/toolsets\.openapi\.html.*"))
+        named = page.locator("[id='toolsets.openapi.OpenApiToolset']")
+        assert named.count() == 1
+        assert "OpenApiToolset" in named.inner_text()
+
+        # A reference page renders its docstrings.
+        page.goto(f"{served}/reference/toolsets.html")
+        assert page.locator("[id='toolsets.Tool']").count() == 1
+        assert page.locator(".doc-contents").count() > 50
+        page.screenshot(path=str(SCREENSHOTS / "reference.png"))
     assert problems == []
+
+
+def test_the_built_files_read_in_a_browser_without_a_server(built: Path) -> None:
+    # Plain files: opened from the file system, the pages render and their links work
+    # (the search needs them served: browsers do not let a page fetch file:// URLs).
+    with browser_page() as (page, problems):
+        page.goto((built / "index.html").as_uri())
+        assert heading(page) == "toolsets"
+        page.get_by_role("link", name="OpenAPI specs to tools").first.click()
+        page.wait_for_url((built / "guides" / "openapi.html").as_uri())
+        assert heading(page) == "OpenAPI specs to tools"
+        page.get_by_role("link", name="Troubleshooting").first.click()
+        page.wait_for_url((built / "troubleshooting.html").as_uri())
+        assert page.locator("[id='toolseterror']").count() == 1
+    # What the search asks for from there (its index, its script) is all that may fail:
+    # each failed request is named (the console's lines of them are not).
+    unnamed = "Failed to load resource: net::ERR_FILE_NOT_FOUND"
+    assert [p for p in problems if "/search." not in p and p != unnamed] == []
