@@ -178,7 +178,7 @@ def cli_page() -> str:
         name = " ".join(path)
         context = click.Context(command, info_name=path[-1], parent=parent, max_content_width=88)
         context.terminal_width = 88
-        heading = "#" * min(len(path) + 1, 3)
+        heading = "##" if len(path) <= 2 else "###"
         out.append(f"{heading} `{name}`\n")
         out.append(f"```text\n{command.get_help(context).rstrip()}\n```\n")
         if isinstance(command, click.Group):

@@ -4,6 +4,13 @@ browser (Debian's chromium, driven by playwright) reads it from a local HTTP ser
 
 The site is built once for the module (scripts/site.py, about ten seconds); its snippets
 run in tests/test_docs.py. The browser's screenshots go to artifacts/site-screenshots/.
+
+The browser is driven by playwright's Python package given Debian's chromium as its
+``executable_path`` (``TOOLSETS_CHROMIUM``, else ``chromium`` on PATH): nothing is
+downloaded (the package carries its driver; no ``playwright install``), it reports console
+errors, page errors and failed requests as events, and its locators wait by themselves
+and reach into the search's shadow DOM. Selenium would need Debian's chromium-driver too,
+and reads console logs and shadow roots less directly.
 """
 
 from __future__ import annotations
