@@ -66,7 +66,7 @@ BENCHES = {
         title="GitHub's spec served over stdio: toolsets serve against fastmcp",
     ),
     "adapters": Bench(
-        args=["benchmarks/adapters.py", "--calls", "500", "--mcp-calls", "100"],
+        args=["benchmarks/adapters.py", "--calls", "5000", "--mcp-calls", "300"],
         title="A tool call through each framework: our adapter over the framework's own tool",
     ),
 }
