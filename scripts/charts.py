@@ -114,7 +114,7 @@ def measure(name: str) -> dict[str, Any]:
         "peers": "TOOLSETS_BENCH_PEERS" if peers else ".bench-peers",
         "figures": printed["figures"],
         "notes": printed["notes"],
-        "output": done.stdout.rsplit("\n{", 1)[0].strip(),
+        "output": "\n".join(line for line in done.stdout.splitlines() if line not in found),
     }
 
 
