@@ -220,6 +220,17 @@ async def test_a_tool_safe_to_repeat_answered_429_is_tried_again_until_it_succee
     assert (front.calls[name], RAN[name]) == (4, 2)
 
 
+async def test_a_tool_safe_to_repeat_still_busy_after_its_tries_says_how_many_it_took(
+    url: str, front: Front
+) -> None:
+    front.plan["lookup"] = [busy("0")] * 3
+    async with tools(url, "auto", FAST) as found:
+        result = await called(found["lookup"], {"key": "a"})
+    assert isinstance(result, dict)
+    assert (result["status"], result["retry_after"], result["tries"]) == (429, 0.0, 3)
+    assert (front.calls["lookup"], RAN["lookup"]) == (3, 0)
+
+
 async def test_a_tool_not_safe_to_repeat_answered_429_arrives_once_and_the_model_is_told(
     url: str, front: Front
 ) -> None:
