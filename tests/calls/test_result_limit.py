@@ -60,12 +60,17 @@ def spec() -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
+def served(making: Any) -> Iterator[str]:
+    """The app ``making`` makes of its own URL, served: that URL."""
     base: list[str] = []
-    with serve_app(streaming(base)) as port:
+    with serve_app(making(base)) as port:
         base.append(f"http://127.0.0.1:{port}")
         yield base[0]
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    yield from served(streaming)
 
 
 async def test_a_5_mb_page_is_cut_to_fit_and_says_how_to_get_the_next(url: str) -> None:
@@ -141,3 +146,88 @@ def test_the_command_line_cuts_a_result_with_max_result_bytes(url: str, tmp_path
 def test_result_limit_refuses_a_limit_too_small_to_say_anything() -> None:
     with pytest.raises(ValueError, match="max_bytes must be at least 1000"):
         ResultLimit(max_bytes=10)
+
+
+def issues_spec() -> dict[str, Any]:
+    """Two operations that page as GitHub's do: the next page in a ``Link`` header only
+    (the body a bare list); ``listElsewhere``'s header points to another host."""
+    query = [
+        {"name": "page", "in": "query", "schema": {"type": "integer"}},
+        {"name": "per_page", "in": "query", "schema": {"type": "integer"}},
+        {"name": "state", "in": "query", "schema": {"type": "string"}},
+    ]
+    ok = {"200": {"description": "ok"}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "issues", "version": "1"},
+        "paths": {
+            "/issues": {"get": {"operationId": "listIssues", "parameters": query, "responses": ok}},
+            "/elsewhere": {
+                "get": {"operationId": "listElsewhere", "parameters": query, "responses": ok}
+            },
+        },
+    }
+
+
+def linking(base: list[str]) -> Any:
+    """Answers a list of ``per_page`` issues and a ``Link`` header naming the next page
+    (on its own host for /api/issues, on another for /api/elsewhere)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def issues(request: Request) -> JSONResponse:
+        page = int(request.query_params.get("page", "1"))
+        per_page = int(request.query_params.get("per_page", "30"))
+        items = [{"number": n, "title": "y" * 200} for n in range(per_page)]
+        host = base[0] if request.url.path == "/api/issues" else "http://elsewhere.example"
+        following = f"{host}/api/issues?state=open&page={page + 1}&per_page={per_page}"
+        links = f'<{following}>; rel="next", <{host}/api/issues?page=9>; rel="last"'
+        return JSONResponse(items, headers={"Link": links})
+
+    routes = [Route("/api/issues", issues), Route("/api/elsewhere", issues)]
+    return Starlette(routes=routes)
+
+
+@pytest.fixture(scope="module")
+def issues_url() -> Iterator[str]:
+    yield from served(linking)
+
+
+async def call_issues(url: str, name: str, args: dict[str, Any]) -> Any:
+    toolset = wrap_calls(OpenApiToolset(issues_spec(), base_url=url + "/api"), ResultLimit())
+    async with toolset:
+        tool = {each.name: each for each in await toolset.list_tools()}[name]
+        limited = wrap_calls(tool, ResultLimit(max_bytes=5_000))
+        outcome = await invoke(limited, args, ToolContext(), default_timeout=30)
+    assert isinstance(outcome, Done)
+    return outcome.result
+
+
+async def test_the_next_page_a_link_header_names_is_said_as_the_tools_arguments(
+    issues_url: str,
+) -> None:
+    result = await call_issues(issues_url, "listIssues", {"page": 3, "per_page": 100})
+    assert len(pydantic_core.to_json(result)) <= 5_000
+    assert 0 < len(result["result"]) < 100  # the same bare list, its first items
+    note = result["truncated"]
+    expected = '{"page":4,"per_page":100,"state":"open"}'
+    assert f"call listIssues again with {expected}" in note, note
+
+
+async def test_a_link_header_to_another_host_is_never_given_as_arguments(
+    issues_url: str,
+) -> None:
+    result = await call_issues(issues_url, "listElsewhere", {"page": 3, "per_page": 100})
+    note = result["truncated"]
+    assert "again with" not in note
+    assert "elsewhere.example" not in note
+    assert "listElsewhere's arguments page, per_page" in note  # the paging arguments
+
+
+async def test_a_result_under_the_limit_is_the_body_alone_link_header_or_not(
+    issues_url: str,
+) -> None:
+    result = await call_issues(issues_url, "listIssues", {"page": 1, "per_page": 2})
+    assert result == [{"number": n, "title": "y" * 200} for n in range(2)]
