@@ -8,6 +8,7 @@ offered."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -154,9 +155,13 @@ class Tools:
         call = ToolContext(invocation, function_call_id=new_id())
         channel = await self.asking.channel(ctx, params, tool.name)
         call.client = channel
+        owner = self.requests.owner(ctx, invocation)  # of the whole results it keeps
+        channel.keeper = functools.partial(self.requests.kept.keep, owner)
         answer = await answering(
             channel, self._run_call(request, params, tool, listing, call, channel)
         )
+        if channel.kept and isinstance(answer, mt.CallToolResult) and not answer.is_error:
+            answer.content = [*answer.content, *channel.kept]  # links to the whole results
         if await self._keep_state(ctx, invocation, call, tools, answer):
             assert isinstance(answer, mt.CallToolResult)
             answer.meta = {**(answer.meta or {}), TOOLS_CHANGED_META: True}
