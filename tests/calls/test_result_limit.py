@@ -9,10 +9,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
+import mcp.types as mt
 import pydantic_core
 import pytest
+from mcp import Client, StdioServerParameters
 
-from tests.cli.helpers import toolsets_command
+from tests.cli.helpers import entry_point, environment, toolsets_command
 from tests.helpers import serve_app
 from toolsets import FunctionTool, ToolContext, error_result
 from toolsets._invoke import Done, invoke
@@ -141,6 +144,26 @@ def test_the_command_line_cuts_a_result_with_max_result_bytes(url: str, tmp_path
     said = json.loads(done.stdout)
     assert "truncated" in said
     assert len(done.stdout.encode()) < 25_000
+
+
+async def test_serve_with_max_result_bytes_links_a_cut_result_to_its_whole(
+    url: str, tmp_path: Any
+) -> None:
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(spec()))
+    command = entry_point()
+    args = [*command[1:], "serve", str(path), "--base-url", url, "--max-result-bytes", "20000"]
+    params = StdioServerParameters(command=command[0], args=args, env=environment())
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            result = await client.call_tool("listItems", {"page": 1})
+            (link,) = [b for b in result.content if isinstance(b, mt.ResourceLink)]
+            read = await client.read_resource(str(link.uri))
+    assert str(link.uri) in (result.structured_content or {})["truncated"]
+    (whole,) = read.contents
+    assert isinstance(whole, mt.TextResourceContents)
+    # The tool's whole result: the API's first megabyte (OpenApiToolset's own limit).
+    assert json.loads(whole.text)["text"] == page(1, url)[:1_000_000].decode()
 
 
 def test_result_limit_refuses_a_limit_too_small_to_say_anything() -> None:
