@@ -205,7 +205,10 @@ def linking(base: list[str]) -> Any:
         per_page = int(request.query_params.get("per_page", "30"))
         items = [{"number": n, "title": "y" * 200} for n in range(per_page)]
         host = base[0] if request.url.path == "/api/issues" else "http://elsewhere.example"
-        following = f"{host}/api/issues?state=open&page={page + 1}&per_page={per_page}"
+        state = request.query_params.get("state", "open")
+        key = request.query_params.get("api_key", "")  # echoed, as some APIs do
+        following = f"{host}/api/issues?state={state}&page={page + 1}&per_page={per_page}"
+        following += f"&api_key={key}" if key else ""
         links = f'<{following}>; rel="next", <{host}/api/issues?page=9>; rel="last"'
         return JSONResponse(items, headers={"Link": links})
 
@@ -237,6 +240,29 @@ async def test_the_next_page_a_link_header_names_is_said_as_the_tools_arguments(
     note = result["truncated"]
     expected = '{"page":4,"per_page":100,"state":"open"}'
     assert f"call listIssues again with {expected}" in note, note
+
+
+async def test_a_credential_the_next_link_quotes_back_is_never_an_argument(
+    issues_url: str,
+) -> None:
+    # The API key goes in the query; the API echoes it in its next link, and a state
+    # the model asked for that happens to hold it too.
+    key = "s3cret-key-1234"
+    spec = issues_spec()
+    spec["components"] = {
+        "securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}
+    }
+    spec["security"] = [{"key": []}]
+    api = OpenApiToolset(spec, base_url=issues_url + "/api", credentials={"key": key})
+    async with api:
+        tool = {each.name: each for each in await api.list_tools()}["listIssues"]
+        limited = wrap_calls(tool, ResultLimit(max_bytes=5_000))
+        args = {"page": 1, "per_page": 100, "state": f"open{key}"}
+        outcome = await invoke(limited, args, ToolContext(), default_timeout=30)
+    assert isinstance(outcome, Done)
+    note = outcome.result["truncated"]  # type: ignore[index, call-overload]
+    assert 'again with {"page":2,"per_page":100}' in note
+    assert key not in note
 
 
 async def test_a_link_header_to_another_host_is_never_given_as_arguments(

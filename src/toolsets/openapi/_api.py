@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
 
 import anyio.to_thread
 import httpx2
@@ -426,8 +426,9 @@ def _next_link(
     """The next page's URL the ``Link`` header of ``response`` (to a request for
     ``url``) names (RFC 8288 ``rel="next"``, as httpx2 parses it; a relative one
     resolved against ``url``): only one on the origin the call went to (``first``;
-    not after a redirect to another) and under the API's base URL's path, and never
-    one that quotes a credential sent. None otherwise."""
+    not after a redirect to another) and under the API's base URL's path; its query
+    parameters that quote a credential sent (an API key in the query, echoed) left
+    out. None otherwise."""
     link = response.links.get("next")
     if not link or not link.get("url"):
         return None
@@ -438,8 +439,11 @@ def _next_link(
     path = urlsplit(found).path
     if path != within and not path.startswith(within + "/"):
         return None
-    if any(secret in found for secret in secrets):
-        return None
+    parts = urlsplit(found)
+    if secrets and any(secret in parts.query for secret in secrets):
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        kept = [(k, v) for k, v in pairs if not any(s in k or s in v for s in secrets)]
+        found = parts._replace(query=urlencode(kept)).geturl()
     return found
 
 
