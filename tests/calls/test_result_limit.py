@@ -113,6 +113,7 @@ async def test_a_long_text_keeps_its_beginning_and_the_tools_paging_arguments_ar
     assert result["result"].endswith("…")
     assert "1 long text(s) keep their beginning" in result["truncated"]
     assert "report's arguments limit" in result["truncated"]
+    assert "resource" not in result["truncated"]  # outside serving, nowhere to keep it
 
 
 async def test_small_results_and_error_results_are_left_as_they_are() -> None:

@@ -155,8 +155,7 @@ class Tools:
         call = ToolContext(invocation, function_call_id=new_id())
         channel = await self.asking.channel(ctx, params, tool.name)
         call.client = channel
-        owner = self.requests.owner(ctx, invocation)  # of the whole results it keeps
-        channel.keeper = functools.partial(self.requests.kept.keep, owner)
+        channel.keeper = functools.partial(self._keep, ctx, invocation)
         answer = await answering(
             channel, self._run_call(request, params, tool, listing, call, channel)
         )
@@ -166,6 +165,14 @@ class Tools:
             assert isinstance(answer, mt.CallToolResult)
             answer.meta = {**(answer.meta or {}), TOOLS_CHANGED_META: True}
         return answer
+
+    def _keep(
+        self, ctx: Context, invocation: Invocation, text: str, mime_type: str, tool_name: str
+    ) -> mt.ResourceLink | None:
+        """Keep a cut result's whole for the caller of the request of ``ctx`` (`_kept`;
+        who that is is found only for a call that keeps one)."""
+        owner = self.requests.owner(ctx, invocation)
+        return self.requests.kept.keep(owner, text, mime_type, tool_name)
 
     async def _keep_state(
         self,
