@@ -119,6 +119,9 @@ class Resources:
     async def _read(
         self, ctx: Context, params: mt.ReadResourceRequestParams, uri: str, invocation: Invocation
     ) -> mt.ReadResourceResult | mt.InputRequiredResult:
+        kept = self.requests.kept  # the whole results of cut calls: read, never listed
+        if kept.is_result_uri(uri) and (kept.holds(uri) or not self.gateway.sources):
+            return kept.read(uri, self.requests.owner(ctx, invocation))
         reading = ToolContext(invocation)
         if self.access.active and self.catalog.holds(uri):
             self.access.check("resource", uri, self.access.own, reading, "uri")
