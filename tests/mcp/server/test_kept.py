@@ -7,6 +7,7 @@ found"; nothing of it is listed; memory is bounded and results expire."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -112,6 +113,22 @@ async def test_a_cut_result_links_to_its_whole_which_its_caller_reads_byte_for_b
     assert contents.text.encode() == BODY
     assert contents.mime_type == "application/json"
     assert str(link.uri) not in [str(r.uri) for r in listed.resources]
+
+
+async def test_the_audit_record_of_a_read_never_holds_the_uri_that_reads_the_result(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolsets.audit")
+    with anyio.fail_after(20):
+        async with session(url) as client:
+            result = await client.call_tool("listItems", {})
+            (link,) = [b for b in result.content if isinstance(b, mt.ResourceLink)]
+            await client.read_resource(str(link.uri))
+    uri = str(link.uri)
+    [read] = [r for r in caplog.records if getattr(r, "method", None) == "resources/read"]
+    assert read.getMessage().count("toolsets://results/") == 1
+    assert uri not in read.getMessage()
+    assert uri not in json.dumps(vars(read), default=str)
 
 
 async def test_another_session_cannot_read_it_and_an_unknown_uri_is_a_clear_error(

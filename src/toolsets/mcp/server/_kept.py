@@ -122,6 +122,14 @@ class KeptResults:
         behind a gateway, an upstream toolsets server's may be too)."""
         return uri.startswith(_PREFIX)
 
+    @staticmethod
+    def shown(uri: str) -> str:
+        """``uri`` as a log or an audit record may show it: a kept result's with its key
+        cut (where no caller identity guards a result, the URI is what reads it)."""
+        return (
+            f"{_PREFIX}{uri[len(_PREFIX) : len(_PREFIX) + 4]}…" if uri.startswith(_PREFIX) else uri
+        )
+
     def holds(self, uri: str) -> bool:
         """Whether a result is kept at ``uri`` now (for whichever caller)."""
         self._expire()

@@ -112,7 +112,8 @@ class Resources:
         as a tool does), else an upstream server's; audited (`_audit`)."""
         uri = str(params.uri)
         _, invocation = await self.requests.context(ctx)
-        with audited_item("resources/read", uri, invocation, ctx.request_id) as answer:
+        shown = self.requests.kept.shown(uri)
+        with audited_item("resources/read", shown, invocation, ctx.request_id) as answer:
             answer.append(result := await self._read(ctx, params, uri, invocation))
         return result
 
