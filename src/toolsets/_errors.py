@@ -14,7 +14,9 @@ branch on data, not on message text::
     ├── ConnectionError            a tool server cannot be reached (.target); also a
     │                              builtins.ConnectionError
     ├── ToolCallError              a tool call failed for a reason that is not the
-    │                              model's to fix (.tool_name)
+    │   │                          model's to fix (.tool_name)
+    │   └── ServerStatusError      (toolsets.mcp) an MCP server over HTTP answered 429
+    │                              or 5xx (.status, .retry_after)
     ├── AuthError                  a credential could not be obtained, e.g. an OAuth 2
     │   │                          token endpoint refused (.scheme_name, .status_code,
     │   │                          .oauth_error)

@@ -25,7 +25,15 @@ from toolsets._auth import redact
 from toolsets._errors import ConnectionError
 from toolsets._urls import safe_url
 
-__all__ = ["HTTP_ERRORS", "essence", "is_json", "is_text", "map_http_errors", "retry_after"]
+__all__ = [
+    "HTTP_ERRORS",
+    "NOT_SENT",
+    "essence",
+    "is_json",
+    "is_text",
+    "map_http_errors",
+    "retry_after",
+]
 
 HTTP_ERRORS: Final[tuple[tuple[type[httpx2.RequestError], str], ...]] = (
     (httpx2.ConnectTimeout, "no answer in time (connecting)"),
@@ -51,6 +59,9 @@ HTTP_ERRORS: Final[tuple[tuple[type[httpx2.RequestError], str], ...]] = (
 )
 """httpx2's request errors, each with what went wrong in words, most specific first
 (the first row whose class matches is used)."""
+
+NOT_SENT: Final = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
+"""httpx2's errors raised before a request's first byte was sent (no connection)."""
 
 MAX_DETAIL = 200
 """Characters of httpx2's own message kept in ours."""

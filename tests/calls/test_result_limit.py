@@ -9,10 +9,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
+import mcp.types as mt
 import pydantic_core
 import pytest
+from mcp import Client, StdioServerParameters
 
-from tests.cli.helpers import toolsets_command
+from tests.cli.helpers import entry_point, environment, toolsets_command
 from tests.helpers import serve_app
 from toolsets import FunctionTool, ToolContext, error_result
 from toolsets._invoke import Done, invoke
@@ -60,12 +63,17 @@ def spec() -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
+def served(making: Any) -> Iterator[str]:
+    """The app ``making`` makes of its own URL, served: that URL."""
     base: list[str] = []
-    with serve_app(streaming(base)) as port:
+    with serve_app(making(base)) as port:
         base.append(f"http://127.0.0.1:{port}")
         yield base[0]
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    yield from served(streaming)
 
 
 async def test_a_5_mb_page_is_cut_to_fit_and_says_how_to_get_the_next(url: str) -> None:
@@ -105,6 +113,7 @@ async def test_a_long_text_keeps_its_beginning_and_the_tools_paging_arguments_ar
     assert result["result"].endswith("…")
     assert "1 long text(s) keep their beginning" in result["truncated"]
     assert "report's arguments limit" in result["truncated"]
+    assert "resource" not in result["truncated"]  # outside serving, nowhere to keep it
 
 
 async def test_small_results_and_error_results_are_left_as_they_are() -> None:
@@ -138,6 +147,137 @@ def test_the_command_line_cuts_a_result_with_max_result_bytes(url: str, tmp_path
     assert len(done.stdout.encode()) < 25_000
 
 
+async def test_serve_with_max_result_bytes_links_a_cut_result_to_its_whole(
+    url: str, tmp_path: Any
+) -> None:
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(spec()))
+    command = entry_point()
+    args = [*command[1:], "serve", str(path), "--base-url", url, "--max-result-bytes", "20000"]
+    params = StdioServerParameters(command=command[0], args=args, env=environment())
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            result = await client.call_tool("listItems", {"page": 1})
+            (link,) = [b for b in result.content if isinstance(b, mt.ResourceLink)]
+            read = await client.read_resource(str(link.uri))
+    assert str(link.uri) in (result.structured_content or {})["truncated"]
+    (whole,) = read.contents
+    assert isinstance(whole, mt.TextResourceContents)
+    # The tool's whole result: the API's first megabyte (OpenApiToolset's own limit).
+    assert json.loads(whole.text)["text"] == page(1, url)[:1_000_000].decode()
+
+
 def test_result_limit_refuses_a_limit_too_small_to_say_anything() -> None:
     with pytest.raises(ValueError, match="max_bytes must be at least 1000"):
         ResultLimit(max_bytes=10)
+
+
+def issues_spec() -> dict[str, Any]:
+    """Two operations that page as GitHub's do: the next page in a ``Link`` header only
+    (the body a bare list); ``listElsewhere``'s header points to another host."""
+    query = [
+        {"name": "page", "in": "query", "schema": {"type": "integer"}},
+        {"name": "per_page", "in": "query", "schema": {"type": "integer"}},
+        {"name": "state", "in": "query", "schema": {"type": "string"}},
+    ]
+    ok = {"200": {"description": "ok"}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "issues", "version": "1"},
+        "paths": {
+            "/issues": {"get": {"operationId": "listIssues", "parameters": query, "responses": ok}},
+            "/elsewhere": {
+                "get": {"operationId": "listElsewhere", "parameters": query, "responses": ok}
+            },
+        },
+    }
+
+
+def linking(base: list[str]) -> Any:
+    """Answers a list of ``per_page`` issues and a ``Link`` header naming the next page
+    (on its own host for /api/issues, on another for /api/elsewhere)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def issues(request: Request) -> JSONResponse:
+        page = int(request.query_params.get("page", "1"))
+        per_page = int(request.query_params.get("per_page", "30"))
+        items = [{"number": n, "title": "y" * 200} for n in range(per_page)]
+        host = base[0] if request.url.path == "/api/issues" else "http://elsewhere.example"
+        state = request.query_params.get("state", "open")
+        key = request.query_params.get("api_key", "")  # echoed, as some APIs do
+        following = f"{host}/api/issues?state={state}&page={page + 1}&per_page={per_page}"
+        following += f"&api_key={key}" if key else ""
+        links = f'<{following}>; rel="next", <{host}/api/issues?page=9>; rel="last"'
+        return JSONResponse(items, headers={"Link": links})
+
+    routes = [Route("/api/issues", issues), Route("/api/elsewhere", issues)]
+    return Starlette(routes=routes)
+
+
+@pytest.fixture(scope="module")
+def issues_url() -> Iterator[str]:
+    yield from served(linking)
+
+
+async def call_issues(url: str, name: str, args: dict[str, Any]) -> Any:
+    toolset = wrap_calls(OpenApiToolset(issues_spec(), base_url=url + "/api"), ResultLimit())
+    async with toolset:
+        tool = {each.name: each for each in await toolset.list_tools()}[name]
+        limited = wrap_calls(tool, ResultLimit(max_bytes=5_000))
+        outcome = await invoke(limited, args, ToolContext(), default_timeout=30)
+    assert isinstance(outcome, Done)
+    return outcome.result
+
+
+async def test_the_next_page_a_link_header_names_is_said_as_the_tools_arguments(
+    issues_url: str,
+) -> None:
+    result = await call_issues(issues_url, "listIssues", {"page": 3, "per_page": 100})
+    assert len(pydantic_core.to_json(result)) <= 5_000
+    assert 0 < len(result["result"]) < 100  # the same bare list, its first items
+    note = result["truncated"]
+    expected = '{"page":4,"per_page":100,"state":"open"}'
+    assert f"call listIssues again with {expected}" in note, note
+
+
+async def test_a_credential_the_next_link_quotes_back_is_never_an_argument(
+    issues_url: str,
+) -> None:
+    # The API key goes in the query; the API echoes it in its next link, and a state
+    # the model asked for that happens to hold it too.
+    key = "s3cret-key-1234"
+    spec = issues_spec()
+    spec["components"] = {
+        "securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}
+    }
+    spec["security"] = [{"key": []}]
+    api = OpenApiToolset(spec, base_url=issues_url + "/api", credentials={"key": key})
+    async with api:
+        tool = {each.name: each for each in await api.list_tools()}["listIssues"]
+        limited = wrap_calls(tool, ResultLimit(max_bytes=5_000))
+        args = {"page": 1, "per_page": 100, "state": f"open{key}"}
+        outcome = await invoke(limited, args, ToolContext(), default_timeout=30)
+    assert isinstance(outcome, Done)
+    note = outcome.result["truncated"]  # type: ignore[index, call-overload]
+    assert 'again with {"page":2,"per_page":100}' in note
+    assert key not in note
+
+
+async def test_a_link_header_to_another_host_is_never_given_as_arguments(
+    issues_url: str,
+) -> None:
+    result = await call_issues(issues_url, "listElsewhere", {"page": 3, "per_page": 100})
+    note = result["truncated"]
+    assert "again with" not in note
+    assert "elsewhere.example" not in note
+    assert "listElsewhere's arguments page, per_page" in note  # the paging arguments
+
+
+async def test_a_result_under_the_limit_is_the_body_alone_link_header_or_not(
+    issues_url: str,
+) -> None:
+    result = await call_issues(issues_url, "listIssues", {"page": 1, "per_page": 2})
+    assert result == [{"number": n, "title": "y" * 200} for n in range(2)]

@@ -1,16 +1,26 @@
 """``toolsets run``: an agent over the fixture MCP server's tools, its model a fake
-OpenAI-compatible server on 127.0.0.1, the conversation (and the answers to its
-questions) scripted on stdin."""
+OpenAI-compatible server on 127.0.0.1 (chat completions, or with ``--model-api
+responses`` OpenAI's Responses API), the conversation (and the answers to its questions)
+scripted on stdin."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+from pydantic import TypeAdapter
 
-from tests.cli.helpers import FIXTURE_STDIO, error_line, toolsets_command, write_sources
+from tests.cli.helpers import (
+    FIXTURE_STDIO,
+    error_line,
+    toolsets_command,
+    toolsets_process,
+    write_sources,
+)
 from tests.models.test_openai import (
     FakeOpenAI,
     Reply,
@@ -18,7 +28,16 @@ from tests.models.test_openai import (
     server,  # noqa: F401 (the fake provider, one per module)
     tool_call,
 )
+from tests.models.test_openai_responses import (
+    SEARCH_CALL,
+    call,
+    refused,
+    response,
+    said,
+    search_output,
+)
 from toolsets._invoke import DECLINED
+from toolsets.search import SEARCH_TOOL_NAME
 
 ENV = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "", "OPENAI_MODEL": ""}
 
@@ -34,11 +53,19 @@ def _tool_results(fake: FakeOpenAI, model: str) -> list[Any]:
     return found
 
 
-def _run(fake: FakeOpenAI, model: str, stdin: str, *more: str, cwd: Path | None = None) -> Any:
+def _run(
+    fake: FakeOpenAI,
+    model: str,
+    stdin: str,
+    *more: str,
+    cwd: Path | None = None,
+    command: Callable[..., Any] = toolsets_command,
+) -> Any:
     """``toolsets run`` over the fixture MCP server's tools, or (with ``cwd``, where the
-    module is) the Python module's."""
+    module is) the Python module's; in this process, or with ``command`` (e.g.
+    `toolsets_process`) as it runs the command."""
     source = ["clitools:everything"] if cwd is not None else ["--stdio", FIXTURE_STDIO]
-    return toolsets_command(
+    return command(
         "run",
         *source,
         "--model",
@@ -219,3 +246,113 @@ def test_an_option_of_search_or_code_mode_without_it_is_a_usage_error(
     assert "--max-loaded and --pin are for --search" in line
     line = error_line(_run(server, "unused", "", "--code-timeout", "5"))
     assert "--code-timeout and --max-tool-calls are for --code-mode" in line
+
+
+# -- --model-api responses: OpenAI's Responses API ----------------------------------------
+
+_RESPONSES_REQUEST = TypeAdapter(ResponseCreateParamsNonStreaming)
+
+
+def _responses_bodies(fake: FakeOpenAI, model: str) -> list[dict[str, Any]]:
+    """The bodies sent for ``model``, each to ``/v1/responses``, each one the API takes:
+    valid by OpenAI's SDK's types, and none it refuses (a deferred tool without the
+    ``tool_search`` tool, a search item without it...)."""
+    bodies = []
+    for received in fake.requests(model):
+        assert received.path == "/v1/responses"
+        _RESPONSES_REQUEST.validate_python(received.body)
+        assert refused(received.body) is None
+        bodies.append(received.body)
+    return bodies
+
+
+def _outputs(body: dict[str, Any]) -> list[Any]:
+    """What the model was told the calls returned, in a Responses API body."""
+    return [
+        json.loads(i["output"]) for i in body["input"] if i.get("type") == "function_call_output"
+    ]
+
+
+def test_model_api_responses_calls_a_tool_and_answers_through_openais_responses_api(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "cli-run-responses"
+    server.script(
+        model,
+        Reply(body=response(call("add", '{"a": 1, "b": 2}', "call_A"))),
+        Reply(body=response(said("1 + 2 = 3"))),
+    )
+    done = _run(
+        server, model, "add 1 and 2\n", "--model-api", "responses", command=toolsets_process
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["1 + 2 = 3"]
+    assert '→ add {"a": 1, "b": 2}' in done.stderr
+    first, second = _responses_bodies(server, model)
+    assert first["input"] == [{"role": "user", "content": "add 1 and 2"}]
+    assert "add" in [t["name"] for t in first["tools"]]
+    assert _outputs(second) == [{"total": 3}]
+
+
+def test_model_api_responses_with_search_lets_a_model_that_can_search_on_openais_side(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "gpt-5.4-cli-run-search"  # gpt-5.4 and later search on OpenAI's side
+
+    def finding(body: dict[str, Any]) -> Reply:
+        (add,) = [t for t in body["tools"] if t.get("name") == "add"]
+        found = search_output(add)
+        return Reply(body=response(SEARCH_CALL, found, call("add", '{"a": 2, "b": 40}')))
+
+    server.script(model, finding, Reply(body=response(said("42"))))
+    done = _run(server, model, "add 2 and 40\n", "--model-api", "responses", "--search")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["42"]
+    first, second = _responses_bodies(server, model)
+    search, *functions = first["tools"]
+    assert search == {"type": "tool_search", "execution": "server"}
+    assert "add" in [t["name"] for t in functions]
+    assert all(t["defer_loading"] is True for t in functions)
+    assert SEARCH_TOOL_NAME not in [t["name"] for t in functions]
+    kinds = [item.get("type") for item in second["input"]]
+    assert kinds[1:3] == ["tool_search_call", "tool_search_output"]  # sent back as they came
+    assert _outputs(second) == [{"total": 42}]
+
+
+def test_model_api_responses_with_search_offers_search_tools_to_an_older_model(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    model = "gpt-4.1-cli-run-search"
+    server.script(
+        model,
+        Reply(body=response(call(SEARCH_TOOL_NAME, '{"query": "add"}', "call_S"))),
+        Reply(body=response(call("add", '{"a": 2, "b": 40}', "call_A"))),
+        Reply(body=response(said("42"))),
+    )
+    done = _run(server, model, "add 2 and 40\n", "--model-api", "responses", "--search")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["42"]
+    bodies = _responses_bodies(server, model)
+    assert [t["name"] for t in bodies[0]["tools"]] == [SEARCH_TOOL_NAME]
+    assert "add" in [t["name"] for t in bodies[1]["tools"]]
+    assert not any(
+        t["type"] == "tool_search" or t.get("defer_loading") for b in bodies for t in b["tools"]
+    )
+    assert _outputs(bodies[-1])[-1] == {"total": 42}
+
+
+def test_model_api_chat_is_the_default_and_named_in_the_help() -> None:
+    done = toolsets_command("run", "--help")
+    assert "--model-api [chat|responses]" in done.stdout
+    assert "[default: chat]" in done.stdout.split("--model-api", 1)[1]
+
+
+def test_a_model_api_that_is_neither_is_a_usage_error_naming_the_choices(
+    server: FakeOpenAI,  # noqa: F811
+) -> None:
+    done = _run(server, "unused", "", "--model-api", "completions")
+    assert done.returncode == 2
+    line = error_line(done)
+    assert "--model-api" in line
+    assert "'chat', 'responses'" in line
+    assert server.requests("unused") == []

@@ -65,6 +65,10 @@ class Received:
 
 @dataclass
 class FakeOpenAI:
+    """A fake OpenAI API: each request answered with the next reply scripted for its
+    model, at ``/v1/chat/completions`` (and at ``/v1/responses``, for the command line's
+    ``--model-api responses``: its replies are Responses API bodies)."""
+
     base_url: str = ""
     scripts: dict[str, deque[Reply | Callable[[dict[str, Any]], Reply]]] = field(
         default_factory=dict
@@ -77,7 +81,7 @@ class FakeOpenAI:
     def requests(self, model: str) -> list[Received]:
         return self.received.get(model, [])
 
-    async def chat(self, request: Request) -> Response:
+    async def answer(self, request: Request) -> Response:
         body = await request.json()
         model = body["model"]
         self.received.setdefault(model, []).append(
@@ -112,7 +116,12 @@ async def _sse(events: Sequence[Any]) -> AsyncIterator[str]:
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI()
-    app = Starlette(routes=[Route("/v1/chat/completions", fake.chat, methods=["POST"])])
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", fake.answer, methods=["POST"]),
+            Route("/v1/responses", fake.answer, methods=["POST"]),
+        ]
+    )
     with serve(app) as root:
         fake.base_url = f"{root}/v1"
         yield fake

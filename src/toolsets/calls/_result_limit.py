@@ -3,27 +3,37 @@
 A result whose compact JSON is over ``max_bytes`` comes back as ``{"result": ...,
 "truncated": "..."}``: the result cut to fit, still the same JSON shape (lists keep their
 first items, long texts their beginning, objects all their keys), and a note saying what
-was cut and how to get the rest: the next page the result itself links to (a ``next``
-URL, ``@odata.nextLink``, ``links.next``, a ``next_cursor`` token...) as the tool's own
-arguments when it takes them, else the tool's paging arguments (``page``, ``limit``,
-``cursor``...) to ask for less at a time.
+was cut and how to get the rest: the next page the response names (an OpenAPI tool's
+HTTP ``Link: <...>; rel="next"`` header, on the API's own host and base path), else the
+one the result itself links to (a ``next`` URL, ``@odata.nextLink``, ``links.next``, a
+``next_cursor`` token...), as the tool's own arguments when it takes them; else the
+tool's paging arguments (``page``, ``limit``, ``cursor``...) to ask for less at a time.
+A result that is not cut is left as it is, ``Link`` header or not (its shape never
+depends on whether there is a next page).
+
+Served over MCP (`toolsets.mcp.McpServer`, ``toolsets serve --max-result-bytes``), the
+whole result is also kept for a while for the client that made the call, which reads
+it as a resource: the note names its URI, and the call's result links to it (a
+``resource_link`` content item). Elsewhere (the agent loop, the adapters, the CLI's
+``call``) there is nowhere to keep it, and the note alone says how to get the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, urlsplit
 
 import pydantic_core
 
 from toolsets._json import JsonValue
+from toolsets._paging import listening
 from toolsets._results import is_error_result
 from toolsets._tool import Tool
 from toolsets.calls._wrapping import CallNext, ToolCall
 
-__all__ = ["DEFAULT_MAX_RESULT_BYTES", "ResultLimit"]
+__all__ = ["DEFAULT_MAX_RESULT_BYTES", "KeepsResults", "ResultLimit"]
 
 DEFAULT_MAX_RESULT_BYTES = 100_000
 """What a result may weigh as compact JSON: about 25,000 tokens."""
@@ -53,6 +63,17 @@ _PAGING = frozenset(
 """Argument names that page through a result."""
 
 
+@runtime_checkable
+class KeepsResults(Protocol):
+    """A client channel (``ctx.client``) that can keep the whole of a result too big to
+    send, for the client that made the call to read later (the MCP server's)."""
+
+    def keep_result(self, text: str, *, mime_type: str, tool_name: str) -> str | None:
+        """Keep ``text`` (the whole result, as it would have been sent) and return the
+        URI the client reads it at; None when it is not kept (too big to keep)."""
+        ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class ResultLimit:
     """A `CallWrapper` keeping a result's compact JSON under ``max_bytes`` (see the
@@ -69,23 +90,42 @@ class ResultLimit:
             raise ValueError(f"max_bytes must be at least 1000, not {self.max_bytes}")
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> JsonValue:
-        result = await call_next(call)
+        with listening(call.tool) as page:
+            result = await call_next(call)
         if is_error_result(result):
             return result
-        size = _size(result)
+        whole = pydantic_core.to_json(result)
+        size = len(whole)
         if size <= self.max_bytes:
             return result
-        room = self.max_bytes - _NOTE_ROOM
+        uri = _kept(call, result, whole)
+        kept = (
+            f" The whole result is the resource {uri} (read it with resources/read)." if uri else ""
+        )
+        room = self.max_bytes - _NOTE_ROOM - len(kept)
         cut, said = _shrunk(result, room)
+        more = _how_to_get_more(call.tool, result, page.arguments)
         note = (
             f"The result was {size:,} bytes of JSON, over the {self.max_bytes:,} this call "
-            f"may return: {said}. {_how_to_get_more(call.tool, result)}"
+            f"may return: {said}. {more}{kept}"
         )
         return {"result": cut, "truncated": note}
 
 
 _NOTE_ROOM = 600
 """Bytes kept for the note beside the cut result."""
+
+
+def _kept(call: ToolCall, result: JsonValue, whole: bytes) -> str | None:
+    """Where the client the call is served to can read the whole ``result`` (its JSON
+    ``whole``; a text as itself, as MCP sends it), if its channel keeps results."""
+    client: object = call.ctx.client  # a ClientChannel that may also keep results
+    if not isinstance(client, KeepsResults):
+        return None
+    if isinstance(result, str):
+        return client.keep_result(result, mime_type="text/plain", tool_name=call.tool.name)
+    text = whole.decode()
+    return client.keep_result(text, mime_type="application/json", tool_name=call.tool.name)
 
 
 def _size(value: JsonValue) -> int:
@@ -156,12 +196,13 @@ def _cut(value: JsonValue, keep: int, longest: int, cuts: _Cuts, path: str) -> J
     return value
 
 
-def _how_to_get_more(tool: Tool, result: JsonValue) -> str:
-    """How the model gets the rest: the next page's arguments, or the paging ones."""
+def _how_to_get_more(tool: Tool, result: JsonValue, named: Mapping[str, Any]) -> str:
+    """How the model gets the rest: the next page's arguments (``named``: those the
+    response's ``Link`` header gave, else the result's own link), or the paging ones."""
     declaration = tool.call_declaration()
     properties = declaration.parameters.get("properties", {}) if declaration else {}
     takes = set(properties) if isinstance(properties, Mapping) else set()
-    following = _next_arguments(result, takes)
+    following = {k: v for k, v in named.items() if k in takes} or _next_arguments(result, takes)
     if following:
         shown = pydantic_core.to_json(following).decode()
         return f"The next page: call {tool.name} again with {shown} (and the same other arguments)."

@@ -7,7 +7,12 @@ What is tried again:
   response's ``Retry-After``), or else an exponential backoff with full jitter;
 - a call that failed before any byte reached the API (the connection refused, or not
   made in time: httpx2's ``ConnectError``, ``ConnectTimeout`` or ``PoolTimeout`` behind
-  the error), whatever the call: nothing was sent.
+  the error), whatever the call: nothing was sent. An MCP tool's call is one when its
+  session could not be opened so, or when its own request met such an error.
+
+An MCP server over HTTP (or a gateway in front of it) answering a tool's call 429 or
+503 is the same pushback: the tool's error result carries the ``status`` and the
+``retry_after`` the server asked for.
 
 Only a call that is safe to repeat is run again after the API answered: its tool is
 read-only or idempotent (the annotations: an OpenAPI operation's GET, HEAD, OPTIONS, PUT
@@ -31,10 +36,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 import anyio
-import httpx2
 
 from toolsets import _telemetry
 from toolsets._forwarding import unwrapped
+from toolsets._http import NOT_SENT
 from toolsets._json import JsonValue
 from toolsets._results import is_error_result
 from toolsets._tool import Tool
@@ -47,9 +52,6 @@ logger = logging.getLogger("toolsets.calls")
 DEFAULT_RETRY_STATUSES = frozenset({429, 503})
 """The statuses an API answers when a later try may succeed: too many requests, and
 unavailable for a while."""
-
-_NOT_SENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
-"""httpx2's errors raised before a request's first byte was sent."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,12 +143,14 @@ def _kind(error: BaseException) -> str:
 
 def _never_sent(error: BaseException) -> bool:
     """Whether ``error`` (or what caused it) is httpx2's, raised before anything was
-    sent."""
+    sent; a group of errors (an MCP session that could not be opened) when each is."""
     seen: set[int] = set()
     found: BaseException | None = error
     while found is not None and id(found) not in seen:
-        if isinstance(found, _NOT_SENT):
+        if isinstance(found, NOT_SENT):
             return True
+        if isinstance(found, BaseExceptionGroup):
+            return all(_never_sent(each) for each in found.exceptions)
         seen.add(id(found))
         found = found.__cause__ or found.__context__
     return False

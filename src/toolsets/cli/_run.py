@@ -1,5 +1,6 @@
-"""``toolsets run``: an interactive agent over the tools of some sources, with an
-OpenAI-compatible model; confirmations asked on the terminal."""
+"""``toolsets run``: an interactive agent over the tools of some sources, with a model
+behind an OpenAI-compatible chat API or OpenAI's Responses API; confirmations asked on
+the terminal."""
 
 from __future__ import annotations
 
@@ -38,9 +39,13 @@ from toolsets.cli._options import (
 )
 from toolsets.cli._sources import credential_for, no_credential, pairs
 from toolsets.cli._terminal import Terminal
-from toolsets.models import OpenAIChatModel
+from toolsets.models import OpenAIChatModel, OpenAIResponsesModel
 
 __all__ = ["run_command"]
+
+_MODEL_APIS = ("chat", "responses")
+"""``--model-api``'s choices, the first the default: an OpenAI-compatible chat
+completions API (`OpenAIChatModel`), or OpenAI's Responses API (`OpenAIResponsesModel`)."""
 
 _USER = "you"
 _SHOWN = 200
@@ -59,14 +64,16 @@ confirmation asks first (--yes confirms every call without asking). With stdin n
 terminal, each line is a message and the answer to a question is the next line.
 
 \b
-The model is any OpenAI-compatible chat API: --model-url (or $OPENAI_BASE_URL), the key
-in $OPENAI_API_KEY.
+The model is behind --model-url (or $OPENAI_BASE_URL), the key in $OPENAI_API_KEY, and
+--model-api says which API it speaks: chat (the default), any OpenAI-compatible chat
+completions API (OpenAI, Ollama, vLLM, a router...); responses, OpenAI's Responses API.
 
 \b
 A catalogue too big to send at every step (GitHub's 1,223 operations): --search offers
-one search_tools tool that loads what it finds; --code-mode one run_code tool running
-the model's Python programs that call the tools in a sandbox; both together, programs
-that search and call.
+one search_tools tool that loads what it finds (with --model-api responses, a model
+that searches tools on OpenAI's side, gpt-5.4 and later, gets the tools deferred and
+OpenAI's tool_search instead); --code-mode one run_code tool running the model's Python
+programs that call the tools in a sandbox; both together, programs that search and call.
 
 \b
 --json prints one JSON object per line on stdout, for scripts: {"call": NAME, "args":
@@ -78,12 +85,23 @@ Examples:
   toolsets run petstore.yaml --model gpt-4.1-mini
   toolsets run --stdio "python server.py" --model llama3.1 --model-url http://127.0.0.1:11434/v1
   toolsets run github.json --search --code-mode --model gpt-4.1-mini
+  toolsets run github.json --search --model gpt-5.4 --model-api responses
 """,
 )
 @click.argument("sources", nargs=-1, metavar="SOURCE…")
 @source_options
 @click.option("--model", required=True, help="The model's name, e.g. gpt-4.1-mini.")
-@click.option("--model-url", metavar="URL", help="The OpenAI-compatible API's base URL.")
+@click.option("--model-url", metavar="URL", help="The model API's base URL, up to its /v1.")
+@click.option(
+    "--model-api",
+    type=click.Choice(_MODEL_APIS, case_sensitive=False),
+    default=_MODEL_APIS[0],
+    show_default=True,
+    help="The API the model speaks: chat, an OpenAI-compatible chat completions API "
+    "(POST /chat/completions); responses, OpenAI's Responses API (POST /responses), "
+    "where --search lets a model that can (gpt-5.4 and later) search the tools on "
+    "OpenAI's side.",
+)
 @click.option("--instruction", default="", help="The agent's system instruction.")
 @click.option("--yes", "-y", is_flag=True, help="Confirm every call without asking.")
 @tool_timeout_option
@@ -94,6 +112,7 @@ def run_command(
     sources: tuple[str, ...],
     model: str,
     model_url: str | None,
+    model_api: str,
     instruction: str,
     yes: bool,
     as_json: bool,
@@ -109,7 +128,7 @@ def run_command(
     async def go() -> int:
         async with (
             opened(terminal, sources, params) as (toolset, tools),
-            OpenAIChatModel(model=model, base_url=model_url) as llm,
+            _model(model_api, model, model_url) as llm,
         ):
             given = offered(toolset, catalog, lambda config: credential_for(config, credentials))
             try:
@@ -130,6 +149,15 @@ def run_command(
     status = run_async(go)
     if status:
         sys.exit(status)
+
+
+def _model(api: str, model: str, base_url: str | None) -> OpenAIChatModel | OpenAIResponsesModel:
+    """The model ``--model-api`` names. With ``responses``, a ``--search`` catalogue is
+    searched on OpenAI's side where the model can (``tool_search="auto"``, as from
+    Python), else through ``search_tools`` as with any model."""
+    if api == "responses":
+        return OpenAIResponsesModel(model=model, base_url=base_url)
+    return OpenAIChatModel(model=model, base_url=base_url)
 
 
 def _offer(count: int, wrapped: str | None) -> str:

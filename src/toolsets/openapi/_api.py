@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
-from urllib.parse import urljoin
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
 
 import anyio.to_thread
 import httpx2
@@ -30,6 +30,7 @@ from toolsets._auth import AuthCredential, Secret, header_secrets, mask_bytes, s
 from toolsets._errors import ToolCallError
 from toolsets._http import essence, is_json, is_text, map_http_errors, retry_after
 from toolsets._json import JsonValue
+from toolsets._paging import NextPage
 from toolsets._results import error_result
 from toolsets.openapi._cache import HttpCache, identity
 from toolsets.openapi._clients import ApiClients
@@ -178,11 +179,13 @@ class RestApi:
         *,
         user: tuple[str, AuthCredential] | None = None,
         base_url: str,
+        next_page: NextPage | None = None,
     ) -> Awaitable[tuple[int | None, JsonValue]]:
         """Send the request for ``args`` (already checked), with the user's credential
         (scheme name and credential) if one was given; the final status (None: too many
         redirects) and the result for the model. A token the toolset fetched that the
-        API refuses (401) is renewed once.
+        API refuses (401) is renewed once. ``next_page``, when given, gets the URL of
+        the next page a successful response's ``Link`` header names (`_next_link`).
 
         Most calls (the toolset's own keys, its client ready) are built at once and sent
         by the coroutine returned: one frame fewer between the tool and httpx2 while
@@ -197,9 +200,14 @@ class RestApi:
         client = self.clients.ready() if not self.shut_down else None
         sending = None if user is not None else self._given.get(op.pointer)
         if client is None or client.is_closed or sending is None:
-            return self._call(tool_name, request, op, args, user=user, base_url=base_url)
+            return self._call(
+                tool_name, request, op, args, user=user, base_url=base_url, next_page=next_page
+            )
         built = request.build(args, sending.credentials, sending.requirement, self.clients.template)
-        return self._send(client, built, op, tool_name, sending, self._origin(base_url, op, built))
+        first = self._origin(base_url, op, built)
+        if next_page is None:
+            return self._send(client, built, op, tool_name, sending, first)
+        return self._send(client, built, op, tool_name, sending, first, (next_page, base_url))
 
     async def _call(
         self,
@@ -210,6 +218,7 @@ class RestApi:
         *,
         user: tuple[str, AuthCredential] | None,
         base_url: str,
+        next_page: NextPage | None,
     ) -> tuple[int | None, JsonValue]:
         """`call`, when credentials are to be found (or fetched) or the client made."""
         client = await self.client(tool_name)
@@ -218,7 +227,8 @@ class RestApi:
             template = self.clients.template
             built = request.build(args, sending.credentials, sending.requirement, template)
             first = self._origin(base_url, op, built)
-            status, result = await self._send(client, built, op, tool_name, sending, first)
+            paging = (next_page, base_url) if next_page is not None else None
+            status, result = await self._send(client, built, op, tool_name, sending, first, paging)
             if status != 401 or not sending.fetched or attempt:
                 return status, result
             for name, token in sending.fetched.items():  # a token we got ourselves: renew it
@@ -268,10 +278,12 @@ class RestApi:
         tool_name: str,
         sending: _Sending,
         first: str,
+        paging: tuple[NextPage, str] | None = None,
     ) -> tuple[int | None, JsonValue]:
         """Send, following redirects; the final status (None: too many redirects) and the
         result for the model. ``first`` is the request's origin: credentials never
-        follow a redirect to another."""
+        follow a redirect to another. ``paging``: the `NextPage` to give the next
+        page's URL to, and the API's base URL it must be under."""
         secrets = sending.secrets
         target = first
         for _ in range(MAX_REDIRECTS + 1):
@@ -304,6 +316,9 @@ class RestApi:
                             break
                         chunks.append(chunk)
                     status = response.status_code
+                    if paging is not None and status < 300:
+                        page, base_url = paging
+                        page.url = _next_link(response, request.url, base_url, first, secrets)
                     result = self._result(response, b"".join(chunks), truncated, sending.forms)
                     if isinstance(result, _Checking):
                         return status, await self._checked(op, tool_name, status, *result)
@@ -399,6 +414,37 @@ async def _sent(client: httpx2.AsyncClient, path: str, request: httpx2.Request) 
     if telemetry is None:
         return await client.send(request, stream=True, follow_redirects=False)
     return await telemetry.send(client, request, path)
+
+
+def _next_link(
+    response: httpx2.Response,
+    url: httpx2.URL,
+    base_url: str,
+    first: str,
+    secrets: Sequence[str],
+) -> str | None:
+    """The next page's URL the ``Link`` header of ``response`` (to a request for
+    ``url``) names (RFC 8288 ``rel="next"``, as httpx2 parses it; a relative one
+    resolved against ``url``): only one on the origin the call went to (``first``;
+    not after a redirect to another) and under the API's base URL's path; its query
+    parameters that quote a credential sent (an API key in the query, echoed) left
+    out. None otherwise."""
+    link = response.links.get("next")
+    if not link or not link.get("url"):
+        return None
+    found = urljoin(str(url), link["url"])
+    if origin(found) != first or origin(url) != first:
+        return None  # another host's link is never the tool's arguments
+    within = urlsplit(base_url).path.rstrip("/")
+    path = urlsplit(found).path
+    if path != within and not path.startswith(within + "/"):
+        return None
+    parts = urlsplit(found)
+    if secrets and any(secret in parts.query for secret in secrets):
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        kept = [(k, v) for k, v in pairs if not any(s in k or s in v for s in secrets)]
+        found = parts._replace(query=urlencode(kept)).geturl()
+    return found
 
 
 def _content_type(response: httpx2.Response) -> str:

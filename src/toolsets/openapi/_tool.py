@@ -8,10 +8,12 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx2
 
@@ -22,6 +24,7 @@ from toolsets._declaration import ToolAnnotations, ToolDeclaration
 from toolsets._errors import SpecError, ToolDefinitionError
 from toolsets._gc import collector_paused
 from toolsets._json import JsonValue
+from toolsets._paging import next_page_for
 from toolsets._results import error_result, invalid_arguments_result
 from toolsets._tool import BaseTool
 from toolsets._validation import ArgumentChecker
@@ -50,6 +53,9 @@ _DESTRUCTIVE_METHODS = frozenset(("delete", "put", "patch"))
 """Methods that may remove or overwrite what is there (a PUT replaces the whole resource,
 a PATCH changes it): destructive in MCP's sense. A POST is taken to add (use the
 ``writes`` policy for APIs whose POSTs do more)."""
+
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
 class OperationSchemas:
@@ -341,6 +347,7 @@ class RestApiTool(BaseTool):
                     problem,
                 )
                 return self._ask_again(ctx, asked, problem)
+        page = next_page_for(self)
         try:
             status, result = await self._api.call(
                 self.name,
@@ -349,9 +356,12 @@ class RestApiTool(BaseTool):
                 args,
                 user=(asked.scheme_name, user) if asked is not None and user is not None else None,
                 base_url=self._base_url,
+                next_page=page,
             )
         except SerializationError as error:
             return invalid_arguments_result([(built.request.argument_of(error), str(error))])
+        if page is not None and status is not None and status < 300:
+            page.arguments = _page_arguments(built.schema, page.url) if page.url else {}
         if status == 401 and asked is not None and user is not None:
             return self._ask_again(ctx, asked, "was refused (HTTP 401)", result)
         return result
@@ -425,6 +435,34 @@ class RestApiTool(BaseTool):
             "spec's) to OpenApiToolset",
             tool_name=self.name,
         )
+
+
+def _page_arguments(schema: OperationSchema, url: str) -> dict[str, Any]:
+    """The arguments of the operation that ask for the page at ``url`` (same operation,
+    its query parameters by their wire names; an integer, number or boolean argument's
+    value as such when it reads as one)."""
+    query = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+    properties = schema.parameters.get("properties", {})
+    found: dict[str, Any] = {}
+    for argument, where in schema.arguments.items():
+        if where.location != "query" or where.name not in query:
+            continue
+        text = query[where.name]
+        declared = properties.get(argument, {}) if isinstance(properties, Mapping) else {}
+        kind = declared.get("type") if isinstance(declared, Mapping) else None
+        found[argument] = _typed(text, kind)
+    return found
+
+
+def _typed(text: str, kind: object) -> Any:
+    """``text`` as the JSON type ``kind`` names, when it reads as one."""
+    if kind in ("integer", "number") and _INTEGER.fullmatch(text):
+        return int(text)
+    if kind == "number" and _NUMBER.fullmatch(text):
+        return float(text)
+    if kind == "boolean" and text in ("true", "false"):
+        return text == "true"
+    return text
 
 
 def _description(op: Operation) -> str:

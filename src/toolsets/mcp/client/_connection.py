@@ -32,7 +32,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 
 from toolsets._auth import redact
+from toolsets._http import NOT_SENT
 from toolsets._logs import guard_library_logs
+from toolsets.mcp.client._pushback import Pushback, PushedBackError, pushback_of
 from toolsets.mcp.client._refusal import CredentialRefusedError, Refusal, refusal_of
 from toolsets.mcp.client._result_type import CompleteByDefault, speaks_result_types
 from toolsets.mcp.client._stderr import ServerStderr
@@ -78,6 +80,10 @@ class _Sent:
     """Its session id was refused."""
     unauthorized: Refusal | None = None
     """Its credential was refused (401, or 403 ``insufficient_scope``)."""
+    pushback: Pushback | None = None
+    """It was answered 429 or 5xx (busy, unavailable)."""
+    unsent: BaseException | None = None
+    """httpx2's error that failed it before a byte was sent (no connection)."""
 
 
 # The SDK sends each HTTP request in a task that copies the sender's context, so the
@@ -88,8 +94,9 @@ _SENT: contextvars.ContextVar[_Sent | None] = contextvars.ContextVar("_SENT", de
 async def _note_refusal(response: httpx2.Response) -> None:
     """An HTTP response hook: notes a request refused for its session id — 404 once the
     server forgot the session (the spec), or 400 naming the session, as TypeScript
-    servers answer ("Bad Request: No valid session ID provided"); and a refusal of the
-    credential (401, or 403 ``insufficient_scope``: see `refusal_of`)."""
+    servers answer ("Bad Request: No valid session ID provided"); a refusal of the
+    credential (401, or 403 ``insufficient_scope``: see `refusal_of`); and a pushback
+    (429 or 5xx, with its ``Retry-After``: see `pushback_of`)."""
     sent = _SENT.get()
     if sent is None or sent.answered:
         return
@@ -102,12 +109,28 @@ async def _note_refusal(response: httpx2.Response) -> None:
         sent.unauthorized = None
     elif status in (401, 403):
         sent.unauthorized = refusal_of(response)
+    elif status == 429 or status >= 500:
+        sent.pushback = pushback_of(response)
     elif status in (400, 404) and _in_session(response.request):
         if status == 404:
             sent.refused = True
         else:
             await response.aread()
             sent.refused = b"session" in response.content.lower()
+
+
+class _NotingClient(httpx2.AsyncClient):
+    """An HTTP client noting a request of ours that failed before a byte was sent (the
+    SDK makes a lost connection of it, as if the request may have run)."""
+
+    async def send(self, request: httpx2.Request, **options: Any) -> httpx2.Response:
+        try:
+            return await super().send(request, **options)
+        except NOT_SENT as exc:
+            sent = _SENT.get()
+            if sent is not None and not sent.answered:
+                sent.unsent = exc
+            raise
 
 
 def _in_session(request: httpx2.Request) -> bool:
@@ -138,6 +161,10 @@ async def call_on(
             raise connection.refused(sent.unauthorized, "") from exc
         if sent.refused or is_session_expired(exc):
             raise SessionRefusedError(exc.message) from exc
+        if sent.pushback is not None:
+            raise PushedBackError.of(sent.pushback, exc.message) from exc
+        if sent.unsent is not None:  # the connection broke on it: nothing was sent
+            raise StaleConnectionError(connection.target) from sent.unsent
         raise
     finally:
         _SENT.reset(token)
@@ -268,7 +295,7 @@ class Connection:
                 hooks.remove(_note_refusal)
             return
         timeout = httpx2.Timeout(transport.timeout, read=max(transport.timeout, 300.0))
-        async with httpx2.AsyncClient(
+        async with _NotingClient(
             headers=dict(transport.headers),
             auth=transport.auth,
             timeout=timeout,

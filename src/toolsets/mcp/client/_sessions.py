@@ -7,8 +7,9 @@ entered the toolset (``async with``), or on a background loop before that (`Host
 request goes over the session serving its caller, is bounded by its own deadline, and is
 sent once more on a new session when the server refused the old one before running it;
 a refusal of the session's credential (HTTP 401, or 403 ``insufficient_scope``) is an
-`AuthError`, the header provider that gave it told (see `_refusal`); every other failure
-is mapped into ours, a secret of the session quoted by the server masked."""
+`AuthError`, the header provider that gave it told (see `_refusal`); a 429 or 5xx answer
+is a `ServerStatusError` (see `_pushback`), the session kept; every other failure is
+mapped into ours, a secret of the session quoted by the server masked."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from toolsets.mcp.client._connection import (
     is_connection_lost,
 )
 from toolsets.mcp.client._host import Host
+from toolsets.mcp.client._pushback import PushedBackError, ServerStatusError
 from toolsets.mcp.client._refusal import CredentialRefusedError, tell_refused
 from toolsets.mcp.client._transports import StreamableHttp, Transport
 
@@ -259,6 +261,8 @@ class Sessions:
                 return result
             except CredentialRefusedError as exc:
                 raise await self._refused(ctx, host, what, exc) from exc
+            except PushedBackError as exc:
+                raise self._pushed_back(exc, what, tool_name, host.secrets) from exc
             except StaleConnectionError as exc:
                 if attempt == 2:
                     raise self._failure(exc, what, tool_name, host.secrets) from exc
@@ -315,6 +319,22 @@ class Sessions:
         message += f", so it did not run{after}."
         return AuthError(redact(message, host.secrets), scheme_name=name or self.name)
 
+    def _pushed_back(
+        self, exc: PushedBackError, what: str, tool_name: str, secrets: tuple[str, ...]
+    ) -> ServerStatusError:
+        """The error of a 429 or 5xx answer to ``what``: who said what, and how long to
+        wait when the server said (the server's own message masked of secrets)."""
+        pushback = exc.pushback
+        how = "and refused" if pushback.status in (429, 503) else "answering"
+        message = f"MCP server {self.name} {pushback} {how} {what}"
+        if exc.said:
+            message += f": {redact(exc.said, secrets)}"
+        wait = pushback.retry_after
+        message += f"; try again in {wait:g} s." if wait is not None else "."
+        return ServerStatusError(
+            message, tool_name=tool_name, status=pushback.status, retry_after=wait
+        )
+
     def _failure(
         self,
         exc: MCPError | pydantic.ValidationError | StaleConnectionError | SessionRefusedError,
@@ -328,7 +348,7 @@ class Sessions:
         malformed result."""
         if isinstance(exc, StaleConnectionError):
             return ConnectionError(
-                f"MCP server {self.name} exited again before {what} was sent",
+                f"MCP server {self.name} went away again before {what} was sent",
                 target=self.transport.target,
             )
         if isinstance(exc, SessionRefusedError):

@@ -37,6 +37,7 @@ from toolsets.mcp.client._callbacks import (
     client_kwargs,
 )
 from toolsets.mcp.client._calls import ProgressHandler, call_sender
+from toolsets.mcp.client._pushback import ServerStatusError
 from toolsets.mcp.client._relay import ConfirmationRelay
 from toolsets.mcp.client._sessions import Sessions
 from toolsets.mcp.client._tasks import callable_tools
@@ -113,22 +114,22 @@ class McpTool(BaseTool):
         (a credential header, a secret environment variable: the transport's
         ``secrets``) is masked wherever the server quotes it back. A credential the
         transport's ``header_provider`` cannot find for the caller, or that the server
-        refuses (`AuthError`), is ``{"error": ..., "credential": <its name>}``.
+        refuses (`AuthError`), is ``{"error": ..., "credential": <its name>}``; a 429 or 5xx
+        over HTTP, ``{"error": ..., "status": ..., "retry_after": ...}`` (for `Retry`).
         """
         if isinstance(args, Mapping):
             args = self._checker.without_null_options(args)
         invalid = self._checker.result(args)
         if invalid is not None:
             return invalid
-        toolset = self.toolset
         try:
-            result, secrets = await toolset._call_tool(
-                self.mcp_name, dict(args), ctx, toolset.timeout
-            )
+            called = self.toolset._call_tool(self.mcp_name, dict(args), ctx, self.toolset.timeout)
+            result, secrets = await called
         except AuthError as exc:
-            # No credential for this caller (a header provider's, e.g. `UserBearer`), or
-            # one the server refused: the call did not run, and the model is told which.
+            # No credential for this caller (a `UserBearer`'s), or one the server refused.
             return error_result(str(exc), credential=exc.scheme_name)
+        except ServerStatusError as exc:  # busy or unavailable: `Retry` reads the status
+            return exc.result()
         return redact_json(convert_result(result), secrets)
 
 
@@ -340,7 +341,8 @@ class McpToolset(ServerAccess, BaseToolset):
             ConnectionError: the server cannot be reached, or went away during the call.
             TimeoutError: no answer within the timeout (the call is cancelled).
             ToolCallError: the server answered with another protocol error, or with a
-                result that is not a valid ``CallToolResult``.
+                result that is not a valid ``CallToolResult``; over HTTP, answered 429 or
+                5xx, its ``status`` and ``retry_after`` on it (a ``ServerStatusError``).
         """
         bound = check_timeout(timeout, "timeout") if timeout is not None else self.timeout
         args = dict(arguments or {})

@@ -165,7 +165,9 @@ class StreamableHttp(_AtUrl):
             header, never the value.
         header_provider: Headers computed per call from the caller's `ToolContext`.
         auth: An ``httpx2.Auth`` (e.g. the SDK's OAuth providers).
-        http_client: A client to use instead of our own (left open on shutdown).
+        http_client: A client to use instead of our own (left open on shutdown). A
+            call whose connection it could not make mid-session is taken as one that
+            may have run (our own client tells it apart: never sent, sent again).
         timeout: Seconds to wait for the server to accept a connection and answer an
             HTTP request (a call's own timeout is the toolset's).
     """

@@ -22,8 +22,9 @@ called, its outcome and duration, and ``parent``, the tool the client called; th
 call's record comes after them.
 
 A resource read (``resources/read``) and a prompt got (``prompts/get``) have a record
-too, its ``method`` saying which and its ``tool`` the resource's URI or the prompt's
-name: refused when an access policy refused the caller the item.
+too, its ``method`` saying which and its ``tool`` the resource's URI (a kept result's
+with its key cut: that URI alone may read the result) or the prompt's name: refused when
+an access policy refused the caller the item.
 
 Outcomes: ``ok``; ``error`` (an error result, or a protocol error); ``refused`` (the call
 did not run: the caller lacks access, or a credential); ``input_required`` (on

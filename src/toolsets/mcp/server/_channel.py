@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp.types as mt
@@ -137,6 +137,20 @@ class McpChannel:
         take it once; None when it brings none, or one without an id."""
         self.has_state = bool(request_state)
         """Whether the call brings a request state (2026-07-28: a round after the first)."""
+        self.keeper: Callable[[str, str, str], mt.ResourceLink | None] | None = None
+        """Keeps a whole result for the caller (text, media type, tool name; see
+        `_kept`), set by the tools feature; None: nothing is kept (a prompt's)."""
+        self.kept: list[mt.ResourceLink] = []
+        """The links to what the call kept, for its result."""
+
+    def keep_result(self, text: str, *, mime_type: str, tool_name: str) -> str | None:
+        """Keep the whole of a result too big to send (`toolsets.calls.KeepsResults`),
+        for this caller to read: its URI (None: not kept)."""
+        link = self.keeper(text, mime_type, tool_name) if self.keeper is not None else None
+        if link is None:
+            return None
+        self.kept.append(link)
+        return str(link.uri)
 
     def keep_args(self, tool: object, args: dict[str, Any], ctx: object) -> None:
         """A ``before_tool`` callback run after the others (2026-07-28): keeps the

@@ -112,13 +112,17 @@ class Resources:
         as a tool does), else an upstream server's; audited (`_audit`)."""
         uri = str(params.uri)
         _, invocation = await self.requests.context(ctx)
-        with audited_item("resources/read", uri, invocation, ctx.request_id) as answer:
+        shown = self.requests.kept.shown(uri)
+        with audited_item("resources/read", shown, invocation, ctx.request_id) as answer:
             answer.append(result := await self._read(ctx, params, uri, invocation))
         return result
 
     async def _read(
         self, ctx: Context, params: mt.ReadResourceRequestParams, uri: str, invocation: Invocation
     ) -> mt.ReadResourceResult | mt.InputRequiredResult:
+        kept = self.requests.kept  # the whole results of cut calls: read, never listed
+        if kept.is_result_uri(uri) and (kept.holds(uri) or not self.gateway.sources):
+            return kept.read(uri, self.requests.owner(ctx, invocation))
         reading = ToolContext(invocation)
         if self.access.active and self.catalog.holds(uri):
             self.access.check("resource", uri, self.access.own, reading, "uri")

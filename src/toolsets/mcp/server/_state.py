@@ -20,6 +20,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from toolsets._concurrency import check_timeout
 from toolsets._consumers import ask
 from toolsets._context import Invocation
+from toolsets.mcp.server._kept import KeptResults, Owner, owner_of
 from toolsets.mcp.server._request import (
     Context,
     IncomingRequest,
@@ -73,6 +74,8 @@ class Requests:
         ttl = check_timeout(session_state_ttl, "session_state_ttl")
         self._session_states = _SessionStates(max_session_states, ttl)
         """The state of each client known by an `Invocation.session_id` only."""
+        self.kept = KeptResults()
+        """The whole results of cut calls, kept for their callers (`_kept`)."""
 
     async def context(self, ctx: Context) -> tuple[IncomingRequest, Invocation]:
         """What the request of ``ctx`` says, and the `Invocation` it runs in, its
@@ -117,6 +120,17 @@ class Requests:
                 return on.outbound
             return on
         return invocation.session_id
+
+    def owner(self, ctx: Context, invocation: Invocation) -> Owner:
+        """Who may read what a request in ``invocation`` keeps (`_kept`): the caller its
+        token names, in its session as far as the server knows it — its MCP session
+        (stateful HTTP on 2025-11-25), else the ``session_id`` of the `Invocation` the
+        server's ``invocation`` gives; no session when there is neither (stdio, whose
+        one client is the stream's; the default `Invocation`, made anew per request)."""
+        session = connection(ctx).session_id
+        if session is None and self._invocation is not None:
+            session = invocation.session_id
+        return owner_of(invocation, session)
 
     def keep(self, client: object, writes: Mapping[str, Any]) -> None:
         """Keep ``writes`` (to ``ctx.state``) for the later requests of ``client``."""

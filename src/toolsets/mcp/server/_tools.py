@@ -8,6 +8,7 @@ offered."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -154,13 +155,24 @@ class Tools:
         call = ToolContext(invocation, function_call_id=new_id())
         channel = await self.asking.channel(ctx, params, tool.name)
         call.client = channel
+        channel.keeper = functools.partial(self._keep, ctx, invocation)
         answer = await answering(
             channel, self._run_call(request, params, tool, listing, call, channel)
         )
+        if channel.kept and isinstance(answer, mt.CallToolResult) and not answer.is_error:
+            answer.content = [*answer.content, *channel.kept]  # links to the whole results
         if await self._keep_state(ctx, invocation, call, tools, answer):
             assert isinstance(answer, mt.CallToolResult)
             answer.meta = {**(answer.meta or {}), TOOLS_CHANGED_META: True}
         return answer
+
+    def _keep(
+        self, ctx: Context, invocation: Invocation, text: str, mime_type: str, tool_name: str
+    ) -> mt.ResourceLink | None:
+        """Keep a cut result's whole for the caller of the request of ``ctx`` (`_kept`;
+        who that is is found only for a call that keeps one)."""
+        owner = self.requests.owner(ctx, invocation)
+        return self.requests.kept.keep(owner, text, mime_type, tool_name)
 
     async def _keep_state(
         self,
