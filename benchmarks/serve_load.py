@@ -56,12 +56,12 @@ in-memory metric reader), ``ours 1 telemetry OTLP`` with it on as an operator tu
 by the standard environment (``OTEL_EXPORTER_OTLP_ENDPOINT``: spans and metrics exported
 over OTLP/HTTP, batched, to a receiver in this process that counts and drops them), and
 ``ours 1 telemetry off`` the same without: the three run at once and their windows take
-turns (3 of each at each C, 2026-07-28; the medians shown), so that the machine's load
+turns (5 of each at each C, 2026-07-28; the medians shown), so that the machine's load
 falls on all alike. ``telemetry on/off`` is CPU per call on over off (target, with the
 in-memory recording: at most 1.10, issue 28); the OTLP row shows what exporting every span
 adds (encoding and sending, in the served process: the SDK's exporter's work, which
 sampling, ``OTEL_TRACES_SAMPLER``, divides). benchmarks/telemetry.py measures the same in
-one process, round by round.
+one process, round by round; benchmarks/telemetry_served.py counts it in instructions.
 
 ``--only NAME[,NAME...]`` runs the rows of the servers whose name starts with one of them.
 
@@ -101,6 +101,7 @@ import anyio
 import anyio.abc
 from _common import (
     REPO,
+    RunningCount,
     app_in_thread,
     cpu_seconds,
     emit,
@@ -591,9 +592,16 @@ async def _written(path: anyio.Path) -> str:
 
 
 async def window(
-    port: int, pid: int, era: str, tool: str, clients: int, seconds: float
+    port: int,
+    pid: int,
+    era: str,
+    tool: str,
+    clients: int,
+    seconds: float,
+    count: RunningCount | None = None,
 ) -> dict[str, Any]:
-    """One load window: the generator's figures and the server's CPU per call."""
+    """One load window: the generator's figures and the server's CPU per call (and, with
+    ``count``, the instructions the server ran over the window: ``instructions``)."""
     command = [
         sys.executable,
         __file__,
@@ -612,6 +620,8 @@ async def window(
         with anyio.fail_after(START_TIMEOUT + CALL_TIMEOUT * WARMUP_CALLS):
             while b"ready\n" not in out:
                 out += await process.stdout.receive()
+        if count is not None:
+            await count.mark()
         used = tree_cpu(pid)
         load = os.getloadavg()[0]
         await process.stdin.send(b"go\n")
@@ -619,6 +629,7 @@ async def window(
             while not out.rstrip().endswith(b"}"):
                 out += await process.stdout.receive()
         ended = tree_cpu(pid)
+        instructions = await count.counted() if count is not None else 0
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
@@ -630,6 +641,7 @@ async def window(
     cpu = sum(ended.values()) - sum(used.get(p, 0.0) for p in ended)
     figures["cpu_ms"] = cpu / calls * 1e3 if calls else float("nan")
     figures["load"] = load
+    figures["instructions"] = instructions
     figures["spread"] = spread(used, ended)
     figures["roles"] = {
         role: seconds * 1e3 / calls if calls else float("nan")
