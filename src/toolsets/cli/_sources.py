@@ -165,6 +165,8 @@ class SourceOptions:
     """``--rate-limit``: (calls, seconds) to each upstream (`RateLimit`)."""
     max_result_bytes: int | None = None
     """``--max-result-bytes``: the most a result weighs as JSON (`ResultLimit`)."""
+    max_result_tokens: int | None = None
+    """``--max-result-tokens``: the most tokens a result counts, estimated (`ResultLimit`)."""
     cache_bytes: int | None = None
     """``--cache``/``--cache-size``: the budget of the `HttpCache` every spec shares (None:
     no cache)."""
@@ -180,15 +182,17 @@ class SourceOptions:
 
 
 def _production(toolset: Toolset, options: SourceOptions) -> Toolset:
-    """``toolset`` with ``--max-result-bytes``, ``--retries`` and ``--rate-limit`` around
-    its calls, in that order (each try through the rate limit, the last result cut)."""
-    if not (options.retries or options.rate_limit or options.max_result_bytes):
+    """``toolset`` with ``--max-result-bytes``/``--max-result-tokens``, ``--retries`` and
+    ``--rate-limit`` around its calls, in that order (each try through the rate limit, the
+    last result cut)."""
+    max_bytes, max_tokens = options.max_result_bytes, options.max_result_tokens
+    if not (options.retries or options.rate_limit or max_bytes or max_tokens):
         return toolset
     from toolsets.calls import RateLimit, ResultLimit, Retry, wrap_calls
 
     wrappers: list[Any] = []
-    if options.max_result_bytes:
-        wrappers.append(ResultLimit(max_bytes=options.max_result_bytes))
+    if max_bytes or max_tokens:
+        wrappers.append(ResultLimit(max_bytes=max_bytes or None, max_tokens=max_tokens or None))
     if options.retries:
         wrappers.append(Retry(tries=options.retries + 1))
     if options.rate_limit is not None:
